@@ -1,0 +1,31 @@
+// kaicoder apply: apply an approved proposal (after --no-apply or a failed
+// apply), re-checking every guardrail, the approval digest and the base.
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "cmd/render.hpp"
+#include "lib/decide.hpp"
+
+namespace kai::cmd {
+
+RunFn setup_apply(CLI::App& sub) {
+  auto id = std::make_shared<int>(0);
+  sub.add_option("id", *id, "approved proposal to apply")->required();
+  return [id](Session& s) {
+    auto ws = s.workspace();
+    if (!ws) return report(s, ws.error());
+    auto r = apply_approved(**ws, *id, s.user());
+    if (!r) return report(s, r.error());
+    if (s.json()) {
+      nlohmann::json j = proposal_json(r->proposal);
+      if (r->applied) j["applied"] = outcome_json(*r->applied);
+      print_json(j);
+    } else if (r->applied) {
+      print_outcome(s, r->proposal, *r->applied);
+    }
+    return k_exit_ok;
+  };
+}
+
+}  // namespace kai::cmd

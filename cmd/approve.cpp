@@ -1,0 +1,63 @@
+// kaicoder approve: the human gate. Shows the diff and risk, asks on the
+// terminal, then applies (or only approves with --no-apply).
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "cmd/gate.hpp"
+#include "cmd/render.hpp"
+#include "lib/decide.hpp"
+
+namespace kai::cmd {
+
+RunFn setup_approve(CLI::App& sub) {
+  struct Args {
+    int id = 0;
+    bool no_apply = false;
+  };
+  auto a = std::make_shared<Args>();
+  sub.add_option("id", a->id, "proposal to approve")->required();
+  sub.add_flag("--no-apply", a->no_apply, "record the approval; apply later with 'kaicoder apply'");
+  return [a](Session& s) {
+    auto ws = s.workspace();
+    if (!ws) return report(s, ws.error());
+    if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
+    auto p = load_for_decision(**ws, a->id);
+    if (!p) return report(s, p.error());
+    if (p->state != State::pending)
+      return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
+                                  fmt::format("proposal {} is {}, not pending", p->id, to_string(p->state))));
+    auto d = diff_for_display(s, **ws, *p, false);
+    if (!d) return report(s, d.error());
+    if (!s.json()) {
+      print_proposal_header(s, *p);
+      print_diff(s, *p, *d);
+      fmt::print("\n");
+      std::fflush(stdout);
+    }
+    // What the person sees is what gets bound: the digest is taken now.
+    const std::string seen = digest(*p);
+    Tier tier = p->tier == "confirm" ? Tier::confirm : Tier::normal;
+    auto yes = ask_on_terminal(fmt::format("Apply proposal {} to {}?", p->id, p->path), tier);
+    if (!yes) return report(s, yes.error());
+    if (!*yes) {
+      if (!s.json()) fmt::print("not approved; proposal {} is still pending\n", p->id);
+      else print_json({{"ok", true}, {"approved", false}, {"id", p->id}, {"status", "pending"}});
+      return k_exit_ok;
+    }
+    auto r = approve(**ws, a->id, seen, s.user(), a->no_apply ? ApplyNow::no : ApplyNow::yes);
+    if (!r) return report(s, r.error());
+    if (s.json()) {
+      nlohmann::json j = proposal_json(r->proposal);
+      if (r->applied) j["applied"] = outcome_json(*r->applied);
+      print_json(j);
+    } else if (r->applied) {
+      print_outcome(s, r->proposal, *r->applied);
+    } else {
+      fmt::print("approved proposal {}; apply it with: kaicoder apply {}\n", r->proposal.id, r->proposal.id);
+    }
+    return k_exit_ok;
+  };
+}
+
+}  // namespace kai::cmd

@@ -1,0 +1,58 @@
+#include "cmd/cli.hpp"
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace kai::cmd {
+
+int exit_code(Errc c) { return static_cast<int>(c); }
+
+Session::Session(Env env, Options opts) : m_env(std::move(env)), m_opts(std::move(opts)) {
+  const char* nc = std::getenv("NO_COLOR");
+  bool tty = ::isatty(STDOUT_FILENO) == 1;
+  if (m_opts.color == "always") m_color = true;
+  else if (m_opts.color == "never" || m_opts.no_color || (nc && *nc) || m_opts.json) m_color = false;
+  else m_color = tty;
+}
+
+Result<Workspace*> Session::workspace() {
+  if (!m_ws) {
+    auto ws = Workspace::open(m_env, m_clock);
+    if (!ws) return ws.error();
+    m_ws.emplace(std::move(*ws));
+  }
+  return &*m_ws;
+}
+
+static std::string_view errc_name(Errc c) {
+  switch (c) {
+    case Errc::io: return "error";
+    case Errc::usage: return "usage";
+    case Errc::denied: return "denied";
+    case Errc::rejected: return "rejected";
+    case Errc::timeout: return "timeout";
+    case Errc::conflict: return "conflict";
+    case Errc::not_found: return "not_found";
+  }
+  return "error";
+}
+
+int report(Session& s, const Error& e) {
+  if (s.json()) {
+    print_json({{"ok", false},
+                {"error", {{"code", exit_code(e.code)}, {"kind", errc_name(e.code)}, {"message", e.message}, {"hint", e.hint}}}});
+  } else {
+    std::fflush(stdout);
+    fmt::print(stderr, "kaicoder: {}: {}\n", e.code == Errc::denied ? "denied" : "error", e.message);
+    if (!e.hint.empty()) fmt::print(stderr, "hint: {}\n", e.hint);
+  }
+  return exit_code(e.code);
+}
+
+void print_json(const nlohmann::json& j) {
+  fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace kai::cmd

@@ -1,0 +1,68 @@
+#pragma once
+// What every subcommand shares: the session (environment, workspace, output
+// mode), the exit codes of SPEC §3, and the one way errors are reported.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "lib/result.hpp"
+#include "lib/util/time.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai::cmd {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_error = 1;
+constexpr int k_exit_usage = 2;
+
+int exit_code(Errc c);
+
+struct Options {
+  std::string root, config, color = "auto";
+  bool json = false, no_color = false;
+};
+
+class Session {
+public:
+  Session(Env env, Options opts);
+  // Opens the workspace on first use. Errors are reported by the caller.
+  Result<Workspace*> workspace();
+  const Env& env() const { return m_env; }
+  const Clock& clock() const { return m_clock; }
+  bool json() const { return m_opts.json; }
+  bool color() const { return m_color; }
+  const std::string& user() const { return m_env.user; }
+
+private:
+  Env m_env;
+  Options m_opts;
+  Clock m_clock;
+  bool m_color = false;
+  std::optional<Workspace> m_ws;
+};
+
+using RunFn = std::function<int(Session&)>;
+using SetupFn = RunFn (*)(CLI::App&);
+
+// Print `e` (stderr, or as JSON on stdout with --json) and return its exit code.
+int report(Session& s, const Error& e);
+// One JSON object on stdout.
+void print_json(const nlohmann::json& j);
+
+// Subcommand setups, one per cmd/<verb>.cpp.
+RunFn setup_init(CLI::App& sub);
+RunFn setup_propose(CLI::App& sub);
+RunFn setup_list(CLI::App& sub);
+RunFn setup_show(CLI::App& sub);
+RunFn setup_approve(CLI::App& sub);
+RunFn setup_reject(CLI::App& sub);
+RunFn setup_apply(CLI::App& sub);
+RunFn setup_log(CLI::App& sub);
+RunFn setup_rollback(CLI::App& sub);
+
+}  // namespace kai::cmd

@@ -1,0 +1,17 @@
+#pragma once
+// The terminal half of the human gate (SPEC §4): approve, reject and
+// rollback read the answer from the controlling terminal, never from stdin,
+// so an agent in a pipe cannot answer its own question.
+
+#include <string>
+
+#include "lib/policy.hpp"
+#include "lib/result.hpp"
+
+namespace kai::cmd {
+
+// Ask `question` on /dev/tty. Normal tier: y/N. Confirm tier: the person
+// must type CONFIRM. Errc::denied when there is no terminal to ask on.
+Result<bool> ask_on_terminal(const std::string& question, Tier tier);
+
+}  // namespace kai::cmd

@@ -1,0 +1,102 @@
+// kaicoder: the one write path for coding agents. This file holds the command
+// table, the global options, the only catch, and the mapping to exit codes.
+
+#include <cstdio>
+#include <cstdlib>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "lib/util/fault.hpp"
+
+namespace kai::cmd {
+namespace {
+
+struct CommandSpec {
+  const char* name;
+  const char* help;
+  SetupFn setup;
+};
+
+constexpr CommandSpec k_commands[] = {
+    {"init", "write kaicoder.toml and the state folder", setup_init},
+    {"propose", "stage a file change for a human to approve", setup_propose},
+    {"list", "list proposals, pending first", setup_list},
+    {"show", "show one proposal with its diff", setup_show},
+    {"approve", "the human gate: review, approve and apply a proposal", setup_approve},
+    {"reject", "turn a proposal down; nothing is written", setup_reject},
+    {"apply", "apply an approved proposal", setup_apply},
+    {"log", "changelog entries, newest first", setup_log},
+    {"rollback", "undo a changelog entry from its backup", setup_rollback},
+};
+
+std::string user_name() {
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  return fmt::format("uid{}", ::getuid());
+}
+
+Env make_env(const Options& o) {
+  Env env;
+  std::error_code ec;
+  env.cwd = std::filesystem::current_path(ec);
+  if (!o.root.empty()) env.root_override = o.root;
+  if (!o.config.empty()) env.config_override = o.config;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    env.user_config_dir = std::filesystem::path(x) / "kaicoder";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    env.user_config_dir = std::filesystem::path(h) / ".config" / "kaicoder";
+  env.user = user_name();
+  return env;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"kaicoder — propose, approve, apply, log and roll back changes made for coding agents"};
+  app.name("kaicoder");
+  app.set_version_flag("--version", std::string("kaicoder ") + KAICODER_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  Options opts;
+  app.add_option("--root", opts.root, "the tree kaicoder governs (default: nearest kaicoder.toml, else git work tree)");
+  app.add_option("--config", opts.config, "config file to use instead of <root>/kaicoder.toml");
+  app.add_flag("--json", opts.json, "print one JSON object on stdout");
+  app.add_flag("--no-color", opts.no_color, "never colour output (also NO_COLOR)");
+  app.add_option("--color", opts.color, "colour output: auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+
+  std::vector<std::pair<CLI::App*, RunFn>> subs;
+  for (const auto& c : k_commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    subs.emplace_back(sub, c.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? k_exit_ok : k_exit_usage;
+  }
+  if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
+  Session session(make_env(opts), opts);
+  for (auto& [sub, fn] : subs)
+    if (sub->parsed()) return fn(session);
+  return k_exit_usage;
+}
+
+}  // namespace
+}  // namespace kai::cmd
+
+int main(int argc, char** argv) {
+  int rc;
+  try {
+    rc = kai::cmd::run_main(argc, argv);
+  } catch (const std::exception& e) {  // bugs and surprises only
+    std::fflush(stdout);
+    fmt::print(stderr, "kaicoder: internal error: {}\n", e.what());
+    return kai::cmd::k_exit_error;
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    fmt::print(stderr, "kaicoder: error: cannot write to standard output\n");
+    return kai::cmd::k_exit_error;
+  }
+  return rc;
+}

@@ -1,0 +1,133 @@
+// kaicoder propose: stage a surgical edit, a whole-file write or a delete.
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "cmd/render.hpp"
+#include "lib/decide.hpp"
+#include "lib/propose.hpp"
+#include "lib/util/fs.hpp"
+
+namespace kai::cmd {
+namespace {
+
+struct Args {
+  std::string path, target, replacement, target_file, replacement_file, content_file, why, agent, summary;
+  bool del = false, json_input = false, dry_run = false, wait = false;
+};
+
+// "-" is stdin, anything else a file. Read once: stdin cannot be read twice.
+Result<std::string> read_arg_file(const std::string& f) {
+  if (f == "-") return read_all(0);
+  return read_file(f);
+}
+
+Result<ProposeRequest> build_request(Args& a, CLI::App& sub) {
+  ProposeRequest r;
+  if (a.json_input) {
+    auto text = read_all(0);
+    if (!text) return text.error();
+    auto j = request_from_json(*text);
+    if (!j) return j.error();
+    r = std::move(*j);
+  }
+  if (!a.path.empty()) r.path = a.path;
+  if (!a.why.empty()) r.why = a.why;
+  if (!a.summary.empty()) r.summary = a.summary;
+  if (!a.agent.empty()) r.agent = a.agent;
+  if (sub.count("--target")) r.target = a.target;
+  if (sub.count("--replacement")) r.replacement = a.replacement;
+  if (a.del) r.del = true;
+  int stdin_uses = (a.target_file == "-") + (a.replacement_file == "-") + (a.content_file == "-") + a.json_input;
+  if (stdin_uses > 1) return make_error(Errc::usage, "only one input can come from stdin ('-')");
+  auto load = [](const std::string& f, std::optional<std::string>& into) -> Status {
+    if (f.empty()) return ok_status();
+    auto t = read_arg_file(f);
+    if (!t) return make_error(Errc::usage, t.error().message);
+    into = std::move(*t);
+    return ok_status();
+  };
+  KAI_TRY(load(a.target_file, r.target));
+  KAI_TRY(load(a.replacement_file, r.replacement));
+  KAI_TRY(load(a.content_file, r.content));
+  if (r.agent.empty())
+    if (const char* env_agent = std::getenv("KAICODER_AGENT")) r.agent = env_agent;
+  return r;
+}
+
+int print_staged(Session& s, const Staged& st, bool dry) {
+  const Proposal& p = st.proposal;
+  if (s.json()) {
+    nlohmann::json j = proposal_json(p);
+    j["diff"] = st.diff.text;
+    j["diff_info"] = diff_json(st.diff);
+    j["dry_run"] = dry;
+    if (st.applied) j["applied"] = outcome_json(*st.applied);
+    print_json(j);
+    return k_exit_ok;
+  }
+  if (dry) fmt::print("dry run: nothing staged\n");
+  print_proposal_header(s, p);
+  print_diff(s, p, st.diff);
+  if (st.applied) {
+    fmt::print("\n");
+    print_outcome(s, p, *st.applied);
+  } else if (!dry) {
+    fmt::print("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
+  }
+  return k_exit_ok;
+}
+
+int wait_and_report(Session& s, Workspace& ws, int id) {
+  auto p = wait_for_decision(ws, id);
+  if (!p) return report(s, p.error());
+  int rc = outcome_exit_code(*p);
+  if (s.json()) {
+    nlohmann::json j = proposal_json(*p);
+    j["exit_code"] = rc;
+    print_json(j);
+  } else {
+    fmt::print("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
+    if (!p->backup.empty()) fmt::print("  backup:      {}\n", p->backup);
+    if (!p->rollback_id.empty()) fmt::print("  rollback-id: {}\n", p->rollback_id);
+  }
+  return rc;
+}
+
+}  // namespace
+
+RunFn setup_propose(CLI::App& sub) {
+  auto a = std::make_shared<Args>();
+  sub.add_option("--path", a->path, "file to change, relative to the working directory or root");
+  sub.add_option("--target", a->target, "exact text to replace; must occur exactly once");
+  sub.add_option("--replacement", a->replacement, "text to put in its place");
+  sub.add_option("--target-file", a->target_file, "read the target from a file ('-' = stdin)");
+  sub.add_option("--replacement-file", a->replacement_file, "read the replacement from a file ('-' = stdin)");
+  sub.add_option("--content-file", a->content_file, "whole new content of the file ('-' = stdin)");
+  sub.add_flag("--delete", a->del, "remove the file");
+  sub.add_flag("--json-input", a->json_input, "read one request object from stdin");
+  sub.add_option("--why", a->why, "why the change is needed (goes into the changelog)");
+  sub.add_option("--summary", a->summary, "one-line summary for the changelog (default: generated)");
+  sub.add_option("--agent", a->agent, "name of the proposing agent (default: $KAICODER_AGENT)");
+  sub.add_flag("--dry-run", a->dry_run, "print the diff and the decision; stage nothing");
+  sub.add_flag("--wait", a->wait, "block until the proposal is decided and report the outcome");
+  return [a, &sub](Session& s) {
+    auto ws = s.workspace();
+    if (!ws) return report(s, ws.error());
+    auto req = build_request(*a, sub);
+    if (!req) return report(s, req.error());
+    DiffOptions opts;
+    auto st = propose(**ws, *req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, opts);
+    if (!st) return report(s, st.error());
+    if (a->wait && !a->dry_run && !st->applied) {
+      if (!s.json()) {
+        print_staged(s, *st, false);
+        std::fflush(stdout);
+      }
+      return wait_and_report(s, **ws, st->proposal.id);
+    }
+    return print_staged(s, *st, a->dry_run);
+  };
+}
+
+}  // namespace kai::cmd

@@ -1,0 +1,42 @@
+// kaicoder reject: turn a proposal down. Logs a `rejected` entry; writes
+// nothing in the tree.
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "cmd/gate.hpp"
+#include "cmd/render.hpp"
+#include "lib/decide.hpp"
+
+namespace kai::cmd {
+
+RunFn setup_reject(CLI::App& sub) {
+  struct Args {
+    int id = 0;
+    std::string reason;
+  };
+  auto a = std::make_shared<Args>();
+  sub.add_option("id", a->id, "proposal to reject")->required();
+  sub.add_option("--reason", a->reason, "why, for the agent and the changelog");
+  return [a](Session& s) {
+    auto ws = s.workspace();
+    if (!ws) return report(s, ws.error());
+    if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
+    auto p = load_for_decision(**ws, a->id);
+    if (!p) return report(s, p.error());
+    auto yes = ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
+    if (!yes) return report(s, yes.error());
+    if (!*yes) {
+      if (s.json()) print_json({{"ok", true}, {"rejected", false}, {"id", p->id}});
+      else fmt::print("not rejected; proposal {} is unchanged\n", p->id);
+      return k_exit_ok;
+    }
+    auto r = reject(**ws, a->id, s.user(), a->reason);
+    if (!r) return report(s, r.error());
+    if (s.json()) print_json(proposal_json(*r));
+    else fmt::print("rejected proposal {}; nothing was written\n", r->id);
+    return k_exit_ok;
+  };
+}
+
+}  // namespace kai::cmd

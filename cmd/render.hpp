@@ -1,0 +1,27 @@
+#pragma once
+// How proposals, diffs and changelog entries look on the terminal and in
+// --json. Shared by every command that shows them.
+
+#include <nlohmann/json.hpp>
+
+#include "cmd/cli.hpp"
+#include "lib/apply.hpp"
+#include "lib/changelog.hpp"
+#include "lib/diff.hpp"
+#include "lib/proposal.hpp"
+
+namespace kai::cmd {
+
+void print_proposal_header(Session& s, const Proposal& p);
+void print_diff(Session& s, const Proposal& p, const FileDiff& d);
+void print_outcome(Session& s, const Proposal& p, const Outcome& o);
+
+nlohmann::json proposal_json(const Proposal& p);
+nlohmann::json diff_json(const FileDiff& d);
+nlohmann::json entry_json(const Entry& e);
+nlohmann::json outcome_json(const Outcome& o);
+
+// "diff" for proposals that still apply; an explanation otherwise.
+Result<FileDiff> diff_for_display(Session& s, Workspace& ws, const Proposal& p, bool full);
+
+}  // namespace kai::cmd

@@ -1,0 +1,48 @@
+// kaicoder show: one proposal with its metadata, decision and diff.
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "cmd/render.hpp"
+
+namespace kai::cmd {
+
+RunFn setup_show(CLI::App& sub) {
+  struct Args {
+    int id = 0;
+    bool full = false;
+  };
+  auto a = std::make_shared<Args>();
+  sub.add_option("id", a->id, "proposal to show")->required();
+  sub.add_flag("--full", a->full, "the whole diff, however large");
+  return [a](Session& s) {
+    auto ws = s.workspace();
+    if (!ws) return report(s, ws.error());
+    auto p = (*ws)->store.load(a->id);
+    if (!p) return report(s, p.error());
+    // Once applied, rejected or expired there is nothing left to diff
+    // against; the changelog has the record.
+    bool live = p->state == State::pending || p->state == State::approved || p->state == State::failed;
+    std::optional<FileDiff> d;
+    std::string diff_note;
+    if (live) {
+      auto r = diff_for_display(s, **ws, *p, a->full);
+      if (r) d = std::move(*r);
+      else diff_note = fmt::format("no diff: {}", r.error().message);
+    }
+    if (s.json()) {
+      nlohmann::json j = proposal_json(*p);
+      j["diff"] = d ? d->text : "";
+      if (d) j["diff_info"] = diff_json(*d);
+      if (!diff_note.empty()) j["diff_note"] = diff_note;
+      print_json(j);
+      return k_exit_ok;
+    }
+    print_proposal_header(s, *p);
+    if (d) print_diff(s, *p, *d);
+    if (!diff_note.empty()) fmt::print("\n{}\n", diff_note);
+    return k_exit_ok;
+  };
+}
+
+}  // namespace kai::cmd

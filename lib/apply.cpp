@@ -1,0 +1,435 @@
+#include "lib/apply.hpp"
+
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/beneath.hpp"
+#include "lib/git.hpp"
+#include "lib/util/fault.hpp"
+#include "lib/util/fs.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string dir_of(const std::string& rel) {
+  auto slash = rel.rfind('/');
+  return slash == std::string::npos ? std::string{} : rel.substr(0, slash + 1);
+}
+std::string base_of(const std::string& rel) {
+  auto slash = rel.rfind('/');
+  return slash == std::string::npos ? rel : rel.substr(slash + 1);
+}
+std::string backup_name(const std::string& name, const std::string& id) { return name + ".bak-kaicoder-" + id; }
+
+FileSide side_of(const FileState& s) { return {s.exists, s.exists ? blob_id(s.bytes) : std::string{}, s.mode}; }
+bool same(const FileSide& a, const FileState& s) { return a.exists == s.exists && (!s.exists || a.blob == blob_id(s.bytes)); }
+
+// One file of a transaction, opened beneath root.
+struct Target {
+  std::string rel, name;
+  Dir dir;
+  FileState current;
+};
+
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create) {
+  auto rp = resolve(ws.root, ws.root, rel);
+  if (!rp) return rp.error();
+  KAI_TRY(check_write(ws.guards, *rp));
+  auto d = open_parent(ws.root, rp->rel, create);
+  if (!d) return d.error();
+  Target t{rp->rel, base_of(rp->rel), std::move(*d), {}};
+  auto st = read_at(t.dir, t.name);
+  if (!st) return st.error();
+  if (st->exists && !st->regular)
+    return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel), "kaicoder changes regular files only");
+  if (st->exists && st->nlink > 1)
+    return make_error(Errc::denied, fmt::format("'{}' has {} hard links; writing it would change the other names too", rel, st->nlink),
+                      "break the link by hand (cp, then mv) if that is what you want");
+  t.current = std::move(*st);
+  return t;
+}
+
+// ----- the transaction record ------------------------------------------------
+
+struct Txn {
+  Record rec;
+  Entry entry;
+  int proposal = 0;        // proposal whose status follows the outcome
+  State done_state = State::applied;
+};
+
+json side_json(const FileSide& s) { return {{"exists", s.exists}, {"blob", s.blob}, {"mode", s.mode}}; }
+FileSide side_from(const json& j) { return {j.value("exists", false), j.value("blob", ""), j.value("mode", 0644u)}; }
+
+json txn_json(const Txn& t) {
+  json files = json::array();
+  for (const auto& f : t.rec.files)
+    files.push_back({{"path", f.rel}, {"before", side_json(f.before)}, {"after", side_json(f.after)},
+                     {"backup", f.backup_rel}, {"backup_blob", f.backup_blob}});
+  const Entry& e = t.entry;
+  return {{"id", t.rec.id}, {"kind", t.rec.kind}, {"time", t.rec.time}, {"proposal", t.proposal},
+          {"done_state", to_string(t.done_state)}, {"record_proposal", t.rec.proposal},
+          {"rolls_back", t.rec.rolls_back}, {"files", files},
+          {"entry", {{"time", e.time}, {"kind", e.kind}, {"rollback_id", e.rollback_id}, {"files", e.files},
+                     {"action", e.action}, {"summary", e.summary}, {"why", e.why}, {"backup", e.backup},
+                     {"approver", e.approver}, {"result", e.result}, {"rollback", e.rollback}}}};
+}
+
+std::optional<Txn> txn_from(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  Txn t;
+  t.rec.id = j.value("id", "");
+  t.rec.kind = j.value("kind", "");
+  t.rec.time = j.value("time", "");
+  t.rec.proposal = j.value("record_proposal", 0);
+  t.rec.rolls_back = j.value("rolls_back", "");
+  t.proposal = j.value("proposal", 0);
+  t.done_state = parse_state(j.value("done_state", "applied")).value_or(State::applied);
+  for (const auto& f : j.value("files", json::array()))
+    t.rec.files.push_back({f.value("path", ""), side_from(f.value("before", json::object())),
+                           side_from(f.value("after", json::object())), f.value("backup", ""), f.value("backup_blob", "")});
+  json e = j.value("entry", json::object());
+  t.entry = {e.value("time", ""),   e.value("kind", ""),    e.value("rollback_id", ""),
+             e.value("files", std::vector<std::string>{}), e.value("action", ""), e.value("summary", ""),
+             e.value("why", ""),    e.value("backup", ""),  e.value("approver", ""),
+             e.value("result", ""), e.value("rollback", ""), 0};
+  if (t.rec.id.empty() || t.rec.files.empty()) return std::nullopt;
+  return t;
+}
+
+fs::path intent_path(const Workspace& ws, const std::string& id) { return ws.store.dir() / "intents" / (id + ".json"); }
+
+// The steps after the tree holds the new bytes. Each is idempotent, so
+// recover() can run them again after a crash at any point.
+Status finish(Workspace& ws, const Txn& t) {
+  if (!ws.journal.has(t.rec.id)) KAI_TRY(ws.journal.write(t.rec));
+  fault_point("after-journal");
+  auto logged = ws.changelog.live_contains(t.rec.id);
+  if (!logged) return logged.error();
+  if (!*logged) KAI_TRY(ws.changelog.prepend(t.entry));
+  fault_point("after-changelog");
+  if (t.proposal > 0) {
+    auto p = ws.store.load(t.proposal);
+    if (p) {
+      p->state = t.done_state;
+      if (t.done_state == State::applied) {
+        p->rollback_id = t.rec.id;
+        p->backup = t.entry.backup == k_none ? "" : t.entry.backup;
+        p->result = "ok";
+        p->outcome_code = 0;
+      }
+      KAI_TRY(ws.store.save(*p));
+    }
+  }
+  fault_point("after-status");
+  std::error_code ec;
+  fs::remove(intent_path(ws, t.rec.id), ec);
+  return ok_status();
+}
+
+Status undo(Workspace& ws, const Txn& t);
+
+// Run a transaction: `targets[i]` becomes `after[i]` (nullopt = removed).
+// A failure before the tree holds every new file is undone at once; a
+// failure after it leaves the intent for recover() to finish.
+Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets, const std::vector<std::optional<std::string>>& after) {
+  KAI_TRY(make_dirs(ws.store.dir() / "intents", 0700));
+  KAI_TRY(write_file_atomic(intent_path(ws, t.rec.id), txn_json(t).dump(2) + "\n", 0600));
+  fault_point("after-intent");
+  for (size_t i = 0; i < targets.size(); ++i) {
+    Target& tg = targets[i];
+    const FileChange& f = t.rec.files[i];
+    Status s = f.backup_rel.empty() ? ok_status()
+                                    : write_exclusive_at(tg.dir, base_of(f.backup_rel), tg.current.bytes, tg.current.mode);
+    fault_point("after-backup");
+    if (s) s = after[i] ? replace_at(tg.dir, tg.name, *after[i], f.after.mode) : unlink_at(tg.dir, tg.name);
+    if (!s) {
+      (void)undo(ws, t);
+      return s;
+    }
+    fault_point("after-replace");
+  }
+  if (auto s = finish(ws, t); !s)
+    return make_error(s.error().code, s.error().message,
+                      "the file holds the new content; the next kaicoder command finishes logging it");
+  return ok_status();
+}
+
+Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, const std::string& action) {
+  Entry e;
+  e.time = t.rec.time;
+  e.kind = kind;
+  e.rollback_id = t.rec.id;
+  e.action = action;
+  e.result = "ok";
+  std::vector<std::string> backups, undo;
+  for (const auto& f : t.rec.files) {
+    e.files.push_back((ws.root / f.rel).string());
+    if (!f.backup_rel.empty()) backups.push_back((ws.root / f.backup_rel).string());
+    undo.push_back(f.before.exists ? fmt::format("restore {} \u2192 {}", base_of(f.backup_rel), base_of(f.rel))
+                                   : fmt::format("delete {}", base_of(f.rel)));
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string(k_none) : s;
+  };
+  e.backup = join(backups);
+  e.rollback = join(undo);
+  return e;
+}
+
+std::string line_list(std::string_view text, const std::vector<size_t>& offsets) {
+  std::string out;
+  size_t line = 1, pos = 0, shown = 0;
+  for (size_t off : offsets) {
+    for (; pos < off; ++pos) line += text[pos] == '\n';
+    if (shown++ == 10) return out + ", …";
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", line);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> apply_edit(std::string_view current, std::string_view target, std::string_view replacement,
+                               std::string_view path) {
+  if (target.empty()) return make_error(Errc::usage, "the target text is empty", "name the exact text to replace");
+  std::vector<size_t> hits;
+  // Overlapping matches count: "aa" occurs twice in "aaa", so it is ambiguous.
+  for (size_t at = current.find(target); at != std::string_view::npos; at = current.find(target, at + 1)) hits.push_back(at);
+  if (hits.empty())
+    return make_error(Errc::conflict, fmt::format("target not found in '{}'", path),
+                      "read the file again ('kaicoder read') and copy the exact text, whitespace included");
+  if (hits.size() > 1)
+    return make_error(Errc::conflict,
+                      fmt::format("target found {} times in '{}' (lines {})", hits.size(), path, line_list(current, hits)),
+                      "include more surrounding lines so the target occurs exactly once");
+  std::string out;
+  out.reserve(current.size() - target.size() + replacement.size());
+  out.append(current.substr(0, hits[0])).append(replacement).append(current.substr(hits[0] + target.size()));
+  return out;
+}
+
+Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver) {
+  auto fail = [&](Error e) -> Error {
+    p.state = State::failed;
+    p.result = fmt::format("failed: {}", e.message);
+    p.outcome_code = static_cast<int>(e.code);
+    (void)ws.store.save(p);
+    return e;
+  };
+  if (p.kind == Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is a command run", p.id));
+  if (p.state != State::approved && p.state != State::failed)
+    return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", p.id, to_string(p.state)),
+                      p.state == State::pending ? "approve it first: kaicoder approve " + std::to_string(p.id) : "");
+  if (p.approved_digest.empty())
+    return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
+  if (digest(p) != p.approved_digest)
+    return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
+                           "its staged files no longer match what the approver saw; propose it again"));
+  CreateDirs create = p.kind == Kind::write && !p.base.exists ? CreateDirs::yes : CreateDirs::no;
+  auto tg = open_target(ws, p.path, create);
+  if (!tg) return fail(tg.error());
+  const FileState& cur = tg->current;
+  std::optional<std::string> after;
+  if (p.kind == Kind::edit) {
+    if (!cur.exists) return fail(make_error(Errc::conflict, fmt::format("'{}' no longer exists", p.path)));
+    auto r = apply_edit(cur.bytes, p.target, p.replacement, p.path);
+    if (!r) return fail(r.error());
+    after = std::move(*r);
+  } else {
+    if (!same(FileSide{p.base.exists, p.base.blob, p.base.mode}, cur))
+      return fail(make_error(Errc::conflict, fmt::format("'{}' changed since proposal {} was made (stale base)", p.path, p.id),
+                             "propose the change again against the file as it is now"));
+    if (p.kind == Kind::write) after = p.content;
+  }
+  const auto now = ws.clock->now();
+  if (after && cur.exists && *after == cur.bytes) {
+    // Nothing would change: no write, no backup, nothing to roll back.
+    p.state = State::applied;
+    p.result = "ok (no change: the file already holds this content)";
+    p.outcome_code = 0;
+    KAI_TRY(ws.store.save(p));
+    Outcome o;
+    o.unchanged = true;
+    return o;
+  }
+  Txn t;
+  t.rec.kind = std::string(to_string(p.kind));
+  t.rec.time = iso_utc(now);
+  t.rec.proposal = p.id;
+  t.proposal = p.id;
+  const std::string dir = dir_of(tg->rel);
+  t.rec.id = ws.journal.fresh_id(now, [&](const std::string& id) {
+    auto st = read_at(tg->dir, backup_name(tg->name, id));
+    return !st || st->exists;  // never reuse a name something already holds
+  });
+  FileChange f;
+  f.rel = tg->rel;
+  f.before = side_of(cur);
+  f.after = after ? FileSide{true, blob_id(*after), cur.exists ? cur.mode : 0644u} : FileSide{};
+  if (cur.exists) {
+    f.backup_rel = dir + backup_name(tg->name, t.rec.id);
+    f.backup_blob = f.before.blob;
+  }
+  t.rec.files.push_back(f);
+  t.entry = make_entry(ws, t, t.rec.kind, std::string(action_name(p.kind)));
+  t.entry.summary = p.summary;
+  t.entry.why = p.why;
+  t.entry.approver = approver;
+  std::vector<Target> targets;
+  targets.push_back(std::move(*tg));
+  if (auto s = execute(ws, t, targets, {after}); !s) return s.error();
+  Outcome o{t.rec.id, f.backup_rel.empty() ? "" : (ws.root / f.backup_rel).string(), false, t.entry};
+  p.state = State::applied;
+  p.rollback_id = t.rec.id;
+  p.backup = o.backup;
+  return o;
+}
+
+namespace {
+
+// Undo whatever part of `t` reached the tree: files that already hold their
+// new bytes get their old bytes back from this transaction's backup (or are
+// removed when they did not exist); then this transaction's backups go.
+Status undo(Workspace& ws, const Txn& t) {
+  for (const auto& f : t.rec.files) {
+    auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+    if (!d) continue;  // its folder never appeared: nothing of this file landed
+    auto cur = read_at(*d, base_of(f.rel));
+    if (!cur) return cur.error();
+    std::optional<FileState> backup;
+    if (!f.backup_rel.empty()) {
+      auto b = read_at(*d, base_of(f.backup_rel));
+      if (b && b->exists && blob_id(b->bytes) == f.backup_blob) backup = std::move(*b);
+    }
+    if (same(f.after, *cur) && !same(f.before, *cur)) {
+      if (f.before.exists && !backup)
+        return make_error(Errc::io, fmt::format("cannot undo the interrupted change to '{}': its backup is gone", f.rel));
+      KAI_TRY(f.before.exists ? replace_at(*d, base_of(f.rel), backup->bytes, f.before.mode) : unlink_at(*d, base_of(f.rel)));
+    }
+    if (backup) KAI_TRY(unlink_at(*d, base_of(f.backup_rel)));
+  }
+  std::error_code ec;
+  fs::remove(intent_path(ws, t.rec.id), ec);
+  return ok_status();
+}
+
+bool landed(Workspace& ws, const Txn& t) {
+  for (const auto& f : t.rec.files) {
+    auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+    if (!d) return false;
+    auto cur = read_at(*d, base_of(f.rel));
+    if (!cur || !same(f.after, *cur)) return false;
+  }
+  return true;
+}
+
+// Why rolling back `f` of entry `id` would overwrite somebody else's work.
+Error changed_since(Workspace& ws, const std::string& id, const FileChange& f, const FileState& cur) {
+  std::string later = ws.journal.latest_for(f.rel);
+  std::string what = later != id && !later.empty()
+                         ? fmt::format("'{}' was changed by a later entry {}", f.rel, later)
+                         : fmt::format("'{}' was changed by hand since {} ({})", f.rel, id,
+                                       cur.exists ? "its content differs" : "it was removed");
+  std::string hint = later != id && !later.empty()
+                         ? fmt::format("roll back {} first, or pass --force to overwrite it (a backup of it is kept)", later)
+                         : "pass --force to overwrite it (a backup of its current content is kept)";
+  return make_error(Errc::conflict, fmt::format("cannot roll back {}: {}", id, what), hint);
+}
+
+}  // namespace
+
+Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const std::string& decider, Force force) {
+  std::string id = id_arg;
+  if (id == "last") {
+    auto l = ws.journal.last();
+    if (!l) return l.error();
+    id = *l;
+  }
+  auto rec = ws.journal.load(id);
+  if (!rec) return rec.error();
+  const auto now = ws.clock->now();
+  std::vector<Target> targets;
+  std::vector<std::optional<std::string>> after;
+  Txn t;
+  t.rec.kind = "rollback";
+  t.rec.time = iso_utc(now);
+  t.rec.rolls_back = id;
+  for (const auto& f : rec->files) {
+    auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no);
+    if (!tg) return tg.error();
+    if (!same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
+    if (f.before.exists) {
+      auto b = read_at(tg->dir, base_of(f.backup_rel));
+      if (!b || !b->exists || !b->regular || blob_id(b->bytes) != f.backup_blob)
+        return make_error(Errc::conflict,
+                          fmt::format("cannot roll back {}: backup '{}' is {}", id, f.backup_rel,
+                                      !b ? b.error().message : !b->exists ? "missing" : "changed since it was taken"),
+                          "kaicoder restores only a backup whose bytes it recorded; restore by hand if you trust it");
+      after.push_back(std::move(b->bytes));
+    } else {
+      after.push_back(std::nullopt);
+    }
+    targets.push_back(std::move(*tg));
+  }
+  if (targets.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
+  t.rec.id = ws.journal.fresh_id(now, [&](const std::string& cand) {
+    for (const auto& tg : targets) {
+      auto st = read_at(tg.dir, backup_name(tg.name, cand));
+      if (!st || st->exists) return true;
+    }
+    return false;
+  });
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const FileChange& orig = rec->files[i];
+    FileChange f;
+    f.rel = targets[i].rel;
+    f.before = side_of(targets[i].current);
+    f.after = orig.before;
+    if (targets[i].current.exists) {
+      f.backup_rel = dir_of(f.rel) + backup_name(targets[i].name, t.rec.id);
+      f.backup_blob = f.before.blob;
+    }
+    t.rec.files.push_back(f);
+  }
+  t.entry = make_entry(ws, t, "rollback", "rollback");
+  t.entry.summary = fmt::format("rolled back {}", id);
+  t.entry.why = force == Force::yes ? fmt::format("undo {} (forced)", id) : fmt::format("undo {}", id);
+  t.entry.approver = decider;
+  if (rec->proposal > 0) {
+    t.proposal = rec->proposal;
+    t.done_state = State::rolled_back;
+  }
+  if (auto s = execute(ws, t, targets, after); !s) return s.error();
+  return Outcome{t.rec.id, t.rec.files[0].backup_rel.empty() ? "" : (ws.root / t.rec.files[0].backup_rel).string(), false,
+                 t.entry};
+}
+
+Result<int> recover(Workspace& ws) {
+  std::error_code ec;
+  fs::directory_iterator it(ws.store.dir() / "intents", ec);
+  if (ec) return 0;
+  std::vector<fs::path> found;
+  for (const auto& e : it)
+    if (e.path().extension() == ".json") found.push_back(e.path());
+  for (const auto& path : found) {
+    auto text = read_file(path);
+    if (!text) return text.error();
+    auto t = txn_from(json::parse(*text, nullptr, false));
+    if (!t) return make_error(Errc::io, fmt::format("interrupted change '{}' has a corrupt record", path.string()),
+                              "run 'kaicoder doctor'; move the file aside once the tree is checked");
+    KAI_TRY(landed(ws, *t) ? finish(ws, *t) : undo(ws, *t));
+  }
+  return static_cast<int>(found.size());
+}
+
+}  // namespace kai

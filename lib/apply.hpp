@@ -1,0 +1,50 @@
+#pragma once
+// Applying approved proposals and rolling back changelog entries (SPEC §5),
+// and finishing or undoing either after a crash.
+//
+// Each action is a small transaction over one file, recorded as an intent in
+// <state>/intents/<rollback-id>.json before the tree is touched:
+//   intent → backup (exclusive) → atomic replace/unlink → journal → changelog
+//   → proposal status → intent removed.
+// recover() looks at every leftover intent: if the file already holds the new
+// bytes the remaining steps are finished; if it still holds the old bytes the
+// backup is removed and nothing happened. Either way the tree ends wholly old
+// or wholly new, and every applied change has its backup and entry.
+//
+// All functions here expect the caller to hold the store lock.
+
+#include <string>
+
+#include "lib/changelog.hpp"
+#include "lib/proposal.hpp"
+#include "lib/result.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai {
+
+enum class Force { no, yes };
+
+struct Outcome {
+  std::string rollback_id;  // empty when nothing changed
+  std::string backup;       // absolute path, empty when none
+  bool unchanged = false;   // content already as proposed: nothing written
+  Entry entry;              // what was logged
+};
+
+// Compute the bytes an edit produces from `current`. conflict when the
+// target is not found or found more than once (with line numbers).
+Result<std::string> apply_edit(std::string_view current, std::string_view target, std::string_view replacement,
+                               std::string_view path_for_messages);
+
+// Apply an approved (or failed) proposal, re-checking every guardrail and the
+// approval digest. On a conflict or a guardrail refusal the proposal is marked
+// failed and the error is returned; the tree is untouched.
+Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver);
+
+// Undo the entry `id` ("last" = newest reversible entry).
+Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::string& decider, Force force);
+
+// Finish or undo half-done transactions. Returns how many were found.
+Result<int> recover(Workspace& ws);
+
+}  // namespace kai

@@ -1,0 +1,72 @@
+#pragma once
+// File operations confined beneath root. Every component is opened from the
+// root's descriptor without following any symlink (openat2 with
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS where the kernel
+// has it, else a walk with O_NOFOLLOW), so a symlink planted or swapped in
+// after resolve() checked the path cannot redirect a read or a write. `rel`
+// is what resolve() returns, which never contains a symlink.
+//
+// Usage: Dir d = open_parent(root, rel, CreateDirs::no); read_at(d, name);
+//        write_exclusive_at(d, backup, bytes); replace_at(d, name, new, mode);
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+enum class CreateDirs { no, yes };
+
+class Dir {
+public:
+  Dir() = default;
+  explicit Dir(int fd) : m_fd(fd) {}
+  Dir(Dir&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+  Dir& operator=(Dir&& o) noexcept;
+  Dir(const Dir&) = delete;
+  Dir& operator=(const Dir&) = delete;
+  ~Dir();
+  int fd() const { return m_fd; }
+
+private:
+  int m_fd = -1;
+};
+
+struct FileState {
+  bool exists = false;
+  bool regular = false;  // false for folders, fifos, devices
+  std::string bytes;     // whole content when regular
+  mode_t mode = 0644;    // permission bits
+  nlink_t nlink = 0;
+};
+
+// The folder holding `rel` (root-relative), opened beneath `root`.
+// Errc::denied when a component leaves root or is a symlink to outside.
+// Errc::conflict when a folder is missing and `create` is no; Errc::usage
+// when a component is not a folder. With CreateDirs::yes, missing folders are
+// created (mode 0755 less umask) one at a time, each beneath the last.
+Result<Dir> open_parent(const std::filesystem::path& root, std::string_view rel, CreateDirs create);
+
+// open_parent without trying openat2: the component-by-component walk that
+// kernels before Linux 5.6 get. Exposed so tests can cover it on any kernel.
+Result<Dir> open_parent_walk(const std::filesystem::path& root, std::string_view rel, CreateDirs create);
+
+// State of `name` in `dir`, never following a symlink: a symlink yields
+// Errc::denied; a missing file yields exists == false.
+Result<FileState> read_at(const Dir& dir, std::string_view name);
+
+// Create `name` exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), write, fsync.
+// Errc::conflict when the name exists (file, symlink or anything else).
+Status write_exclusive_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode);
+
+// Atomic replace: temp in `dir`, write, fsync, chmod to `mode`, renameat over
+// `name`, fsync `dir`. The old file is wholly there or wholly replaced.
+Status replace_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode);
+
+// unlinkat + fsync dir. Missing is not an error.
+Status unlink_at(const Dir& dir, std::string_view name);
+
+}  // namespace kai

@@ -1,0 +1,234 @@
+#include "lib/config.hpp"
+
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "lib/glob.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Ctx {
+  std::string file;
+  Config& cfg;
+};
+
+Error bad(const Ctx& c, const toml::node& n, std::string_view key, std::string_view problem) {
+  return make_error(Errc::usage, fmt::format("{}:{}: {}: {}", c.file, n.source().begin.line, key, problem),
+                    "fix the file; see kaicoder.toml(5) for every key");
+}
+
+Result<std::string> get_string(const Ctx& c, const toml::node& n, std::string_view key) {
+  if (auto v = n.value<std::string>(); v && n.is_string()) return *v;
+  return bad(c, n, key, "expected a string");
+}
+
+Result<long> get_int(const Ctx& c, const toml::node& n, std::string_view key, long lo, long hi) {
+  if (!n.is_integer()) return bad(c, n, key, "expected a whole number");
+  long v = static_cast<long>(*n.value<int64_t>());
+  if (v < lo || v > hi) return bad(c, n, key, fmt::format("must be between {} and {}", lo, hi));
+  return v;
+}
+
+Result<std::vector<std::string>> get_list(const Ctx& c, const toml::node& n, std::string_view key, bool globs) {
+  const toml::array* a = n.as_array();
+  if (!a) return bad(c, n, key, "expected a list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : *a) {
+    auto s = get_string(c, item, key);
+    if (!s) return s.error();
+    if (globs) {
+      if (auto v = validate_glob(*s); !v) return bad(c, item, key, v.error().message);
+    }
+    out.push_back(*s);
+  }
+  return out;
+}
+
+using Choices = std::vector<std::string_view>;
+
+Status one_of(const Ctx& c, const toml::node& n, std::string_view key, const std::string& v, const Choices& allowed) {
+  for (auto a : allowed)
+    if (v == a) return ok_status();
+  std::string list;
+  for (auto a : allowed) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", a);
+  return bad(c, n, key, fmt::format("\"{}\" is not one of {}", v, list));
+}
+
+const std::set<std::string> k_actions = {"read", "edit", "write", "delete", "run", "rollback"};
+
+using Handler = std::function<Status(const Ctx&, const toml::node&, const std::string& key)>;
+
+Status walk_table(const Ctx& c, const toml::table& t, const std::string& prefix,
+                  const std::map<std::string, Handler>& handlers) {
+  for (const auto& [k, node] : t) {
+    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    auto h = handlers.find(key);
+    if (h == handlers.end()) return bad(c, node, key, "unknown key");
+    KAI_TRY(h->second(c, node, key));
+  }
+  return ok_status();
+}
+
+Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
+  const toml::table* t = n.as_table();
+  if (!t) return bad(c, n, key, "expected a table");
+  PolicyRule r;
+  r.origin = fmt::format("{}:{}", c.file, n.source().begin.line);
+  for (const auto& [k, v] : *t) {
+    std::string sub = key + "." + std::string(k.str());
+    auto s = get_string(c, v, sub);
+    if (!s) return s.error();
+    if (k == "action") {
+      if (!k_actions.count(*s)) return bad(c, v, sub, fmt::format("unknown action \"{}\"", *s));
+      r.action = *s;
+    } else if (k == "path") {
+      if (auto g = validate_glob(*s); !g) return bad(c, v, sub, g.error().message);
+      r.path = *s;
+    } else if (k == "command") {
+      if (s->empty()) return bad(c, v, sub, "must not be empty");
+      r.command = *s;
+    } else if (k == "decision") {
+      KAI_TRY(one_of(c, v, sub, *s, {"allow", "ask", "deny"}));
+      r.decision = *s;
+    } else {
+      return bad(c, v, sub, "unknown key");
+    }
+  }
+  if (r.action.empty() || r.decision.empty()) return bad(c, n, key, "a rule needs both action and decision");
+  if (r.action == "run" && !r.path.empty()) return bad(c, n, key, "a run rule matches command, not path");
+  if (r.action != "run" && !r.command.empty()) return bad(c, n, key, "only run rules match a command");
+  c.cfg.rules.push_back(std::move(r));
+  return ok_status();
+}
+
+std::map<std::string, Handler> handlers() {
+  std::map<std::string, Handler> h;
+  // Choices are copied into the lambda: an initializer_list would dangle.
+  auto str = [](std::string Config::*m, Choices allowed) {
+    return [m, allowed](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto s = get_string(c, n, key);
+      if (!s) return s.error();
+      if (!allowed.empty()) KAI_TRY(one_of(c, n, key, *s, allowed));
+      c.cfg.*m = *s;
+      return ok_status();
+    };
+  };
+  auto num = [](long Config::*m, long lo, long hi) {
+    return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_int(c, n, key, lo, hi);
+      if (!v) return v.error();
+      c.cfg.*m = *v;
+      return ok_status();
+    };
+  };
+  auto add = [](std::vector<std::string> Config::*m, bool globs) {
+    return [m, globs](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_list(c, n, key, globs);
+      if (!v) return v.error();
+      (c.cfg.*m).insert((c.cfg.*m).end(), v->begin(), v->end());
+      return ok_status();
+    };
+  };
+  auto section = [&h](const std::string& name) {
+    return [&h, name](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      const toml::table* t = n.as_table();
+      if (!t) return bad(c, n, key, "expected a table");
+      return walk_table(c, *t, name, h);
+    };
+  };
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "changelog"})
+    h[s] = section(s);
+  h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    c.cfg.approvers = *v;  // the more specific file decides who may approve
+    return ok_status();
+  };
+  h["approval.timeout"] = num(&Config::timeout, 1, 7 * 24 * 3600);
+  h["policy.mode"] = str(&Config::mode, {"normal", "propose-only"});
+  for (const auto& a : k_actions)
+    h["policy.default." + a] = [a](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto s = get_string(c, n, key);
+      if (!s) return s.error();
+      KAI_TRY(one_of(c, n, key, *s, {"allow", "ask", "deny"}));
+      c.cfg.defaults[a] = *s;
+      return ok_status();
+    };
+  h["policy.rule"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    if (!a) return bad(c, n, key, "expected [[policy.rule]] tables");
+    for (const auto& item : *a) KAI_TRY(load_rule(c, item, key));
+    return ok_status();
+  };
+  h["paths.deny_write"] = add(&Config::deny_write, true);
+  h["paths.deny_read"] = add(&Config::deny_read, true);
+  h["paths.protected"] = add(&Config::protected_paths, true);
+  h["paths.confirm"] = add(&Config::confirm, true);
+  h["run.timeout"] = num(&Config::run_timeout, 1, 24 * 3600);
+  h["run.max_output"] = num(&Config::max_output, 1024, 64L << 20);
+  h["run.sandbox"] = str(&Config::sandbox, {"landlock", "none"});
+  h["run.blocked"] = add(&Config::blocked, false);
+  h["run.protected"] = add(&Config::protected_processes, false);
+  h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
+  h["risk.high"] = num(&Config::risk_high, 1, 1000000);
+  h["hooks.notify"] = str(&Config::notify, {});
+  h["hooks.review"] = str(&Config::review, {});
+  h["changelog.path"] = str(&Config::changelog, {});
+  h["changelog.keep"] = num(&Config::changelog_keep, 10, 100000);
+  h["validate"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::table* t = n.as_table();
+    if (!t) return bad(c, n, key, "expected a table of glob = command");
+    for (const auto& [k, v] : *t) {
+      std::string sub = key + ".\"" + std::string(k.str()) + "\"";
+      if (auto g = validate_glob(k.str()); !g) return bad(c, v, sub, g.error().message);
+      auto s = get_string(c, v, sub);
+      if (!s) return s.error();
+      c.cfg.validate[std::string(k.str())] = *s;
+    }
+    return ok_status();
+  };
+  return h;
+}
+
+}  // namespace
+
+Result<Config> load_config(const std::vector<fs::path>& files) {
+  Config cfg;
+  const auto h = handlers();
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!fs::exists(f, ec)) continue;
+    toml::table t;
+    try {
+      t = toml::parse_file(f.string());
+    } catch (const toml::parse_error& e) {
+      return make_error(Errc::usage,
+                        fmt::format("{}:{}: {}", f.string(), e.source().begin.line, e.description()),
+                        "fix the file; see kaicoder.toml(5) for every key");
+    }
+    Ctx c{f.string(), cfg};
+    KAI_TRY(walk_table(c, t, "", h));
+    cfg.loaded.push_back(f);
+  }
+  if (cfg.risk_medium > cfg.risk_high)
+    return make_error(Errc::usage, fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
+  if (cfg.changelog.empty() || cfg.changelog.find("..") != std::string::npos || cfg.changelog.front() == '/')
+    return make_error(Errc::usage, fmt::format("changelog.path '{}' must be a path inside root", cfg.changelog));
+  return cfg;
+}
+
+}  // namespace kai
+
+namespace kai {
+std::string default_config_text() {
+  return
+#include "default_config.inc"
+      ;
+}
+}  // namespace kai

@@ -1,0 +1,60 @@
+#pragma once
+// kaicoder.toml (SPEC §8): the user's ~/.config/kaicoder/config.toml merged
+// under the root's kaicoder.toml. Validation is strict: a malformed file, an
+// unknown key, a wrong type or a bad pattern is an error naming the file, the
+// line and the key, so a typo can never silently loosen a rule.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+struct PolicyRule {
+  std::string action;    // read edit write delete run rollback
+  std::string path;      // glob, for file actions
+  std::string command;   // prefix or glob, for run
+  std::string decision;  // allow ask deny
+  std::string origin;    // "file:line" for messages
+};
+
+struct Config {
+  // [approval]
+  std::vector<std::string> approvers;
+  long timeout = 300;
+  // [policy]
+  std::string mode = "normal";  // or propose-only
+  std::map<std::string, std::string> defaults = {{"read", "allow"},  {"edit", "ask"}, {"write", "ask"},
+                                                 {"delete", "ask"},  {"run", "ask"},  {"rollback", "ask"}};
+  std::vector<PolicyRule> rules;
+  // [paths] — lists from every file add up; nothing can remove an entry
+  std::vector<std::string> deny_write, deny_read, protected_paths, confirm;
+  // [run]
+  long run_timeout = 600;
+  long max_output = 65536;
+  std::string sandbox = "landlock";
+  std::vector<std::string> blocked, protected_processes;
+  // [risk]
+  long risk_medium = 5, risk_high = 20;
+  // [hooks]
+  std::string notify, review;
+  // [validate]
+  std::map<std::string, std::string> validate;
+  // [changelog]
+  std::string changelog = "KAI-CODER-CHANGELOG.md";
+  long changelog_keep = 500;
+
+  std::vector<std::filesystem::path> loaded;  // files that were read, lowest precedence first
+};
+
+// Load `files` in order (later ones win for single values; lists add up).
+// Missing files are skipped. Errc::usage with "FILE:LINE: KEY: problem" on any error.
+Result<Config> load_config(const std::vector<std::filesystem::path>& files);
+
+// The config text `kaicoder init` writes.
+std::string default_config_text();
+
+}  // namespace kai

@@ -1,0 +1,61 @@
+#pragma once
+// The decisions of the human gate (SPEC §4) on the store side: approve,
+// reject, expire. Reading the answer from the terminal is cmd/'s job; these
+// functions take the store lock, re-read the proposal and check that what
+// the person saw is still what is staged.
+
+#include <string>
+#include <vector>
+
+#include "lib/apply.hpp"
+#include "lib/proposal.hpp"
+#include "lib/result.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai {
+
+// denied when [approval] approvers is set and `user` is not on it.
+Status may_decide(const Workspace& ws, const std::string& user);
+
+// Load for display; runs recovery and expiry first under the lock.
+Result<Proposal> load_for_decision(Workspace& ws, int id);
+
+enum class ApplyNow { no, yes };
+
+struct Approved {
+  Proposal proposal;
+  std::optional<Outcome> applied;
+};
+
+// Approve proposal `id` whose digest the person saw was `seen_digest`, then
+// (ApplyNow::yes, policy mode normal) apply it. conflict when it is no
+// longer pending (decided by someone else meanwhile) or was changed;
+// timeout when it expired; denied in propose-only mode with ApplyNow::yes.
+Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now);
+
+// Reject: status rejected, a `rejected` changelog entry, nothing in the tree.
+Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason);
+
+// Apply an approved proposal (after --no-apply or a failed apply).
+Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user);
+
+// Housekeeping every command runs under the lock: finish or undo interrupted
+// changes, expire pending proposals older than [approval] timeout (each is
+// logged once as a `timeout` entry). Returns the ids that expired.
+Result<std::vector<int>> sweep(Workspace& ws);
+
+}  // namespace kai
+
+namespace kai {
+
+// Roll back entry `id` or "last" under the lock (after may_decide).
+Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force);
+
+// Block until proposal `id` is decided and, when approved, applied (or its
+// apply failed). Polls without holding the lock; expires it when due.
+Result<Proposal> wait_for_decision(Workspace& ws, int id);
+
+// Exit code a --wait-ing proposer reports for a decided proposal.
+int outcome_exit_code(const Proposal& p);
+
+}  // namespace kai

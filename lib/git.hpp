@@ -1,0 +1,22 @@
+#pragma once
+// The one place lib/ talks to libgit2 for object ids. Every libgit2 return
+// code goes through git_check(), which reads git_error_last().
+
+#include <string>
+#include <string_view>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+// Initialises libgit2 once per process (idempotent, thread-safe).
+void git_init_once();
+
+// The git blob id (hex SHA-1 of "blob <len>\0<bytes>") of `bytes`, exactly what
+// `git hash-object` prints. Used to bind bases, backups and approvals to bytes.
+std::string blob_id(std::string_view bytes);
+
+// Turn a libgit2 return code into a Status naming `what` failed.
+Status git_check(int rc, std::string_view what);
+
+}  // namespace kai

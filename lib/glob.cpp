@@ -1,0 +1,190 @@
+#include "lib/glob.hpp"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace kai {
+namespace {
+
+// Splits on '/', keeping empty pieces so that validate_glob can see `a//b`.
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t slash = s.find('/', start);
+    if (slash == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, slash - start));
+    start = slash + 1;
+  }
+}
+
+// Matches one bracket expression starting at pat[pi] == '['. Sets `end` to the
+// index after the closing ']'; returns false with end == npos when the class
+// is unterminated, in which case the caller treats '[' as a literal.
+bool match_class(std::string_view pat, size_t pi, char c, size_t& end) {
+  size_t i = pi + 1;
+  bool negate = i < pat.size() && (pat[i] == '!' || pat[i] == '^');
+  if (negate) ++i;
+  bool hit = false;
+  bool first = true;
+  while (i < pat.size() && (pat[i] != ']' || first)) {
+    first = false;
+    char lo = pat[i];
+    if (lo == '\\' && i + 1 < pat.size()) lo = pat[++i];
+    char hi = lo;
+    if (i + 2 < pat.size() && pat[i + 1] == '-' && pat[i + 2] != ']') {
+      hi = pat[i + 2];
+      if (hi == '\\' && i + 3 < pat.size()) hi = pat[++i + 2];
+      i += 2;
+    }
+    if (static_cast<unsigned char>(lo) <= static_cast<unsigned char>(c) &&
+        static_cast<unsigned char>(c) <= static_cast<unsigned char>(hi))
+      hit = true;
+    ++i;
+  }
+  if (i >= pat.size()) {
+    end = std::string_view::npos;
+    return false;
+  }
+  end = i + 1;
+  return hit != negate;
+}
+
+// One path component against one pattern segment: `*` any run, `?` any one
+// byte, `[...]` a class, `\x` a literal x. Nothing here can see a '/'.
+// Backtracking only to the last '*' keeps this linear in practice.
+bool match_name(std::string_view pat, std::string_view name) {
+  size_t pi = 0, ni = 0;
+  size_t star_pi = std::string_view::npos, star_ni = 0;
+  while (ni < name.size()) {
+    if (pi < pat.size()) {
+      char p = pat[pi];
+      if (p == '*') {
+        while (pi < pat.size() && pat[pi] == '*') ++pi;  // `**` inside a name is `*`
+        star_pi = pi;
+        star_ni = ni;
+        continue;
+      }
+      if (p == '?') {
+        ++pi, ++ni;
+        continue;
+      }
+      if (p == '[') {
+        size_t end = 0;
+        bool hit = match_class(pat, pi, name[ni], end);
+        if (end != std::string_view::npos) {
+          if (hit) {
+            pi = end, ++ni;
+            continue;
+          }
+        } else if (name[ni] == '[') {
+          ++pi, ++ni;
+          continue;
+        }
+      } else {
+        if (p == '\\' && pi + 1 < pat.size()) p = pat[++pi];
+        if (p == name[ni]) {
+          ++pi, ++ni;
+          continue;
+        }
+      }
+    }
+    if (star_pi == std::string_view::npos) return false;
+    pi = star_pi;
+    ni = ++star_ni;
+  }
+  while (pi < pat.size() && pat[pi] == '*') ++pi;
+  return pi == pat.size();
+}
+
+// Anchored match of pattern segments against exactly the path components
+// [si, end). `**` as a whole segment spans zero or more components, except a
+// trailing one, which (as in gitignore) needs at least one: `docs/**` is what
+// lies inside docs, not docs itself.
+bool match_segments(const std::vector<std::string_view>& pat, size_t pi, const std::vector<std::string_view>& path,
+                    size_t si, size_t end) {
+  if (pi == pat.size()) return si == end;
+  if (pat[pi] == "**") {
+    size_t min = pi + 1 == pat.size() ? 1 : 0;
+    for (size_t j = si + min; j <= end; ++j)
+      if (match_segments(pat, pi + 1, path, j, end)) return true;
+    return false;
+  }
+  if (si == end || !match_name(pat[pi], path[si])) return false;
+  return match_segments(pat, pi + 1, path, si + 1, end);
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view rel_path) {
+  if (pattern.empty() || rel_path.empty()) return false;
+  bool dir_only = false;
+  while (pattern.size() > 1 && pattern.back() == '/') {
+    pattern.remove_suffix(1);
+    dir_only = true;
+  }
+  bool anchored = pattern.find('/') != std::string_view::npos;
+  if (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
+  if (pattern.empty()) return false;
+  while (!rel_path.empty() && rel_path.front() == '/') rel_path.remove_prefix(1);
+
+  std::vector<std::string_view> path = split(rel_path);
+  // A folder pattern can only name a proper ancestor of the path, since the
+  // last component is the file itself; any other pattern may also name the
+  // path itself. Either way a match on an ancestor covers everything below.
+  size_t limit = dir_only ? path.size() - 1 : path.size();
+  if (!anchored) {
+    for (size_t i = 0; i < limit; ++i)
+      if (match_name(pattern, path[i])) return true;
+    return false;
+  }
+  std::vector<std::string_view> pat = split(pattern);
+  for (size_t end = 1; end <= limit; ++end)
+    if (match_segments(pat, 0, path, 0, end)) return true;
+  return false;
+}
+
+Status validate_glob(std::string_view pattern) {
+  auto bad = [&](std::string_view why) {
+    std::string shown(pattern);
+    for (char& c : shown)
+      if (c == '\0') c = '?';
+    return make_error(Errc::usage, fmt::format("invalid glob '{}': {}", shown, why));
+  };
+  if (pattern.empty()) return make_error(Errc::usage, "invalid glob: pattern is empty");
+  if (pattern.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
+  if (pattern.find_first_not_of('/') == std::string_view::npos) return bad("matches nothing");
+  if (pattern.back() == '\\' && (pattern.size() < 2 || pattern[pattern.size() - 2] != '\\'))
+    return bad("ends in a lone '\\'");
+
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (pattern[i] != '[') continue;
+    size_t end = 0;
+    match_class(pattern, i, 'a', end);
+    if (end == std::string_view::npos) return bad("'[' has no closing ']'");
+    if (pattern.substr(i, end - i).find('/') != std::string_view::npos) return bad("'[...]' cannot contain '/'");
+    i = end - 1;
+  }
+
+  // Paths are compared after normalisation, so `.`, `..` and empty segments
+  // would silently never match; a deny list must not quietly do nothing.
+  std::string_view body = pattern;
+  if (body.front() == '/') body.remove_prefix(1);
+  while (!body.empty() && body.back() == '/') body.remove_suffix(1);
+  for (std::string_view seg : split(body)) {
+    if (seg == "..") return bad("'..' cannot appear in a pattern");
+    if (seg == ".") return bad("'.' cannot appear in a pattern");
+    if (seg.empty()) return bad("empty folder name ('//')");
+  }
+  return ok_status();
+}
+
+}  // namespace kai

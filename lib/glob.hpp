@@ -1,0 +1,30 @@
+#pragma once
+// gitignore-style patterns over root-relative paths ('/'-separated, no
+// leading slash): `*.sh`, `src/**`, `/top-only`, `node_modules/`, `**/x`,
+// `[abc]`, `?`. Used by the never-write/never-read lists, [paths] and policy.
+
+#include <string>
+#include <string_view>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+// gitignore semantics:
+// - a pattern without '/' (other than a trailing one) matches the basename of
+//   the path or of any of its parent folders (`*.env` matches `a/b.env`,
+//   `node_modules/` matches `x/node_modules/y.js`);
+// - a pattern with a '/' in it (leading or middle) is anchored at root;
+// - a trailing '/' matches folders only, i.e. any path below such a folder;
+// - `**` matches any number of folders; `*` and `?` never match '/'.
+// A path matching a folder pattern also matches when it lies beneath it.
+bool glob_match(std::string_view pattern, std::string_view rel_path);
+
+// usage error naming what is wrong (empty, NUL, unbalanced '[', '/' inside
+// '[...]', a trailing lone '\', and '..', '.' or empty folder names, which
+// could never match a normalised path and would quietly protect nothing).
+// `\x` matches a literal x; an unterminated '[' given to glob_match anyway
+// is a literal '['.
+Status validate_glob(std::string_view pattern);
+
+}  // namespace kai

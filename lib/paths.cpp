@@ -1,0 +1,325 @@
+#include "lib/paths.hpp"
+
+#include <sys/stat.h>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "lib/glob.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t k_name_max = 255;   // NAME_MAX on every filesystem we run on
+constexpr size_t k_path_max = 4096;  // PATH_MAX, counting the final NUL
+
+// Paths in messages: long ones shortened so the rule stays readable.
+std::string shown(std::string_view p) {
+  std::string out(p.substr(0, 80));
+  if (p.size() > 80) out += "...";
+  return out;
+}
+
+std::vector<std::string> split_path(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t slash = s.find('/', start);
+    if (slash == std::string_view::npos) slash = s.size();
+    out.emplace_back(s.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, size_t from = 0) {
+  std::string out;
+  for (size_t i = from; i < parts.size(); ++i) {
+    if (!out.empty()) out += '/';
+    out += parts[i];
+  }
+  return out;
+}
+
+// `inner` relative to `root` when it lies inside it (both lexically normal,
+// absolute); nullopt otherwise. "" means the root itself.
+std::optional<std::string> inside(const fs::path& root, const fs::path& inner) {
+  auto r = root.begin(), i = inner.begin();
+  for (; r != root.end(); ++r, ++i) {
+    if (r->empty()) continue;  // "/r/" ends in an empty element
+    if (i == inner.end() || *r != *i) return std::nullopt;
+  }
+  std::string rel;
+  for (; i != inner.end(); ++i) {
+    if (i->empty()) continue;
+    if (!rel.empty()) rel += '/';
+    rel += i->string();
+  }
+  return rel;
+}
+
+Error outside(std::string_view user, const fs::path& root) {
+  return make_error(Errc::denied, fmt::format("'{}' is outside the root '{}'", shown(user), root.string()));
+}
+
+// Checks made on the text alone, before anything touches the disk.
+Status check_text(std::string_view user) {
+  if (user.empty()) return make_error(Errc::usage, "path is empty");
+  if (user.find('\0') != std::string_view::npos) return make_error(Errc::usage, "path contains a NUL byte");
+  if (user.size() >= k_path_max)
+    return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
+  // The shell expands `~`; kaicoder does not, and a folder literally named
+  // `~` is far more often a mistake than an intent.
+  if (user.front() == '~')
+    return make_error(Errc::denied, fmt::format("'{}' starts with '~', which kaicoder does not expand", shown(user)),
+                      "give the path relative to the root or as an absolute path inside it");
+  for (const std::string& part : split_path(user))
+    if (part.size() > k_name_max)
+      return make_error(Errc::usage, fmt::format("'{}' has a name longer than {} bytes", shown(user), k_name_max));
+  return ok_status();
+}
+
+struct Walked {
+  std::string rel;  // on-disk spelling: every symlinked ancestor replaced by its target
+  bool is_dir = false;
+};
+
+Error not_a_folder(std::string_view user, const std::vector<std::string>& done) {
+  return make_error(Errc::usage, fmt::format("'{}': '{}' is not a folder", shown(user), join(done)));
+}
+
+// Walks the components from root with lstat. A symlinked ancestor is replaced
+// by its realpath, which must stay inside root: the rel we hand on then names
+// the real location, so check_write sees `.git/config` even when it was
+// reached through `docs -> .git`. The final component must not be a symlink
+// at all, dangling or not, because a write would follow it.
+Result<Walked> walk_on_disk(const fs::path& root, const std::vector<std::string>& parts, std::string_view user) {
+  std::vector<std::string> done;  // real components, relative to root
+  for (size_t i = 0; i < parts.size(); ++i) {
+    done.push_back(parts[i]);
+    fs::path here = root / join(done);
+    bool last = i + 1 == parts.size();
+    struct stat st {};
+    if (::lstat(here.c_str(), &st) != 0) {
+      int err = errno;
+      if (err == ENOENT) {  // the rest does not exist yet; it will be created beneath `done`
+        for (size_t j = i + 1; j < parts.size(); ++j) done.push_back(parts[j]);
+        return Walked{join(done), false};
+      }
+      done.pop_back();
+      if (err == ENOTDIR) return not_a_folder(user, done);
+      return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", shown(user), std::strerror(err)));
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (last)
+        return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", shown(user)));
+      std::error_code ec;
+      fs::path real = fs::canonical(here, ec);
+      if (ec)
+        return make_error(Errc::denied, fmt::format("'{}' leads through the symlink '{}', which does not resolve",
+                                                    shown(user), join(done)));
+      std::optional<std::string> rel = inside(root, real);
+      if (!rel)
+        return make_error(Errc::denied, fmt::format("'{}' is outside the root '{}' (through the symlink '{}')",
+                                                    shown(user), root.string(), join(done)));
+      done = rel->empty() ? std::vector<std::string>{} : split_path(*rel);
+      if (!fs::is_directory(real, ec)) return not_a_folder(user, done);
+      continue;
+    }
+    if (last) return Walked{join(done), S_ISDIR(st.st_mode)};
+    if (!S_ISDIR(st.st_mode)) return not_a_folder(user, done);
+  }
+  return Walked{join(done), true};
+}
+
+// The text names a folder rather than a file: `a/`, `a/.`, `a/..`.
+bool names_folder(std::string_view user) {
+  if (user.back() == '/') return true;
+  size_t slash = user.rfind('/');
+  std::string_view last = slash == std::string_view::npos ? user : user.substr(slash + 1);
+  return last == "." || last == "..";
+}
+
+// An absolute path may reach the root through an alias, say a symlinked home
+// folder or /tmp, as a path built from $PWD does. What counts is where its
+// folder lands on disk; the final name is kept as written so that a symlink
+// there is still refused by the walk.
+std::optional<std::string> through_alias(const fs::path& root, const fs::path& lexical) {
+  std::error_code ec;
+  fs::path folder = fs::weakly_canonical(lexical.parent_path(), ec);
+  if (ec) return std::nullopt;
+  return inside(root, (folder / lexical.filename()).lexically_normal());
+}
+
+}  // namespace
+
+Result<RootPath> resolve(const fs::path& root_in, const fs::path& cwd_in, std::string_view user) {
+  KAI_TRY(check_text(user));
+  std::error_code ec;
+  fs::path root = fs::canonical(root_in, ec);
+  if (ec) return make_error(Errc::io, fmt::format("cannot resolve the root '{}': {}", root_in.string(), ec.message()));
+
+  // Relative paths are taken from the real working folder, as the kernel would.
+  fs::path cwd = cwd_in.is_absolute() ? cwd_in : root / cwd_in;
+  if (fs::path real = fs::weakly_canonical(cwd, ec); !ec) cwd = real;
+  fs::path user_path{std::string(user)};
+  fs::path lexical = (user_path.is_absolute() ? user_path : cwd / user_path).lexically_normal();
+  if (lexical.string().size() >= k_path_max)
+    return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
+
+  std::optional<std::string> rel = inside(root, lexical);
+  if (!rel) rel = through_alias(root, lexical);
+  if (!rel) return outside(user, root);
+  if (rel->empty())
+    return make_error(Errc::denied, fmt::format("'{}' is the root itself, not a path inside it", shown(user)));
+
+  auto walked = walk_on_disk(root, split_path(*rel), user);
+  if (!walked) return walked.error();
+  if (walked->rel.empty())
+    return make_error(Errc::denied, fmt::format("'{}' is the root itself, not a path inside it", shown(user)));
+  if (names_folder(user) && !walked->is_dir)
+    return make_error(Errc::usage, fmt::format("'{}' names a folder but '{}' is not one", shown(user), walked->rel));
+  return RootPath{walked->rel, root / walked->rel};
+}
+
+namespace {
+
+// Code points that HFS+ ignores in names, so `.g\u200cit` is `.git` there.
+// git refuses these for the same reason.
+constexpr std::array<std::string_view, 16> k_hfs_ignorable = {
+    "\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d",
+    "\u202e", "\u206a", "\u206b", "\u206c", "\u206d", "\u206e", "\u206f", "\ufeff"};
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// The spelling a case-insensitive or forgiving filesystem would see: ASCII
+// case folded, HFS+-ignorable code points dropped, and trailing dots and
+// spaces removed (NTFS and SMB shares drop them, so `.env.` is `.env`).
+// Only ever used to widen a refusal, never to build a path to write.
+std::string fold_name(std::string_view name) {
+  std::string out = ascii_lower(name);
+  for (std::string_view ign : k_hfs_ignorable)
+    for (size_t at = out.find(ign); at != std::string::npos; at = out.find(ign, at)) out.erase(at, ign.size());
+  size_t keep = out.find_last_not_of(". ");
+  if (keep != std::string::npos) out.resize(keep + 1);
+  return out;
+}
+
+std::string fold_rel(std::string_view rel) {
+  std::vector<std::string> parts = split_path(rel);
+  for (std::string& part : parts) part = fold_name(part);
+  return join(parts);
+}
+
+std::string strip_slashes(std::string_view s) {
+  while (s.starts_with("./")) s.remove_prefix(2);
+  while (!s.empty() && s.front() == '/') s.remove_prefix(1);
+  while (!s.empty() && s.back() == '/') s.remove_suffix(1);
+  return std::string(s);
+}
+
+bool at_or_under(std::string_view rel, std::string_view dir) {
+  return !dir.empty() && (rel == dir || (rel.starts_with(dir) && rel.size() > dir.size() && rel[dir.size()] == '/'));
+}
+
+// gitignore-style, matched against the folded path (so lower case only).
+// clang-format off
+constexpr std::array<std::string_view, 33> k_secret_patterns = {
+    ".env", "*.env", ".env.*", ".envrc",                               // dotenv and direnv
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",                  // ssh keys
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks", "*.ppk",  // keys, certificates with keys
+    "*.kdbx", ".ssh", ".gnupg",                                        // key stores
+    ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd",   // credential files
+    ".git-credentials", ".dockercfg", "**/.docker/config.json", "**/.kube/config",
+    "credentials", "credentials.*", "secrets.*", ".secrets", "*.tfstate",
+};
+// clang-format on
+
+constexpr std::array<std::string_view, 4> k_generated_dirs = {"node_modules", "target", "dist", "build"};
+
+Error never_write(const RootPath& p, std::string_view what) {
+  return make_error(Errc::denied, fmt::format("'{}' {}", shown(p.rel), what),
+                    "never-write paths cannot be unlocked by policy or flags; change it by hand if it must change");
+}
+
+// The built-ins git, the state, the changelog and kaicoder's config; they
+// guard kaicoder's own integrity. `folded` is fold_rel(p.rel).
+std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, const std::string& folded) {
+  std::vector<std::string> parts = split_path(folded);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    // `git~1` is the 8.3 short name of `.git` on FAT and NTFS volumes.
+    if (parts[i] != ".git" && parts[i] != "git~1") continue;
+    if (i + 1 == parts.size()) return never_write(p, "is a .git entry, which kaicoder never writes");
+    return never_write(p, "is under .git/, which kaicoder never writes");
+  }
+  std::string state = fold_rel(strip_slashes(g.state_dir));
+  if (at_or_under(folded, state))
+    return never_write(
+        p, fmt::format("is under the state dir {}/, which kaicoder never writes", strip_slashes(g.state_dir)));
+  // A nested tree can be a root of its own; its state and config are as
+  // much off limits as ours (an agent-written sub/kaicoder.toml would become
+  // the policy for anyone running kaicoder from sub/).
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i] == ".kaicoder") return never_write(p, "is under .kaicoder/, a state dir kaicoder never writes");
+  std::string log = fold_rel(strip_slashes(g.changelog));
+  const std::string& base = parts.back();
+  if (folded == log || (folded.starts_with(log + ".")) || base == "kai-coder-changelog.md")
+    return never_write(p, "is the changelog, which kaicoder never writes");
+  for (const std::string& cfg : g.config_files)
+    if (folded == fold_rel(strip_slashes(cfg)))
+      return never_write(p, "is kaicoder's own config, which kaicoder never writes");
+  if (base == "kaicoder.toml" || glob_match(".config/kaicoder/", folded))
+    return never_write(p, "is kaicoder's own config, which kaicoder never writes");
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_secret_file(std::string_view rel) {
+  std::string folded = fold_rel(rel);
+  for (std::string_view pat : k_secret_patterns)
+    if (glob_match(pat, folded)) return true;
+  return false;
+}
+
+Status check_write(const Guardrails& g, const RootPath& p) {
+  std::string folded = fold_rel(p.rel);
+  if (auto e = own_files_rule(g, p, folded)) return *e;
+  std::vector<std::string> parts = split_path(folded);
+  for (const std::string& part : parts)
+    if (part.find(".bak") != std::string::npos)
+      return never_write(p, "is a backup (*.bak*), which kaicoder never writes");
+  if (is_secret_file(p.rel)) return never_write(p, "is a secret file (never written)");
+  for (size_t i = 0; i + 1 < parts.size(); ++i)
+    for (std::string_view dir : k_generated_dirs)
+      if (parts[i] == dir) return never_write(p, fmt::format("is under {}/, which kaicoder never writes", dir));
+  // Configured patterns are matched as written and case-folded: on a
+  // case-insensitive filesystem `Secrets/a` is `secrets/a`, and a wider
+  // refusal is the safe side to err on.
+  for (const std::string& pat : g.deny_write)
+    if (glob_match(pat, p.rel) || glob_match(ascii_lower(pat), folded))
+      return never_write(p, fmt::format("matches the deny_write pattern '{}'", pat));
+  return ok_status();
+}
+
+Status check_read(const Guardrails& g, const RootPath& p) {
+  if (is_secret_file(p.rel))
+    return make_error(Errc::denied, fmt::format("'{}' is a secret file (never read)", shown(p.rel)));
+  std::string folded = fold_rel(p.rel);
+  for (const std::string& pat : g.deny_read)
+    if (glob_match(pat, p.rel) || glob_match(ascii_lower(pat), folded))
+      return make_error(Errc::denied, fmt::format("'{}' matches the deny_read pattern '{}'", shown(p.rel), pat));
+  return ok_status();
+}
+
+}  // namespace kai

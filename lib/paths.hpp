@@ -1,0 +1,61 @@
+#pragma once
+// Confinement and the never-write/never-read lists (SPEC §7). Every path a
+// request names passes resolve() and then check_write()/check_read(); the
+// write itself then goes through lib/beneath.hpp so that a symlink swapped in
+// after the check still cannot lead out of root.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+struct RootPath {
+  std::string rel;             // normalised, '/'-separated, relative to root, no '.' or '..'
+  std::filesystem::path abs;   // root / rel (root itself is canonical)
+};
+
+// What counts as never-write / never-read besides the built-ins. The
+// built-ins (SPEC §7) are always applied; these only add.
+struct Guardrails {
+  std::string state_dir = ".kaicoder";                  // relative to root
+  std::string changelog = "KAI-CODER-CHANGELOG.md";     // relative to root
+  std::vector<std::string> config_files = {"kaicoder.toml"};  // kaicoder's own config, relative to root
+  std::vector<std::string> deny_write;                  // [paths] deny_write
+  std::vector<std::string> deny_read;                   // [paths] deny_read
+};
+
+// Resolve `user_path` (relative to `cwd`, or absolute) against `root`, which
+// must be canonical. Refuses with Errc::denied and a message naming the rule:
+// outside root (lexically, or on disk through a symlinked ancestor: realpath of
+// the nearest existing ancestor must stay inside root), the root itself,
+// `~` expansion attempts, and with Errc::usage: empty, NUL, over-long names
+// (a name over 255 bytes, a path over 4095), a parent that is not a folder,
+// and a trailing '/' (or '/.', '/..') on anything but an existing folder.
+// A final component that is a symlink is refused (a write would follow it),
+// dangling or not. `..` is applied lexically, before the disk is consulted.
+// The returned rel is the on-disk spelling: a symlinked ancestor inside root
+// is replaced by its target (`docs -> .git` gives `.git/...`), so the
+// never-write checks see the real location and lib/beneath.hpp never has to
+// follow a symlink. An absolute path reaching root through a symlinked alias
+// of it (a symlinked home or /tmp) is accepted the same way. Reads only.
+Result<RootPath> resolve(const std::filesystem::path& root, const std::filesystem::path& cwd,
+                         std::string_view user_path);
+
+// Errc::denied naming the rule when `p` is on the never-write list: .git/,
+// the state dir, the changelog (and its archives), kaicoder's config, `*.bak*`
+// backups, .env/*.env/.env.* and other secret files (keys, credentials),
+// node_modules/, target/, dist/, build/, plus g.deny_write.
+Status check_write(const Guardrails& g, const RootPath& p);
+
+// Errc::denied when `p` is a secret file or on g.deny_read.
+Status check_read(const Guardrails& g, const RootPath& p);
+
+// True for secret files: .env, *.env, .env.*, private keys (id_rsa, *.pem,
+// *.key, ...), credential files (.netrc, .npmrc, .pypirc, credentials*, ...).
+bool is_secret_file(std::string_view rel);
+
+}  // namespace kai

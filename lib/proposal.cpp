@@ -1,0 +1,125 @@
+#include "lib/proposal.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/git.hpp"
+
+namespace kai {
+using json = nlohmann::json;
+
+namespace {
+constexpr std::array<std::string_view, 4> k_kinds = {"edit", "write", "delete", "run"};
+constexpr std::array<std::string_view, 4> k_actions = {"edit_file", "write_file", "delete_file", "run_shell"};
+constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied", "rejected",
+                                                      "timeout", "failed",   "rolled-back"};
+}  // namespace
+
+std::string_view to_string(Kind k) { return k_kinds[static_cast<size_t>(k)]; }
+std::string_view to_string(State s) { return k_states[static_cast<size_t>(s)]; }
+std::string_view action_name(Kind k) { return k_actions[static_cast<size_t>(k)]; }
+
+std::optional<Kind> parse_kind(std::string_view s) {
+  for (size_t i = 0; i < k_kinds.size(); ++i)
+    if (k_kinds[i] == s) return static_cast<Kind>(i);
+  return std::nullopt;
+}
+
+std::optional<State> parse_state(std::string_view s) {
+  for (size_t i = 0; i < k_states.size(); ++i)
+    if (k_states[i] == s) return static_cast<State>(i);
+  return std::nullopt;
+}
+
+std::string digest(const Proposal& p) {
+  // Length prefixes keep "ab"+"c" and "a"+"bc" apart.
+  std::string s;
+  auto put = [&s](std::string_view field, std::string_view v) { s += fmt::format("{}:{}:", field, v.size()); s += v; s += '\n'; };
+  put("kind", to_string(p.kind));
+  put("path", p.path);
+  put("target", p.target);
+  put("replacement", p.replacement);
+  put("content", p.content);
+  for (const auto& a : p.argv) put("arg", a);
+  put("shell", p.shell);
+  put("cwd", p.cwd);
+  return blob_id(s);
+}
+
+json to_json(const Proposal& p) {
+  return json{
+      {"id", p.id},
+      {"kind", to_string(p.kind)},
+      {"status", to_string(p.state)},
+      {"path", p.path},
+      {"why", p.why},
+      {"agent", p.agent},
+      {"summary", p.summary},
+      {"created", p.created},
+      {"base", {{"exists", p.base.exists}, {"blob", p.base.blob}, {"mode", p.base.mode}}},
+      {"argv", p.argv},
+      {"shell", p.shell},
+      {"cwd", p.cwd},
+      {"decided_by", p.decided_by},
+      {"decided_at", p.decided_at},
+      {"approved_digest", p.approved_digest},
+      {"reason", p.reason},
+      {"rollback_id", p.rollback_id},
+      {"backup", p.backup},
+      {"result", p.result},
+      {"outcome_code", p.outcome_code},
+      {"risk", p.risk},
+      {"risk_reason", p.risk_reason},
+      {"tier", p.tier},
+      {"tier_reason", p.tier_reason},
+      {"decision", p.decision},
+      {"decision_rule", p.decision_rule},
+  };
+}
+
+Result<Proposal> from_json(const json& j) {
+  try {
+    Proposal p;
+    p.id = j.at("id").get<int>();
+    auto kind = parse_kind(j.at("kind").get<std::string>());
+    auto state = parse_state(j.at("status").get<std::string>());
+    if (!kind || !state) return make_error(Errc::io, "unknown kind or status");
+    p.kind = *kind;
+    p.state = *state;
+    p.path = j.value("path", "");
+    p.why = j.value("why", "");
+    p.agent = j.value("agent", "");
+    p.summary = j.value("summary", "");
+    p.created = j.value("created", "");
+    if (j.contains("base")) {
+      const auto& b = j.at("base");
+      p.base.exists = b.value("exists", false);
+      p.base.blob = b.value("blob", "");
+      p.base.mode = b.value("mode", 0644u);
+    }
+    p.argv = j.value("argv", std::vector<std::string>{});
+    p.shell = j.value("shell", "");
+    p.cwd = j.value("cwd", "");
+    p.decided_by = j.value("decided_by", "");
+    p.decided_at = j.value("decided_at", "");
+    p.approved_digest = j.value("approved_digest", "");
+    p.reason = j.value("reason", "");
+    p.rollback_id = j.value("rollback_id", "");
+    p.backup = j.value("backup", "");
+    p.result = j.value("result", "");
+    p.outcome_code = j.value("outcome_code", 0);
+    p.risk = j.value("risk", "low");
+    p.risk_reason = j.value("risk_reason", "");
+    p.tier = j.value("tier", "normal");
+    p.tier_reason = j.value("tier_reason", "");
+    p.decision = j.value("decision", "ask");
+    p.decision_rule = j.value("decision_rule", "");
+    return p;
+  } catch (const std::exception& e) {
+    return make_error(Errc::io, fmt::format("malformed proposal record: {}", e.what()));
+  }
+}
+
+}  // namespace kai

@@ -1,0 +1,62 @@
+#pragma once
+// A proposal: one staged change and everything decided about it. Payloads
+// (target, replacement, content) are raw bytes, never re-encoded.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+enum class Kind { edit, write, del, run };
+enum class State { pending, approved, applied, rejected, timeout, failed, rolled_back };
+
+std::string_view to_string(Kind k);     // edit write delete run
+std::string_view to_string(State s);    // pending … rolled-back
+std::optional<Kind> parse_kind(std::string_view s);
+std::optional<State> parse_state(std::string_view s);
+std::string_view action_name(Kind k);   // edit_file write_file delete_file run_shell
+
+struct Base {  // the file as it was at propose time
+  bool exists = false;
+  std::string blob;  // blob id when exists
+  unsigned mode = 0644;
+};
+
+struct Proposal {
+  int id = 0;
+  Kind kind = Kind::edit;
+  State state = State::pending;
+  std::string path;     // root-relative
+  std::string why, agent, summary;
+  std::string created;  // ISO UTC
+  Base base;
+  // payloads (files in the staging folder)
+  std::string target, replacement, content;
+  // run proposals
+  std::vector<std::string> argv;
+  std::string shell, cwd;
+  // the decision
+  std::string decided_by, decided_at, approved_digest, reason;
+  // the outcome
+  std::string rollback_id, backup, result;
+  int outcome_code = 0;  // exit code a --wait-ing proposer reports
+  std::string risk = "low", risk_reason;
+  std::string tier = "normal", tier_reason;  // "confirm": the approver types CONFIRM
+  std::string decision = "ask", decision_rule;  // what the policy said at propose time
+};
+
+// The digest an approval binds to: kind, path, target, replacement, content,
+// command and cwd, hashed as a git blob of a length-prefixed serialisation.
+std::string digest(const Proposal& p);
+
+// Metadata (everything but the payloads) to/from JSON.
+nlohmann::json to_json(const Proposal& p);
+Result<Proposal> from_json(const nlohmann::json& j);
+
+}  // namespace kai

@@ -1,0 +1,179 @@
+#include "lib/propose.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/beneath.hpp"
+#include "lib/git.hpp"
+#include "lib/policy.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+Result<ProposeRequest> request_from_json(std::string_view text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
+                      R"(send {"path": …, "target": …, "replacement": …, "why": …})");
+  static const char* k_known[] = {"path", "target", "replacement", "content", "delete", "why", "agent", "summary"};
+  ProposeRequest r;
+  for (const auto& [key, v] : j.items()) {
+    if (std::find_if(std::begin(k_known), std::end(k_known), [&](const char* k) { return key == k; }) == std::end(k_known))
+      return make_error(Errc::usage, fmt::format("--json-input: unknown field '{}'", key));
+    if (key == "delete") {
+      if (!v.is_boolean()) return make_error(Errc::usage, "--json-input: 'delete' must be true or false");
+      r.del = v.get<bool>();
+      continue;
+    }
+    if (v.is_null()) continue;
+    if (!v.is_string()) return make_error(Errc::usage, fmt::format("--json-input: '{}' must be a string", key));
+    std::string s = v.get<std::string>();
+    if (key == "path") r.path = s;
+    else if (key == "target") r.target = s;
+    else if (key == "replacement") r.replacement = s;
+    else if (key == "content") r.content = s;
+    else if (key == "why") r.why = s;
+    else if (key == "agent") r.agent = s;
+    else r.summary = s;
+  }
+  return r;
+}
+
+namespace {
+
+Status validate(const ProposeRequest& r) {
+  if (r.path.empty()) return make_error(Errc::usage, "no path given", "name the file with --path");
+  if (r.why.find_first_not_of(" \t\r\n") == std::string::npos)
+    return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
+  int forms = (r.target || r.replacement) + (r.content.has_value()) + r.del;
+  if (forms != 1)
+    return make_error(Errc::usage, "give exactly one of --target/--replacement, --content-file, or --delete");
+  if (r.target.has_value() != r.replacement.has_value())
+    return make_error(Errc::usage, "a surgical edit needs both --target and --replacement");
+  return ok_status();
+}
+
+size_t count_lines(std::string_view s) {
+  size_t n = static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+  return n + (!s.empty() && s.back() != '\n');
+}
+
+std::string default_summary(const Proposal& p, const FileState& cur, const FileDiff& d) {
+  if (p.kind == Kind::del) return fmt::format("deleted {} ({} lines)", p.path, count_lines(cur.bytes));
+  if (p.kind == Kind::write && !cur.exists) return fmt::format("created {} ({} lines)", p.path, count_lines(p.content));
+  if (d.binary) return fmt::format("{} {} ({} \u2192 {} bytes)", p.kind == Kind::edit ? "edited" : "rewrote", p.path, d.old_size, d.new_size);
+  if (p.kind == Kind::edit) {
+    size_t at = cur.bytes.find(p.target);
+    size_t line = 1 + static_cast<size_t>(std::count(cur.bytes.begin(), cur.bytes.begin() + static_cast<long>(at), '\n'));
+    return fmt::format("edited {} at line {} (+{}/\u2212{} lines)", p.path, line, d.added, d.removed);
+  }
+  return fmt::format("rewrote {} (+{}/\u2212{} lines)", p.path, d.added, d.removed);
+}
+
+// The file as it is now; a write may name a file whose folder does not exist yet.
+Result<FileState> read_current(Workspace& ws, const RootPath& rp, Kind kind) {
+  auto d = open_parent(ws.root, rp.rel, CreateDirs::no);
+  if (!d) {
+    std::error_code ec;
+    if (kind == Kind::write && !fs::exists(rp.abs.parent_path(), ec)) return FileState{};
+    return d.error();
+  }
+  auto st = read_at(*d, rp.abs.filename().string());
+  if (!st) return st.error();
+  if (st->exists && !st->regular) return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rp.rel));
+  return st;
+}
+
+Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileState& cur) {
+  if (p.kind == Kind::write) return std::optional<std::string>(p.content);
+  if (!cur.exists) return make_error(Errc::conflict, fmt::format("'{}' does not exist", p.path),
+                                     p.kind == Kind::edit ? "create it with --content-file" : "");
+  if (p.kind == Kind::del) return std::optional<std::string>{};
+  auto r = apply_edit(cur.bytes, p.target, p.replacement, p.path);
+  if (!r) return r.error();
+  return std::optional<std::string>(std::move(*r));
+}
+
+}  // namespace
+
+Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts) {
+  auto rp = resolve(ws.root, ws.root, p.path);
+  if (!rp) return rp.error();
+  auto cur = read_current(ws, *rp, p.kind);
+  if (!cur) return cur.error();
+  auto after = proposed_bytes(p, *cur);
+  if (!after) return after.error();
+  std::optional<std::string_view> before;
+  if (cur->exists) before = cur->bytes;
+  std::optional<std::string_view> next;
+  if (*after) next = **after;
+  return diff_buffers(p.path, before, next, cur->exists ? cur->mode : 0644u, opts);
+}
+
+Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path& cwd, DryRun dry, const DiffOptions& opts) {
+  KAI_TRY(validate(req));
+  auto rp = resolve(ws.root, cwd, req.path);
+  if (!rp) return rp.error();
+  KAI_TRY(check_write(ws.guards, *rp));
+  Proposal p;
+  p.kind = req.del ? Kind::del : req.content ? Kind::write : Kind::edit;
+  p.path = rp->rel;
+  p.why = req.why;
+  p.agent = req.agent;
+  p.target = req.target.value_or("");
+  p.replacement = req.replacement.value_or("");
+  p.content = req.content.value_or("");
+  p.created = iso_utc(ws.clock->now());
+  if (p.kind != Kind::edit && is_protected(ws.cfg, p.path))
+    return make_error(Errc::denied, fmt::format("'{}' is a protected path: surgical edits only", p.path),
+                      "propose an edit with --target/--replacement instead");
+  auto cur = read_current(ws, *rp, p.kind);
+  if (!cur) return cur.error();
+  auto after = proposed_bytes(p, *cur);
+  if (!after) return after.error();
+  if (*after && cur->exists && **after == cur->bytes)
+    return make_error(Errc::usage, fmt::format("the proposed content of '{}' is what the file already holds", p.path),
+                      "nothing to change; nothing was staged");
+  p.base = {cur->exists, cur->exists ? blob_id(cur->bytes) : "", cur->exists ? cur->mode : 0644u};
+  std::optional<std::string_view> before, next;
+  if (cur->exists) before = cur->bytes;
+  if (*after) next = **after;
+  auto diff = diff_buffers(p.path, before, next, p.base.mode, opts);
+  if (!diff) return diff.error();
+  p.summary = req.summary.empty() ? default_summary(p, *cur, *diff) : req.summary;
+  std::string why_tier;
+  p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
+  p.tier_reason = why_tier;
+  Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
+  // Confirm-tier files always need a person, whatever an allow rule says.
+  if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + why_tier};
+  p.decision = std::string(to_string(v.decision));
+  p.decision_rule = v.rule;
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies {} of '{}' ({})", to_string(p.kind), p.path, v.rule));
+  Staged out{p, std::move(*diff), std::nullopt};
+  if (dry == DryRun::yes) return out;
+  auto lock = ws.store.lock();
+  if (!lock) return lock.error();
+  auto id = ws.store.next_id();
+  if (!id) return id.error();
+  out.proposal.id = *id;
+  KAI_TRY(ws.store.create(out.proposal));
+  if (v.decision == Decision::allow && ws.cfg.mode == "normal") {
+    Proposal& q = out.proposal;
+    q.state = State::approved;
+    q.decided_by = "policy";
+    q.decided_at = q.created;
+    q.approved_digest = digest(q);
+    KAI_TRY(ws.store.save(q));
+    auto o = apply_proposal(ws, q, fmt::format("policy ({})", v.rule));
+    if (!o) return o.error();
+    out.applied = std::move(*o);
+  }
+  return out;
+}
+
+}  // namespace kai

@@ -1,0 +1,47 @@
+#pragma once
+// Staging a file change (SPEC §2 propose): validate the request, confine the
+// path, compute the diff, ask the policy, and store it — or, for an `allow`,
+// apply it at once with backup and changelog entry.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "lib/apply.hpp"
+#include "lib/diff.hpp"
+#include "lib/proposal.hpp"
+#include "lib/result.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai {
+
+struct ProposeRequest {
+  std::string path;
+  std::optional<std::string> target, replacement, content;
+  bool del = false;
+  std::string why, agent, summary;
+};
+
+// Parse the --json-input object {"path","target","replacement","content",
+// "delete","why","agent","summary"}. usage error naming the bad field.
+Result<ProposeRequest> request_from_json(std::string_view text);
+
+enum class DryRun { no, yes };
+
+struct Staged {
+  Proposal proposal;  // id 0 on a dry run
+  FileDiff diff;
+  std::optional<Outcome> applied;  // set when the policy allowed it
+};
+
+// usage: malformed request; denied: guardrail or policy deny; conflict:
+// edit target not found / not unique, nothing to delete. Takes the store
+// lock itself (not on a dry run).
+Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const std::filesystem::path& cwd, DryRun dry,
+                       const DiffOptions& diff_opts);
+
+// The proposal's diff against the file as it is now (or as it was proposed,
+// when it no longer applies).
+Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts);
+
+}  // namespace kai

@@ -1,0 +1,105 @@
+#include "lib/store.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/util/fs.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* k_payloads[] = {"target", "replacement", "content"};
+
+std::string* payload(Proposal& p, std::string_view name) {
+  if (name == "target") return &p.target;
+  if (name == "replacement") return &p.replacement;
+  return &p.content;
+}
+}  // namespace
+
+Status Store::ensure() const {
+  KAI_TRY(make_dirs(m_dir, 0700));
+  KAI_TRY(make_dirs(m_dir / "staging", 0700));
+  KAI_TRY(make_dirs(m_dir / "journal", 0700));
+  return ok_status();
+}
+
+bool Store::exists() const {
+  std::error_code ec;
+  return fs::is_directory(m_dir / "staging", ec);
+}
+
+fs::path Store::staging_dir(int id) const { return m_dir / "staging" / std::to_string(id); }
+
+Result<FileLock> Store::lock() const {
+  KAI_TRY(ensure());
+  return FileLock::acquire(m_dir / "lock");
+}
+
+Result<int> Store::next_id() const {
+  fs::path counter = m_dir / "staging" / "next-id";
+  int next = 1;
+  if (auto text = read_file(counter)) {
+    auto r = std::from_chars(text->data(), text->data() + text->size(), next);
+    if (r.ec != std::errc{} || next < 1) next = 1;
+  }
+  // A counter lost or rolled back by hand must never hand out an id twice.
+  if (auto all = ids(); all && !all->empty()) next = std::max(next, all->back() + 1);
+  KAI_TRY(write_file_atomic(counter, fmt::format("{}\n", next + 1), 0600));
+  return next;
+}
+
+Status Store::create(const Proposal& p) const {
+  fs::path dir = staging_dir(p.id);
+  std::error_code ec;
+  if (!fs::create_directory(dir, ec) || ec)
+    return make_error(Errc::io, fmt::format("cannot create staging folder '{}': {}", dir.string(),
+                                            ec ? ec.message() : "it already exists"));
+  Proposal copy = p;
+  for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(copy, name), 0600));
+  return save(p);
+}
+
+Status Store::save(const Proposal& p) const {
+  return write_file_atomic(staging_dir(p.id) / "meta.json", to_json(p).dump(2) + "\n", 0600);
+}
+
+Result<Proposal> Store::load(int id) const {
+  fs::path dir = staging_dir(id);
+  std::error_code ec;
+  if (id < 1 || !fs::is_directory(dir, ec))
+    return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
+  auto text = read_file(dir / "meta.json");
+  if (!text) return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
+  auto p = from_json(j);
+  if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
+  for (const char* name : k_payloads) {
+    auto bytes = read_file(dir / name);
+    if (!bytes) return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
+    *payload(*p, name) = std::move(*bytes);
+  }
+  return p;
+}
+
+Result<std::vector<int>> Store::ids() const {
+  std::vector<int> out;
+  std::error_code ec;
+  fs::directory_iterator it(m_dir / "staging", ec);
+  if (ec) return out;
+  for (const auto& e : it) {
+    const std::string name = e.path().filename().string();
+    int id = 0;
+    auto r = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (r.ec == std::errc{} && r.ptr == name.data() + name.size() && id > 0) out.push_back(id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace kai

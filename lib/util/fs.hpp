@@ -1,0 +1,38 @@
+#pragma once
+// Plain file helpers with POSIX durability. They know nothing of roots or
+// guardrails: callers that write inside the governed tree use lib/beneath.hpp,
+// which resolves every component without following symlinks.
+
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <filesystem>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+// Whole file as bytes. not_found when it does not exist, io otherwise.
+Result<std::string> read_file(const std::filesystem::path& p);
+
+// Replace `p` atomically: temp file in the same folder, fsync, rename, fsync
+// the folder. `mode` is applied to the new file.
+Status write_file_atomic(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
+
+// Create `p` exclusively (O_EXCL|O_NOFOLLOW), write, fsync. conflict if it exists.
+Status write_file_exclusive(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
+
+// Append with O_APPEND and fsync.
+Status append_file(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
+
+Status fsync_dir(const std::filesystem::path& dir);
+Status make_dirs(const std::filesystem::path& dir, mode_t mode = 0755);
+
+// write(2) until done, retrying on EINTR.
+bool write_all(int fd, std::string_view data);
+// read(2) until EOF.
+Result<std::string> read_all(int fd);
+
+std::string errno_text(int err);
+
+}  // namespace kai

@@ -1,0 +1,32 @@
+#pragma once
+// The store lock: an exclusive flock(2) on one file. The kernel drops it when
+// the holder dies, so a killed process never leaves a stuck lock behind.
+
+#include <filesystem>
+
+#include "lib/result.hpp"
+
+namespace kai {
+
+class FileLock {
+public:
+  FileLock() = default;
+  FileLock(FileLock&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+  FileLock& operator=(FileLock&& o) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+  // Blocks until the lock is ours.
+  static Result<FileLock> acquire(const std::filesystem::path& p);
+  // Errc::conflict at once when somebody else holds it.
+  static Result<FileLock> try_acquire(const std::filesystem::path& p);
+  void release();
+  bool held() const { return m_fd >= 0; }
+
+private:
+  explicit FileLock(int fd) : m_fd(fd) {}
+  int m_fd = -1;
+};
+
+}  // namespace kai

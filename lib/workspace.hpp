@@ -1,0 +1,53 @@
+#pragma once
+// Everything one kaicoder invocation works with: the root, the merged config,
+// the guardrails, the store, the journal and the changelog. cmd/ builds one
+// per command from its Env; lib/ never looks at the process environment.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "lib/changelog.hpp"
+#include "lib/config.hpp"
+#include "lib/journal.hpp"
+#include "lib/paths.hpp"
+#include "lib/result.hpp"
+#include "lib/store.hpp"
+#include "lib/util/time.hpp"
+
+namespace kai {
+
+// What the process knows about where it runs; filled in by cmd/main.cpp.
+struct Env {
+  std::filesystem::path cwd;
+  std::optional<std::filesystem::path> root_override;    // --root
+  std::optional<std::filesystem::path> config_override;  // --config
+  std::filesystem::path user_config_dir;  // $XDG_CONFIG_HOME/kaicoder or ~/.config/kaicoder
+  std::string user;                       // OS user name of the real uid
+};
+
+// SPEC §1: nearest kaicoder.toml upward, else the enclosing git work tree,
+// else `cwd`. Canonical.
+std::filesystem::path find_root(const std::filesystem::path& cwd);
+
+class Workspace {
+public:
+  // Errc::usage for a bad --root or a malformed config.
+  static Result<Workspace> open(const Env& env, const Clock& clock);
+
+  std::filesystem::path root;
+  Config cfg;
+  Guardrails guards;
+  Store store;
+  Journal journal;
+  Changelog changelog;
+  const Clock* clock = nullptr;
+  std::string user;
+
+  std::filesystem::path abs(const std::string& rel) const { return root / rel; }
+
+private:
+  Workspace(std::filesystem::path r, Config c, const Clock& clk, std::string u);
+};
+
+}  // namespace kai

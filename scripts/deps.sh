@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing kaicoder needs, from Debian's packages.
+# Does nothing when everything is already there. Needs root (or sudo).
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config git util-linux
+          libcli11-dev libtomlplusplus-dev libfmt-dev libgit2-dev libdtl-dev
+          catch2 nlohmann-json3-dev)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(mandoc bash-completion zsh fish time)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,322 @@
+// The transaction at the heart of kaicoder: apply, rollback, recovery.
+
+#include "unit/temp_dir.hpp"
+
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/apply.hpp"
+#include "lib/decide.hpp"
+#include "lib/git.hpp"
+#include "lib/propose.hpp"
+#include "lib/util/fs.hpp"
+
+namespace {
+using kai::test::TempDir;
+
+struct FixedClock : kai::Clock {
+  kai::TimePoint t = std::chrono::system_clock::from_time_t(1783606530);  // 2026-07-09T14:15:30Z
+  kai::TimePoint now() const override { return t; }
+};
+
+struct Fixture {
+  TempDir dir;
+  FixedClock clock;
+  std::optional<kai::Workspace> ws;
+
+  Fixture() {
+    kai::Env env;
+    env.cwd = dir.path();
+    env.root_override = dir.path();
+    env.user_config_dir = dir.path() / ".no-user-config";
+    env.user = "tester";
+    auto w = kai::Workspace::open(env, clock);
+    REQUIRE(w);
+    ws.emplace(std::move(*w));
+  }
+
+  // Stage and approve (as a person would), returning the proposal id.
+  int stage(const kai::ProposeRequest& r) {
+    auto st = kai::propose(*ws, r, dir.path(), kai::DryRun::no, {});
+    REQUIRE(st);
+    return st->proposal.id;
+  }
+  kai::Result<kai::Approved> approve(int id) {
+    auto p = ws->store.load(id);
+    REQUIRE(p);
+    return kai::approve(*ws, id, kai::digest(*p), "tester", kai::ApplyNow::yes);
+  }
+};
+
+kai::ProposeRequest edit(std::string path, std::string target, std::string replacement) {
+  kai::ProposeRequest r;
+  r.path = std::move(path);
+  r.target = std::move(target);
+  r.replacement = std::move(replacement);
+  r.why = "test";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("apply_edit replaces a target that occurs exactly once", "[apply]") {
+  auto r = kai::apply_edit("a\nb\nc\n", "b\n", "B\n", "f");
+  REQUIRE(r);
+  CHECK(*r == "a\nB\nc\n");
+}
+
+TEST_CASE("apply_edit refuses a missing, repeated or empty target", "[apply]") {
+  auto none = kai::apply_edit("abc", "x", "y", "f");
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code == kai::Errc::conflict);
+  CHECK(none.error().message.find("not found") != std::string::npos);
+
+  auto twice = kai::apply_edit("x\ny\nx\n", "x", "z", "f");
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().code == kai::Errc::conflict);
+  CHECK(twice.error().message.find("found 2 times") != std::string::npos);
+  CHECK(twice.error().message.find("lines 1, 3") != std::string::npos);
+
+  // Overlapping occurrences are ambiguous too.
+  CHECK_FALSE(kai::apply_edit("aaa", "aa", "b", "f"));
+  auto empty = kai::apply_edit("abc", "", "b", "f");
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().code == kai::Errc::usage);
+}
+
+TEST_CASE("an approved edit is backed up, applied, journalled and logged", "[apply]") {
+  Fixture f;
+  f.dir.write("src/a.txt", "one\r\ntwo\r\nthree");  // CRLF, no final newline
+  ::chmod((f.dir / "src/a.txt").c_str(), 0750);
+  int id = f.stage(edit("src/a.txt", "two", "TWO"));
+  auto r = f.approve(id);
+  REQUIRE(r);
+  REQUIRE(r->applied);
+  const auto& o = *r->applied;
+  CHECK(o.rollback_id == "20260709T141530Z");
+  CHECK(f.dir.read("src/a.txt") == "one\r\nTWO\r\nthree");
+  CHECK(f.dir.read("src/a.txt.bak-kaicoder-20260709T141530Z") == "one\r\ntwo\r\nthree");
+  struct stat st {};
+  REQUIRE(::stat((f.dir / "src/a.txt").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0750);
+  auto rec = f.ws->journal.load(o.rollback_id);
+  REQUIRE(rec);
+  CHECK(rec->files.at(0).backup_blob == kai::blob_id("one\r\ntwo\r\nthree"));
+  auto entries = f.ws->changelog.newest(0);
+  REQUIRE(entries);
+  REQUIRE(entries->size() == 1);
+  CHECK(entries->at(0).kind == "edit");
+  CHECK(entries->at(0).approver == "tester");
+  auto p = f.ws->store.load(id);
+  REQUIRE(p);
+  CHECK(p->state == kai::State::applied);
+  CHECK_FALSE(f.dir.exists(".kaicoder/intents/20260709T141530Z.json"));
+}
+
+TEST_CASE("two actions in one second get rollback ids with suffixes", "[apply]") {
+  Fixture f;
+  f.dir.write("a.txt", "a\n");
+  f.dir.write("b.txt", "b\n");
+  auto r1 = f.approve(f.stage(edit("a.txt", "a", "A")));
+  auto r2 = f.approve(f.stage(edit("b.txt", "b", "B")));
+  REQUIRE(r1);
+  REQUIRE(r2);
+  CHECK(r1->applied->rollback_id == "20260709T141530Z");
+  CHECK(r2->applied->rollback_id == "20260709T141530Z-2");
+}
+
+TEST_CASE("a write whose file changed since the proposal is refused as stale", "[apply]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  kai::ProposeRequest w;
+  w.path = "a.txt";
+  w.content = "new\n";
+  w.why = "t";
+  int id = f.stage(w);
+  f.dir.write("a.txt", "edited by hand\n");
+  auto r = f.approve(id);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == kai::Errc::conflict);
+  CHECK(f.dir.read("a.txt") == "edited by hand\n");
+  CHECK(f.ws->store.load(id)->state == kai::State::failed);
+}
+
+TEST_CASE("apply refuses a proposal whose payload changed after approval", "[apply]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  int id = f.stage(edit("a.txt", "old", "new"));
+  auto p = f.ws->store.load(id);
+  REQUIRE(kai::approve(*f.ws, id, kai::digest(*p), "tester", kai::ApplyNow::no));
+  f.dir.write(".kaicoder/staging/" + std::to_string(id) + "/replacement", "evil");
+  auto r = kai::apply_approved(*f.ws, id, "tester");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == kai::Errc::conflict);
+  CHECK(f.dir.read("a.txt") == "old\n");
+}
+
+TEST_CASE("rollback restores the backup and can itself be rolled back", "[apply][rollback]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  auto r = f.approve(f.stage(edit("a.txt", "old", "new")));
+  REQUIRE(r);
+  auto back = kai::rollback(*f.ws, "last", "tester", kai::Force::no);
+  REQUIRE(back);
+  CHECK(f.dir.read("a.txt") == "old\n");
+  CHECK(f.dir.read("a.txt.bak-kaicoder-" + back->rollback_id) == "new\n");
+  CHECK(f.ws->store.load(1)->state == kai::State::rolled_back);
+  auto again = kai::rollback(*f.ws, back->rollback_id, "tester", kai::Force::no);
+  REQUIRE(again);
+  CHECK(f.dir.read("a.txt") == "new\n");
+}
+
+TEST_CASE("rollback refuses a file changed since the entry unless forced", "[apply][rollback]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  auto r = f.approve(f.stage(edit("a.txt", "old", "new")));
+  REQUIRE(r);
+  f.dir.write("a.txt", "hand edit\n");
+  auto refused = kai::rollback(*f.ws, r->applied->rollback_id, "tester", kai::Force::no);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == kai::Errc::conflict);
+  CHECK(refused.error().message.find("changed by hand") != std::string::npos);
+  CHECK(f.dir.read("a.txt") == "hand edit\n");
+  auto forced = kai::rollback(*f.ws, r->applied->rollback_id, "tester", kai::Force::yes);
+  REQUIRE(forced);
+  CHECK(f.dir.read("a.txt") == "old\n");
+  CHECK(f.dir.read("a.txt.bak-kaicoder-" + forced->rollback_id) == "hand edit\n");
+}
+
+TEST_CASE("rollback names the later entry that changed the file", "[apply][rollback]") {
+  Fixture f;
+  f.dir.write("a.txt", "one\ntwo\n");
+  auto first = f.approve(f.stage(edit("a.txt", "one", "ONE")));
+  REQUIRE(first);
+  auto second = f.approve(f.stage(edit("a.txt", "two", "TWO")));
+  REQUIRE(second);
+  auto r = kai::rollback(*f.ws, first->applied->rollback_id, "tester", kai::Force::no);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find(second->applied->rollback_id) != std::string::npos);
+}
+
+TEST_CASE("rollback refuses a backup that was changed", "[apply][rollback]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  auto r = f.approve(f.stage(edit("a.txt", "old", "new")));
+  REQUIRE(r);
+  f.dir.write("a.txt.bak-kaicoder-" + r->applied->rollback_id, "tampered\n");
+  auto back = kai::rollback(*f.ws, "last", "tester", kai::Force::yes);
+  REQUIRE_FALSE(back);
+  CHECK(back.error().code == kai::Errc::conflict);
+  CHECK(f.dir.read("a.txt") == "new\n");
+}
+
+TEST_CASE("rolling back a created file deletes it; a deleted file comes back with its mode", "[apply][rollback]") {
+  Fixture f;
+  kai::ProposeRequest w;
+  w.path = "dir/new.txt";
+  w.content = "fresh\n";
+  w.why = "t";
+  REQUIRE(f.approve(f.stage(w)));
+  CHECK(f.dir.read("dir/new.txt") == "fresh\n");
+  REQUIRE(kai::rollback(*f.ws, "last", "tester", kai::Force::no));
+  CHECK_FALSE(f.dir.exists("dir/new.txt"));
+
+  f.dir.write("run.sh", "#!/bin/sh\n");
+  ::chmod((f.dir / "run.sh").c_str(), 0755);
+  kai::ProposeRequest d;
+  d.path = "run.sh";
+  d.del = true;
+  d.why = "t";
+  REQUIRE(f.approve(f.stage(d)));
+  CHECK_FALSE(f.dir.exists("run.sh"));
+  REQUIRE(kai::rollback(*f.ws, "last", "tester", kai::Force::no));
+  CHECK(f.dir.read("run.sh") == "#!/bin/sh\n");
+  struct stat st {};
+  REQUIRE(::stat((f.dir / "run.sh").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0755);
+}
+
+TEST_CASE("recovery finishes an intent whose file already holds the new bytes", "[apply][recover]") {
+  Fixture f;
+  f.dir.write("a.txt", "new\n");
+  f.dir.write("a.txt.bak-kaicoder-X1", "old\n");
+  nlohmann::json intent = {
+      {"id", "20260709T141530Z"}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
+      {"files", {{{"path", "a.txt"}, {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
+                  {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
+                  {"backup", "a.txt.bak-kaicoder-X1"}, {"backup_blob", kai::blob_id("old\n")}}}},
+      {"entry", {{"time", "2026-07-09T14:15:30Z"}, {"kind", "edit"}, {"rollback_id", "20260709T141530Z"},
+                 {"files", {"/x/a.txt"}}, {"action", "edit_file"}, {"result", "ok"}}}};
+  f.dir.write(".kaicoder/intents/20260709T141530Z.json", intent.dump());
+  auto n = kai::recover(*f.ws);
+  REQUIRE(n);
+  CHECK(*n == 1);
+  CHECK(f.ws->journal.has("20260709T141530Z"));
+  CHECK(*f.ws->changelog.live_contains("20260709T141530Z"));
+  CHECK_FALSE(f.dir.exists(".kaicoder/intents/20260709T141530Z.json"));
+  CHECK(f.dir.read("a.txt") == "new\n");
+}
+
+TEST_CASE("recovery undoes an intent whose file still holds the old bytes", "[apply][recover]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  f.dir.write("a.txt.bak-kaicoder-X1", "old\n");
+  nlohmann::json intent = {
+      {"id", "20260709T141530Z"}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
+      {"files", {{{"path", "a.txt"}, {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
+                  {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
+                  {"backup", "a.txt.bak-kaicoder-X1"}, {"backup_blob", kai::blob_id("old\n")}}}},
+      {"entry", {{"kind", "edit"}, {"rollback_id", "20260709T141530Z"}}}};
+  f.dir.write(".kaicoder/intents/20260709T141530Z.json", intent.dump());
+  REQUIRE(kai::recover(*f.ws));
+  CHECK(f.dir.read("a.txt") == "old\n");
+  CHECK_FALSE(f.dir.exists("a.txt.bak-kaicoder-X1"));
+  CHECK_FALSE(f.ws->journal.has("20260709T141530Z"));
+  CHECK_FALSE(*f.ws->changelog.live_contains("20260709T141530Z"));
+}
+
+TEST_CASE("a pending proposal past the timeout expires once and cannot be approved", "[decide]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  int id = f.stage(edit("a.txt", "old", "new"));
+  f.clock.t += std::chrono::seconds(301);
+  auto swept = kai::sweep(*f.ws);
+  REQUIRE(swept);
+  CHECK(swept->size() == 1);
+  auto again = kai::sweep(*f.ws);
+  REQUIRE(again);
+  CHECK(again->empty());
+  auto r = f.approve(id);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == kai::Errc::timeout);
+  auto entries = f.ws->changelog.newest(0);
+  REQUIRE(entries);
+  REQUIRE(entries->size() == 1);
+  CHECK(entries->at(0).kind == "timeout");
+  CHECK(f.dir.read("a.txt") == "old\n");
+}
+
+TEST_CASE("a rejected proposal writes nothing and logs a rejected entry", "[decide]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  int id = f.stage(edit("a.txt", "old", "new"));
+  auto r = kai::reject(*f.ws, id, "tester", "not like this");
+  REQUIRE(r);
+  CHECK(r->state == kai::State::rejected);
+  CHECK(f.dir.read("a.txt") == "old\n");
+  auto entries = f.ws->changelog.newest(0);
+  REQUIRE(entries->size() == 1);
+  CHECK(entries->at(0).kind == "rejected");
+  CHECK(entries->at(0).result == "rejected: not like this");
+  CHECK(kai::outcome_exit_code(*r) == 4);
+}
+
+TEST_CASE("only listed approvers may decide", "[decide]") {
+  Fixture f;
+  f.ws->cfg.approvers = {"alice"};
+  CHECK(kai::may_decide(*f.ws, "alice"));
+  auto no = kai::may_decide(*f.ws, "mallory");
+  REQUIRE_FALSE(no);
+  CHECK(no.error().code == kai::Errc::denied);
+}

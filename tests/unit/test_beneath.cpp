@@ -1,0 +1,320 @@
+// temp_dir.hpp first: it registers its failure listener before Catch is included.
+#include "tests/unit/temp_dir.hpp"
+
+#include <fcntl.h>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "lib/beneath.hpp"
+#include "lib/paths.hpp"
+
+using kai::CreateDirs;
+using kai::Dir;
+using kai::Errc;
+using kai::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+using OpenFn = kai::Result<Dir> (*)(const fs::path&, std::string_view, CreateDirs);
+
+// Both ways of opening a parent must behave the same; every test that opens
+// one runs once with each.
+struct Opener {
+  const char* name;
+  OpenFn fn;
+};
+constexpr Opener k_openers[] = {{"openat2", kai::open_parent}, {"walk", kai::open_parent_walk}};
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::lstat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+size_t entries(const fs::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+
+// T/root with T/outside next to it, holding one file.
+struct Tree {
+  TempDir t;
+  fs::path root = t / "root";
+  fs::path out = t / "outside";
+  Tree() {
+    t.mkdir("root");
+    t.write("outside/keep.txt", "outside\n");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("open_parent opens existing folders and reads beneath them", "[beneath]") {
+  for (const Opener& o : k_openers) {
+    DYNAMIC_SECTION(o.name) {
+      Tree tr;
+      tr.t.write("root/src/lib/a.c", "int a;\n");
+      ::chmod((tr.root / "src/lib/a.c").c_str(), 0640);
+      kai::Result<Dir> d = o.fn(tr.root, "src/lib/a.c", CreateDirs::no);
+      REQUIRE(d.ok());
+      kai::Result<kai::FileState> st = kai::read_at(*d, "a.c");
+      REQUIRE(st.ok());
+      CHECK(st->exists);
+      CHECK(st->regular);
+      CHECK(st->bytes == "int a;\n");
+      CHECK(st->mode == 0640);
+      CHECK(st->nlink == 1);
+
+      kai::Result<Dir> top = o.fn(tr.root, "top.txt", CreateDirs::no);
+      REQUIRE(top.ok());
+      kai::Result<kai::FileState> missing = kai::read_at(*top, "top.txt");
+      REQUIRE(missing.ok());
+      CHECK_FALSE(missing->exists);
+    }
+  }
+}
+
+TEST_CASE("open_parent creates missing folders only when asked", "[beneath]") {
+  for (const Opener& o : k_openers) {
+    DYNAMIC_SECTION(o.name) {
+      Tree tr;
+      kai::Result<Dir> no = o.fn(tr.root, "a/b/c/f.txt", CreateDirs::no);
+      REQUIRE_FALSE(no.ok());
+      CHECK(no.error().code == Errc::conflict);
+      CHECK_FALSE(tr.t.exists("root/a"));
+
+      kai::Result<Dir> yes = o.fn(tr.root, "a/b/c/f.txt", CreateDirs::yes);
+      REQUIRE(yes.ok());
+      CHECK(fs::is_directory(tr.root / "a/b/c"));
+      REQUIRE(kai::write_exclusive_at(*yes, "f.txt", "hi\n", 0644).ok());
+      CHECK(tr.t.read("root/a/b/c/f.txt") == "hi\n");
+    }
+  }
+}
+
+TEST_CASE("open_parent refuses a symlinked folder, inside or outside the root", "[beneath]") {
+  for (const Opener& o : k_openers) {
+    DYNAMIC_SECTION(o.name) {
+      Tree tr;
+      tr.t.mkdir("root/src");
+      tr.t.symlink("root/in", "src");
+      tr.t.symlink("root/out", tr.out.string());
+      tr.t.symlink("root/dangling", "nowhere");
+      tr.t.write("root/file", "x");
+      for (CreateDirs c : {CreateDirs::no, CreateDirs::yes}) {
+        for (std::string_view rel : {"in/x", "out/x", "out/keep.txt", "out/new/x", "dangling/x"}) {
+          INFO(rel);
+          kai::Result<Dir> d = o.fn(tr.root, rel, c);
+          REQUIRE_FALSE(d.ok());
+          CHECK(d.error().code == Errc::denied);
+        }
+        kai::Result<Dir> f = o.fn(tr.root, "file/x", c);
+        REQUIRE_FALSE(f.ok());
+        CHECK(f.error().code == Errc::usage);
+      }
+      CHECK(entries(tr.out) == 1);
+      CHECK_FALSE(tr.t.exists("root/nowhere"));
+    }
+  }
+}
+
+TEST_CASE("open_parent refuses paths that are not plain and relative", "[beneath]") {
+  Tree tr;
+  tr.t.mkdir("root/a");
+  for (std::string_view rel : {"../outside/keep.txt", "/etc/passwd", "a/../../outside/x", "a/./x", "a//x", "", "a/",
+                               "./x", ".."}) {
+    INFO(rel);
+    for (const Opener& o : k_openers) {
+      kai::Result<Dir> d = o.fn(tr.root, rel, CreateDirs::yes);
+      REQUIRE_FALSE(d.ok());
+      CHECK(d.error().code == Errc::denied);
+    }
+  }
+  CHECK(entries(tr.out) == 1);
+}
+
+TEST_CASE("a folder swapped for a symlink after resolve cannot lead out of the root", "[beneath]") {
+  for (const Opener& o : k_openers) {
+    for (CreateDirs c : {CreateDirs::no, CreateDirs::yes}) {
+      DYNAMIC_SECTION(o.name << (c == CreateDirs::yes ? " creating" : "")) {
+        Tree tr;
+        tr.t.mkdir("root/d/e");
+        kai::Result<kai::RootPath> p = kai::resolve(tr.root, tr.root, "d/e/f.txt");
+        REQUIRE(p.ok());
+        REQUIRE(p->rel == "d/e/f.txt");
+
+        // Swap: the checked folder becomes a symlink to outside.
+        fs::rename(tr.root / "d", tr.root / "d.old");
+        tr.t.symlink("root/d", tr.out.string());
+        tr.t.mkdir("outside/e");
+
+        kai::Result<Dir> d = o.fn(tr.root, p->rel, c);
+        REQUIRE_FALSE(d.ok());
+        CHECK(d.error().code == Errc::denied);
+        CHECK_FALSE(tr.t.exists("outside/e/f.txt"));
+        CHECK(entries(tr.out / "e") == 0);
+
+        // The deeper folder swapped instead, for a symlink that stays inside
+        // the root but points at .git: refused all the same.
+        fs::remove(tr.root / "d");
+        fs::rename(tr.root / "d.old", tr.root / "d");
+        tr.t.mkdir("root/.git");
+        fs::remove(tr.root / "d/e");
+        tr.t.symlink("root/d/e", "../.git");
+        kai::Result<Dir> d2 = o.fn(tr.root, p->rel, c);
+        REQUIRE_FALSE(d2.ok());
+        CHECK(d2.error().code == Errc::denied);
+        CHECK(entries(tr.root / ".git") == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("read_at never follows a symlink and reports other kinds of file", "[beneath]") {
+  Tree tr;
+  tr.t.write("root/a.txt", "a");
+  tr.t.symlink("root/ln", "a.txt");
+  tr.t.symlink("root/out", (tr.out / "keep.txt").string());
+  tr.t.symlink("root/dangling", "nowhere");
+  tr.t.mkdir("root/sub");
+  REQUIRE(::mkfifo((tr.root / "fifo").c_str(), 0600) == 0);
+  kai::Result<Dir> d = kai::open_parent(tr.root, "a.txt", CreateDirs::no);
+  REQUIRE(d.ok());
+  for (std::string_view name : {"ln", "out", "dangling"}) {
+    INFO(name);
+    kai::Result<kai::FileState> st = kai::read_at(*d, name);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::denied);
+  }
+  for (std::string_view name : {"sub", "fifo"}) {
+    INFO(name);
+    kai::Result<kai::FileState> st = kai::read_at(*d, name);
+    REQUIRE(st.ok());
+    CHECK(st->exists);
+    CHECK_FALSE(st->regular);
+    CHECK(st->bytes.empty());
+  }
+  for (std::string_view name : {"a/b", "..", ".", ""}) {
+    INFO(name);
+    kai::Result<kai::FileState> st = kai::read_at(*d, name);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == Errc::usage);
+  }
+}
+
+TEST_CASE("read_at reports the link count of a hard-linked file", "[beneath]") {
+  Tree tr;
+  tr.t.write("root/a.txt", "a");
+  tr.t.hardlink("root/b.txt", "root/a.txt");
+  kai::Result<Dir> d = kai::open_parent(tr.root, "a.txt", CreateDirs::no);
+  REQUIRE(d.ok());
+  kai::Result<kai::FileState> st = kai::read_at(*d, "b.txt");
+  REQUIRE(st.ok());
+  CHECK(st->nlink == 2);
+}
+
+TEST_CASE("write_exclusive_at never writes through a name that exists", "[beneath]") {
+  Tree tr;
+  tr.t.write("root/taken", "old");
+  tr.t.symlink("root/ln", (tr.out / "keep.txt").string());
+  tr.t.symlink("root/dangling", (tr.out / "planted.txt").string());
+  kai::Result<Dir> d = kai::open_parent(tr.root, "x", CreateDirs::no);
+  REQUIRE(d.ok());
+  for (std::string_view name : {"taken", "ln", "dangling"}) {
+    INFO(name);
+    kai::Status s = kai::write_exclusive_at(*d, name, "new", 0644);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().code == Errc::conflict);
+  }
+  CHECK(tr.t.read("root/taken") == "old");
+  CHECK(tr.t.read("outside/keep.txt") == "outside\n");
+  CHECK_FALSE(tr.t.exists("outside/planted.txt"));
+
+  REQUIRE(kai::write_exclusive_at(*d, "backup", "bytes", 0600).ok());
+  CHECK(tr.t.read("root/backup") == "bytes");
+  CHECK(mode_of(tr.root / "backup") == 0600);
+}
+
+TEST_CASE("replace_at swaps the whole file and keeps the requested mode", "[beneath]") {
+  Tree tr;
+  tr.t.write("root/src/run.sh", "old\n");
+  kai::Result<Dir> d = kai::open_parent(tr.root, "src/run.sh", CreateDirs::no);
+  REQUIRE(d.ok());
+  REQUIRE(kai::replace_at(*d, "run.sh", "new\n", 0755).ok());
+  CHECK(tr.t.read("root/src/run.sh") == "new\n");
+  CHECK(mode_of(tr.root / "src/run.sh") == 0755);
+  REQUIRE(kai::replace_at(*d, "created.txt", "", 0644).ok());
+  CHECK(tr.t.read("root/src/created.txt").empty());
+  CHECK(entries(tr.root / "src") == 2);  // no temp file left behind
+}
+
+TEST_CASE("replace_at refuses a symlink and breaks a hard link instead of writing through it", "[beneath]") {
+  Tree tr;
+  tr.t.symlink("root/ln", (tr.out / "keep.txt").string());
+  tr.t.hardlink("root/hard", (tr.out / "keep.txt").string());
+  tr.t.mkdir("root/folder");
+  kai::Result<Dir> d = kai::open_parent(tr.root, "x", CreateDirs::no);
+  REQUIRE(d.ok());
+  kai::Status s = kai::replace_at(*d, "ln", "evil", 0644);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == Errc::denied);
+  kai::Status f = kai::replace_at(*d, "folder", "x", 0644);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().code == Errc::conflict);
+
+  REQUIRE(kai::replace_at(*d, "hard", "inside only", 0644).ok());
+  CHECK(tr.t.read("root/hard") == "inside only");
+  CHECK(tr.t.read("outside/keep.txt") == "outside\n");
+  CHECK(entries(tr.root) == 3);
+}
+
+TEST_CASE("replace_at handles a name at the length limit", "[beneath]") {
+  Tree tr;
+  std::string name(255, 'n');
+  kai::Result<Dir> d = kai::open_parent(tr.root, name, CreateDirs::no);
+  REQUIRE(d.ok());
+  REQUIRE(kai::replace_at(*d, name, "one", 0644).ok());
+  REQUIRE(kai::replace_at(*d, name, "two", 0644).ok());
+  CHECK(tr.t.read("root/" + name) == "two");
+  CHECK(entries(tr.root) == 1);
+}
+
+TEST_CASE("unlink_at removes a file, tolerates a missing one and refuses a folder", "[beneath]") {
+  Tree tr;
+  tr.t.write("root/a.txt", "a");
+  tr.t.mkdir("root/sub");
+  tr.t.symlink("root/ln", (tr.out / "keep.txt").string());
+  kai::Result<Dir> d = kai::open_parent(tr.root, "a.txt", CreateDirs::no);
+  REQUIRE(d.ok());
+  REQUIRE(kai::unlink_at(*d, "a.txt").ok());
+  CHECK_FALSE(tr.t.exists("root/a.txt"));
+  CHECK(kai::unlink_at(*d, "a.txt").ok());
+  kai::Status s = kai::unlink_at(*d, "sub");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == Errc::conflict);
+  // Removing a symlink removes the link, never what it points at.
+  REQUIRE(kai::unlink_at(*d, "ln").ok());
+  CHECK(tr.t.read("outside/keep.txt") == "outside\n");
+}
+
+TEST_CASE("Dir owns its descriptor and hands it over on move", "[beneath]") {
+  Tree tr;
+  kai::Result<Dir> d = kai::open_parent(tr.root, "x", CreateDirs::no);
+  REQUIRE(d.ok());
+  int fd = d->fd();
+  CHECK(fd >= 0);
+  Dir moved(std::move(*d));
+  CHECK(moved.fd() == fd);
+  CHECK(d->fd() == -1);
+  Dir other;
+  other = std::move(moved);
+  CHECK(other.fd() == fd);
+  CHECK(::fcntl(fd, F_GETFD) != -1);
+}

@@ -1,0 +1,111 @@
+// Configuration is strict: every malformed input names file, line and key.
+
+#include "unit/temp_dir.hpp"
+
+#include "lib/config.hpp"
+#include "lib/policy.hpp"
+
+namespace {
+using kai::test::TempDir;
+
+kai::Result<kai::Config> load_text(TempDir& d, const std::string& text) {
+  d.write("kaicoder.toml", text);
+  return kai::load_config({d / "kaicoder.toml"});
+}
+}  // namespace
+
+TEST_CASE("the shipped example is a valid config with the documented defaults", "[config]") {
+  TempDir d;
+  auto c = load_text(d, kai::default_config_text());
+  REQUIRE(c);
+  CHECK(c->timeout == 300);
+  CHECK(c->mode == "normal");
+  CHECK(c->defaults.at("read") == "allow");
+  CHECK(c->defaults.at("edit") == "ask");
+  CHECK(c->run_timeout == 600);
+  CHECK(c->changelog == "KAI-CODER-CHANGELOG.md");
+  CHECK(std::find(c->confirm.begin(), c->confirm.end(), "*.sh") != c->confirm.end());
+}
+
+TEST_CASE("config errors name the file, the line and the key", "[config]") {
+  struct Case {
+    const char* text;
+    const char* key;
+    int line;
+  };
+  const Case cases[] = {
+      {"[approval]\ntimeout = \"soon\"\n", "approval.timeout", 2},
+      {"[approval]\ntimout = 3\n", "approval.timout", 2},
+      {"[policy]\nmode = \"yolo\"\n", "policy.mode", 2},
+      {"[policy.default]\nedit = \"maybe\"\n", "policy.default.edit", 2},
+      {"[policy.default]\nfly = \"allow\"\n", "policy.default.fly", 2},
+      {"[paths]\ndeny_write = \"secrets\"\n", "paths.deny_write", 2},
+      {"[paths]\nprotected = [\"a[b\"]\n", "paths.protected", 2},
+      {"[run]\nmax_output = -1\n", "run.max_output", 2},
+      {"[run]\nsandbox = \"chroot\"\n", "run.sandbox", 2},
+      {"[[policy.rule]]\naction = \"fly\"\ndecision = \"allow\"\n", "policy.rule.action", 2},
+      {"[[policy.rule]]\naction = \"run\"\ndecision = \"allow\"\npath = \"x\"\n", "policy.rule", 1},
+      {"[[policy.rule]]\naction = \"edit\"\n", "policy.rule", 1},
+      {"[surprise]\n", "surprise", 1},
+  };
+  for (const auto& c : cases) {
+    TempDir d;
+    auto r = load_text(d, c.text);
+    INFO(c.text);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == kai::Errc::usage);
+    CHECK(r.error().message.find((d / "kaicoder.toml").string() + ":" + std::to_string(c.line) + ":") == 0);
+    CHECK(r.error().message.find(c.key) != std::string::npos);
+  }
+}
+
+TEST_CASE("a TOML syntax error names the file and the line", "[config]") {
+  TempDir d;
+  auto r = load_text(d, "[approval]\napprovers = [\"a\"\n");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find((d / "kaicoder.toml").string() + ":") == 0);
+}
+
+TEST_CASE("lists from the user's and the root's config add up", "[config]") {
+  TempDir d;
+  d.write("user.toml", "[paths]\ndeny_write = [\"secrets/**\"]\n[approval]\ntimeout = 10\n");
+  d.write("kaicoder.toml", "[paths]\ndeny_write = [\"private/**\"]\n[approval]\ntimeout = 20\n");
+  auto c = kai::load_config({d / "user.toml", d / "kaicoder.toml"});
+  REQUIRE(c);
+  CHECK(c->deny_write == std::vector<std::string>{"secrets/**", "private/**"});
+  CHECK(c->timeout == 20);  // the root's file wins for single values
+}
+
+TEST_CASE("policy: deny beats ask beats allow, defaults decide otherwise", "[policy]") {
+  kai::Config c;
+  c.rules = {{"edit", "docs/**", "", "allow", "f:1"}, {"edit", "docs/secret/**", "", "deny", "f:2"},
+             {"run", "", "cargo test", "allow", "f:3"}, {"run", "", "npm run test*", "allow", "f:4"}};
+  CHECK(kai::decide(c, "edit", "docs/a.md").decision == kai::Decision::allow);
+  CHECK(kai::decide(c, "edit", "docs/a.md").rule == "f:1");
+  CHECK(kai::decide(c, "edit", "docs/secret/a.md").decision == kai::Decision::deny);
+  CHECK(kai::decide(c, "edit", "src/a.c").decision == kai::Decision::ask);
+  CHECK(kai::decide(c, "read", "src/a.c").decision == kai::Decision::allow);
+  CHECK(kai::decide(c, "teleport", "x").decision == kai::Decision::deny);
+  CHECK(kai::decide(c, "run", "cargo test --all").decision == kai::Decision::allow);
+  CHECK(kai::decide(c, "run", "cargo testify").decision == kai::Decision::ask);
+  CHECK(kai::decide(c, "run", "npm run test:unit").decision == kai::Decision::allow);
+}
+
+TEST_CASE("command prefixes match whole words only", "[policy]") {
+  CHECK(kai::command_matches("git log", "git log"));
+  CHECK(kai::command_matches("git log", "git log -3"));
+  CHECK_FALSE(kai::command_matches("git log", "git logout"));
+  CHECK_FALSE(kai::command_matches("git log", "git"));
+}
+
+TEST_CASE("protected and confirm paths put a proposal in the confirm tier", "[policy]") {
+  kai::Config c;
+  c.protected_paths = {"oracle.html"};
+  c.confirm = {"*.sh", "scripts/**"};
+  std::string why;
+  CHECK(kai::path_tier(c, "oracle.html", &why) == kai::Tier::confirm);
+  CHECK(why.find("protected") != std::string::npos);
+  CHECK(kai::path_tier(c, "tools/run.sh") == kai::Tier::confirm);
+  CHECK(kai::path_tier(c, "scripts/x.py") == kai::Tier::confirm);
+  CHECK(kai::path_tier(c, "src/a.c") == kai::Tier::normal);
+}

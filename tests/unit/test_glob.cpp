@@ -1,0 +1,180 @@
+#include <string>
+#include <string_view>
+
+#include <catch2/catch.hpp>
+
+#include "lib/glob.hpp"
+
+using namespace std::literals;
+
+namespace {
+
+struct GlobCase {
+  std::string_view pattern;
+  std::string_view path;
+  bool want;
+};
+
+// clang-format off
+constexpr GlobCase k_glob_cases[] = {
+    // no '/' in the pattern: any component, at any depth
+    {"*.sh", "a.sh", true},
+    {"*.sh", "scripts/deploy/a.sh", true},
+    {"*.sh", ".sh", true},
+    {"*.sh", "a.shx", false},
+    {"*.sh", "a.sh.txt", false},
+    {"*.sh", "sh", false},
+    {"*.sh", "a.sh/inner.txt", true},           // a folder named a.sh covers what is in it
+    {"*.env", ".env", true},
+    {"*.env", "config/prod.env", true},
+    {"*.env", "environment.ts", false},
+    {"Dockerfile*", "Dockerfile", true},
+    {"Dockerfile*", "docker/Dockerfile.dev", true},
+    {"Dockerfile*", "dockerfile", false},       // case-sensitive
+    {"Makefile", "Makefile", true},
+    {"Makefile", "sub/Makefile", true},
+    {"Makefile", "Makefile.am", false},
+    {"Makefile", "MyMakefile", false},
+    // leading '/': anchored at root
+    {"/top", "top", true},
+    {"/top", "top/inner/x", true},
+    {"/top", "a/top", false},
+    {"/top", "topx", false},
+    {"/top", "to", false},
+    // '/' in the middle: anchored at root
+    {"a/b", "a/b", true},
+    {"a/b", "a/b/c", true},
+    {"a/b", "x/a/b", false},
+    {"a/b", "a/bc", false},
+    {"docs/*.md", "docs/a.md", true},
+    {"docs/*.md", "docs/x/a.md", false},        // '*' never crosses '/'
+    {"docs/*.md", "x/docs/a.md", false},
+    {"src/*", "src/a.c", true},
+    {"src/*", "src/lib/a.c", true},             // src/lib matches, so all beneath it
+    {"src/*", "src", false},
+    // '**'
+    {"scripts/**", "scripts/a.sh", true},
+    {"scripts/**", "scripts/x/y/z.sh", true},
+    {"scripts/**", "scripts", false},           // inside, not the folder itself
+    {"scripts/**", "x/scripts/a.sh", false},
+    {"scripts/**", "scriptsx/a.sh", false},
+    {"scripts/**", "scripts.sh", false},
+    {"docs/**/*.md", "docs/a.md", true},
+    {"docs/**/*.md", "docs/x/a.md", true},
+    {"docs/**/*.md", "docs/x/y/z/a.md", true},
+    {"docs/**/*.md", "docs/a.txt", false},
+    {"docs/**/*.md", "x/docs/a.md", false},
+    {"docs/**/*.md", "docs.md", false},
+    {"a/**/b", "a/b", true},
+    {"a/**/b", "a/x/b", true},
+    {"a/**/b", "a/x/y/b", true},
+    {"a/**/b", "a/b/c", true},
+    {"a/**/b", "a/xb", false},
+    {"a/**/b", "xa/b", false},
+    {"a/**/b", "a/x/bb", false},
+    {"**/foo", "foo", true},
+    {"**/foo", "a/b/foo", true},
+    {"**/foo", "a/foo/x", true},
+    {"**/foo", "a/xfoo", false},
+    {"**/*.md", "a.md", true},
+    {"**/*.md", "x/y/a.md", true},
+    {"**", "anything/at/all", true},
+    {"*", "anything/at/all", true},
+    {"a**b", "axxb", true},                     // '**' inside a name is '*'
+    {"a**b", "ax/xb", false},
+    {".github/**", ".github/workflows/ci.yml", true},
+    // trailing '/': folders only
+    {"node_modules/", "node_modules/x.js", true},
+    {"node_modules/", "a/node_modules/b/c.js", true},
+    {"node_modules/", "node_modules", false},   // a file of that name
+    {"node_modules/", "node_modules_x/y.js", false},
+    {"node_modules/", "x/my_node_modules/y", false},
+    {"/vendor/", "vendor/lib.c", true},
+    {"/vendor/", "src/vendor/lib.c", false},
+    {"/vendor/", "vendor", false},
+    {"build/", "src/build/out.o", true},
+    {"build/", "build.gradle", false},
+    // classes and '?'
+    {"[ab]c", "ac", true},
+    {"[ab]c", "bc", true},
+    {"[ab]c", "cc", false},
+    {"[ab]c", "x/ac", true},
+    {"[ab]c", "abc", false},
+    {"[!ab]c", "cc", true},
+    {"[!ab]c", "ac", false},
+    {"[^ab]c", "bc", false},
+    {"[a-c]x", "bx", true},
+    {"[a-c]x", "dx", false},
+    {"*.[ch]", "x.c", true},
+    {"*.[ch]", "x.h", true},
+    {"*.[ch]", "x.o", false},
+    {"[]]x", "]x", true},                       // ']' first is a literal
+    {"[!]]x", "ax", true},
+    {"?", "a", true},
+    {"?", "ab", false},
+    {"?", "x/a", true},
+    {"a?c", "abc", true},
+    {"a?c", "ac", false},
+    {"a/?/c", "a/b/c", true},
+    {"a?c", "a/c", false},                      // '?' never matches '/'
+    {"x/a[/]c", "x/a/c", false},
+    // escapes and literal brackets
+    {"\\*.txt", "*.txt", true},
+    {"\\*.txt", "a.txt", false},
+    {"a\\?", "a?", true},
+    {"a\\?", "ab", false},
+    {"a[", "a[", true},                         // unterminated '[' is a literal
+    {"a[b", "ab", false},
+    // several stars, and a path that would make naive backtracking crawl
+    {"a*b*c", "aXbYc", true},
+    {"a*b*c", "abc", true},
+    {"a*b*c", "acb", false},
+    {"*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+    // degenerate input
+    {"", "a", false},
+    {"*", "", false},
+    {"/", "a", false},
+};
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("glob_match follows gitignore semantics over root-relative paths", "[glob]") {
+  for (const GlobCase& c : k_glob_cases) {
+    INFO("pattern '" << c.pattern << "' path '" << c.path << "'");
+    CHECK(kai::glob_match(c.pattern, c.path) == c.want);
+  }
+}
+
+TEST_CASE("glob_match ignores a leading slash on the path", "[glob]") {
+  CHECK(kai::glob_match("/top", "/top/x"));
+  CHECK(kai::glob_match("*.sh", "/a/b.sh"));
+}
+
+TEST_CASE("glob_match matches bytes, so UTF-8 names work", "[glob]") {
+  CHECK(kai::glob_match("*.md", "dokumente/über.md"));
+  CHECK(kai::glob_match("?ber.md", "über.md") == false);  // '?' is one byte, 'ü' is two
+  CHECK(kai::glob_match("??ber.md", "über.md"));
+  CHECK(kai::glob_match("ü*r.md", "über.md"));
+}
+
+TEST_CASE("validate_glob accepts ordinary patterns", "[glob]") {
+  for (std::string_view p : {"*.sh"sv, "scripts/**"sv, "/top"sv, "node_modules/"sv, "docs/**/*.md"sv, "a/**/b"sv,
+                             "[ab]c"sv, "[!a-z]x"sv, "?"sv, "a\\[b"sv, "**"sv, "Dockerfile*"sv, "secrets/**"sv,
+                             ".github/**"sv, "a\\\\"sv}) {
+    INFO(p);
+    CHECK(kai::validate_glob(p).ok());
+  }
+}
+
+TEST_CASE("validate_glob refuses patterns that are broken or would silently match nothing", "[glob]") {
+  for (std::string_view p : {""sv, "a\0b"sv, "[ab"sv, "x/[a"sv, "../x"sv, "a/../b"sv, "a/.."sv, "./x"sv, "a/./b"sv,
+                             "a//b"sv, "/"sv, "//"sv, "a\\"sv, "[a/b]"sv}) {
+    INFO(std::string(p));
+    kai::Status s = kai::validate_glob(p);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().code == kai::Errc::usage);
+    CHECK_FALSE(s.error().message.empty());
+    CHECK(s.error().message.back() != '.');
+  }
+}
