@@ -32,7 +32,7 @@ RunFn setup_approve(CLI::App& sub) {
     if (!s.json()) {
       print_proposal_header(s, *p);
       print_diff(s, *p, *d);
-      fmt::print("\n");
+      out("\n");
       std::fflush(stdout);
     }
     // What the person sees is what gets bound: the digest is taken now.
@@ -41,7 +41,7 @@ RunFn setup_approve(CLI::App& sub) {
     auto yes = ask_on_terminal(fmt::format("Apply proposal {} to {}?", p->id, p->path), tier);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (!s.json()) fmt::print("not approved; proposal {} is still pending\n", p->id);
+      if (!s.json()) out("not approved; proposal {} is still pending\n", p->id);
       else print_json({{"ok", true}, {"approved", false}, {"id", p->id}, {"status", "pending"}});
       return k_exit_ok;
     }
@@ -54,7 +54,7 @@ RunFn setup_approve(CLI::App& sub) {
     } else if (r->applied) {
       print_outcome(s, r->proposal, *r->applied);
     } else {
-      fmt::print("approved proposal {}; apply it with: kaicoder apply {}\n", r->proposal.id, r->proposal.id);
+      out("approved proposal {}; apply it with: kaicoder apply {}\n", r->proposal.id, r->proposal.id);
     }
     return k_exit_ok;
   };

@@ -10,6 +10,8 @@ namespace kai::cmd {
 int exit_code(Errc c) { return static_cast<int>(c); }
 
 Session::Session(Env env, Options opts) : m_env(std::move(env)), m_opts(std::move(opts)) {
+  m_env_redactor.add_env(m_env.vars);
+  set_redactor(&m_env_redactor);
   const char* nc = std::getenv("NO_COLOR");
   bool tty = ::isatty(STDOUT_FILENO) == 1;
   if (m_opts.color == "always") m_color = true;
@@ -22,6 +24,7 @@ Result<Workspace*> Session::workspace() {
     auto ws = Workspace::open(m_env, m_clock);
     if (!ws) return ws.error();
     m_ws.emplace(std::move(*ws));
+    set_redactor(&m_ws->redactor);
   }
   return &*m_ws;
 }
@@ -44,15 +47,14 @@ int report(Session& s, const Error& e) {
     print_json({{"ok", false},
                 {"error", {{"code", exit_code(e.code)}, {"kind", errc_name(e.code)}, {"message", e.message}, {"hint", e.hint}}}});
   } else {
-    std::fflush(stdout);
-    fmt::print(stderr, "kaicoder: {}: {}\n", e.code == Errc::denied ? "denied" : "error", e.message);
-    if (!e.hint.empty()) fmt::print(stderr, "hint: {}\n", e.hint);
+    err("kaicoder: {}: {}\n", e.code == Errc::denied ? "denied" : "error", e.message);
+    if (!e.hint.empty()) err("hint: {}\n", e.hint);
   }
   return exit_code(e.code);
 }
 
 void print_json(const nlohmann::json& j) {
-  fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  out("{}\n", redacted_json(j).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace kai::cmd

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cmd/output.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
 #include "lib/workspace.hpp"
@@ -42,6 +43,7 @@ private:
   Env m_env;
   Options m_opts;
   Clock m_clock;
+  Redactor m_env_redactor;
   bool m_color = false;
   std::optional<Workspace> m_ws;
 };
@@ -64,5 +66,7 @@ RunFn setup_reject(CLI::App& sub);
 RunFn setup_apply(CLI::App& sub);
 RunFn setup_log(CLI::App& sub);
 RunFn setup_rollback(CLI::App& sub);
+RunFn setup_read(CLI::App& sub);
+RunFn setup_ls(CLI::App& sub);
 
 }  // namespace kai::cmd

@@ -16,10 +16,10 @@ RunFn setup_init(CLI::App&) {
       print_json({{"root", r->root.string()}, {"config", r->config.string()}, {"gitignore_added", r->gitignore_added}});
       return k_exit_ok;
     }
-    fmt::print("initialised kaicoder in {}\n", r->root.string());
-    fmt::print("  config:    {} (edit it to set approvers and rules)\n", r->config.string());
-    fmt::print("  state:     {}\n", (r->root / ".kaicoder").string());
-    if (!r->gitignore_added.empty()) fmt::print("  .gitignore: added {}\n", fmt::join(r->gitignore_added, ", "));
+    out("initialised kaicoder in {}\n", r->root.string());
+    out("  config:    {} (edit it to set approvers and rules)\n", r->config.string());
+    out("  state:     {}\n", (r->root / ".kaicoder").string());
+    if (!r->gitignore_added.empty()) out("  .gitignore: added {}\n", fmt::join(r->gitignore_added, ", "));
     return k_exit_ok;
   };
 }

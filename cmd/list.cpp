@@ -44,12 +44,12 @@ RunFn setup_list(CLI::App& sub) {
       return k_exit_ok;
     }
     if (rows.empty() && corrupt.empty()) {
-      fmt::print("no proposals{}\n", status->empty() ? "" : " with status " + *status);
+      out("no proposals{}\n", status->empty() ? "" : " with status " + *status);
       return k_exit_ok;
     }
     for (const auto& p : rows)
-      fmt::print("{:>4}  {:<11}  {:<6}  {:<30}  {}\n", p.id, to_string(p.state), to_string(p.kind), p.path, p.summary);
-    for (const auto& [id, why] : corrupt) fmt::print("{:>4}  {:<11}  {}\n", id, "corrupt", why);
+      out("{:>4}  {:<11}  {:<6}  {:<30}  {}\n", p.id, to_string(p.state), to_string(p.kind), p.path, p.summary);
+    for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     return k_exit_ok;
   };
 }

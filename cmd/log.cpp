@@ -40,10 +40,10 @@ RunFn setup_log(CLI::App& sub) {
       print_json({{"entries", arr}});
       return k_exit_ok;
     }
-    if (entries->empty()) fmt::print("no changelog entries\n");
+    if (entries->empty()) out("no changelog entries\n");
     for (const auto& e : *entries) {
       if (a->full) {
-        fmt::print("{}", format_entry(e));
+        out("{}", format_entry(e));
         continue;
       }
       std::string files;
@@ -51,7 +51,7 @@ RunFn setup_log(CLI::App& sub) {
         std::filesystem::path rel = std::filesystem::path(f).lexically_relative((*ws)->root);
         files += (files.empty() ? "" : ", ") + (rel.empty() ? f : rel.string());
       }
-      fmt::print("{:<18}  {:<8}  {:<28}  {}\n", e.rollback_id, e.kind, files, e.summary);
+      out("{:<18}  {:<8}  {:<28}  {}\n", e.rollback_id, e.kind, files, e.summary);
     }
     return k_exit_ok;
   };

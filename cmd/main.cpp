@@ -30,6 +30,8 @@ constexpr CommandSpec k_commands[] = {
     {"apply", "apply an approved proposal", setup_apply},
     {"log", "changelog entries, newest first", setup_log},
     {"rollback", "undo a changelog entry from its backup", setup_rollback},
+    {"read", "read a file for an agent: confined, secrets refused, redacted", setup_read},
+    {"ls", "list a folder for an agent, confined to root", setup_ls},
 };
 
 std::string user_name() {
@@ -48,6 +50,11 @@ Env make_env(const Options& o) {
   else if (const char* h = std::getenv("HOME"); h && *h)
     env.user_config_dir = std::filesystem::path(h) / ".config" / "kaicoder";
   env.user = user_name();
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos) env.vars.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
   return env;
 }
 

@@ -66,14 +66,14 @@ int print_staged(Session& s, const Staged& st, bool dry) {
     print_json(j);
     return k_exit_ok;
   }
-  if (dry) fmt::print("dry run: nothing staged\n");
+  if (dry) out("dry run: nothing staged\n");
   print_proposal_header(s, p);
   print_diff(s, p, st.diff);
   if (st.applied) {
-    fmt::print("\n");
+    out("\n");
     print_outcome(s, p, *st.applied);
   } else if (!dry) {
-    fmt::print("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
+    out("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
   }
   return k_exit_ok;
 }
@@ -87,9 +87,9 @@ int wait_and_report(Session& s, Workspace& ws, int id) {
     j["exit_code"] = rc;
     print_json(j);
   } else {
-    fmt::print("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
-    if (!p->backup.empty()) fmt::print("  backup:      {}\n", p->backup);
-    if (!p->rollback_id.empty()) fmt::print("  rollback-id: {}\n", p->rollback_id);
+    out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
+    if (!p->backup.empty()) out("  backup:      {}\n", p->backup);
+    if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);
   }
   return rc;
 }

@@ -28,13 +28,13 @@ RunFn setup_reject(CLI::App& sub) {
     if (!yes) return report(s, yes.error());
     if (!*yes) {
       if (s.json()) print_json({{"ok", true}, {"rejected", false}, {"id", p->id}});
-      else fmt::print("not rejected; proposal {} is unchanged\n", p->id);
+      else out("not rejected; proposal {} is unchanged\n", p->id);
       return k_exit_ok;
     }
     auto r = reject(**ws, a->id, s.user(), a->reason);
     if (!r) return report(s, r.error());
     if (s.json()) print_json(proposal_json(*r));
-    else fmt::print("rejected proposal {}; nothing was written\n", r->id);
+    else out("rejected proposal {}; nothing was written\n", r->id);
     return k_exit_ok;
   };
 }

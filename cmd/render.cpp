@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "lib/propose.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai::cmd {
 using json = nlohmann::json;
@@ -10,37 +11,41 @@ using json = nlohmann::json;
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
-  fmt::print("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", bold, p.id, reset, to_string(p.kind), p.risk,
+  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", bold, p.id, reset, to_string(p.kind), p.risk,
              to_string(p.state));
-  fmt::print("  path:     {}\n", p.path);
-  fmt::print("  why:      {}\n", p.why);
-  fmt::print("  summary:  {}\n", p.summary);
-  if (!p.agent.empty()) fmt::print("  agent:    {}\n", p.agent);
-  if (p.tier == "confirm") fmt::print("  tier:     confirm ({})\n", p.tier_reason);
-  fmt::print("  policy:   {} ({})\n", p.decision, p.decision_rule);
-  if (!p.decided_by.empty()) fmt::print("  decided:  {} by {}\n", p.decided_at, p.decided_by);
-  if (!p.result.empty()) fmt::print("  result:   {}\n", p.result);
-  if (!p.rollback_id.empty()) fmt::print("  rollback: kaicoder rollback {}\n", p.rollback_id);
+  out("  path:     {}\n", make_visible(p.path));
+  out("  why:      {}\n", make_visible(p.why));
+  out("  summary:  {}\n", make_visible(p.summary));
+  if (!p.agent.empty()) out("  agent:    {}\n", make_visible(p.agent));
+  if (p.tier == "confirm") out("  tier:     confirm ({})\n", p.tier_reason);
+  out("  policy:   {} ({})\n", p.decision, p.decision_rule);
+  if (!p.decided_by.empty()) out("  decided:  {} by {}\n", p.decided_at, p.decided_by);
+  if (!p.result.empty()) out("  result:   {}\n", p.result);
+  if (!p.rollback_id.empty()) out("  rollback: kaicoder rollback {}\n", p.rollback_id);
 }
 
 void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
   if (d.text.empty()) return;
-  fmt::print("\n{}", s.color() ? colorize_diff(d.text) : d.text);
-  if (!d.text.empty() && d.text.back() != '\n') fmt::print("\n");
+  // Escape sequences in the proposed bytes must not repaint the reviewer's screen.
+  const std::string text = make_visible(d.text);
+  out("\n{}", s.color() ? colorize_diff(text) : text);
+  if (text.back() != '\n') out("\n");
+  if (text.size() != d.text.size())
+    out("[the diff contains control or invisible characters; they are shown as ^X and <U+XXXX>]\n");
   if (d.truncated)
-    fmt::print("\n[diff too large to review here: +{}/\u2212{} lines in {} hunks; the first hunks are shown]\n"
+    out("\n[diff too large to review here: +{}/\u2212{} lines in {} hunks; the first hunks are shown]\n"
                "[see all of it: kaicoder show --full {}]\n",
                d.added, d.removed, d.hunks, p.id);
 }
 
 void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   if (o.unchanged) {
-    fmt::print("proposal {}: the file already holds this content; nothing written\n", p.id);
+    out("proposal {}: the file already holds this content; nothing written\n", p.id);
     return;
   }
-  fmt::print("applied proposal {} to {}\n", p.id, p.path);
-  fmt::print("  backup:      {}\n", o.backup.empty() ? "\u2014 (new file)" : o.backup);
-  fmt::print("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
+  out("applied proposal {} to {}\n", p.id, p.path);
+  out("  backup:      {}\n", o.backup.empty() ? "\u2014 (new file)" : o.backup);
+  out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
 }
 
 json proposal_json(const Proposal& p) { return to_json(p); }

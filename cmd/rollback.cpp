@@ -37,9 +37,9 @@ RunFn setup_rollback(CLI::App& sub) {
     std::string approver = s.user();
     if (v.decision == Decision::ask) {
       if (!s.json()) {
-        fmt::print("rollback of {} ({}{}):\n", id, rec->kind, rec->rolls_back.empty() ? "" : " of " + rec->rolls_back);
+        out("rollback of {} ({}{}):\n", id, rec->kind, rec->rolls_back.empty() ? "" : " of " + rec->rolls_back);
         for (const auto& f : rec->files)
-          fmt::print("  {}  {}\n", f.before.exists ? "restore" : "delete ", f.before.exists
+          out("  {}  {}\n", f.before.exists ? "restore" : "delete ", f.before.exists
                                                                        ? fmt::format("{} → {}", f.backup_rel, f.rel)
                                                                        : f.rel);
         std::fflush(stdout);
@@ -48,7 +48,7 @@ RunFn setup_rollback(CLI::App& sub) {
       if (!yes) return report(s, yes.error());
       if (!*yes) {
         if (s.json()) print_json({{"ok", true}, {"rolled_back", false}});
-        else fmt::print("nothing rolled back\n");
+        else out("nothing rolled back\n");
         return k_exit_ok;
       }
     } else {
@@ -59,10 +59,10 @@ RunFn setup_rollback(CLI::App& sub) {
     if (s.json()) {
       print_json(outcome_json(*o));
     } else {
-      fmt::print("rolled back {}\n", o->entry.summary.substr(std::string("rolled back ").size()));
-      fmt::print("  files:       {}\n", fmt::join(o->entry.files, ", "));
-      fmt::print("  backup:      {}\n", o->backup.empty() ? "\u2014" : o->backup);
-      fmt::print("  rollback-id: {}   (undo this rollback: kaicoder rollback {})\n", o->rollback_id, o->rollback_id);
+      out("rolled back {}\n", o->entry.summary.substr(std::string("rolled back ").size()));
+      out("  files:       {}\n", fmt::join(o->entry.files, ", "));
+      out("  backup:      {}\n", o->backup.empty() ? "\u2014" : o->backup);
+      out("  rollback-id: {}   (undo this rollback: kaicoder rollback {})\n", o->rollback_id, o->rollback_id);
     }
     return k_exit_ok;
   };

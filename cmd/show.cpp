@@ -40,7 +40,7 @@ RunFn setup_show(CLI::App& sub) {
     }
     print_proposal_header(s, *p);
     if (d) print_diff(s, *p, *d);
-    if (!diff_note.empty()) fmt::print("\n{}\n", diff_note);
+    if (!diff_note.empty()) out("\n{}\n", diff_note);
     return k_exit_ok;
   };
 }

@@ -183,7 +183,7 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
   };
   e.backup = join(backups);
   e.rollback = join(undo);
-  return e;
+  return ws.redact(std::move(e));
 }
 
 std::string line_list(std::string_view text, const std::vector<size_t>& offsets) {
@@ -282,8 +282,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   }
   t.rec.files.push_back(f);
   t.entry = make_entry(ws, t, t.rec.kind, std::string(action_name(p.kind)));
-  t.entry.summary = p.summary;
-  t.entry.why = p.why;
+  t.entry.summary = ws.redact(p.summary);
+  t.entry.why = ws.redact(p.why);
   t.entry.approver = approver;
   std::vector<Target> targets;
   targets.push_back(std::move(*tg));

@@ -29,7 +29,7 @@ Entry decision_entry(const Workspace& ws, const Proposal& p, const std::string& 
   e.approver = approver;
   e.result = result;
   e.rollback = k_none;
-  return e;
+  return ws.redact(std::move(e));
 }
 
 bool expired(const Workspace& ws, const Proposal& p) {
@@ -130,8 +130,8 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
   p->state = State::rejected;
   p->decided_by = user;
   p->decided_at = iso_utc(ws.clock->now());
-  p->reason = reason;
-  p->result = reason.empty() ? "rejected" : fmt::format("rejected: {}", reason);
+  p->reason = ws.redact(reason);
+  p->result = reason.empty() ? "rejected" : fmt::format("rejected: {}", p->reason);
   p->outcome_code = static_cast<int>(Errc::rejected);
   KAI_TRY(ws.changelog.prepend(decision_entry(ws, *p, "rejected", user, p->result)));
   KAI_TRY(ws.store.save(*p));

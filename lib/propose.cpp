@@ -121,8 +121,9 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   Proposal p;
   p.kind = req.del ? Kind::del : req.content ? Kind::write : Kind::edit;
   p.path = rp->rel;
-  p.why = req.why;
-  p.agent = req.agent;
+  // Metadata is stored and shown; payloads are the bytes to write and stay raw.
+  p.why = ws.redact(req.why);
+  p.agent = ws.redact(req.agent);
   p.target = req.target.value_or("");
   p.replacement = req.replacement.value_or("");
   p.content = req.content.value_or("");
@@ -143,7 +144,7 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   if (*after) next = **after;
   auto diff = diff_buffers(p.path, before, next, p.base.mode, opts);
   if (!diff) return diff.error();
-  p.summary = req.summary.empty() ? default_summary(p, *cur, *diff) : req.summary;
+  p.summary = ws.redact(req.summary.empty() ? default_summary(p, *cur, *diff) : req.summary);
   std::string why_tier;
   p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
   p.tier_reason = why_tier;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/util/fs.hpp"
+
 namespace kai {
 namespace fs = std::filesystem;
 
@@ -33,6 +35,43 @@ Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
   guards.deny_read = cfg.deny_read;
 }
 
+Entry Workspace::redact(Entry e) const {
+  for (std::string* f : {&e.summary, &e.why, &e.result, &e.approver, &e.backup, &e.rollback}) *f = redactor.apply(*f);
+  for (auto& f : e.files) f = redactor.apply(f);
+  return e;
+}
+
+namespace {
+
+// Secret files near the top of the tree feed the redactor. The walk is
+// bounded (depth, count, size) so a huge tree cannot slow every command.
+void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
+  constexpr int k_max_depth = 2;
+  constexpr size_t k_max_files = 64, k_max_size = 1 << 20;
+  size_t seen = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end && seen < k_max_files; it.increment(ec)) {
+    const fs::path rel = it->path().lexically_relative(root);
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec)) {
+      if (it.depth() >= k_max_depth || name == ".git" || name == ".kaicoder" || name == "node_modules" ||
+          name == "target" || name == "build" || name == "dist")
+        it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec) || it->file_size(ec) > k_max_size) continue;
+    RootPath rp{rel.generic_string(), it->path()};
+    if (check_read(g, rp)) continue;  // readable: not a secret file
+    if (auto text = read_file(it->path())) {
+      r.add_secret_file(name, *text);
+      ++seen;
+    }
+  }
+}
+
+}  // namespace
+
 Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   fs::path root;
   std::error_code ec;
@@ -56,6 +95,8 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   auto cfg = load_config(files);
   if (!cfg) return cfg.error();
   Workspace ws(root, std::move(*cfg), clock, env.user);
+  ws.redactor.add_env(env.vars);
+  load_secret_files(root, ws.guards, ws.redactor);
   // kaicoder's own config is never an edit target, wherever it lives in root.
   fs::path rel = root_cfg.lexically_relative(root);
   if (!rel.empty() && *rel.begin() != "..") ws.guards.config_files.push_back(rel.generic_string());

@@ -11,6 +11,7 @@
 #include "lib/config.hpp"
 #include "lib/journal.hpp"
 #include "lib/paths.hpp"
+#include "lib/redact.hpp"
 #include "lib/result.hpp"
 #include "lib/store.hpp"
 #include "lib/util/time.hpp"
@@ -24,6 +25,7 @@ struct Env {
   std::optional<std::filesystem::path> config_override;  // --config
   std::filesystem::path user_config_dir;  // $XDG_CONFIG_HOME/kaicoder or ~/.config/kaicoder
   std::string user;                       // OS user name of the real uid
+  std::vector<std::pair<std::string, std::string>> vars;  // the process environment, for redaction
 };
 
 // SPEC §1: nearest kaicoder.toml upward, else the enclosing git work tree,
@@ -43,6 +45,11 @@ public:
   Changelog changelog;
   const Clock* clock = nullptr;
   std::string user;
+  Redactor redactor;  // environment secrets plus values from secret files in root
+
+  // An entry or text safe to print or store.
+  std::string redact(std::string_view text) const { return redactor.apply(text); }
+  Entry redact(Entry e) const;
 
   std::filesystem::path abs(const std::string& rel) const { return root / rel; }
 

@@ -3,6 +3,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -95,8 +97,24 @@ FileDiff diff(std::optional<std::string_view> before, std::optional<std::string_
   return *d;
 }
 
+// What `git diff --no-index` prints from the first hunk on.
+std::string git_hunks(std::string_view before, std::string_view after) {
+  TempDir dir;
+  write_file(dir.path() / "old", before);
+  write_file(dir.path() / "new", after);
+  const Shell r = git_in(dir.path(), "diff --no-index --no-color old new");
+  REQUIRE(r.code == 1);
+  return r.out.substr(r.out.find("\n@@") + 1);
+}
+
+std::string our_hunks(const FileDiff& d) {
+  const size_t at = d.text.find("\n@@");
+  return at == std::string::npos ? std::string() : d.text.substr(at + 1);
+}
+
 // The diff must pass `git apply --check` against `before`, and applying it
-// must produce exactly `after` (or remove the file).
+// must produce exactly `after` (or remove the file). A modification must
+// also have the very hunks `git diff` prints.
 void require_applies(std::optional<std::string_view> before, std::optional<std::string_view> after,
                      const std::string& path = "f.txt", unsigned mode = 0644) {
   const FileDiff d = diff(before, after, full_options(), path, mode);
@@ -112,21 +130,7 @@ void require_applies(std::optional<std::string_view> before, std::optional<std::
     CHECK(read_file(dir.path() / path) == *after);
   else
     CHECK_FALSE(fs::exists(dir.path() / path));
-}
-
-// What `git diff --no-index` prints from the first hunk on.
-std::string git_hunks(std::string_view before, std::string_view after) {
-  TempDir dir;
-  write_file(dir.path() / "old", before);
-  write_file(dir.path() / "new", after);
-  const Shell r = git_in(dir.path(), "diff --no-index --no-color old new");
-  REQUIRE(r.code == 1);
-  return r.out.substr(r.out.find("\n@@") + 1);
-}
-
-std::string our_hunks(const FileDiff& d) {
-  const size_t at = d.text.find("\n@@");
-  return at == std::string::npos ? std::string() : d.text.substr(at + 1);
+  if (before && after) CHECK(our_hunks(d) == git_hunks(*before, *after));
 }
 
 std::string numbered_lines(int from, int to) {
@@ -497,6 +501,10 @@ TEST_CASE("colorize adds only escape codes", "[diff]") {
   CHECK(colored.find("\x1b[31m-line \x1b[7m3\x1b[27m\x1b[0m\n") != std::string::npos);
   CHECK(colored.find("\x1b[32m+line \x1b[7mthree\x1b[27m\x1b[0m\n") != std::string::npos);
   CHECK(kai::colorize_diff("").empty());
+  const std::string crlf = diff("a = 1;\r\nb\r\n", "a = 2;\r\nb\r\n").text;
+  const std::string crlf_colored = kai::colorize_diff(crlf);
+  CHECK(strip_ansi(crlf_colored) == crlf);
+  CHECK(crlf_colored.find("\x1b[31m-a = \x1b[7m1\x1b[27m;\r\x1b[0m\n") != std::string::npos);
   const std::string binary = diff("\0"s, "\0\0"s).text;
   CHECK(strip_ansi(kai::colorize_diff(binary)) == binary);
 }
@@ -505,4 +513,36 @@ TEST_CASE("colorize leaves wholly different pairs without reverse video", "[diff
   const std::string text = kai::colorize_diff(diff("alpha\n", "omega\n").text);
   CHECK(text.find("\x1b[7m") == std::string::npos);
   CHECK(text.find("\x1b[31m-alpha\x1b[0m\n") != std::string::npos);
+}
+
+TEST_CASE("random edits apply and match git diff", "[diff]") {
+  // Few distinct lines, mixed endings and a final line with or without a
+  // newline: the cases where line matching has real choices to make.
+  const char* pieces[] = {"a\n", "b\n", "}\n", "\n", "x\r\n", "  return 0;\n", "{\n", "c"};
+  uint64_t seed = 20240601;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(seed >> 33);
+  };
+  auto random_text = [&](size_t lines) {
+    std::string s;
+    for (size_t i = 0; i < lines; ++i) {
+      std::string_view p = pieces[next() % 8];
+      if (p == "c" && i + 1 < lines) continue;  // only the last line may lack a newline
+      s += p;
+    }
+    return s;
+  };
+  for (int i = 0; i < 20; ++i) {
+    const std::string before = random_text(5 + next() % 40);
+    std::string after = before;
+    for (size_t edits = 1 + next() % 4; edits > 0; --edits) {
+      const size_t at = after.empty() ? 0 : next() % after.size();
+      const size_t cut = after.empty() ? 0 : std::min(after.size() - at, next() % 12);
+      after.replace(at, cut, random_text(next() % 4));
+    }
+    if (after == before) after += "tail\n";
+    INFO("case " << i);
+    require_applies(before, after);
+  }
 }

@@ -1,0 +1,30 @@
+#include "cmd/output.hpp"
+
+namespace kai::cmd {
+namespace {
+const Redactor* g_redactor = nullptr;
+}
+
+void set_redactor(const Redactor* r) { g_redactor = r; }
+
+std::string redacted(std::string_view text) { return g_redactor ? g_redactor->apply(text) : std::string(text); }
+
+void write_stdout(std::string_view text) {
+  std::string safe = redacted(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
+}
+
+void write_stderr(std::string_view text) {
+  std::fflush(stdout);
+  std::string safe = redacted(text);
+  std::fwrite(safe.data(), 1, safe.size(), stderr);
+}
+
+nlohmann::json redacted_json(nlohmann::json j) {
+  if (j.is_string()) return redacted(j.get<std::string>());
+  if (j.is_array() || j.is_object())
+    for (auto& v : j) v = redacted_json(std::move(v));
+  return j;
+}
+
+}  // namespace kai::cmd
