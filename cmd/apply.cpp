@@ -6,6 +6,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
+#include "lib/runs.hpp"
 
 namespace kai::cmd {
 
@@ -15,6 +16,18 @@ RunFn setup_apply(CLI::App& sub) {
   return [id](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    if (auto p = (*ws)->store.load(*id); p && p->kind == Kind::run) {
+      if ((*ws)->cfg.mode == "propose-only")
+        return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode"));
+      auto ran = execute_run(**ws, *id, p->decided_by.empty() ? s.user() : p->decided_by, s.json() ? nullptr : stream_output);
+      if (!ran) return report(s, ran.error());
+      if (s.json())
+        print_json({{"id", *id}, {"ran", true}, {"exit_code", ran->result.exit_code}, {"stdout", ran->result.out},
+                    {"stderr", ran->result.err}, {"entry", entry_json(ran->entry)}});
+      else
+        print_run_outcome(s, *p, *ran);
+      return k_exit_ok;
+    }
     auto r = apply_approved(**ws, *id, s.user());
     if (!r) return report(s, r.error());
     if (s.json()) {

@@ -27,26 +27,46 @@ RunFn setup_approve(CLI::App& sub) {
     if (p->state != State::pending)
       return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
                                   fmt::format("proposal {} is {}, not pending", p->id, to_string(p->state))));
-    auto d = diff_for_display(s, **ws, *p, false);
-    if (!d) return report(s, d.error());
+    const bool is_run = p->kind == Kind::run;
+    if (is_run) {
+      if (!s.json()) print_run_header(s, *p);
+    } else {
+      auto d = diff_for_display(s, **ws, *p, false);
+      if (!d) return report(s, d.error());
+      if (!s.json()) print_proposal_header(s, *p), print_diff(s, *p, *d);
+    }
     if (!s.json()) {
-      print_proposal_header(s, *p);
-      print_diff(s, *p, *d);
       out("\n");
       std::fflush(stdout);
     }
     // What the person sees is what gets bound: the digest is taken now.
     const std::string seen = digest(*p);
     Tier tier = p->tier == "confirm" ? Tier::confirm : Tier::normal;
-    auto yes = ask_on_terminal(fmt::format("Apply proposal {} to {}?", p->id, p->path), tier);
+    auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p->id)
+                                      : fmt::format("Apply proposal {} to {}?", p->id, p->path),
+                               tier);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
       if (!s.json()) out("not approved; proposal {} is still pending\n", p->id);
       else print_json({{"ok", true}, {"approved", false}, {"id", p->id}, {"status", "pending"}});
       return k_exit_ok;
     }
-    auto r = approve(**ws, a->id, seen, s.user(), a->no_apply ? ApplyNow::no : ApplyNow::yes);
+    bool apply_now = !a->no_apply;
+    auto r = approve(**ws, a->id, seen, s.user(), apply_now && !is_run ? ApplyNow::yes : ApplyNow::no);
     if (!r) return report(s, r.error());
+    if (is_run && apply_now) {
+      if ((*ws)->cfg.mode == "propose-only")
+        return report(s, make_error(Errc::denied, "policy mode is propose-only: approved, but kaicoder never runs commands in this mode"));
+      auto ran = execute_run(**ws, a->id, s.user(), s.json() ? nullptr : stream_output);
+      if (!ran) return report(s, ran.error());
+      if (s.json()) {
+        print_json({{"id", a->id}, {"ran", true}, {"exit_code", ran->result.exit_code}, {"stdout", ran->result.out},
+                    {"stderr", ran->result.err}, {"entry", entry_json(ran->entry)}});
+      } else {
+        print_run_outcome(s, r->proposal, *ran);
+      }
+      return k_exit_ok;
+    }
     if (s.json()) {
       nlohmann::json j = proposal_json(r->proposal);
       if (r->applied) j["applied"] = outcome_json(*r->applied);

@@ -68,5 +68,7 @@ RunFn setup_log(CLI::App& sub);
 RunFn setup_rollback(CLI::App& sub);
 RunFn setup_read(CLI::App& sub);
 RunFn setup_ls(CLI::App& sub);
+RunFn setup_doctor(CLI::App& sub);
+RunFn setup_run(CLI::App& sub);
 
 }  // namespace kai::cmd

@@ -23,6 +23,7 @@ struct CommandSpec {
 constexpr CommandSpec k_commands[] = {
     {"init", "write kaicoder.toml and the state folder", setup_init},
     {"propose", "stage a file change for a human to approve", setup_propose},
+    {"run", "stage a shell command for a human to approve", setup_run},
     {"list", "list proposals, pending first", setup_list},
     {"show", "show one proposal with its diff", setup_show},
     {"approve", "the human gate: review, approve and apply a proposal", setup_approve},
@@ -32,6 +33,7 @@ constexpr CommandSpec k_commands[] = {
     {"rollback", "undo a changelog entry from its backup", setup_rollback},
     {"read", "read a file for an agent: confined, secrets refused, redacted", setup_read},
     {"ls", "list a folder for an agent, confined to root", setup_ls},
+    {"doctor", "check config, store, changelog, backups, guardrails and installation", setup_doctor},
 };
 
 std::string user_name() {

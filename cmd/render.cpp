@@ -24,6 +24,12 @@ void print_proposal_header(Session& s, const Proposal& p) {
   if (!p.rollback_id.empty()) out("  rollback: kaicoder rollback {}\n", p.rollback_id);
 }
 
+void print_run_header(Session& s, const Proposal& p) {
+  print_proposal_header(s, p);
+  out("  cwd:      {}\n", p.cwd.empty() ? "." : make_visible(p.cwd));
+  out("\n  $ {}\n", make_visible(command_text(p)));
+}
+
 void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
   if (d.text.empty()) return;
   // Escape sequences in the proposed bytes must not repaint the reviewer's screen.

@@ -9,6 +9,7 @@
 #include "lib/changelog.hpp"
 #include "lib/diff.hpp"
 #include "lib/proposal.hpp"
+#include "lib/runs.hpp"
 
 namespace kai::cmd {
 
@@ -20,6 +21,11 @@ nlohmann::json proposal_json(const Proposal& p);
 nlohmann::json diff_json(const FileDiff& d);
 nlohmann::json entry_json(const Entry& e);
 nlohmann::json outcome_json(const Outcome& o);
+
+// Live output of a command run on the approver's terminal (redacted).
+void stream_output(std::string_view chunk, int fd);
+void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o);
+void print_run_header(Session& s, const Proposal& p);
 
 // "diff" for proposals that still apply; an explanation otherwise.
 Result<FileDiff> diff_for_display(Session& s, Workspace& ws, const Proposal& p, bool full);

@@ -4,6 +4,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
+#include "lib/runs.hpp"
 
 namespace kai::cmd {
 
@@ -22,6 +23,20 @@ RunFn setup_show(CLI::App& sub) {
     if (!p) return report(s, p.error());
     // Once applied, rejected or expired there is nothing left to diff
     // against; the changelog has the record.
+    if (p->kind == Kind::run) {
+      CapturedOutput captured = run_output(**ws, p->id);
+      if (s.json()) {
+        nlohmann::json j = proposal_json(*p);
+        j["command"] = command_text(*p);
+        j["stdout"] = captured.out;
+        j["stderr"] = captured.err;
+        print_json(j);
+        return k_exit_ok;
+      }
+      print_run_header(s, *p);
+      if (!captured.out.empty() || !captured.err.empty()) out("\n--- output ---\n{}{}", captured.out, captured.err);
+      return k_exit_ok;
+    }
     bool live = p->state == State::pending || p->state == State::approved || p->state == State::failed;
     std::optional<FileDiff> d;
     std::string diff_note;

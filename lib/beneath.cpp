@@ -68,8 +68,10 @@ std::string joined(const std::vector<std::string>& parts, size_t count) {
 
 Result<Dir> open_root(const fs::path& root) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return make_error(Errc::io, fmt::format("cannot open the root '{}': {}", root.string(), errno_text(errno)));
+  if (fd < 0) {
+    int err = errno;
+    return make_error(Errc::io, fmt::format("cannot open the root '{}': {}", root.string(), errno_text(err)));
+  }
   return Dir(fd);
 }
 
@@ -110,15 +112,20 @@ Result<Dir> walk(Dir cur, const std::vector<std::string>& parts, std::string_vie
     const std::string& name = parts[i];
     int fd = ::openat(cur.fd(), name.c_str(), k_flags);
     if (fd < 0 && errno == ENOENT && create == CreateDirs::yes) {
-      if (::mkdirat(cur.fd(), name.c_str(), 0755) != 0 && errno != EEXIST)
+      if (::mkdirat(cur.fd(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
         return make_error(Errc::io,
-                          fmt::format("cannot create the folder '{}': {}", joined(parts, i + 1), errno_text(errno)));
+                          fmt::format("cannot create the folder '{}': {}", joined(parts, i + 1), errno_text(err)));
+      }
       // The new entry must survive a crash before anything is written in it.
       ::fsync(cur.fd());
       // EEXIST may be a symlink planted in between; O_NOFOLLOW catches it.
       fd = ::openat(cur.fd(), name.c_str(), k_flags);
     }
-    if (fd < 0) return walk_error(errno, cur.fd(), name, rel, joined(parts, i + 1));
+    if (fd < 0) {
+      int err = errno;
+      return walk_error(err, cur.fd(), name, rel, joined(parts, i + 1));
+    }
     cur = Dir(fd);
   }
   return cur;

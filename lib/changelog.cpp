@@ -312,25 +312,48 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
                     fmt::format("look into '{}'", dir.string()));
 }
 
+// Hands each well-formed entry to `take`, in file order, until it returns
+// false: newest(1) then stops after the first entry instead of building all.
+void scan(std::string_view text, std::vector<Malformed>* malformed, const std::function<bool(Entry&)>& take) {
+  std::vector<Line> lines = split_lines(text);
+  for (size_t i = 0; i < lines.size();) {
+    if (!is_heading(lines[i].text)) {
+      ++i;
+      continue;
+    }
+    Entry e;
+    Malformed bad;
+    i = parse_entry(lines, i, e, bad);
+    if (!bad.reason.empty()) {
+      if (malformed) malformed->push_back(std::move(bad));
+    } else if (!take(e)) {
+      return;
+    }
+  }
+}
+
 // Entries from several files, newest first, each counted once.
 struct Collector {
   size_t want = 0;  // 0 = all
   const std::function<bool(const Entry&)>* keep_if = nullptr;
   std::vector<Entry> out;
-  std::unordered_set<std::string> seen;
+  std::unordered_set<std::string> seen;  // keys of the files already read
+  std::vector<std::string> file_keys;    // keys of the file being read
 
   bool full() const { return want != 0 && out.size() >= want; }
-  // Duplicates only arise between files, so keys from this file join `seen`
-  // after it is read: within one file every entry is its own action.
-  void add(std::vector<Entry> entries) {
-    std::vector<std::string> keys;
-    for (Entry& e : entries) {
-      std::string key = dedup_key(e);
-      if (seen.count(key) != 0) continue;
-      keys.push_back(std::move(key));
-      if (!full() && (!*keep_if || (*keep_if)(e))) out.push_back(std::move(e));
-    }
-    seen.insert(std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end()));
+  // Returns false once there are enough entries.
+  bool take(Entry& e) {
+    std::string key = dedup_key(e);
+    if (seen.count(key) != 0) return true;
+    file_keys.push_back(std::move(key));
+    if (!*keep_if || (*keep_if)(e)) out.push_back(std::move(e));
+    return !full();
+  }
+  // Duplicates only arise between files, so a file's keys join `seen` after
+  // it is read: within one file every entry is its own action.
+  void end_file() {
+    seen.insert(std::make_move_iterator(file_keys.begin()), std::make_move_iterator(file_keys.end()));
+    file_keys.clear();
   }
 };
 
@@ -354,21 +377,10 @@ std::string format_entry(const Entry& e) {
 
 Parsed parse_changelog(std::string_view text) {
   Parsed out;
-  std::vector<Line> lines = split_lines(text);
-  size_t i = 0;
-  while (i < lines.size()) {
-    if (!is_heading(lines[i].text)) {
-      ++i;
-      continue;
-    }
-    Entry e;
-    Malformed bad;
-    i = parse_entry(lines, i, e, bad);
-    if (bad.reason.empty())
-      out.entries.push_back(std::move(e));
-    else
-      out.malformed.push_back(std::move(bad));
-  }
+  scan(text, &out.malformed, [&](Entry& e) {
+    out.entries.push_back(std::move(e));
+    return true;
+  });
   return out;
 }
 
@@ -419,19 +431,22 @@ Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(
   Collector c;
   c.want = n;
   c.keep_if = &keep_if;
+  auto take = [&c](Entry& e) { return c.take(e); };
   if (Result<std::string> live = read_file(m_live))
-    c.add(parse_changelog(*live).entries);
+    scan(*live, nullptr, take);
   else if (live.error().code != Errc::not_found)
     return live.error();
   if (c.full()) return std::move(c.out);
+  c.end_file();
 
   Result<std::vector<fs::path>> archives = list_archives(m_archive_dir);
   if (!archives) return archives.error();
   for (const fs::path& p : *archives) {
     Result<std::string> text = read_file(p);
     if (!text) return text.error();
-    c.add(parse_changelog(*text).entries);
+    scan(*text, nullptr, take);
     if (c.full()) break;
+    c.end_file();
   }
   return std::move(c.out);
 }
@@ -442,9 +457,9 @@ Result<bool> Changelog::live_contains(std::string_view rollback_id) const {
     if (live.error().code == Errc::not_found) return false;
     return live.error();
   }
-  for (const Entry& e : parse_changelog(*live).entries)
-    if (e.rollback_id == rollback_id) return true;
-  return false;
+  bool found = false;
+  scan(*live, nullptr, [&](Entry& e) { return !(found = e.rollback_id == rollback_id); });
+  return found;
 }
 
 Result<Parsed> Changelog::parse_live() const {

@@ -179,6 +179,11 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
       if (!s) return s.error();
       continue;
     }
+    if (p->state == State::approved && p->kind == Kind::run) {
+      // A run is executed outside the lock; its outcome is what the proposer waits for.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     if (p->state == State::approved) {
       // The approver holds the lock from approval through apply: once we
       // get it, the apply has finished one way or the other.
@@ -194,6 +199,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
 }
 
 int outcome_exit_code(const Proposal& p) {
+  if (p.kind == Kind::run && p.state == State::applied) return p.outcome_code;
   switch (p.state) {
     case State::applied:
     case State::approved:

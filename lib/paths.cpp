@@ -1,10 +1,10 @@
 #include "lib/paths.hpp"
 
-#include <sys/stat.h>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -18,9 +18,14 @@ namespace {
 constexpr size_t k_name_max = 255;   // NAME_MAX on every filesystem we run on
 constexpr size_t k_path_max = 4096;  // PATH_MAX, counting the final NUL
 
-// Paths in messages: long ones shortened so the rule stays readable.
+bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// Paths in messages: long ones shortened so the rule stays readable, control
+// bytes spelled out so that a crafted name cannot drive the terminal.
 std::string shown(std::string_view p) {
-  std::string out(p.substr(0, 80));
+  std::string out;
+  for (char c : p.substr(0, 80))
+    out += is_control(c) ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c)) : std::string(1, c);
   if (p.size() > 80) out += "...";
   return out;
 }
@@ -71,6 +76,10 @@ Error outside(std::string_view user, const fs::path& root) {
 Status check_text(std::string_view user) {
   if (user.empty()) return make_error(Errc::usage, "path is empty");
   if (user.find('\0') != std::string_view::npos) return make_error(Errc::usage, "path contains a NUL byte");
+  // Newlines and escapes in a name would let it forge lines in the changelog
+  // or repaint the approver's terminal; no real source file needs them.
+  for (char c : user)
+    if (is_control(c)) return make_error(Errc::usage, fmt::format("'{}' contains a control character", shown(user)));
   if (user.size() >= k_path_max)
     return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
   // The shell expands `~`; kaicoder does not, and a folder literally named
@@ -232,7 +241,8 @@ bool at_or_under(std::string_view rel, std::string_view dir) {
   return !dir.empty() && (rel == dir || (rel.starts_with(dir) && rel.size() > dir.size() && rel[dir.size()] == '/'));
 }
 
-// gitignore-style, matched against the folded path (so lower case only).
+// gitignore-style, matched against the folded path (so lower case only). A
+// pattern naming a folder (`.ssh`) covers everything beneath it.
 // clang-format off
 constexpr std::array<std::string_view, 33> k_secret_patterns = {
     ".env", "*.env", ".env.*", ".envrc",                               // dotenv and direnv
@@ -252,8 +262,8 @@ Error never_write(const RootPath& p, std::string_view what) {
                     "never-write paths cannot be unlocked by policy or flags; change it by hand if it must change");
 }
 
-// The built-ins git, the state, the changelog and kaicoder's config; they
-// guard kaicoder's own integrity. `folded` is fold_rel(p.rel).
+// The built-ins that guard kaicoder's own integrity: git's metadata, the
+// state dir, the changelog and kaicoder's config. `folded` is fold_rel(p.rel).
 std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, const std::string& folded) {
   std::vector<std::string> parts = split_path(folded);
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -273,12 +283,13 @@ std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, cons
     if (parts[i] == ".kaicoder") return never_write(p, "is under .kaicoder/, a state dir kaicoder never writes");
   std::string log = fold_rel(strip_slashes(g.changelog));
   const std::string& base = parts.back();
-  if (folded == log || (folded.starts_with(log + ".")) || base == "kai-coder-changelog.md")
+  bool is_log = !log.empty() && (folded == log || folded.starts_with(log + "."));  // and rotated copies
+  if (is_log || base == "kai-coder-changelog.md")
     return never_write(p, "is the changelog, which kaicoder never writes");
   for (const std::string& cfg : g.config_files)
     if (folded == fold_rel(strip_slashes(cfg)))
       return never_write(p, "is kaicoder's own config, which kaicoder never writes");
-  if (base == "kaicoder.toml" || glob_match(".config/kaicoder/", folded))
+  if (base == "kaicoder.toml" || glob_match("**/.config/kaicoder/", folded))
     return never_write(p, "is kaicoder's own config, which kaicoder never writes");
   return std::nullopt;
 }

@@ -1,5 +1,6 @@
 #include "lib/policy.hpp"
 
+#include <cctype>
 #include <fnmatch.h>
 
 #include <fmt/format.h>
@@ -47,20 +48,31 @@ Verdict decide(const Config& cfg, std::string_view action, std::string_view subj
   return {parse_decision(def->second), "default"};
 }
 
+namespace {
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+// Tiers only ever add a confirmation, so they match ignoring case: on a
+// case-insensitive file system ORACLE.html is oracle.html.
+bool tier_match(const std::string& pattern, std::string_view rel) { return glob_match(lower(pattern), lower(rel)); }
+}  // namespace
+
 bool is_protected(const Config& cfg, std::string_view rel) {
   for (const auto& g : cfg.protected_paths)
-    if (glob_match(g, rel)) return true;
+    if (tier_match(g, rel)) return true;
   return false;
 }
 
 Tier path_tier(const Config& cfg, std::string_view rel, std::string* why) {
   for (const auto& g : cfg.protected_paths)
-    if (glob_match(g, rel)) {
+    if (tier_match(g, rel)) {
       if (why) *why = fmt::format("protected path ({})", g);
       return Tier::confirm;
     }
   for (const auto& g : cfg.confirm)
-    if (glob_match(g, rel)) {
+    if (tier_match(g, rel)) {
       if (why) *why = fmt::format("confirm path ({})", g);
       return Tier::confirm;
     }

@@ -72,6 +72,18 @@ void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
 
 }  // namespace
 
+Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& clock) {
+  Env e = env;
+  e.config_override = std::nullopt;
+  fs::path root = e.root_override ? *e.root_override : find_root(e.cwd);
+  std::error_code ec;
+  root = fs::weakly_canonical(e.root_override && root.is_relative() ? e.cwd / root : root, ec);
+  Workspace ws(root, Config{}, clock, e.user);
+  ws.redactor.add_env(e.vars);
+  load_secret_files(root, ws.guards, ws.redactor);
+  return ws;
+}
+
 Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   fs::path root;
   std::error_code ec;

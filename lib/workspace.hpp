@@ -36,6 +36,8 @@ class Workspace {
 public:
   // Errc::usage for a bad --root or a malformed config.
   static Result<Workspace> open(const Env& env, const Clock& clock);
+  // The same root with built-in defaults only, for doctor when a config is broken.
+  static Result<Workspace> open_without_config(const Env& env, const Clock& clock);
 
   std::filesystem::path root;
   Config cfg;

@@ -145,33 +145,42 @@ TEST_CASE("a folder swapped for a symlink after resolve cannot lead out of the r
     for (CreateDirs c : {CreateDirs::no, CreateDirs::yes}) {
       DYNAMIC_SECTION(o.name << (c == CreateDirs::yes ? " creating" : "")) {
         Tree tr;
-        tr.t.mkdir("root/d/e");
-        kai::Result<kai::RootPath> p = kai::resolve(tr.root, tr.root, "d/e/f.txt");
+        tr.t.mkdir("root/d/e/g");
+        kai::Result<kai::RootPath> p = kai::resolve(tr.root, tr.root, "d/e/g/f.txt");
         REQUIRE(p.ok());
-        REQUIRE(p->rel == "d/e/f.txt");
+        REQUIRE(p->rel == "d/e/g/f.txt");
 
-        // Swap: the checked folder becomes a symlink to outside.
+        // Swap: the checked folder becomes a symlink to outside, where the
+        // rest of the path is waiting.
         fs::rename(tr.root / "d", tr.root / "d.old");
         tr.t.symlink("root/d", tr.out.string());
-        tr.t.mkdir("outside/e");
+        tr.t.mkdir("outside/e/g");
 
         kai::Result<Dir> d = o.fn(tr.root, p->rel, c);
         REQUIRE_FALSE(d.ok());
         CHECK(d.error().code == Errc::denied);
-        CHECK_FALSE(tr.t.exists("outside/e/f.txt"));
-        CHECK(entries(tr.out / "e") == 0);
+        CHECK(entries(tr.out / "e/g") == 0);
 
-        // The deeper folder swapped instead, for a symlink that stays inside
-        // the root but points at .git: refused all the same.
+        // A middle folder swapped instead, for a symlink that stays inside
+        // the root but leads into .git: refused all the same.
         fs::remove(tr.root / "d");
         fs::rename(tr.root / "d.old", tr.root / "d");
-        tr.t.mkdir("root/.git");
-        fs::remove(tr.root / "d/e");
+        tr.t.mkdir("root/.git/g");
+        fs::remove_all(tr.root / "d/e");
         tr.t.symlink("root/d/e", "../.git");
         kai::Result<Dir> d2 = o.fn(tr.root, p->rel, c);
         REQUIRE_FALSE(d2.ok());
         CHECK(d2.error().code == Errc::denied);
-        CHECK(entries(tr.root / ".git") == 0);
+        CHECK(entries(tr.root / ".git/g") == 0);
+
+        // And the last folder of the parent, too.
+        fs::remove(tr.root / "d/e");
+        tr.t.mkdir("root/d/e");
+        tr.t.symlink("root/d/e/g", "../../.git/g");
+        kai::Result<Dir> d3 = o.fn(tr.root, p->rel, c);
+        REQUIRE_FALSE(d3.ok());
+        CHECK(d3.error().code == Errc::denied);
+        CHECK(entries(tr.root / ".git/g") == 0);
       }
     }
   }

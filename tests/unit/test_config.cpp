@@ -108,4 +108,6 @@ TEST_CASE("protected and confirm paths put a proposal in the confirm tier", "[po
   CHECK(kai::path_tier(c, "tools/run.sh") == kai::Tier::confirm);
   CHECK(kai::path_tier(c, "scripts/x.py") == kai::Tier::confirm);
   CHECK(kai::path_tier(c, "src/a.c") == kai::Tier::normal);
+  CHECK(kai::path_tier(c, "ORACLE.html") == kai::Tier::confirm);
+  CHECK(kai::is_protected(c, "Oracle.HTML"));
 }

@@ -174,6 +174,11 @@ std::vector<Case> resolve_cases() {
       {"", "", std::string("\0", 1), R, no(usage)},
       {"", "", std::string("a.txt\0.png", 10), R, no(usage)},
       {"", "", "", R, no(usage)},
+      {"", "", "a\nb", R, no(usage)},
+      {"", "", "a.txt\n- approver: alice", R, no(usage)},
+      {"", "", "a\x1b[31mb", R, no(usage)},
+      {"", "", "a\tb", R, no(usage)},
+      {"", "", "a\x7f", R, no(usage)},
       {"", "", long_name(256), R, no(usage)},
       {"", "", "d/" + long_name(300) + "/x", R, no(usage)},
       {"", "", repeat("a", 2048), R, no(usage)},
@@ -501,4 +506,17 @@ TEST_CASE("an absolute path through an alias of the root lands on its real spell
   kai::Result<kai::RootPath> out = kai::resolve(root, root, (t / "outalias/secret.txt").string());
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().code == Errc::denied);
+}
+
+TEST_CASE("an empty changelog or state dir setting does not swallow other paths", "[paths]") {
+  kai::Guardrails g;
+  g.changelog.clear();
+  g.state_dir.clear();
+  g.config_files = {""};
+  for (std::string_view rel : {".gitignore"sv, ".clang-format"sv, "src/a.c"sv}) {
+    INFO(rel);
+    CHECK(kai::check_write(g, kai::RootPath{std::string(rel), fs::path("/r") / rel}).ok());
+  }
+  CHECK_FALSE(kai::check_write(g, kai::RootPath{".kaicoder/lock", "/r/.kaicoder/lock"}).ok());
+  CHECK_FALSE(kai::check_write(g, kai::RootPath{"KAI-CODER-CHANGELOG.md", "/r/KAI-CODER-CHANGELOG.md"}).ok());
 }

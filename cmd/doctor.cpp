@@ -1,0 +1,39 @@
+// kaicoder doctor: check config, store, changelog, backups, git state,
+// guardrails, sandbox, isolation and installation. Never refuses to run.
+
+#include "cmd/cli.hpp"
+#include "lib/doctor.hpp"
+
+namespace kai::cmd {
+
+RunFn setup_doctor(CLI::App&) {
+  return [](Session& s) {
+    DoctorInput in;
+    in.env = s.env();
+    in.clock = &s.clock();
+    for (const char* d : {"/usr/local/share/man", "/usr/share/man"}) in.man_dirs.emplace_back(d);
+    for (const char* f : {"/usr/local/share/bash-completion/completions/kaicoder", "/usr/share/bash-completion/completions/kaicoder",
+                          "/usr/local/share/zsh/vendor-completions/_kaicoder", "/usr/share/zsh/vendor-completions/_kaicoder",
+                          "/usr/local/share/fish/vendor_completions.d/kaicoder.fish"})
+      in.completion_files.emplace_back(f);
+    auto checks = run_doctor(in);
+    bool failed = false;
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& c : checks) {
+      failed |= c.level == Level::fail;
+      arr.push_back({{"name", c.name}, {"level", to_string(c.level)}, {"detail", c.detail}, {"fix", c.fix}});
+    }
+    if (s.json()) {
+      print_json({{"ok", !failed}, {"checks", arr}});
+      return failed ? k_exit_error : k_exit_ok;
+    }
+    for (const auto& c : checks) {
+      const char* color = !s.color() ? "" : c.level == Level::ok ? "\x1b[32m" : c.level == Level::warn ? "\x1b[33m" : "\x1b[31m";
+      out("{}{:<4}{}  {:<20}  {}\n", color, to_string(c.level), s.color() ? "\x1b[0m" : "", c.name, c.detail);
+      if (c.level != Level::ok && !c.fix.empty()) out("      {:<20}  fix: {}\n", "", c.fix);
+    }
+    return failed ? k_exit_error : k_exit_ok;
+  };
+}
+
+}  // namespace kai::cmd

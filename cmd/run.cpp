@@ -1,0 +1,109 @@
+// kaicoder run: stage a shell command. Blocked commands are refused at once
+// and logged; the rest wait for a person (or run at once under an allow rule).
+
+#include "cmd/cli.hpp"
+#include "cmd/render.hpp"
+#include "lib/decide.hpp"
+#include "lib/runs.hpp"
+#include "lib/util/text.hpp"
+
+namespace kai::cmd {
+namespace {
+
+struct Args {
+  std::vector<std::string> argv;
+  std::string shell, cwd, why, agent;
+  long timeout = 0;
+  bool dry_run = false, wait = false;
+};
+
+nlohmann::json verdict_json(const StagedRun& st) {
+  nlohmann::json leaves = nlohmann::json::array();
+  for (const auto& l : st.classification.leaves) leaves.push_back({{"text", l.text}, {"argv", l.argv}, {"understood", l.understood}});
+  return {{"verdict", st.verdict}, {"reasons", st.classification.reasons}, {"leaves", leaves},
+          {"understood", st.classification.understood}, {"write_targets", st.classification.write_targets}};
+}
+
+}  // namespace
+
+void stream_output(std::string_view chunk, int fd) {
+  // The approver watches the command live; secrets are still redacted.
+  (fd == 2 ? write_stderr : write_stdout)(chunk);
+  std::fflush(fd == 2 ? stderr : stdout);
+}
+
+void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
+  (void)s;
+  out("\nproposal {}: {}\n", p.id, o.entry.result);
+  if (o.result.out_cut || o.result.err_cut) out("  output was longer than [run] max_output; head and tail kept\n");
+  out("  {}\n", o.result.sandbox_note);
+}
+
+RunFn setup_run(CLI::App& sub) {
+  auto a = std::make_shared<Args>();
+  sub.add_option("--why", a->why, "why the command is needed (goes into the changelog)");
+  sub.add_option("--cwd", a->cwd, "folder to run in, inside root (default: the working folder)");
+  sub.add_option("--timeout", a->timeout, "seconds before the command's process group is killed (default: [run] timeout)");
+  sub.add_option("--shell", a->shell, "a shell string (pipes, chains), run with /bin/sh -c once every part is judged");
+  sub.add_option("--agent", a->agent, "name of the proposing agent (default: $KAICODER_AGENT)");
+  sub.add_flag("--dry-run", a->dry_run, "print the verdict; stage nothing");
+  sub.add_flag("--wait", a->wait, "block until decided and run; print the output and exit with its code");
+  sub.add_option("command", a->argv, "the command and its arguments, after --");
+  sub.positionals_at_end();
+  return [a](Session& s) {
+    auto ws = s.workspace();
+    if (!ws) return report(s, ws.error());
+    RunRequest req{a->argv, a->shell, a->cwd, a->timeout, a->why, a->agent};
+    if (req.agent.empty())
+      if (const char* env_agent = std::getenv("KAICODER_AGENT")) req.agent = env_agent;
+    auto st = propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);
+    if (!st) return report(s, st.error());
+    const Proposal& p = st->proposal;
+    bool blocked = st->verdict == "blocked";
+    if (s.json()) {
+      nlohmann::json j = verdict_json(*st);
+      if (p.id) j["proposal"] = proposal_json(p);
+      if (st->ran) j["ran"] = true, j["exit_code"] = st->ran->result.exit_code, j["stdout"] = st->ran->result.out,
+                   j["stderr"] = st->ran->result.err;
+      if (!(a->wait && p.id && !st->ran)) {
+        print_json(j);
+        return blocked ? exit_code(Errc::denied) : st->ran ? st->ran->result.exit_code : k_exit_ok;
+      }
+    } else {
+      out("{} \u00b7 {}\n", blocked ? "blocked" : p.id ? fmt::format("proposal {} \u00b7 run", p.id) : std::string("dry run"),
+          make_visible(command_text(p)));
+      out("  verdict:  {}{}\n", st->verdict, st->classification.understood ? "" : " (not fully understood: never auto-allowed)");
+      for (const auto& r : st->classification.reasons) out("  reason:   {}\n", make_visible(r));
+      if (blocked) {
+        err("kaicoder: denied: the command is blocked and was not staged\n");
+        return exit_code(Errc::denied);
+      }
+      if (st->ran) {
+        print_run_outcome(s, p, *st->ran);
+        return st->ran->result.exit_code;
+      }
+      if (p.id && !a->wait) out("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
+      if (!p.id || !a->wait) return k_exit_ok;
+      std::fflush(stdout);
+    }
+    auto done = wait_for_decision(**ws, p.id);
+    if (!done) return report(s, done.error());
+    int rc = outcome_exit_code(*done);
+    CapturedOutput captured = run_output(**ws, p.id);
+    if (s.json()) {
+      nlohmann::json j = proposal_json(*done);
+      j["ran"] = done->state == State::applied;
+      j["exit_code"] = rc;
+      j["stdout"] = captured.out;
+      j["stderr"] = captured.err;
+      print_json(j);
+    } else {
+      out("{}", captured.out);
+      err("{}", captured.err);
+      out("proposal {} is {}{}\n", done->id, to_string(done->state), done->result.empty() ? "" : ": " + done->result);
+    }
+    return rc;
+  };
+}
+
+}  // namespace kai::cmd

@@ -1,0 +1,254 @@
+#include "lib/doctor.hpp"
+
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <git2.h>
+
+#include "lib/beneath.hpp"
+#include "lib/git.hpp"
+#include "lib/sandbox.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/lock.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+std::string_view to_string(Level l) {
+  switch (l) {
+    case Level::ok: return "ok";
+    case Level::warn: return "warn";
+    case Level::fail: return "fail";
+  }
+  return "fail";
+}
+
+namespace {
+
+using Checks = std::vector<Check>;
+
+void add(Checks& out, std::string name, Level l, std::string detail, std::string fix = {}) {
+  out.push_back({std::move(name), l, std::move(detail), std::move(fix)});
+}
+
+void check_state_dir(Workspace& ws, Checks& out) {
+  const fs::path dir = ws.store.dir();
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    add(out, "state dir", Level::warn, fmt::format("{} does not exist yet", dir.string()), "run 'kaicoder init'");
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    add(out, "state dir", Level::fail, fmt::format("{} is not a folder", dir.string()), "move it aside and run 'kaicoder init'");
+    return;
+  }
+  if ((st.st_mode & 077) != 0)
+    add(out, "state dir", Level::warn, fmt::format("{} is open to other users (mode {:o})", dir.string(), st.st_mode & 0777),
+        fmt::format("chmod 700 {}", dir.string()));
+  else
+    add(out, "state dir", Level::ok, fmt::format("{} (mode 700)", dir.string()));
+  auto lock = FileLock::try_acquire(dir / "lock");
+  if (!lock)
+    add(out, "store lock", Level::warn, "held by a running kaicoder process",
+        "wait for it; a lock of a dead process is released by the kernel");
+  else
+    add(out, "store lock", Level::ok, "free (an flock: a killed process never leaves it stuck)");
+}
+
+void check_changelog(Workspace& ws, Checks& out) {
+  auto p = ws.changelog.parse_live();
+  if (!p) {
+    if (p.error().code == Errc::not_found) add(out, "changelog", Level::ok, "no entries yet");
+    else add(out, "changelog", Level::fail, p.error().message, "check the file's permissions");
+    return;
+  }
+  if (p->malformed.empty()) {
+    add(out, "changelog", Level::ok, fmt::format("{} entries in {}", p->entries.size(), ws.changelog.path().string()));
+    return;
+  }
+  std::string lines;
+  for (const auto& m : p->malformed) lines += fmt::format("{}line {} ({})", lines.empty() ? "" : ", ", m.line, m.reason);
+  add(out, "changelog", Level::warn, fmt::format("{} malformed entries: {}", p->malformed.size(), lines),
+      "fix or remove those entries by hand; rollback uses the journal, not this text");
+}
+
+// Backups named by journal records, and backup files nobody names.
+void check_backups(Workspace& ws, Checks& out) {
+  std::set<std::string> named;
+  size_t missing = 0, changed = 0;
+  std::string first_problem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(ws.store.dir() / "journal", ec)) {
+    if (e.path().extension() != ".json") continue;
+    auto rec = ws.journal.load(e.path().stem().string());
+    if (!rec) continue;
+    for (const auto& f : rec->files) {
+      if (f.backup_rel.empty()) continue;
+      named.insert(f.backup_rel);
+      auto bytes = read_file(ws.root / f.backup_rel);
+      if (!bytes) ++missing;
+      else if (blob_id(*bytes) != f.backup_blob) ++changed;
+      else continue;
+      if (first_problem.empty()) first_problem = f.backup_rel;
+    }
+  }
+  std::vector<std::string> orphans;
+  fs::recursive_directory_iterator it(ws.root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec) && (name == ".git" || name == ws.guards.state_dir || name == "node_modules")) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (name.find(".bak-kaicoder-") == std::string::npos) continue;
+    std::string rel = it->path().lexically_relative(ws.root).generic_string();
+    if (!named.count(rel)) orphans.push_back(rel);
+  }
+  if (missing || changed)
+    add(out, "backups", Level::fail,
+        fmt::format("{} backups missing and {} changed since they were taken (first: {})", missing, changed, first_problem),
+        "those entries cannot be rolled back; restore the backup files from elsewhere if you have them");
+  else
+    add(out, "backups", Level::ok, fmt::format("{} backups, all present and unchanged", named.size()));
+  if (!orphans.empty()) {
+    std::string list;
+    for (size_t i = 0; i < orphans.size() && i < 5; ++i) list += (i ? ", " : "") + orphans[i];
+    add(out, "orphan backups", Level::warn,
+        fmt::format("{} backup files belong to no entry: {}{}", orphans.size(), list, orphans.size() > 5 ? ", …" : ""),
+        "look at them and delete the ones you do not need");
+  }
+}
+
+void check_proposals(Workspace& ws, Checks& out) {
+  auto ids = ws.store.ids();
+  size_t pending = 0, expired = 0, corrupt = 0;
+  std::string corrupt_ids;
+  for (int id : ids ? *ids : std::vector<int>{}) {
+    auto p = ws.store.load(id);
+    if (!p) {
+      ++corrupt;
+      corrupt_ids += fmt::format("{}{}", corrupt_ids.empty() ? "" : ", ", id);
+      continue;
+    }
+    if (p->state != State::pending) continue;
+    TimePoint created;
+    if (parse_iso_utc(p->created, created) && ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout)) ++expired;
+    else ++pending;
+  }
+  add(out, "proposals", Level::ok, fmt::format("{} pending", pending));
+  if (expired)
+    add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
+        "any command that changes state (approve, reject, apply) marks them timeout and logs them");
+  if (corrupt)
+    add(out, "corrupt proposals", Level::warn, fmt::format("proposals {} have unreadable records", corrupt_ids),
+        fmt::format("inspect {}/staging/<id>/; move a broken folder aside — it is never applied", ws.store.dir().string()));
+  size_t intents = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec)) intents += e.path().extension() == ".json";
+  if (intents)
+    add(out, "half-done changes", Level::warn, fmt::format("{} interrupted applies or rollbacks", intents),
+        "run 'kaicoder list' (or any command): it finishes or undoes them");
+  else
+    add(out, "half-done changes", Level::ok, "none");
+}
+
+void check_git(Workspace& ws, Checks& out) {
+  git_init_once();
+  git_repository* repo = nullptr;
+  if (git_repository_open_ext(&repo, ws.root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) {
+    add(out, "git", Level::warn, "root is not the top of a git work tree",
+        "kaicoder works without git, but git history is a second line of undo");
+    return;
+  }
+  int ignored_bak = 0, ignored_state = 0;
+  git_ignore_path_is_ignored(&ignored_bak, repo, "a.bak-kaicoder-20260101T000000Z");
+  git_ignore_path_is_ignored(&ignored_state, repo, (ws.guards.state_dir + "/lock").c_str());
+  git_repository_state_t state = static_cast<git_repository_state_t>(git_repository_state(repo));
+  git_repository_free(repo);
+  if (state != GIT_REPOSITORY_STATE_NONE)
+    add(out, "git", Level::warn, "a merge, rebase or similar is in progress", "finish it before approving changes");
+  else if (!ignored_bak || !ignored_state)
+    add(out, "git", Level::warn, "backups or the state dir are not ignored by git", "run 'kaicoder init' or add '.kaicoder/' and '*.bak-kaicoder-*' to .gitignore");
+  else
+    add(out, "git", Level::ok, "clean state; backups and state dir ignored");
+}
+
+// The guardrails, exercised through the same functions real requests use.
+void check_guardrails(Workspace& ws, Checks& out) {
+  const char* must_refuse[] = {"../outside", "/etc/passwd", ".git/config", ".kaicoder/lock", ".env", "prod.env",
+                               ".env.local", "KAI-CODER-CHANGELOG.md", "kaicoder.toml", "a.txt.bak-kaicoder-x",
+                               "node_modules/x.js", "build/out", "dist/x", "target/x", "id_rsa"};
+  std::vector<std::string> passed;
+  for (const char* p : must_refuse) {
+    auto rp = resolve(ws.root, ws.root, p);
+    if (rp && check_write(ws.guards, *rp)) passed.push_back(p);
+  }
+  if (passed.empty())
+    add(out, "guardrail self-test", Level::ok, fmt::format("{} never-write paths refused", std::size(must_refuse)));
+  else
+    add(out, "guardrail self-test", Level::fail, fmt::format("these paths were NOT refused: {}", fmt::join(passed, ", ")),
+        "do not let agents use this build; report it as a bug");
+}
+
+void check_isolation(Workspace& ws, Checks& out) {
+  if (::access(ws.root.c_str(), W_OK) == 0)
+    add(out, "isolation", Level::warn,
+        fmt::format("user '{}' can write the tree directly: if agents run as this user the gate is advisory", ws.user),
+        "run agents as a separate user that can read the tree but not write it");
+  else
+    add(out, "isolation", Level::ok, fmt::format("user '{}' cannot write the tree directly", ws.user));
+  LandlockStatus ll = landlock_status();
+  if (ll.abi > 0) add(out, "sandbox", Level::ok, fmt::format("Landlock ABI {} available", ll.abi));
+  else
+    add(out, "sandbox", ws.cfg.sandbox == "landlock" ? Level::warn : Level::ok, fmt::format("Landlock unavailable: {}", ll.detail),
+        "commands cannot be sandboxed here; kaicoder refuses to run them unless [run] sandbox = \"none\"");
+}
+
+void check_install(const DoctorInput& in, Checks& out) {
+  std::error_code ec;
+  bool man = false, comp = false;
+  for (const auto& d : in.man_dirs) man |= fs::exists(d / "man1" / "kaicoder.1", ec);
+  for (const auto& f : in.completion_files) comp |= fs::exists(f, ec);
+  if (man && comp) add(out, "installation", Level::ok, "man pages and completions installed");
+  else
+    add(out, "installation", Level::warn,
+        fmt::format("{} not installed", !man && !comp ? "man pages and completions" : !man ? "man pages" : "completions"),
+        "sudo cmake --install build");
+}
+
+}  // namespace
+
+std::vector<Check> run_doctor(const DoctorInput& in) {
+  Checks out;
+  auto ws = Workspace::open(in.env, *in.clock);
+  if (!ws) {
+    add(out, "config", Level::fail, ws.error().message, ws.error().hint);
+    // Carry on with the built-in defaults so every other check still runs.
+    Env bare = in.env;
+    bare.user_config_dir = "/nonexistent/kaicoder";
+    bare.config_override = std::nullopt;
+    ws = Workspace::open_without_config(bare, *in.clock);
+    if (!ws) {
+      add(out, "root", Level::fail, ws.error().message);
+      return out;
+    }
+  } else {
+    std::string files;
+    for (const auto& f : ws->cfg.loaded) files += (files.empty() ? "" : ", ") + f.string();
+    add(out, "config", Level::ok, files.empty() ? "no config file; built-in defaults" : files);
+  }
+  add(out, "root", Level::ok, ws->root.string());
+  check_state_dir(*ws, out);
+  check_changelog(*ws, out);
+  check_backups(*ws, out);
+  check_proposals(*ws, out);
+  check_git(*ws, out);
+  check_guardrails(*ws, out);
+  check_isolation(*ws, out);
+  check_install(in, out);
+  return out;
+}
+
+}  // namespace kai

@@ -1,0 +1,210 @@
+#include "lib/runs.hpp"
+
+#include <fmt/format.h>
+
+#include "lib/decide.hpp"
+#include "lib/policy.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/text.hpp"
+
+extern char** environ;
+
+namespace kai {
+namespace fs = std::filesystem;
+
+CapturedOutput run_output(const Workspace& ws, int id) {
+  CapturedOutput c;
+  if (auto o = read_file(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
+  if (auto e = read_file(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
+  return c;
+}
+
+std::string command_text(const Proposal& p) { return p.shell.empty() ? quote_argv(p.argv) : p.shell; }
+
+ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
+  ShellContext ctx;
+  fs::path cwd = ws.root / cwd_rel;
+  ctx.check_write_target = [&ws, cwd](const std::string& target) -> Status {
+    if (!target.empty() && target[0] == '~')
+      return make_error(Errc::denied, fmt::format("'{}' is outside the root", target));
+    auto rp = resolve(ws.root, cwd, target);
+    if (!rp) return rp.error();
+    // Build output folders are a command's business; the rest of the
+    // never-write list is not.
+    for (const char* build : {"build/", "target/", "dist/", "node_modules/"})
+      if (rp->rel.rfind(build, 0) == 0 || rp->rel.find(std::string("/") + build) != std::string::npos) return ok_status();
+    return check_write(ws.guards, *rp);
+  };
+  ctx.is_secret = [&ws, cwd](const std::string& path) {
+    auto rp = resolve(ws.root, cwd, path);
+    if (!rp) return is_secret_file(path);
+    return !check_read(ws.guards, *rp).ok();
+  };
+  ctx.extra_blocked = ws.cfg.blocked;
+  ctx.protected_processes = ws.cfg.protected_processes;
+  return ctx;
+}
+
+namespace {
+
+Entry run_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
+                const std::string& result, const std::string& summary) {
+  Entry e;
+  e.time = iso_utc(ws.clock->now());
+  e.kind = kind;
+  e.rollback_id = k_none;
+  e.action = "run_shell";
+  e.summary = make_visible(summary);
+  e.why = p.why;
+  e.backup = k_none;
+  e.approver = approver;
+  e.result = result;
+  // A shell command's side effects are not reversible: no snapshot is taken.
+  e.rollback = k_none;
+  return ws.redact(std::move(e));
+}
+
+std::string cwd_label(const Proposal& p) { return p.cwd.empty() ? "." : p.cwd; }
+
+Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd, const std::string& cwd) {
+  fs::path lexical = (cwd.empty() ? caller_cwd : (fs::path(cwd).is_absolute() ? fs::path(cwd) : caller_cwd / cwd)).lexically_normal();
+  if (lexical == ws.root || lexical.string() == ws.root.string() + "/") return std::string{};
+  auto rp = resolve(ws.root, caller_cwd, cwd.empty() ? caller_cwd.string() : cwd);
+  if (!rp) return rp.error();
+  std::error_code ec;
+  if (!fs::is_directory(rp->abs, ec)) return make_error(Errc::usage, fmt::format("--cwd '{}' is not a folder", cwd));
+  return rp->rel;
+}
+
+std::vector<std::string> child_env() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace
+
+Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::path& cwd, DryRun dry,
+                              const std::function<void(std::string_view, int)>& on_output) {
+  if (req.argv.empty() == req.shell.empty())
+    return make_error(Errc::usage, "give the command after '--', or one --shell string", "kaicoder run --why W -- make test");
+  if (req.why.find_first_not_of(" \t\r\n") == std::string::npos)
+    return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
+  auto cwd_rel = resolve_cwd(ws, cwd, req.cwd);
+  if (!cwd_rel) return cwd_rel.error();
+  StagedRun out;
+  Proposal& p = out.proposal;
+  p.kind = Kind::run;
+  p.argv = req.argv;
+  p.shell = req.shell;
+  p.cwd = *cwd_rel;
+  p.why = ws.redact(req.why);
+  p.agent = ws.redact(req.agent);
+  p.created = iso_utc(ws.clock->now());
+  ShellContext ctx = shell_context(ws, p.cwd);
+  out.classification = req.shell.empty() ? classify_argv(req.argv, ctx) : classify_shell(req.shell, ctx);
+  const Classification& c = out.classification;
+  p.summary = ws.redact(make_visible(command_text(p)));
+  if (c.verdict == RunVerdict::blocked) {
+    out.verdict = "blocked";
+    if (dry == DryRun::no) {
+      auto lock = ws.store.lock();
+      if (!lock) return lock.error();
+      std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
+      KAI_TRY(ws.changelog.prepend(run_entry(ws, p, "blocked", k_none, why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+    }
+    return out;
+  }
+  p.tier = c.verdict == RunVerdict::confirm ? "confirm" : "normal";
+  p.tier_reason = c.verdict == RunVerdict::confirm && !c.reasons.empty() ? c.reasons.front() : "";
+  Verdict v = decide(ws.cfg, "run", command_text(p));
+  // Only an ordinary, fully understood command may pass without a person.
+  if (v.decision == Decision::allow && (c.verdict != RunVerdict::ask || !c.understood))
+    v = {Decision::ask, v.rule + (c.understood ? ", confirm tier" : ", not fully understood")};
+  p.decision = std::string(to_string(v.decision));
+  p.decision_rule = v.rule;
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));
+  out.verdict = v.decision == Decision::allow ? "allow" : std::string(to_string(c.verdict));
+  if (dry == DryRun::yes) return out;
+  {
+    auto lock = ws.store.lock();
+    if (!lock) return lock.error();
+    auto id = ws.store.next_id();
+    if (!id) return id.error();
+    p.id = *id;
+    if (v.decision == Decision::allow && ws.cfg.mode == "normal") {
+      p.state = State::approved;
+      p.decided_by = "policy";
+      p.decided_at = p.created;
+      p.approved_digest = digest(p);
+    }
+    KAI_TRY(ws.store.create(p));
+  }
+  if (p.state == State::approved) {
+    auto ran = execute_run(ws, p.id, fmt::format("policy ({})", v.rule), on_output);
+    if (!ran) return ran.error();
+    out.ran = std::move(*ran);
+    if (auto q = ws.store.load(p.id)) p = *q;
+  }
+  return out;
+}
+
+Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approver,
+                               const std::function<void(std::string_view, int)>& on_output) {
+  Proposal p;
+  {
+    auto lock = ws.store.lock();
+    if (!lock) return lock.error();
+    auto loaded = ws.store.load(id);
+    if (!loaded) return loaded.error();
+    p = std::move(*loaded);
+    if (p.kind != Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is not a command run", id));
+    if (p.state != State::approved)
+      return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", id, to_string(p.state)));
+    if (digest(p) != p.approved_digest)
+      return make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", id));
+    // Claiming the run under the lock makes it run once, however many
+    // people approve or apply it at the same moment.
+    auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);
+    if (!claim) return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
+  }
+  RunSpec spec;
+  spec.argv = p.argv;
+  spec.shell = p.shell;
+  spec.cwd = ws.root / p.cwd;
+  spec.env = child_env();
+  spec.timeout = std::chrono::seconds(ws.cfg.run_timeout);
+  spec.max_output = static_cast<size_t>(ws.cfg.max_output);
+  spec.sandbox = ws.cfg.sandbox == "none" ? SandboxMode::none : SandboxMode::landlock;
+  spec.writable = {ws.root, fs::temp_directory_path()};
+  spec.on_output = on_output;
+  spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
+  auto r = run_command(spec);
+  auto lock = ws.store.lock();
+  if (!lock) return lock.error();
+  auto cur = ws.store.load(id);
+  if (cur) p = std::move(*cur);
+  if (!r) {
+    p.state = State::failed;
+    p.result = fmt::format("failed: {}", ws.redact(r.error().message));
+    p.outcome_code = static_cast<int>(r.error().code);
+    (void)ws.store.save(p);
+    return r.error();
+  }
+  (void)write_file_atomic(ws.store.staging_dir(id) / "stdout", r->out, 0600);
+  (void)write_file_atomic(ws.store.staging_dir(id) / "stderr", r->err, 0600);
+  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", ws.cfg.run_timeout)
+                                    : fmt::format("exit {}", r->exit_code);
+  std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
+                                    r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
+  Entry e = run_entry(ws, p, "run", approver, result, summary);
+  KAI_TRY(ws.changelog.prepend(e));
+  p.state = State::applied;
+  p.result = result;
+  p.outcome_code = r->exit_code;
+  KAI_TRY(ws.store.save(p));
+  return RunOutcome{std::move(*r), std::move(e)};
+}
+
+}  // namespace kai

@@ -1,0 +1,192 @@
+#pragma once
+// Internal to lib/shell*: the walker that visits every command of a parsed
+// script (lib/shell_classify.cpp) and the interface the per-command rules
+// (lib/shell.cpp) use to report what a leaf does.
+//
+// Usage sequence (classify_shell):
+//   Walker w(ctx, out, depth);
+//   w.walk(parse(text));          // every pipeline, command, substitution
+//     -> for each simple command: expand words, redirections, assignments
+//     -> Walker::classify(call)   // argv[0] decides which rule runs
+//        -> apply_rule(w, call)   // may report findings, write targets, or
+//                                 // unwrap: w.run(call, inner argv)
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/shell.hpp"
+#include "lib/shell_parse.hpp"
+
+namespace kai::shell {
+
+using Args = std::vector<Field>;
+
+// Whether a write replaces what a file holds (cp, >) or keeps it (chmod).
+enum class Content { replaced, kept };
+
+// Where a command's standard input comes from, as far as it matters: a shell
+// or interpreter may read its program from it.
+struct Stdin {
+  enum class Kind { inherited, pipe, text, file } kind = Kind::inherited;
+  std::optional<std::string> text;  // static content: echo piped in, a here-document
+  bool computed = false;            // the content was decoded or evaluated here
+  bool download = false;            // the content comes from a download
+};
+
+// What a leaf tells the pipeline it sits in.
+struct LeafInfo {
+  std::optional<std::string> output;  // static standard output (echo, printf, base64 -d of it)
+  bool output_computed = false;
+  bool download = false;  // prints what it downloads
+  bool kills = false;     // kill, pkill, killall, fuser -k: checked against the pipeline
+};
+
+struct Call {
+  Args argv;  // argv[0] is the command
+  std::string name;  // basename of argv[0]
+  std::string text;  // the leaf as written
+  Stdin in;
+  std::optional<Field> stdout_to;  // a file its standard output is redirected to
+  bool stdout_append = false;
+  int depth = 0;
+  LeafInfo info;
+  // Collected for the Leaf record; a wrapper hands them on to what it runs.
+  std::vector<std::string> targets;
+  bool understood = true;
+  bool wrapper = false;  // unwrapped into another call: not a leaf itself
+};
+
+class Walker final : public ExpandEnv {
+public:
+  Walker(const ShellContext& ctx, Classification& out, int depth);
+
+  void walk(const Parsed& p);
+  LeafInfo classify(Call& c);
+
+  // ExpandEnv
+  std::optional<Value> param(const std::string& name) override;
+  std::optional<std::vector<std::string>> positional() override;
+  std::optional<std::string> ifs() override;
+  SubResult sub(const Script& s, bool want_output) override;
+
+  // ---- for the rules ----
+  const ShellContext& ctx() const { return m_ctx; }
+  // A finding on this leaf; the verdict is raised to at least `v`.
+  void find(Call& c, RunVerdict v, const std::string& what);
+  // The leaf cannot be fully judged: never auto-allowed.
+  void unknown(Call& c, const std::string& what);
+  // A write target: devices, root confinement and the never-write list;
+  // raises the verdict to `tier` (confirm for writes, ask for build outputs).
+  void write(Call& c, const Field& target, RunVerdict tier = RunVerdict::confirm, Content content = Content::replaced);
+  // What a write put into a file, when known (echo ... > f, tee f).
+  void wrote(const Field& target, const std::optional<std::string>& text, bool computed);
+  // A file the command reads: blocked when it is a secret.
+  void read(Call& c, const Field& file);
+  // Every argument from `from` on that may name a file (`--file=.env`,
+  // `-d@.env`, `HEAD:.env`), checked as a read; --exclude/--ignore values
+  // are skipped.
+  void read_args(Call& c, size_t from);
+  // Inside a build or temp folder within root (or under /tmp): the only
+  // places a recursive or forced deletion may reach.
+  bool disposable(const Field& f) const;
+  // `path` as the caller resolves it: joined to any `cd` seen so far;
+  // nullopt when that folder is only known at run time.
+  std::optional<std::string> resolved(const std::string& path) const;
+
+  // Unwrap: classify `inner` as the command `c` runs (sudo, env, xargs, ...),
+  // in folder `cwd` when given ("" for a folder only known at run time).
+  LeafInfo run(Call& c, Args inner, Stdin in, const std::optional<std::string>& cwd = std::nullopt);
+  // Change the folder relative paths are judged against ("" for unknown);
+  // returns the previous one for restore_cwd.
+  std::optional<std::string> enter_cwd(const std::string& dir);
+  void restore_cwd(std::optional<std::string> previous);
+  // A shell program given as a string (`bash -c`, `eval`, `su -c`, trap, ...).
+  void run_shell(Call& c, const Field& code, const std::vector<Field>& positional);
+  // The program is read from standard input (`curl ... | sh`, `sh <<EOF`).
+  void run_stdin(Call& c, bool is_shell);
+  // Options that make a program run another one (find -exec, git -c
+  // core.pager=, tar --to-command=, PAGER=...): what they run must be
+  // judgeable and not blocked, else the whole command is blocked.
+  void judge(Call& c, const std::string& what, const Field& code);
+  // Program text of another language (python -c, perl -e, awk): never
+  // understood; blocked when it visibly reaches for kaicoder, secrets or forks.
+  void opaque(Call& c, const std::string& code);
+  // A download: remembered so that a pipe or a later run of the file is caught.
+  void download(Call& c, const std::optional<Field>& saved_to);
+  bool downloaded(const Field& f) const;
+  // Running a file: one written earlier by the same command is judged by
+  // what was written into it (`echo 'rm -rf /' > x.sh; sh x.sh`), or is not
+  // understood when that is unknown; a downloaded one is blocked. False when
+  // the file comes from the tree.
+  bool run_file(Call& c, const Field& file, bool as_shell);
+  // A script behind a pipe (`bash <(...)`, `source <(...)`).
+  void run_procsub(Call& c, const Field& f, bool as_shell);
+
+  // Shell state the rules change.
+  void set_var(const std::string& name, const Field& value);
+  void forget_var(const std::string& name);
+  void set_cwd(const std::optional<Field>& dir);  // nullopt: home
+  void push_dir(const std::optional<Field>& dir);
+  void pop_dir();
+  void check_assignment(Call& c, const std::string& name, const Field& value, bool persists);
+
+private:
+  struct State {
+    std::map<std::string, Value> vars;
+    std::optional<std::vector<std::string>> positional;
+    std::optional<std::string> cwd = std::string();  // "" = where the run starts; nullopt = unknown
+    std::vector<std::optional<std::string>> dirs;
+  };
+  // A file written earlier in the same command, and what it holds.
+  struct Written {
+    std::optional<std::string> content;
+    bool computed = false;
+  };
+
+  std::optional<std::string> walk_script(const Script& s);
+  std::optional<std::string> walk_pipeline(const Pipeline& p, bool& computed);
+  LeafInfo walk_command(const Command& cmd, const Stdin& in);
+  LeafInfo walk_simple(const Command& cmd, const Stdin& in);
+  void walk_function(const Command& cmd);
+  void walk_for(const Command& cmd);
+  void redirections(Call& c, const Command& cmd);
+  void check_glob_target(Call& c, const std::string& path, RunVerdict tier);
+  void check_protected_kill(const Pipeline& p);
+  void finish_leaf(Call& c);
+  Classification nested(Call& c, std::string_view code, const std::vector<Field>& positional);
+  void merge(const Classification& sub);
+
+  const ShellContext& m_ctx;
+  Classification& m_out;
+  int m_depth;
+  State m_st;
+  Stdin m_stdin;  // the standard input of the list being walked
+  size_t m_downloads = 0;
+  // Files survive subshells and pipes, so these are not part of State.
+  std::set<std::string> m_downloaded;
+  std::map<std::string, Written> m_written;
+};
+
+// The per-command rules (lib/shell.cpp).
+void apply_rule(Walker& w, Call& c);
+// Commands whose arguments are only printed or compared, never opened: an
+// argument known only at run time does not make them unjudgeable.
+bool prints_only(std::string_view name);
+// Commands that may name a secret file without reading it (ls .env, rm .env
+// is judged as a write).
+bool names_without_reading(std::string_view name);
+bool is_shell(std::string_view name);
+bool is_downloader(std::string_view name);
+std::string basename_of(std::string_view path);
+std::string shown(std::string_view text);  // control characters escaped, long text cut
+// The [run] protected entry (process name or ":port") that `text` names.
+std::optional<std::string> protected_in(const ShellContext& ctx, std::string_view text);
+// Lexical normalisation: "./a/b/../c" -> "a/c"; a relative path that climbs
+// out keeps its leading ".."; "" is the starting folder itself.
+std::string normalize(std::string_view path);
+
+}  // namespace kai::shell

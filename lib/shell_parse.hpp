@@ -1,0 +1,145 @@
+#pragma once
+// Internal to lib/shell*: the syntax tree of a shell script, the parser that
+// builds it and the static expansion of its words. lib/shell.hpp holds the
+// public entry points.
+//
+// The parser never fails: it records errors and keeps going, because what
+// matters is that every command the shell could run is seen. A script with
+// errors is "not understood" and never auto-allowed.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kai::shell {
+
+struct Script;
+using ScriptPtr = std::shared_ptr<const Script>;
+
+enum class SegKind {
+  text,     // literal characters
+  param,    // $NAME, ${NAME}, $1, $@ ... (text holds the name)
+  subst,    // $(...) or `...` (subs[0] is the body)
+  procsub,  // <(...) or >(...) (subs[0] is the body, text is "<" or ">")
+  dynamic,  // anything else only known at run time: ${x:-y}, $((...)), arrays;
+            // subs holds the substitutions inside it, which still run
+};
+
+struct Seg {
+  SegKind kind = SegKind::text;
+  std::string text;
+  bool quoted = false;  // inside quotes or escaped: no splitting, globbing, braces or ~
+  std::vector<ScriptPtr> subs;
+};
+
+struct Word {
+  std::vector<Seg> segs;
+  std::string raw;  // as written
+};
+
+enum class RedirOp { out, append, clobber, in, inout, dup_out, dup_in, out_err, append_err, heredoc, herestring };
+
+struct Redir {
+  int fd = -1;  // explicit descriptor (`2>`), -1 when implied
+  RedirOp op = RedirOp::out;
+  Word target;                 // file, descriptor or here-string; delimiter for here-documents
+  std::shared_ptr<Word> body;  // here-document body (filled once its line ends)
+  bool quoted_delim = false;   // <<'EOF': the body is taken literally
+};
+
+struct Assign {
+  std::string name;
+  Word value;
+};
+
+enum class CmdKind {
+  simple,    // assignments, words, redirections
+  subshell,  // ( body )
+  group,     // { body; } and the compound commands (if, while, case, [[ ]])
+  function,  // name() body
+  for_loop,  // for name [in words]; do body; done
+};
+
+struct Command {
+  CmdKind kind = CmdKind::simple;
+  std::vector<Assign> assigns;
+  std::vector<Word> words;  // simple: the command; others: words that are only expanded
+  std::vector<Redir> redirs;
+  ScriptPtr body;
+  std::string name;  // function name or loop variable
+  bool has_in = false;
+  std::string text;  // as written
+};
+
+struct Pipeline {
+  std::vector<Command> cmds;
+  bool background = false;
+};
+
+struct Script {
+  std::vector<Pipeline> pipelines;
+};
+
+struct Parsed {
+  Script script;
+  std::vector<std::string> errors;
+  bool too_deep = false;  // nesting beyond k_max_nesting: the rest was not read
+};
+
+inline constexpr int k_max_nesting = 48;
+
+Parsed parse(std::string_view src);
+
+// A word after expansion: one word may give several fields (splitting of an
+// unquoted expansion, brace expansion).
+struct Field {
+  std::string value;  // after quote removal; unknown parts kept as written ($X)
+  std::string raw;    // the word as written
+  bool dynamic = false;   // part of it is only known at run time
+  bool computed = false;  // part of it came from a command substitution evaluated here
+  bool from_var = false;  // part of it came from a variable set earlier in the script
+  bool glob = false;      // unquoted pattern characters: names files only at run time
+  bool tilde = false;     // starts with an unquoted ~ (or $HOME): a home folder
+  bool procsub = false;   // <(...) / >(...): a pipe to another command
+  bool download = false;  // a substitution inside it runs a download
+  bool synthetic = false; // supplied at run time by xargs / find, not written by the agent
+  bool braced = false;    // one of several words made by brace expansion
+  std::shared_ptr<const std::string> content;  // procsub: the static output behind the pipe
+};
+
+// What the walker knows while expanding: variables set earlier in the script
+// and the output of substitutions it could evaluate.
+class ExpandEnv {
+public:
+  struct Value {
+    std::string text;
+    bool glob = false;  // bound by `for x in *.c`: stands for a matched name
+    bool computed = false;
+    bool dynamic = false;   // set at run time (read, $(...)): unknown text ...
+    bool download = false;  // ... that came from a download
+  };
+  struct SubResult {
+    std::optional<std::string> output;  // static output, nullopt when unknown
+    bool download = false;
+  };
+  virtual ~ExpandEnv() = default;
+  virtual std::optional<Value> param(const std::string& name) = 0;
+  virtual std::optional<std::vector<std::string>> positional() = 0;
+  // The characters unquoted expansions are split on; nullopt when IFS was
+  // set to something only known at run time.
+  virtual std::optional<std::string> ifs() = 0;
+  // Walk a substitution (its commands are leaves too); want_output asks for
+  // its static output.
+  virtual SubResult sub(const Script& s, bool want_output) = 0;
+};
+
+// Expansion as the shell would do it, as far as it can be known statically.
+// `braces`: apply bash brace expansion to unquoted text.
+std::vector<Field> expand(const Word& w, ExpandEnv& env, bool braces = true);
+
+// Literal value of a word that has no expansions; nullopt otherwise.
+std::optional<std::string> literal(const Word& w);
+
+}  // namespace kai::shell
