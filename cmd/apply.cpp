@@ -17,6 +17,7 @@ RunFn setup_apply(CLI::App& sub) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     if (auto p = (*ws)->store.load(*id); p && p->kind == Kind::run) {
+      if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
       if ((*ws)->cfg.mode == "propose-only")
         return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode"));
       auto ran = execute_run(**ws, *id, p->decided_by.empty() ? s.user() : p->decided_by, s.json() ? nullptr : stream_output);

@@ -27,18 +27,23 @@ RunFn setup_approve(CLI::App& sub) {
     if (p->state != State::pending)
       return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
                                   fmt::format("proposal {} is {}, not pending", p->id, to_string(p->state))));
+    if (!a->no_apply && (*ws)->cfg.mode == "propose-only")
+      return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
+                                  "approve with --no-apply to record the decision, or change [policy] mode"));
     const bool is_run = p->kind == Kind::run;
+    // The person sees what they decide on even with --json (on stderr then).
+    send_text_to_stderr(s.json());
     if (is_run) {
-      if (!s.json()) print_run_header(s, *p);
+      print_run_header(s, *p);
     } else {
       auto d = diff_for_display(s, **ws, *p, false);
       if (!d) return report(s, d.error());
-      if (!s.json()) print_proposal_header(s, *p), print_diff(s, *p, *d);
+      print_proposal_header(s, *p);
+      print_diff(s, *p, *d);
     }
-    if (!s.json()) {
-      out("\n");
-      std::fflush(stdout);
-    }
+    out("\n");
+    std::fflush(stdout);
+    send_text_to_stderr(false);
     // What the person sees is what gets bound: the digest is taken now.
     const std::string seen = digest(*p);
     Tier tier = p->tier == "confirm" ? Tier::confirm : Tier::normal;

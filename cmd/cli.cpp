@@ -54,7 +54,7 @@ int report(Session& s, const Error& e) {
 }
 
 void print_json(const nlohmann::json& j) {
-  out("{}\n", redacted_json(j).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  write_stdout(redacted_json(j).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace kai::cmd

@@ -7,6 +7,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
+#include "lib/decide.hpp"
 
 namespace kai::cmd {
 
@@ -17,6 +18,7 @@ RunFn setup_list(CLI::App& sub) {
   return [status](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     auto ids = (*ws)->store.ids();
     if (!ids) return report(s, ids.error());
     std::vector<Proposal> rows;

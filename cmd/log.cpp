@@ -4,6 +4,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
+#include "lib/decide.hpp"
 
 namespace kai::cmd {
 
@@ -22,6 +23,7 @@ RunFn setup_log(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     std::string abs_file;
     if (!a->file.empty()) {
       std::filesystem::path f = a->file;

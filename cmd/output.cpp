@@ -3,9 +3,11 @@
 namespace kai::cmd {
 namespace {
 const Redactor* g_redactor = nullptr;
-}
+bool g_text_to_stderr = false;
+}  // namespace
 
 void set_redactor(const Redactor* r) { g_redactor = r; }
+void send_text_to_stderr(bool yes) { g_text_to_stderr = yes; }
 
 std::string redacted(std::string_view text) { return g_redactor ? g_redactor->apply(text) : std::string(text); }
 
@@ -19,6 +21,8 @@ void write_stderr(std::string_view text) {
   std::string safe = redacted(text);
   std::fwrite(safe.data(), 1, safe.size(), stderr);
 }
+
+void write_text(std::string_view text) { g_text_to_stderr ? write_stderr(text) : write_stdout(text); }
 
 nlohmann::json redacted_json(nlohmann::json j) {
   if (j.is_string()) return redacted(j.get<std::string>());

@@ -23,9 +23,14 @@ void write_stderr(std::string_view text);
 // text search, so redaction happens before dumping).
 nlohmann::json redacted_json(nlohmann::json j);
 
+// With --json, stdout carries only the JSON object; what a person should
+// still see (the diff before a prompt) goes to stderr instead.
+void send_text_to_stderr(bool yes);
+void write_text(std::string_view text);
+
 template <typename... T>
 void out(fmt::format_string<T...> f, T&&... args) {
-  write_stdout(fmt::format(f, std::forward<T>(args)...));
+  write_text(fmt::format(f, std::forward<T>(args)...));
 }
 
 template <typename... T>

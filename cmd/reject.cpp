@@ -24,6 +24,9 @@ RunFn setup_reject(CLI::App& sub) {
     if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
     auto p = load_for_decision(**ws, a->id);
     if (!p) return report(s, p.error());
+    if (p->state != State::pending && p->state != State::approved && p->state != State::failed)
+      return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
+                                  fmt::format("proposal {} is already {}", p->id, to_string(p->state))));
     auto yes = ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {

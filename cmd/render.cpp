@@ -54,7 +54,15 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
 }
 
-json proposal_json(const Proposal& p) { return to_json(p); }
+json proposal_json(const Proposal& p) {
+  json j = to_json(p);
+  if (p.kind == Kind::run) {
+    j["argv"] = p.argv;
+    j["shell"] = p.shell;
+    j["command"] = command_text(p);
+  }
+  return j;
+}
 
 json diff_json(const FileDiff& d) {
   return {{"text", d.text},         {"binary", d.binary},   {"truncated", d.truncated}, {"added", d.added},

@@ -35,6 +35,9 @@ RunFn setup_rollback(CLI::App& sub) {
     auto rec = (*ws)->journal.load(id);
     if (!rec) return report(s, rec.error());
     std::string approver = s.user();
+    // Say what is wrong before asking, not after the person said yes.
+    if (auto pre = rollback(**ws, id, approver, a->force ? Force::yes : Force::no, CheckOnly::yes); !pre)
+      return report(s, pre.error());
     if (v.decision == Decision::ask) {
       if (!s.json()) {
         out("rollback of {} ({}{}):\n", id, rec->kind, rec->rolls_back.empty() ? "" : " of " + rec->rolls_back);

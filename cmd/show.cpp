@@ -4,6 +4,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
+#include "lib/decide.hpp"
 #include "lib/runs.hpp"
 
 namespace kai::cmd {
@@ -19,6 +20,7 @@ RunFn setup_show(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     auto p = (*ws)->store.load(a->id);
     if (!p) return report(s, p.error());
     // Once applied, rejected or expired there is nothing left to diff

@@ -348,7 +348,8 @@ Error changed_since(Workspace& ws, const std::string& id, const FileChange& f, c
 
 }  // namespace
 
-Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const std::string& decider, Force force) {
+Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const std::string& decider, Force force,
+                               CheckOnly check) {
   std::string id = id_arg;
   if (id == "last") {
     auto l = ws.journal.last();
@@ -382,6 +383,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     targets.push_back(std::move(*tg));
   }
   if (targets.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
+  if (check == CheckOnly::yes) return Outcome{};
   t.rec.id = ws.journal.fresh_id(now, [&](const std::string& cand) {
     for (const auto& tg : targets) {
       auto st = read_at(tg.dir, backup_name(tg.name, cand));
@@ -405,9 +407,12 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   t.entry.summary = fmt::format("rolled back {}", id);
   t.entry.why = force == Force::yes ? fmt::format("undo {} (forced)", id) : fmt::format("undo {}", id);
   t.entry.approver = decider;
+  // Every record in a chain of rollbacks carries the proposal it began
+  // with: undoing a rollback applies that proposal again.
+  t.rec.proposal = rec->proposal;
   if (rec->proposal > 0) {
     t.proposal = rec->proposal;
-    t.done_state = State::rolled_back;
+    t.done_state = rec->kind == "rollback" ? State::applied : State::rolled_back;
   }
   if (auto s = execute(ws, t, targets, after); !s) return s.error();
   return Outcome{t.rec.id, t.rec.files[0].backup_rel.empty() ? "" : (ws.root / t.rec.files[0].backup_rel).string(), false,

@@ -41,8 +41,12 @@ Result<std::string> apply_edit(std::string_view current, std::string_view target
 // failed and the error is returned; the tree is untouched.
 Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver);
 
-// Undo the entry `id` ("last" = newest reversible entry).
-Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::string& decider, Force force);
+enum class CheckOnly { no, yes };
+
+// Undo the entry `id` ("last" = newest reversible entry). CheckOnly::yes
+// runs every check (conflicts, backups, guardrails) and changes nothing.
+Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::string& decider, Force force,
+                               CheckOnly check = CheckOnly::no);
 
 // Finish or undo half-done transactions. Returns how many were found.
 Result<int> recover(Workspace& ws);

@@ -31,7 +31,11 @@ struct Config {
                                                  {"delete", "ask"},  {"run", "ask"},  {"rollback", "ask"}};
   std::vector<PolicyRule> rules;
   // [paths] — lists from every file add up; nothing can remove an entry
-  std::vector<std::string> deny_write, deny_read, protected_paths, confirm;
+  std::vector<std::string> deny_write, deny_read, protected_paths;
+  // Files that grant privileges or run code; the same list kaicoder.toml.example shows.
+  std::vector<std::string> confirm = {"*.sh", "scripts/**", ".github/**", "Dockerfile*", "docker-compose*.y*ml",
+                                      "compose*.y*ml", ".claude/**", ".cursor/**", ".vscode/**", ".husky/**",
+                                      ".pre-commit-config.yaml", ".gitlab-ci.yml"};
   // [run]
   long run_timeout = 600;
   long max_output = 65536;

@@ -159,13 +159,22 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user) 
 
 namespace kai {
 
-Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force) {
+Status try_sweep(Workspace& ws) {
+  if (!ws.store.exists()) return ok_status();
+  auto lock = FileLock::try_acquire(ws.store.dir() / "lock");
+  if (!lock) return lock.error();
+  auto s = sweep(ws);
+  if (!s) return s.error();
+  return ok_status();
+}
+
+Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force, CheckOnly check) {
   KAI_TRY(may_decide(ws, user));
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
   auto s = sweep(ws);
   if (!s) return s.error();
-  return rollback_entry(ws, id, user, force);
+  return rollback_entry(ws, id, user, force, check);
 }
 
 Result<Proposal> wait_for_decision(Workspace& ws, int id) {
@@ -179,21 +188,9 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
       if (!s) return s.error();
       continue;
     }
-    if (p->state == State::approved && p->kind == Kind::run) {
-      // A run is executed outside the lock; its outcome is what the proposer waits for.
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    if (p->state == State::approved) {
-      // The approver holds the lock from approval through apply: once we
-      // get it, the apply has finished one way or the other.
-      auto lock = ws.store.lock();
-      if (!lock) return lock.error();
-      auto again = ws.store.load(id);
-      if (!again) return again.error();
-      return again;
-    }
-    if (p->state != State::pending) return p;
+    // Approved is not the outcome yet: the proposer waits for the apply
+    // (or the run) and what it did.
+    if (p->state != State::pending && p->state != State::approved) return p;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

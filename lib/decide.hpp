@@ -48,8 +48,13 @@ Result<std::vector<int>> sweep(Workspace& ws);
 
 namespace kai {
 
+// sweep(), but only when the lock is free at once; for commands that must
+// work whatever state the store is in (list, show, log). Never blocks.
+Status try_sweep(Workspace& ws);
+
 // Roll back entry `id` or "last" under the lock (after may_decide).
-Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force);
+Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force,
+                         CheckOnly check = CheckOnly::no);
 
 // Block until proposal `id` is decided and, when approved, applied (or its
 // apply failed). Polls without holding the lock; expires it when due.

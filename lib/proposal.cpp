@@ -45,6 +45,7 @@ std::string digest(const Proposal& p) {
   for (const auto& a : p.argv) put("arg", a);
   put("shell", p.shell);
   put("cwd", p.cwd);
+  put("timeout", std::to_string(p.timeout));
   return blob_id(s);
 }
 
@@ -59,9 +60,8 @@ json to_json(const Proposal& p) {
       {"summary", p.summary},
       {"created", p.created},
       {"base", {{"exists", p.base.exists}, {"blob", p.base.blob}, {"mode", p.base.mode}}},
-      {"argv", p.argv},
-      {"shell", p.shell},
       {"cwd", p.cwd},
+      {"timeout", p.timeout},
       {"decided_by", p.decided_by},
       {"decided_at", p.decided_at},
       {"approved_digest", p.approved_digest},
@@ -99,9 +99,8 @@ Result<Proposal> from_json(const json& j) {
       p.base.blob = b.value("blob", "");
       p.base.mode = b.value("mode", 0644u);
     }
-    p.argv = j.value("argv", std::vector<std::string>{});
-    p.shell = j.value("shell", "");
     p.cwd = j.value("cwd", "");
+    p.timeout = j.value("timeout", 0L);
     p.decided_by = j.value("decided_by", "");
     p.decided_at = j.value("decided_at", "");
     p.approved_digest = j.value("approved_digest", "");

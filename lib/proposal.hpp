@@ -41,6 +41,7 @@ struct Proposal {
   // run proposals
   std::vector<std::string> argv;
   std::string shell, cwd;
+  long timeout = 0;  // seconds asked for; 0 = [run] timeout
   // the decision
   std::string decided_by, decided_at, approved_digest, reason;
   // the outcome

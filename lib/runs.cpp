@@ -1,5 +1,7 @@
 #include "lib/runs.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lib/decide.hpp"
@@ -31,8 +33,9 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
     if (!rp) return rp.error();
     // Build output folders are a command's business; the rest of the
     // never-write list is not.
-    for (const char* build : {"build/", "target/", "dist/", "node_modules/"})
-      if (rp->rel.rfind(build, 0) == 0 || rp->rel.find(std::string("/") + build) != std::string::npos) return ok_status();
+    const std::string path = "/" + rp->rel + "/";
+    for (const char* build : {"/build/", "/target/", "/dist/", "/node_modules/"})
+      if (path.find(build) != std::string::npos) return ok_status();
     return check_write(ws.guards, *rp);
   };
   ctx.is_secret = [&ws, cwd](const std::string& path) {
@@ -98,6 +101,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   p.argv = req.argv;
   p.shell = req.shell;
   p.cwd = *cwd_rel;
+  if (req.timeout < 0) return make_error(Errc::usage, "--timeout must be a positive number of seconds");
+  p.timeout = req.timeout;
   p.why = ws.redact(req.why);
   p.agent = ws.redact(req.agent);
   p.created = iso_utc(ws.clock->now());
@@ -174,7 +179,9 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
   spec.env = child_env();
-  spec.timeout = std::chrono::seconds(ws.cfg.run_timeout);
+  // --timeout may shorten the owner's limit, never lengthen it.
+  long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
+  spec.timeout = std::chrono::seconds(limit);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
   spec.sandbox = ws.cfg.sandbox == "none" ? SandboxMode::none : SandboxMode::landlock;
   spec.writable = {ws.root, fs::temp_directory_path()};
@@ -194,7 +201,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   }
   (void)write_file_atomic(ws.store.staging_dir(id) / "stdout", r->out, 0600);
   (void)write_file_atomic(ws.store.staging_dir(id) / "stderr", r->err, 0600);
-  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", ws.cfg.run_timeout)
+  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", limit)
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);

@@ -481,7 +481,7 @@ std::optional<std::string> cwd_of(const Field* f) {
 size_t skip_assignments(Walker& w, Call& c, size_t i) {
   std::string name, value;
   while (i < c.argv.size() && !c.argv[i].dynamic && split_assignment(c.argv[i].value, name, value)) {
-    w.check_assignment(c, name, with_value(c.argv[i], value), false);
+    w.check_assignment(c, name, with_value(c.argv[i], value), Scope::command);
     ++i;
   }
   return i;
@@ -525,7 +525,7 @@ void rule_env(Walker& w, Call& c) {
   std::string name, value;
   size_t i = 0;
   while (i < inner.size() && !inner[i].dynamic && split_assignment(inner[i].value, name, value)) {
-    w.check_assignment(c, name, with_value(inner[i], value), false);
+    w.check_assignment(c, name, with_value(inner[i], value), Scope::command);
     ++i;
   }
   if (i >= inner.size()) return;  // prints the environment
@@ -780,15 +780,15 @@ void rule_shell(Walker& w, Call& c) {
   if (i < c.argv.size() && !sflag) {
     const Field& f = c.argv[i];
     if (f.procsub) {
-      w.run_procsub(c, f, true);
+      w.run_procsub(c, f, Lang::shell);
     } else if (f.value == "/dev/stdin") {
-      w.run_stdin(c, true);
+      w.run_stdin(c, Lang::shell);
     } else {
-      w.run_file(c, f, true);  // otherwise a script in the tree: an ordinary command
+      w.run_file(c, f, Lang::shell);  // otherwise a script in the tree: an ordinary command
     }
     return;
   }
-  w.run_stdin(c, true);
+  w.run_stdin(c, Lang::shell);
 }
 
 void rule_eval(Walker& w, Call& c) {
@@ -810,11 +810,11 @@ void rule_source(Walker& w, Call& c) {
   if (c.argv.size() < 2) return;
   const Field& f = c.argv[1];
   if (f.procsub) {
-    w.run_procsub(c, f, true);
+    w.run_procsub(c, f, Lang::shell);
   } else if (f.value == "/dev/stdin" || f.value == "-") {
-    w.run_stdin(c, true);
+    w.run_stdin(c, Lang::shell);
   } else {
-    w.run_file(c, f, true);
+    w.run_file(c, f, Lang::shell);
   }
 }
 
@@ -836,7 +836,7 @@ void rule_declare(Walker& w, Call& c) {
   for (size_t i = 1; i < c.argv.size(); ++i) {
     const Field& f = c.argv[i];
     if (sw(f.value, "-") || sw(f.value, "+")) continue;
-    if (split_assignment(f.value, name, value)) w.check_assignment(c, name, with_value(f, value), true);
+    if (split_assignment(f.value, name, value)) w.check_assignment(c, name, with_value(f, value), Scope::shell);
   }
 }
 
@@ -986,16 +986,16 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
   if (i < c.argv.size() && c.argv[i].value != "-") {
     const Field& script = c.argv[i];
     if (script.procsub) {
-      w.run_procsub(c, script, false);
+      w.run_procsub(c, script, Lang::other);
     } else if (sw(script.value, "http://") || sw(script.value, "https://")) {
       w.unknown(c, "runs a script from the network");
     } else {
-      w.run_file(c, script, false);
+      w.run_file(c, script, Lang::other);
     }
     return;  // a script in the tree: an ordinary command
   }
   if (s.name == "gdb" || s.name == "pwsh" || s.name == "powershell") return;
-  w.run_stdin(c, false);
+  w.run_stdin(c, Lang::other);
 }
 
 // awk programs: system() and pipes run commands, `print > "file"` writes.
@@ -1661,28 +1661,10 @@ bool has_opt(const Args& a, List names) {
   return std::any_of(a.begin(), a.end(), [&](const Field& f) { return one_of(f.value.substr(0, f.value.find('=')), names); });
 }
 
-void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
-  static const List k_read = {"status", "log", "diff", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
-                              "rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "for-each-ref",
-                              "merge-base", "name-rev", "whatchanged", "count-objects", "fsck", "check-ignore",
-                              "check-attr", "check-ref-format", "help", "version", "var", "verify-commit",
-                              "verify-tag", "verify-pack", "cherry", "range-diff", "diff-tree", "diff-files",
-                              "diff-index", "show-branch", "get-tar-commit-id", "fetch", "ls-remote", "--version",
-                              "--help", "bugreport", "whatchanged", "show-index", "column", "credential-cache"};
-  static const List k_change = {"commit", "reset", "switch", "rebase", "merge", "pull", "clean", "cherry-pick",
-                                "revert", "am", "apply", "gc", "prune", "repack", "update-ref", "symbolic-ref",
-                                "replace", "update-index", "read-tree", "commit-tree", "mktag", "mktree", "maintenance",
-                                "sparse-checkout", "add", "lfs", "restore", "checkout", "rm", "mv", "stash", "tag",
-                                "branch", "worktree", "remote", "reflog", "notes", "format-patch", "init", "clone",
-                                "mergetool", "filter-branch", "submodule", "bisect", "send-email", "archive",
-                                "hash-object", "fast-import", "pack-refs", "prune-packed", "difftool", "config", "push"};
-  bool changes = one_of(sub, k_change);
-  if (!changes && !one_of(sub, k_read)) {
-    w.unknown(c, "'git " + sub + "' may be an alias defined in the configuration");
-    return;
-  }
-  // Reading a secret through git (show HEAD:.env, add .env) is reading it;
-  // untracking or moving one is judged as a write.
+// Options of a git subcommand that run programs, write files or read
+// secrets (show HEAD:.env, add .env); untracking or moving a secret is
+// judged as a write instead.
+void git_options(Walker& w, Call& c, const std::string& sub, const Args& a) {
   if (!one_of(sub, {"rm", "mv", "restore", "checkout", "check-ignore", "ls-files", "status", "check-attr"}))
     for (const Field& f : a)
       for (const std::string& cand : {f.value, f.value.substr(f.value.rfind(':') + 1)}) w.read(c, with_value(f, cand));
@@ -1704,13 +1686,14 @@ void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
       if (std::optional<Field> pair = value()) git_config_pair(w, c, *pair);
     } else if (one_of(name, {"--output", "-o"}) && one_of(sub, {"archive", "format-patch", "diff", "log", "show"})) {
       if (std::optional<Field> out = value()) w.write(c, *out);
-    } else if (sw(v, "ext::") || (sw(v, "-") == false && v.find("::") != std::string::npos && sw(v, "ext"))) {
+    } else if (sw(v, "ext::")) {
       w.find(c, V::blocked, "the ext:: transport runs a command");
     }
   }
-  if (!changes) return;
-  if (sub == "push") return git_push(w, c, a);
-  if (sub == "config") return git_config(w, c, a);
+}
+
+// Files a changing subcommand writes, and the commands it runs.
+void git_targets(Walker& w, Call& c, const std::string& sub, const Args& a) {
   if (sub == "rm" && !has_opt(a, {"--cached"})) git_paths(w, c, a, false);
   if (sub == "mv") git_paths(w, c, a, false);
   if (sub == "restore" && (!has_opt(a, {"--staged", "-S"}) || has_opt(a, {"--worktree", "-W"}))) git_paths(w, c, a, false);
@@ -1730,39 +1713,70 @@ void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
     for (size_t i = 0; i < a.size(); ++i) {
       if (one_of(a[i].value, {"-b", "--branch", "-o", "--origin", "--depth", "--reference", "--separate-git-dir",
                               "--template", "-c", "--config", "-u", "--upload-pack", "--jobs", "-j", "--filter",
-                              "--initial-branch", "--object-format"}))
+                              "--initial-branch", "--object-format"})) {
         ++i;
-      else if (!sw(a[i].value, "-"))
+      } else if (!sw(a[i].value, "-")) {
         pos.push_back(&a[i]);
+      }
     }
     size_t dir = sub == "clone" ? 1 : 0;
     if (pos.size() > dir) w.write(c, *pos[dir]);
-    if (sub == "clone" && pos.size() == 1) {
+    if (sub == "clone" && pos.size() == 1) {  // clones into the repository's name
       std::string name = path_basename(pos[0]->value);
       if (name.size() > 4 && name.substr(name.size() - 4) == ".git") name.resize(name.size() - 4);
       w.write(c, with_value(*pos[0], name));
     }
   }
   if (sub == "worktree" && a.size() >= 2 && a[0].value == "add") {
-    for (size_t k = 1; k < a.size(); ++k)
-      if (!sw(a[k].value, "-")) {
-        w.write(c, a[k]);
-        break;
-      }
+    auto path = std::find_if(a.begin() + 1, a.end(), [](const Field& f) { return !sw(f.value, "-"); });
+    if (path != a.end()) w.write(c, *path);
   }
-  // subcommands whose listing form is a read
-  bool listing = (one_of(sub, {"stash", "notes"}) && !a.empty() && one_of(a[0].value, {"list", "show"})) ||
-                 (sub == "tag" && (a.empty() || has_opt(a, {"-l", "--list", "-n", "--contains", "--points-at", "--merged"}))) ||
-                 (sub == "branch" && (a.empty() || (has_opt(a, {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current",
-                                                               "--contains", "--merged", "--no-merged", "--all"}) &&
-                                                    !has_opt(a, {"-d", "-D", "-m", "-M", "-c", "-C", "--delete"})))) ||
-                 (one_of(sub, {"remote", "worktree"}) && (a.empty() || one_of(a[0].value, {"-v", "show", "get-url", "list"}))) ||
-                 (sub == "reflog" && (a.empty() || !one_of(a[0].value, {"expire", "delete"}))) ||
-                 (sub == "bisect" && !a.empty() && one_of(a[0].value, {"log", "view", "visualize"})) ||
-                 (sub == "submodule" && (a.empty() || one_of(a[0].value, {"status", "summary"}))) ||
-                 (sub == "hash-object" && !has_opt(a, {"-w"})) ||
-                 (sub == "apply" && has_opt(a, {"--check", "--stat", "--numstat", "--summary"}));
-  if (!listing) w.find(c, V::confirm, "changes the repository (git " + sub + ")");
+}
+
+// The listing forms of subcommands that otherwise change the repository.
+bool git_listing(const std::string& sub, const Args& a) {
+  std::string_view first = a.empty() ? std::string_view() : std::string_view(a[0].value);
+  if (one_of(sub, {"stash", "notes"})) return one_of(first, {"list", "show"});
+  if (sub == "tag") return a.empty() || has_opt(a, {"-l", "--list", "-n", "--contains", "--points-at", "--merged"});
+  if (sub == "branch")
+    return a.empty() || (has_opt(a, {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current", "--contains", "--merged",
+                                     "--no-merged", "--all"}) &&
+                         !has_opt(a, {"-d", "-D", "-m", "-M", "-c", "-C", "--delete"}));
+  if (one_of(sub, {"remote", "worktree"})) return a.empty() || one_of(first, {"-v", "show", "get-url", "list"});
+  if (sub == "reflog") return !one_of(first, {"expire", "delete"});
+  if (sub == "bisect") return one_of(first, {"log", "view", "visualize"});
+  if (sub == "submodule") return a.empty() || one_of(first, {"status", "summary"});
+  if (sub == "hash-object") return !has_opt(a, {"-w"});
+  if (sub == "apply") return has_opt(a, {"--check", "--stat", "--numstat", "--summary"});
+  return false;
+}
+
+void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
+  static const List k_read = {"status", "log", "diff", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
+                              "rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "for-each-ref",
+                              "merge-base", "name-rev", "whatchanged", "count-objects", "fsck", "check-ignore",
+                              "check-attr", "check-ref-format", "help", "version", "var", "verify-commit",
+                              "verify-tag", "verify-pack", "cherry", "range-diff", "diff-tree", "diff-files",
+                              "diff-index", "show-branch", "get-tar-commit-id", "fetch", "ls-remote", "--version",
+                              "--help", "bugreport", "show-index", "column"};
+  static const List k_change = {"commit", "reset", "switch", "rebase", "merge", "pull", "clean", "cherry-pick",
+                                "revert", "am", "apply", "gc", "prune", "repack", "update-ref", "symbolic-ref",
+                                "replace", "update-index", "read-tree", "commit-tree", "mktag", "mktree", "maintenance",
+                                "sparse-checkout", "add", "lfs", "restore", "checkout", "rm", "mv", "stash", "tag",
+                                "branch", "worktree", "remote", "reflog", "notes", "format-patch", "init", "clone",
+                                "mergetool", "filter-branch", "submodule", "bisect", "send-email", "archive",
+                                "hash-object", "fast-import", "pack-refs", "prune-packed", "difftool", "config", "push"};
+  bool changes = one_of(sub, k_change);
+  if (!changes && !one_of(sub, k_read)) {
+    w.unknown(c, "'git " + sub + "' may be an alias defined in the configuration");
+    return;
+  }
+  git_options(w, c, sub, a);
+  if (!changes) return;
+  if (sub == "push") return git_push(w, c, a);
+  if (sub == "config") return git_config(w, c, a);
+  git_targets(w, c, sub, a);
+  if (!git_listing(sub, a)) w.find(c, V::confirm, "changes the repository (git " + sub + ")");
 }
 
 void rule_git(Walker& w, Call& c) {
@@ -2356,6 +2370,20 @@ void rule_netcat(Walker& w, Call& c) {
 
 void rule_mail(Walker& w, Call& c) { w.find(c, V::confirm, "sends mail"); }
 
+// ssh-keygen -f FILE writes a key pair there, unless it only reads one.
+void rule_ssh_keygen(Walker& w, Call& c) {
+  Opts o = parse_opts(c.argv, 1, Spec{"abCEfFIJjKmNnOPrRsSttVwYZz", {}});
+  if (o.has({"-l", "-y", "-F", "-R", "-B", "-Q", "-H"})) return;
+  if (const Field* f = o.value({"-f"})) {
+    w.write(c, *f);
+    Field pub = *f;
+    pub.value += ".pub";
+    w.write(c, pub);
+  } else {
+    w.write(c, literal_field("~/.ssh/id_" + std::string(o.value({"-t"}) ? o.value({"-t"})->value : "ed25519")));
+  }
+}
+
 void rule_man(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"PMLSmp", {"--pager", "--manpath", "--locale", "--sections", "--systems", "--preprocessor"}});
   if (const Field* pager = o.value({"-P", "--pager"})) w.judge(c, "man --pager", *pager);
@@ -2369,7 +2397,7 @@ void rule_at(Walker& w, Call& c) {
     w.unknown(c, "schedules commands from a file");
     return;
   }
-  w.run_stdin(c, true);
+  w.run_stdin(c, Lang::shell);
 }
 
 void rule_multiplexer(Walker& w, Call& c) {
@@ -2458,7 +2486,7 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"ssh", rule_ssh}, {"scp", rule_scp}, {"sftp", rule_scp}, {"rsync", rule_rsync},
       {"nc", rule_netcat}, {"ncat", rule_netcat}, {"netcat", rule_netcat}, {"socat", rule_netcat},
       {"telnet", rule_netcat}, {"ftp", rule_netcat}, {"tftp", rule_netcat}, {"lftp", rule_netcat},
-      {"mail", rule_mail}, {"man", rule_man}, {"mailx", rule_mail}, {"sendmail", rule_mail}, {"mutt", rule_mail}, {"at", rule_at},
+      {"mail", rule_mail}, {"man", rule_man}, {"ssh-keygen", rule_ssh_keygen}, {"mailx", rule_mail}, {"sendmail", rule_mail}, {"mutt", rule_mail}, {"at", rule_at},
       {"batch", rule_at}, {"tmux", rule_multiplexer}, {"screen", rule_multiplexer}, {"kaicoder", rule_kaicoder},
       {"openssl", rule_openssl},
   };
@@ -2492,11 +2520,6 @@ void write_rule(Walker& w, Call& c) {
 bool is_shell(std::string_view name) {
   return one_of(name, {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh",
                        "oksh", "loksh", "pdksh", "ksh93", "bash5", "busybox-sh"});
-}
-
-bool is_downloader(std::string_view name) {
-  return one_of(name, {"curl", "wget", "fetch", "aria2c", "axel", "http", "https", "xh", "lwp-request", "GET", "ssh",
-                       "nc", "ncat", "netcat", "socat", "telnet", "ftp", "tftp", "lftp"});
 }
 
 bool prints_only(std::string_view name) {

@@ -54,8 +54,10 @@ struct ShellContext {
   // command names it, relative to the run's cwd, or absolute; `~` is passed
   // as written). Returns Errc::denied with a reason to block the command.
   // Commands legitimately write build output, so unlike a proposal's check it
-  // should not refuse build/, target/, dist/ or node_modules/. Paths under
-  // /tmp and /var/tmp are not passed: the sandbox lets runs write there.
+  // should not refuse build/, target/, dist/ or node_modules/. Not passed:
+  // paths under /tmp, /var/tmp and /dev/shm (the sandbox lets runs write
+  // there) and "." (the run's own folder, as in `cp x .`). A path is passed
+  // lexically normalised and joined to any `cd` earlier in the command.
   std::function<Status(const std::string& path)> check_write_target;
   // True for secret files (.env, keys, credentials): reading, copying,
   // encoding or sending one is blocked.

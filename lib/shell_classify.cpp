@@ -436,8 +436,7 @@ ExpandEnv::SubResult Walker::sub(const Script& s, bool want_output) {
 std::optional<std::string> Walker::walk_script(const Script& s) {
   std::optional<std::string> all = std::string();
   for (const Pipeline& p : s.pipelines) {
-    bool computed = false;
-    std::optional<std::string> o = walk_pipeline(p, computed);
+    std::optional<std::string> o = walk_pipeline(p);
     if (p.background || !o || !all || all->size() + o->size() > k_max_output) {
       all.reset();
     } else {
@@ -447,7 +446,7 @@ std::optional<std::string> Walker::walk_script(const Script& s) {
   return all;
 }
 
-std::optional<std::string> Walker::walk_pipeline(const Pipeline& p, bool& computed) {
+std::optional<std::string> Walker::walk_pipeline(const Pipeline& p) {
   // Each part of a pipe (and a background job) runs in a subshell: its
   // variables and `cd` do not outlive it.
   bool isolated = p.cmds.size() > 1 || p.background;
@@ -472,7 +471,6 @@ std::optional<std::string> Walker::walk_pipeline(const Pipeline& p, bool& comput
     kills = kills || last.kills;
   }
   if (kills) check_protected_kill(p);
-  computed = last.output_computed;
   return last.output;
 }
 
@@ -557,8 +555,8 @@ LeafInfo Walker::walk_simple(const Command& cmd, const Stdin& in) {
   std::vector<std::pair<std::string, Field>> assigns;
   for (const Assign& a : cmd.assigns) assigns.emplace_back(a.name, single(expand(a.value, *this, false), a.value, true));
   redirections(c, cmd);
-  bool persists = c.argv.empty();
-  for (const auto& [name, value] : assigns) check_assignment(c, name, value, persists);
+  Scope scope = c.argv.empty() ? Scope::shell : Scope::command;
+  for (const auto& [name, value] : assigns) check_assignment(c, name, value, scope);
   if (c.argv.empty()) {
     if (!cmd.assigns.empty() || !cmd.redirs.empty()) finish_leaf(c);
     return {};
@@ -608,7 +606,7 @@ void Walker::redirections(Call& c, const Command& cmd) {
   }
 }
 
-void Walker::check_assignment(Call& c, const std::string& name, const Field& value, bool persists) {
+void Walker::check_assignment(Call& c, const std::string& name, const Field& value, Scope scope) {
   // Variables that make programs load or run code of the agent's choosing.
   static constexpr std::string_view k_exec_vars[] = {
       "BASH_ENV", "ENV", "PS4", "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXEC_PATH", "GIT_ASKPASS",
@@ -630,10 +628,10 @@ void Walker::check_assignment(Call& c, const std::string& name, const Field& val
     judge(c, name, value);
   } else if (name == "PATH") {
     unknown(c, "changes PATH, so command names may run other programs");
-  } else if (name == "IFS" && persists) {
+  } else if (name == "IFS" && scope == Scope::shell) {
     unknown(c, "changes IFS, so words split differently than shown");
   }
-  if (persists) set_var(name, value);
+  if (scope == Scope::shell) set_var(name, value);
 }
 
 LeafInfo Walker::classify(Call& c) {
@@ -664,7 +662,7 @@ LeafInfo Walker::classify(Call& c) {
   }
   if (a0.computed || a0.from_var || a0.braced || a0.glob)
     unknown(c, "the command name is computed ('" + a0.raw + "' is '" + a0.value + "')");
-  if (a0.value.find('/') != std::string::npos && run_file(c, a0, false)) {
+  if (a0.value.find('/') != std::string::npos && run_file(c, a0, Lang::other)) {  // its #! line decides
     finish_leaf(c);
     return c.info;
   }
@@ -751,7 +749,9 @@ Classification Walker::nested(Call& c, std::string_view code, const std::vector<
     }
     if (known) w.m_st.positional = std::move(pos);
   }
-  w.walk(parse(code));
+  // Each level of wrapping uses up some of the parser's nesting budget, so
+  // strings inside strings cannot nest without bound.
+  w.walk(parse(code, (c.depth + 1) * 4));
   m_downloaded = std::move(w.m_downloaded);
   m_written = std::move(w.m_written);
   m_downloads += w.m_downloads;
@@ -788,9 +788,9 @@ void Walker::run_shell(Call& c, const Field& code, const std::vector<Field>& pos
   merge(nested(c, code.value, positional));
 }
 
-void Walker::run_stdin(Call& c, bool is_shell) {
+void Walker::run_stdin(Call& c, Lang lang) {
   if (c.in.download) {
-    find(c, RunVerdict::blocked, is_shell ? "runs a download in a shell" : "runs a download in an interpreter");
+    find(c, RunVerdict::blocked, lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
     return;
   }
   if (c.in.kind == Stdin::Kind::inherited || c.in.kind == Stdin::Kind::file) return;
@@ -799,7 +799,7 @@ void Walker::run_stdin(Call& c, bool is_shell) {
     return;
   }
   if (c.in.computed) unknown(c, "runs decoded or computed text");
-  if (!is_shell) {
+  if (lang != Lang::shell) {
     opaque(c, *c.in.text);
     return;
   }
@@ -896,7 +896,7 @@ void Walker::wrote(const Field& target, const std::optional<std::string>& text, 
   if (std::optional<std::string> r = resolved(target.value)) m_written[normalize(*r)] = Written{text, computed};
 }
 
-bool Walker::run_file(Call& c, const Field& f, bool as_shell) {
+bool Walker::run_file(Call& c, const Field& f, Lang lang) {
   if (downloaded(f)) {
     find(c, RunVerdict::blocked, "runs a file it has just downloaded");
     return true;
@@ -910,7 +910,7 @@ bool Walker::run_file(Call& c, const Field& f, bool as_shell) {
   }
   if (it->second.computed) unknown(c, "runs a file holding decoded or computed text");
   const std::string& text = *it->second.content;
-  bool shell = as_shell || !starts_with(text, "#!") || is_shell(basename_of(text.substr(2, text.find_first_of(" \n", 2) - 2)));
+  bool shell = lang == Lang::shell || !starts_with(text, "#!") || is_shell(basename_of(text.substr(2, text.find_first_of(" \n", 2) - 2)));
   if (shell) {
     Call inner = c;
     inner.in = Stdin{};
@@ -921,12 +921,12 @@ bool Walker::run_file(Call& c, const Field& f, bool as_shell) {
   return true;
 }
 
-void Walker::run_procsub(Call& c, const Field& f, bool as_shell) {
+void Walker::run_procsub(Call& c, const Field& f, Lang lang) {
   if (f.download) {
-    find(c, RunVerdict::blocked, as_shell ? "runs a download in a shell" : "runs a download in an interpreter");
+    find(c, RunVerdict::blocked, lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
   } else if (!f.content) {
     unknown(c, "runs a script produced by another command");
-  } else if (as_shell) {
+  } else if (lang == Lang::shell) {
     if (f.computed) unknown(c, "runs decoded or computed text");
     Call inner = c;
     inner.in = Stdin{};

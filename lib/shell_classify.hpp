@@ -27,6 +27,12 @@ using Args = std::vector<Field>;
 
 // Whether a write replaces what a file holds (cp, >) or keeps it (chmod).
 enum class Content { replaced, kept };
+// The language of a program text: shell text is parsed and judged, any
+// other is opaque.
+enum class Lang { shell, other };
+// Whether an assignment stays for the rest of the script (`X=1`, `export X=1`)
+// or only reaches one command's environment (`X=1 make`).
+enum class Scope { command, shell };
 
 // Where a command's standard input comes from, as far as it matters: a shell
 // or interpreter may read its program from it.
@@ -107,7 +113,7 @@ public:
   // A shell program given as a string (`bash -c`, `eval`, `su -c`, trap, ...).
   void run_shell(Call& c, const Field& code, const std::vector<Field>& positional);
   // The program is read from standard input (`curl ... | sh`, `sh <<EOF`).
-  void run_stdin(Call& c, bool is_shell);
+  void run_stdin(Call& c, Lang lang);
   // Options that make a program run another one (find -exec, git -c
   // core.pager=, tar --to-command=, PAGER=...): what they run must be
   // judgeable and not blocked, else the whole command is blocked.
@@ -122,9 +128,9 @@ public:
   // what was written into it (`echo 'rm -rf /' > x.sh; sh x.sh`), or is not
   // understood when that is unknown; a downloaded one is blocked. False when
   // the file comes from the tree.
-  bool run_file(Call& c, const Field& file, bool as_shell);
+  bool run_file(Call& c, const Field& file, Lang lang);
   // A script behind a pipe (`bash <(...)`, `source <(...)`).
-  void run_procsub(Call& c, const Field& f, bool as_shell);
+  void run_procsub(Call& c, const Field& f, Lang lang);
 
   // Shell state the rules change.
   void set_var(const std::string& name, const Field& value);
@@ -132,7 +138,7 @@ public:
   void set_cwd(const std::optional<Field>& dir);  // nullopt: home
   void push_dir(const std::optional<Field>& dir);
   void pop_dir();
-  void check_assignment(Call& c, const std::string& name, const Field& value, bool persists);
+  void check_assignment(Call& c, const std::string& name, const Field& value, Scope scope);
 
 private:
   struct State {
@@ -148,7 +154,7 @@ private:
   };
 
   std::optional<std::string> walk_script(const Script& s);
-  std::optional<std::string> walk_pipeline(const Pipeline& p, bool& computed);
+  std::optional<std::string> walk_pipeline(const Pipeline& p);
   LeafInfo walk_command(const Command& cmd, const Stdin& in);
   LeafInfo walk_simple(const Command& cmd, const Stdin& in);
   void walk_function(const Command& cmd);
@@ -180,7 +186,6 @@ bool prints_only(std::string_view name);
 // is judged as a write).
 bool names_without_reading(std::string_view name);
 bool is_shell(std::string_view name);
-bool is_downloader(std::string_view name);
 std::string basename_of(std::string_view path);
 std::string shown(std::string_view text);  // control characters escaped, long text cut
 // The [run] protected entry (process name or ":port") that `text` names.

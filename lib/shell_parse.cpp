@@ -1474,9 +1474,9 @@ void expand_param(FieldBuilder& b, const Seg& s, ExpandEnv& env) {
 
 }  // namespace
 
-Parsed parse(std::string_view src) {
+Parsed parse(std::string_view src, int depth) {
   ParseState st;
-  Parser p(src, 0, st);
+  Parser p(src, std::clamp(depth, 0, k_max_nesting), st);
   Parsed out;
   out.script = p.parse_top();
   out.errors = std::move(st.errors);
@@ -1559,8 +1559,11 @@ std::string quote_argv(const std::vector<std::string>& argv) {
     if (!out.empty()) out += ' ';
     bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-             std::string_view("-_./=:,+@%^").find(c) != std::string_view::npos;
+             std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
     });
+    // NAME=value would read back as an assignment, not a word
+    size_t eq = a.find('=');
+    if (plain && eq != std::string::npos && shell::is_name(std::string_view(a).substr(0, eq))) plain = false;
     if (plain) {
       out += a;
       continue;

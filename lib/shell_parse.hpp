@@ -90,7 +90,9 @@ struct Parsed {
 
 inline constexpr int k_max_nesting = 48;
 
-Parsed parse(std::string_view src);
+// `depth`: nesting already used by the text this one came from (a `bash -c`
+// string inside a substitution), so that the total stays bounded.
+Parsed parse(std::string_view src, int depth = 0);
 
 // A word after expansion: one word may give several fields (splitting of an
 // unquoted expansion, brace expansion).

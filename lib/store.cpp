@@ -61,6 +61,12 @@ Status Store::create(const Proposal& p) const {
                                             ec ? ec.message() : "it already exists"));
   Proposal copy = p;
   for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(copy, name), 0600));
+  // A command is a payload too: it runs exactly as staged, so it is kept
+  // raw beside the metadata (which is redacted), never inside it.
+  if (p.kind == Kind::run) {
+    nlohmann::json cmd = {{"argv", p.argv}, {"shell", p.shell}};
+    KAI_TRY(write_file_exclusive(dir / "command", cmd.dump(), 0600));
+  }
   return save(p);
 }
 
@@ -83,6 +89,13 @@ Result<Proposal> Store::load(int id) const {
     auto bytes = read_file(dir / name);
     if (!bytes) return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
     *payload(*p, name) = std::move(*bytes);
+  }
+  if (p->kind == Kind::run) {
+    auto cmd_text = read_file(dir / "command");
+    nlohmann::json cmd = cmd_text ? nlohmann::json::parse(*cmd_text, nullptr, false) : nlohmann::json();
+    if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {} is missing its command", id));
+    p->argv = cmd.value("argv", std::vector<std::string>{});
+    p->shell = cmd.value("shell", "");
   }
   return p;
 }

@@ -520,6 +520,7 @@ const Row k_rows[] = {
     {"chmod 644 *", B, "kaicoder's own file"},
     {"mv * sub/", B, "kaicoder's own file"},
     {"echo hi | sudo tee /etc/hosts", B, "outside the root"},
+    {"ssh-keygen -t ed25519 -f ~/.ssh/id_x", B, "outside the root"},
     // ---- kaicoder's deciding subcommands, directly or wrapped ----
     {"kaicoder approve 3", B, "deciding subcommand"},
     {"kaicoder reject 3", B, "deciding subcommand"},
@@ -745,6 +746,7 @@ const Row k_rows[] = {
     {"prettier --write .", C},
     {"clang-format -i a.c", C},
     {"gofmt -w .", C},
+    {"ssh-keygen -t ed25519 -f build/key -N ''", C},
     {"make install", C},
     {"cmake --install build", C},
     // ---- ordinary commands: ask ----
@@ -851,6 +853,7 @@ const Row k_rows[] = {
     {"kill 12345", A},
     {"kill %1", A},
     {"pgrep postgres", A},
+    {"ssh-keygen -l -f key.pub", A},
     {"fdisk -l", A},
     {"systemctl status nginx", A},
     {"cat <<EOF\nplain text\nEOF", A},
@@ -997,6 +1000,7 @@ TEST_CASE("the argv form takes its words literally", "[shell]") {
   Classification c = kai::classify_argv({"echo", "a b"}, ctx);
   REQUIRE(c.leaves.size() == 1);
   CHECK(c.leaves[0].text == "echo 'a b'");
+  CHECK(kai::quote_argv({"A=1", "ls", "--x=1"}) == "'A=1' ls --x=1");
   CHECK_FALSE(kai::classify_argv({}, ctx).understood);
 }
 
@@ -1014,7 +1018,8 @@ TEST_CASE("tokenize_argv splits like a shell without expanding", "[shell]") {
 
 TEST_CASE("quote_argv round-trips through tokenize_argv", "[shell]") {
   const std::vector<std::vector<std::string>> cases = {
-      {"ls", "-la"}, {"echo", "it's", "a \"test\""}, {"", "x y", "$HOME", "*", "a\nb", "\\"}, {"rm", "-rf", "/"}};
+      {"ls", "-la"}, {"echo", "it's", "a \"test\""}, {"", "x y", "$HOME", "*", "a\nb", "\\"}, {"rm", "-rf", "/"},
+      {"A=1", "make", "--jobs=4", "~/x", "#c", "a;b", "{a,b}"}};
   for (const auto& argv : cases) {
     auto back = kai::tokenize_argv(kai::quote_argv(argv));
     REQUIRE(back.ok());

@@ -1,0 +1,242 @@
+# fish completion for kaicoder(1). Install in a folder on
+# $fish_complete_path (for example vendor_completions.d). Proposal and
+# rollback ids come from `kaicoder --json list` and `kaicoder --json log`
+# (read-only, no lock), with a look at .kaicoder/ as a fallback; nothing but
+# candidates is ever printed.
+
+# The command word of the line being completed, skipping global options and
+# their values; empty when there is none yet.
+function __kaicoder_command
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l skip 0
+    for t in $tokens
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $t
+            case --root --config --color
+                set skip 1
+            case '-*'
+            case '*'
+                echo $t
+                return 0
+        end
+    end
+    return 1
+end
+
+function __kaicoder_needs_command
+    not __kaicoder_command >/dev/null
+end
+
+function __kaicoder_using_command
+    set -l c (__kaicoder_command)
+    and contains -- $c $argv
+end
+
+# The value of a global option (--root, --config) on the line, if any.
+function __kaicoder_global_value
+    set -l tokens (commandline -opc)
+    set -l n (count $tokens)
+    for i in (seq $n)
+        set -l t $tokens[$i]
+        if test "$t" = $argv[1]; and test $i -lt $n
+            set -l next (math $i + 1)
+            echo $tokens[$next]
+            return 0
+        end
+        if string match -q -- "$argv[1]=*" $t
+            string replace -- "$argv[1]=" '' $t
+            return 0
+        end
+    end
+    return 1
+end
+
+# The state dir of the tree: --root if given, else the nearest folder upward
+# holding kaicoder.toml, else one holding .git.
+function __kaicoder_state_dir
+    set -l root (__kaicoder_global_value --root)
+    if test -z "$root"
+        for marker in kaicoder.toml .git
+            set -l d $PWD
+            while true
+                if test -e "$d/$marker"
+                    set root $d
+                    break
+                end
+                if test -z "$d"; or test "$d" = /
+                    break
+                end
+                set d (string replace -r '/[^/]*$' '' -- $d)
+            end
+            test -n "$root"; and break
+        end
+    end
+    test -n "$root"; and echo (string replace -r '/$' '' -- $root)/.kaicoder
+end
+
+# Run kaicoder quietly with the --root/--config of the line being completed.
+function __kaicoder_query
+    command -sq kaicoder; or return 1
+    set -l cmd kaicoder
+    set -l root (__kaicoder_global_value --root)
+    set -l config (__kaicoder_global_value --config)
+    test -n "$root"; and set -a cmd --root $root
+    test -n "$config"; and set -a cmd --config $config
+    if command -sq timeout
+        timeout 3 $cmd --json $argv </dev/null 2>/dev/null
+    else
+        $cmd --json $argv </dev/null 2>/dev/null
+    end
+end
+
+# Proposal ids; $argv[1] = a status to keep, or none for all.
+function __kaicoder_proposal_ids
+    set -l st $argv[1]
+    set -l ids
+    if test -n "$st"
+        set ids (__kaicoder_query list --status $st | __kaicoder_json_ids)
+    else
+        set ids (__kaicoder_query list | __kaicoder_json_ids)
+    end
+    if test (count $ids) -eq 0
+        set -l dir (__kaicoder_state_dir)
+        if test -n "$dir"
+            for f in $dir/staging/*/meta.json
+                if test -n "$st"
+                    grep -q "^  \"status\": \"$st\"" $f 2>/dev/null; or continue
+                end
+                set -a ids (basename (dirname $f))
+            end
+        end
+    end
+    printf '%s\n' $ids
+end
+
+# Ids of the "proposals" array of pretty-printed `list` JSON; the "corrupt"
+# array has ids too and is skipped.
+function __kaicoder_json_ids
+    awk '
+        /^  "corrupt": /   { skip = 1 }
+        /^  "proposals": / { skip = 0 }
+        !skip && /^      "id": [0-9]+/ { gsub(/[^0-9]/, ""); print }'
+end
+
+# Rollback ids, newest first, plus "last".
+function __kaicoder_rollback_ids
+    echo last
+    set -l ids (__kaicoder_query log -n 50 | string replace -rf '^ *"rollback_id": "([0-9]{8}T[0-9]{6}Z[-0-9]*)".*' '$1')
+    if test (count $ids) -eq 0
+        set -l dir (__kaicoder_state_dir)
+        if test -n "$dir"
+            for f in $dir/journal/*.json
+                set -a ids (basename $f .json)
+            end
+        end
+    end
+    printf '%s\n' $ids
+end
+
+complete -c kaicoder -f
+
+# Global options.
+complete -c kaicoder -l root -x -a '(__fish_complete_directories)' -d 'The tree kaicoder governs'
+complete -c kaicoder -l config -r -F -d 'Config file to use instead of <root>/kaicoder.toml'
+complete -c kaicoder -l json -d 'Print one JSON object on stdout'
+complete -c kaicoder -l no-color -d 'Never colour output'
+complete -c kaicoder -l color -x -a 'auto always never' -d 'Colour output'
+complete -c kaicoder -n __kaicoder_needs_command -l version -d 'Print the version and exit'
+complete -c kaicoder -s h -l help -d 'Print help and exit'
+
+# Commands.
+complete -c kaicoder -n __kaicoder_needs_command -a init -d 'Write kaicoder.toml and the state folder'
+complete -c kaicoder -n __kaicoder_needs_command -a propose -d 'Stage a file change for a human to approve'
+complete -c kaicoder -n __kaicoder_needs_command -a run -d 'Stage a shell command for a human to approve'
+complete -c kaicoder -n __kaicoder_needs_command -a list -d 'List proposals, pending first'
+complete -c kaicoder -n __kaicoder_needs_command -a show -d 'Show one proposal with its diff'
+complete -c kaicoder -n __kaicoder_needs_command -a approve -d 'Review, approve and apply a proposal'
+complete -c kaicoder -n __kaicoder_needs_command -a reject -d 'Turn a proposal down; nothing is written'
+complete -c kaicoder -n __kaicoder_needs_command -a apply -d 'Apply an approved proposal'
+complete -c kaicoder -n __kaicoder_needs_command -a log -d 'Changelog entries, newest first'
+complete -c kaicoder -n __kaicoder_needs_command -a rollback -d 'Undo a changelog entry from its backup'
+complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an agent: confined, secrets refused, redacted'
+complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
+complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
+
+# propose
+set -l p '__kaicoder_using_command propose'
+complete -c kaicoder -n $p -l path -r -F -d 'File to change'
+complete -c kaicoder -n $p -l target -x -d 'Exact text to replace; must occur exactly once'
+complete -c kaicoder -n $p -l replacement -x -d 'Text to put in its place'
+complete -c kaicoder -n $p -l target-file -r -F -d "Read the target from a file ('-' = stdin)"
+complete -c kaicoder -n $p -l replacement-file -r -F -d "Read the replacement from a file ('-' = stdin)"
+complete -c kaicoder -n $p -l content-file -r -F -d "Whole new content of the file ('-' = stdin)"
+complete -c kaicoder -n $p -l delete -d 'Remove the file'
+complete -c kaicoder -n $p -l json-input -d 'Read one request object from stdin'
+complete -c kaicoder -n $p -l why -x -d 'Why the change is needed'
+complete -c kaicoder -n $p -l summary -x -d 'One-line summary for the changelog'
+complete -c kaicoder -n $p -l agent -x -d 'Name of the proposing agent'
+complete -c kaicoder -n $p -l dry-run -d 'Print the diff and the decision; stage nothing'
+complete -c kaicoder -n $p -l wait -d 'Block until the proposal is decided'
+
+# run: options before "--", then a command and its arguments
+function __kaicoder_run_part
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- -- $tokens)
+    or begin
+        echo options
+        return
+    end
+    if test (count $tokens) -eq $i
+        echo command
+    else
+        echo args
+    end
+end
+set -l r '__kaicoder_using_command run; and test (__kaicoder_run_part) = options'
+complete -c kaicoder -n $r -l why -x -d 'Why the command is needed'
+complete -c kaicoder -n $r -l cwd -x -a '(__fish_complete_directories)' -d 'Folder to run in, inside root'
+complete -c kaicoder -n $r -l timeout -x -d "Seconds before the command's process group is killed"
+complete -c kaicoder -n $r -l shell -x -d 'A shell string, run with /bin/sh -c once every part is judged'
+complete -c kaicoder -n $r -l agent -x -d 'Name of the proposing agent'
+complete -c kaicoder -n $r -l dry-run -d 'Print the verdict; stage nothing'
+complete -c kaicoder -n $r -l wait -d 'Block until decided and run; exit with its code'
+complete -c kaicoder -n '__kaicoder_using_command run; and test (__kaicoder_run_part) = command' -a '(__fish_complete_command)'
+complete -c kaicoder -n '__kaicoder_using_command run; and test (__kaicoder_run_part) = args' -F
+
+# list
+complete -c kaicoder -n '__kaicoder_using_command list' -l status -x \
+    -a 'pending approved applied rejected timeout failed rolled-back' -d 'Only proposals with this status'
+
+# show
+complete -c kaicoder -n '__kaicoder_using_command show' -l full -d 'The whole diff, however large'
+complete -c kaicoder -n '__kaicoder_using_command show apply' -a '(__kaicoder_proposal_ids)' -d Proposal
+
+# approve
+complete -c kaicoder -n '__kaicoder_using_command approve' -l no-apply -d "Record the approval; apply later with 'kaicoder apply'"
+complete -c kaicoder -n '__kaicoder_using_command approve reject' -a '(__kaicoder_proposal_ids pending)' -d 'Pending proposal'
+
+# reject
+complete -c kaicoder -n '__kaicoder_using_command reject' -l reason -x -d 'Why, for the agent and the changelog'
+
+# log
+complete -c kaicoder -n '__kaicoder_using_command log' -s n -x -d 'How many entries (0 = all)'
+complete -c kaicoder -n '__kaicoder_using_command log' -l kind -x \
+    -a 'edit write delete run rollback rejected timeout blocked' -d 'Only entries of this kind'
+complete -c kaicoder -n '__kaicoder_using_command log' -l file -r -F -d 'Only entries that touched this file'
+complete -c kaicoder -n '__kaicoder_using_command log' -l full -d 'Print the entries as markdown'
+
+# rollback
+complete -c kaicoder -n '__kaicoder_using_command rollback' -l force -d 'Roll back even though the file changed since'
+complete -c kaicoder -n '__kaicoder_using_command rollback' -a '(__kaicoder_rollback_ids)' -d 'Rollback id'
+
+# read
+complete -c kaicoder -n '__kaicoder_using_command read' -l lines -x -d "Only lines A:B (1-based, inclusive; 'A:' to the end)"
+complete -c kaicoder -n '__kaicoder_using_command read' -F -d File
+
+# ls
+complete -c kaicoder -n '__kaicoder_using_command ls' -l glob -x -d 'Every path beneath the folder matching this pattern'
+complete -c kaicoder -n '__kaicoder_using_command ls' -a '(__fish_complete_directories)'

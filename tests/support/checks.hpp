@@ -1,0 +1,50 @@
+#pragma once
+// Assertions for end-to-end cases: on failure they print everything the
+// child wrote, so a red case says why without a rerun.
+
+#include <stdexcept>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/repo.hpp"
+
+// The run exited with `code`; otherwise show its output. `run` is evaluated
+// once, so it may be the call itself.
+#define KAI_CHECK_EXIT(run, code) KAI_EXIT_IMPL(CHECK, run, code)
+#define KAI_REQUIRE_EXIT(run, code) KAI_EXIT_IMPL(REQUIRE, run, code)
+#define KAI_EXIT_IMPL(check, run, code)                                                                  \
+  do {                                                                                                   \
+    const ::kai::test::Run& kai_run_ = (run);                                                            \
+    INFO("exit " << kai_run_.exit_code << " signal " << kai_run_.term_signal                             \
+                 << (kai_run_.timed_out ? " (timed out)" : "") << "\n" << kai_run_.all());               \
+    check(kai_run_.exit_code == (code));                                                                 \
+  } while (0)
+
+namespace kai::test {
+
+// The JSON object the run printed on stdout (after any prompt).
+inline nlohmann::json json_of(const Run& r) { return nlohmann::json::parse(json_text(r.out)); }
+
+// `kaicoder propose` arguments for a surgical edit.
+inline std::vector<std::string> edit(const std::string& path, const std::string& target, const std::string& replacement,
+                                     const std::string& why = "test change") {
+  return {"propose", "--path", path, "--target", target, "--replacement", replacement, "--why", why};
+}
+
+// Every changelog entry (`log --json -n 0`), newest first.
+inline nlohmann::json log_entries(const TempRepo& repo) {
+  Run r = repo.kai({"--json", "log", "-n", "0"});
+  if (!r.ok()) throw std::runtime_error("kaicoder log failed: " + r.all());
+  return json_of(r).at("entries");
+}
+
+// One proposal as `show --json` prints it.
+inline nlohmann::json show_json(const TempRepo& repo, int id) {
+  Run r = repo.kai({"--json", "show", std::to_string(id)});
+  if (!r.ok()) throw std::runtime_error("kaicoder show failed: " + r.all());
+  return json_of(r);
+}
+
+}  // namespace kai::test
