@@ -320,3 +320,59 @@ TEST_CASE("only listed approvers may decide", "[decide]") {
   REQUIRE_FALSE(no);
   CHECK(no.error().code == kai::Errc::denied);
 }
+
+TEST_CASE("a path made dangerous after propose is refused at apply, and nothing outside changes", "[apply][paths]") {
+  // Each case stages a valid edit of d/a.txt, then changes the tree under it.
+  struct Case {
+    const char* name;
+    void (*spoil)(TempDir& root, TempDir& outside);
+  };
+  const Case cases[] = {
+      {"folder swapped for a symlink out of root",
+       [](TempDir& r, TempDir& o) {
+         std::filesystem::remove_all(r / "d");
+         r.symlink("d", o.path().string());
+       }},
+      {"folder swapped for a symlink to .git",
+       [](TempDir& r, TempDir&) {
+         r.write(".git/a.txt", "old\n");
+         std::filesystem::remove_all(r / "d");
+         r.symlink("d", ".git");
+       }},
+      {"file swapped for a symlink out of root",
+       [](TempDir& r, TempDir& o) {
+         std::filesystem::remove(r / "d/a.txt");
+         r.symlink("d/a.txt", (o / "a.txt").string());
+       }},
+      {"file swapped for a dangling symlink",
+       [](TempDir& r, TempDir&) {
+         std::filesystem::remove(r / "d/a.txt");
+         r.symlink("d/a.txt", "/nonexistent/a.txt");
+       }},
+      {"file hard-linked to a file outside root",
+       [](TempDir& r, TempDir& o) {
+         std::filesystem::remove(r / "d/a.txt");
+         std::filesystem::create_hard_link(o / "a.txt", r / "d/a.txt");
+       }},
+      {"file replaced by a folder",
+       [](TempDir& r, TempDir&) {
+         std::filesystem::remove(r / "d/a.txt");
+         r.mkdir("d/a.txt");
+       }},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    Fixture f;
+    TempDir outside;
+    outside.write("a.txt", "old\n");
+    f.dir.write("d/a.txt", "old\n");
+    int id = f.stage(edit("d/a.txt", "old", "new"));
+    c.spoil(f.dir, outside);
+    auto r = f.approve(id);
+    REQUIRE_FALSE(r);
+    CHECK((r.error().code == kai::Errc::denied || r.error().code == kai::Errc::conflict));
+    CHECK(outside.read("a.txt") == "old\n");
+    if (f.dir.exists(".git/a.txt")) CHECK(f.dir.read(".git/a.txt") == "old\n");
+    CHECK(f.ws->store.load(id)->state == kai::State::failed);
+  }
+}
