@@ -189,7 +189,7 @@ TEST_CASE("a blocked command is refused at once, never staged, and logged", "[e2
   CHECK(json_of(dry).at("verdict") == "blocked");
 }
 
-TEST_CASE("an approved run executes once; a waiting proposer gets its output and exit code", "[e2e][run]") {
+TEST_CASE("an approved run executes once and a waiting proposer gets its output and exit code", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
   Process waiter = repo.spawn_kai({"run", "--why", "t", "--wait", "--shell", "echo hello-from-run; exit 7"});
   for (int i = 0; i < 100 && !repo.exists(".kaicoder/staging/1/meta.json"); ++i) std::this_thread::sleep_for(50ms);

@@ -331,7 +331,7 @@ TEST_CASE("list shows pending proposals first and filters by --status", "[e2e][l
   KAI_CHECK_EXIT(repo.kai({"list", "--status", "bogus"}), 2);
 }
 
-TEST_CASE("show prints metadata and the diff; --full shows a diff too large for review", "[e2e][show]") {
+TEST_CASE("show prints metadata and the diff, and --full shows a diff too large for review", "[e2e][show]") {
   std::string big;
   for (int i = 0; i < 3000; ++i) big += "line " + std::to_string(i) + "\n";
   TempRepo repo{{"a.txt", "old\n"}, {"big.txt", big}};
@@ -398,7 +398,7 @@ TEST_CASE("approve answered n leaves the proposal pending and the tree alone", "
   CHECK(log_entries(repo).empty());
 }
 
-TEST_CASE("approve --no-apply records the decision; apply then writes it", "[e2e][approve][apply]") {
+TEST_CASE("approve --no-apply records the decision and apply then writes it", "[e2e][approve][apply]") {
   TempRepo repo{{"a.txt", "old\n"}};
   KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);

@@ -211,7 +211,7 @@ TEST_CASE("rollback refuses a backup that was changed", "[apply][rollback]") {
   CHECK(f.dir.read("a.txt") == "new\n");
 }
 
-TEST_CASE("rolling back a created file deletes it; a deleted file comes back with its mode", "[apply][rollback]") {
+TEST_CASE("rolling back a created file deletes it and a deleted file comes back with its mode", "[apply][rollback]") {
   Fixture f;
   kai::ProposeRequest w;
   w.path = "dir/new.txt";
