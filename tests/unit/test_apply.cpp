@@ -376,3 +376,15 @@ TEST_CASE("a path made dangerous after propose is refused at apply, and nothing 
     CHECK(f.ws->store.load(id)->state == kai::State::failed);
   }
 }
+
+TEST_CASE("propose refuses a file with more than one hard link", "[apply][paths]") {
+  Fixture f;
+  TempDir outside;
+  outside.write("a.txt", "old\n");
+  std::filesystem::create_hard_link(outside / "a.txt", f.dir / "a.txt");
+  auto st = kai::propose(*f.ws, edit("a.txt", "old", "new"), f.dir.path(), kai::DryRun::no, {});
+  REQUIRE_FALSE(st);
+  CHECK(st.error().code == kai::Errc::denied);
+  CHECK(st.error().message.find("hard links") != std::string::npos);
+  CHECK(outside.read("a.txt") == "old\n");
+}
