@@ -4,7 +4,26 @@
 
 #include <fmt/format.h>
 
+#include "lib/util/text.hpp"
+
 namespace kai {
+
+Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
+                         const std::string& result, const std::string& summary) {
+  Entry e;
+  e.time = iso_utc(ws.clock->now());
+  e.kind = kind;
+  e.rollback_id = k_none;
+  if (!p.path.empty()) e.files = {(ws.root / p.path).string()};
+  e.action = std::string(action_name(p.kind));
+  e.summary = make_visible(summary);
+  e.why = p.why;
+  e.backup = k_none;
+  e.approver = approver;
+  e.result = result;
+  e.rollback = k_none;
+  return ws.redact(std::move(e));
+}
 
 Status may_decide(const Workspace& ws, const std::string& user) {
   const auto& list = ws.cfg.approvers;
@@ -15,22 +34,6 @@ Status may_decide(const Workspace& ws, const std::string& user) {
 
 namespace {
 
-Entry decision_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
-                     const std::string& result) {
-  Entry e;
-  e.time = iso_utc(ws.clock->now());
-  e.kind = kind;
-  e.rollback_id = k_none;
-  if (!p.path.empty()) e.files = {(ws.root / p.path).string()};
-  e.action = std::string(action_name(p.kind));
-  e.summary = p.summary;
-  e.why = p.why;
-  e.backup = k_none;
-  e.approver = approver;
-  e.result = result;
-  e.rollback = k_none;
-  return ws.redact(std::move(e));
-}
 
 bool expired(const Workspace& ws, const Proposal& p) {
   TimePoint created;
@@ -44,7 +47,7 @@ Status expire(Workspace& ws, Proposal& p) {
   p.outcome_code = static_cast<int>(Errc::timeout);
   // Entry first: if we die in between, the next sweep logs it again rather
   // than never; the status change is what makes it happen once.
-  KAI_TRY(ws.changelog.prepend(decision_entry(ws, p, "timeout", k_none, p.result)));
+  KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "timeout", k_none, p.result, p.summary)));
   return ws.store.save(p);
 }
 
@@ -133,7 +136,7 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
   p->reason = ws.redact(reason);
   p->result = reason.empty() ? "rejected" : fmt::format("rejected: {}", p->reason);
   p->outcome_code = static_cast<int>(Errc::rejected);
-  KAI_TRY(ws.changelog.prepend(decision_entry(ws, *p, "rejected", user, p->result)));
+  KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, *p, "rejected", user, p->result, p->summary)));
   KAI_TRY(ws.store.save(*p));
   return p;
 }

@@ -14,6 +14,11 @@
 
 namespace kai {
 
+// A changelog entry for an action that changed no file and cannot be rolled
+// back (rejected, timeout, blocked, run): rollback-id, backup and rollback "—".
+Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
+                         const std::string& result, const std::string& summary);
+
 // denied when [approval] approvers is set and `user` is not on it.
 Status may_decide(const Workspace& ws, const std::string& user);
 

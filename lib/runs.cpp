@@ -50,22 +50,6 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
 
 namespace {
 
-Entry run_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
-                const std::string& result, const std::string& summary) {
-  Entry e;
-  e.time = iso_utc(ws.clock->now());
-  e.kind = kind;
-  e.rollback_id = k_none;
-  e.action = "run_shell";
-  e.summary = make_visible(summary);
-  e.why = p.why;
-  e.backup = k_none;
-  e.approver = approver;
-  e.result = result;
-  // A shell command's side effects are not reversible: no snapshot is taken.
-  e.rollback = k_none;
-  return ws.redact(std::move(e));
-}
 
 std::string cwd_label(const Proposal& p) { return p.cwd.empty() ? "." : p.cwd; }
 
@@ -116,7 +100,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
       auto lock = ws.store.lock();
       if (!lock) return lock.error();
       std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
-      KAI_TRY(ws.changelog.prepend(run_entry(ws, p, "blocked", k_none, why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+      KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", k_none, why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
     }
     return out;
   }
@@ -205,7 +189,8 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
-  Entry e = run_entry(ws, p, "run", approver, result, summary);
+  // A shell command's side effects are not reversible: no snapshot is taken.
+  Entry e = unreversible_entry(ws, p, "run", approver, result, summary);
   KAI_TRY(ws.changelog.prepend(e));
   p.state = State::applied;
   p.result = result;
