@@ -49,9 +49,7 @@ Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs cre
   if (!st) return st.error();
   if (st->exists && !st->regular)
     return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel), "kaicoder changes regular files only");
-  if (st->exists && st->nlink > 1)
-    return make_error(Errc::denied, fmt::format("'{}' has {} hard links; writing it would change the other names too", rel, st->nlink),
-                      "break the link by hand (cp, then mv) if that is what you want");
+  if (st->exists) KAI_TRY(check_links(ws.guards, rel, st->nlink));
   t.current = std::move(*st);
   return t;
 }

@@ -170,6 +170,7 @@ std::map<std::string, Handler> handlers() {
   h["paths.deny_read"] = add(&Config::deny_read, true);
   h["paths.protected"] = add(&Config::protected_paths, true);
   h["paths.confirm"] = add(&Config::confirm, true);
+  h["paths.hardlinks"] = str(&Config::hardlinks, {"refuse", "break"});
   h["run.timeout"] = num(&Config::run_timeout, 1, 24 * 3600);
   h["run.max_output"] = num(&Config::max_output, 1024, 64L << 20);
   h["run.sandbox"] = str(&Config::sandbox, {"landlock", "none"});

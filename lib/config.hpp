@@ -32,6 +32,9 @@ struct Config {
   std::vector<PolicyRule> rules;
   // [paths] — lists from every file add up; nothing can remove an entry
   std::vector<std::string> deny_write, deny_read, protected_paths;
+  // A file with more than one hard link: "refuse" it, or "break" the link
+  // (the new bytes go to a new file under this name; other names keep theirs).
+  std::string hardlinks = "refuse";
   // Files that grant privileges or run code; the same list kaicoder.toml.example shows.
   std::vector<std::string> confirm = {"*.sh", "scripts/**", ".github/**", "Dockerfile*", "docker-compose*.y*ml",
                                       "compose*.y*ml", ".claude/**", ".cursor/**", ".vscode/**", ".husky/**",

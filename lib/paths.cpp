@@ -323,6 +323,13 @@ Status check_write(const Guardrails& g, const RootPath& p) {
   return ok_status();
 }
 
+Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlink) {
+  if (nlink <= 1 || g.break_hardlinks) return ok_status();
+  return make_error(Errc::denied,
+                    fmt::format("'{}' has {} hard links; writing it would split it from its other names, which would keep the old bytes", rel, nlink),
+                    "set [paths] hardlinks = \"break\" to write a new file under this name, or break the link by hand");
+}
+
 Status check_read(const Guardrails& g, const RootPath& p) {
   if (is_secret_file(p.rel))
     return make_error(Errc::denied, fmt::format("'{}' is a secret file (never read)", shown(p.rel)));

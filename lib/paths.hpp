@@ -26,6 +26,7 @@ struct Guardrails {
   std::vector<std::string> config_files = {"kaicoder.toml"};  // kaicoder's own config, relative to root
   std::vector<std::string> deny_write;                  // [paths] deny_write
   std::vector<std::string> deny_read;                   // [paths] deny_read
+  bool break_hardlinks = false;                         // [paths] hardlinks = "break"
 };
 
 // Resolve `user_path` (relative to `cwd`, or absolute) against `root`, which
@@ -50,6 +51,12 @@ Result<RootPath> resolve(const std::filesystem::path& root, const std::filesyste
 // backups, .env/*.env/.env.* and other secret files (keys, credentials),
 // node_modules/, target/, dist/, build/, plus g.deny_write.
 Status check_write(const Guardrails& g, const RootPath& p);
+
+// Errc::denied for a file with `nlink` > 1 names, unless g.break_hardlinks:
+// another name may lie outside root. kaicoder always writes a new file and
+// renames it over the name, so with break_hardlinks the other names keep
+// their bytes and only this one changes.
+Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlink);
 
 // Errc::denied when `p` is a secret file or on g.deny_read.
 Status check_read(const Guardrails& g, const RootPath& p);

@@ -84,9 +84,7 @@ Result<FileState> read_current(Workspace& ws, const RootPath& rp, Kind kind) {
   auto st = read_at(*d, rp.abs.filename().string());
   if (!st) return st.error();
   if (st->exists && !st->regular) return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rp.rel));
-  if (st->exists && st->nlink > 1)
-    return make_error(Errc::denied, fmt::format("'{}' has {} hard links; writing it would change the other names too", rp.rel, st->nlink),
-                      "break the link by hand (cp, then mv) if that is what you want");
+  if (st->exists) KAI_TRY(check_links(ws.guards, rp.rel, st->nlink));
   return st;
 }
 

@@ -33,6 +33,7 @@ Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
   guards.changelog = cfg.changelog;
   guards.deny_write = cfg.deny_write;
   guards.deny_read = cfg.deny_read;
+  guards.break_hardlinks = cfg.hardlinks == "break";
 }
 
 Entry Workspace::redact(Entry e) const {

@@ -194,6 +194,30 @@ TEST_CASE("apply refuses a file with several hard links", "[e2e][refusal][paths]
   CHECK(repo.tree_snapshot() == before);
 }
 
+TEST_CASE("with hardlinks = break a hard-linked file is written under its own name only", "[e2e][paths]") {
+  TempRepo repo{{"a.txt", "a\n"}};
+  repo.write("kaicoder.toml", "[paths]\nhardlinks = \"break\"\n");
+  std::filesystem::create_hard_link(repo.abs("a.txt"), repo.home() / "other-name.txt");
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
+  std::string id = approve(repo, 1);
+  CHECK(repo.read("a.txt") == "A\n");
+  CHECK(repo.read("a.txt.bak-kaicoder-" + id) == "a\n");
+  std::ifstream other(repo.home() / "other-name.txt");
+  CHECK(std::string(std::istreambuf_iterator<char>(other), {}) == "a\n");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  CHECK(repo.read("a.txt") == "a\n");
+}
+
+TEST_CASE("a hardlinks value other than refuse or break is a config error", "[e2e][refusal][config]") {
+  TempRepo repo{{"a.txt", "a\n"}};
+  repo.write("kaicoder.toml", "[paths]\nhardlinks = \"follow\"\n");
+  auto before = repo.tree_snapshot();
+  Run r = repo.kai(edit("a.txt", "a", "A"));
+  KAI_CHECK_EXIT(r, 2);
+  CHECK_THAT(r.err, Contains("kaicoder.toml:2") && Contains("paths.hardlinks"));
+  CHECK(repo.tree_snapshot() == before);
+}
+
 // ----- edit targets ------------------------------------------------------------------------------
 
 TEST_CASE("propose refuses an edit whose target is not found", "[e2e][refusal][target]") {

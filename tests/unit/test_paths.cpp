@@ -2,6 +2,7 @@
 #include "tests/unit/temp_dir.hpp"
 
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -11,7 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "lib/decide.hpp"
 #include "lib/paths.hpp"
+#include "lib/propose.hpp"
 
 using namespace std::literals;
 using kai::Errc;
@@ -389,6 +392,109 @@ void run_case(const Case& c) {
   CHECK_FALSE(std::isupper(static_cast<unsigned char>(verdict.error().message.front())));
 }
 
+// ----- the same rows through propose and apply ------------------------------------------------
+
+struct FixedClock : kai::Clock {
+  kai::TimePoint now() const override { return std::chrono::system_clock::from_time_t(1783606530); }
+};
+
+// Every file below T/outside and T/root2, path → bytes: what an escape would change.
+std::map<std::string, std::string> outside_of_root(const kai::test::TempDir& t) {
+  std::map<std::string, std::string> seen;
+  for (const char* top : {"outside", "root2"})
+    for (const auto& e : fs::recursive_directory_iterator(t / top))
+      seen[fs::relative(e.path(), t.path()).string()] = e.is_regular_file() ? t.read(fs::relative(e.path(), t.path()).string()) : "";
+  return seen;
+}
+
+struct Staging {
+  FixedClock clock;
+  std::optional<kai::Workspace> ws;
+
+  Staging(const kai::test::TempDir& t, Rails rails, bool break_links) {
+    kai::Env env;
+    env.cwd = t / "root";
+    env.root_override = t / "root";
+    env.user_config_dir = t / "no-user-config";
+    env.user = "tester";
+    auto w = kai::Workspace::open(env, clock);
+    REQUIRE(w);
+    ws.emplace(std::move(*w));
+    ws->guards = rails_for(rails);
+    ws->guards.break_hardlinks = break_links;
+  }
+  kai::Result<kai::Staged> stage(const Case& c, const kai::test::TempDir& t, kai::DryRun dry = kai::DryRun::no) {
+    fs::path cwd = c.cwd.empty() ? t / "root" : fs::path(expand(c.cwd, t));
+    if (cwd.is_relative()) cwd = t / "root" / cwd;
+    kai::ProposeRequest r;
+    r.path = expand(c.path, t);
+    r.content = "new\n";
+    r.why = "table";
+    return kai::propose(*ws, r, cwd, dry, {});
+  }
+  kai::Result<kai::Approved> approve(int id) {
+    auto p = ws->store.load(id);
+    REQUIRE(p);
+    return kai::approve(*ws, id, kai::digest(*p), "tester", kai::ApplyNow::yes);
+  }
+};
+
+bool hard_linked(const Case& c) { return c.setup.find("h:") != std::string::npos; }
+
+// The row as a proposal: propose must agree with the table (a file with
+// several hard links is refused there unless links may be broken), and what
+// it stages must apply to exactly the file the table names.
+void propose_then_apply(const Case& c, bool break_links) {
+  kai::test::TempDir t;
+  build(t, c.setup);
+  auto outside = outside_of_root(t);
+  Staging s(t, c.rails, break_links);
+  auto st = s.stage(c, t);
+  bool want_ok = c.want.rel && (!hard_linked(c) || break_links);
+  if (!want_ok) {
+    REQUIRE_FALSE(st);
+    INFO(st.error().message);
+    CHECK(st.error().code == (c.want.rel ? Errc::denied : c.want.code));
+  } else {
+    INFO((st ? std::string() : st.error().message));
+    REQUIRE(st);
+    auto a = s.approve(st->proposal.id);
+    INFO((a ? std::string() : a.error().message));
+    REQUIRE(a);
+    CHECK(t.read("root/" + *c.want.rel) == "new\n");
+  }
+  CHECK(outside_of_root(t) == outside);
+}
+
+// The row's setup made after a proposal was staged on a clean tree: apply
+// must refuse it as propose would have, and change nothing outside root.
+void dangerous_after_propose(const Case& c) {
+  kai::test::TempDir t;
+  build(t, "");
+  Staging s(t, c.rails, false);
+  auto st = s.stage(c, t);
+  if (!st) return;  // refused on any tree: it can never be staged
+  build(t, c.setup);
+  auto outside = outside_of_root(t);
+  auto a = s.approve(st->proposal.id);
+  REQUIRE_FALSE(a);
+  INFO(a.error().message);
+  CHECK((a.error().code == Errc::denied || a.error().code == Errc::conflict || a.error().code == c.want.code));
+  CHECK(outside_of_root(t) == outside);
+  CHECK(s.ws->store.load(st->proposal.id)->state == kai::State::failed);
+}
+
+// Rows that say what a write may do: every write row, and every resolve
+// row that refuses (a proposal resolves its path first). A resolve row that
+// accepts says nothing about writing, so it is left to the first table.
+std::vector<Case> write_rows() {
+  std::vector<Case> rows;
+  for (const auto& table : {resolve_cases(), write_cases()})
+    for (const Case& c : table)
+      if (c.check == W || (c.check == R && !c.want.rel)) rows.push_back(c);
+  return rows;
+}
+
 void run_table(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     DYNAMIC_SECTION(describe(c)) { run_case(c); }
@@ -407,6 +513,30 @@ TEST_CASE("check_write refuses every built-in never-write path and deny_write", 
 
 TEST_CASE("check_read refuses secret files and deny_read", "[paths]") {
   run_table(read_cases());
+}
+
+TEST_CASE("every write row holds for a proposal at propose time and at apply time", "[paths][apply]") {
+  const std::vector<Case> rows = write_rows();
+  CHECK(rows.size() >= 100);
+  for (const Case& c : rows) {
+    DYNAMIC_SECTION("propose " << describe(c)) { propose_then_apply(c, false); }
+    if (hard_linked(c))
+      DYNAMIC_SECTION("propose, links may break " << describe(c)) { propose_then_apply(c, true); }
+    if (!c.want.rel || hard_linked(c))
+      DYNAMIC_SECTION("made dangerous after propose " << describe(c)) { dangerous_after_propose(c); }
+  }
+}
+
+TEST_CASE("many refused rows can be staged on a clean tree, so apply is what must refuse them", "[paths][apply]") {
+  size_t stageable = 0;
+  for (const Case& c : write_rows()) {
+    if (c.want.rel && !hard_linked(c)) continue;
+    kai::test::TempDir t;
+    build(t, "");
+    Staging s(t, c.rails, false);
+    stageable += s.stage(c, t, kai::DryRun::yes).ok();
+  }
+  CHECK(stageable >= 20);
 }
 
 TEST_CASE("the tables cover at least a hundred distinct cases", "[paths]") {
