@@ -176,6 +176,18 @@ std::map<std::string, Handler> handlers() {
   h["run.sandbox"] = str(&Config::sandbox, {"landlock", "none"});
   h["run.blocked"] = add(&Config::blocked, false);
   h["run.protected"] = add(&Config::protected_processes, false);
+  h["run.writable"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const fs::path p((*v)[i]);
+      if (!p.is_absolute() || p.lexically_normal() != p || p == "/")
+        return bad(c, *a->get(i), key, fmt::format("'{}' must be an absolute folder other than '/', without '..'", (*v)[i]));
+      c.cfg.writable.push_back((*v)[i]);
+    }
+    return ok_status();
+  };
   h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});

@@ -44,6 +44,7 @@ struct Config {
   long max_output = 65536;
   std::string sandbox = "landlock";
   std::vector<std::string> blocked, protected_processes;
+  std::vector<std::string> writable;  // absolute folders a sandboxed command may write besides root and temp
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks]

@@ -169,6 +169,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
   spec.sandbox = ws.cfg.sandbox == "none" ? SandboxMode::none : SandboxMode::landlock;
   spec.writable = {ws.root, fs::temp_directory_path()};
+  spec.writable.insert(spec.writable.end(), ws.cfg.writable.begin(), ws.cfg.writable.end());
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   auto r = run_command(spec);

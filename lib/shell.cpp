@@ -554,7 +554,10 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
       {"exec", {"a", {}, true}},
       {"stdbuf", {"ioe", {"--input", "--output", "--error"}, true}},
       {"unbuffer", {"", {}, true}},
-      {"setsid", {"", {}, true}},
+      // A new session is a new process group: the time limit, which kills
+      // the run's group, would not reach it.
+      {"setsid", {"", {}, true}, 0, {}, "leaves the run's process group, so the time limit cannot stop it"},
+      {"daemonize", {"ceEoplu", {}, true}, 0, {}, "detaches from the run, so the time limit cannot stop it"},
       {"ionice", {"cnpPu", {"--class", "--classdata", "--pid", "--pgid", "--uid"}, true}, 0, {"-p", "-P", "-u", "--pid"}},
       {"chrt", {"TPD", {"--sched-runtime", "--sched-period", "--sched-deadline"}, true}, 1, {"-p", "--pid"}},
       {"taskset", {"", {}, true}, 1, {"-p", "--pid"}},

@@ -225,6 +225,45 @@ TEST_CASE("a run cannot write outside root", "[e2e][run]") {
   fs::remove(outside);
 }
 
+TEST_CASE("the sandbox stops a write the classifier cannot see, except in [run] writable folders", "[e2e][run]") {
+  TempRepo repo{{"w.sh", "echo x > \"$1\"\n"}};
+  const std::string tag = std::to_string(::getpid());
+  const fs::path extra = fs::path("/var/tmp") / ("kaicoder-extra-" + tag), other = fs::path("/var/tmp") / ("kaicoder-other-" + tag);
+  fs::create_directories(extra);
+  fs::create_directories(other);
+  repo.write("kaicoder.toml", "[run]\nwritable = [\"" + extra.string() + "\"]\n");
+  // The script's target is an argument: nothing a static reading can judge.
+  auto run_script = [&](int id, const fs::path& target) {
+    Run dry = repo.kai({"--json", "run", "--dry-run", "--why", "t", "--", "sh", "w.sh", target.string()});
+    KAI_REQUIRE_EXIT(dry, 0);
+    std::string answer = json_of(dry).at("verdict") == "confirm" ? "CONFIRM" : "y";
+    KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "t", "--", "sh", "w.sh", target.string()}), 0);
+    KAI_CHECK_EXIT(repo.kai_tty({"approve", std::to_string(id)}, answer), 0);
+    return json_of(repo.kai({"--json", "show", std::to_string(id)}));
+  };
+  json in_extra = run_script(1, extra / "x");
+  CHECK(in_extra.at("result") == "exit 0");
+  CHECK(fs::exists(extra / "x"));
+  json in_other = run_script(2, other / "x");
+  CHECK(in_other.at("status") == "applied");
+  CHECK(in_other.at("result") != "exit 0");
+  CHECK_FALSE(fs::exists(other / "x"));
+  fs::remove_all(extra);
+  fs::remove_all(other);
+}
+
+TEST_CASE("[run] writable takes only absolute folders", "[e2e][run][refusal][config]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  for (const char* bad : {"tmp/x", "/", "/var/../etc"}) {
+    INFO(bad);
+    repo.write("kaicoder.toml", std::string("[run]\nwritable = [\"") + bad + "\"]\n");
+    Run r = repo.kai({"run", "--why", "t", "--", "ls"});
+    KAI_CHECK_EXIT(r, 2);
+    CHECK_THAT(r.err, Contains("kaicoder.toml:2") && Contains("run.writable"));
+    CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
+  }
+}
+
 TEST_CASE("run refuses a cwd outside root", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
   Run r = repo.kai({"run", "--why", "t", "--cwd", "/tmp", "--", "ls"});

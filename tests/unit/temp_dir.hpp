@@ -25,8 +25,10 @@
 #include <string_view>
 #include <unistd.h>
 
-// Listeners are only declared with external interfaces on.
-#ifndef TWOBLUECUBES_SINGLE_INCLUDE_CATCH_HPP_INCLUDED
+// Listeners are only declared with external interfaces on. The build turns
+// them on for every test file (catch.hpp is precompiled); this covers a
+// file compiled without that.
+#if !defined(TWOBLUECUBES_SINGLE_INCLUDE_CATCH_HPP_INCLUDED) && !defined(CATCH_CONFIG_EXTERNAL_INTERFACES)
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #endif
 #include <catch2/catch.hpp>

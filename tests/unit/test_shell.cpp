@@ -163,6 +163,9 @@ const Row k_rows[] = {
     {"\"${X:-rm}\" -rf ~", B, "deletion"},
     {"rm -rf {/,build}", B, "deletion"},
     // ---- deletion inside build and temp folders: fine, but confirmed ----
+    {"setsid make test", C, "time limit"},
+    {"setsid -f sleep 1000", C, "time limit"},
+    {"daemonize -c . /usr/bin/sleep 1000", C, "time limit"},
     {"rm -rf ./build", C},
     {"rm -rf build", C},
     {"rm -rf build/", C},
