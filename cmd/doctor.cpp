@@ -2,6 +2,7 @@
 // guardrails, sandbox, isolation and installation. Never refuses to run.
 
 #include "cmd/cli.hpp"
+#include "cmd/progress.hpp"
 #include "lib/doctor.hpp"
 
 namespace kai::cmd {
@@ -16,7 +17,12 @@ RunFn setup_doctor(CLI::App&) {
                           "/usr/local/share/zsh/vendor-completions/_kaicoder", "/usr/share/zsh/vendor-completions/_kaicoder",
                           "/usr/local/share/fish/vendor_completions.d/kaicoder.fish"})
       in.completion_files.emplace_back(f);
-    auto checks = run_doctor(in);
+    std::vector<Check> checks;
+    {
+      ProgressLine line;  // the backup scan walks the whole tree
+      in.progress = line.callback();
+      checks = run_doctor(in);
+    }
     bool failed = false;
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& c : checks) {

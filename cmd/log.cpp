@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
 
@@ -12,7 +13,7 @@ RunFn setup_log(CLI::App& sub) {
   struct Args {
     size_t n = 20;
     std::string kind, file;
-    bool full = false;
+    bool full = false, no_pager = false;
   };
   auto a = std::make_shared<Args>();
   sub.add_option("-n", a->n, "how many entries (0 = all)");
@@ -20,6 +21,7 @@ RunFn setup_log(CLI::App& sub) {
       ->check(CLI::IsMember({"edit", "write", "delete", "run", "rollback", "rejected", "timeout", "blocked"}));
   sub.add_option("--file", a->file, "only entries that touched this file");
   sub.add_flag("--full", a->full, "print the entries as markdown");
+  sub.add_flag("--no-pager", a->no_pager, "never page the output (default: page it on a terminal)");
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
@@ -42,6 +44,7 @@ RunFn setup_log(CLI::App& sub) {
       print_json({{"entries", arr}});
       return k_exit_ok;
     }
+    Pager pager(s, a->no_pager ? Paging::off : Paging::automatic);
     if (entries->empty()) out("no changelog entries\n");
     for (const auto& e : *entries) {
       if (a->full) {

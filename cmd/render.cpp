@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd/progress.hpp"
 #include "lib/propose.hpp"
 #include "lib/util/text.hpp"
 
@@ -34,7 +35,12 @@ void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
   if (d.text.empty()) return;
   // Escape sequences in the proposed bytes must not repaint the reviewer's screen.
   const std::string text = make_visible(d.text);
-  out("\n{}", s.color() ? colorize_diff(text) : text);
+  std::string shown = text;
+  if (s.color()) {
+    ProgressLine line;  // highlighting a diff of many thousand lines takes a moment
+    shown = colorize_diff(text, line.callback());
+  }
+  out("\n{}", shown);
   if (text.back() != '\n') out("\n");
   if (text.size() != d.text.size())
     out("[the diff contains control or invisible characters; they are shown as ^X and <U+XXXX>]\n");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
 #include "lib/runs.hpp"
@@ -12,17 +13,19 @@ namespace kai::cmd {
 RunFn setup_show(CLI::App& sub) {
   struct Args {
     int id = 0;
-    bool full = false;
+    bool full = false, no_pager = false;
   };
   auto a = std::make_shared<Args>();
   sub.add_option("id", a->id, "proposal to show")->required();
   sub.add_flag("--full", a->full, "the whole diff, however large");
+  sub.add_flag("--no-pager", a->no_pager, "never page the output (default: page it on a terminal)");
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     auto p = (*ws)->store.load(a->id);
     if (!p) return report(s, p.error());
+    Pager pager(s, a->no_pager ? Paging::off : Paging::automatic);
     // Once applied, rejected or expired there is nothing left to diff
     // against; the changelog has the record.
     if (p->kind == Kind::run) {

@@ -22,11 +22,11 @@ _kaicoder_command_options() {
             ;;
         run) echo "--why --cwd --timeout --shell --agent --dry-run --wait" ;;
         list) echo "--status" ;;
-        show) echo "--full" ;;
+        show) echo "--full --no-pager" ;;
         approve) echo "--no-apply" ;;
         reject) echo "--reason" ;;
         apply) ;;
-        log) echo "-n --kind --file --full" ;;
+        log) echo "-n --kind --file --full --no-pager" ;;
         rollback) echo "--force" ;;
         read) echo "--lines" ;;
         ls) echo "--glob" ;;

@@ -213,6 +213,7 @@ complete -c kaicoder -n '__kaicoder_using_command list' -l status -x \
 
 # show
 complete -c kaicoder -n '__kaicoder_using_command show' -l full -d 'The whole diff, however large'
+complete -c kaicoder -n '__kaicoder_using_command show' -l no-pager -d 'Never page the output'
 complete -c kaicoder -n '__kaicoder_using_command show apply' -a '(__kaicoder_proposal_ids)' -d Proposal
 
 # approve
@@ -228,6 +229,7 @@ complete -c kaicoder -n '__kaicoder_using_command log' -l kind -x \
     -a 'edit write delete run rollback rejected timeout blocked' -d 'Only entries of this kind'
 complete -c kaicoder -n '__kaicoder_using_command log' -l file -r -F -d 'Only entries that touched this file'
 complete -c kaicoder -n '__kaicoder_using_command log' -l full -d 'Print the entries as markdown'
+complete -c kaicoder -n '__kaicoder_using_command log' -l no-pager -d 'Never page the output'
 
 # rollback
 complete -c kaicoder -n '__kaicoder_using_command rollback' -l force -d 'Roll back even though the file changed since'

@@ -250,13 +250,15 @@ std::string newest_id_of(const fs::path& p) {
   return v.substr(0, v.find('.'));
 }
 
-// Archive files newest-first. A missing folder just means no rotation yet.
+// Archive files newest-first. A missing folder just means no rotation yet;
+// so does a state dir that is not a folder (doctor reports that one), so
+// that `log` still shows the live entries.
 Result<std::vector<fs::path>> list_archives(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return out;
+    if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return out;
     return make_error(Errc::io, fmt::format("cannot list '{}': {}", dir.string(), ec.message()));
   }
   for (; it != fs::directory_iterator(); it.increment(ec)) {

@@ -625,12 +625,13 @@ size_t append_change_block(std::string& out, const std::vector<DiffLine>& lines,
 
 }  // namespace
 
-std::string colorize_diff(std::string_view diff_text) {
+std::string colorize_diff(std::string_view diff_text, const Progress& progress) {
   const std::vector<DiffLine> lines = classify(diff_text);
   std::string out;
   out.reserve(diff_text.size() + lines.size() * 10);
   const std::vector<Span> none;
   for (size_t i = 0; i < lines.size();) {
+    if (progress) progress("highlighting the diff", i, lines.size());
     if (lines[i].kind == LineKind::removed) {
       i = append_change_block(out, lines, i);
       continue;
@@ -638,6 +639,7 @@ std::string colorize_diff(std::string_view diff_text) {
     append_colored(out, lines[i], none);
     ++i;
   }
+  if (progress) progress("", 0, 0);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/result.hpp"
+#include "lib/util/progress.hpp"
 
 namespace kai {
 
@@ -68,7 +69,8 @@ IntraLine intraline(std::string_view old_line, std::string_view new_line);
 // and within paired -/+ lines the changed spans in reverse video. Only
 // escape sequences are added: stripping them gives `diff_text` back. Escape
 // sequences already inside the text (from file contents) pass through as
-// they are; making them visible is the caller's job.
-std::string colorize_diff(std::string_view diff_text);
+// they are; making them visible is the caller's job. Highlighting a large
+// diff takes a while; `progress` (may be empty) hears how many lines are done.
+std::string colorize_diff(std::string_view diff_text, const Progress& progress = {});
 
 }  // namespace kai

@@ -1,5 +1,6 @@
 #include "lib/doctor.hpp"
 
+#include <algorithm>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,20 +45,43 @@ void check_state_dir(Workspace& ws, Checks& out) {
     add(out, "state dir", Level::fail, fmt::format("{} is not a folder", dir.string()), "move it aside and run 'kaicoder init'");
     return;
   }
-  if ((st.st_mode & 077) != 0)
+  // Whoever can write the state dir can stage, approve or tamper with
+  // proposals behind the gate's back; reading it only leaks diffs.
+  if ((st.st_mode & 022) != 0)
+    add(out, "state dir", Level::fail,
+        fmt::format("{} can be written by other users (mode {:o})", dir.string(), st.st_mode & 0777),
+        fmt::format("chmod 700 {}", dir.string()));
+  else if ((st.st_mode & 077) != 0)
     add(out, "state dir", Level::warn, fmt::format("{} is open to other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));
   else
     add(out, "state dir", Level::ok, fmt::format("{} (mode 700)", dir.string()));
   auto lock = FileLock::try_acquire(dir / "lock");
-  if (!lock)
-    add(out, "store lock", Level::warn, "held by a running kaicoder process",
-        "wait for it; a lock of a dead process is released by the kernel");
-  else
+  if (!lock) {
+    std::optional<pid_t> pid = lock_holder(dir / "lock");
+    std::string who = pid ? fmt::format("process {}", *pid) : "another process";
+    add(out, "store lock", Level::warn, fmt::format("held by {}; changes wait for it, reads do not", who),
+        fmt::format("let it finish, or end it{}: the kernel frees the lock of a process that died",
+                    pid ? fmt::format(" (kill {})", *pid) : ""));
+  } else
     add(out, "store lock", Level::ok, "free (an flock: a killed process never leaves it stuck)");
 }
 
+// "line 12 (no rollback-id), line 40 (bad time)" for one parsed file.
+std::string malformed_lines(const Parsed& p) {
+  std::string lines;
+  for (const auto& m : p.malformed) lines += fmt::format("{}line {} ({})", lines.empty() ? "" : ", ", m.line, m.reason);
+  return lines;
+}
+
 void check_changelog(Workspace& ws, Checks& out) {
+  const std::string fix = "fix or remove those entries by hand; rollback uses the journal, not this text";
+  auto archives = ws.changelog.parse_archives();
+  if (!archives) add(out, "changelog archive", Level::fail, archives.error().message, "check the folder's permissions");
+  for (const auto& a : archives ? *archives : std::vector<ArchiveFile>{})
+    if (!a.parsed.malformed.empty())
+      add(out, "changelog archive", Level::warn,
+          fmt::format("{}: {} malformed entries: {}", a.file.string(), a.parsed.malformed.size(), malformed_lines(a.parsed)), fix);
   auto p = ws.changelog.parse_live();
   if (!p) {
     if (p.error().code == Errc::not_found) add(out, "changelog", Level::ok, "no entries yet");
@@ -68,22 +92,28 @@ void check_changelog(Workspace& ws, Checks& out) {
     add(out, "changelog", Level::ok, fmt::format("{} entries in {}", p->entries.size(), ws.changelog.path().string()));
     return;
   }
-  std::string lines;
-  for (const auto& m : p->malformed) lines += fmt::format("{}line {} ({})", lines.empty() ? "" : ", ", m.line, m.reason);
-  add(out, "changelog", Level::warn, fmt::format("{} malformed entries: {}", p->malformed.size(), lines),
-      "fix or remove those entries by hand; rollback uses the journal, not this text");
+  add(out, "changelog", Level::warn,
+      fmt::format("{}: {} malformed entries: {}", ws.changelog.path().string(), p->malformed.size(), malformed_lines(*p)), fix);
 }
 
 // Backups named by journal records, and backup files nobody names.
-void check_backups(Workspace& ws, Checks& out) {
+void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
   std::set<std::string> named;
   size_t missing = 0, changed = 0;
   std::string first_problem;
+  std::vector<std::string> corrupt;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(ws.store.dir() / "journal", ec)) {
-    if (e.path().extension() != ".json") continue;
-    auto rec = ws.journal.load(e.path().stem().string());
-    if (!rec) continue;
+  std::vector<fs::path> records;
+  for (const auto& e : fs::directory_iterator(ws.store.dir() / "journal", ec))
+    if (e.path().extension() == ".json") records.push_back(e.path());
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (progress) progress("checking backups", i, records.size());
+    const std::string id = records[i].stem().string();
+    auto rec = ws.journal.load(id);
+    if (!rec) {
+      corrupt.push_back(id);
+      continue;
+    }
     for (const auto& f : rec->files) {
       if (f.backup_rel.empty()) continue;
       named.insert(f.backup_rel);
@@ -96,7 +126,8 @@ void check_backups(Workspace& ws, Checks& out) {
   }
   std::vector<std::string> orphans;
   fs::recursive_directory_iterator it(ws.root, fs::directory_options::skip_permission_denied, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
+  for (size_t seen = 0; !ec && it != end; it.increment(ec)) {
+    if (progress && ++seen % 256 == 0) progress("looking for orphan backups", seen, 0);
     const std::string name = it->path().filename().string();
     if (it->is_directory(ec) && (name == ".git" || name == ws.guards.state_dir || name == "node_modules")) {
       it.disable_recursion_pending();
@@ -105,6 +136,14 @@ void check_backups(Workspace& ws, Checks& out) {
     if (name.find(".bak-kaicoder-") == std::string::npos) continue;
     std::string rel = it->path().lexically_relative(ws.root).generic_string();
     if (!named.count(rel)) orphans.push_back(rel);
+  }
+  if (progress) progress("", 0, 0);  // done
+  if (!corrupt.empty()) {
+    std::sort(corrupt.begin(), corrupt.end());
+    add(out, "corrupt journal records", Level::fail,
+        fmt::format("unreadable records for entries {}: they cannot be rolled back", fmt::join(corrupt, ", ")),
+        fmt::format("restore {}/journal/<id>.json from a copy; 'kaicoder log' still shows those entries",
+                    ws.store.dir().string()));
   }
   if (missing || changed)
     add(out, "backups", Level::fail,
@@ -123,27 +162,36 @@ void check_backups(Workspace& ws, Checks& out) {
 
 void check_proposals(Workspace& ws, Checks& out) {
   auto ids = ws.store.ids();
-  size_t pending = 0, expired = 0, corrupt = 0;
-  std::string corrupt_ids;
+  size_t pending = 0, expired = 0, approved = 0;
+  std::vector<int> corrupt, failed;
   for (int id : ids ? *ids : std::vector<int>{}) {
     auto p = ws.store.load(id);
     if (!p) {
-      ++corrupt;
-      corrupt_ids += fmt::format("{}{}", corrupt_ids.empty() ? "" : ", ", id);
+      corrupt.push_back(id);
       continue;
     }
+    approved += p->state == State::approved;
+    if (p->state == State::failed) failed.push_back(id);
     if (p->state != State::pending) continue;
     TimePoint created;
     if (parse_iso_utc(p->created, created) && ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout)) ++expired;
     else ++pending;
   }
-  add(out, "proposals", Level::ok, fmt::format("{} pending", pending));
+  add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
-        "any command that changes state (approve, reject, apply) marks them timeout and logs them");
-  if (corrupt)
-    add(out, "corrupt proposals", Level::warn, fmt::format("proposals {} have unreadable records", corrupt_ids),
-        fmt::format("inspect {}/staging/<id>/; move a broken folder aside — it is never applied", ws.store.dir().string()));
+        "the next kaicoder command (even 'kaicoder list') marks them timeout and logs them");
+  if (!failed.empty())
+    add(out, "failed applies", Level::warn, fmt::format("proposals {} failed to apply", fmt::join(failed, ", ")),
+        fmt::format("'kaicoder show {}' says why; 'kaicoder apply {}' tries again", failed.front(), failed.front()));
+  if (!corrupt.empty()) {
+    // A record kaicoder cannot read is never applied, so this is a warning;
+    // the folder still blocks nothing but its own id.
+    const fs::path first = ws.store.dir() / "staging" / std::to_string(corrupt.front());
+    add(out, "corrupt proposals", Level::warn, fmt::format("proposals {} have unreadable records", fmt::join(corrupt, ", ")),
+        fmt::format("look at {}/meta.json{}; move the folder out of staging/ to be rid of it — it is never applied",
+                    first.string(), corrupt.size() > 1 ? " (and the others)" : ""));
+  }
   size_t intents = 0;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec)) intents += e.path().extension() == ".json";
@@ -242,7 +290,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   add(out, "root", Level::ok, ws->root.string());
   check_state_dir(*ws, out);
   check_changelog(*ws, out);
-  check_backups(*ws, out);
+  check_backups(*ws, in.progress, out);
   check_proposals(*ws, out);
   check_git(*ws, out);
   check_guardrails(*ws, out);

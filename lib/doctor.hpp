@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/progress.hpp"
 #include "lib/workspace.hpp"
 
 namespace kai {
@@ -27,6 +28,7 @@ struct DoctorInput {
   const Clock* clock = nullptr;
   std::vector<std::filesystem::path> man_dirs;         // where kaicoder.1 may be installed
   std::vector<std::filesystem::path> completion_files;  // installed completion files to look for
+  Progress progress;  // told about the backup scan, which walks the whole tree; may be empty
 };
 
 // Runs every check. Never fails; problems are Checks with Level::fail.

@@ -2,6 +2,10 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -49,6 +53,24 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& p) {
 
 Result<FileLock> FileLock::try_acquire(const std::filesystem::path& p) {
   return lock_with(p, LOCK_EX | LOCK_NB, [](int fd) { return FileLock(fd); });
+}
+
+std::optional<pid_t> lock_holder(const std::filesystem::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+  // Lines look like "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a
+  // lock someone waits for adds "->" after the number.
+  const std::string dev = fmt::format("{:02x}:{:02x}:{}", major(st.st_dev), minor(st.st_dev), st.st_ino);
+  std::ifstream in("/proc/locks");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string num, type, mode, rw, where;
+    long pid = 0;
+    if (!(f >> num >> type) || type == "->" || !(f >> mode >> rw >> pid >> where)) continue;
+    if (type == "FLOCK" && where == dev && pid > 0) return static_cast<pid_t>(pid);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kai

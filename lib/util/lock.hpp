@@ -3,6 +3,8 @@
 // the holder dies, so a killed process never leaves a stuck lock behind.
 
 #include <filesystem>
+#include <optional>
+#include <sys/types.h>
 
 #include "lib/result.hpp"
 
@@ -28,5 +30,10 @@ private:
   explicit FileLock(int fd) : m_fd(fd) {}
   int m_fd = -1;
 };
+
+// The process that took the flock on `p`, from /proc/locks (Linux), so a
+// person can see who holds it; nullopt when it is free or cannot be told.
+// For a lock handed down to children this is the one that took it.
+std::optional<pid_t> lock_holder(const std::filesystem::path& p);
 
 }  // namespace kai
