@@ -170,3 +170,20 @@ TEST_CASE("notify hears of a rollback", "[hooks]") {
   CHECK(all[3].at("event") == "rolled-back");
   CHECK(all[3].at("status") == "rolled-back");
 }
+
+TEST_CASE("secrets are redacted in what hooks receive and in what validators and reviewers print", "[hooks][validate]") {
+  const std::string secret = "s3cr3t-value-9f8e7d";
+  WsFixture f("[run]\nsandbox = \"none\"\n[hooks]\nnotify = \"cat >> events.jsonl\"\n"
+              "review = \"cat > review-input.json; echo leaked " + secret + "\"\n"
+              "[validate]\n\"*.txt\" = \"cat {file}; exit 1\"\n",
+              {{".env", "API_TOKEN=" + secret + "\n"}});
+  auto st = f.write("a.txt", "token " + secret + "\n");
+  REQUIRE(st);
+  CHECK(st->proposal.validation.status == "failed");
+  CHECK_THAT(st->proposal.validation.checks.at(0).output, !Contains(secret));
+  CHECK_THAT(st->proposal.validation.checks.at(0).output, Contains("[REDACTED"));
+  CHECK_THAT(f.dir.read("review-input.json"), !Contains(secret));
+  CHECK_THAT(f.dir.read("review-input.json"), Contains("[REDACTED"));
+  CHECK_THAT(f.dir.read("events.jsonl"), !Contains(secret));
+  CHECK_THAT(st->proposal.review.text, Contains("leaked [REDACTED"));
+}

@@ -4,6 +4,7 @@
 
 #include "unit/temp_dir.hpp"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -23,8 +24,10 @@ struct WsFixture {
   StillClock clock;
   std::optional<Workspace> ws;
 
-  explicit WsFixture(const std::string& config) {
+  // `files` are written before the workspace opens (secret files feed its redactor).
+  explicit WsFixture(const std::string& config, std::initializer_list<std::pair<std::string, std::string>> files = {}) {
     dir.write("kaicoder.toml", config);
+    for (const auto& [rel, bytes] : files) dir.write(rel, bytes);
     Env env;
     env.cwd = dir.path();
     env.root_override = dir.path();
