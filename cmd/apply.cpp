@@ -1,5 +1,6 @@
 // kaicoder apply: apply an approved proposal (after --no-apply or a failed
-// apply), re-checking every guardrail, the approval digest and the base.
+// apply), re-checking every guardrail, the approval digest and the base;
+// --force applies one whose validation failed.
 
 #include <fmt/format.h>
 
@@ -12,8 +13,10 @@ namespace kai::cmd {
 
 RunFn setup_apply(CLI::App& sub) {
   auto id = std::make_shared<int>(0);
+  auto force = std::make_shared<bool>(false);
   sub.add_option("id", *id, "approved proposal to apply")->required();
-  return [id](Session& s) {
+  sub.add_flag("--force", *force, "apply even though its validation failed");
+  return [id, force](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     if (auto p = (*ws)->store.load(*id); p && p->kind == Kind::run) {
@@ -29,7 +32,7 @@ RunFn setup_apply(CLI::App& sub) {
         print_run_outcome(s, *p, *ran);
       return k_exit_ok;
     }
-    auto r = apply_approved(**ws, *id, s.user());
+    auto r = apply_approved(**ws, *id, s.user(), *force ? Force::yes : Force::no);
     if (!r) return report(s, r.error());
     if (s.json()) {
       nlohmann::json j = proposal_json(r->proposal);

@@ -13,11 +13,12 @@ namespace kai::cmd {
 RunFn setup_approve(CLI::App& sub) {
   struct Args {
     int id = 0;
-    bool no_apply = false;
+    bool no_apply = false, force = false;
   };
   auto a = std::make_shared<Args>();
   sub.add_option("id", a->id, "proposal to approve")->required();
   sub.add_flag("--no-apply", a->no_apply, "record the approval; apply later with 'kaicoder apply'");
+  sub.add_flag("--force", a->force, "apply even though its validation failed (asks for CONFIRM)");
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
@@ -46,7 +47,14 @@ RunFn setup_approve(CLI::App& sub) {
     send_text_to_stderr(false);
     // What the person sees is what gets bound: the digest is taken now.
     const std::string seen = digest(*p);
-    Tier tier = p->tier == "confirm" ? Tier::confirm : Tier::normal;
+    const bool failed_validation = p->validation.status == "failed" && !is_run;
+    // No question is asked whose "yes" could not be carried out.
+    if (failed_validation && !a->force && !a->no_apply)
+      return report(s, make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
+                                  fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}",
+                                              p->id)));
+    // Overriding a failed check is a deliberate act: it takes CONFIRM.
+    Tier tier = p->tier == "confirm" || (failed_validation && a->force && !a->no_apply) ? Tier::confirm : Tier::normal;
     auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p->id)
                                       : fmt::format("Apply proposal {} to {}?", p->id, p->path),
                                tier);
@@ -57,7 +65,8 @@ RunFn setup_approve(CLI::App& sub) {
       return k_exit_ok;
     }
     bool apply_now = !a->no_apply;
-    auto r = approve(**ws, a->id, seen, s.user(), apply_now && !is_run ? ApplyNow::yes : ApplyNow::no);
+    auto r = approve(**ws, a->id, seen, s.user(), apply_now && !is_run ? ApplyNow::yes : ApplyNow::no,
+                     a->force ? Force::yes : Force::no);
     if (!r) return report(s, r.error());
     if (is_run && apply_now) {
       if ((*ws)->cfg.mode == "propose-only")

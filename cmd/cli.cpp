@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/hooks.hpp"
+
 namespace kai::cmd {
 
 int exit_code(Errc c) { return static_cast<int>(c); }
@@ -27,6 +29,10 @@ Result<Workspace*> Session::workspace() {
     set_redactor(&m_ws->redactor);
   }
   return &*m_ws;
+}
+
+void Session::finish() {
+  if (m_ws) flush_notify(*m_ws);
 }
 
 static std::string_view errc_name(Errc c) {

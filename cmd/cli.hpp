@@ -38,6 +38,8 @@ public:
   bool json() const { return m_opts.json; }
   bool color() const { return m_color; }
   const std::string& user() const { return m_env.user; }
+  // After the command: send queued [hooks] notify events (no lock is held now).
+  void finish();
 
 private:
   Env m_env;

@@ -87,7 +87,12 @@ int run_main(int argc, char** argv) {
   if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
   Session session(make_env(opts), opts);
   for (auto& [sub, fn] : subs)
-    if (sub->parsed()) return fn(session);
+    if (sub->parsed()) {
+      int rc = fn(session);
+      std::fflush(stdout);  // the person sees the outcome before any hook runs
+      session.finish();
+      return rc;
+    }
   return k_exit_usage;
 }
 

@@ -9,6 +9,41 @@
 namespace kai::cmd {
 using json = nlohmann::json;
 
+namespace {
+
+// Captured text, indented under its heading so it cannot pass for kaicoder's own lines.
+void print_quoted(std::string_view text) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    out("      | {}\n", make_visible(line));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+}
+
+void print_validation(Session& s, const Validation& v) {
+  if (v.status == "none") return;
+  const bool failed = v.status == "failed";
+  const char* mark = s.color() && failed ? "\x1b[1;31m" : "";
+  const char* reset = s.color() && failed ? "\x1b[0m" : "";
+  out("  validate: {}{}{}\n", mark, failed ? "FAILED" : v.status, reset);
+  for (const auto& c : v.checks) {
+    std::string how = c.status == "failed" ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
+                                           : c.status;
+    out("    {} = {}: {}\n", make_visible(c.pattern), make_visible(c.command), how);
+    print_quoted(c.output);
+  }
+}
+
+void print_review(const Review& r) {
+  if (r.status == "none") return;
+  out("  review:   advisory text from [hooks] review ({}); untrusted, it cannot approve anything\n", r.status);
+  print_quoted(r.text);
+}
+
+}  // namespace
+
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
@@ -23,6 +58,8 @@ void print_proposal_header(Session& s, const Proposal& p) {
   if (!p.decided_by.empty()) out("  decided:  {} by {}\n", p.decided_at, p.decided_by);
   if (!p.result.empty()) out("  result:   {}\n", p.result);
   if (!p.rollback_id.empty()) out("  rollback: kaicoder rollback {}\n", p.rollback_id);
+  print_validation(s, p.validation);
+  print_review(p.review);
 }
 
 void print_run_header(Session& s, const Proposal& p) {
@@ -60,15 +97,7 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
 }
 
-json proposal_json(const Proposal& p) {
-  json j = to_json(p);
-  if (p.kind == Kind::run) {
-    j["argv"] = p.argv;
-    j["shell"] = p.shell;
-    j["command"] = command_text(p);
-  }
-  return j;
-}
+json proposal_json(const Proposal& p) { return proposal_object(p); }
 
 json diff_json(const FileDiff& d) {
   return {{"text", d.text},         {"binary", d.binary},   {"truncated", d.truncated}, {"added", d.added},

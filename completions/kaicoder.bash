@@ -23,9 +23,9 @@ _kaicoder_command_options() {
         run) echo "--why --cwd --timeout --shell --agent --dry-run --wait" ;;
         list) echo "--status" ;;
         show) echo "--full --no-pager" ;;
-        approve) echo "--no-apply" ;;
+        approve) echo "--no-apply --force" ;;
         reject) echo "--reason" ;;
-        apply) ;;
+        apply) echo "--force" ;;
         log) echo "-n --kind --file --full --no-pager" ;;
         rollback) echo "--force" ;;
         read) echo "--lines" ;;

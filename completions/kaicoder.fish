@@ -218,6 +218,8 @@ complete -c kaicoder -n '__kaicoder_using_command show apply' -a '(__kaicoder_pr
 
 # approve
 complete -c kaicoder -n '__kaicoder_using_command approve' -l no-apply -d "Record the approval; apply later with 'kaicoder apply'"
+complete -c kaicoder -n '__kaicoder_using_command approve' -l force -d 'Apply even though its validation failed (asks for CONFIRM)'
+complete -c kaicoder -n '__kaicoder_using_command apply' -l force -d 'Apply even though its validation failed'
 complete -c kaicoder -n '__kaicoder_using_command approve reject' -a '(__kaicoder_proposal_ids pending)' -d 'Pending proposal'
 
 # reject

@@ -9,6 +9,7 @@
 
 #include "lib/beneath.hpp"
 #include "lib/git.hpp"
+#include "lib/hooks.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
 
@@ -120,7 +121,7 @@ Status finish(Workspace& ws, const Txn& t) {
       if (t.done_state == State::applied) {
         p->rollback_id = t.rec.id;
         p->backup = t.entry.backup == k_none ? "" : t.entry.backup;
-        p->result = "ok";
+        p->result = t.entry.result;
         p->outcome_code = 0;
       }
       KAI_TRY(ws.store.save(*p));
@@ -216,12 +217,19 @@ Result<std::string> apply_edit(std::string_view current, std::string_view target
   return out;
 }
 
-Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver) {
+Status validation_permits_apply(const Proposal& p, Force force) {
+  if (p.validation.status != "failed" || force == Force::yes) return ok_status();
+  return make_error(Errc::conflict, fmt::format("proposal {} failed validation", p.id),
+                    fmt::format("see why: kaicoder show {}; apply it anyway with --force", p.id));
+}
+
+Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver, Force force) {
   auto fail = [&](Error e) -> Error {
     p.state = State::failed;
     p.result = fmt::format("failed: {}", e.message);
     p.outcome_code = static_cast<int>(e.code);
     (void)ws.store.save(p);
+    queue_notify(ws, p, "failed");
     return e;
   };
   if (p.kind == Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is a command run", p.id));
@@ -233,6 +241,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   if (digest(p) != p.approved_digest)
     return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
                            "its staged files no longer match what the approver saw; propose it again"));
+  if (auto v = validation_permits_apply(p, force); !v) return fail(v.error());
+  const bool forced = force == Force::yes && p.validation.status == "failed";
   CreateDirs create = p.kind == Kind::write && !p.base.exists ? CreateDirs::yes : CreateDirs::no;
   auto tg = open_target(ws, p.path, create);
   if (!tg) return fail(tg.error());
@@ -256,6 +266,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     p.result = "ok (no change: the file already holds this content)";
     p.outcome_code = 0;
     KAI_TRY(ws.store.save(p));
+    queue_notify(ws, p, "applied");
     Outcome o;
     o.unchanged = true;
     return o;
@@ -283,6 +294,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   t.entry.summary = ws.redact(p.summary);
   t.entry.why = ws.redact(p.why);
   t.entry.approver = approver;
+  if (forced) t.entry.result = "ok (forced: validation failed)";
   std::vector<Target> targets;
   targets.push_back(std::move(*tg));
   if (auto s = execute(ws, t, targets, {after}); !s) return s.error();
@@ -290,6 +302,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   p.state = State::applied;
   p.rollback_id = t.rec.id;
   p.backup = o.backup;
+  p.result = t.entry.result;
+  queue_notify(ws, p, "applied");
   return o;
 }
 
@@ -413,6 +427,8 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     t.done_state = rec->kind == "rollback" ? State::applied : State::rolled_back;
   }
   if (auto s = execute(ws, t, targets, after); !s) return s.error();
+  if (t.proposal > 0)
+    if (auto q = ws.store.load(t.proposal)) queue_notify(ws, *q, "rolled-back");
   return Outcome{t.rec.id, t.rec.files[0].backup_rel.empty() ? "" : (ws.root / t.rec.files[0].backup_rel).string(), false,
                  t.entry};
 }

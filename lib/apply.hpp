@@ -36,10 +36,15 @@ struct Outcome {
 Result<std::string> apply_edit(std::string_view current, std::string_view target, std::string_view replacement,
                                std::string_view path_for_messages);
 
+// conflict when the proposal's validation failed and `force` is no (SPEC §8).
+Status validation_permits_apply(const Proposal& p, Force force);
+
 // Apply an approved (or failed) proposal, re-checking every guardrail and the
-// approval digest. On a conflict or a guardrail refusal the proposal is marked
-// failed and the error is returned; the tree is untouched.
-Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver);
+// approval digest, and refusing a failed validation unless `force` (the
+// changelog entry's result then says it was forced). On a conflict or a
+// guardrail refusal the proposal is marked failed and the error is returned;
+// the tree is untouched. Queues an "applied" or "failed" notify event.
+Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& approver, Force force = Force::no);
 
 enum class CheckOnly { no, yes };
 

@@ -192,6 +192,9 @@ std::map<std::string, Handler> handlers() {
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});
   h["hooks.review"] = str(&Config::review, {});
+  h["hooks.timeout"] = num(&Config::notify_timeout, 1, 300);
+  h["hooks.review_timeout"] = num(&Config::review_timeout, 1, 3600);
+  h["run.validate_timeout"] = num(&Config::validate_timeout, 1, 3600);
   h["changelog.path"] = str(&Config::changelog, {});
   h["changelog.keep"] = num(&Config::changelog_keep, 10, 100000);
   h["validate"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
@@ -202,6 +205,7 @@ std::map<std::string, Handler> handlers() {
       if (auto g = validate_glob(k.str()); !g) return bad(c, v, sub, g.error().message);
       auto s = get_string(c, v, sub);
       if (!s) return s.error();
+      if (s->find_first_not_of(" \t") == std::string::npos) return bad(c, v, sub, "the command must not be empty");
       c.cfg.validate[std::string(k.str())] = *s;
     }
     return ok_status();

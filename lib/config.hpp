@@ -41,14 +41,16 @@ struct Config {
                                       ".pre-commit-config.yaml", ".gitlab-ci.yml"};
   // [run]
   long run_timeout = 600;
+  long validate_timeout = 60;  // seconds each [validate] command may take
   long max_output = 65536;
   std::string sandbox = "landlock";
   std::vector<std::string> blocked, protected_processes;
   std::vector<std::string> writable;  // absolute folders a sandboxed command may write besides root and temp
   // [risk]
   long risk_medium = 5, risk_high = 20;
-  // [hooks]
+  // [hooks] — shell strings run with /bin/sh -c from root; empty = none
   std::string notify, review;
+  long notify_timeout = 10, review_timeout = 60;
   // [validate]
   std::map<std::string, std::string> validate;
   // [changelog]

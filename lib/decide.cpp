@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/hooks.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai {
@@ -48,7 +49,9 @@ Status expire(Workspace& ws, Proposal& p) {
   // Entry first: if we die in between, the next sweep logs it again rather
   // than never; the status change is what makes it happen once.
   KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "timeout", k_none, p.result, p.summary)));
-  return ws.store.save(p);
+  KAI_TRY(ws.store.save(p));
+  queue_notify(ws, p, "timeout");
+  return ok_status();
 }
 
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
@@ -90,7 +93,8 @@ Result<Proposal> load_for_decision(Workspace& ws, int id) {
   return ws.store.load(id);
 }
 
-Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now) {
+Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
+                         Force force) {
   KAI_TRY(may_decide(ws, user));
   if (now == ApplyNow::yes && ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
@@ -104,14 +108,17 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (digest(*p) != seen_digest)
     return make_error(Errc::conflict, fmt::format("proposal {} changed while it was being reviewed", id),
                       "review it again: kaicoder show " + std::to_string(id));
+  // Refused before the approval is recorded, so the proposal stays pending.
+  if (now == ApplyNow::yes) KAI_TRY(validation_permits_apply(*p, force));
   p->state = State::approved;
   p->decided_by = user;
   p->decided_at = iso_utc(ws.clock->now());
   p->approved_digest = seen_digest;
   KAI_TRY(ws.store.save(*p));
+  queue_notify(ws, *p, "approved");
   Approved out{*p, std::nullopt};
   if (now == ApplyNow::no) return out;
-  auto o = apply_proposal(ws, out.proposal, user);
+  auto o = apply_proposal(ws, out.proposal, user, force);
   if (!o) return o.error();
   out.applied = std::move(*o);
   return out;
@@ -138,10 +145,11 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
   p->outcome_code = static_cast<int>(Errc::rejected);
   KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, *p, "rejected", user, p->result, p->summary)));
   KAI_TRY(ws.store.save(*p));
+  queue_notify(ws, *p, "rejected");
   return p;
 }
 
-Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user) {
+Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, Force force) {
   KAI_TRY(may_decide(ws, user));
   if (ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies");
@@ -151,7 +159,7 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user) 
   if (!s) return s.error();
   auto p = ws.store.load(id);
   if (!p) return p.error();
-  auto o = apply_proposal(ws, *p, p->decided_by.empty() ? user : p->decided_by);
+  auto o = apply_proposal(ws, *p, p->decided_by.empty() ? user : p->decided_by, force);
   if (!o) return o.error();
   return Approved{*p, std::move(*o)};
 }

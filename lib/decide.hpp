@@ -34,15 +34,19 @@ struct Approved {
 
 // Approve proposal `id` whose digest the person saw was `seen_digest`, then
 // (ApplyNow::yes, policy mode normal) apply it. conflict when it is no
-// longer pending (decided by someone else meanwhile) or was changed;
-// timeout when it expired; denied in propose-only mode with ApplyNow::yes.
-Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now);
+// longer pending (decided by someone else meanwhile) or was changed, or —
+// with ApplyNow::yes and Force::no — when its validation failed (it then
+// stays pending); timeout when it expired; denied in propose-only mode with
+// ApplyNow::yes. Queues notify events (lib/hooks) for the caller to flush.
+Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
+                         Force force = Force::no);
 
 // Reject: status rejected, a `rejected` changelog entry, nothing in the tree.
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason);
 
 // Apply an approved proposal (after --no-apply or a failed apply).
-Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user);
+// Force::yes applies it even though its validation failed.
+Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, Force force = Force::no);
 
 // Housekeeping every command runs under the lock: finish or undo interrupted
 // changes, expire pending proposals older than [approval] timeout (each is

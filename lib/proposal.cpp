@@ -49,6 +49,42 @@ std::string digest(const Proposal& p) {
   return blob_id(s);
 }
 
+json to_json(const Validation& v) {
+  json checks = json::array();
+  for (const auto& c : v.checks)
+    checks.push_back({{"pattern", c.pattern}, {"command", c.command}, {"status", c.status}, {"exit_code", c.exit_code},
+                      {"timed_out", c.timed_out}, {"output", c.output}});
+  return {{"status", v.status}, {"checks", checks}};
+}
+
+json to_json(const Review& r) {
+  return {{"status", r.status}, {"exit_code", r.exit_code}, {"text", r.text}, {"advisory", true}};
+}
+
+namespace {
+
+// Records written before validation and review existed load as "none".
+Validation validation_from(const json& j) {
+  Validation v;
+  if (!j.is_object()) return v;
+  v.status = j.value("status", "none");
+  for (const auto& c : j.value("checks", json::array()))
+    v.checks.push_back({c.value("pattern", ""), c.value("command", ""), c.value("status", ""), c.value("exit_code", 0),
+                        c.value("timed_out", false), c.value("output", "")});
+  return v;
+}
+
+Review review_from(const json& j) {
+  Review r;
+  if (!j.is_object()) return r;
+  r.status = j.value("status", "none");
+  r.exit_code = j.value("exit_code", 0);
+  r.text = j.value("text", "");
+  return r;
+}
+
+}  // namespace
+
 json to_json(const Proposal& p) {
   return json{
       {"id", p.id},
@@ -76,6 +112,8 @@ json to_json(const Proposal& p) {
       {"tier_reason", p.tier_reason},
       {"decision", p.decision},
       {"decision_rule", p.decision_rule},
+      {"validation", to_json(p.validation)},
+      {"review", to_json(p.review)},
   };
 }
 
@@ -115,6 +153,8 @@ Result<Proposal> from_json(const json& j) {
     p.tier_reason = j.value("tier_reason", "");
     p.decision = j.value("decision", "ask");
     p.decision_rule = j.value("decision_rule", "");
+    if (j.contains("validation")) p.validation = validation_from(j.at("validation"));
+    if (j.contains("review")) p.review = review_from(j.at("review"));
     return p;
   } catch (const std::exception& e) {
     return make_error(Errc::io, fmt::format("malformed proposal record: {}", e.what()));

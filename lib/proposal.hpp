@@ -28,6 +28,31 @@ struct Base {  // the file as it was at propose time
   unsigned mode = 0644;
 };
 
+// One [validate] command run against the proposed content (lib/validate).
+struct ValidationCheck {
+  std::string pattern, command;  // the [validate] glob and its command as configured
+  std::string status;            // ok | failed | not-run
+  int exit_code = 0;
+  bool timed_out = false;
+  std::string output;            // stdout then stderr, capped, redacted, made visible; or why it did not run
+};
+
+// The validation result: "none" (nothing matched, a delete, or an old
+// record), "ok" (every check that ran passed), "failed" (one did), or
+// "not-run" (checks matched but none could run).
+struct Validation {
+  std::string status = "none";
+  std::vector<ValidationCheck> checks;
+};
+
+// What the advisory [hooks] review command said. Its text is untrusted: it is
+// stored and shown, and nothing in it changes the proposal.
+struct Review {
+  std::string status = "none";  // none | ok | failed | timeout
+  int exit_code = 0;
+  std::string text;              // its stdout, capped, redacted, made visible
+};
+
 struct Proposal {
   int id = 0;
   Kind kind = Kind::edit;
@@ -50,6 +75,8 @@ struct Proposal {
   std::string risk = "low", risk_reason;
   std::string tier = "normal", tier_reason;  // "confirm": the approver types CONFIRM
   std::string decision = "ask", decision_rule;  // what the policy said at propose time
+  Validation validation;
+  Review review;
 };
 
 // The digest an approval binds to: kind, path, target, replacement, content,
@@ -58,6 +85,8 @@ std::string digest(const Proposal& p);
 
 // Metadata (everything but the payloads) to/from JSON.
 nlohmann::json to_json(const Proposal& p);
+nlohmann::json to_json(const Validation& v);
+nlohmann::json to_json(const Review& r);
 Result<Proposal> from_json(const nlohmann::json& j);
 
 }  // namespace kai

@@ -7,7 +7,9 @@
 
 #include "lib/beneath.hpp"
 #include "lib/git.hpp"
+#include "lib/hooks.hpp"
 #include "lib/policy.hpp"
+#include "lib/validate.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -98,6 +100,29 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
   return std::optional<std::string>(std::move(*r));
 }
 
+// Store the proposal under the lock and, for an allow, apply it at once.
+Status stage(Workspace& ws, Staged& out, const Verdict& v) {
+  auto lock = ws.store.lock();
+  if (!lock) return lock.error();
+  auto id = ws.store.next_id();
+  if (!id) return id.error();
+  out.proposal.id = *id;
+  KAI_TRY(ws.store.create(out.proposal));
+  queue_notify(ws, out.proposal, "proposed");
+  if (v.decision == Decision::allow && ws.cfg.mode == "normal") {
+    Proposal& q = out.proposal;
+    q.state = State::approved;
+    q.decided_by = "policy";
+    q.decided_at = q.created;
+    q.approved_digest = digest(q);
+    KAI_TRY(ws.store.save(q));
+    auto o = apply_proposal(ws, q, fmt::format("policy ({})", v.rule));
+    if (!o) return o.error();
+    out.applied = std::move(*o);
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts) {
@@ -152,29 +177,19 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
   // Confirm-tier files always need a person, whatever an allow rule says.
   if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + why_tier};
-  p.decision = std::string(to_string(v.decision));
-  p.decision_rule = v.rule;
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies {} of '{}' ({})", to_string(p.kind), p.path, v.rule));
+  p.validation = validate_content(ws, p.path, next);
+  // So does content that failed its validation: it is offered, never applied unseen.
+  if (v.decision == Decision::allow && p.validation.status == "failed") v = {Decision::ask, v.rule + ", validation failed"};
+  p.decision = std::string(to_string(v.decision));
+  p.decision_rule = v.rule;
   Staged out{p, std::move(*diff), std::nullopt};
   if (dry == DryRun::yes) return out;
-  auto lock = ws.store.lock();
-  if (!lock) return lock.error();
-  auto id = ws.store.next_id();
-  if (!id) return id.error();
-  out.proposal.id = *id;
-  KAI_TRY(ws.store.create(out.proposal));
-  if (v.decision == Decision::allow && ws.cfg.mode == "normal") {
-    Proposal& q = out.proposal;
-    q.state = State::approved;
-    q.decided_by = "policy";
-    q.decided_at = q.created;
-    q.approved_digest = digest(q);
-    KAI_TRY(ws.store.save(q));
-    auto o = apply_proposal(ws, q, fmt::format("policy ({})", v.rule));
-    if (!o) return o.error();
-    out.applied = std::move(*o);
-  }
+  out.proposal.review = review_proposal(ws, out.proposal, out.diff);  // slow: before the lock
+  auto staged = stage(ws, out, v);
+  flush_notify(ws);  // the lock is released: a slow hook holds up nobody
+  if (!staged) return staged.error();
   return out;
 }
 

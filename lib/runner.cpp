@@ -19,6 +19,8 @@
 
 #include "lib/util/fs.hpp"
 
+extern char** environ;
+
 namespace kai {
 namespace fs = std::filesystem;
 
@@ -434,7 +436,8 @@ Result<RunResult> run_checked(const RunSpec& spec) {
   Fd out_r = above_stdio(out_p[0]), out_w = above_stdio(out_p[1]);
   if (::pipe2(err_p, O_CLOEXEC) != 0) return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
   Fd err_r = above_stdio(err_p[0]), err_w = above_stdio(err_p[1]);
-  Fd devnull = above_stdio(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  const char* in_path = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path.c_str();
+  Fd devnull = above_stdio(::open(in_path, O_RDONLY | O_CLOEXEC));
   if (out_r.get() < 0 || out_w.get() < 0 || err_r.get() < 0 || err_w.get() < 0 || devnull.get() < 0)
     return make_error(Errc::io, "cannot set up the command's input and output: " + errno_text(errno));
   ::fcntl(out_r.get(), F_SETFL, O_NONBLOCK);
@@ -457,6 +460,19 @@ Result<RunResult> run_checked(const RunSpec& spec) {
 }
 
 }  // namespace
+
+std::vector<std::string> inherited_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::vector<std::string> with_env(std::vector<std::string> env, std::string_view name, std::string_view value) {
+  const std::string prefix = std::string(name) + "=";
+  std::erase_if(env, [&prefix](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+  env.push_back(prefix + std::string(value));
+  return env;
+}
 
 std::string cut_marker(size_t cut_bytes) { return fmt::format("[… {} bytes cut …]\n", cut_bytes); }
 

@@ -31,6 +31,7 @@ struct RunSpec {
   std::string shell;                  // or: run with /bin/sh -c shell (exactly one of argv/shell)
   std::filesystem::path cwd;          // must exist (the caller already checked it is inside root)
   std::vector<std::string> env;       // full environment "K=V" for the child; its PATH finds argv[0]
+  std::filesystem::path stdin_path;   // the child's stdin; empty = /dev/null
   std::chrono::seconds timeout{600};  // then the whole process group is killed
   size_t max_output = 65536;          // bytes kept per stream: head and tail halves, a marker line between
   SandboxMode sandbox = SandboxMode::landlock;
@@ -66,6 +67,13 @@ struct RunResult {
 // pipes, fork or the sandbox setup fail, or a callback throws.
 // Disk effects: whatever the command does.
 Result<RunResult> run_command(const RunSpec& spec);
+
+// This process's own environment as "K=V" strings, for a child that
+// inherits it (runs, validators, hooks).
+std::vector<std::string> inherited_environment();
+
+// `env` with NAME set to `value` (any earlier NAME= entries removed).
+std::vector<std::string> with_env(std::vector<std::string> env, std::string_view name, std::string_view value);
 
 // The marker put between the kept halves of a cut stream.
 std::string cut_marker(size_t cut_bytes);

@@ -5,11 +5,10 @@
 #include <fmt/format.h>
 
 #include "lib/decide.hpp"
+#include "lib/hooks.hpp"
 #include "lib/policy.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
-
-extern char** environ;
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -22,6 +21,16 @@ CapturedOutput run_output(const Workspace& ws, int id) {
 }
 
 std::string command_text(const Proposal& p) { return p.shell.empty() ? quote_argv(p.argv) : p.shell; }
+
+nlohmann::json proposal_object(const Proposal& p) {
+  nlohmann::json j = to_json(p);
+  if (p.kind == Kind::run) {
+    j["argv"] = p.argv;
+    j["shell"] = p.shell;
+    j["command"] = command_text(p);
+  }
+  return j;
+}
 
 ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
   ShellContext ctx;
@@ -63,12 +72,6 @@ Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd,
   return rp->rel;
 }
 
-std::vector<std::string> child_env() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
-
 }  // namespace
 
 Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::path& cwd, DryRun dry,
@@ -101,7 +104,10 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
       if (!lock) return lock.error();
       std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
       KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", k_none, why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+      p.result = why;
+      queue_notify(ws, p, "blocked");
     }
+    flush_notify(ws);
     return out;
   }
   p.tier = c.verdict == RunVerdict::confirm ? "confirm" : "normal";
@@ -116,6 +122,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
     return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));
   out.verdict = v.decision == Decision::allow ? "allow" : std::string(to_string(c.verdict));
   if (dry == DryRun::yes) return out;
+  p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
   {
     auto lock = ws.store.lock();
     if (!lock) return lock.error();
@@ -129,7 +136,9 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
       p.approved_digest = digest(p);
     }
     KAI_TRY(ws.store.create(p));
+    queue_notify(ws, p, "proposed");
   }
+  flush_notify(ws);
   if (p.state == State::approved) {
     auto ran = execute_run(ws, p.id, fmt::format("policy ({})", v.rule), on_output);
     if (!ran) return ran.error();
@@ -162,7 +171,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.argv = p.argv;
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
-  spec.env = child_env();
+  spec.env = inherited_environment();
   // --timeout may shorten the owner's limit, never lengthen it.
   long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
   spec.timeout = std::chrono::seconds(limit);
@@ -182,6 +191,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     p.result = fmt::format("failed: {}", ws.redact(r.error().message));
     p.outcome_code = static_cast<int>(r.error().code);
     (void)ws.store.save(p);
+    queue_notify(ws, p, "failed");
     return r.error();
   }
   (void)write_file_atomic(ws.store.staging_dir(id) / "stdout", r->out, 0600);
@@ -197,6 +207,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   p.result = result;
   p.outcome_code = r->exit_code;
   KAI_TRY(ws.store.save(p));
+  queue_notify(ws, p, "applied");
   return RunOutcome{std::move(*r), std::move(e)};
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/changelog.hpp"
 #include "lib/proposal.hpp"
 #include "lib/propose.hpp"
@@ -60,6 +62,10 @@ struct CapturedOutput {
   std::string out, err;
 };
 CapturedOutput run_output(const Workspace& ws, int id);
+
+// The proposal object of kaicoder(1): to_json(p), plus argv, shell and
+// command for a run.
+nlohmann::json proposal_object(const Proposal& p);
 
 // The command as a person reads it.
 std::string command_text(const Proposal& p);

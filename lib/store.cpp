@@ -1,7 +1,9 @@
 #include "lib/store.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,14 @@ Status Store::ensure() const {
   KAI_TRY(make_dirs(m_dir / "staging", 0700));
   KAI_TRY(make_dirs(m_dir / "journal", 0700));
   return ok_status();
+}
+
+Result<fs::path> Store::make_scratch(const std::string& prefix) const {
+  KAI_TRY(ensure());
+  KAI_TRY(make_dirs(m_dir / "scratch", 0700));
+  std::string templ = (m_dir / "scratch" / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(templ.data())) return make_error(Errc::io, fmt::format("cannot create '{}': {}", templ, errno_text(errno)));
+  return fs::path(templ);
 }
 
 bool Store::exists() const {

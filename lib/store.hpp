@@ -27,6 +27,10 @@ public:
 
   Result<FileLock> lock() const;
 
+  // A fresh private folder <state>/scratch/<prefix>-XXXXXX (mode 0700) for
+  // one validator or hook run; the caller removes it. io when it cannot be made.
+  Result<std::filesystem::path> make_scratch(const std::string& prefix) const;
+
   // Next free id (reads and bumps staging/next-id). Caller holds the lock.
   Result<int> next_id() const;
 

@@ -48,6 +48,8 @@ public:
   const Clock* clock = nullptr;
   std::string user;
   Redactor redactor;  // environment secrets plus values from secret files in root
+  // [hooks] notify documents waiting to be sent once no lock is held (lib/hooks).
+  std::vector<std::string> notify_queue;
 
   // An entry or text safe to print or store.
   std::string redact(std::string_view text) const { return redactor.apply(text); }

@@ -23,6 +23,11 @@ TEST_CASE("the shipped example is a valid config with the documented defaults", 
   CHECK(c->defaults.at("read") == "allow");
   CHECK(c->defaults.at("edit") == "ask");
   CHECK(c->run_timeout == 600);
+  CHECK(c->validate_timeout == 60);
+  CHECK(c->notify_timeout == 10);
+  CHECK(c->review_timeout == 60);
+  CHECK(c->notify.empty());
+  CHECK(c->validate.empty());
   CHECK(c->changelog == "KAI-CODER-CHANGELOG.md");
   CHECK(std::find(c->confirm.begin(), c->confirm.end(), "*.sh") != c->confirm.end());
 }
@@ -47,6 +52,13 @@ TEST_CASE("config errors name the file, the line and the key", "[config]") {
       {"[[policy.rule]]\naction = \"run\"\ndecision = \"allow\"\npath = \"x\"\n", "policy.rule", 1},
       {"[[policy.rule]]\naction = \"edit\"\n", "policy.rule", 1},
       {"[surprise]\n", "surprise", 1},
+      {"[run]\nvalidate_timeout = 0\n", "run.validate_timeout", 2},
+      {"[hooks]\ntimeout = 301\n", "hooks.timeout", 2},
+      {"[hooks]\nreview_timeout = \"long\"\n", "hooks.review_timeout", 2},
+      {"[hooks]\nnotify = [\"a\"]\n", "hooks.notify", 2},
+      {"[validate]\n\"*.json\" = \"  \"\n", "validate.\"*.json\"", 2},
+      {"[validate]\n\"a[b\" = \"check {file}\"\n", "validate.\"a[b\"", 2},
+      {"[validate]\n\"*.json\" = 3\n", "validate.\"*.json\"", 2},
   };
   for (const auto& c : cases) {
     TempDir d;

@@ -1,0 +1,57 @@
+#pragma once
+// A workspace over a fresh TempDir with a given kaicoder.toml, for tests of
+// the rooms that run commands for a proposal (validate, hooks).
+
+#include "unit/temp_dir.hpp"
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "lib/propose.hpp"
+#include "lib/sandbox.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai::test {
+
+struct StillClock : Clock {
+  TimePoint t = std::chrono::system_clock::from_time_t(1783606530);  // 2026-07-09T14:15:30Z
+  TimePoint now() const override { return t; }
+};
+
+struct WsFixture {
+  TempDir dir;
+  StillClock clock;
+  std::optional<Workspace> ws;
+
+  // `files` are written before the workspace opens (secret files feed its redactor).
+  explicit WsFixture(const std::string& config, std::initializer_list<std::pair<std::string, std::string>> files = {}) {
+    dir.write("kaicoder.toml", config);
+    for (const auto& [rel, bytes] : files) dir.write(rel, bytes);
+    Env env;
+    env.cwd = dir.path();
+    env.root_override = dir.path();
+    env.user_config_dir = dir.path() / ".no-user-config";
+    env.user = "tester";
+    auto w = Workspace::open(env, clock);
+    REQUIRE(w);
+    ws.emplace(std::move(*w));
+  }
+
+  Result<Staged> write(const std::string& path, const std::string& content, DryRun dry = DryRun::no) {
+    ProposeRequest r;
+    r.path = path;
+    r.content = content;
+    r.why = "test";
+    return propose(*ws, r, dir.path(), dry, {});
+  }
+};
+
+// Landlock cases only mean something where the kernel has it.
+inline bool have_landlock() {
+  LandlockStatus st = landlock_status();
+  if (st.abi == 0) WARN("SKIPPED: landlock is not available on this kernel (" << st.detail << ")");
+  return st.abi > 0;
+}
+
+}  // namespace kai::test
