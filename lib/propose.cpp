@@ -8,6 +8,7 @@
 #include "lib/beneath.hpp"
 #include "lib/git.hpp"
 #include "lib/policy.hpp"
+#include "lib/risk.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -151,9 +152,10 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   std::string why_tier;
   p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
   p.tier_reason = why_tier;
+  assess_risk(ws, p);  // never fails; a high risk puts the proposal in the confirm tier
   Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
   // Confirm-tier files always need a person, whatever an allow rule says.
-  if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + why_tier};
+  if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + p.tier_reason};
   p.decision = std::string(to_string(v.decision));
   p.decision_rule = v.rule;
   if (v.decision == Decision::deny)
