@@ -18,16 +18,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(realpath -m "${1:-./build}")
 sizes=${SIZES:-"10000 100000 1000000"}
 
-for tool in g++ git diff pkg-config; do
-  command -v "$tool" >/dev/null || { echo "diff_bench: $tool not found" >&2; exit 1; }
-done
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+need_tools diff_bench g++ git diff pkg-config
 [[ -x /usr/bin/time ]] || { echo "diff_bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
-
-if [[ ! -f $build/libkaicoder_core.a ]]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
-  cmake --build "$build" --target kaicoder_core -j"$(nproc)" >/dev/null
-fi
-build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+build_type=$(core_lib "$root" "$build")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kai-diff-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
