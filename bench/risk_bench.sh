@@ -42,6 +42,11 @@ tracked=$(git -C "$tree" ls-files | wc -l)
 mapfile -t targets < <(cut -f1 "$work/targets.tsv")
 "$driver" time "$tree" "$work/cache/deps" "$runs" "${targets[@]}" >"$work/kai.out"
 
+# One changed file added to the index: a new key, the same paths.
+echo "// edited" >>"$tree/src/c/m0/f1.c"
+git -C "$tree" add src/c/m0/f1.c
+"$driver" load "$tree" "$work/cache/deps" >>"$work/kai.out"
+
 # median of the numbers on stdin
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 val() { awk -v k="$1" '$1 == k { print $2 }' "$work/kai.out"; }
@@ -62,6 +67,7 @@ echo "| step | cpu ms | wall ms |"
 echo "|---|---|---|"
 echo "| kaicoder cold scan (read every blob, extract, resolve, write cache) | $cold_cpu | $cold_wall |"
 echo "| kaicoder cached load (read index, key, parse cache), median of $runs | $cached_cpu | $cached_wall |"
+echo "| kaicoder after \`git add\` of one changed file ($(val load_scanned) scanned, $(val load_reused) reused) | $(val load_cpu) | $(val load_wall) |"
 echo
 echo "| target | name searched | git grep -l files | kai direct | kai transitive | grep cpu ms | grep wall ms | cold/grep wall | cached+lookup/grep wall |"
 echo "|---|---|---|---|---|---|---|---|---|"

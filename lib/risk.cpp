@@ -21,7 +21,7 @@ namespace {
 
 // Bumped whenever the scanners or the cache layout change, so an old cache
 // is never read as a new one.
-constexpr std::string_view k_cache_magic = "kaicoder-deps 1";
+constexpr std::string_view k_cache_magic = "kaicoder-deps 2";
 // Bigger blobs are generated or vendored (minified bundles, amalgamations):
 // they stay in the graph as targets but are not scanned.
 constexpr size_t k_max_scan_bytes = 1 << 20;
@@ -38,7 +38,8 @@ using ObjPtr = std::unique_ptr<git_odb_object, GitFree<git_odb_object, git_odb_o
 struct Tracked {
   std::string path;
   git_oid oid;
-  bool scan;  // a regular file (not a symlink)
+  bool scan;          // a regular file (not a symlink)
+  std::string stamp;  // blob id, plus "l" for a symlink: what the file's imports depend on
 };
 
 // Stage-0 blobs and symlinks of the index; submodules are not files here.
@@ -52,7 +53,9 @@ std::vector<Tracked> tracked_entries(git_index* idx) {
     if (!out.empty() && out.back().path == e->path) continue;
     const bool link = e->mode == GIT_FILEMODE_LINK;
     if (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE && !link) continue;
-    out.push_back({e->path, e->id, !link});
+    char hex[GIT_OID_HEXSZ + 1];
+    git_oid_tostr(hex, sizeof hex, &e->id);
+    out.push_back({e->path, e->id, !link, std::string(hex) + (link ? "l" : "")});
   }
   return out;
 }
@@ -62,71 +65,79 @@ std::vector<Tracked> tracked_entries(git_index* idx) {
 std::string index_key(const std::vector<Tracked>& entries) {
   std::string buf = fmt::format("{} {}\n", k_cache_magic, KAICODER_VERSION);
   buf.reserve(buf.size() + entries.size() * 64);
-  char hex[GIT_OID_HEXSZ + 1];
   for (const auto& e : entries) {
-    git_oid_tostr(hex, sizeof hex, &e.oid);
     buf += e.path;
     buf += '\0';
-    buf += hex;
+    buf += e.stamp;
     buf += '\n';
   }
   return blob_id(buf);
 }
 
-std::string cache_text(const std::string& key, const DepGraph& g) {
+// One record a file: "PATH\0STAMP DEP DEP…\n", after a three-line header.
+std::string cache_text(const std::string& key, const DepGraph& g, const std::vector<Tracked>& entries) {
   std::string out = fmt::format("{}\nkey {}\nfiles {}\n", k_cache_magic, key, g.files.size());
   for (size_t i = 0; i < g.files.size(); ++i) {
     out += g.files[i];
     out += '\0';
-    for (size_t k = 0; k < g.deps[i].size(); ++k) fmt::format_to(std::back_inserter(out), "{}{}", k ? " " : "", g.deps[i][k]);
+    out += entries[i].stamp;
+    for (uint32_t d : g.deps[i]) fmt::format_to(std::back_inserter(out), " {}", d);
     out += '\n';
   }
   return out;
 }
 
-// The cached graph when `text` is a well-formed cache for `key`; anything
-// else (another key, truncation, garbage) is a miss.
-std::optional<DepGraph> parse_cache(std::string_view text, const std::string& key) {
-  auto line = [&](std::string_view& rest) {
+struct CachedGraph {
+  std::string key;
+  DepGraph graph;
+  std::vector<std::string> stamps;
+};
+
+// The cache when `text` is well formed; anything else (truncation, an index
+// out of range, garbage) is nullopt, never an error.
+std::optional<CachedGraph> parse_cache(std::string_view text) {
+  auto line = [](std::string_view& rest) {
     size_t nl = rest.find('\n');
     std::string_view l = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
     return l;
   };
   std::string_view rest = text;
-  if (line(rest) != k_cache_magic || line(rest) != "key " + key) return std::nullopt;
-  std::string_view count = line(rest);
+  if (line(rest) != k_cache_magic) return std::nullopt;
+  std::string_view key = line(rest), count = line(rest);
   size_t n = 0;
-  if (count.substr(0, 6) != "files " || std::from_chars(count.data() + 6, count.data() + count.size(), n).ec != std::errc{})
+  if (key.substr(0, 4) != "key " || count.substr(0, 6) != "files " ||
+      std::from_chars(count.data() + 6, count.data() + count.size(), n).ec != std::errc{} || n > rest.size())
     return std::nullopt;
-  if (n > rest.size()) return std::nullopt;
-  DepGraph g;
-  g.files.reserve(n);
-  g.deps.resize(n);
+  CachedGraph c;
+  c.key = std::string(key.substr(4));
+  c.graph.files.reserve(n);
+  c.graph.deps.resize(n);
+  c.stamps.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     size_t nul = rest.find('\0');
     if (nul == std::string_view::npos || nul == 0) return std::nullopt;
-    g.files.emplace_back(rest.substr(0, nul));
+    c.graph.files.emplace_back(rest.substr(0, nul));
     rest.remove_prefix(nul + 1);
     size_t nl = rest.find('\n');
-    if (nl == std::string_view::npos) return std::nullopt;
-    const char* p = rest.data();
-    const char* end = rest.data() + nl;
+    if (nl == std::string_view::npos) return std::nullopt;  // truncated
+    std::string_view rec = rest.substr(0, nl);
+    rest.remove_prefix(nl + 1);
+    size_t sp = std::min(rec.find(' '), rec.size());
+    if (sp < GIT_OID_HEXSZ) return std::nullopt;
+    c.stamps.emplace_back(rec.substr(0, sp));
+    const char* p = rec.data() + sp;
+    const char* end = rec.data() + rec.size();
     while (p < end) {
       uint32_t d = 0;
-      auto r = std::from_chars(p, end, d);
-      if (r.ec != std::errc{}) return std::nullopt;
-      g.deps[i].push_back(d);
+      auto r = std::from_chars(p + 1, end, d);  // p is at the blank before each index
+      if (*p != ' ' || r.ec != std::errc{} || d >= n) return std::nullopt;
+      c.graph.deps[i].push_back(d);
       p = r.ptr;
-      if (p < end && *p++ != ' ') return std::nullopt;
     }
-    rest.remove_prefix(nl + 1);
   }
   if (!rest.empty()) return std::nullopt;
-  for (const auto& d : g.deps)
-    for (uint32_t k : d)
-      if (k >= n) return std::nullopt;
-  return g;
+  return c;
 }
 
 std::string read_blob(git_odb* odb, const git_oid& oid) {
@@ -137,20 +148,41 @@ std::string read_blob(git_odb* odb, const git_oid& oid) {
   return std::string(static_cast<const char*>(git_odb_object_data(raw)), git_odb_object_size(raw));
 }
 
-DepGraph scan(git_odb* odb, const std::vector<Tracked>& entries, const ScanProgress& progress, size_t& scanned) {
+// Whether `prior` resolved its imports against the same files: then the
+// dependencies of every file whose blob is unchanged still hold.
+bool same_files(const CachedGraph& prior, const std::vector<Tracked>& entries) {
+  if (prior.graph.files.size() != entries.size()) return false;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (prior.graph.files[i] != entries[i].path) return false;
+    // go.mod names the module that Go imports resolve against.
+    if (entries[i].path.ends_with("go.mod") && prior.stamps[i] != entries[i].stamp) return false;
+  }
+  return true;
+}
+
+// Every scannable blob read and scanned, except those `prior` already
+// scanned when it was built for the same files.
+DepGraph scan(git_odb* odb, const std::vector<Tracked>& entries, const std::optional<CachedGraph>& prior,
+              const ScanProgress& progress, GraphLoad& stats) {
   std::vector<std::string> paths;
   paths.reserve(entries.size());
   for (const auto& e : entries) paths.push_back(e.path);
   FileSet files{std::move(paths)};
   auto mods = go_modules(files, [&](uint32_t i) { return read_blob(odb, entries[i].oid); });
+  const bool reuse = prior && same_files(*prior, entries);
   DepGraph g;
   g.files = files.paths();
   g.deps.resize(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     if (progress && i % 1024 == 0) progress(i, entries.size());
     if (!entries[i].scan || language_of(entries[i].path) == Lang::other) continue;
+    if (reuse && prior->stamps[i] == entries[i].stamp) {
+      g.deps[i] = prior->graph.deps[i];
+      ++stats.reused;
+      continue;
+    }
     const std::string text = read_blob(odb, entries[i].oid);
-    ++scanned;
+    ++stats.scanned;
     g.deps[i] = dependencies(files, mods, entries[i].path, text);
   }
   if (progress) progress(entries.size(), entries.size());
@@ -237,20 +269,20 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   if (ec) out.workdir = w;
   const auto entries = tracked_entries(raw_idx);
   out.key = index_key(entries);
-  if (!cache_file.empty()) {
-    if (auto text = read_file(cache_file))
-      if (auto g = parse_cache(*text, out.key)) {
-        out.graph = std::move(*g);
-        out.from_cache = true;
-        return out;
-      }
+  std::optional<CachedGraph> prior;
+  if (!cache_file.empty())
+    if (auto text = read_file(cache_file)) prior = parse_cache(*text);
+  if (prior && prior->key == out.key) {
+    out.graph = std::move(prior->graph);
+    out.from_cache = true;
+    return out;
   }
   git_odb* raw_odb = nullptr;
   KAI_TRY(git_check(git_repository_odb(&raw_odb, raw_repo), "opening the git object database"));
   OdbPtr odb{raw_odb};
-  out.graph = scan(raw_odb, entries, progress, out.scanned);
+  out.graph = scan(raw_odb, entries, prior, progress, out);
   if (!cache_file.empty() && make_dirs(cache_file.parent_path(), 0700))
-    (void)write_file_atomic(cache_file, cache_text(out.key, out.graph), 0600);  // a cache that cannot be written is only slower
+    (void)write_file_atomic(cache_file, cache_text(out.key, out.graph, entries), 0600);  // a cache that cannot be written is only slower
   return out;
 }
 

@@ -60,12 +60,15 @@ struct GraphLoad {
   std::string key;                // the index state the graph belongs to
   bool from_cache = false;
   size_t scanned = 0;  // blobs read and scanned (0 on a cache hit)
+  size_t reused = 0;   // files whose cached imports still held (same files, same blob)
 };
 
 // The dependency graph of the repository that holds `root`, opened read-only
 // (the index, refs and objects are never written). Loaded from `cache_file`
 // when that was built for the same index state and kaicoder version; else
 // built by scanning and then cached (written atomically, its folder created;
+// when only blobs changed and the set of paths did not, only the changed
+// files are read and scanned again;
 // an empty `cache_file` disables caching, and failing to write it is not an
 // error). A corrupt cache is ignored and rebuilt.
 // not_found: `root` is in no git work tree; io: libgit2 failed.

@@ -173,14 +173,24 @@ TEST_CASE("the graph is cached by index state and rebuilt when the index changes
   auto third = kai::load_graph(d.path(), cache);
   REQUIRE(third);
   CHECK_FALSE(third->from_cache);
+  CHECK(third->scanned == 4);  // a new path: everything is resolved again
   CHECK(third->key != first->key);
   CHECK(kai::dependents_of(third->graph, "src/util.h").transitive == 3);
+  // Only blobs changed, the same paths: just the changed file is read again.
+  d.write("src/b.c", "int b;\n");
+  sh(d, "git add src/b.c");
+  auto edited = kai::load_graph(d.path(), cache);
+  REQUIRE(edited);
+  CHECK_FALSE(edited->from_cache);
+  CHECK(edited->scanned == 1);
+  CHECK(edited->reused == 3);
+  CHECK(kai::dependents_of(edited->graph, "src/util.h").direct == Paths{"src/a.c", "src/c.c"});
   // The work tree alone does not count until it is added.
   d.write("src/d.c", "#include \"util.h\"\n");
   auto fourth = kai::load_graph(d.path(), cache);
   REQUIRE(fourth);
   CHECK(fourth->from_cache);
-  CHECK(kai::dependents_of(fourth->graph, "src/util.h").transitive == 3);
+  CHECK(kai::dependents_of(fourth->graph, "src/util.h").transitive == 2);
 }
 
 TEST_CASE("a corrupt graph cache is ignored and rebuilt", "[risk]") {
