@@ -36,6 +36,9 @@ TEST_CASE("a header included by enough files is medium risk, with the reason", "
   KAI_REQUIRE_EXIT(show, 0);
   CHECK_THAT(show.out, Contains("risk medium"));
   CHECK_THAT(show.out, Contains("risk:     medium (4 tracked files depend on src/util.h"));
+  json shown = show_json(repo, 1);
+  CHECK(shown.at("risk") == "medium");
+  CHECK(shown.at("risk_reason") == d.at("risk_reason"));
   Run list = repo.kai({"list"});
   CHECK_THAT(list.out, Contains("edit    medium  src/util.h"));
 
@@ -63,6 +66,7 @@ TEST_CASE("a high-risk proposal needs CONFIRM at approve", "[e2e][risk]") {
   KAI_CHECK_EXIT(y, 0);
   CHECK(y.prompted);
   CHECK_THAT(y.tty + y.out, Contains("risk high"));
+  CHECK_THAT(y.tty + y.out, Contains("risk:     high (5 tracked files depend on src/util.h"));
   CHECK_THAT(y.tty + y.out, Contains("CONFIRM"));
   CHECK(repo.read("src/util.h") == "int util;\n");
   CHECK(show_json(repo, 1).at("status") == "pending");

@@ -3,6 +3,7 @@
 
 #include "unit/temp_dir.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -247,4 +248,34 @@ TEST_CASE("without a repository risk comes from paths only", "[risk]") {
   kai::assess_risk(*ws, p);
   CHECK(p.risk == "medium");
   CHECK(p.risk_reason == "not in a git repository: risk from paths only; confirm path (*.sh)");
+}
+
+TEST_CASE("a failing scan falls back to paths only and says why", "[risk]") {
+  TempDir d;
+  git_repo(d, {{"inc.h", ""}, {"a.c", "#include \"inc.h\"\n"}});
+  d.write(".git/index", "DIRC this is not an index");
+  kai::Clock clock;
+  auto ws = workspace_at(d.path(), clock);
+  REQUIRE(ws);
+  kai::Proposal p = edit_of("inc.h");
+  auto r = kai::assess_risk(*ws, p);
+  CHECK_FALSE(r.from_graph);
+  CHECK(p.risk == "low");
+  CHECK_THAT(p.risk_reason, Catch::Matchers::StartsWith("dependency scan failed ("));
+  CHECK_THAT(p.risk_reason, Catch::Matchers::EndsWith("): risk from paths only"));
+}
+
+TEST_CASE("symlinks are targets but never scanned; submodules are not files", "[risk]") {
+  TempDir d;
+  git_repo(d, {{"real.h", ""}, {"a.c", "#include \"link.h\"\n"}});
+  d.symlink("link.h", "real.h");
+  sh(d, "git add link.h");
+  // A submodule entry (mode 160000) with an arbitrary commit id.
+  sh(d, "git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,vendor/sub");
+  auto g = kai::load_graph(d.path(), {});
+  REQUIRE(g);
+  CHECK(g->scanned == 2);  // a.c and real.h, not the link
+  CHECK(std::find(g->graph.files.begin(), g->graph.files.end(), "vendor/sub") == g->graph.files.end());
+  CHECK(kai::dependents_of(g->graph, "link.h").direct == Paths{"a.c"});
+  CHECK(kai::dependents_of(g->graph, "real.h").transitive == 0);
 }
