@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 
 #include "lib/deps.hpp"
 #include "lib/risk.hpp"
@@ -36,22 +35,26 @@ void git_repo(const TempDir& d, const std::vector<std::pair<std::string, std::st
   sh(d, "git add -A");
 }
 
-// A workspace whose root is `root`, with no user config.
-std::optional<kai::Workspace> workspace_at(const std::filesystem::path& root, const kai::Clock& clock) {
+struct Assessed {
+  kai::RiskResult result;
+  kai::Proposal proposal;
+};
+
+// assess_risk of an edit of `path` in a workspace whose root is `root`,
+// with no user config.
+Assessed assess(const std::filesystem::path& root, const std::string& path) {
+  kai::Clock clock;
   kai::Env env;
   env.cwd = root;
   env.root_override = root;
   env.user_config_dir = root / ".none";
-  auto w = kai::Workspace::open(env, clock);
-  if (!w) return std::nullopt;
-  return std::move(*w);
-}
-
-kai::Proposal edit_of(const std::string& path) {
-  kai::Proposal p;
-  p.kind = kai::Kind::edit;
-  p.path = path;
-  return p;
+  auto ws = kai::Workspace::open(env, clock);
+  REQUIRE(ws);
+  Assessed a;
+  a.proposal.kind = kai::Kind::edit;
+  a.proposal.path = path;
+  a.result = kai::assess_risk(*ws, a.proposal);
+  return a;
 }
 
 kai::DepGraph graph(const Paths& files, const std::vector<std::vector<uint32_t>>& deps) { return {files, deps}; }
@@ -217,11 +220,7 @@ TEST_CASE("a root in a subfolder of the repository counts paths from the root", 
   git_repo(d, {{"proj/kaicoder.toml", "[risk]\nmedium = 1\nhigh = 2\n"},
                {"proj/inc.h", ""},
                {"proj/a.c", "#include \"inc.h\"\n"}});
-  kai::Clock clock;
-  auto ws = workspace_at(d.path() / "proj", clock);
-  REQUIRE(ws);
-  kai::Proposal p = edit_of("inc.h");
-  auto r = kai::assess_risk(*ws, p);
+  auto [r, p] = assess(d.path() / "proj", "inc.h");
   CHECK(r.from_graph);
   CHECK(p.risk == "medium");
   CHECK(p.risk_reason == "1 tracked file depends on inc.h (a.c)");
@@ -236,29 +235,20 @@ TEST_CASE("without a repository risk comes from paths only", "[risk]") {
   REQUIRE_FALSE(r);
   CHECK(r.error().code == kai::Errc::not_found);
 
-  kai::Clock clock;
-  auto ws = workspace_at(d.path(), clock);
-  REQUIRE(ws);
-  kai::Proposal p = edit_of("a.c");
-  auto plain = kai::assess_risk(*ws, p);
-  CHECK_FALSE(plain.from_graph);
-  CHECK(p.risk == "low");
-  CHECK(p.risk_reason == "not in a git repository: risk from paths only");
-  p.path = "run.sh";  // a default confirm path
-  kai::assess_risk(*ws, p);
-  CHECK(p.risk == "medium");
-  CHECK(p.risk_reason == "not in a git repository: risk from paths only; confirm path (*.sh)");
+  auto plain = assess(d.path(), "a.c");
+  CHECK_FALSE(plain.result.from_graph);
+  CHECK(plain.proposal.risk == "low");
+  CHECK(plain.proposal.risk_reason == "not in a git repository: risk from paths only");
+  auto script = assess(d.path(), "run.sh");  // a default confirm path
+  CHECK(script.proposal.risk == "medium");
+  CHECK(script.proposal.risk_reason == "not in a git repository: risk from paths only; confirm path (*.sh)");
 }
 
 TEST_CASE("a failing scan falls back to paths only and says why", "[risk]") {
   TempDir d;
   git_repo(d, {{"inc.h", ""}, {"a.c", "#include \"inc.h\"\n"}});
   d.write(".git/index", "DIRC this is not an index");
-  kai::Clock clock;
-  auto ws = workspace_at(d.path(), clock);
-  REQUIRE(ws);
-  kai::Proposal p = edit_of("inc.h");
-  auto r = kai::assess_risk(*ws, p);
+  auto [r, p] = assess(d.path(), "inc.h");
   CHECK_FALSE(r.from_graph);
   CHECK(p.risk == "low");
   CHECK_THAT(p.risk_reason, Catch::Matchers::StartsWith("dependency scan failed ("));
