@@ -8,10 +8,11 @@
 #
 #   bench/diff_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
-# BUILD_DIR must hold libkaicoder_core.a; if it does not, it is configured as
-# a Release build and only that library is built. Set SIZES to pick the line
-# counts (default "10000 100000 1000000") and RUNS_<n> to repeat a size
-# (defaults: 5 runs up to 10k lines, 3 up to 100k, 1 above; the median is shown).
+# libkaicoder_core.a in BUILD_DIR is brought up to date (only that library is
+# built; a BUILD_DIR without a CMake cache is configured as a Release build).
+# Set SIZES to pick the line counts (default "10000 100000 1000000") and
+# RUNS_<n> to repeat a size (defaults: 5 runs up to 10k lines, 3 up to 100k, 1
+# above; the median is shown).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

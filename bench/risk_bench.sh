@@ -7,10 +7,10 @@
 #
 #   bench/risk_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
-# BUILD_DIR must hold libkaicoder_core.a; if it does not, it is configured as
-# a Release build and only that library is built. FILES sets the tree size
-# (default 20000), RUNS the repetitions of the cached load and of each git
-# grep (default 5; medians are shown).
+# libkaicoder_core.a in BUILD_DIR is brought up to date (only that library is
+# built; a BUILD_DIR without a CMake cache is configured as a Release build).
+# FILES sets the tree size (default 20000), RUNS the repetitions of the cached
+# load and of each git grep (default 5; medians are shown).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
