@@ -8,26 +8,22 @@
 #
 #   bench/diff_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
-# BUILD_DIR must hold libkaicoder_core.a; if it does not, it is configured as
-# a Release build and only that library is built. Set SIZES to pick the line
-# counts (default "10000 100000 1000000") and RUNS_<n> to repeat a size
-# (defaults: 5 runs up to 10k lines, 3 up to 100k, 1 above; the median is shown).
+# libkaicoder_core.a in BUILD_DIR is brought up to date (only that library is
+# built; a BUILD_DIR without a CMake cache is configured as a Release build).
+# Set SIZES to pick the line counts (default "10000 100000 1000000") and
+# RUNS_<n> to repeat a size (defaults: 5 runs up to 10k lines, 3 up to 100k, 1
+# above; the median is shown).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(realpath -m "${1:-./build}")
 sizes=${SIZES:-"10000 100000 1000000"}
 
-for tool in g++ git diff pkg-config; do
-  command -v "$tool" >/dev/null || { echo "diff_bench: $tool not found" >&2; exit 1; }
-done
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+need_tools diff_bench g++ git diff pkg-config
 [[ -x /usr/bin/time ]] || { echo "diff_bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
-
-if [[ ! -f $build/libkaicoder_core.a ]]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
-  cmake --build "$build" --target kaicoder_core -j"$(nproc)" >/dev/null
-fi
-build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+build_type=$(core_lib "$root" "$build")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kai-diff-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -23,20 +23,9 @@
 
 #include "lib/diff.hpp"
 #include "lib/git.hpp"
+#include "bench/rng.hpp"
 
 namespace {
-
-// splitmix64: fixed seeds give the same files on every machine.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  bool chance(double p) { return static_cast<double>(next() % 1000000) < p * 1000000.0; }
-};
 
 void code_line(std::string& out, long i, Rng& rng) {
   const uint64_t r = rng.next();

@@ -50,7 +50,8 @@ RunFn setup_list(CLI::App& sub) {
       return k_exit_ok;
     }
     for (const auto& p : rows)
-      out("{:>4}  {:<11}  {:<6}  {:<30}  {}\n", p.id, to_string(p.state), to_string(p.kind), p.path, p.summary);
+      out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, to_string(p.state), to_string(p.kind),
+          p.kind == Kind::run ? "-" : p.risk, p.path, p.summary);
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     return k_exit_ok;
   };

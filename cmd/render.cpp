@@ -53,6 +53,7 @@ void print_proposal_header(Session& s, const Proposal& p) {
   out("  why:      {}\n", make_visible(p.why));
   out("  summary:  {}\n", make_visible(p.summary));
   if (!p.agent.empty()) out("  agent:    {}\n", make_visible(p.agent));
+  if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", p.risk, make_visible(p.risk_reason));
   if (p.tier == "confirm") out("  tier:     confirm ({})\n", p.tier_reason);
   out("  policy:   {} ({})\n", p.decision, p.decision_rule);
   if (!p.decided_by.empty()) out("  decided:  {} by {}\n", p.decided_at, p.decided_by);

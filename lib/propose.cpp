@@ -9,6 +9,7 @@
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
 #include "lib/policy.hpp"
+#include "lib/risk.hpp"
 #include "lib/validate.hpp"
 
 namespace kai {
@@ -174,9 +175,10 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   std::string why_tier;
   p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
   p.tier_reason = why_tier;
+  assess_risk(ws, p);  // never fails; a high risk puts the proposal in the confirm tier
   Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
   // Confirm-tier files always need a person, whatever an allow rule says.
-  if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + why_tier};
+  if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + p.tier_reason};
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies {} of '{}' ({})", to_string(p.kind), p.path, v.rule));
   p.validation = validate_content(ws, p.path, next);

@@ -1,0 +1,534 @@
+#include "lib/deps.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+namespace kai {
+namespace {
+
+using Names = std::vector<std::string>;
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+bool ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+bool space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+std::string_view dir_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view{} : path.substr(0, slash);
+}
+
+std::string_view file_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The pieces of `s` between each `sep` (empty ones included).
+std::vector<std::string_view> split(std::string_view s, std::string_view sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string_view::npos) end = s.size();
+    out.push_back(s.substr(start, end - start));
+    start = end + sep.size();
+  }
+  return out;
+}
+
+// `rel` from folder `dir`, with "." and ".." folded; nullopt when it climbs
+// out of the repository.
+std::optional<std::string> join(std::string_view dir, std::string_view rel) {
+  std::vector<std::string_view> parts;
+  auto push = [&](std::string_view s) -> bool {
+    for (std::string_view part : split(s, "/")) {
+      if (part == "..") {
+        if (parts.empty()) return false;
+        parts.pop_back();
+      } else if (!part.empty() && part != ".") {
+        parts.push_back(part);
+      }
+    }
+    return true;
+  };
+  if (!push(dir) || !push(rel)) return std::nullopt;
+  std::string out;
+  for (auto p : parts) {
+    if (!out.empty()) out += '/';
+    out += p;
+  }
+  return out;
+}
+
+// The folder itself, then each folder above it up to the top ("").
+std::vector<std::string_view> ancestors(std::string_view dir) {
+  std::vector<std::string_view> out{dir};
+  while (!dir.empty()) {
+    dir = dir_of(dir);
+    out.push_back(dir);
+  }
+  return out;
+}
+
+// Calls `line` with each line of `text`.
+template <typename F>
+void each_line(std::string_view text, F&& line) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    line(text.substr(start, end - start), end);
+    start = end + 1;
+  }
+}
+
+std::string_view trim_left(std::string_view s) {
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+// Strips `word` and the blanks after it when `s` starts with it as a whole word.
+bool eat_word(std::string_view& s, std::string_view word) {
+  if (s.substr(0, word.size()) != word || (s.size() > word.size() && ident_char(s[word.size()]))) return false;
+  s = trim_left(s.substr(word.size()));
+  return true;
+}
+
+// ---- C and C++ ---------------------------------------------------------
+
+Names c_includes(std::string_view text) {
+  Names out;
+  each_line(text, [&](std::string_view l, size_t) {
+    l = trim_left(l);
+    if (l.empty() || l.front() != '#') return;
+    l = trim_left(l.substr(1));
+    if (!eat_word(l, "include") && !eat_word(l, "import")) return;
+    if (l.empty() || (l.front() != '"' && l.front() != '<')) return;
+    size_t end = l.find(l.front() == '"' ? '"' : '>', 1);
+    if (end != std::string_view::npos && end > 1) out.emplace_back(l.substr(1, end - 1));
+  });
+  return out;
+}
+
+// The including file's folder and every folder above it, each also with
+// include/ and src/: the layouts -I flags usually point at.
+void resolve_c(const FileSet& files, std::string_view path, const Names& names, std::vector<uint32_t>& out) {
+  const auto dirs = ancestors(dir_of(path));
+  for (const auto& name : names) {
+    for (auto d : dirs) {
+      long hit = -1;
+      for (std::string_view sub : {"", "include", "src"}) {
+        auto base = join(d, sub);
+        auto cand = base ? join(*base, name) : std::nullopt;
+        if (cand && (hit = files.find(*cand)) >= 0) break;
+      }
+      if (hit >= 0) {
+        out.push_back(static_cast<uint32_t>(hit));
+        break;
+      }
+    }
+  }
+}
+
+// ---- JavaScript and TypeScript -----------------------------------------
+
+// `from 'x'`, `import 'x'`, `import('x')`, `require('x')`: the keyword, then
+// an optional parenthesis, then a string literal without interpolation.
+Names js_imports(std::string_view text) {
+  Names out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c != 'f' && c != 'i' && c != 'r') continue;
+    if (i > 0 && (ident_char(text[i - 1]) || text[i - 1] == '.')) continue;
+    std::string_view rest = text.substr(i);
+    if (!eat_word(rest, "from") && !eat_word(rest, "import") && !eat_word(rest, "require")) continue;
+    if (!rest.empty() && rest.front() == '(') rest = trim_left(rest.substr(1));
+    if (rest.empty() || (rest.front() != '\'' && rest.front() != '"' && rest.front() != '`')) continue;
+    size_t end = rest.find(rest.front(), 1);
+    if (end == std::string_view::npos || end == 1) continue;
+    std::string_view name = rest.substr(1, end - 1);
+    if (name.find('\n') == std::string_view::npos && name.find("${") == std::string_view::npos) out.emplace_back(name);
+  }
+  return out;
+}
+
+constexpr std::array<std::string_view, 8> k_js_ext = {".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"};
+
+void resolve_js(const FileSet& files, std::string_view path, const Names& names, std::vector<uint32_t>& out) {
+  for (const auto& name : names) {
+    // Bare names are packages; only relative names can be tracked files.
+    if (name.rfind("./", 0) != 0 && name.rfind("../", 0) != 0 && name != "." && name != "..") continue;
+    auto base = join(dir_of(path), name);
+    if (!base) continue;
+    std::vector<std::string> cands{*base};
+    for (auto e : k_js_ext) cands.push_back(*base + std::string(e));
+    for (auto e : k_js_ext) cands.push_back(*base + "/index" + std::string(e));
+    // TypeScript sources import their compiled names: './x.js' is x.ts.
+    for (std::string_view js : {".js", ".jsx", ".mjs", ".cjs"})
+      if (ends_with(*base, js)) {
+        std::string stem = base->substr(0, base->size() - js.size());
+        for (std::string_view ts : {".ts", ".tsx", ".mts", ".cts"}) cands.push_back(stem + std::string(ts));
+      }
+    for (const auto& cnd : cands)
+      if (long hit = files.find(cnd); hit >= 0) {
+        out.push_back(static_cast<uint32_t>(hit));
+        break;
+      }
+  }
+}
+
+// ---- Python -------------------------------------------------------------
+
+// `import a.b, c as d` → "a.b", "c"; `from .x import y, z` → ".x:y", ".x:z"
+// (the names may be submodules); parenthesised lists may span lines.
+Names py_imports(std::string_view text) {
+  Names out;
+  size_t skip_to = 0;
+  each_line(text, [&](std::string_view l, size_t line_end) {
+    if (line_end < skip_to) return;
+    l = trim_left(l);
+    auto names_of = [](std::string_view list) {
+      Names n;
+      for (std::string_view item : split(list, ",")) {
+        item = trim_left(item);
+        size_t stop = 0;
+        while (stop < item.size() && (ident_char(item[stop]) || item[stop] == '.')) ++stop;
+        if (stop > 0) n.emplace_back(item.substr(0, stop));
+      }
+      return n;
+    };
+    auto cut = [](std::string_view s) { return s.substr(0, std::min(s.find('#'), s.find(';'))); };
+    if (eat_word(l, "import")) {
+      for (auto& m : names_of(cut(l))) out.push_back(m);
+    } else if (eat_word(l, "from")) {
+      size_t stop = 0;
+      while (stop < l.size() && (ident_char(l[stop]) || l[stop] == '.')) ++stop;
+      std::string module(l.substr(0, stop));
+      std::string_view rest = trim_left(l.substr(stop));
+      if (module.empty() || !eat_word(rest, "import")) return;
+      std::string_view list = cut(rest);
+      if (!rest.empty() && rest.front() == '(') {
+        // The list runs to the closing parenthesis, possibly lines below.
+        size_t open = static_cast<size_t>(rest.data() - text.data());
+        size_t close = text.find(')', open);
+        if (close == std::string_view::npos) close = text.size();
+        list = text.substr(open + 1, close - open - 1);
+        skip_to = close;
+      }
+      std::string listed;
+      each_line(list, [&](std::string_view part, size_t) { listed += std::string(cut(part)) + ","; });
+      for (auto& n : names_of(listed)) out.push_back(module + ":" + n);
+    }
+  });
+  return out;
+}
+
+// a.b → a/b.py or a/b/__init__.py below `base`.
+long py_module(const FileSet& files, std::string_view base, std::string_view dotted) {
+  std::string rel(dotted);
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  auto p = join(base, rel);
+  if (!p) return -1;
+  if (dotted.empty()) return files.find(p->empty() ? "__init__.py" : *p + "/__init__.py");  // the package itself
+  for (std::string_view suffix : {".py", "/__init__.py", ".pyi"}) {
+    if (long hit = files.find(*p + std::string(suffix)); hit >= 0) return hit;
+  }
+  return -1;
+}
+
+void resolve_py(const FileSet& files, std::string_view path, const Names& names, std::vector<uint32_t>& out) {
+  const auto dirs = ancestors(dir_of(path));
+  for (const auto& spec : names) {
+    size_t colon = spec.find(':');
+    std::string module = spec.substr(0, colon);
+    std::string name = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    std::vector<std::string> bases;
+    if (module.front() == '.') {
+      size_t dots = module.find_first_not_of('.');
+      if (dots == std::string::npos) dots = module.size();
+      std::string up;
+      for (size_t k = 1; k < dots; ++k) up += "../";
+      auto b = join(dir_of(path), up);
+      if (!b) continue;
+      bases.push_back(*b);
+      module = module.substr(dots);
+    } else {
+      // sys.path holds the script's folder; projects also run from a folder
+      // above it or from src/.
+      for (auto d : dirs) {
+        bases.emplace_back(d);
+        if (auto s = join(d, "src")) bases.push_back(*s);
+      }
+    }
+    for (const auto& b : bases) {
+      long hit = -1;
+      if (!name.empty() && name != "*") hit = py_module(files, b, module.empty() ? name : module + "." + name);
+      if (hit < 0) hit = py_module(files, b, module);
+      if (hit >= 0) {
+        out.push_back(static_cast<uint32_t>(hit));
+        break;
+      }
+    }
+  }
+}
+
+// ---- Rust ---------------------------------------------------------------
+
+// "crate::a::{b, c::d as e}" → "crate::a::b", "crate::a::c::d".
+void expand_use(std::string_view s, Names& out) {
+  size_t open = s.find('{');
+  if (open == std::string_view::npos) {
+    std::string path(s.substr(0, s.find(" as ")));
+    path.erase(std::remove_if(path.begin(), path.end(), space), path.end());
+    if (!path.empty()) out.push_back(path);
+    return;
+  }
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open; i < s.size(); ++i) {
+    if (s[i] == '{') ++depth;
+    else if (s[i] == '}') --depth;
+    if ((s[i] == ',' && depth == 1) || (s[i] == '}' && depth == 0)) {
+      std::string_view part = trim_left(s.substr(start, i - start));
+      if (!part.empty()) expand_use(std::string(s.substr(0, open)) + std::string(part), out);
+      start = i + 1;
+    }
+    if (depth == 0) break;
+  }
+}
+
+// `mod x;` → "mod:x"; `use crate::a::b;` → "crate::a::b" (also super::, self::).
+Names rust_imports(std::string_view text) {
+  Names out;
+  each_line(text, [&](std::string_view l, size_t) {
+    l = trim_left(l);
+    if (eat_word(l, "pub") && !l.empty() && l.front() == '(') l = trim_left(l.substr(l.find(')') + 1));
+    if (eat_word(l, "mod")) {
+      size_t stop = 0;
+      while (stop < l.size() && ident_char(l[stop])) ++stop;
+      if (stop > 0 && trim_left(l.substr(stop)).substr(0, 1) == ";") out.push_back("mod:" + std::string(l.substr(0, stop)));
+    } else if (eat_word(l, "use")) {
+      // A use statement may run over several lines up to its semicolon.
+      size_t at = static_cast<size_t>(l.data() - text.data());
+      size_t semi = text.find(';', at);
+      if (semi == std::string_view::npos) return;
+      expand_use(text.substr(at, semi - at), out);
+    }
+  });
+  return out;
+}
+
+bool rust_root_file(std::string_view name) { return name == "mod.rs" || name == "lib.rs" || name == "main.rs"; }
+
+// The folder that holds the submodules of the module in `path`.
+std::string rust_module_dir(std::string_view path) {
+  std::string_view name = file_name(path);
+  if (rust_root_file(name)) return std::string(dir_of(path));
+  std::string stem(path.substr(0, path.size() - 3));  // without ".rs"
+  return stem;
+}
+
+long rust_module_file(const FileSet& files, std::string_view dir, std::string_view mod) {
+  auto base = join(dir, mod);
+  if (!base) return -1;
+  if (long hit = files.find(*base + ".rs"); hit >= 0) return hit;
+  return files.find(*base + "/mod.rs");
+}
+
+// The longest prefix of `segments` below `dir` that names a module file,
+// else `fallback`.
+long rust_path(const FileSet& files, std::string dir, const std::vector<std::string>& segments, long fallback) {
+  for (size_t n = segments.size(); n > 0; --n) {
+    std::string rel;
+    for (size_t k = 0; k < n; ++k) rel += (k ? "/" : "") + segments[k];
+    if (long hit = rust_module_file(files, dir, rel); hit >= 0) return hit;
+  }
+  return fallback;
+}
+
+void resolve_rust(const FileSet& files, std::string_view path, const Names& names, std::vector<uint32_t>& out) {
+  const std::string mod_dir = rust_module_dir(path);
+  // The crate root: the nearest folder above with a tracked lib.rs or main.rs.
+  std::string crate_dir;
+  long crate_file = -1;
+  for (auto d : ancestors(dir_of(path))) {
+    for (std::string_view f : {"lib.rs", "main.rs"})
+      if (auto cand = join(d, f); cand && (crate_file = files.find(*cand)) >= 0) break;
+    if (crate_file >= 0) {
+      crate_dir = std::string(d);
+      break;
+    }
+  }
+  for (const auto& spec : names) {
+    long hit = -1;
+    if (spec.rfind("mod:", 0) == 0) {
+      hit = rust_module_file(files, mod_dir, spec.substr(4));
+    } else {
+      std::vector<std::string> seg;
+      for (std::string_view part : split(spec, "::")) seg.emplace_back(part);
+      std::string first = seg.front();
+      seg.erase(seg.begin());
+      if (first == "crate" && crate_file >= 0) hit = rust_path(files, crate_dir, seg, crate_file);
+      else if (first == "self") hit = rust_path(files, mod_dir, seg, -1);
+      else if (first == "super") {
+        // The parent module's submodules live in `parent`; the parent itself
+        // is parent.rs, parent/mod.rs, or the crate root.
+        std::string parent(dir_of(path));
+        if (rust_root_file(file_name(path))) parent = std::string(dir_of(parent));
+        long parent_file = parent == crate_dir ? crate_file : files.find(parent + ".rs");
+        if (parent_file < 0) parent_file = files.find(parent + "/mod.rs");
+        hit = rust_path(files, parent, seg, parent_file);
+      } else if (crate_file >= 0) {
+        // 2015-edition paths name the crate's own modules without `crate::`.
+        seg.insert(seg.begin(), first);
+        hit = rust_path(files, crate_dir, seg, -1);
+      }
+    }
+    if (hit >= 0) out.push_back(static_cast<uint32_t>(hit));
+  }
+}
+
+// ---- Go -----------------------------------------------------------------
+
+Names go_imports(std::string_view text) {
+  Names out;
+  auto strings_in = [&](std::string_view s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '"' && s[i] != '`') continue;
+      size_t end = s.find(s[i], i + 1);
+      if (end == std::string_view::npos) return;
+      if (end > i + 1) out.emplace_back(s.substr(i + 1, end - i - 1));
+      i = end;
+    }
+  };
+  each_line(text, [&](std::string_view l, size_t) {
+    l = trim_left(l);
+    if (!eat_word(l, "import")) return;
+    if (!l.empty() && l.front() == '(') {
+      size_t open = static_cast<size_t>(l.data() - text.data());
+      size_t close = text.find(')', open);
+      strings_in(text.substr(open, close == std::string_view::npos ? std::string_view::npos : close - open));
+    } else {
+      strings_in(l.substr(0, l.find("//")));
+    }
+  });
+  return out;
+}
+
+void resolve_go(const FileSet& files, const std::vector<GoModule>& mods, std::string_view path, const Names& names,
+                std::vector<uint32_t>& out) {
+  for (const auto& name : names) {
+    const GoModule* best = nullptr;
+    for (const auto& m : mods)
+      if ((name == m.path || name.rfind(m.path + "/", 0) == 0) && (!best || m.path.size() > best->path.size()))
+        best = &m;
+    if (!best) continue;
+    auto dir = join(best->dir, std::string_view(name).substr(best->path.size()));
+    if (!dir) continue;
+    // A package is every non-test .go file of its folder.
+    for (uint32_t i : files.in_dir(*dir)) {
+      std::string_view p = files.paths()[i];
+      if (ends_with(p, ".go") && !ends_with(p, "_test.go") && p != path) out.push_back(i);
+    }
+  }
+}
+
+}  // namespace
+
+Lang language_of(std::string_view path) {
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) return Lang::other;
+  std::string_view e = path.substr(dot + 1);
+  for (std::string_view c : {"c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "inl", "tcc", "m", "mm"})
+    if (e == c) return Lang::c;
+  for (std::string_view j : {"js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte"})
+    if (e == j) return Lang::js;
+  if (e == "py" || e == "pyi") return Lang::python;
+  if (e == "rs") return Lang::rust;
+  if (e == "go") return Lang::go;
+  return Lang::other;
+}
+
+FileSet::FileSet(std::vector<std::string> paths) : m_paths(std::move(paths)) {
+  m_index.reserve(m_paths.size());
+  for (uint32_t i = 0; i < m_paths.size(); ++i) {
+    std::string_view p = m_paths[i];
+    m_index.emplace(p, i);
+    m_dirs[dir_of(p)].push_back(i);
+  }
+}
+
+long FileSet::find(std::string_view path) const {
+  auto it = m_index.find(path);
+  return it == m_index.end() ? -1 : static_cast<long>(it->second);
+}
+
+const std::vector<uint32_t>& FileSet::in_dir(std::string_view dir) const {
+  static const std::vector<uint32_t> k_none;
+  auto it = m_dirs.find(dir);
+  return it == m_dirs.end() ? k_none : it->second;
+}
+
+std::string go_module_path(std::string_view go_mod) {
+  std::string found;
+  each_line(go_mod, [&](std::string_view l, size_t) {
+    l = trim_left(l);
+    if (!found.empty() || !eat_word(l, "module")) return;
+    l = l.substr(0, l.find("//"));
+    while (!l.empty() && space(l.back())) l.remove_suffix(1);
+    if (l.size() >= 2 && (l.front() == '"' || l.front() == '`')) l = l.substr(1, l.size() - 2);
+    found = std::string(l);
+  });
+  return found;
+}
+
+std::vector<GoModule> go_modules(const FileSet& files, const std::function<std::string(uint32_t)>& read) {
+  std::vector<GoModule> mods;
+  for (uint32_t i = 0; i < files.paths().size(); ++i) {
+    std::string_view p = files.paths()[i];
+    if (file_name(p) != "go.mod") continue;
+    std::string m = go_module_path(read(i));
+    if (!m.empty()) mods.push_back({std::string(dir_of(p)), m});
+  }
+  std::sort(mods.begin(), mods.end(), [](const GoModule& a, const GoModule& b) { return a.dir.size() > b.dir.size(); });
+  return mods;
+}
+
+std::vector<std::string> import_names(Lang lang, std::string_view text) {
+  switch (lang) {
+    case Lang::c: return c_includes(text);
+    case Lang::js: return js_imports(text);
+    case Lang::python: return py_imports(text);
+    case Lang::rust: return rust_imports(text);
+    case Lang::go: return go_imports(text);
+    case Lang::other: break;
+  }
+  return {};
+}
+
+std::vector<uint32_t> dependencies(const FileSet& files, const std::vector<GoModule>& mods, std::string_view path,
+                                   std::string_view text) {
+  const Lang lang = language_of(path);
+  const Names names = import_names(lang, text);
+  std::vector<uint32_t> out;
+  if (names.empty()) return out;
+  switch (lang) {
+    case Lang::c: resolve_c(files, path, names, out); break;
+    case Lang::js: resolve_js(files, path, names, out); break;
+    case Lang::python: resolve_py(files, path, names, out); break;
+    case Lang::rust: resolve_rust(files, path, names, out); break;
+    case Lang::go: resolve_go(files, mods, path, names, out); break;
+    case Lang::other: break;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  long self = files.find(path);
+  if (self >= 0) out.erase(std::remove(out.begin(), out.end(), static_cast<uint32_t>(self)), out.end());
+  return out;
+}
+
+}  // namespace kai
