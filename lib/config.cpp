@@ -175,6 +175,7 @@ std::map<std::string, Handler> handlers() {
   h["run.sandbox"] = str(&Config::sandbox, {"landlock", "none"});
   h["run.blocked"] = add(&Config::blocked, false);
   h["run.protected"] = add(&Config::protected_processes, false);
+  h["run.snapshots_keep"] = num(&Config::snapshots_keep, 0, 100000);
   h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});

@@ -41,6 +41,7 @@ struct Config {
   long max_output = 65536;
   std::string sandbox = "landlock";
   std::vector<std::string> blocked, protected_processes;
+  long snapshots_keep = 50;  // snapshots of confirm-tier runs kept for rollback; 0 = none taken
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks]
