@@ -65,10 +65,13 @@ void set_up(TempRepo& repo) {
 // run's rollback id.
 std::string run_confirmed(TempRepo& repo, const std::string& shell, int n = 1) {
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "undo me", "--shell", shell}), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", std::to_string(n)}, "CONFIRM"), 0);
+  Run a = repo.kai_tty({"approve", std::to_string(n)}, "CONFIRM");
+  KAI_REQUIRE_EXIT(a, 0);
   json e = log_entries(repo).at(0);
   REQUIRE(e.at("kind") == "run");
-  return e.at("rollback_id");
+  std::string id = e.at("rollback_id");
+  if (id != "\u2014") CHECK_THAT(a.out, Contains("kaicoder rollback " + id));
+  return id;
 }
 
 }  // namespace
