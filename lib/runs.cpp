@@ -1,6 +1,7 @@
 #include "lib/runs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -80,6 +81,14 @@ struct Undo {
 Undo start_undo(const Workspace& ws, const Proposal& p) {
   Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), ""};
   if (p.tier != "confirm" || ws.cfg.snapshots_keep <= 0) return u;
+  // A pending ref whose run has finished (or failed) was left behind by an
+  // error path; only a proposal still approved can be in flight. A run whose
+  // process died mid-command stays approved, and so keeps its ref.
+  if (auto tags = u.store.pending())
+    for (const auto& tag : *tags) {
+      auto q = ws.store.load(std::atoi(tag.c_str()));
+      if (!q || q->state != State::approved) (void)u.store.release(tag);
+    }
   auto s = u.store.take();
   Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
   if (held) u.before = *s;

@@ -577,6 +577,16 @@ Result<std::string> SnapshotStore::blob(const std::string& name, const std::stri
   return bytes;
 }
 
+Result<std::vector<std::string>> SnapshotStore::pending() const {
+  if (!exists()) return std::vector<std::string>{};
+  auto h = open_handles(m_dir, m_root, Create::no);
+  if (!h) return h.error();
+  auto refs = ref_names(h->snap.get(), true);
+  if (!refs) return refs.error();
+  for (auto& r : *refs) r = r.substr(std::strlen(k_pending));
+  return refs;
+}
+
 Result<std::vector<std::string>> SnapshotStore::names() const {
   if (!exists()) return std::vector<std::string>{};
   auto h = open_handles(m_dir, m_root, Create::no);

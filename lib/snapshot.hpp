@@ -82,6 +82,8 @@ public:
 
   // Drop a pending ref (a run that failed to start, or changed nothing).
   Status release(const std::string& tag) const;
+  // Tags of the pending refs (runs in flight, or whose process died).
+  Result<std::vector<std::string>> pending() const;
 
   // The bytes of blob `id` kept with snapshot `name`. not_found when the
   // snapshot was pruned; conflict when the blob is missing or corrupt.

@@ -152,7 +152,12 @@ TEST_CASE("a kept snapshot gives its before-bytes back without the user's object
   REQUIRE(after);
   auto d = store.diff(*before, *after);
   REQUIRE(d);
+  REQUIRE(store.hold(*before, "2"));
+  CHECK(*store.pending() == std::vector<std::string>{"1", "2"});
   REQUIRE(store.keep(*before, *d, "20260709T142530Z", "1", 50));
+  CHECK(*store.pending() == std::vector<std::string>{"2"});
+  REQUIRE(store.release("2"));
+  CHECK(store.pending()->empty());
   auto names = store.names();
   REQUIRE(names);
   CHECK(*names == std::vector<std::string>{"20260709T142530Z"});
