@@ -19,18 +19,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(realpath -m "${1:-./build}")
 sizes=${SIZES:-"10000 100000 1000000"}
 
-# shellcheck source=bench/lib.sh
-source "$root/bench/lib.sh"
-need_tools diff_bench g++ git diff pkg-config
-[[ -x /usr/bin/time ]] || { echo "diff_bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
-build_type=$(core_lib "$root" "$build")
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/kai-diff-bench-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-driver=$work/diff_driver
-# shellcheck disable=SC2046
-g++ -std=c++20 -O2 -I"$root" "$root/bench/diff_driver.cpp" "$build/libkaicoder_core.a" \
-  $(pkg-config --libs libgit2) -lfmt -o "$driver"
+# shellcheck source=bench/common.sh
+source "$root/bench/common.sh"
+bench_setup diff-bench "$build" diff_driver git diff
 
 # Defaults only: no user or system git configuration may change the output.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null

@@ -18,17 +18,9 @@ build=$(realpath -m "${1:-./build}")
 files=${FILES:-20000}
 runs=${RUNS:-5}
 
-# shellcheck source=bench/lib.sh
-source "$root/bench/lib.sh"
-need_tools risk_bench g++ git pkg-config
-build_type=$(core_lib "$root" "$build")
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/kai-risk-bench-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-driver=$work/risk_driver
-# shellcheck disable=SC2046
-g++ -std=c++20 -O2 -I"$root" "$root/bench/risk_driver.cpp" "$build/libkaicoder_core.a" \
-  $(pkg-config --libs libgit2) -lfmt -o "$driver"
+# shellcheck source=bench/common.sh
+source "$root/bench/common.sh"
+bench_setup risk-bench "$build" risk_driver git
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 tree=$work/tree

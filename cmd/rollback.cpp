@@ -42,9 +42,10 @@ RunFn setup_rollback(CLI::App& sub) {
       if (!s.json()) {
         out("rollback of {} ({}{}):\n", id, rec->kind, rec->rolls_back.empty() ? "" : " of " + rec->rolls_back);
         for (const auto& f : rec->files)
-          out("  {}  {}\n", f.before.exists ? "restore" : "delete ", f.before.exists
-                                                                       ? fmt::format("{} → {}", f.backup_rel, f.rel)
-                                                                       : f.rel);
+          out("  {}  {}\n", f.before.exists ? "restore" : "delete ",
+              !f.before.exists          ? f.rel
+              : f.backup_rel.empty()    ? fmt::format("{} from snapshot {}", f.rel, id)
+                                        : fmt::format("{} → {}", f.backup_rel, f.rel));
         std::fflush(stdout);
       }
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);

@@ -10,6 +10,7 @@
 #include "lib/beneath.hpp"
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
+#include "lib/snapshot.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
 
@@ -121,8 +122,11 @@ Status finish(Workspace& ws, const Txn& t) {
       if (t.done_state == State::applied) {
         p->rollback_id = t.rec.id;
         p->backup = t.entry.backup == k_none ? "" : t.entry.backup;
-        p->result = t.entry.result;
-        p->outcome_code = 0;
+        // A run keeps its own outcome (its exit code) when its files come back.
+        if (p->kind != Kind::run) {
+          p->result = t.entry.result;
+          p->outcome_code = 0;
+        }
       }
       KAI_TRY(ws.store.save(*p));
     }
@@ -381,7 +385,14 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no);
     if (!tg) return tg.error();
     if (!same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
-    if (f.before.exists) {
+    if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
+      // A run's files have no backups beside them: their bytes before the
+      // run are in the snapshot store.
+      auto b = snapshots_of(ws).blob(id, f.before.blob);
+      if (!b)
+        return make_error(b.error().code, fmt::format("cannot roll back {}: {}", id, b.error().message), b.error().hint);
+      after.push_back(std::move(*b));
+    } else if (f.before.exists) {
       auto b = read_at(tg->dir, base_of(f.backup_rel));
       if (!b || !b->exists || !b->regular || blob_id(b->bytes) != f.backup_blob)
         return make_error(Errc::conflict,

@@ -188,6 +188,7 @@ std::map<std::string, Handler> handlers() {
     }
     return ok_status();
   };
+  h["run.snapshots_keep"] = num(&Config::snapshots_keep, 0, 100000);
   h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});

@@ -46,6 +46,7 @@ struct Config {
   std::string sandbox = "landlock";
   std::vector<std::string> blocked, protected_processes;
   std::vector<std::string> writable;  // absolute folders a sandboxed command may write besides root and temp
+  long snapshots_keep = 50;  // snapshots of confirm-tier runs kept for rollback; 0 = none taken
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks] — shell strings run with /bin/sh -c from root; empty = none

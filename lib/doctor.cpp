@@ -11,6 +11,7 @@
 #include "lib/beneath.hpp"
 #include "lib/git.hpp"
 #include "lib/sandbox.hpp"
+#include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/lock.hpp"
 
@@ -266,6 +267,25 @@ void check_install(const DoctorInput& in, Checks& out) {
         "sudo cmake --install build");
 }
 
+void check_snapshots(Workspace& ws, Checks& out) {
+  SnapshotStore snaps = snapshots_of(ws);
+  if (!snaps.exists()) {
+    add(out, "run snapshots", Level::ok,
+        ws.cfg.snapshots_keep > 0 ? "none yet (taken before each confirm-tier run)" : "off ([run] snapshots_keep = 0)");
+    return;
+  }
+  auto names = snaps.names();
+  if (!names)
+    add(out, "run snapshots", Level::fail, fmt::format("{} does not open: {}", snaps.dir().string(), names.error().message),
+        "move it aside; runs logged before then can no longer be rolled back");
+  else if (static_cast<long>(names->size()) > ws.cfg.snapshots_keep)
+    add(out, "run snapshots", Level::warn,
+        fmt::format("{} kept, more than [run] snapshots_keep = {}", names->size(), ws.cfg.snapshots_keep),
+        "the next confirm-tier run prunes the oldest");
+  else
+    add(out, "run snapshots", Level::ok, fmt::format("{} kept of at most {}", names->size(), ws.cfg.snapshots_keep));
+}
+
 }  // namespace
 
 std::vector<Check> run_doctor(const DoctorInput& in) {
@@ -293,6 +313,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   check_backups(*ws, in.progress, out);
   check_proposals(*ws, out);
   check_git(*ws, out);
+  check_snapshots(*ws, out);
   check_guardrails(*ws, out);
   check_isolation(*ws, out);
   check_install(in, out);

@@ -1,12 +1,14 @@
 #include "lib/runs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "lib/decide.hpp"
 #include "lib/hooks.hpp"
 #include "lib/policy.hpp"
+#include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
 
@@ -70,6 +72,80 @@ Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd,
   std::error_code ec;
   if (!fs::is_directory(rp->abs, ec)) return make_error(Errc::usage, fmt::format("--cwd '{}' is not a folder", cwd));
   return rp->rel;
+}
+
+// Undo for runs. Only confirm-tier runs (the ones that write, move or
+// delete files, or change git state) are snapshotted: an ordinary build or
+// test run is not what anyone rolls back, and skipping it keeps those runs
+// free of the snapshot's cost. The snapshots are taken while the store lock
+// is held, so that no other kaicoder process prunes the store meanwhile;
+// the command itself runs without the lock.
+struct Undo {
+  SnapshotStore store;
+  std::optional<Snapshot> before;
+  std::string tag;   // pending ref while the run is in flight
+  std::string note;  // why there is no snapshot, when there is none
+};
+
+Undo start_undo(const Workspace& ws, const Proposal& p) {
+  Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), ""};
+  if (p.tier != "confirm" || ws.cfg.snapshots_keep <= 0) return u;
+  // A pending ref whose run has finished (or failed) was left behind by an
+  // error path; only a proposal still approved can be in flight. A run whose
+  // process died mid-command stays approved, and so keeps its ref.
+  if (auto tags = u.store.pending())
+    for (const auto& tag : *tags) {
+      auto q = ws.store.load(std::atoi(tag.c_str()));
+      if (!q || q->state != State::approved) (void)u.store.release(tag);
+    }
+  auto s = u.store.take();
+  Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
+  if (held) u.before = *s;
+  else u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
+  return u;
+}
+
+// What the run changed, as a journal record of kind "run" whose before-sides
+// live in the snapshot store; files kaicoder may never write are only named.
+struct RunChanges {
+  Record rec;
+  std::vector<std::string> unrestorable;
+  std::string note;
+};
+
+RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
+  RunChanges out;
+  out.note = u.note;
+  if (!u.before) return out;
+  auto after = u.store.take();
+  auto changes = after ? u.store.diff(*u.before, *after) : Result<std::vector<TreeChange>>(after.error());
+  if (!changes) {
+    (void)u.store.release(u.tag);
+    out.note = fmt::format("no snapshot: {}", ws.redact(changes.error().message));
+    return out;
+  }
+  std::vector<TreeChange> kept;
+  for (auto& c : *changes) {
+    auto rp = resolve(ws.root, ws.root, c.rel);
+    if (c.regular && rp && check_write(ws.guards, *rp)) kept.push_back(std::move(c));
+    else out.unrestorable.push_back(c.rel);
+  }
+  if (kept.empty()) {
+    (void)u.store.release(u.tag);
+    return out;
+  }
+  const auto now = ws.clock->now();
+  out.rec.id = ws.journal.fresh_id(now);
+  out.rec.kind = "run";
+  out.rec.time = iso_utc(now);
+  out.rec.proposal = p.id;
+  if (auto s = u.store.keep(*u.before, kept, out.rec.id, u.tag, ws.cfg.snapshots_keep); !s) {
+    out.rec = Record{};
+    out.note = fmt::format("no snapshot: {}", ws.redact(s.error().message));
+    return out;
+  }
+  for (const auto& c : kept) out.rec.files.push_back(FileChange{c.rel, c.before, c.after, "", ""});
+  return out;
 }
 
 }  // namespace
@@ -151,6 +227,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
 Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approver,
                                const std::function<void(std::string_view, int)>& on_output) {
   Proposal p;
+  std::optional<Undo> undo;
   {
     auto lock = ws.store.lock();
     if (!lock) return lock.error();
@@ -166,6 +243,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     // people approve or apply it at the same moment.
     auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);
     if (!claim) return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
+    undo.emplace(start_undo(ws, p));
   }
   RunSpec spec;
   spec.argv = p.argv;
@@ -187,6 +265,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   auto cur = ws.store.load(id);
   if (cur) p = std::move(*cur);
   if (!r) {
+    (void)undo->store.release(undo->tag);
     p.state = State::failed;
     p.result = fmt::format("failed: {}", ws.redact(r.error().message));
     p.outcome_code = static_cast<int>(r.error().code);
@@ -200,8 +279,21 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
-  // A shell command's side effects are not reversible: no snapshot is taken.
+  RunChanges ch = finish_undo(ws, *undo, p);
+  if (!ch.unrestorable.empty())
+    summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));
+  if (!ch.note.empty()) summary += "; " + ch.note;
   Entry e = unreversible_entry(ws, p, "run", approver, result, summary);
+  if (!ch.rec.files.empty()) {
+    // The journal first: an entry naming a snapshot must be reversible.
+    KAI_TRY(ws.journal.write(ch.rec));
+    e.rollback_id = ch.rec.id;
+    e.time = ch.rec.time;
+    for (const auto& f : ch.rec.files) e.files.push_back((ws.root / f.rel).string());
+    e.rollback = fmt::format("restore {} file(s) from snapshot {}", ch.rec.files.size(), ch.rec.id);
+    e = ws.redact(std::move(e));
+    p.rollback_id = ch.rec.id;
+  }
   KAI_TRY(ws.changelog.prepend(e));
   p.state = State::applied;
   p.result = result;

@@ -28,6 +28,7 @@ TEST_CASE("the shipped example is a valid config with the documented defaults", 
   CHECK(c->review_timeout == 60);
   CHECK(c->notify.empty());
   CHECK(c->validate.empty());
+  CHECK(c->snapshots_keep == 50);
   CHECK(c->changelog == "KAI-CODER-CHANGELOG.md");
   CHECK(std::find(c->confirm.begin(), c->confirm.end(), "*.sh") != c->confirm.end());
 }
@@ -48,6 +49,8 @@ TEST_CASE("config errors name the file, the line and the key", "[config]") {
       {"[paths]\nprotected = [\"a[b\"]\n", "paths.protected", 2},
       {"[run]\nmax_output = -1\n", "run.max_output", 2},
       {"[run]\nsandbox = \"chroot\"\n", "run.sandbox", 2},
+      {"[run]\nsnapshots_keep = -1\n", "run.snapshots_keep", 2},
+      {"[run]\nsnapshots_keep = \"all\"\n", "run.snapshots_keep", 2},
       {"[[policy.rule]]\naction = \"fly\"\ndecision = \"allow\"\n", "policy.rule.action", 2},
       {"[[policy.rule]]\naction = \"run\"\ndecision = \"allow\"\npath = \"x\"\n", "policy.rule", 1},
       {"[[policy.rule]]\naction = \"edit\"\n", "policy.rule", 1},

@@ -1,0 +1,33 @@
+# Shared by the benchmark scripts (sourced, never run on its own).
+#
+#   bench_setup NAME BUILD_DIR DRIVER TOOL...
+#
+# checks that each TOOL and /usr/bin/time exist, makes sure BUILD_DIR holds
+# an up-to-date libkaicoder_core.a (configuring it as a Release build of only
+# that library when it has no build), creates a temporary $work folder removed at exit,
+# compiles bench/DRIVER.cpp against the library into $driver, and sets
+# $build_type. $root must be the source tree.
+
+bench_setup() {
+  local name=$1 build=$2 src=$3
+  shift 3
+  local tool
+  for tool in g++ pkg-config "$@"; do
+    command -v "$tool" >/dev/null || { echo "$name: $tool not found" >&2; exit 1; }
+  done
+  [[ -x /usr/bin/time ]] || { echo "$name: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+  # Always brought up to date: a driver linked against a library older than
+  # the headers it includes would measure nonsense, or crash.
+  if [[ ! -f $build/CMakeCache.txt ]]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
+  fi
+  cmake --build "$build" --target kaicoder_core -j"$(nproc)" >/dev/null
+  build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+  work=$(mktemp -d "${TMPDIR:-/tmp}/kai-$name-XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$work'" EXIT
+  driver=$work/$src
+  # shellcheck disable=SC2046
+  g++ -std=c++20 -O2 -I"$root" "$root/bench/$src.cpp" "$build/libkaicoder_core.a" \
+    $(pkg-config --libs libgit2 tomlplusplus) -lfmt -o "$driver"
+}

@@ -1,0 +1,74 @@
+// Drives kai::SnapshotStore for bench/snapshot_bench.sh.
+//
+//   snapshot_driver gen DIR N        N files of about 1 KB, 100 to a folder, two levels deep
+//   snapshot_driver snap ROOT        one snapshot of ROOT into ROOT/.kaicoder/snapshots.git;
+//                                    prints "files hashed ms" (ms: the take() call alone)
+//   snapshot_driver undo ROOT CMD    what a confirm-tier run costs: snapshot, `sh -c CMD`,
+//                                    snapshot, diff, keep; prints "changes ms" (ms: all
+//                                    but the command itself)
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "lib/snapshot.hpp"
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int fail(const kai::Error& e) {
+  std::fprintf(stderr, "snapshot_driver: %s\n", e.message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+void generate(const std::filesystem::path& dir, long n) {
+  for (long i = 0; i < n; ++i) {
+    std::filesystem::path p = dir / ("d" + std::to_string(i / 1000)) / ("e" + std::to_string(i / 100 % 10)) /
+                              ("f" + std::to_string(i) + ".c");
+    if (i % 100 == 0) std::filesystem::create_directories(p.parent_path());
+    std::ofstream out(p, std::ios::binary);
+    for (int line = 0; line < 30; ++line) out << "int value_" << i << "_" << line << " = " << (i * 31 + line) % 977 << ";\n";
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: snapshot_driver gen DIR N | snap ROOT | undo ROOT CMD\n");
+    return 2;
+  }
+  std::string mode = argv[1];
+  if (mode == "gen" && argc == 4) {
+    generate(argv[2], std::atol(argv[3]));
+    return 0;
+  }
+  std::filesystem::path root = std::filesystem::canonical(argv[2]);
+  std::filesystem::create_directories(root / ".kaicoder");
+  kai::SnapshotStore store{root / ".kaicoder" / "snapshots.git", root, kai::Guardrails{}};
+  auto t0 = std::chrono::steady_clock::now();
+  auto before = store.take();
+  if (!before) return fail(before.error());
+  double took = ms_since(t0);
+  if (mode == "snap") {
+    std::printf("%zu %zu %.1f\n", before->files, before->hashed, took);
+    return 0;
+  }
+  if (mode != "undo" || argc < 4) return 2;
+  if (auto h = store.hold(*before, "1"); !h) return fail(h.error());
+  std::string cmd = "cd '" + root.string() + "' && " + argv[3];
+  if (std::system(cmd.c_str()) != 0) return 1;
+  auto t1 = std::chrono::steady_clock::now();
+  auto after = store.take();
+  if (!after) return fail(after.error());
+  auto changes = store.diff(*before, *after);
+  if (!changes) return fail(changes.error());
+  if (auto k = store.keep(*before, *changes, "20260709T142530Z", "1", 50); !k) return fail(k.error());
+  std::printf("%zu %.1f\n", changes->size(), took + ms_since(t1));
+  return 0;
+}

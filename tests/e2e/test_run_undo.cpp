@@ -1,0 +1,158 @@
+// Undo for runs (SPEC §5): a confirm-tier run is snapshotted, the files it
+// created, changed and deleted are logged, and `rollback` puts them back
+// byte for byte — without touching the user's git index, refs or stash —
+// refusing where a later entry changed them unless --force.
+
+#include <filesystem>
+
+#include "tests/support/checks.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+std::string git_out(const TempRepo& repo, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Run r = repo.spawn(argv).finish();
+  REQUIRE(r.ok());
+  return r.out;
+}
+
+// The tree without what kaicoder itself adds: the changelog and backups.
+template <typename Map>
+Map users_only(Map t) {
+  std::erase_if(t, [](const auto& kv) {
+    return kv.first == "KAI-CODER-CHANGELOG.md" || kv.first.find(".bak-kaicoder-") != std::string::npos;
+  });
+  return t;
+}
+std::map<std::string, std::string> user_files(const TempRepo& repo) { return users_only(repo.tree_snapshot()); }
+
+// The user's git state that a snapshot must never change.
+struct GitState {
+  std::string status, stash, refs, index;
+  bool operator==(const GitState&) const = default;
+};
+GitState git_state(const TempRepo& repo) {
+  GitState g;
+  // First: `git status` itself refreshes the index when files have new mtimes.
+  g.index = repo.read(".git/index");
+  // The changelog appears with the first entry; it is kaicoder's, not the user's.
+  std::string status = git_out(repo, {"status", "--porcelain", "--untracked-files=all"});
+  for (size_t pos = 0, nl; pos < status.size(); pos = nl + 1) {
+    nl = status.find('\n', pos);
+    if (nl == std::string::npos) nl = status.size();
+    std::string line = status.substr(pos, nl - pos);
+    if (line.find("KAI-CODER-CHANGELOG.md") == std::string::npos) g.status += line + "\n";
+  }
+  g.stash = git_out(repo, {"stash", "list"});
+  g.refs = git_out(repo, {"for-each-ref"});
+  return g;
+}
+
+constexpr const char* k_edit_create_delete = "printf 'new\\n' > edit.txt; printf 'made\\n' > sub/made.txt; rm gone.txt";
+
+// kaicoder set up and committed, so that the user's own git state is clean.
+void set_up(TempRepo& repo) {
+  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  git_out(repo, {"add", "-A"});
+  git_out(repo, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "kaicoder"});
+}
+
+// Stage `shell` as proposal `n` and approve it with CONFIRM; returns the
+// run's rollback id.
+std::string run_confirmed(TempRepo& repo, const std::string& shell, int n = 1) {
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "undo me", "--shell", shell}), 0);
+  Run a = repo.kai_tty({"approve", std::to_string(n)}, "CONFIRM");
+  KAI_REQUIRE_EXIT(a, 0);
+  json e = log_entries(repo).at(0);
+  REQUIRE(e.at("kind") == "run");
+  std::string id = e.at("rollback_id");
+  if (id != "\u2014") CHECK_THAT(a.out, Contains("kaicoder rollback " + id));
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled back byte-exactly", "[e2e][run][rollback]") {
+  TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}, {"tool.sh", "#!/bin/sh\n"}};
+  repo.chmod("tool.sh", 0755);
+  set_up(repo);
+  repo.write("untracked.txt", "not in git\n");
+  (void)git_state(repo);  // let git settle its index first
+  GitState git_before = git_state(repo);
+  auto before = user_files(repo);
+  auto modes = users_only(repo.mode_snapshot());
+  std::string id = run_confirmed(repo, std::string(k_edit_create_delete) + "; rm untracked.txt; chmod 644 tool.sh");
+  CHECK(repo.read("edit.txt") == "new\n");
+  CHECK_FALSE(repo.exists("gone.txt"));
+  CHECK(repo.exists("sub/made.txt"));
+
+  json e = log_entries(repo).at(0);
+  CHECK(e.at("rollback") == "restore 5 file(s) from snapshot " + id);
+  CHECK(e.at("files") == json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(),
+                                      repo.abs("sub/made.txt").string(), repo.abs("tool.sh").string(),
+                                      repo.abs("untracked.txt").string()}));
+  CHECK(show_json(repo, 1).at("rollback_id") == id);
+
+  Run r = repo.kai_tty({"rollback", id}, "y");
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_THAT(r.out, Contains("from snapshot " + id));
+  CHECK(user_files(repo) == before);
+  CHECK(users_only(repo.mode_snapshot()) == modes);
+  CHECK(git_state(repo) == git_before);
+  json rb = log_entries(repo).at(0);
+  CHECK(rb.at("kind") == "rollback");
+  CHECK(rb.at("summary") == "rolled back " + id);
+  CHECK(show_json(repo, 1).at("status") == "rolled-back");
+}
+
+TEST_CASE("rolling back a run refuses where a later entry changed its file, and --force overrides", "[e2e][run][rollback]") {
+  TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}};
+  set_up(repo);
+  auto before = user_files(repo);
+  std::string id = run_confirmed(repo, k_edit_create_delete);
+  KAI_REQUIRE_EXIT(repo.kai(edit("sub/made.txt", "made", "remade")), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "2"}, "y"), 0);
+  std::string later = log_entries(repo).at(0).at("rollback_id");
+  auto after_later = user_files(repo);
+
+  Run refused = repo.kai_tty({"rollback", id}, "y");
+  KAI_CHECK_EXIT(refused, 6);
+  CHECK_THAT(refused.all(), Contains("sub/made.txt") && Contains(later));
+  CHECK_FALSE(refused.prompted);
+  CHECK(user_files(repo) == after_later);
+
+  Run forced = repo.kai_tty({"rollback", "--force", id}, "y");
+  KAI_REQUIRE_EXIT(forced, 0);
+  CHECK(user_files(repo) == before);
+  std::string rid = log_entries(repo).at(0).at("rollback_id");
+
+  // The rollback is itself reversible: undoing it applies the run's files again.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
+  CHECK(user_files(repo) == after_later);
+}
+
+TEST_CASE("a run's changes under a never-write folder are named as not restorable", "[e2e][run][rollback]") {
+  TempRepo repo{{"edit.txt", "old\n"}};
+  set_up(repo);
+  std::string id = run_confirmed(repo, "mkdir -p build && printf 'o\\n' > build/out.o; printf 'new\\n' > edit.txt");
+  json e = log_entries(repo).at(0);
+  CHECK(e.at("rollback") == "restore 1 file(s) from snapshot " + id);
+  CHECK_THAT(e.at("summary").get<std::string>(), Contains("not restorable: build/out.o"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  CHECK(repo.read("edit.txt") == "old\n");
+  CHECK(repo.read("build/out.o") == "o\n");  // kaicoder never writes there
+}
+
+TEST_CASE("a run with snapshots turned off stays irreversible", "[e2e][run][rollback]") {
+  TempRepo repo{{"edit.txt", "old\n"}, {"kaicoder.toml", "[run]\nsnapshots_keep = 0\n"}};
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "t", "--shell", "printf 'new\\n' > edit.txt"}), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
+  json e = log_entries(repo).at(0);
+  CHECK(e.at("rollback_id") == "\u2014");
+  CHECK(e.at("rollback") == "\u2014");
+  CHECK_FALSE(repo.exists(".kaicoder/snapshots.git"));
+}
