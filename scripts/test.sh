@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# Builds kaicoder with warnings as errors and runs every test, then builds it
-# again with AddressSanitizer and UndefinedBehaviorSanitizer and runs every
-# test once more. Installs what is missing first.
+# Builds kaicoder with AddressSanitizer and UndefinedBehaviorSanitizer,
+# warnings as errors and the crash-test fault points, runs every test (unit,
+# end-to-end and crash tests), then fuzzes the shell tokenizer for a bounded
+# time. Installs what is missing first.
 #
-#   scripts/test.sh            both builds
-#   scripts/test.sh --quick    the plain build only
+#   scripts/test.sh            the above (what CI runs)
+#   scripts/test.sh --plain    a plain build instead: quicker to build, no fuzzing
+#   FUZZ_SECONDS=N             fuzz for N seconds (default 30; 0 skips it)
+#
+# One sanitized build runs everything: building the tree twice would cost
+# more than all the tests together on a two-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
 
 jobs=$(nproc 2>/dev/null || echo 2)
-# run_suite BUILD_DIR "CTEST ARGS" CMAKE ARGS...
-run_suite() {
-  local dir=$1 ctest_args=$2; shift 2
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_COMPILE_WARNING_AS_ERROR=ON \
-        -DKAICODER_FAULTS=ON "$@" >/dev/null
-  cmake --build "$dir" -j"$jobs"
-  # shellcheck disable=SC2086
-  (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600 $ctest_args)
-}
+fuzz_seconds=${FUZZ_SECONDS:-30}
+dir=build-asan
+flags=(-DKAICODER_SANITIZE=address,undefined)
+if [ "${1:-}" = "--plain" ]; then
+  dir=build-test
+  flags=()
+  fuzz_seconds=0
+fi
 
-echo "== build and test (warnings as errors)"
-run_suite build-test ""
-if [ "${1:-}" != "--quick" ]; then
-  # The crash tests kill the binary at every step of every action; they
-  # ran above, and under the sanitizers they would take most of the budget.
-  echo "== build and test with ASan+UBSan (all but the crash tests)"
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    run_suite build-asan "-E crash" -DKAICODER_SANITIZE=address,undefined
+echo "== build ($dir, warnings as errors)"
+# -g1: line tables are enough for sanitizer reports and build much faster.
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+      -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -DKAICODER_FAULTS=ON "${flags[@]}" >/dev/null
+cmake --build "$dir" -j"$jobs"
+
+echo "== test"
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+(cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600)
+
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzz the shell tokenizer and classifier for ${fuzz_seconds} s"
+  FUZZ_OUT="$PWD/build-fuzz" tests/fuzz/run.sh "$fuzz_seconds"
 fi
 echo "all tests passed"
