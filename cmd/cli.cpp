@@ -27,6 +27,7 @@ Result<Workspace*> Session::workspace() {
     if (!ws) return ws.error();
     m_ws.emplace(std::move(*ws));
     set_redactor(&m_ws->redactor);
+    m_ws->progress = m_progress.callback();
   }
   return &*m_ws;
 }

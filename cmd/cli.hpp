@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/output.hpp"
+#include "cmd/progress.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
 #include "lib/workspace.hpp"
@@ -47,6 +48,7 @@ private:
   Clock m_clock;
   Redactor m_env_redactor;
   bool m_color = false;
+  ProgressLine m_progress;  // declared before m_ws, so it outlives the callback it hands out
   std::optional<Workspace> m_ws;
 };
 

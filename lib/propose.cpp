@@ -175,7 +175,11 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   std::string why_tier;
   p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
   p.tier_reason = why_tier;
-  assess_risk(ws, p);  // never fails; a high risk puts the proposal in the confirm tier
+  // Never fails; a high risk puts the proposal in the confirm tier.
+  assess_risk(ws, p, [&ws](size_t done, size_t total) {
+    if (ws.progress) ws.progress("scanning dependencies", done, total);
+  });
+  if (ws.progress) ws.progress("", 0, 0);
   Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
   // Confirm-tier files always need a person, whatever an allow rule says.
   if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + p.tier_reason};

@@ -87,6 +87,15 @@ struct Undo {
   std::string note;  // why there is no snapshot, when there is none
 };
 
+// A snapshot is long work on a big tree: whoever watches the workspace sees it.
+Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what) {
+  auto s = store.take([&](size_t done) {
+    if (ws.progress) ws.progress(what, done, 0);
+  });
+  if (ws.progress) ws.progress("", 0, 0);
+  return s;
+}
+
 Undo start_undo(const Workspace& ws, const Proposal& p) {
   Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), ""};
   if (p.tier != "confirm" || ws.cfg.snapshots_keep <= 0) return u;
@@ -98,7 +107,7 @@ Undo start_undo(const Workspace& ws, const Proposal& p) {
       auto q = ws.store.load(std::atoi(tag.c_str()));
       if (!q || q->state != State::approved) (void)u.store.release(tag);
     }
-  auto s = u.store.take();
+  auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run");
   Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
   if (held) u.before = *s;
   else u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
@@ -117,7 +126,7 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
   RunChanges out;
   out.note = u.note;
   if (!u.before) return out;
-  auto after = u.store.take();
+  auto after = take_snapshot(ws, u.store, "snapshotting the tree after the run");
   auto changes = after ? u.store.diff(*u.before, *after) : Result<std::vector<TreeChange>>(after.error());
   if (!changes) {
     (void)u.store.release(u.tag);

@@ -14,6 +14,7 @@
 #include "lib/redact.hpp"
 #include "lib/result.hpp"
 #include "lib/store.hpp"
+#include "lib/util/progress.hpp"
 #include "lib/util/time.hpp"
 
 namespace kai {
@@ -48,6 +49,9 @@ public:
   const Clock* clock = nullptr;
   std::string user;
   Redactor redactor;  // environment secrets plus values from secret files in root
+  // Where long work (dependency scans, snapshots) reports how far it got;
+  // cmd/ draws it on a terminal. Empty: nobody is watching.
+  Progress progress;
   // [hooks] notify documents waiting to be sent once no lock is held (lib/hooks).
   std::vector<std::string> notify_queue;
 

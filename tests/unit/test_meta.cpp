@@ -27,6 +27,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/command_table.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -50,15 +52,8 @@ std::string slurp(const fs::path& p) {
 
 // The verbs of k_commands, in table order.
 std::vector<std::string> table_verbs(const fs::path& src) {
-  std::string text = slurp(src / "cmd" / "main.cpp");
-  size_t at = text.find("k_commands[]");
-  REQUIRE(at != std::string::npos);
-  size_t end = text.find("};", at);
-  REQUIRE(end != std::string::npos);
-  std::string table = text.substr(at, end - at);
-  std::vector<std::string> verbs;
-  std::regex row(R"re(\{\s*"([a-z][a-z0-9-]*)"\s*,)re");
-  for (std::sregex_iterator it(table.begin(), table.end(), row), stop; it != stop; ++it) verbs.push_back((*it)[1]);
+  std::vector<std::string> verbs = kai::test::command_table_verbs(src);
+  REQUIRE_FALSE(verbs.empty());
   return verbs;
 }
 
