@@ -49,7 +49,7 @@ void print_proposal_header(Session& s, const Proposal& p) {
   const char* reset = s.color() ? "\x1b[0m" : "";
   out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", bold, p.id, reset, to_string(p.kind), p.risk,
              to_string(p.state));
-  out("  path:     {}\n", make_visible(p.path));
+  if (p.kind != Kind::run) out("  path:     {}\n", make_visible(p.path));
   out("  why:      {}\n", make_visible(p.why));
   out("  summary:  {}\n", make_visible(p.summary));
   if (!p.agent.empty()) out("  agent:    {}\n", make_visible(p.agent));

@@ -28,12 +28,15 @@ git add greet.py && git commit -qm "a small program with a bug"
 
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2"; }
 
-# A person answers at the terminal; without one, a pseudo-terminal answers.
+# decide ANSWER ARGS...: a person answers at the terminal; without one, a
+# pseudo-terminal types ANSWER.
 decide() {
+  local answer=$1
+  shift
   if [ -t 0 ] && [ -t 1 ]; then
     "$kai" "$@"
   else
-    printf 'y\n' | script -qec "$(printf '%q ' "$kai" "$@")" /dev/null | tr -d '\r'
+    printf '%s\n' "$answer" | script -qec "$(printf '%q ' "$kai" "$@")" /dev/null | tr -d '\r'
   fi
 }
 
@@ -49,7 +52,7 @@ step "what is waiting for a decision" "kaicoder list"
 "$kai" list
 
 step "a person reviews and approves it: backup, atomic apply, changelog entry" "kaicoder approve 1"
-decide approve 1
+decide y approve 1
 
 step "the file now" "cat greet.py"
 cat greet.py
@@ -59,12 +62,28 @@ step "the changelog" "kaicoder log --full"
 "$kai" log --full
 
 step "undo it with one command" "kaicoder rollback last"
-decide rollback last
+decide y rollback last
 
 step "the file is back as it was" "cat greet.py"
 cat greet.py
 
 step "and the rollback is logged too (it can itself be rolled back)" "kaicoder log"
 "$kai" log
+
+step "the agent runs a command that changes files; a person must type CONFIRM" \
+     "kaicoder run --why … --shell \"sed -i 's/Hello, /Hi, /' greet.py && echo … > NOTES.md\""
+"$kai" run --agent demo-agent --why "shorter greeting, and a note for the next person" \
+  --shell "sed -i 's/Hello, /Hi, /' greet.py && echo 'greet() needs a name' > NOTES.md"
+decide CONFIRM approve 2
+
+step "what the command did" "cat greet.py NOTES.md"
+cat greet.py NOTES.md
+
+step "undo the command too: kaicoder snapshotted the tree before it ran" "kaicoder rollback last"
+decide y rollback last
+
+step "greet.py is back, and the file the command created is gone" "cat greet.py; ls"
+cat greet.py
+ls
 
 printf '\nThe demo repository is %s (remove it when done).\n' "$repo"
