@@ -72,16 +72,14 @@ void queue_notify(Workspace& ws, const Proposal& p, std::string_view event) {
   json j = proposal_object(p);
   j["event"] = event;
   j["root"] = ws.root.string();
-  ws.notify_queue.push_back(redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace));
+  ws.notify_queue.push_back({std::string(event), p.id,
+                             redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace)});
 }
 
 void flush_notify(Workspace& ws) {
-  std::vector<std::string> queue;
+  std::vector<Workspace::NotifyEvent> queue;
   queue.swap(ws.notify_queue);
-  for (const std::string& doc : queue) {
-    json j = json::parse(doc, nullptr, false);
-    const std::string event = j.value("event", "");
-    const int id = j.value("id", 0);
+  for (const auto& [event, id, doc] : queue) {
     std::vector<std::string> env = with_env(inherited_environment(), "KAICODER_EVENT", event);
     env = with_env(std::move(env), "KAICODER_PROPOSAL", std::to_string(id));
     // The owner's own command, like a git hook: not confined, but never given a terminal.
@@ -102,7 +100,7 @@ Review review_proposal(const Workspace& ws, const Proposal& p, const FileDiff& d
   if (p.kind != Kind::run) proposal["diff"] = diff.text;
   json doc = redact_all(ws, {{"instructions", k_review_instructions}, {"untrusted_proposal", proposal}});
   auto r = run_hook(ws, ws.cfg.review, doc.dump(2, ' ', false, json::error_handler_t::replace), ws.cfg.review_timeout,
-                    k_max_review_output, ws.cfg.sandbox == "none" ? SandboxMode::none : SandboxMode::landlock,
+                    k_max_review_output, sandbox_mode(ws.cfg.sandbox),
                     inherited_environment());
   if (!r) {
     rv.status = "failed";

@@ -263,7 +263,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
   spec.timeout = std::chrono::seconds(limit);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
-  spec.sandbox = ws.cfg.sandbox == "none" ? SandboxMode::none : SandboxMode::landlock;
+  spec.sandbox = sandbox_mode(ws.cfg.sandbox);
   spec.writable = {ws.root, fs::temp_directory_path()};
   spec.writable.insert(spec.writable.end(), ws.cfg.writable.begin(), ws.cfg.writable.end());
   spec.on_output = on_output;

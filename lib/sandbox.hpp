@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/result.hpp"
@@ -22,6 +23,11 @@
 namespace kai {
 
 enum class SandboxMode { landlock, none };
+
+// The mode `[run] sandbox` names ("none", else Landlock).
+inline SandboxMode sandbox_mode(std::string_view setting) {
+  return setting == "none" ? SandboxMode::none : SandboxMode::landlock;
+}
 
 // Landlock support of this kernel: ABI version (0 = unavailable) and a reason
 // text ("landlock ABI 7", or why it is missing: not built in, disabled at

@@ -41,7 +41,7 @@ ValidationCheck run_check(const Workspace& ws, const fs::path& dir, const fs::pa
   spec.env = with_env(inherited_environment(), "TMPDIR", (dir / ".tmp").string());
   spec.timeout = std::chrono::seconds(ws.cfg.validate_timeout);
   spec.max_output = k_max_check_output;
-  spec.sandbox = ws.cfg.sandbox == "none" ? SandboxMode::none : SandboxMode::landlock;
+  spec.sandbox = sandbox_mode(ws.cfg.sandbox);
   spec.writable = {dir};
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   auto r = run_command(spec);

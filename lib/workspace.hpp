@@ -52,8 +52,13 @@ public:
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.
   Progress progress;
-  // [hooks] notify documents waiting to be sent once no lock is held (lib/hooks).
-  std::vector<std::string> notify_queue;
+  // [hooks] notify events waiting to be sent once no lock is held (lib/hooks).
+  struct NotifyEvent {
+    std::string event;
+    int proposal = 0;
+    std::string doc;  // the JSON the hook reads, redacted
+  };
+  std::vector<NotifyEvent> notify_queue;
 
   // An entry or text safe to print or store.
   std::string redact(std::string_view text) const { return redactor.apply(text); }
