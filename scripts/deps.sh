@@ -7,7 +7,7 @@ packages=(build-essential cmake pkg-config git util-linux
           libcli11-dev libtomlplusplus-dev libfmt-dev libgit2-dev libdtl-dev
           catch2 nlohmann-json3-dev)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(mandoc bash-completion zsh fish time clang)
+  packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache)
 fi
 
 missing=()

@@ -24,6 +24,10 @@ if [ "${1:-}" = "--plain" ]; then
   fuzz_seconds=0
 fi
 
+# Ninja and ccache when they are there: a rebuild after a small change then
+# compiles only what changed.
+command -v ninja >/dev/null && flags+=(-G Ninja)
+command -v ccache >/dev/null && flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 echo "== build ($dir, warnings as errors)"
 # -g1: line tables are enough for sanitizer reports and build much faster.
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
