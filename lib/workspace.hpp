@@ -48,6 +48,9 @@ public:
   Changelog changelog;
   const Clock* clock = nullptr;
   std::string user;
+  // The owner's own kaicoder folder (Env::user_config_dir): their config,
+  // and later the trusted roots and the key that binds decisions.
+  std::filesystem::path owner_dir;
   Redactor redactor;  // environment secrets plus values from secret files in root
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.

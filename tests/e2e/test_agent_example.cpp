@@ -43,7 +43,7 @@ void approve(const TempRepo& repo, int id) {
 
 TEST_CASE("the example agent edits, writes and runs through kaicoder while a person decides", "[e2e][agent]") {
   TempRepo repo{{"greeting.txt", "greeting = hello\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Process agent = start_agent(repo);
 
   const int edit_id = next_pending(repo, 0);
@@ -70,7 +70,7 @@ TEST_CASE("the example agent edits, writes and runs through kaicoder while a per
 
 TEST_CASE("the example agent reads again and re-proposes after a conflict", "[e2e][agent]") {
   TempRepo repo{{"greeting.txt", "greeting = hello\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Process agent = start_agent(repo);
   const int edit_id = next_pending(repo, 0);
   // Approved, then the file changes before it is applied: its target is no
@@ -102,7 +102,7 @@ TEST_CASE("the example agent gives up on proposals nobody decides in time", "[e2
 
 TEST_CASE("the example agent stops when a read is refused", "[e2e][agent]") {
   TempRepo repo{{"greeting.txt", "greeting = hello\n"}, {".env", "TOKEN=hello\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run r = start_agent(repo, ".env").finish(60s);
   KAI_CHECK_EXIT(r, 3);
   CHECK_THAT(r.out, Contains("cannot read .env (exit 3)"));

@@ -32,7 +32,7 @@ TEST_CASE("racing apply processes apply every approved proposal exactly once", "
   std::string shared;
   for (int i = 1; i <= k_lines; ++i) shared += line_name(i) + "\n";
   TempRepo repo{{"shared.txt", shared}, {"o1.txt", "one\n"}, {"o2.txt", "two\n"}, {"o3.txt", "three\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
 
   // Proposals 1..10 edit one line each of shared.txt; 11..13 touch other files.
   std::map<int, std::string> replacement;
@@ -118,7 +118,7 @@ TEST_CASE("racing apply processes apply every approved proposal exactly once", "
 
 TEST_CASE("two people approving the same proposal at once apply it exactly once", "[e2e][concurrency]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   TtyProcess first = repo.spawn_kai_tty({"approve", "1"});
   TtyProcess second = repo.spawn_kai_tty({"approve", "1"});
@@ -142,7 +142,7 @@ TEST_CASE("two people approving the same proposal at once apply it exactly once"
 
 TEST_CASE("one person approving while another rejects: exactly one decision wins", "[e2e][concurrency]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   TtyProcess approver = repo.spawn_kai_tty({"approve", "1"});
   TtyProcess rejecter = repo.spawn_kai_tty({"reject", "1", "--reason", "no"});
@@ -171,7 +171,7 @@ TEST_CASE("one person approving while another rejects: exactly one decision wins
 
 TEST_CASE("proposals staged at the same moment get distinct ids", "[e2e][concurrency]") {
   TempRepo repo{{"a.txt", "1\n2\n3\n4\n5\n6\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::vector<Process> procs;
   for (int i = 1; i <= 6; ++i)
     procs.push_back(repo.spawn_kai({"--json", "propose", "--path", "a.txt", "--target", std::to_string(i) + "\n",

@@ -69,7 +69,7 @@ TEST_CASE("a crash at any step of an apply leaves the file wholly old or wholly 
   INFO("fault " << point << " during " << action);
 
   TempRepo repo{{"f.txt", k_original}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   repo.chmod("f.txt", 0640);
   Change c;
   if (action == "edit") {
@@ -143,7 +143,7 @@ TEST_CASE("a crash at any step of a rollback leaves the file wholly old or wholl
   INFO("fault " << point << " while rolling back " << undone);
 
   TempRepo repo{{"f.txt", k_original}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Change c;  // what the rollback changes
   if (undone == "edit") {
     c = {"f.txt", "line one\nline TWO\nline three\n", k_original};
@@ -209,7 +209,7 @@ TEST_CASE("a read-only command run first after a crash already sees the change f
   const std::string reader = GENERATE(as<std::string>{}, "list", "log", "show");
   INFO("first command after the crash: " << reader);
   TempRepo repo{{"f.txt", k_original}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("f.txt", "two", "TWO")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
   Run crashed = repo.kai({"apply", "1"}, "", {{"KAICODER_FAULT", "after-replace"}});
@@ -227,7 +227,7 @@ TEST_CASE("a read-only command run first after a crash already sees the change f
 
 TEST_CASE("an armed fault point that is never reached changes nothing", "[e2e][crash]") {
   TempRepo repo{{"f.txt", k_original}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("f.txt", "two", "TWO")), 0);
   Run a = repo.kai_tty({"approve", "1"}, "y", {{"KAICODER_FAULT", "no-such-point"}});
   KAI_REQUIRE_EXIT(a, 0);

@@ -92,7 +92,7 @@ void diagnostics_work(const TempRepo& repo, int id, int show_exit = 0) {
 // A tree with one applied edit (proposal 1, with a backup and an entry)
 // and one pending edit (proposal 2).
 void applied_and_pending(TempRepo& repo) {
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("b.txt", "two", "TWO")), 0);
@@ -403,7 +403,7 @@ TEST_CASE("doctor: the git check warns outside a repository and during a merge",
 
 TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation level", "[e2e][doctor]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Doctor d = doctor(repo);
   verdict(d, "guardrail self-test", "ok", "refused");
   // The tests run as the tree's owner, so the gate is advisory, and doctor says so.

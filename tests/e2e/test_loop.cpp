@@ -103,7 +103,7 @@ TEST_CASE("init --json names the root, the config and what went into .gitignore"
 
 TEST_CASE("propose stages an edit and prints its id, kind and diff without touching the tree", "[e2e][propose]") {
   TempRepo repo{{"src/a.txt", "one\ntwo\nthree\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
   Run r = repo.kai(edit("src/a.txt", "two", "TWO", "make it loud"));
   KAI_REQUIRE_EXIT(r, 0);
@@ -122,7 +122,7 @@ TEST_CASE("propose stages an edit and prints its id, kind and diff without touch
 
 TEST_CASE("propose accepts an absolute path inside the root and a ./ prefix", "[e2e][propose]") {
   TempRepo repo{{"src/a.txt", "a\nb\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run abs = repo.kai({"--json", "propose", "--path", repo.abs("src/a.txt").string(), "--target", "a", "--replacement",
                       "A", "--why", "w"});
   KAI_REQUIRE_EXIT(abs, 0);
@@ -135,7 +135,7 @@ TEST_CASE("propose accepts an absolute path inside the root and a ./ prefix", "[
 
 TEST_CASE("propose --json has id, kind, path, status and diff", "[e2e][propose][json]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run r = repo.kai({"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w"});
   KAI_REQUIRE_EXIT(r, 0);
   json j = json_of(r);
@@ -156,7 +156,7 @@ TEST_CASE("propose --json has id, kind, path, status and diff", "[e2e][propose][
 
 TEST_CASE("propose --content-file stages a write that creates a file", "[e2e][propose]") {
   TempRepo repo{{"content.in", "fresh\nfile\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run r = repo.kai({"--json", "propose", "--path", "docs/new.txt", "--content-file", "content.in", "--why", "w"});
   KAI_REQUIRE_EXIT(r, 0);
   json j = json_of(r);
@@ -176,7 +176,7 @@ TEST_CASE("propose --content-file stages a write that creates a file", "[e2e][pr
 
 TEST_CASE("propose --content-file - reads the content from stdin and overwrites a file", "[e2e][propose]") {
   TempRepo repo{{"a.txt", "old content\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run r = repo.kai({"--json", "propose", "--path", "a.txt", "--content-file", "-", "--why", "w"}, "new content\n");
   KAI_REQUIRE_EXIT(r, 0);
   json j = json_of(r);
@@ -189,7 +189,7 @@ TEST_CASE("propose --content-file - reads the content from stdin and overwrites 
 
 TEST_CASE("propose --delete stages removal of one file", "[e2e][propose]") {
   TempRepo repo{{"gone.txt", "bye\n"}, {"kept.txt", "stay\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run r = repo.kai({"--json", "propose", "--path", "gone.txt", "--delete", "--why", "unused"});
   KAI_REQUIRE_EXIT(r, 0);
   CHECK(json_of(r).at("kind") == "delete");
@@ -203,7 +203,7 @@ TEST_CASE("propose --delete stages removal of one file", "[e2e][propose]") {
 
 TEST_CASE("propose --json-input takes a multi-line edit from stdin", "[e2e][propose]") {
   TempRepo repo{{"a.py", "def f():\n    return 1\n\nprint(f())\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   json req = {{"path", "a.py"},
               {"target", "def f():\n    return 1\n"},
               {"replacement", "def f():\n    \"quoted\" 'both'\n    return 2\n"},
@@ -230,7 +230,7 @@ TEST_CASE("propose --json-input takes a multi-line edit from stdin", "[e2e][prop
 
 TEST_CASE("propose reads target and replacement from files, or one of them from stdin", "[e2e][propose]") {
   TempRepo repo{{"a.txt", "alpha\nbeta\ngamma\n"}, {"t.in", "beta\n"}, {"r.in", "BETA\nBETA2\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
 
   SECTION("both from files") {
     KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target-file", "t.in", "--replacement-file", "r.in",
@@ -255,7 +255,7 @@ TEST_CASE("propose reads target and replacement from files, or one of them from 
 
 TEST_CASE("propose --dry-run prints the diff and stages nothing", "[e2e][propose]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
   Run r = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w", "--dry-run"});
   KAI_REQUIRE_EXIT(r, 0);
@@ -279,7 +279,7 @@ TEST_CASE("propose --dry-run prints the diff and stages nothing", "[e2e][propose
 
 TEST_CASE("propose records the agent from --agent or KAICODER_AGENT", "[e2e][propose]") {
   TempRepo repo{{"a.txt", "a\nb\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "a", "--replacement", "A", "--why", "w",
                              "--agent", "flag-agent"}),
                    0);
@@ -301,7 +301,7 @@ TEST_CASE("propose records the agent from --agent or KAICODER_AGENT", "[e2e][pro
 
 TEST_CASE("list shows pending proposals first and filters by --status", "[e2e][list]") {
   TempRepo repo{{"a.txt", "1\n2\n3\n4\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   for (const char* line : {"1", "2", "3", "4"}) KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", line, std::string(line) + "x")), 0);
   approve(repo, 2);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "3"}, "y"), 0);
@@ -335,7 +335,7 @@ TEST_CASE("show prints metadata and the diff, and --full shows a diff too large 
   std::string big;
   for (int i = 0; i < 3000; ++i) big += "line " + std::to_string(i) + "\n";
   TempRepo repo{{"a.txt", "old\n"}, {"big.txt", big}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new", "the reason")), 0);
   Run s = repo.kai({"show", "1"});
   KAI_REQUIRE_EXIT(s, 0);
@@ -368,7 +368,7 @@ TEST_CASE("show prints metadata and the diff, and --full shows a diff too large 
 
 TEST_CASE("approve shows the diff, asks y/N on the terminal and applies on y", "[e2e][approve]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   Run a = repo.kai_tty({"approve", "1"}, "y", {}, TtyOutput::terminal);
   KAI_REQUIRE_EXIT(a, 0);
@@ -384,7 +384,7 @@ TEST_CASE("approve shows the diff, asks y/N on the terminal and applies on y", "
 
 TEST_CASE("approve answered n leaves the proposal pending and the tree alone", "[e2e][approve]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   auto before = repo.tree_snapshot();
   for (const char* no : {"n", "", "nope", "yess"}) {
@@ -400,7 +400,7 @@ TEST_CASE("approve answered n leaves the proposal pending and the tree alone", "
 
 TEST_CASE("approve --no-apply records the decision and apply then writes it", "[e2e][approve][apply]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   Run a = repo.kai_tty({"approve", "1", "--no-apply"}, "y");
   KAI_REQUIRE_EXIT(a, 0);
@@ -426,7 +426,7 @@ TEST_CASE("approve --no-apply records the decision and apply then writes it", "[
 
 TEST_CASE("approve --json prints the applied proposal", "[e2e][approve][json]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   Run a = repo.kai_tty({"--json", "approve", "1"}, "y");
   KAI_REQUIRE_EXIT(a, 0);
@@ -441,7 +441,7 @@ TEST_CASE("approve --json prints the applied proposal", "[e2e][approve][json]") 
 
 TEST_CASE("apply refuses a proposal that is not approved", "[e2e][apply]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   Run r = repo.kai({"apply", "1"});
   KAI_CHECK_EXIT(r, 6);
@@ -451,7 +451,7 @@ TEST_CASE("apply refuses a proposal that is not approved", "[e2e][apply]") {
 
 TEST_CASE("reject with --reason logs a rejected entry and writes nothing in the tree", "[e2e][reject]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new", "because")), 0);
   auto before = repo.tree_snapshot();
   before.erase("KAI-CODER-CHANGELOG.md");
@@ -500,7 +500,7 @@ TEST_CASE("reject with --reason logs a rejected entry and writes nothing in the 
 // before they ask a person to decide it.
 TEST_CASE("reject and rollback say what is wrong before asking the question", "[e2e][reject][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
   Run again = repo.kai_tty({"reject", "1"}, "y");
@@ -513,7 +513,7 @@ TEST_CASE("reject and rollback say what is wrong before asking the question", "[
 
 TEST_CASE("list reports a corrupt proposal record and the other proposals still work", "[e2e][list]") {
   TempRepo repo{{"a.txt", "a\nb\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "b", "B")), 0);
   repo.write(".kaicoder/staging/1/meta.json", "{ not json");
@@ -539,7 +539,7 @@ TEST_CASE("list reports a corrupt proposal record and the other proposals still 
 
 TEST_CASE("log lists entries newest first and filters with -n, --kind and --file", "[e2e][log]") {
   TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}, {"c.txt", "c\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A", "first")), 0);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "c.txt", "--delete", "--why", "second"}), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("b.txt", "b", "B", "third")), 0);
@@ -588,7 +588,7 @@ TEST_CASE("log lists entries newest first and filters with -n, --kind and --file
 
 TEST_CASE("log on a tree with no changes says so", "[e2e][log]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Run r = repo.kai({"log"});
   KAI_REQUIRE_EXIT(r, 0);
   CHECK_THAT(r.out, Contains("no changelog entries"));
@@ -599,7 +599,7 @@ TEST_CASE("log on a tree with no changes says so", "[e2e][log]") {
 
 TEST_CASE("the changelog entry of an edit is exactly the SPEC format", "[e2e][changelog]") {
   TempRepo repo{{"src/leo.mjs", "speak(text)\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "src/leo.mjs", "--target", "speak(text)", "--replacement",
                              "if (voice) speak(text)", "--why", "Leo crashed on empty text; add a guard.", "--summary",
                              "Guarded the TTS call with a null-voice check."}),
@@ -624,7 +624,7 @@ TEST_CASE("the changelog entry of an edit is exactly the SPEC format", "[e2e][ch
 
 TEST_CASE("the changelog is newest first and uses — for none", "[e2e][changelog]") {
   TempRepo repo{{"a.txt", "a\n"}, {"c.in", "created\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "new.txt", "--content-file", "c.in", "--why", "w1"}), 0);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--delete", "--why", "w2"}), 0);
   std::string created = approve(repo, 1);
@@ -652,7 +652,7 @@ TEST_CASE("the changelog is newest first and uses — for none", "[e2e][changelo
 
 TEST_CASE("the changelog entry of a rollback is itself an entry with a backup", "[e2e][changelog][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   std::string id = approve(repo, 1);
   Run r = repo.kai_tty({"--json", "rollback", id}, "y");
@@ -677,7 +677,7 @@ TEST_CASE("the changelog entry of a rollback is itself an entry with a backup", 
 
 TEST_CASE("notes written by hand in the changelog survive and do not break log", "[e2e][changelog]") {
   TempRepo repo{{"a.txt", "a\nb\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "b", "B")), 0);
   std::string first = approve(repo, 1);
@@ -701,7 +701,7 @@ TEST_CASE("entries moved to the changelog archive still show in log and can be r
   constexpr int k_changes = 21;
   TempRepo repo;
   for (int i = 0; i < k_changes; ++i) repo.write("f" + std::to_string(i) + ".txt", "old\n");
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::string cfg = repo.read("kaicoder.toml");
   size_t at = cfg.find("keep = 500");
   REQUIRE(at != std::string::npos);
@@ -733,7 +733,7 @@ TEST_CASE("entries moved to the changelog archive still show in log and can be r
 TEST_CASE("a file name with spaces, a comma and non-ASCII letters goes through the whole loop", "[e2e][changelog]") {
   const std::string name = "docs/my file, v2 \u00e9t\u00e9.txt";
   TempRepo repo{{name, "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit(name, "old", "new")), 0);
   std::string id = approve(repo, 1);
   CHECK(repo.read(name) == "new\n");
@@ -751,7 +751,7 @@ TEST_CASE("a file name with spaces, a comma and non-ASCII letters goes through t
 
 TEST_CASE("a backup sits beside the file as <file>.bak-kaicoder-<rollback-id> with the old bytes", "[e2e][backup]") {
   TempRepo repo{{"deep/er/x.cfg", "k=1\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("deep/er/x.cfg", "k=1", "k=2")), 0);
   std::string id = approve(repo, 1);
   CHECK(repo.find(".bak-kaicoder-") == std::vector<std::string>{"deep/er/x.cfg.bak-kaicoder-" + id});
@@ -762,7 +762,7 @@ TEST_CASE("a backup sits beside the file as <file>.bak-kaicoder-<rollback-id> wi
 
 TEST_CASE("two changes in one second get distinct rollback ids and backups", "[e2e][backup]") {
   TempRepo repo{{"a.txt", "1\n2\n3\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   for (const char* l : {"1", "2", "3"}) KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", l, std::string(l) + "x")), 0);
   for (const char* id : {"1", "2", "3"}) KAI_REQUIRE_EXIT(repo.kai_tty({"approve", id, "--no-apply"}, "y"), 0);
   std::set<std::string> ids;
@@ -785,7 +785,7 @@ TEST_CASE("CRLF, a missing final newline and binary bytes survive apply and roll
   std::string binary("\x00\x01\xff\xfe\r\n\x7f" "ELF\x00\x00", 12);
   std::string binary2 = binary + std::string("\x00\x80\x81", 3);
   TempRepo repo{{"crlf.txt", crlf}, {"noeol.txt", no_eol}, {"blob.bin", binary}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   repo.write("bin.in", binary2);
 
   KAI_REQUIRE_EXIT(repo.kai(edit("crlf.txt", "two\r\n", "TWO\r\n2b\r\n")), 0);
@@ -809,7 +809,7 @@ TEST_CASE("CRLF, a missing final newline and binary bytes survive apply and roll
 
 TEST_CASE("apply keeps the file's mode", "[e2e][mode]") {
   TempRepo repo{{"run.py", "print(1)\n"}, {"w.txt", "w\n"}, {"w.in", "W\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   repo.chmod("run.py", 0755);
   repo.chmod("w.txt", 0600);
   KAI_REQUIRE_EXIT(repo.kai(edit("run.py", "print(1)", "print(2)")), 0);
@@ -828,7 +828,7 @@ TEST_CASE("apply keeps the file's mode", "[e2e][mode]") {
 
 TEST_CASE("rollback by id and by last restores the old bytes", "[e2e][rollback]") {
   TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("b.txt", "b", "B")), 0);
   std::string ra = approve(repo, 1);
@@ -854,7 +854,7 @@ TEST_CASE("rollback by id and by last restores the old bytes", "[e2e][rollback]"
 
 TEST_CASE("answering n to rollback changes nothing", "[e2e][rollback]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   approve(repo, 1);
   auto before = repo.tree_snapshot();
@@ -866,7 +866,7 @@ TEST_CASE("answering n to rollback changes nothing", "[e2e][rollback]") {
 
 TEST_CASE("a rollback can itself be rolled back", "[e2e][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   std::string id = approve(repo, 1);
   Run r1 = repo.kai_tty({"--json", "rollback", id}, "y");
@@ -886,7 +886,7 @@ TEST_CASE("a rollback can itself be rolled back", "[e2e][rollback]") {
 
 TEST_CASE("rolling back a created file deletes it", "[e2e][rollback]") {
   TempRepo repo{{"c.in", "new file\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "sub/new.txt", "--content-file", "c.in", "--why", "w"}), 0);
   std::string id = approve(repo, 1);
   REQUIRE(repo.read("sub/new.txt") == "new file\n");
@@ -903,7 +903,7 @@ TEST_CASE("rolling back a created file deletes it", "[e2e][rollback]") {
 
 TEST_CASE("rolling back a delete recreates the file with its mode", "[e2e][rollback][mode]") {
   TempRepo repo{{"tool.sh.txt", "#!/bin/sh\necho hi\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   repo.chmod("tool.sh.txt", 0755);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "tool.sh.txt", "--delete", "--why", "w"}), 0);
   std::string id = approve(repo, 1);
@@ -918,7 +918,7 @@ TEST_CASE("rolling back a delete recreates the file with its mode", "[e2e][rollb
 // live again, `show` must not call it rolled back.
 TEST_CASE("undoing the rollback of a proposal marks the proposal applied again", "[e2e][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   approve(repo, 1);
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
@@ -932,7 +932,7 @@ TEST_CASE("undoing the rollback of a proposal marks the proposal applied again",
 
 TEST_CASE("an allow rule applies a proposal at once, backed up and logged with policy as approver", "[e2e][policy]") {
   TempRepo repo{{"docs/guide.md", "old text\n"}, {"src/a.c", "int x;\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
                                   "\n[[policy.rule]]\naction = \"edit\"\npath = \"docs/**\"\ndecision = \"allow\"\n");
   Run r = repo.kai({"--json", "propose", "--path", "docs/guide.md", "--target", "old", "--replacement", "new", "--why", "w"});
@@ -965,7 +965,7 @@ bool staged(const TempRepo& repo, int id) {
 
 TEST_CASE("propose --wait blocks until approval and prints the rollback id", "[e2e][wait]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::vector<std::string> args = edit("a.txt", "old", "new");
   args.push_back("--wait");
   Process waiter = repo.spawn_kai(args);
@@ -985,7 +985,7 @@ TEST_CASE("propose --wait blocks until approval and prints the rollback id", "[e
 
 TEST_CASE("propose --wait exits 4 when the proposal is rejected", "[e2e][wait]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::vector<std::string> args = edit("a.txt", "old", "new");
   args.push_back("--wait");
   Process waiter = repo.spawn_kai(args);
@@ -1002,7 +1002,7 @@ TEST_CASE("propose --wait exits 4 when the proposal is rejected", "[e2e][wait]")
 TEST_CASE("a --wait proposer keeps waiting while its proposal is approved but not yet applied",
           "[e2e][wait]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::vector<std::string> args = edit("a.txt", "old", "new");
   args.push_back("--wait");
   Process waiter = repo.spawn_kai(args);
@@ -1018,7 +1018,7 @@ TEST_CASE("a --wait proposer keeps waiting while its proposal is approved but no
 
 TEST_CASE("propose --wait --json reports the outcome as one object", "[e2e][wait][json]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::vector<std::string> args = {"--json"};
   for (const auto& a : edit("a.txt", "old", "new")) args.push_back(a);
   args.push_back("--wait");
@@ -1037,7 +1037,7 @@ TEST_CASE("propose --wait --json reports the outcome as one object", "[e2e][wait
 
 TEST_CASE("usage errors exit 2 and stage nothing", "[e2e][usage]") {
   TempRepo repo{{"a.txt", "old\n"}, {"c.in", "c\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
 
   Run no_why = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new"});
@@ -1098,7 +1098,7 @@ TEST_CASE("usage errors exit 2 and stage nothing", "[e2e][usage]") {
 
 TEST_CASE("unknown proposal and rollback ids exit 7", "[e2e][unknown]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
 
   Run show = repo.kai({"show", "99"});

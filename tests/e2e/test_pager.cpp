@@ -16,7 +16,7 @@ const std::string k_marking = "sed 's/^/paged: /'";
 
 // One applied edit (with a changelog entry) and one pending write.
 std::string setup(TempRepo& repo) {
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   std::string big;

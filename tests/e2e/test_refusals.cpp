@@ -39,7 +39,7 @@ Run propose_write(const TempRepo& repo, const std::string& path, const std::stri
 
 TEST_CASE("propose refuses paths outside the root", "[e2e][refusal][paths]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
   for (const std::string p : {"../x", "../repo2/x", "sub/../../x", "/etc/passwd", "/tmp/x"}) {
     INFO("path " << p);
@@ -61,7 +61,7 @@ TEST_CASE("propose refuses paths outside the root", "[e2e][refusal][paths]") {
 
 TEST_CASE("propose refuses a symlink that leads out of the root", "[e2e][refusal][paths]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::filesystem::create_directories(repo.home() / "outside");
   {
     std::ofstream(repo.home() / "outside" / "victim.txt") << "victim\n";
@@ -93,7 +93,7 @@ TEST_CASE("propose refuses a symlink that leads out of the root", "[e2e][refusal
 
 TEST_CASE("propose refuses every never-write path", "[e2e][refusal][paths]") {
   TempRepo repo{{"a.txt", "a\n"}, {".env", "TOKEN=1\n"}, {"node_modules/x", "x\n"}, {"build/x", "x\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   approve(repo, 1);
   auto before = repo.tree_snapshot();
@@ -123,7 +123,7 @@ TEST_CASE("propose refuses every never-write path", "[e2e][refusal][paths]") {
 
 TEST_CASE("propose refuses a never-write path reached through a symlinked folder", "[e2e][refusal][paths]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   repo.symlink("docs", ".git");
   repo.symlink("state", ".kaicoder");
   auto before = repo.tree_snapshot();
@@ -137,7 +137,7 @@ TEST_CASE("propose refuses a never-write path reached through a symlinked folder
 
 TEST_CASE("a file swapped for a symlink after it was proposed is never written through", "[e2e][refusal][paths]") {
   TempRepo repo{{"a.txt", "old\n"}, {"sub/b.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("sub/b.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
@@ -170,7 +170,7 @@ TEST_CASE("a file swapped for a symlink after it was proposed is never written t
 
 TEST_CASE("propose refuses what is not a regular file", "[e2e][refusal][paths]") {
   TempRepo repo{{"dir/a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
   Run w = propose_write(repo, "dir", "x\n");
   KAI_CHECK_EXIT(w, 3);
@@ -183,7 +183,7 @@ TEST_CASE("propose refuses what is not a regular file", "[e2e][refusal][paths]")
 
 TEST_CASE("apply refuses a file with several hard links", "[e2e][refusal][paths]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
   std::filesystem::create_hard_link(repo.abs("a.txt"), repo.home() / "other-name.txt");
@@ -222,7 +222,7 @@ TEST_CASE("a hardlinks value other than refuse or break is a config error", "[e2
 
 TEST_CASE("propose refuses an edit whose target is not found", "[e2e][refusal][target]") {
   TempRepo repo{{"a.txt", "alpha\nbeta\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
   Run r = repo.kai(edit("a.txt", "gamma", "GAMMA"));
   KAI_CHECK_EXIT(r, 6);
@@ -241,7 +241,7 @@ TEST_CASE("propose refuses an edit whose target is not found", "[e2e][refusal][t
 TEST_CASE("propose refuses an edit whose target is found more than once, with line numbers",
           "[e2e][refusal][target]") {
   TempRepo repo{{"a.txt", "x = 1\ny = 2\nx = 1\n"}, {"b.txt", "aaa\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   auto before = repo.tree_snapshot();
   Run r = repo.kai(edit("a.txt", "x = 1", "x = 3"));
   KAI_CHECK_EXIT(r, 6);
@@ -258,7 +258,7 @@ TEST_CASE("propose refuses an edit whose target is found more than once, with li
 
 TEST_CASE("approve refuses a write whose file changed since it was proposed", "[e2e][refusal][stale]") {
   TempRepo repo{{"a.txt", "original\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(propose_write(repo, "a.txt", "from the agent\n"), 0);
   repo.write("a.txt", "hand edit\n");
   auto before = repo.tree_snapshot();
@@ -273,7 +273,7 @@ TEST_CASE("approve refuses a write whose file changed since it was proposed", "[
 
 TEST_CASE("apply refuses a write whose file appeared or vanished since it was proposed", "[e2e][refusal][stale]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(propose_write(repo, "new.txt", "agent\n"), 0);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--delete", "--why", "w"}), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
@@ -292,7 +292,7 @@ TEST_CASE("apply refuses a write whose file appeared or vanished since it was pr
 
 TEST_CASE("approve refuses an edit whose target vanished before approval", "[e2e][refusal][stale]") {
   TempRepo repo{{"a.txt", "keep\ntarget line\nkeep\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "target line", "new line")), 0);
   repo.write("a.txt", "keep\nsomething else\nkeep\n");
   auto before = repo.tree_snapshot();
@@ -322,7 +322,7 @@ TEST_CASE("approve refuses an edit whose target vanished before approval", "[e2e
 
 TEST_CASE("approve, reject and rollback refuse without a terminal", "[e2e][refusal][gate]") {
   TempRepo repo{{"a.txt", "a\nb\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "b", "B")), 0);
   approve(repo, 2);
@@ -345,7 +345,7 @@ TEST_CASE("approve, reject and rollback refuse without a terminal", "[e2e][refus
 
 TEST_CASE("a confirm-tier file needs CONFIRM typed, not y", "[e2e][refusal][gate]") {
   TempRepo repo{{"deploy.sh", "echo old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("deploy.sh", "old", "new")), 0);
   CHECK(show_json(repo, 1).at("tier") == "confirm");
   Run y = repo.kai_tty({"approve", "1"}, "y");
@@ -360,7 +360,7 @@ TEST_CASE("a confirm-tier file needs CONFIRM typed, not y", "[e2e][refusal][gate
 
 TEST_CASE("only configured approvers may decide", "[e2e][refusal][gate]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::string cfg = repo.read("kaicoder.toml");
   size_t at = cfg.find("approvers = []");
   REQUIRE(at != std::string::npos);
@@ -379,7 +379,7 @@ TEST_CASE("only configured approvers may decide", "[e2e][refusal][gate]") {
 
 TEST_CASE("a proposal that expired can no longer be approved", "[e2e][refusal][gate]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::string cfg = repo.read("kaicoder.toml");
   size_t at = cfg.find("timeout = 300");
   REQUIRE(at != std::string::npos);
@@ -412,7 +412,7 @@ TEST_CASE("a proposal that expired can no longer be approved", "[e2e][refusal][g
 
 TEST_CASE("a malformed config refuses every command and names the file, line and key", "[e2e][refusal][config]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   repo.write("kaicoder.toml", "[approval]\ntimeout = 300\ntimout = 5\n");
   auto before = repo.tree_snapshot();
@@ -432,7 +432,7 @@ TEST_CASE("a malformed config refuses every command and names the file, line and
 
 TEST_CASE("the policy can deny an action outright", "[e2e][refusal][policy]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::string cfg = repo.read("kaicoder.toml");
   size_t at = cfg.find("delete = \"ask\"");
   REQUIRE(at != std::string::npos);
@@ -448,7 +448,7 @@ TEST_CASE("the policy can deny an action outright", "[e2e][refusal][policy]") {
 
 TEST_CASE("protected paths take surgical edits only and deny_write adds never-write paths", "[e2e][refusal][policy]") {
   TempRepo repo{{"oracle.html", "<p>old</p>\n"}, {"secrets/db.txt", "x\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::string cfg = repo.read("kaicoder.toml");
   for (auto [from, to] : {std::pair<std::string, std::string>{"protected = []", "protected = [\"oracle.html\"]"},
                           {"deny_write = []", "deny_write = [\"secrets/**\"]"}}) {
@@ -480,7 +480,7 @@ TEST_CASE("protected paths take surgical edits only and deny_write adds never-wr
 
 TEST_CASE("propose-only mode stages and records decisions but never applies", "[e2e][refusal][policy]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   std::string cfg = repo.read("kaicoder.toml");
   size_t at = cfg.find("mode = \"normal\"");
   REQUIRE(at != std::string::npos);
@@ -501,7 +501,7 @@ TEST_CASE("propose-only mode stages and records decisions but never applies", "[
 
 TEST_CASE("a --wait proposer learns that the apply was refused", "[e2e][refusal][stale]") {
   TempRepo repo{{"a.txt", "original\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   Process waiter = repo.spawn_kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w", "--wait"},
                                   "from the agent\n");
   bool staged = false;
@@ -520,7 +520,7 @@ TEST_CASE("a --wait proposer learns that the apply was refused", "[e2e][refusal]
 
 TEST_CASE("approve refuses a proposal that is already decided", "[e2e][refusal][gate]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   approve(repo, 1);
   auto before = repo.tree_snapshot();
@@ -538,7 +538,7 @@ TEST_CASE("approve refuses a proposal that is already decided", "[e2e][refusal][
 
 TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tamper]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "reviewed")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
 
@@ -575,7 +575,7 @@ TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tam
 TEST_CASE("rollback refuses when the file was edited by hand since, and --force keeps the hand edit",
           "[e2e][refusal][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   std::string id = approve(repo, 1);
   repo.write("a.txt", "new\nhand edit\n");
@@ -601,7 +601,7 @@ TEST_CASE("rollback refuses when the file was edited by hand since, and --force 
 
 TEST_CASE("rollback refuses when a later entry changed the file, naming it", "[e2e][refusal][rollback]") {
   TempRepo repo{{"a.txt", "1\n2\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "1", "one")), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "2", "two")), 0);
   std::string first = approve(repo, 1);
@@ -615,7 +615,7 @@ TEST_CASE("rollback refuses when a later entry changed the file, naming it", "[e
 
 TEST_CASE("rollback refuses when the file was removed by hand since", "[e2e][refusal][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   std::string id = approve(repo, 1);
   repo.remove("a.txt");
@@ -628,7 +628,7 @@ TEST_CASE("rollback refuses when the file was removed by hand since", "[e2e][ref
 
 TEST_CASE("rollback refuses a backup that was changed, removed or swapped for a symlink", "[e2e][refusal][rollback]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   std::string id = approve(repo, 1);
   const std::string bak = "a.txt.bak-kaicoder-" + id;
@@ -664,7 +664,7 @@ TEST_CASE("rollback refuses a backup that was changed, removed or swapped for a 
 
 TEST_CASE("a symlink planted at the backup name is never written through", "[e2e][refusal][backup]") {
   TempRepo repo{{"a.txt", "old\n"}};
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
   const auto victim = repo.home() / "victim.txt";

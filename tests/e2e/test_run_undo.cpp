@@ -56,7 +56,7 @@ constexpr const char* k_edit_create_delete = "printf 'new\\n' > edit.txt; printf
 
 // kaicoder set up and committed, so that the user's own git state is clean.
 void set_up(TempRepo& repo) {
-  KAI_REQUIRE_EXIT(repo.kai({"init"}), 0);
+  repo.init();
   git_out(repo, {"add", "-A"});
   git_out(repo, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "kaicoder"});
 }

@@ -401,6 +401,11 @@ TempRepo::TempRepo(std::initializer_list<std::pair<std::string, std::string>> fi
        "commit", "-q", "--allow-empty", "-m", "initial"});
 }
 
+void TempRepo::init() const {
+  Run r = kai({"init"});
+  if (!r.ok()) throw std::runtime_error("kaicoder init failed: " + r.all());
+}
+
 TempRepo::~TempRepo() {
   bool failed = g_failed_assertions.load() > m_failures_at_start || std::uncaught_exceptions() > m_unwinding_at_start;
   if ((failed && !g_case_may_fail) || m_keep || std::getenv("KAICODER_KEEP_TEMP") != nullptr) {

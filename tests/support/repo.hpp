@@ -146,6 +146,11 @@ public:
   TtyProcess spawn_kai_tty(const std::vector<std::string>& args, const EnvOverrides& env = {},
                            TtyOutput output = TtyOutput::pipes) const;
 
+  // Make the repo a root kaicoder governs (`kaicoder init`), the way its
+  // owner does it; throws when that fails. Tests call this, never `kai({"init"})`,
+  // unless init itself is what they test.
+  void init() const;
+
   // Files, relative to the repo. write() creates folders as needed.
   std::string read(const std::string& rel) const;
   void write(const std::string& rel, const std::string& bytes) const;
