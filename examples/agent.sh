@@ -25,16 +25,27 @@ FILE=${1:-greeting.txt}
 
 say() { printf 'agent: %s\n' "$*"; }
 
-# A JSON string literal for arbitrary text: backslash, quote and control
-# characters escaped.
+# A JSON string literal for arbitrary text: backslash, quote and every
+# control character escaped (the model's text may hold any of them; a raw one
+# would break the request or, echoed later, a terminal). Requests are built
+# here and nowhere else: model output is never pasted into a shell string.
 json_string() {
-  local s=$1
-  s=${s//\\/\\\\}
-  s=${s//\"/\\\"}
-  s=${s//$'\n'/\\n}
-  s=${s//$'\t'/\\t}
-  s=${s//$'\r'/\\r}
-  printf '"%s"' "$s"
+  local s=$1 out='' c i code
+  local LC_ALL=C  # byte by byte: UTF-8 passes through unchanged
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    case $c in
+      '"') out+='\"' ;;
+      \\) out+='\\' ;;
+      *)
+        printf -v code '%d' "'$c"
+        if ((code >= 0 && code < 32)) || ((code == 127)); then
+          printf -v c '\\u%04x' "$code"
+        fi
+        out+=$c ;;
+    esac
+  done
+  printf '"%s"' "$out"
 }
 
 # The first string or number field called $1 in kaicoder's JSON (it prints

@@ -108,3 +108,21 @@ TEST_CASE("the example agent stops when a read is refused", "[e2e][agent]") {
   CHECK_THAT(r.out, Contains("cannot read .env (exit 3)"));
   CHECK_THAT(r.out, !Contains("TOKEN=hello"));
 }
+
+TEST_CASE("the example agent escapes every control character it puts into JSON", "[e2e][agent]") {
+  TempRepo repo;
+  // Every byte from 1 to 31, DEL, a quote, a backslash and some UTF-8: the
+  // text a model may hand back. NUL cannot reach a bash variable at all.
+  std::string text;
+  for (int c = 1; c < 32; ++c) text += static_cast<char>(c);
+  text += "\x7f\"\\ caf\xc3\xa9 \xe2\x80\xae";
+  repo.write("model-output.bin", text);
+  Run r = repo.spawn({"bash", "-c",
+                      "source <(sed -n '/^json_string()/,/^}/p' \"$1\") && json_string \"$(cat model-output.bin; printf .)\"",
+                      "bash", k_script})
+              .finish();
+  KAI_REQUIRE_EXIT(r, 0);
+  for (char c : r.out) CHECK(static_cast<unsigned char>(c) >= 0x20);
+  CHECK(r.out.find('\x7f') == std::string::npos);
+  CHECK(json::parse(r.out).get<std::string>() == text + ".");
+}
