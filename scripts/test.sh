@@ -28,6 +28,11 @@ fi
 # compiles only what changed.
 command -v ninja >/dev/null && flags+=(-G Ninja)
 command -v ccache >/dev/null && flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# A folder configured earlier with another generator cannot be reused.
+if [ -f "$dir/CMakeCache.txt" ]; then
+  want=$( [[ " ${flags[*]} " == *" -G Ninja "* ]] && echo Ninja || echo "Unix Makefiles")
+  grep -q "^CMAKE_GENERATOR:INTERNAL=$want\$" "$dir/CMakeCache.txt" || rm -rf "$dir"
+fi
 echo "== build ($dir, warnings as errors)"
 # -g1: line tables are enough for sanitizer reports and build much faster.
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
