@@ -17,26 +17,16 @@ Result<fs::path> init_target(const Env& env) {
   std::error_code ec;
   fs::path root;
   if (env.root_override) {
-    root = env.root_override->is_absolute() ? *env.root_override : env.cwd / *env.root_override;
-    if (!fs::is_directory(root, ec))
-      return make_error(Errc::usage, fmt::format("--root '{}' is not a folder", env.root_override->string()));
-    root = fs::canonical(root, ec);
+    auto r = canonical_root_option(env);
+    if (!r) return r.error();
+    root = *r;
   } else {
     const fs::path start = fs::canonical(env.cwd, ec);
     if (ec) return make_error(Errc::io, fmt::format("cannot resolve '{}': {}", env.cwd.string(), ec.message()));
-    root = start;
-    bool found = false;
-    for (const char* marker : {"kaicoder.toml", ".git"}) {
-      for (fs::path d = start; !found; d = d.parent_path()) {
-        if (fs::exists(fs::symlink_status(d / marker, ec))) {
-          root = d;
-          found = true;
-        }
-        if (d == d.parent_path()) break;
-      }
-    }
+    auto found = nearest_holding(start, "kaicoder.toml");
+    if (!found) found = nearest_holding(start, ".git");
+    root = found ? *found : start;
   }
-  if (ec) return make_error(Errc::io, fmt::format("cannot resolve the root: {}", ec.message()));
   if (root == root.root_path())
     return make_error(Errc::denied, "the filesystem root is never a kaicoder root", "run init at the top of your tree");
   fs::path config = root / "kaicoder.toml";

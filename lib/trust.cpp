@@ -30,22 +30,6 @@ fs::path canonical_cwd(const Env& env) {
   return ec ? env.cwd.lexically_normal() : c;
 }
 
-// `--root DIR` made canonical. `/` is never a root: nothing above it could
-// hold an owner's tree apart from the rest of the system.
-Result<fs::path> canonical_root_option(const Env& env) {
-  std::error_code ec;
-  fs::path r = absolute_from(env, *env.root_override);
-  if (!fs::is_directory(r, ec))
-    return make_error(Errc::usage, fmt::format("--root '{}' is not a folder", env.root_override->string()));
-  fs::path c = fs::canonical(r, ec);
-  if (ec) return make_error(Errc::io, fmt::format("cannot resolve --root '{}': {}", r.string(), ec.message()));
-  if (c == c.root_path())
-    return make_error(Errc::denied, fmt::format("--root '{}' is the filesystem root, which kaicoder never governs",
-                                                env.root_override->string()),
-                      "name the tree you initialised with `kaicoder init`");
-  return c;
-}
-
 bool has_config(const fs::path& dir) {
   std::error_code ec;
   return fs::symlink_status(dir / "kaicoder.toml", ec).type() != fs::file_type::not_found;
@@ -64,6 +48,22 @@ Error changed_error(const fs::path& root, bool gone) {
 }
 
 }  // namespace
+
+// `--root DIR` made canonical. `/` is never a root: nothing above it could
+// hold an owner's tree apart from the rest of the system.
+Result<fs::path> canonical_root_option(const Env& env) {
+  std::error_code ec;
+  fs::path r = absolute_from(env, *env.root_override);
+  if (!fs::is_directory(r, ec))
+    return make_error(Errc::usage, fmt::format("--root '{}' is not a folder", env.root_override->string()));
+  fs::path c = fs::canonical(r, ec);
+  if (ec) return make_error(Errc::io, fmt::format("cannot resolve --root '{}': {}", r.string(), ec.message()));
+  if (c == c.root_path())
+    return make_error(Errc::denied, fmt::format("--root '{}' is the filesystem root, which kaicoder never governs",
+                                                env.root_override->string()),
+                      "name the tree you initialised with `kaicoder init`");
+  return c;
+}
 
 std::string config_digest(std::string_view bytes) { return blob_id(bytes); }
 
@@ -219,13 +219,9 @@ AnyRoot find_any_root(const Env& env) {
       if (t.root == d) return judge(d);
     if (d == d.parent_path()) break;
   }
-  std::error_code ec;
-  for (const char* marker : {"kaicoder.toml", ".git"})
-    for (fs::path d = start;; d = d.parent_path()) {
-      if (fs::exists(fs::symlink_status(d / marker, ec))) return judge(d);
-      if (d == d.parent_path()) break;
-    }
-  return judge(start);
+  auto found = nearest_holding(start, "kaicoder.toml");
+  if (!found) found = nearest_holding(start, ".git");
+  return judge(found ? *found : start);
 }
 
 Result<TrustReview> review_trust(const Env& env) {
@@ -239,15 +235,11 @@ Result<TrustReview> review_trust(const Env& env) {
                         "run `kaicoder init` there to make one");
   } else {
     const fs::path start = canonical_cwd(env);
-    for (fs::path d = start;; d = d.parent_path()) {
-      if (has_config(d)) {
-        r.root = d;
-        break;
-      }
-      if (d == d.parent_path())
-        return make_error(Errc::usage, fmt::format("no kaicoder.toml at or above '{}'", start.string()),
-                          "run `kaicoder init` to make one");
-    }
+    auto found = nearest_holding(start, "kaicoder.toml");
+    if (!found)
+      return make_error(Errc::usage, fmt::format("no kaicoder.toml at or above '{}'", start.string()),
+                        "run `kaicoder init` to make one");
+    r.root = *found;
     if (r.root == r.root.root_path())
       return make_error(Errc::denied, "the filesystem root is never a kaicoder root", "move that kaicoder.toml aside");
   }

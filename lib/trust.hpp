@@ -71,6 +71,10 @@ std::string config_digest(std::string_view bytes);
 // cannot be read, Errc::denied when it is not a regular file.
 Result<std::optional<std::string>> read_root_config(const std::filesystem::path& root);
 
+// `--root DIR` (env.root_override, which must be set) made canonical.
+// Errc::usage when it is not a folder, Errc::denied for `/`.
+Result<std::filesystem::path> canonical_root_option(const Env& env);
+
 struct TrustedRootFound {
   std::filesystem::path root;           // canonical
   std::optional<std::string> config;    // kaicoder.toml's bytes, whose digest matched
