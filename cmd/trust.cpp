@@ -17,7 +17,7 @@ namespace {
 // What the owner reads before they answer: a diff against the bytes they
 // trusted last, or the whole file. Every hidden character is made visible.
 void show_review(const TrustReview& r) {
-  const std::string cfg = (r.root / "kaicoder.toml").string();
+  const std::string cfg = make_visible((r.root / "kaicoder.toml").string());
   std::string body;
   if (r.previous) {
     DiffOptions o;
@@ -58,7 +58,7 @@ RunFn setup_trust(CLI::App&) {
     show_review(*r);
     std::fflush(stdout);
     send_text_to_stderr(false);
-    if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", r->root.string()), "kaicoder trust"); !yes)
+    if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())), "kaicoder trust"); !yes)
       return report(s, yes.error());
     if (auto ok = accept_trust(s.env(), *r, iso_utc(s.clock().now())); !ok) return report(s, ok.error());
     if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", true}});

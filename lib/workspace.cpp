@@ -110,6 +110,10 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
     fs::path c = env.config_override->is_absolute() ? *env.config_override : env.cwd / *env.config_override;
     if (!fs::is_regular_file(c, ec))
       return make_error(Errc::usage, fmt::format("--config '{}' is not a file", env.config_override->string()));
+    // A config is a few lines; a huge file is a mistake or an attempt to exhaust memory.
+    constexpr uintmax_t k_max_overlay = 1 << 20;
+    if (fs::file_size(c, ec) > k_max_overlay)
+      return make_error(Errc::usage, fmt::format("--config '{}' is larger than 1 MiB", env.config_override->string()));
     auto text = read_file(c);
     if (!text) return text.error();
     files.emplace_back(c, ConfigRole::overlay, std::move(*text));

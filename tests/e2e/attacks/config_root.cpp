@@ -100,6 +100,14 @@ TEST_CASE("attack: --config setting the sandbox, a hook or the changelog path is
     Run l = repo.kai({"--config", cfg.string(), "list"});
     KAI_CHECK_EXIT(l, 2);
   }
+  // Nor can it exhaust memory or block on a device.
+  write_outside(repo.home() / "huge.toml", std::string(2 << 20, '#'));
+  Run huge = repo.kai({"--config", (repo.home() / "huge.toml").string(), "list"});
+  KAI_CHECK_EXIT(huge, 2);
+  CHECK_THAT(huge.err, Contains("larger than 1 MiB"));
+  Run dev = repo.kai({"--config", "/dev/zero", "list"});
+  KAI_CHECK_EXIT(dev, 2);
+  CHECK_THAT(dev.err, Contains("is not a file"));
   before.check();
   CHECK_FALSE(fs::exists(marker));
 }
