@@ -62,6 +62,7 @@ void print_json(const nlohmann::json& j);
 
 // Subcommand setups, one per cmd/<verb>.cpp.
 RunFn setup_init(CLI::App& sub);
+RunFn setup_trust(CLI::App& sub);
 RunFn setup_propose(CLI::App& sub);
 RunFn setup_list(CLI::App& sub);
 RunFn setup_show(CLI::App& sub);

@@ -37,4 +37,15 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   return trimmed == "y" || trimmed == "Y" || trimmed == "yes" || trimmed == "YES" || trimmed == "Yes";
 }
 
+// The owner's word at the terminal, for init and trust: Errc::denied with
+// no terminal, Errc::rejected when the answer is not yes.
+Status owner_says_yes(const std::string& question, std::string_view what) {
+  auto yes = ask_on_terminal(question, Tier::normal);
+  if (!yes)
+    return make_error(Errc::denied, fmt::format("{} asks its owner at a terminal, and there is none", what),
+                      "run it yourself in an interactive shell; an agent cannot trust a root");
+  if (!*yes) return make_error(Errc::rejected, fmt::format("{}: not confirmed; nothing was changed", what));
+  return ok_status();
+}
+
 }  // namespace kai::cmd

@@ -4,6 +4,7 @@
 // so an agent in a pipe cannot answer its own question.
 
 #include <string>
+#include <string_view>
 
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
@@ -13,5 +14,9 @@ namespace kai::cmd {
 // Ask `question` on /dev/tty. Normal tier: y/N. Confirm tier: the person
 // must type CONFIRM. Errc::denied when there is no terminal to ask on.
 Result<bool> ask_on_terminal(const std::string& question, Tier tier);
+
+// The owner's y/N at the terminal for `what` (init, trust): Errc::denied
+// with no terminal, Errc::rejected when the answer is not yes.
+Status owner_says_yes(const std::string& question, std::string_view what);
 
 }  // namespace kai::cmd

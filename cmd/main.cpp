@@ -21,7 +21,8 @@ struct CommandSpec {
 };
 
 constexpr CommandSpec k_commands[] = {
-    {"init", "write kaicoder.toml and the state folder", setup_init},
+    {"init", "at a terminal: write kaicoder.toml and the state folder, and trust the root", setup_init},
+    {"trust", "at a terminal: trust a root's kaicoder.toml (a clone, or after it changed)", setup_trust},
     {"propose", "stage a file change for a human to approve", setup_propose},
     {"run", "stage a shell command for a human to approve", setup_run},
     {"list", "list proposals, pending first", setup_list},
@@ -47,10 +48,12 @@ Env make_env(const Options& o) {
   env.cwd = std::filesystem::current_path(ec);
   if (!o.root.empty()) env.root_override = o.root;
   if (!o.config.empty()) env.config_override = o.config;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
-    env.user_config_dir = std::filesystem::path(x) / "kaicoder";
-  else if (const char* h = std::getenv("HOME"); h && *h)
-    env.user_config_dir = std::filesystem::path(h) / ".config" / "kaicoder";
+  // The owner's folder comes from the password database: $HOME and XDG_*
+  // are set by whoever started us, which may be the agent.
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir)
+    env.user_config_dir = std::filesystem::path(pw->pw_dir) / ".config" / "kaicoder";
+  else
+    env.user_config_dir = "/nonexistent/kaicoder";  // no home: no owner config, nothing trusted
   env.user = user_name();
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
@@ -67,8 +70,8 @@ int run_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   Options opts;
-  app.add_option("--root", opts.root, "the tree kaicoder governs (default: nearest kaicoder.toml, else git work tree)");
-  app.add_option("--config", opts.config, "config file to use instead of <root>/kaicoder.toml");
+  app.add_option("--root", opts.root, "the trusted root to work in (default: the nearest trusted root above the working directory)");
+  app.add_option("--config", opts.config, "extra config that may only add restrictions (deny/ask rules, deny_read, deny_write, protected, confirm)");
   app.add_flag("--json", opts.json, "print one JSON object on stdout");
   app.add_flag("--no-color", opts.no_color, "never colour output (also NO_COLOR)");
   app.add_option("--color", opts.color, "colour output: auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));

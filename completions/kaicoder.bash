@@ -8,13 +8,13 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is the idiom here
 
-_kaicoder_commands="init propose run list show approve reject apply log rollback read ls doctor"
+_kaicoder_commands="init trust propose run list show approve reject apply log rollback read ls doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
 _kaicoder_command_options() {
     case $1 in
-        init) ;;
+        init|trust) ;;
         propose)
             echo "--path --target --replacement --target-file --replacement-file" \
                 "--content-file --delete --json-input --why --summary --agent" \

@@ -143,8 +143,8 @@ end
 complete -c kaicoder -f
 
 # Global options.
-complete -c kaicoder -l root -x -a '(__fish_complete_directories)' -d 'The tree kaicoder governs'
-complete -c kaicoder -l config -r -F -d 'Config file to use instead of <root>/kaicoder.toml'
+complete -c kaicoder -l root -x -a '(__fish_complete_directories)' -d 'A trusted root to work in'
+complete -c kaicoder -l config -r -F -d 'Extra config that may only add restrictions'
 complete -c kaicoder -l json -d 'Print one JSON object on stdout'
 complete -c kaicoder -l no-color -d 'Never colour output'
 complete -c kaicoder -l color -x -a 'auto always never' -d 'Colour output'
@@ -152,7 +152,8 @@ complete -c kaicoder -n __kaicoder_needs_command -l version -d 'Print the versio
 complete -c kaicoder -s h -l help -d 'Print help and exit'
 
 # Commands.
-complete -c kaicoder -n __kaicoder_needs_command -a init -d 'Write kaicoder.toml and the state folder'
+complete -c kaicoder -n __kaicoder_needs_command -a init -d 'At a terminal: write kaicoder.toml and the state folder, trust the root'
+complete -c kaicoder -n __kaicoder_needs_command -a trust -d 'At a terminal: trust the kaicoder.toml of a root'
 complete -c kaicoder -n __kaicoder_needs_command -a propose -d 'Stage a file change for a human to approve'
 complete -c kaicoder -n __kaicoder_needs_command -a run -d 'Stage a shell command for a human to approve'
 complete -c kaicoder -n __kaicoder_needs_command -a list -d 'List proposals, pending first'

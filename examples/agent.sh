@@ -7,7 +7,7 @@
 # has decided. This script makes the calls a model would make and shows how
 # each exit code is handled. It needs bash, sed and grep, nothing else.
 #
-#   cd your-tree && kaicoder init
+#   cd your-tree && kaicoder init            # the owner, at a terminal
 #   printf 'greeting = hello\n' > greeting.txt
 #   examples/agent.sh greeting.txt            # then, in another terminal:
 #   kaicoder list; kaicoder approve 1; ...    # decide each proposal

@@ -16,7 +16,14 @@ namespace {
 struct Ctx {
   std::string file;
   Config& cfg;
+  ConfigRole role = ConfigRole::trusted;
 };
+
+// What a restricting overlay may hold: sections that lead to the lists below,
+// rules (deny and ask only, checked in load_rule) and lists that only add.
+const std::set<std::string> k_overlay_keys = {"policy",         "policy.rule",     "paths",
+                                              "paths.deny_read", "paths.deny_write", "paths.protected",
+                                              "paths.confirm"};
 
 Error bad(const Ctx& c, const toml::node& n, std::string_view key, std::string_view problem) {
   return make_error(Errc::usage, fmt::format("{}:{}: {}: {}", c.file, n.source().begin.line, key, problem),
@@ -70,6 +77,10 @@ Status walk_table(const Ctx& c, const toml::table& t, const std::string& prefix,
     std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     auto h = handlers.find(key);
     if (h == handlers.end()) return bad(c, node, key, "unknown key");
+    if (c.role == ConfigRole::overlay && !k_overlay_keys.count(key))
+      return bad(c, node, key,
+                 "not allowed in a config named with --config, which may only add deny or ask rules and "
+                 "[paths] deny_read, deny_write, protected and confirm entries");
     KAI_TRY(h->second(c, node, key));
   }
   return ok_status();
@@ -103,6 +114,12 @@ Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
   if (r.action.empty() || r.decision.empty()) return bad(c, n, key, "a rule needs both action and decision");
   if (r.action == "run" && !r.path.empty()) return bad(c, n, key, "a run rule matches command, not path");
   if (r.action != "run" && !r.command.empty()) return bad(c, n, key, "only run rules match a command");
+  // A rule that can never match is a mistake that would silently do nothing.
+  if (r.action == "run" && r.command.empty()) return bad(c, n, key, "a run rule needs a command to match");
+  if (r.action != "run" && r.path.empty())
+    return bad(c, n, key, fmt::format("a {} rule needs a path to match", r.action));
+  if (c.role == ConfigRole::overlay && r.decision == "allow")
+    return bad(c, n, key + ".decision", "a config named with --config may only add deny or ask rules, not allow");
   c.cfg.rules.push_back(std::move(r));
   return ok_status();
 }
@@ -216,21 +233,22 @@ std::map<std::string, Handler> handlers() {
 
 }  // namespace
 
-Result<Config> load_config(const std::vector<fs::path>& files) {
+Result<Config> load_config(const std::vector<ConfigFile>& files) {
   Config cfg;
   const auto h = handlers();
-  for (const auto& f : files) {
+  for (const auto& file : files) {
+    const fs::path& f = file.path;
     std::error_code ec;
-    if (!fs::exists(f, ec)) continue;
+    if (!file.text && !fs::exists(f, ec)) continue;
     toml::table t;
     try {
-      t = toml::parse_file(f.string());
+      t = file.text ? toml::parse(*file.text, f.string()) : toml::parse_file(f.string());
     } catch (const toml::parse_error& e) {
       return make_error(Errc::usage,
                         fmt::format("{}:{}: {}", f.string(), e.source().begin.line, e.description()),
                         "fix the file; see kaicoder.toml(5) for every key");
     }
-    Ctx c{f.string(), cfg};
+    Ctx c{f.string(), cfg, file.role};
     KAI_TRY(walk_table(c, t, "", h));
     cfg.loaded.push_back(f);
   }

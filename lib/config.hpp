@@ -1,11 +1,16 @@
 #pragma once
-// kaicoder.toml (SPEC §8): the user's ~/.config/kaicoder/config.toml merged
-// under the root's kaicoder.toml. Validation is strict: a malformed file, an
-// unknown key, a wrong type or a bad pattern is an error naming the file, the
-// line and the key, so a typo can never silently loosen a rule.
+// kaicoder.toml (SPEC §8): the owner's config.toml (in their own kaicoder
+// folder, found through the password database) merged under the trusted
+// root's kaicoder.toml, then any restricting overlay (`--config FILE`) on top.
+// Validation is strict: a malformed file, an unknown key, a wrong type or a
+// bad pattern is an error naming the file, the line and the key, so a typo can
+// never silently loosen a rule. An overlay comes from the caller, who may be
+// the agent, so it may only tighten: `deny`/`ask` rules and the
+// deny_read/deny_write/protected/confirm lists; any other key is an error.
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,9 +66,26 @@ struct Config {
   std::vector<std::filesystem::path> loaded;  // files that were read, lowest precedence first
 };
 
+// Where a config file came from. `trusted`: the owner's config or the
+// trusted root's kaicoder.toml, which may set anything. `overlay`: a file the
+// caller named, which may only add restrictions.
+enum class ConfigRole { trusted, overlay };
+
+struct ConfigFile {
+  ConfigFile(std::filesystem::path p, ConfigRole r = ConfigRole::trusted, std::optional<std::string> t = std::nullopt)
+      : path(std::move(p)), role(r), text(std::move(t)) {}
+  std::filesystem::path path;
+  ConfigRole role = ConfigRole::trusted;
+  // The bytes to parse when the caller already read them (the bytes whose
+  // digest was checked, so the file cannot change in between); else `path` is read.
+  std::optional<std::string> text;
+};
+
 // Load `files` in order (later ones win for single values; lists add up).
-// Missing files are skipped. Errc::usage with "FILE:LINE: KEY: problem" on any error.
-Result<Config> load_config(const std::vector<std::filesystem::path>& files);
+// Missing files are skipped. Errc::usage with "FILE:LINE: KEY: problem" on
+// any error, including a key an overlay may not set and a rule that can never
+// match (a file rule without a path, a run rule without a command).
+Result<Config> load_config(const std::vector<ConfigFile>& files);
 
 // The config text `kaicoder init` writes.
 std::string default_config_text();

@@ -12,6 +12,7 @@
 #include "lib/git.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
+#include "lib/trust.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/lock.hpp"
 
@@ -290,12 +291,25 @@ void check_snapshots(Workspace& ws, Checks& out) {
 
 std::vector<Check> run_doctor(const DoctorInput& in) {
   Checks out;
-  auto ws = Workspace::open(in.env, *in.clock);
+  // Doctor works anywhere, and says first whether the root is one its owner trusted.
+  const AnyRoot any = find_any_root(in.env);
+  const std::string cfg_file = (any.root / "kaicoder.toml").string();
+  if (any.trust == Trust::trusted)
+    add(out, "trust", Level::ok, fmt::format("{} is a trusted root", any.root.string()));
+  else if (any.trust == Trust::changed)
+    add(out, "trust", Level::fail, fmt::format("{} changed since you trusted it; kaicoder refuses to work here", cfg_file),
+        "run `kaicoder trust` at a terminal: it shows what changed and asks");
+  else
+    add(out, "trust", Level::fail, fmt::format("{} is not a trusted root; kaicoder refuses to work here", any.root.string()),
+        "the owner runs `kaicoder init` (new tree) or `kaicoder trust` (a tree with a kaicoder.toml) at a terminal");
+  Result<Workspace> ws = any.trust == Trust::trusted ? Workspace::open(in.env, *in.clock)
+                                                     : make_error(Errc::denied, "the root is not trusted");
   if (!ws) {
-    add(out, "config", Level::fail, ws.error().message, ws.error().hint);
-    // Carry on with the built-in defaults so every other check still runs.
+    // An untrusted kaicoder.toml is not read at all: the built-in defaults
+    // let every other check run.
+    if (any.trust == Trust::trusted) add(out, "config", Level::fail, ws.error().message, ws.error().hint);
+    else add(out, "config", Level::warn, "not read: the root is not trusted; built-in defaults", "see the trust check");
     Env bare = in.env;
-    bare.user_config_dir = "/nonexistent/kaicoder";
     bare.config_override = std::nullopt;
     ws = Workspace::open_without_config(bare, *in.clock);
     if (!ws) {

@@ -4,28 +4,43 @@
 
 #include "lib/config.hpp"
 #include "lib/store.hpp"
+#include "lib/trust.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
 
-Result<InitResult> init_tree(const Env& env) {
+Result<fs::path> init_target(const Env& env) {
+  if (env.config_override)
+    return make_error(Errc::usage, "init takes no --config: it always writes <root>/kaicoder.toml",
+                      "--config names a file that only adds restrictions; leave it out");
   std::error_code ec;
   fs::path root;
   if (env.root_override) {
-    root = env.root_override->is_absolute() ? *env.root_override : env.cwd / *env.root_override;
-    if (!fs::is_directory(root, ec))
-      return make_error(Errc::usage, fmt::format("--root '{}' is not a folder", env.root_override->string()));
-    root = fs::canonical(root, ec);
+    auto r = canonical_root_option(env);
+    if (!r) return r.error();
+    root = *r;
   } else {
-    root = find_root(env.cwd);
+    const fs::path start = fs::canonical(env.cwd, ec);
+    if (ec) return make_error(Errc::io, fmt::format("cannot resolve '{}': {}", env.cwd.string(), ec.message()));
+    auto found = nearest_holding(start, "kaicoder.toml");
+    if (!found) found = nearest_holding(start, ".git");
+    root = found ? *found : start;
   }
-  fs::path config = env.config_override ? (env.config_override->is_absolute() ? *env.config_override : env.cwd / *env.config_override)
-                                        : root / "kaicoder.toml";
+  if (root == root.root_path())
+    return make_error(Errc::denied, "the filesystem root is never a kaicoder root", "run init at the top of your tree");
+  fs::path config = root / "kaicoder.toml";
   if (fs::exists(fs::symlink_status(config, ec)))
     return make_error(Errc::conflict, fmt::format("'{}' already exists; kaicoder init never overwrites it", config.string()),
-                      "edit it by hand, or move it aside and run init again");
-  KAI_TRY(write_file_exclusive(config, default_config_text(), 0644));
+                      "to trust the kaicoder.toml that is there, run `kaicoder trust` at a terminal");
+  return root;
+}
+
+Result<InitResult> init_tree(const Env& env, const fs::path& root, std::string_view now_iso) {
+  const fs::path config = root / "kaicoder.toml";
+  const std::string config_text = default_config_text();
+  KAI_TRY(write_file_exclusive(config, config_text, 0644));
+  KAI_TRY(TrustList(env.user_config_dir).record(root, config_text, now_iso));
   KAI_TRY(Store(root / ".kaicoder").ensure());
   InitResult out{root, config, {}};
   fs::path gi = root / ".gitignore";

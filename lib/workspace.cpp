@@ -1,26 +1,14 @@
 #include "lib/workspace.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
+#include "lib/trust.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
-
-fs::path find_root(const fs::path& cwd) {
-  std::error_code ec;
-  fs::path start = fs::weakly_canonical(cwd, ec);
-  if (ec) start = cwd;
-  for (fs::path d = start;; d = d.parent_path()) {
-    if (fs::exists(d / "kaicoder.toml", ec)) return d;
-    if (d == d.parent_path()) break;
-  }
-  for (fs::path d = start;; d = d.parent_path()) {
-    if (fs::exists(d / ".git", ec)) return d;
-    if (d == d.parent_path()) break;
-  }
-  return start;
-}
 
 Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
     : root(r),
@@ -74,47 +62,75 @@ void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
 }  // namespace
 
 Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& clock) {
-  Env e = env;
-  e.config_override = std::nullopt;
-  fs::path root = e.root_override ? *e.root_override : find_root(e.cwd);
-  std::error_code ec;
-  root = fs::weakly_canonical(e.root_override && root.is_relative() ? e.cwd / root : root, ec);
-  Workspace ws(root, Config{}, clock, e.user);
-  ws.owner_dir = e.user_config_dir;
-  ws.redactor.add_env(e.vars);
+  fs::path root = find_any_root(env).root;
+  Workspace ws(root, Config{}, clock, env.user);
+  ws.owner_dir = env.user_config_dir;
+  ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   return ws;
 }
 
+namespace {
+
+// [changelog] path names a file kaicoder appends to: it must lie inside root
+// and outside every place kaicoder never writes (.git/, the state dir, its
+// config, backups, secret files, generated folders).
+Status check_changelog_path(const fs::path& root, const std::string& rel) {
+  auto bad = [&](const std::string& why) {
+    return make_error(Errc::usage, fmt::format("changelog.path '{}' {}", rel, why),
+                      "name a file inside root, such as KAI-CODER-CHANGELOG.md");
+  };
+  auto p = resolve(root, root, rel);
+  if (!p || p->rel != fs::path(rel).lexically_normal().generic_string())
+    return bad(p ? "reaches another place through a symlink" : "must be a path inside root: " + p.error().message);
+  // The changelog's own name is never-write for agents; judge the folder it sits in by a neutral name.
+  RootPath probe = *p;
+  Guardrails g;
+  g.changelog.clear();
+  std::string base = p->abs.filename().string();
+  for (char& ch : base) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (base == "kai-coder-changelog.md")
+    probe.rel = (fs::path(p->rel).parent_path() / "changelog-probe.md").generic_string();
+  if (auto w = check_write(g, probe); !w) return bad("is not a place kaicoder may write: " + w.error().message);
+  return ok_status();
+}
+
+}  // namespace
+
 Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
-  fs::path root;
-  std::error_code ec;
-  if (env.root_override) {
-    fs::path r = env.root_override->is_absolute() ? *env.root_override : env.cwd / *env.root_override;
-    if (!fs::is_directory(r, ec))
-      return make_error(Errc::usage, fmt::format("--root '{}' is not a folder", env.root_override->string()));
-    root = fs::canonical(r, ec);
-  } else {
-    root = find_root(env.cwd);
-  }
-  std::vector<fs::path> files = {env.user_config_dir / "config.toml"};
-  fs::path root_cfg = root / "kaicoder.toml";
+  auto found = find_trusted_root(env);
+  if (!found) return found.error();
+  const fs::path root = found->root;
+  std::vector<ConfigFile> files = {ConfigFile(env.user_config_dir / "config.toml")};
+  const fs::path root_cfg = root / "kaicoder.toml";
+  if (found->config) files.emplace_back(root_cfg, ConfigRole::trusted, *found->config);
+  std::optional<fs::path> overlay;
   if (env.config_override) {
+    std::error_code ec;
     fs::path c = env.config_override->is_absolute() ? *env.config_override : env.cwd / *env.config_override;
     if (!fs::is_regular_file(c, ec))
       return make_error(Errc::usage, fmt::format("--config '{}' is not a file", env.config_override->string()));
-    root_cfg = c;
+    // A config is a few lines; a huge file is a mistake or an attempt to exhaust memory.
+    constexpr uintmax_t k_max_overlay = 1 << 20;
+    if (fs::file_size(c, ec) > k_max_overlay)
+      return make_error(Errc::usage, fmt::format("--config '{}' is larger than 1 MiB", env.config_override->string()));
+    auto text = read_file(c);
+    if (!text) return text.error();
+    files.emplace_back(c, ConfigRole::overlay, std::move(*text));
+    overlay = fs::weakly_canonical(c, ec);
   }
-  files.push_back(root_cfg);
   auto cfg = load_config(files);
   if (!cfg) return cfg.error();
+  KAI_TRY(check_changelog_path(root, cfg->changelog));
   Workspace ws(root, std::move(*cfg), clock, env.user);
   ws.owner_dir = env.user_config_dir;
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   // kaicoder's own config is never an edit target, wherever it lives in root.
-  fs::path rel = root_cfg.lexically_relative(root);
-  if (!rel.empty() && *rel.begin() != "..") ws.guards.config_files.push_back(rel.generic_string());
+  if (overlay) {
+    fs::path rel = overlay->lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != "..") ws.guards.config_files.push_back(rel.generic_string());
+  }
   return ws;
 }
 

@@ -24,20 +24,22 @@ struct Env {
   std::filesystem::path cwd;
   std::optional<std::filesystem::path> root_override;    // --root
   std::optional<std::filesystem::path> config_override;  // --config
-  std::filesystem::path user_config_dir;  // $XDG_CONFIG_HOME/kaicoder or ~/.config/kaicoder
+  // The owner's kaicoder folder: <home from the password database>/.config/kaicoder,
+  // never $HOME or XDG_*, which the caller sets.
+  std::filesystem::path user_config_dir;
   std::string user;                       // OS user name of the real uid
   std::vector<std::pair<std::string, std::string>> vars;  // the process environment, for redaction
 };
 
-// SPEC §1: nearest kaicoder.toml upward, else the enclosing git work tree,
-// else `cwd`. Canonical.
-std::filesystem::path find_root(const std::filesystem::path& cwd);
-
 class Workspace {
 public:
-  // Errc::usage for a bad --root or a malformed config.
+  // The trusted root (lib/trust: find_trusted_root) with the owner's config,
+  // its kaicoder.toml and any restricting --config overlay. Errc::denied when
+  // there is no trusted root or it changed; Errc::usage for a bad --root or a
+  // malformed or disallowed config.
   static Result<Workspace> open(const Env& env, const Clock& clock);
-  // The same root with built-in defaults only, for doctor when a config is broken.
+  // The root doctor looks at (trusted or not) with built-in defaults only,
+  // for doctor when the root is untrusted or a config is broken.
   static Result<Workspace> open_without_config(const Env& env, const Clock& clock);
 
   std::filesystem::path root;

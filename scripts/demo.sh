@@ -40,8 +40,8 @@ decide() {
   fi
 }
 
-step "set up kaicoder in the repository" "kaicoder init"
-"$kai" init
+step "the owner makes the repository a trusted root, at the terminal" "kaicoder init"
+decide y init
 
 step "the agent proposes a fix (nothing in the tree changes yet)" \
      "kaicoder propose --path greet.py --target 'greet(None)' --replacement 'greet(\"world\")' --why …"

@@ -53,6 +53,14 @@ Result<std::string> read_file(const fs::path& p) {
   return r;
 }
 
+std::optional<fs::path> nearest_holding(const fs::path& start, const fs::path& name) {
+  std::error_code ec;
+  for (fs::path d = start;; d = d.parent_path()) {
+    if (fs::symlink_status(d / name, ec).type() != fs::file_type::not_found) return d;
+    if (d == d.parent_path()) return std::nullopt;
+  }
+}
+
 Status fsync_dir(const fs::path& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot open folder '{}': {}", dir.string(), errno_text(errno)));

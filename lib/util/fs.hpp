@@ -7,6 +7,7 @@
 #include <string_view>
 #include <sys/types.h>
 #include <filesystem>
+#include <optional>
 
 #include "lib/result.hpp"
 
@@ -26,6 +27,10 @@ Status write_file_exclusive(const std::filesystem::path& p, std::string_view dat
 Status append_file(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
 
 Status fsync_dir(const std::filesystem::path& dir);
+
+// The nearest of `start` and its ancestors that holds an entry `name` (any
+// type, a dangling symlink too), or nullopt. `start` should be canonical.
+std::optional<std::filesystem::path> nearest_holding(const std::filesystem::path& start, const std::filesystem::path& name);
 Status make_dirs(const std::filesystem::path& dir, mode_t mode = 0755);
 
 // write(2) until done, retrying on EINTR.

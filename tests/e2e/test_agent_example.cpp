@@ -94,6 +94,7 @@ TEST_CASE("the example agent reads again and re-proposes after a conflict", "[e2
 
 TEST_CASE("the example agent gives up on proposals nobody decides in time", "[e2e][agent]") {
   TempRepo repo{{"greeting.txt", "greeting = hello\n"}, {"kaicoder.toml", "[approval]\ntimeout = 1\n"}};
+  repo.trust();
   Run r = start_agent(repo).finish(60s);
   KAI_CHECK_EXIT(r, 0);
   CHECK_THAT(r.out, Contains("nobody decided before the timeout"));

@@ -121,7 +121,7 @@ TEST_CASE("doctor on a healthy tree: every store check ok, exit 0, one JSON entr
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\ntwo\n"}};
   applied_and_pending(repo);
   Doctor d = doctor(repo);
-  for (const char* name : {"config", "root", "state dir", "store lock", "changelog", "backups", "proposals",
+  for (const char* name : {"trust", "config", "root", "state dir", "store lock", "changelog", "backups", "proposals",
                            "half-done changes", "git", "guardrail self-test"})
     verdict(d, name, "ok");
   for (const char* name : {"isolation", "sandbox", "installation"}) CHECK(level(d, name) != "(missing)");
@@ -142,6 +142,7 @@ TEST_CASE("doctor on a healthy tree: every store check ok, exit 0, one JSON entr
 TEST_CASE("doctor names the file, line and key of a malformed config and still runs every other check",
           "[e2e][doctor][config]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = \"soon\"\n"}};
+  repo.trust();
   Doctor d = doctor(repo);
   verdict(d, "config", "fail", "kaicoder.toml:2: approval.timeout");
   verdict(d, "guardrail self-test", "ok");
@@ -161,6 +162,8 @@ TEST_CASE("doctor: a state dir others can write fails, one others can read warns
           "[e2e][doctor]") {
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\ntwo\n"}};
   SECTION("missing") {
+    repo.init();
+    fs::remove_all(repo.abs(".kaicoder"));
     Doctor d = doctor(repo);
     verdict(d, "state dir", "warn", "", "kaicoder init");
     check_exit_matches(d);
@@ -412,6 +415,25 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
   json inst = check(d, "installation");
   REQUIRE_FALSE(inst.is_null());
   CHECK(inst.at("level") != "fail");
+}
+
+TEST_CASE("doctor works in a tree nobody trusted and says so, without reading its config", "[e2e][doctor][trust]") {
+  TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = \"soon\"\n"}};
+  Doctor d = doctor(repo);
+  verdict(d, "trust", "fail", "not a trusted root", "kaicoder trust");
+  verdict(d, "config", "warn", "not read");
+  verdict(d, "root", "ok", repo.path().string());
+  verdict(d, "guardrail self-test", "ok");
+  check_exit_matches(d);
+  CHECK(d.run.exit_code == 1);
+  repo.trust();
+  repo.write("kaicoder.toml", "[approval]\ntimeout = 30\n");
+  d = doctor(repo);
+  verdict(d, "trust", "fail", "changed since you trusted it", "kaicoder trust");
+  repo.trust();
+  d = doctor(repo);
+  verdict(d, "trust", "ok");
+  verdict(d, "config", "ok");
 }
 
 TEST_CASE("doctor takes no arguments and answers --help outside a repository", "[e2e][doctor]") {

@@ -34,6 +34,7 @@ std::string everything_written(const TempRepo& repo) {
 
 TEST_CASE("a user who is not an approver is refused and nothing is applied", "[e2e][gate]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\napprovers = [\"somebody-else\"]\n"}};
+  repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   Run r = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(r, 3);
@@ -44,6 +45,7 @@ TEST_CASE("a user who is not an approver is refused and nothing is applied", "[e
 
 TEST_CASE("y leaves a confirm-tier proposal pending and CONFIRM applies it", "[e2e][gate]") {
   TempRepo repo{{"run.sh", "echo old\n"}, {"kaicoder.toml", "[paths]\nconfirm = [\"*.sh\"]\n"}};
+  repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("run.sh", "old", "new")), 0);
   Run y = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(y, 0);
@@ -57,6 +59,7 @@ TEST_CASE("y leaves a confirm-tier proposal pending and CONFIRM applies it", "[e
 
 TEST_CASE("a protected file takes surgical edits only", "[e2e][gate]") {
   TempRepo repo{{"oracle.html", "<p>old</p>\n"}, {"kaicoder.toml", "[paths]\nprotected = [\"oracle.html\"]\n"}};
+  repo.trust();
   repo.write("new.html", "<p>all new</p>\n");
   Run w = repo.kai({"propose", "--path", "oracle.html", "--content-file", "new.html", "--why", "rewrite"});
   KAI_CHECK_EXIT(w, 3);
@@ -66,6 +69,7 @@ TEST_CASE("a protected file takes surgical edits only", "[e2e][gate]") {
 
 TEST_CASE("an expired proposal is logged once, its waiter exits 5, and it cannot be approved", "[e2e][gate]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = 1\n"}};
+  repo.trust();
   auto args = edit("a.txt", "old", "new");
   args.push_back("--wait");
   Process waiter = repo.spawn_kai(args);
@@ -82,6 +86,7 @@ TEST_CASE("an expired proposal is logged once, its waiter exits 5, and it cannot
 
 TEST_CASE("propose-only mode stages and diffs but never applies", "[e2e][gate]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[policy]\nmode = \"propose-only\"\n"}};
+  repo.trust();
   Run p = repo.kai(edit("a.txt", "old", "new"));
   KAI_CHECK_EXIT(p, 0);
   CHECK_THAT(p.out, Contains("+new"));
@@ -94,6 +99,7 @@ TEST_CASE("propose-only mode stages and diffs but never applies", "[e2e][gate]")
 TEST_CASE("an allow rule applies at once, still backed up and logged with policy as approver", "[e2e][gate]") {
   TempRepo repo{{"docs/a.md", "old\n"},
                 {"kaicoder.toml", "[[policy.rule]]\naction = \"edit\"\npath = \"docs/**\"\ndecision = \"allow\"\n"}};
+  repo.trust();
   Run r = repo.kai({"--json", "propose", "--path", "docs/a.md", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(r, 0);
   CHECK(repo.read("docs/a.md") == "new\n");
@@ -105,6 +111,7 @@ TEST_CASE("an allow rule applies at once, still backed up and logged with policy
 TEST_CASE("a deny rule refuses at propose time", "[e2e][gate]") {
   TempRepo repo{{"vendor/x.c", "old\n"},
                 {"kaicoder.toml", "[[policy.rule]]\naction = \"edit\"\npath = \"vendor/**\"\ndecision = \"deny\"\n"}};
+  repo.trust();
   auto before = repo.tree_snapshot();
   Run r = repo.kai(edit("vendor/x.c", "old", "new"));
   KAI_CHECK_EXIT(r, 3);
@@ -114,6 +121,7 @@ TEST_CASE("a deny rule refuses at propose time", "[e2e][gate]") {
 
 TEST_CASE("a malformed config is an error naming file, line and key", "[e2e][gate]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = \"soon\"\n"}};
+  repo.trust();
   Run r = repo.kai(edit("a.txt", "old", "new"));
   KAI_CHECK_EXIT(r, 2);
   CHECK_THAT(r.err, Contains("kaicoder.toml:2: approval.timeout"));
@@ -122,6 +130,7 @@ TEST_CASE("a malformed config is an error naming file, line and key", "[e2e][gat
 
 TEST_CASE("a path made dangerous after propose is refused at apply", "[e2e][gate]") {
   TempRepo repo{{"sub/a.txt", "old\n"}};
+  repo.init();
   fs::path outside = repo.home() / "outside";
   fs::create_directories(outside);
   std::ofstream(outside / "a.txt") << "old\n";
@@ -139,6 +148,7 @@ TEST_CASE("a planted secret never appears in output or in anything kaicoder stor
   const std::string env_secret = "tok-9f8e7d6c5b4a3210";
   const std::string file_secret = "filesecret-0123456789";
   TempRepo repo{{"a.py", "x = 1\n"}, {".env", "DB_PASSWORD=" + file_secret + "\n"}};
+  repo.init();
   repo.write("notes.txt", "token " + env_secret + " and " + file_secret + "\n");
   EnvOverrides env = {{"SERVICE_API_TOKEN", env_secret}};
   std::string seen;
@@ -175,6 +185,7 @@ TEST_CASE("a planted secret never appears in output or in anything kaicoder stor
 
 TEST_CASE("a blocked command is refused at once, never staged, and logged", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
   auto before = repo.tree_snapshot();
   Run r = repo.kai({"run", "--why", "clean", "--shell", "make; rm -rf ~"});
   KAI_CHECK_EXIT(r, 3);
@@ -191,6 +202,7 @@ TEST_CASE("a blocked command is refused at once, never staged, and logged", "[e2
 
 TEST_CASE("an approved run executes once and a waiting proposer gets its output and exit code", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
   Process waiter = repo.spawn_kai({"run", "--why", "t", "--wait", "--shell", "echo hello-from-run; exit 7"});
   for (int i = 0; i < 100 && !repo.exists(".kaicoder/staging/1/meta.json"); ++i) std::this_thread::sleep_for(50ms);
   Run a = repo.kai_tty({"approve", "1"}, "y");
@@ -208,6 +220,7 @@ TEST_CASE("an approved run executes once and a waiting proposer gets its output 
 
 TEST_CASE("a run cannot write outside root", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
   // Not under the temp folder, which runs may write to.
   fs::path outside = fs::path("/var/tmp") / ("kaicoder-escape-" + std::to_string(::getpid()) + ".txt");
   Run p = repo.kai({"run", "--why", "t", "--", "sh", "-c", "echo x > " + outside.string()});
@@ -227,11 +240,13 @@ TEST_CASE("a run cannot write outside root", "[e2e][run]") {
 
 TEST_CASE("the sandbox stops a write the classifier cannot see, except in [run] writable folders", "[e2e][run]") {
   TempRepo repo{{"w.sh", "echo x > \"$1\"\n"}};
+  repo.init();
   const std::string tag = std::to_string(::getpid());
   const fs::path extra = fs::path("/var/tmp") / ("kaicoder-extra-" + tag), other = fs::path("/var/tmp") / ("kaicoder-other-" + tag);
   fs::create_directories(extra);
   fs::create_directories(other);
   repo.write("kaicoder.toml", "[run]\nwritable = [\"" + extra.string() + "\"]\n");
+  repo.trust();
   // The script's target is an argument: nothing a static reading can judge.
   auto run_script = [&](int id, const fs::path& target) {
     Run dry = repo.kai({"--json", "run", "--dry-run", "--why", "t", "--", "sh", "w.sh", target.string()});
@@ -254,9 +269,11 @@ TEST_CASE("the sandbox stops a write the classifier cannot see, except in [run] 
 
 TEST_CASE("[run] writable takes only absolute folders", "[e2e][run][refusal][config]") {
   TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
   for (const char* bad : {"tmp/x", "/", "/var/../etc"}) {
     INFO(bad);
     repo.write("kaicoder.toml", std::string("[run]\nwritable = [\"") + bad + "\"]\n");
+    repo.trust();
     Run r = repo.kai({"run", "--why", "t", "--", "ls"});
     KAI_CHECK_EXIT(r, 2);
     CHECK_THAT(r.err, Contains("kaicoder.toml:2") && Contains("run.writable"));
@@ -266,6 +283,7 @@ TEST_CASE("[run] writable takes only absolute folders", "[e2e][run][refusal][con
 
 TEST_CASE("run refuses a cwd outside root", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
   Run r = repo.kai({"run", "--why", "t", "--cwd", "/tmp", "--", "ls"});
   KAI_CHECK_EXIT(r, 3);
   CHECK_THAT(r.err, Contains("outside"));

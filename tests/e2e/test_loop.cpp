@@ -62,10 +62,13 @@ std::string approve(const TempRepo& repo, int id) {
 
 // ----- init --------------------------------------------------------------------------------------
 
-TEST_CASE("init writes the config and state folder and keeps them out of git", "[e2e][init]") {
+TEST_CASE("init asks at the terminal, writes the config and state folder, keeps them out of git and trusts the root",
+          "[e2e][init]") {
   TempRepo repo{{"a.txt", "a\n"}};
-  Run r = repo.kai({"init"});
+  Run r = repo.kai_tty({"init"}, "y");
   KAI_REQUIRE_EXIT(r, 0);
+  CHECK(r.prompted);
+  CHECK_THAT(r.tty, Contains("Make " + repo.path().string() + " a kaicoder root and trust it?"));
   CHECK_THAT(r.out, Contains("initialised kaicoder in " + repo.path().string()));
   CHECK(repo.exists("kaicoder.toml"));
   {
@@ -79,18 +82,38 @@ TEST_CASE("init writes the config and state folder and keeps them out of git", "
   CHECK_THAT(gi, Contains(".kaicoder/\n"));
   CHECK_THAT(gi, Contains("*.bak-kaicoder-*\n"));
 
+  // The owner's list of trusted roots names it with the digest of those bytes.
+  json list = json::parse(read_outside(repo.owner_dir() / "trusted-roots.json"));
+  REQUIRE(list.at("roots").size() == 1);
+  CHECK(list.at("roots")[0].at("root") == repo.path().string());
+  KAI_CHECK_EXIT(repo.kai({"list"}), 0);
+
   SECTION("a second init refuses to overwrite") {
     auto before = repo.tree_snapshot();
-    Run again = repo.kai({"init"});
-    CHECK(again.exit_code != 0);
-    CHECK_THAT(again.err, Contains("already exists"));
+    Run again = repo.kai_tty({"init"}, "y");
+    CHECK(again.exit_code == 6);
+    CHECK_FALSE(again.prompted);
+    CHECK_THAT(again.err, Contains("already exists") && Contains("kaicoder trust"));
     CHECK(repo.tree_snapshot() == before);
   }
 }
 
+TEST_CASE("init without a terminal, or answered no, writes nothing and trusts nothing", "[e2e][init]") {
+  TempRepo repo{{"a.txt", "a\n"}};
+  auto before = repo.tree_snapshot();
+  Run r = repo.kai({"init"});
+  KAI_CHECK_EXIT(r, 3);
+  CHECK_THAT(r.err, Contains("terminal"));
+  Run no = repo.kai_tty({"init"}, "n");
+  KAI_CHECK_EXIT(no, 4);
+  CHECK(repo.tree_snapshot() == before);
+  CHECK_FALSE(repo.exists(".kaicoder"));
+  CHECK_FALSE(std::filesystem::exists(repo.owner_dir() / "trusted-roots.json"));
+}
+
 TEST_CASE("init --json names the root, the config and what went into .gitignore", "[e2e][init]") {
   TempRepo repo{{".gitignore", "*.o\n"}};
-  Run r = repo.kai({"--json", "init"});
+  Run r = repo.kai_tty({"--json", "init"}, "y");
   KAI_REQUIRE_EXIT(r, 0);
   json j = json_of(r);
   CHECK(j.at("root") == repo.path().string());
@@ -709,6 +732,7 @@ TEST_CASE("entries moved to the changelog archive still show in log and can be r
   // Edits apply at once here, so the case needs no terminal per change.
   cfg += "\n[[policy.rule]]\naction = \"edit\"\npath = \"f*.txt\"\ndecision = \"allow\"\n";
   repo.write("kaicoder.toml", cfg);
+  repo.trust();
   std::vector<std::string> ids;
   for (int i = 0; i < k_changes; ++i) {
     Run r = repo.kai({"--json", "propose", "--path", "f" + std::to_string(i) + ".txt", "--target", "old",
@@ -935,6 +959,7 @@ TEST_CASE("an allow rule applies a proposal at once, backed up and logged with p
   repo.init();
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
                                   "\n[[policy.rule]]\naction = \"edit\"\npath = \"docs/**\"\ndecision = \"allow\"\n");
+  repo.trust();
   Run r = repo.kai({"--json", "propose", "--path", "docs/guide.md", "--target", "old", "--replacement", "new", "--why", "w"});
   KAI_REQUIRE_EXIT(r, 0);
   json j = json_of(r);

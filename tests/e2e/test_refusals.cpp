@@ -196,7 +196,9 @@ TEST_CASE("apply refuses a file with several hard links", "[e2e][refusal][paths]
 
 TEST_CASE("with hardlinks = break a hard-linked file is written under its own name only", "[e2e][paths]") {
   TempRepo repo{{"a.txt", "a\n"}};
+  repo.init();
   repo.write("kaicoder.toml", "[paths]\nhardlinks = \"break\"\n");
+  repo.trust();
   std::filesystem::create_hard_link(repo.abs("a.txt"), repo.home() / "other-name.txt");
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   std::string id = approve(repo, 1);
@@ -210,7 +212,9 @@ TEST_CASE("with hardlinks = break a hard-linked file is written under its own na
 
 TEST_CASE("a hardlinks value other than refuse or break is a config error", "[e2e][refusal][config]") {
   TempRepo repo{{"a.txt", "a\n"}};
+  repo.init();
   repo.write("kaicoder.toml", "[paths]\nhardlinks = \"follow\"\n");
+  repo.trust();
   auto before = repo.tree_snapshot();
   Run r = repo.kai(edit("a.txt", "a", "A"));
   KAI_CHECK_EXIT(r, 2);
@@ -366,6 +370,7 @@ TEST_CASE("only configured approvers may decide", "[e2e][refusal][gate]") {
   REQUIRE(at != std::string::npos);
   cfg.replace(at, std::string("approvers = []").size(), "approvers = [\"somebody-else\"]");
   repo.write("kaicoder.toml", cfg);
+  repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   auto before = repo.tree_snapshot();
   Run a = repo.kai_tty({"approve", "1"}, "y");
@@ -385,6 +390,7 @@ TEST_CASE("a proposal that expired can no longer be approved", "[e2e][refusal][g
   REQUIRE(at != std::string::npos);
   cfg.replace(at, std::string("timeout = 300").size(), "timeout = 1");
   repo.write("kaicoder.toml", cfg);
+  repo.trust();
   std::vector<std::string> args = edit("a.txt", "a", "A");
   args.push_back("--wait");
   Process waiter = repo.spawn_kai(args);
@@ -415,6 +421,7 @@ TEST_CASE("a malformed config refuses every command and names the file, line and
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   repo.write("kaicoder.toml", "[approval]\ntimeout = 300\ntimout = 5\n");
+  repo.trust();
   auto before = repo.tree_snapshot();
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"list"}, {"log"}, {"show", "1"}, {"apply", "1"}, edit("a.txt", "a", "B")}) {
@@ -438,6 +445,7 @@ TEST_CASE("the policy can deny an action outright", "[e2e][refusal][policy]") {
   REQUIRE(at != std::string::npos);
   cfg.replace(at, std::string("delete = \"ask\"").size(), "delete = \"deny\"");
   repo.write("kaicoder.toml", cfg);
+  repo.trust();
   auto before = repo.tree_snapshot();
   Run d = repo.kai({"propose", "--path", "a.txt", "--delete", "--why", "w"});
   KAI_CHECK_EXIT(d, 3);
@@ -457,6 +465,7 @@ TEST_CASE("protected paths take surgical edits only and deny_write adds never-wr
     cfg.replace(at, from.size(), to);
   }
   repo.write("kaicoder.toml", cfg);
+  repo.trust();
   auto before = repo.tree_snapshot();
   Run w = propose_write(repo, "oracle.html", "<p>new</p>\n");
   KAI_CHECK_EXIT(w, 3);
@@ -486,6 +495,7 @@ TEST_CASE("propose-only mode stages and records decisions but never applies", "[
   REQUIRE(at != std::string::npos);
   cfg.replace(at, std::string("mode = \"normal\"").size(), "mode = \"propose-only\"");
   repo.write("kaicoder.toml", cfg);
+  repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   auto before = repo.tree_snapshot();
   Run a = repo.kai_tty({"approve", "1"}, "y");

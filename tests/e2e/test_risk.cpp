@@ -22,6 +22,7 @@ void add_includers(const TempRepo& repo, int n) {
 
 TEST_CASE("a header included by enough files is medium risk, with the reason", "[e2e][risk]") {
   TempRepo repo{{"src/util.h", "int util;\n"}, {"README.md", "hello\n"}, {"kaicoder.toml", "[risk]\nmedium = 3\nhigh = 6\n"}};
+  repo.trust();
   add_includers(repo, 4);
   Run dry = repo.kai({"--json", "propose", "--dry-run", "--path", "src/util.h", "--target", "util", "--replacement", "u",
                       "--why", "rename"});
@@ -54,6 +55,7 @@ TEST_CASE("a header included by enough files is medium risk, with the reason", "
 
 TEST_CASE("a high-risk proposal needs CONFIRM at approve", "[e2e][risk]") {
   TempRepo repo{{"src/util.h", "int util;\n"}, {"kaicoder.toml", "[risk]\nmedium = 2\nhigh = 5\n"}};
+  repo.trust();
   add_includers(repo, 5);
   Run p = repo.kai({"--json", "propose", "--path", "src/util.h", "--target", "util", "--replacement", "u", "--why", "w"});
   KAI_REQUIRE_EXIT(p, 0);
@@ -80,6 +82,7 @@ TEST_CASE("a high risk overrides an allow rule: a person decides", "[e2e][risk]"
   TempRepo repo{{"src/util.h", "int util;\n"},
                 {"kaicoder.toml", "[risk]\nmedium = 1\nhigh = 2\n[[policy.rule]]\naction = \"edit\"\npath = \"src/**\"\n"
                                   "decision = \"allow\"\n"}};
+  repo.trust();
   add_includers(repo, 2);
   Run p = repo.kai({"--json", "propose", "--path", "src/util.h", "--target", "util", "--replacement", "u", "--why", "w"});
   KAI_REQUIRE_EXIT(p, 0);
@@ -90,6 +93,7 @@ TEST_CASE("a high risk overrides an allow rule: a person decides", "[e2e][risk]"
 
 TEST_CASE("deleting a file that others include is at least medium risk", "[e2e][risk]") {
   TempRepo repo{{"src/util.h", "int util;\n"}, {"kaicoder.toml", "[risk]\nmedium = 10\nhigh = 20\n"}};
+  repo.trust();
   add_includers(repo, 1);
   Run del = repo.kai({"--json", "propose", "--dry-run", "--path", "src/util.h", "--delete", "--why", "w"});
   KAI_REQUIRE_EXIT(del, 0);
@@ -103,6 +107,7 @@ TEST_CASE("deleting a file that others include is at least medium risk", "[e2e][
 
 TEST_CASE("a corrupt graph cache never fails a proposal", "[e2e][risk]") {
   TempRepo repo{{"src/util.h", "int util;\n"}, {"kaicoder.toml", "[risk]\nmedium = 1\nhigh = 5\n"}};
+  repo.trust();
   add_includers(repo, 1);
   KAI_REQUIRE_EXIT(repo.kai(edit("src/util.h", "util", "u")), 0);
   repo.write(".kaicoder/cache/deps", "kaicoder-deps 1\nkey nonsense\n\x01\x02");

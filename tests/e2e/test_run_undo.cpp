@@ -149,6 +149,7 @@ TEST_CASE("a run's changes under a never-write folder are named as not restorabl
 
 TEST_CASE("a run with snapshots turned off stays irreversible", "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"}, {"kaicoder.toml", "[run]\nsnapshots_keep = 0\n"}};
+  repo.trust();
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "t", "--shell", "printf 'new\\n' > edit.txt"}), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
   json e = log_entries(repo).at(0);

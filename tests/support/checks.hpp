@@ -2,6 +2,9 @@
 // Assertions for end-to-end cases: on failure they print everything the
 // child wrote, so a red case says why without a rerun.
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +28,14 @@
 namespace kai::test {
 
 // The JSON object the run printed on stdout (after any prompt).
+// A file outside the repo (in home, say): its bytes, empty when it is missing.
+inline std::string read_outside(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 inline nlohmann::json json_of(const Run& r) { return nlohmann::json::parse(json_text(r.out)); }
 
 // `kaicoder propose` arguments for a surgical edit.

@@ -15,7 +15,9 @@
 #include <pwd.h>
 #include <sstream>
 #include <stdexcept>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -103,6 +105,14 @@ std::string find_in_path(const std::string& prog) {
   return prog;
 }
 
+// The owner's real home as the password database names it: kaicoder finds
+// the owner's folder there, whatever HOME says.
+std::string owner_home() {
+  const passwd* pw = ::getpwuid(::getuid());
+  if (!pw || !pw->pw_dir || !*pw->pw_dir) throw std::runtime_error("no home directory in the password database");
+  return pw->pw_dir;
+}
+
 // argv and envp as execve wants them, built before fork so that the child
 // only makes async-signal-safe calls (the suite may fork from threads).
 struct ExecArgs {
@@ -110,15 +120,58 @@ struct ExecArgs {
   std::vector<std::string> argv_s, env_s;
   std::vector<char*> argv, envp;
   std::string cwd;
+  // The private home: `home` is bind-mounted over `owner_home` in the child.
+  std::string home, real_home, uid_map, gid_map;
+  bool as_root = ::geteuid() == 0;
 
-  ExecArgs(const std::vector<std::string>& a, std::vector<std::string> env, const fs::path& dir)
-      : prog(find_in_path(a.at(0))), argv_s(a), env_s(std::move(env)), cwd(dir.string()) {
+  ExecArgs(const std::vector<std::string>& a, std::vector<std::string> env, const fs::path& dir, const fs::path& h)
+      : prog(find_in_path(a.at(0))), argv_s(a), env_s(std::move(env)), cwd(dir.string()), home(h.string()),
+        real_home(owner_home()),
+        uid_map(std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1\n"),
+        gid_map(std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1\n") {
     for (auto& s : argv_s) argv.push_back(s.data());
     argv.push_back(nullptr);
     for (auto& s : env_s) envp.push_back(s.data());
     envp.push_back(nullptr);
   }
 };
+
+bool write_proc(const char* file, const std::string& text) {
+  int fd = ::open(file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// In the child, before exec: a mount namespace of its own in which the
+// case's temp home lies over the owner's real home, so the kaicoder under
+// test finds its owner folder (trusted roots, config) there and the real
+// one is never read or written. As root a mount namespace is enough; as
+// another user it needs a user namespace that maps the same uid and gid.
+// Exits 125 with a line on stderr when that cannot be done.
+void enter_private_home(const ExecArgs& x) {
+  auto fail = [](const char* what) {
+    const char* e = std::strerror(errno);
+    const char* pre = "kaicoder tests: cannot make a private home: ";
+    (void)!::write(2, pre, std::strlen(pre));
+    (void)!::write(2, what, std::strlen(what));
+    (void)!::write(2, ": ", 2);
+    (void)!::write(2, e, std::strlen(e));
+    (void)!::write(2, "\n", 1);
+    ::_exit(125);
+  };
+  if (x.as_root) {
+    if (::unshare(CLONE_NEWNS) != 0) fail("unshare(CLONE_NEWNS)");
+  } else {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) fail("unshare(CLONE_NEWUSER|CLONE_NEWNS)");
+    if (!write_proc("/proc/self/setgroups", "deny")) fail("/proc/self/setgroups");
+    if (!write_proc("/proc/self/uid_map", x.uid_map)) fail("/proc/self/uid_map");
+    if (!write_proc("/proc/self/gid_map", x.gid_map)) fail("/proc/self/gid_map");
+  }
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) fail("mount --make-rprivate /");
+  if (::mount(x.home.c_str(), x.real_home.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) fail("mount --bind home");
+}
 
 void fill_status(Run& run, int status) {
   if (WIFEXITED(status)) {
@@ -402,8 +455,13 @@ TempRepo::TempRepo(std::initializer_list<std::pair<std::string, std::string>> fi
 }
 
 void TempRepo::init() const {
-  Run r = kai({"init"});
-  if (!r.ok()) throw std::runtime_error("kaicoder init failed: " + r.all());
+  Run r = kai_tty({"init"}, "y");
+  if (!r.ok() || !r.prompted) throw std::runtime_error("kaicoder init at a terminal failed: " + r.all());
+}
+
+void TempRepo::trust() const {
+  Run r = kai_tty({"trust"}, "y");
+  if (!r.ok()) throw std::runtime_error("kaicoder trust at a terminal failed: " + r.all());
 }
 
 TempRepo::~TempRepo() {
@@ -453,7 +511,7 @@ void TempRepo::git(const std::vector<std::string>& args) const {
 
 Process TempRepo::spawn(const std::vector<std::string>& argv, const std::string& stdin_text,
                         const EnvOverrides& env) const {
-  ExecArgs x(argv, environment(env), m_repo);
+  ExecArgs x(argv, environment(env), m_repo, m_home);
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -463,6 +521,7 @@ Process TempRepo::spawn(const std::vector<std::string>& argv, const std::string&
     // A session of its own: no controlling terminal, so /dev/tty fails, and
     // one process group to kill when it overstays.
     ::setsid();
+    enter_private_home(x);
     if (::chdir(x.cwd.c_str()) != 0) ::_exit(127);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
@@ -507,7 +566,7 @@ TtyProcess TempRepo::spawn_kai_tty(const std::vector<std::string>& args, const E
                                    TtyOutput output) const {
   std::vector<std::string> argv{kaicoder_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
-  ExecArgs x(argv, environment(env), m_repo);
+  ExecArgs x(argv, environment(env), m_repo, m_home);
   int out[2] = {-1, -1}, err[2] = {-1, -1};
   if (output == TtyOutput::pipes && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0))
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -520,6 +579,7 @@ TtyProcess TempRepo::spawn_kai_tty(const std::vector<std::string>& args, const E
   pid_t pid = ::forkpty(&master, nullptr, nullptr, &ws);
   if (pid < 0) throw std::runtime_error(std::string("forkpty: ") + std::strerror(errno));
   if (pid == 0) {
+    enter_private_home(x);
     if (::chdir(x.cwd.c_str()) != 0) ::_exit(127);
     if (output == TtyOutput::pipes) {
       ::dup2(out[1], 1);

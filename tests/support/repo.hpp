@@ -8,9 +8,11 @@
 //   Run a = repo.kai_tty({"approve", "1"}, "y");  // answers the prompt on a pty
 //   CHECK(repo.read("a.txt") == "new\n");
 //
-// Layout: <tmp>/kaicoder-e2e-XXXXXX/{repo,home}. The binary runs with cwd =
-// repo and HOME / XDG_CONFIG_HOME pointing into home, so no real user config
-// is ever read. The folder is removed when the case ends, kept (and its path
+// Layout: <tmp>/kaicoder-e2e-XXXXXX/{repo,home}. Every child runs with cwd =
+// repo in a mount namespace of its own where home is bind-mounted over the
+// owner's real home directory (the one the password database names, which is
+// where kaicoder looks for the owner's folder), and HOME / XDG_CONFIG_HOME
+// point into home too: the real owner folder is never read or written. The folder is removed when the case ends, kept (and its path
 // printed) when an assertion in the case failed or an exception is unwinding
 // (except in cases tagged [!mayfail]); KAICODER_KEEP_TEMP=1 keeps every one.
 //
@@ -146,10 +148,16 @@ public:
   TtyProcess spawn_kai_tty(const std::vector<std::string>& args, const EnvOverrides& env = {},
                            TtyOutput output = TtyOutput::pipes) const;
 
-  // Make the repo a root kaicoder governs (`kaicoder init`), the way its
-  // owner does it; throws when that fails. Tests call this, never `kai({"init"})`,
-  // unless init itself is what they test.
+  // Make the repo a root kaicoder governs, the way its owner does it:
+  // `kaicoder init` at a pseudo-terminal, answered y; throws when that fails.
+  // Tests call this, never `kai({"init"})`, unless init itself is what they test.
   void init() const;
+  // Trust the repo's kaicoder.toml as it is now (a committed one, or one the
+  // case changed), the way its owner does it: `kaicoder trust` at a
+  // pseudo-terminal, answered y; throws when that fails.
+  void trust() const;
+  // The owner's kaicoder folder as the children see it (inside home).
+  std::filesystem::path owner_dir() const { return m_home / ".config" / "kaicoder"; }
 
   // Files, relative to the repo. write() creates folders as needed.
   std::string read(const std::string& rel) const;

@@ -11,6 +11,7 @@
 #include "lib/git.hpp"
 #include "lib/propose.hpp"
 #include "lib/util/fs.hpp"
+#include "unit/trusted_root.hpp"
 
 namespace {
 using kai::test::TempDir;
@@ -30,6 +31,7 @@ struct Fixture {
     env.cwd = dir.path();
     env.root_override = dir.path();
     env.user_config_dir = dir.path() / ".no-user-config";
+    kai::test::trust_for_test(dir.path(), env.user_config_dir);
     env.user = "tester";
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);

@@ -62,6 +62,9 @@ TEST_CASE("config errors name the file, the line and the key", "[config]") {
       {"[validate]\n\"*.json\" = \"  \"\n", "validate.\"*.json\"", 2},
       {"[validate]\n\"a[b\" = \"check {file}\"\n", "validate.\"a[b\"", 2},
       {"[validate]\n\"*.json\" = 3\n", "validate.\"*.json\"", 2},
+      {"[[policy.rule]]\naction = \"edit\"\ndecision = \"allow\"\n", "policy.rule", 1},
+      {"[[policy.rule]]\naction = \"delete\"\ndecision = \"deny\"\n", "policy.rule", 1},
+      {"[[policy.rule]]\naction = \"run\"\ndecision = \"allow\"\n", "policy.rule", 1},
   };
   for (const auto& c : cases) {
     TempDir d;
@@ -89,6 +92,64 @@ TEST_CASE("lists from the user's and the root's config add up", "[config]") {
   REQUIRE(c);
   CHECK(c->deny_write == std::vector<std::string>{"secrets/**", "private/**"});
   CHECK(c->timeout == 20);  // the root's file wins for single values
+}
+
+TEST_CASE("a --config overlay may only add deny and ask rules and the restricting path lists", "[config]") {
+  TempDir d;
+  d.write("kaicoder.toml", "[paths]\ndeny_read = [\"owner/**\"]\n[approval]\ntimeout = 20\n");
+  d.write("overlay.toml",
+          "[[policy.rule]]\naction = \"edit\"\npath = \"vendor/**\"\ndecision = \"deny\"\n"
+          "[[policy.rule]]\naction = \"run\"\ncommand = \"make\"\ndecision = \"ask\"\n"
+          "[paths]\ndeny_read = [\"private/**\"]\ndeny_write = [\"docs/**\"]\nprotected = [\"a.c\"]\nconfirm = [\"b.c\"]\n");
+  auto c = kai::load_config({d / "kaicoder.toml", {d / "overlay.toml", kai::ConfigRole::overlay}});
+  REQUIRE(c);
+  CHECK(c->deny_read == std::vector<std::string>{"owner/**", "private/**"});
+  CHECK(c->deny_write == std::vector<std::string>{"docs/**"});
+  CHECK(c->rules.size() == 2);
+  CHECK(c->timeout == 20);
+  CHECK(kai::decide(*c, "edit", "vendor/x.c").decision == kai::Decision::deny);
+
+  struct Case {
+    const char* text;
+    const char* key;
+    int line;
+  };
+  const Case refused[] = {
+      {"[[policy.rule]]\naction = \"edit\"\npath = \"**\"\ndecision = \"allow\"\n", "policy.rule.decision", 1},
+      {"[policy]\nmode = \"normal\"\n", "policy.mode", 2},
+      {"[policy.default]\nedit = \"deny\"\n", "policy.default", 1},
+      {"[approval]\ntimeout = 5\n", "approval", 1},
+      {"[run]\nsandbox = \"none\"\n", "run", 1},
+      {"[hooks]\nnotify = \"x\"\n", "hooks", 1},
+      {"[validate]\n\"*\" = \"true\"\n", "validate", 1},
+      {"[changelog]\npath = \".git/config\"\n", "changelog", 1},
+      {"[risk]\nmedium = 1\n", "risk", 1},
+      {"[paths]\nhardlinks = \"break\"\n", "paths.hardlinks", 2},
+      {"[paths]\ndeny_read = []\n[paths.extra]\n", "paths.extra", 3},
+  };
+  for (const auto& r : refused) {
+    INFO(r.text);
+    d.write("overlay.toml", r.text);
+    auto bad = kai::load_config({d / "kaicoder.toml", {d / "overlay.toml", kai::ConfigRole::overlay}});
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == kai::Errc::usage);
+    CHECK(bad.error().message.find((d / "overlay.toml").string() + ":" + std::to_string(r.line) + ": " + r.key) == 0);
+    // The same text is fine (or at least not refused for its origin) in the trusted file.
+    auto trusted = kai::load_config({d / "overlay.toml"});
+    if (!trusted) CHECK(trusted.error().message.find("--config") == std::string::npos);
+  }
+}
+
+TEST_CASE("config text given by the caller is parsed instead of the file", "[config]") {
+  TempDir d;
+  d.write("kaicoder.toml", "[approval]\ntimeout = 20\n");
+  auto c = kai::load_config({{d / "kaicoder.toml", kai::ConfigRole::trusted, std::string("[approval]\ntimeout = 30\n")}});
+  REQUIRE(c);
+  CHECK(c->timeout == 30);
+  // Even when the file is gone: the bytes whose digest was checked are what counts.
+  auto g = kai::load_config({{d / "gone.toml", kai::ConfigRole::trusted, std::string("[approval]\ntimeout = \"x\"\n")}});
+  REQUIRE_FALSE(g);
+  CHECK(g.error().message.find((d / "gone.toml").string() + ":2: approval.timeout") == 0);
 }
 
 TEST_CASE("policy: deny beats ask beats allow, defaults decide otherwise", "[policy]") {

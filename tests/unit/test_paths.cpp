@@ -15,6 +15,7 @@
 #include "lib/decide.hpp"
 #include "lib/paths.hpp"
 #include "lib/propose.hpp"
+#include "unit/trusted_root.hpp"
 
 using namespace std::literals;
 using kai::Errc;
@@ -416,6 +417,7 @@ struct Staging {
     env.cwd = t / "root";
     env.root_override = t / "root";
     env.user_config_dir = t / "no-user-config";
+    kai::test::trust_for_test(t / "root", env.user_config_dir);
     env.user = "tester";
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);

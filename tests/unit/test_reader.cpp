@@ -3,6 +3,7 @@
 #include "unit/temp_dir.hpp"
 
 #include "lib/reader.hpp"
+#include "unit/trusted_root.hpp"
 
 namespace {
 using kai::test::TempDir;
@@ -19,6 +20,7 @@ struct Ws {
     env.cwd = dir.path();
     env.root_override = dir.path();
     env.user_config_dir = dir.path() / ".none";
+    kai::test::trust_for_test(dir.path(), env.user_config_dir);
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));

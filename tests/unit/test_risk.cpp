@@ -9,6 +9,7 @@
 #include "lib/deps.hpp"
 #include "lib/risk.hpp"
 #include "lib/workspace.hpp"
+#include "unit/trusted_root.hpp"
 
 namespace {
 using kai::test::TempDir;
@@ -48,6 +49,7 @@ Assessed assess(const std::filesystem::path& root, const std::string& path) {
   env.cwd = root;
   env.root_override = root;
   env.user_config_dir = root / ".none";
+  kai::test::trust_for_test(root, env.user_config_dir);
   auto ws = kai::Workspace::open(env, clock);
   REQUIRE(ws);
   Assessed a;

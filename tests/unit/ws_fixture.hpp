@@ -11,6 +11,7 @@
 #include "lib/propose.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/workspace.hpp"
+#include "unit/trusted_root.hpp"
 
 namespace kai::test {
 
@@ -32,6 +33,7 @@ struct WsFixture {
     env.cwd = dir.path();
     env.root_override = dir.path();
     env.user_config_dir = dir.path() / ".no-user-config";
+    trust_for_test(dir.path(), env.user_config_dir);
     env.user = "tester";
     auto w = Workspace::open(env, clock);
     REQUIRE(w);

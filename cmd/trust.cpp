@@ -1,0 +1,70 @@
+// kaicoder trust: the owner, at the terminal, trusts a root whose
+// kaicoder.toml came from elsewhere (a clone) or changed since they trusted
+// it. Shows what changed (or all of it), asks, records it.
+
+#include <fmt/format.h>
+
+#include "cmd/cli.hpp"
+#include "cmd/gate.hpp"
+#include "lib/diff.hpp"
+#include "lib/trust.hpp"
+#include "lib/util/text.hpp"
+
+namespace kai::cmd {
+
+namespace {
+
+// What the owner reads before they answer: a diff against the bytes they
+// trusted last, or the whole file. Every hidden character is made visible.
+void show_review(const TrustReview& r) {
+  const std::string cfg = make_visible((r.root / "kaicoder.toml").string());
+  std::string body;
+  if (r.previous) {
+    DiffOptions o;
+    o.full = true;
+    auto d = diff_buffers("kaicoder.toml", *r.previous, r.current, 0644, o);
+    out("{} changed since you trusted it:\n\n", cfg);
+    body = d ? d->text : r.current;
+  } else {
+    if (r.state == Trust::changed)
+      out("{} changed since you trusted it; the copy you trusted is gone, so here is all of it:\n\n", cfg);
+    else
+      out("{} has never been trusted by you; here is all of it:\n\n", cfg);
+    body = r.current;
+  }
+  std::string shown = make_visible(body);
+  size_t start = 0;
+  while (start < shown.size()) {
+    size_t nl = shown.find('\n', start);
+    if (nl == std::string::npos) nl = shown.size();
+    out("  | {}\n", std::string_view(shown).substr(start, nl - start));
+    start = nl + 1;
+  }
+  out("\n");
+}
+
+}  // namespace
+
+RunFn setup_trust(CLI::App&) {
+  return [](Session& s) {
+    auto r = review_trust(s.env());
+    if (!r) return report(s, r.error());
+    if (r->state == Trust::trusted) {
+      if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", false}});
+      else out("{} is already trusted; kaicoder.toml is as you trusted it\n", r->root.string());
+      return k_exit_ok;
+    }
+    send_text_to_stderr(s.json());
+    show_review(*r);
+    std::fflush(stdout);
+    send_text_to_stderr(false);
+    if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())), "kaicoder trust"); !yes)
+      return report(s, yes.error());
+    if (auto ok = accept_trust(s.env(), *r, iso_utc(s.clock().now())); !ok) return report(s, ok.error());
+    if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", true}});
+    else out("trusted {}\n", r->root.string());
+    return k_exit_ok;
+  };
+}
+
+}  // namespace kai::cmd
