@@ -14,4 +14,8 @@ namespace kai::cmd {
 // must type CONFIRM. Errc::denied when there is no terminal to ask on.
 Result<bool> ask_on_terminal(const std::string& question, Tier tier);
 
+// Errc::denied (with `what` as the message) unless /dev/tty can be opened:
+// for commands that must refuse before doing any work without a person.
+Status require_terminal(const std::string& what);
+
 }  // namespace kai::cmd

@@ -26,6 +26,7 @@ struct Env {
   std::optional<std::filesystem::path> config_override;  // --config
   std::filesystem::path user_config_dir;  // $XDG_CONFIG_HOME/kaicoder or ~/.config/kaicoder
   std::string user;                       // OS user name of the real uid
+  std::filesystem::path home;             // that user's home, from the password database (never $HOME)
   std::vector<std::pair<std::string, std::string>> vars;  // the process environment, for redaction
 };
 
