@@ -419,3 +419,23 @@ TEST_CASE("doctor warns about uncovered changes to certified paths", "[e2e][veri
   CHECK(c.at("level") == "warn");
   CHECK_THAT(c.at("detail").get<std::string>(), Contains("1 change(s) to certified paths"));
 }
+
+TEST_CASE("[certify] base is read from the default base, so a change cannot move its own base", "[e2e][verify]") {
+  Certified f;
+  f.repo.write("kaicoder.toml", k_config + "base = \"base\"\n");
+  f.commit("count from the base tag");
+  f.git({"branch", "mainline"});
+  f.git({"branch", "--set-upstream-to=mainline"});
+  f.repo.write("tests/a.txt", lines("ALPHA"));
+  f.commit("edit a");
+  // The change tries to move the base up to itself.
+  f.repo.write("kaicoder.toml", k_config + "base = \"HEAD\"\n");
+  f.commit("move the base");
+  Run r = f.repo.kai({"--json", "verify"});
+  KAI_CHECK_EXIT(r, 6);
+  json j = json_of(r);
+  CHECK(j.at("base_from") == "[certify] base = \"base\"");
+  CHECK(j.at("base") == f.git_out({"rev-parse", "base"}));
+  CHECK(change_at(j, "tests/a.txt").at("covered") == false);
+  CHECK(change_at(j, "kaicoder.toml").at("covered") == false);
+}
