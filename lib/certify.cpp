@@ -8,7 +8,7 @@
 
 #include "lib/beneath.hpp"
 #include "lib/config.hpp"
-#include "lib/git.hpp"
+#include "lib/git_tree.hpp"
 #include "lib/glob.hpp"
 #include "lib/util/fs.hpp"
 
@@ -17,80 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using RepoPtr = GitOwned<git_repository, git_repository_free>;
-using ObjectPtr = GitOwned<git_object, git_object_free>;
-using CommitPtr = GitOwned<git_commit, git_commit_free>;
-using TreePtr = GitOwned<git_tree, git_tree_free>;
-using EntryPtr = GitOwned<git_tree_entry, git_tree_entry_free>;
-using BlobPtr = GitOwned<git_blob, git_blob_free>;
-using DiffPtr = GitOwned<git_diff, git_diff_free>;
-using WalkPtr = GitOwned<git_revwalk, git_revwalk_free>;
-using RefPtr = GitOwned<git_reference, git_reference_free>;
-
 constexpr std::string_view k_config_file = "kaicoder.toml";
 
-std::string hex(const git_oid& id) {
-  char buf[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buf, sizeof buf, &id);
-  return buf;
-}
-
 std::string mode_text(uint32_t mode) { return fmt::format("{:06o}", mode); }
-
-// The state of one path in one tree: its blob (or commit, for a submodule)
-// and mode; nullopt when absent.
-struct Entry {
-  git_oid id;
-  uint32_t mode;
-  bool operator==(const Entry& o) const { return mode == o.mode && git_oid_equal(&id, &o.id); }
-};
-
-std::optional<Entry> entry_at(git_tree* tree, const std::string& path) {
-  git_tree_entry* raw = nullptr;
-  if (!tree || git_tree_entry_bypath(&raw, tree, path.c_str()) != 0) return std::nullopt;
-  EntryPtr e(raw);
-  if (git_tree_entry_type(raw) == GIT_OBJECT_TREE) return std::nullopt;
-  return Entry{*git_tree_entry_id(raw), static_cast<uint32_t>(git_tree_entry_filemode(raw))};
-}
-
-// Bytes of the blob at `path` in `tree`; nullopt when there is none.
-Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path) {
-  auto e = entry_at(tree, path);
-  if (!e || (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE))
-    return std::optional<std::string>{};
-  git_blob* raw = nullptr;
-  KAI_TRY(git_check(git_blob_lookup(&raw, repo, &e->id), fmt::format("reading '{}'", path)));
-  BlobPtr b(raw);
-  return std::optional<std::string>(
-      std::string(static_cast<const char*>(git_blob_rawcontent(raw)), static_cast<size_t>(git_blob_rawsize(raw))));
-}
-
-Error unresolved(git_repository* repo, const std::string& rev) {
-  std::string why = git_repository_is_shallow(repo) == 1 ? "this checkout is shallow: " : "";
-  return make_error(Errc::usage, fmt::format("revision '{}' does not resolve to a commit", rev),
-                    why + "fetch the full history (git fetch --unshallow, or fetch-depth: 0 in CI) and check the name");
-}
-
-Result<CommitPtr> resolve_commit(git_repository* repo, const std::string& rev) {
-  git_object* obj = nullptr;
-  if (rev.empty() || git_revparse_single(&obj, repo, rev.c_str()) != 0) return unresolved(repo, rev);
-  ObjectPtr o(obj);
-  git_object* peeled = nullptr;
-  if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0) return unresolved(repo, rev);
-  return CommitPtr(reinterpret_cast<git_commit*>(peeled));
-}
-
-Result<CommitPtr> lookup_commit(git_repository* repo, const git_oid& id, const std::string& what) {
-  git_commit* c = nullptr;
-  if (git_commit_lookup(&c, repo, &id) != 0) return unresolved(repo, what);
-  return CommitPtr(c);
-}
-
-Result<TreePtr> tree_of(git_commit* c) {
-  git_tree* t = nullptr;
-  KAI_TRY(git_check(git_commit_tree(&t, c), "reading a commit's tree"));
-  return TreePtr(t);
-}
 
 // SPEC: the merge base with the upstream branch, else the root commit
 // (following first parents).
@@ -262,9 +191,9 @@ Result<std::vector<CertChange>> certified_changes(git_repository* repo, git_tree
 void attribute(git_repository* repo, const git_oid& base, git_commit* head, git_tree* head_tree, bool worktree,
                CertChange& c) {
   const Binding& b = c.needs.back();
-  std::optional<Entry> want;
+  std::optional<TreeEntry> want;
   if (!b.deleted()) {
-    Entry e{};
+    TreeEntry e{};
     git_oid_fromstr(&e.id, b.blob.c_str());
     e.mode = static_cast<uint32_t>(std::stoul(b.mode, nullptr, 8));
     want = e;
@@ -304,58 +233,6 @@ void attribute(git_repository* repo, const git_oid& base, git_commit* head, git_
   c.introduced = rc == GIT_ITEROVER ? "not found in base..head" : "not found: the history is incomplete (shallow checkout?)";
 }
 
-// One manifest and its signature, wherever they were read from.
-struct Found {
-  std::string path, where, text;
-  std::optional<std::string> sig;
-};
-
-bool is_manifest_name(const std::string& name) { return name.size() > 5 && name.ends_with(".toml"); }
-
-Status manifests_in_tree(git_repository* repo, git_tree* tree, std::vector<Found>& out) {
-  git_tree_entry* raw = nullptr;
-  if (git_tree_entry_bypath(&raw, tree, std::string(k_approvals_dir).c_str()) != 0) return ok_status();
-  EntryPtr entry(raw);
-  if (git_tree_entry_type(raw) != GIT_OBJECT_TREE) return ok_status();
-  git_tree* sub = nullptr;
-  KAI_TRY(git_check(git_tree_lookup(&sub, repo, git_tree_entry_id(raw)), "reading kaicoder-approvals/"));
-  TreePtr dir(sub);
-  struct Walk {
-    git_repository* repo;
-    git_tree* dir;
-    std::vector<Found>* out;
-  } w{repo, sub, &out};
-  auto cb = [](const char* root, const git_tree_entry* te, void* payload) -> int {
-    auto* wk = static_cast<Walk*>(payload);
-    std::string name = git_tree_entry_name(te);
-    if (git_tree_entry_type(te) != GIT_OBJECT_BLOB || !is_manifest_name(name)) return 0;
-    std::string rel = std::string(root) + name;
-    auto text = blob_at(wk->repo, wk->dir, rel);
-    auto sig = blob_at(wk->repo, wk->dir, rel + ".sig");
-    if (!text || !*text) return 0;
-    wk->out->push_back(Found{std::string(k_approvals_dir) + "/" + rel, "head", **text,
-                             sig && *sig ? std::optional<std::string>(**sig) : std::nullopt});
-    return 0;
-  };
-  KAI_TRY(git_check(git_tree_walk(sub, GIT_TREEWALK_PRE, cb, &w), "listing kaicoder-approvals/"));
-  return ok_status();
-}
-
-void manifests_in_workdir(const fs::path& workdir, std::vector<Found>& out) {
-  std::error_code ec;
-  const fs::path top = workdir / k_approvals_dir;
-  if (!fs::is_directory(fs::symlink_status(top, ec))) return;
-  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-    std::string name = it->path().filename().string();
-    if (!is_manifest_name(name)) continue;
-    auto text = read_file(it->path());
-    if (!text) continue;
-    auto sig = read_file(fs::path(it->path().string() + ".sig"));
-    out.push_back(Found{it->path().lexically_relative(workdir).generic_string(), "work tree", *text,
-                        sig ? std::optional<std::string>(*sig) : std::nullopt});
-  }
-}
 
 struct Approved {
   Binding b;
@@ -363,7 +240,7 @@ struct Approved {
 };
 
 // Check every manifest; the bindings of valid ones are what covers changes.
-Result<std::vector<Approved>> check_manifests(const std::vector<Found>& found, Certification& c, const SshTool& ssh,
+Result<std::vector<Approved>> check_manifests(const std::vector<FoundManifest>& found, Certification& c, const SshTool& ssh,
                                               std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
   std::vector<Approved> approved;
   for (const auto& f : found) {
@@ -488,7 +365,7 @@ Result<Certification> check_certification(const CertifyRequest& req) {
   c.changes = std::move(*changes);
   if (c.changes.empty()) return c;
 
-  std::vector<Found> found;
+  std::vector<FoundManifest> found;
   KAI_TRY(manifests_in_tree(raw, head_tree->get(), found));
   if (req.worktree == WorkTree::yes) manifests_in_workdir(c.workdir, found);
   std::vector<std::pair<Binding, std::string>> unsigned_claims;

@@ -97,7 +97,4 @@ Manifest draft_manifest(const Certification& c);
 Result<std::string> write_signed_manifest(const Certification& c, const Manifest& m, const std::filesystem::path& key,
                                           const SshTool& ssh, TimePoint now);
 
-// The folder that holds approval manifests, at the root of the repository.
-inline constexpr std::string_view k_approvals_dir = "kaicoder-approvals";
-
 }  // namespace kai

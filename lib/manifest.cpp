@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "lib/git_tree.hpp"
 #include "lib/runner.hpp"
 #include "lib/util/fs.hpp"
 
@@ -137,6 +138,55 @@ std::string format_manifest(const Manifest& m) {
   out << toml::toml_formatter(t, toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings)
       << "\n";
   return out.str();
+}
+
+namespace {
+bool is_manifest_name(const std::string& name) { return name.size() > 5 && name.ends_with(".toml"); }
+}  // namespace
+
+Status manifests_in_tree(git_repository* repo, git_tree* tree, std::vector<FoundManifest>& out) {
+  git_tree_entry* raw = nullptr;
+  if (git_tree_entry_bypath(&raw, tree, std::string(k_approvals_dir).c_str()) != 0) return ok_status();
+  EntryPtr entry(raw);
+  if (git_tree_entry_type(raw) != GIT_OBJECT_TREE) return ok_status();
+  git_tree* sub = nullptr;
+  KAI_TRY(git_check(git_tree_lookup(&sub, repo, git_tree_entry_id(raw)), "reading kaicoder-approvals/"));
+  TreePtr dir(sub);
+  struct Walk {
+    git_repository* repo;
+    git_tree* dir;
+    std::vector<FoundManifest>* out;
+  } w{repo, sub, &out};
+  auto cb = [](const char* root, const git_tree_entry* te, void* payload) -> int {
+    auto* wk = static_cast<Walk*>(payload);
+    std::string name = git_tree_entry_name(te);
+    if (git_tree_entry_type(te) != GIT_OBJECT_BLOB || !is_manifest_name(name)) return 0;
+    std::string rel = std::string(root) + name;
+    auto text = blob_at(wk->repo, wk->dir, rel);
+    auto sig = blob_at(wk->repo, wk->dir, rel + ".sig");
+    if (!text || !*text) return 0;
+    wk->out->push_back(FoundManifest{std::string(k_approvals_dir) + "/" + rel, "head", **text,
+                             sig && *sig ? std::optional<std::string>(**sig) : std::nullopt});
+    return 0;
+  };
+  KAI_TRY(git_check(git_tree_walk(sub, GIT_TREEWALK_PRE, cb, &w), "listing kaicoder-approvals/"));
+  return ok_status();
+}
+
+void manifests_in_workdir(const fs::path& workdir, std::vector<FoundManifest>& out) {
+  std::error_code ec;
+  const fs::path top = workdir / k_approvals_dir;
+  if (!fs::is_directory(fs::symlink_status(top, ec))) return;
+  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    std::string name = it->path().filename().string();
+    if (!is_manifest_name(name)) continue;
+    auto text = read_file(it->path());
+    if (!text) continue;
+    auto sig = read_file(fs::path(it->path().string() + ".sig"));
+    out.push_back(FoundManifest{it->path().lexically_relative(workdir).generic_string(), "work tree", *text,
+                        sig ? std::optional<std::string>(*sig) : std::nullopt});
+  }
 }
 
 namespace {

@@ -21,13 +21,20 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/result.hpp"
 
+struct git_repository;
+struct git_tree;
+
 namespace kai {
+
+// The folder that holds approval manifests, at the root of the repository.
+inline constexpr std::string_view k_approvals_dir = "kaicoder-approvals";
 
 // One path and what it is after the change: a blob and a mode, or deleted.
 struct Binding {
@@ -51,6 +58,23 @@ Result<Manifest> parse_manifest(std::string_view text, const std::string& origin
 
 // The text parse_manifest reads back.
 std::string format_manifest(const Manifest& m);
+
+// A manifest (a *.toml under kaicoder-approvals/) and its signature, if any,
+// as found in a tree or in the work tree.
+struct FoundManifest {
+  std::string path;   // e.g. kaicoder-approvals/x.toml
+  std::string where;  // "head" or "work tree"
+  std::string text;
+  std::optional<std::string> sig;  // <path>.sig
+};
+
+// Every manifest of `tree` (regular files only; a symlink is not one).
+// Errc::io when libgit2 cannot read them.
+Status manifests_in_tree(git_repository* repo, git_tree* tree, std::vector<FoundManifest>& out);
+
+// Every manifest under <workdir>/kaicoder-approvals/, symlinks skipped.
+// Unreadable files are skipped: they cover nothing.
+void manifests_in_workdir(const std::filesystem::path& workdir, std::vector<FoundManifest>& out);
 
 // How ssh-keygen is run.
 struct SshTool {

@@ -60,6 +60,11 @@ public:
     git({"commit", "-q", "-m", message});
   }
   std::string head() const { return git_out({"rev-parse", "HEAD"}); }
+  // A branch `mainline` at `at`, made the upstream of the current branch.
+  void track_mainline(const std::string& at) const {
+    git({"branch", "mainline", at});
+    git({"branch", "--set-upstream-to=mainline"});
+  }
 
   fs::path key(const std::string& name) const { return repo.home() / name; }
   std::string pub(const std::string& name) const { return repo.read("../home/" + name + ".pub"); }
@@ -331,8 +336,7 @@ TEST_CASE("verify --worktree checks uncommitted changes", "[e2e][verify]") {
 
 TEST_CASE("verify counts from the merge base with the upstream branch by default", "[e2e][verify]") {
   Certified f;
-  f.git({"branch", "mainline", "base"});
-  f.git({"branch", "--set-upstream-to=mainline"});
+  f.track_mainline("base");
   f.repo.write("tests/a.txt", lines("ALPHA"));
   f.commit("edit a");
   Run r = f.repo.kai({"--json", "verify"});
@@ -402,8 +406,7 @@ TEST_CASE("certify writes nothing when the person says no or the key is not allo
 
 TEST_CASE("doctor warns about uncovered changes to certified paths", "[e2e][verify]") {
   Certified f;
-  f.git({"branch", "mainline", "base"});
-  f.git({"branch", "--set-upstream-to=mainline"});
+  f.track_mainline("base");
   Run clean = f.repo.kai({"--json", "doctor"});
   auto check = [](const Run& r) {
     const json j = json_of(r);
@@ -424,8 +427,7 @@ TEST_CASE("[certify] base is read from the default base, so a change cannot move
   Certified f;
   f.repo.write("kaicoder.toml", k_config + "base = \"base\"\n");
   f.commit("count from the base tag");
-  f.git({"branch", "mainline"});
-  f.git({"branch", "--set-upstream-to=mainline"});
+  f.track_mainline("HEAD");
   f.repo.write("tests/a.txt", lines("ALPHA"));
   f.commit("edit a");
   // The change tries to move the base up to itself.
