@@ -108,6 +108,8 @@ Binding result_of(const std::string& path, const char* kind, const git_oid& id, 
 Result<std::optional<CertChange>> change_of(git_repository* repo, const git_diff_delta& d, const Scope& scope,
                                             WorkTree wt) {
   const std::string oldp = d.old_file.path ? d.old_file.path : "", newp = d.new_file.path ? d.new_file.path : "";
+  // Before hashing anything: most of a work tree is not certified.
+  if (!scope.certified(oldp) && !scope.certified(newp)) return std::optional<CertChange>{};
   git_oid new_id = d.new_file.id;
   if (wt == WorkTree::yes && d.status != GIT_DELTA_DELETED) {
     auto id = workdir_id(repo, d.new_file);
