@@ -137,7 +137,9 @@ void print_change(const CertChange& c) {
     out("      signed by {}\n", make_visible(c.signer));
     return;
   }
-  if (!c.introduced.empty()) out("      introduced by {}\n", make_visible(c.introduced));
+  if (!c.commit.empty()) out("      introduced by {}\n", make_visible(c.introduced));
+  else if (c.introduced == "uncommitted") out("      not committed yet\n");
+  else if (!c.introduced.empty()) out("      introducing commit {}\n", c.introduced);
   out("      {}\n", make_visible(c.reason));
 }
 

@@ -232,7 +232,8 @@ void attribute(git_repository* repo, const git_oid& base, git_commit* head, git_
     c.introduced = fmt::format("{} {}", c.commit.substr(0, 12), summary ? summary : "");
     return;
   }
-  c.introduced = rc == GIT_ITEROVER ? "not found in base..head" : "not found: the history is incomplete (shallow checkout?)";
+  c.introduced = rc == GIT_ITEROVER ? "unknown: not found in base..head"
+                                    : "unknown: the history is incomplete (shallow checkout?)";
 }
 
 

@@ -52,7 +52,7 @@ struct CertChange {
   std::string signer;     // who signed it, when covered
   std::string reason;     // why not, when not covered
   std::string commit;     // the commit that introduced it; "" when uncommitted or not found
-  std::string introduced; // for people: "<short id> <summary>", "uncommitted" or why unknown
+  std::string introduced; // "<short id> <summary>", "uncommitted", or "unknown: <why>"
 };
 
 struct ManifestCheck {
