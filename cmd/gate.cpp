@@ -10,11 +10,22 @@
 
 namespace kai::cmd {
 
+namespace {
+Error no_terminal(const std::string& what) {
+  return make_error(Errc::denied, what, "a person decides at a terminal: run this command in an interactive shell");
+}
+}  // namespace
+
+Status require_terminal(const std::string& what) {
+  int fd = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return no_terminal(what);
+  ::close(fd);
+  return ok_status();
+}
+
 Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   int fd = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0)
-    return make_error(Errc::denied, "no terminal to approve from",
-                      "a person decides at a terminal: run this command in an interactive shell");
+  if (fd < 0) return no_terminal("no terminal to approve from");
   std::string prompt = tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", question)
                                              : fmt::format("{} [y/N] ", question);
   if (!write_all(fd, prompt)) {

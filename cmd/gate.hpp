@@ -19,4 +19,8 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier);
 // with no terminal, Errc::rejected when the answer is not yes.
 Status owner_says_yes(const std::string& question, std::string_view what);
 
+// Errc::denied (with `what` as the message) unless /dev/tty can be opened:
+// for commands that must refuse before doing any work without a person.
+Status require_terminal(const std::string& what);
+
 }  // namespace kai::cmd

@@ -34,6 +34,8 @@ constexpr CommandSpec k_commands[] = {
     {"rollback", "undo a changelog entry from its backup", setup_rollback},
     {"read", "read a file for an agent: confined, secrets refused, redacted", setup_read},
     {"ls", "list a folder for an agent, confined to root", setup_ls},
+    {"verify", "check that certified paths changed only with signed approvals", setup_verify},
+    {"certify", "sign an approval of the changes to certified paths", setup_certify},
     {"doctor", "check config, store, changelog, backups, guardrails and installation", setup_doctor},
 };
 
@@ -55,6 +57,7 @@ Env make_env(const Options& o) {
   else
     env.user_config_dir = "/nonexistent/kaicoder";  // no home: no owner config, nothing trusted
   env.user = user_name();
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) env.home = pw->pw_dir;
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');

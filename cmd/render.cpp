@@ -122,4 +122,73 @@ Result<FileDiff> diff_for_display(Session&, Workspace& ws, const Proposal& p, bo
   return current_diff(ws, p, opts);
 }
 
+namespace {
+std::string change_words(const CertChange& c) {
+  std::string what = c.from.empty() ? fmt::format("{:<7} {}", c.kind, make_visible(c.path))
+                                    : fmt::format("{:<7} {} -> {}", c.kind, make_visible(c.from), make_visible(c.path));
+  if (!c.detail.empty()) what += fmt::format(" ({})", c.detail);
+  return what;
+}
+}  // namespace
+
+void print_change(const CertChange& c) {
+  out("  {}\n", change_words(c));
+  if (c.covered) {
+    out("      signed by {}\n", make_visible(c.signer));
+    return;
+  }
+  if (!c.commit.empty()) out("      introduced by {}\n", make_visible(c.introduced));
+  else if (c.introduced == "uncommitted") out("      not committed yet\n");
+  else if (!c.introduced.empty()) out("      introducing commit {}\n", c.introduced);
+  out("      {}\n", make_visible(c.reason));
+}
+
+void print_certification(const Certification& c) {
+  out("base {} ({})\nhead {}{}\n", c.base.substr(0, 12), c.base_from, c.head.substr(0, 12), c.worktree ? " and the work tree" : "");
+  if (c.paths.empty()) {
+    out("nothing is certified: the base has no [certify] paths\n");
+    return;
+  }
+  for (const auto& m : c.manifests)
+    if (!m.problem.empty()) out("manifest {} ({}) does not count: {}\n", make_visible(m.path), m.where, make_visible(m.problem));
+  size_t bad = c.uncovered();
+  if (bad > 0) {
+    out("{} of {} change(s) to certified paths lack a signed approval:\n", bad, c.changes.size());
+    for (const auto& ch : c.changes)
+      if (!ch.covered) print_change(ch);
+  }
+  if (bad < c.changes.size()) {
+    out("{} change(s) to certified paths signed:\n", c.changes.size() - bad);
+    for (const auto& ch : c.changes)
+      if (ch.covered) print_change(ch);
+  }
+  if (c.changes.empty()) out("no change to certified paths\n");
+}
+
+nlohmann::json certification_json(const Certification& c) {
+  nlohmann::json changes = nlohmann::json::array(), manifests = nlohmann::json::array();
+  for (const auto& ch : c.changes) {
+    nlohmann::json needs = nlohmann::json::array();
+    for (const auto& b : ch.needs)
+      needs.push_back(b.deleted() ? nlohmann::json{{"path", b.path}, {"deleted", true}}
+                                  : nlohmann::json{{"path", b.path}, {"blob", b.blob}, {"mode", b.mode}});
+    nlohmann::json j = {{"kind", ch.kind}, {"path", ch.path}, {"detail", ch.detail}, {"old_mode", ch.old_mode},
+                        {"new_mode", ch.new_mode}, {"blob", ch.blob}, {"covered", ch.covered}, {"needs", needs}};
+    if (!ch.from.empty()) j["from"] = ch.from;
+    if (ch.covered) j["signer"] = ch.signer;
+    else {
+      j["reason"] = ch.reason;
+      j["commit"] = ch.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(ch.commit);
+      j["introduced"] = ch.introduced;
+    }
+    changes.push_back(std::move(j));
+  }
+  for (const auto& m : c.manifests)
+    manifests.push_back({{"path", m.path}, {"where", m.where}, {"valid", m.problem.empty()}, {"signer", m.signer},
+                         {"problem", m.problem}, {"entries", m.entries}});
+  return {{"base", c.base},   {"base_from", c.base_from}, {"head", c.head},           {"worktree", c.worktree},
+          {"paths", c.paths}, {"allowed_signers", c.allowed_signers}, {"signers_problem", c.signers_problem},
+          {"changes", changes}, {"uncovered", c.uncovered()}, {"manifests", manifests}};
+}
+
 }  // namespace kai::cmd

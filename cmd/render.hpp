@@ -6,6 +6,7 @@
 
 #include "cmd/cli.hpp"
 #include "lib/apply.hpp"
+#include "lib/certify.hpp"
 #include "lib/changelog.hpp"
 #include "lib/diff.hpp"
 #include "lib/proposal.hpp"
@@ -26,6 +27,12 @@ nlohmann::json outcome_json(const Outcome& o);
 void stream_output(std::string_view chunk, int fd);
 void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o);
 void print_run_header(Session& s, const Proposal& p);
+
+// Certification (verify, certify): one line per change of a certified path,
+// with what it needs when it is not covered.
+void print_change(const CertChange& c);
+void print_certification(const Certification& c);
+nlohmann::json certification_json(const Certification& c);
 
 // "diff" for proposals that still apply; an explanation otherwise.
 Result<FileDiff> diff_for_display(Session& s, Workspace& ws, const Proposal& p, bool full);

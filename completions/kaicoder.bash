@@ -8,7 +8,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is the idiom here
 
-_kaicoder_commands="init trust propose run list show approve reject apply log rollback read ls doctor"
+_kaicoder_commands="init trust propose run list show approve reject apply log rollback read ls verify certify doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -30,6 +30,8 @@ _kaicoder_command_options() {
         rollback) echo "--force" ;;
         read) echo "--lines" ;;
         ls) echo "--glob" ;;
+        verify) echo "--base --head --worktree" ;;
+        certify) echo "--base --key --worktree" ;;
     esac
 }
 
@@ -170,6 +172,10 @@ _kaicoder() {
             ;;
         --status)
             COMPREPLY=($(compgen -W "pending approved applied rejected timeout failed rolled-back" -- "$cur"))
+            return 0
+            ;;
+        --base | --head)
+            COMPREPLY=($(compgen -W "HEAD $(git for-each-ref --format='%(refname:short)' refs/heads refs/remotes refs/tags 2>/dev/null)" -- "$cur"))
             return 0
             ;;
         --kind)

@@ -165,6 +165,8 @@ complete -c kaicoder -n __kaicoder_needs_command -a log -d 'Changelog entries, n
 complete -c kaicoder -n __kaicoder_needs_command -a rollback -d 'Undo a changelog entry from its backup'
 complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an agent: confined, secrets refused, redacted'
 complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
+complete -c kaicoder -n __kaicoder_needs_command -a verify -d 'Check that certified paths changed only with signed approvals'
+complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval of the changes to certified paths'
 complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
 
 # propose
@@ -245,3 +247,19 @@ complete -c kaicoder -n '__kaicoder_using_command read' -F -d File
 # ls
 complete -c kaicoder -n '__kaicoder_using_command ls' -l glob -x -d 'Every path beneath the folder matching this pattern'
 complete -c kaicoder -n '__kaicoder_using_command ls' -a '(__fish_complete_directories)'
+
+# verify
+function __kaicoder_revisions
+    echo HEAD
+    git for-each-ref --format='%(refname:short)' refs/heads refs/remotes refs/tags 2>/dev/null
+end
+set -l v '__kaicoder_using_command verify'
+complete -c kaicoder -n $v -l base -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to count changes from'
+complete -c kaicoder -n $v -l head -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to certify (default HEAD)'
+complete -c kaicoder -n $v -l worktree -d 'Certify the work tree, uncommitted changes included'
+
+# certify
+set -l c '__kaicoder_using_command certify'
+complete -c kaicoder -n $c -l base -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to count changes from'
+complete -c kaicoder -n $c -l key -r -F -d 'SSH key to sign with (default ~/.ssh/id_ed25519)'
+complete -c kaicoder -n $c -l worktree -d 'Also sign uncommitted changes in the work tree'

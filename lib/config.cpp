@@ -159,7 +159,7 @@ std::map<std::string, Handler> handlers() {
       return walk_table(c, *t, name, h);
     };
   };
-  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "changelog"})
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "changelog", "certify"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
@@ -215,6 +215,23 @@ std::map<std::string, Handler> handlers() {
   h["run.validate_timeout"] = num(&Config::validate_timeout, 1, 3600);
   h["changelog.path"] = str(&Config::changelog, {});
   h["changelog.keep"] = num(&Config::changelog_keep, 10, 100000);
+  h["certify.paths"] = add(&Config::certify_paths, true);
+  h["certify.base"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    if (!s->empty() && s->front() == '-') return bad(c, n, key, "must name a commit, tag or branch");
+    c.cfg.certify_base = *s;
+    return ok_status();
+  };
+  h["certify.allowed_signers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    const fs::path p(*s);
+    if (p.is_absolute() || p.lexically_normal() != p || s->find("..") != std::string::npos)
+      return bad(c, n, key, "must be a path inside the repository, without '..'");
+    c.cfg.allowed_signers = *s;
+    return ok_status();
+  };
   h["validate"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     const toml::table* t = n.as_table();
     if (!t) return bad(c, n, key, "expected a table of glob = command");
@@ -231,6 +248,14 @@ std::map<std::string, Handler> handlers() {
   return h;
 }
 
+Error parse_failure(const std::string& file, const toml::parse_error& e) {
+  return make_error(Errc::usage, fmt::format("{}:{}: {}", file, e.source().begin.line, e.description()),
+                    "fix the file; see kaicoder.toml(5) for every key");
+}
+
+// Checks across keys, once every file is read.
+Result<Config> check_whole(Config cfg);
+
 }  // namespace
 
 Result<Config> load_config(const std::vector<ConfigFile>& files) {
@@ -244,20 +269,37 @@ Result<Config> load_config(const std::vector<ConfigFile>& files) {
     try {
       t = file.text ? toml::parse(*file.text, f.string()) : toml::parse_file(f.string());
     } catch (const toml::parse_error& e) {
-      return make_error(Errc::usage,
-                        fmt::format("{}:{}: {}", f.string(), e.source().begin.line, e.description()),
-                        "fix the file; see kaicoder.toml(5) for every key");
+      return parse_failure(f.string(), e);
     }
     Ctx c{f.string(), cfg, file.role};
     KAI_TRY(walk_table(c, t, "", h));
     cfg.loaded.push_back(f);
   }
+  return check_whole(std::move(cfg));
+}
+
+Result<Config> parse_config_text(std::string_view text, const std::string& origin) {
+  Config cfg;
+  toml::table t;
+  try {
+    t = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return parse_failure(origin, e);
+  }
+  Ctx c{origin, cfg};
+  KAI_TRY(walk_table(c, t, "", handlers()));
+  return check_whole(std::move(cfg));
+}
+
+namespace {
+Result<Config> check_whole(Config cfg) {
   if (cfg.risk_medium > cfg.risk_high)
     return make_error(Errc::usage, fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
   if (cfg.changelog.empty() || cfg.changelog.find("..") != std::string::npos || cfg.changelog.front() == '/')
     return make_error(Errc::usage, fmt::format("changelog.path '{}' must be a path inside root", cfg.changelog));
   return cfg;
 }
+}  // namespace
 
 }  // namespace kai
 

@@ -43,7 +43,7 @@ struct Config {
   // Files that grant privileges or run code; the same list kaicoder.toml.example shows.
   std::vector<std::string> confirm = {"*.sh", "scripts/**", ".github/**", "Dockerfile*", "docker-compose*.y*ml",
                                       "compose*.y*ml", ".claude/**", ".cursor/**", ".vscode/**", ".husky/**",
-                                      ".pre-commit-config.yaml", ".gitlab-ci.yml"};
+                                      ".pre-commit-config.yaml", ".gitlab-ci.yml", "kaicoder-approvals/**"};
   // [run]
   long run_timeout = 600;
   long validate_timeout = 60;  // seconds each [validate] command may take
@@ -62,6 +62,11 @@ struct Config {
   // [changelog]
   std::string changelog = "KAI-CODER-CHANGELOG.md";
   long changelog_keep = 500;
+  // [certify] — what `kaicoder verify` certifies. Read from the base commit's
+  // kaicoder.toml (lib/certify), never from the head or the work tree.
+  std::vector<std::string> certify_paths;
+  std::string certify_base;     // a revision; empty = merge base with upstream, else the root commit
+  std::string allowed_signers;  // path in the repository of the ssh allowed-signers file
 
   std::vector<std::filesystem::path> loaded;  // files that were read, lowest precedence first
 };
@@ -86,6 +91,10 @@ struct ConfigFile {
 // any error, including a key an overlay may not set and a rule that can never
 // match (a file rule without a path, a run rule without a command).
 Result<Config> load_config(const std::vector<ConfigFile>& files);
+
+// The same validation for one file's text held in memory (a blob read from
+// git); `origin` names it in messages.
+Result<Config> parse_config_text(std::string_view text, const std::string& origin);
 
 // The config text `kaicoder init` writes.
 std::string default_config_text();

@@ -9,6 +9,7 @@
 #include <git2.h>
 
 #include "lib/beneath.hpp"
+#include "lib/certify.hpp"
 #include "lib/git.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
@@ -287,6 +288,32 @@ void check_snapshots(Workspace& ws, Checks& out) {
     add(out, "run snapshots", Level::ok, fmt::format("{} kept of at most {}", names->size(), ws.cfg.snapshots_keep));
 }
 
+// verify's core with its defaults: a warning, never a failure, since an
+// uncovered change waits for its owner's signature rather than being broken.
+void check_certify(Workspace& ws, Checks& out) {
+  if (ws.cfg.certify_paths.empty()) {
+    add(out, "certification", Level::ok, "no [certify] paths");
+    return;
+  }
+  CertifyRequest req;
+  req.start = ws.root;
+  auto c = check_certification(req);
+  if (!c) {
+    add(out, "certification", Level::warn, c.error().message, c.error().hint.empty() ? "run 'kaicoder verify'" : c.error().hint);
+    return;
+  }
+  const std::string since = fmt::format("since {} ({})", c->base.substr(0, 12), c->base_from);
+  if (c->uncovered() > 0)
+    add(out, "certification", Level::warn,
+        fmt::format("{} change(s) to certified paths {} lack a signed approval", c->uncovered(), since),
+        "see them with 'kaicoder verify'; the owner signs with 'kaicoder certify'");
+  else if (c->paths.empty())
+    add(out, "certification", Level::warn, fmt::format("the base {} has no [certify] paths yet", c->base.substr(0, 12)),
+        "commit [certify] to the branch you count from, or name it with 'kaicoder verify --base'");
+  else
+    add(out, "certification", Level::ok, fmt::format("{} change(s) to certified paths {}, all signed", c->changes.size(), since));
+}
+
 }  // namespace
 
 std::vector<Check> run_doctor(const DoctorInput& in) {
@@ -327,6 +354,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   check_backups(*ws, in.progress, out);
   check_proposals(*ws, out);
   check_git(*ws, out);
+  check_certify(*ws, out);
   check_snapshots(*ws, out);
   check_guardrails(*ws, out);
   check_isolation(*ws, out);

@@ -2,6 +2,7 @@
 // The one place lib/ talks to libgit2 for object ids. Every libgit2 return
 // code goes through git_check(), which reads git_error_last().
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,14 @@ void git_init_once();
 // The git blob id (hex SHA-1 of "blob <len>\0<bytes>") of `bytes`, exactly what
 // `git hash-object` prints. Used to bind bases, backups and approvals to bytes.
 std::string blob_id(std::string_view bytes);
+
+// Owns a libgit2 object: GitOwned<git_tree, git_tree_free>.
+template <typename T, void (*F)(T*)>
+struct GitDeleter {
+  void operator()(T* p) const { F(p); }
+};
+template <typename T, void (*F)(T*)>
+using GitOwned = std::unique_ptr<T, GitDeleter<T, F>>;
 
 // Turn a libgit2 return code into a Status naming `what` failed.
 Status git_check(int rc, std::string_view what);

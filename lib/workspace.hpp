@@ -28,6 +28,7 @@ struct Env {
   // never $HOME or XDG_*, which the caller sets.
   std::filesystem::path user_config_dir;
   std::string user;                       // OS user name of the real uid
+  std::filesystem::path home;             // that user's home, from the password database (never $HOME)
   std::vector<std::pair<std::string, std::string>> vars;  // the process environment, for redaction
 };
 

@@ -1,6 +1,7 @@
 #include "lib/util/fs.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <random>
@@ -127,6 +128,19 @@ Status append_file(const fs::path& p, std::string_view data, mode_t mode) {
   int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot append to '{}': {}", p.string(), errno_text(errno)));
   return write_fd(fd, p, data);
+}
+
+Result<PrivateTempDir> PrivateTempDir::make(const fs::path& parent, std::string_view prefix) {
+  std::string tmpl = (parent / (std::string(prefix) + "-XXXXXX")).string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    return make_error(Errc::io, fmt::format("cannot make a private folder under '{}': {}", parent.string(), errno_text(errno)));
+  return PrivateTempDir(fs::path(tmpl));
+}
+
+PrivateTempDir::~PrivateTempDir() {
+  if (m_path.empty()) return;
+  std::error_code ec;
+  fs::remove_all(m_path, ec);
 }
 
 }  // namespace kai

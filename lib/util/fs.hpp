@@ -40,4 +40,22 @@ Result<std::string> read_all(int fd);
 
 std::string errno_text(int err);
 
+// A folder only this user can enter (mkdtemp: mode 0700), made under
+// `parent`, removed with everything in it when the object goes away. For
+// handing bytes to a program that wants files.
+class PrivateTempDir {
+public:
+  static Result<PrivateTempDir> make(const std::filesystem::path& parent, std::string_view prefix);
+  PrivateTempDir(PrivateTempDir&& o) noexcept : m_path(std::move(o.m_path)) { o.m_path.clear(); }
+  PrivateTempDir& operator=(PrivateTempDir&&) = delete;
+  PrivateTempDir(const PrivateTempDir&) = delete;
+  PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+  ~PrivateTempDir();
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  explicit PrivateTempDir(std::filesystem::path p) : m_path(std::move(p)) {}
+  std::filesystem::path m_path;
+};
+
 }  // namespace kai
