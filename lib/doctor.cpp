@@ -291,15 +291,15 @@ void check_snapshots(Workspace& ws, Checks& out) {
 // verify's core with its defaults: a warning, never a failure, since an
 // uncovered change waits for its owner's signature rather than being broken.
 void check_certify(Workspace& ws, Checks& out) {
-  if (ws.cfg.certify_paths.empty()) {
-    add(out, "certification", Level::ok, "no [certify] paths");
-    return;
-  }
+  // The certified paths come from the base commit, not from the work tree's
+  // config, which doctor does not read in a root nobody trusted.
+  const bool configured = !ws.cfg.certify_paths.empty();
   CertifyRequest req;
   req.start = ws.root;
   auto c = check_certification(req);
-  if (!c) {
-    add(out, "certification", Level::warn, c.error().message, c.error().hint.empty() ? "run 'kaicoder verify'" : c.error().hint);
+  if (!c || (c->paths.empty() && !configured)) {
+    if (!configured) add(out, "certification", Level::ok, "no [certify] paths");
+    else add(out, "certification", Level::warn, c.error().message, c.error().hint.empty() ? "run 'kaicoder verify'" : c.error().hint);
     return;
   }
   const std::string since = fmt::format("since {} ({})", c->base.substr(0, 12), c->base_from);
