@@ -48,7 +48,7 @@ RunFn setup_log(CLI::App& sub) {
     if (entries->empty()) out("no changelog entries\n");
     for (const auto& e : *entries) {
       if (a->full) {
-        out("{}", format_entry(e));
+        out("{}", Lines{format_entry(e)});
         continue;
       }
       std::string files;

@@ -281,10 +281,13 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   t.rec.proposal = p.id;
   t.proposal = p.id;
   const std::string dir = dir_of(tg->rel);
-  t.rec.id = ws.journal.fresh_id(now, [&](const std::string& id) {
+  auto fresh = ws.journal.fresh_id(now, [&](const std::string& id) -> Result<bool> {
     auto st = read_at(tg->dir, backup_name(tg->name, id));
-    return !st || st->exists;  // never reuse a name something already holds
+    if (!st) return st.error();  // a name too long, say: an error, not "taken"
+    return st->exists;           // never reuse a name something already holds
   });
+  if (!fresh) return fail(fresh.error());
+  t.rec.id = std::move(*fresh);
   FileChange f;
   f.rel = tg->rel;
   f.before = side_of(cur);
@@ -407,13 +410,16 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   if (targets.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
   if (check == CheckOnly::yes) return Outcome{};
-  t.rec.id = ws.journal.fresh_id(now, [&](const std::string& cand) {
+  auto fresh = ws.journal.fresh_id(now, [&](const std::string& cand) -> Result<bool> {
     for (const auto& tg : targets) {
       auto st = read_at(tg.dir, backup_name(tg.name, cand));
-      if (!st || st->exists) return true;
+      if (!st) return st.error();
+      if (st->exists) return true;
     }
     return false;
   });
+  if (!fresh) return fresh.error();
+  t.rec.id = std::move(*fresh);
   for (size_t i = 0; i < targets.size(); ++i) {
     const FileChange& orig = rec->files[i];
     FileChange f;

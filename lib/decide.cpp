@@ -124,6 +124,15 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   return out;
 }
 
+RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force) {
+  const bool is_run = p.kind == Kind::run;
+  if (p.tier == "confirm") return {Tier::confirm, p.tier_reason};
+  if (!is_run && p.validation.status == "failed" && force == Force::yes && now == ApplyNow::yes)
+    return {Tier::confirm, "overriding a failed validation"};
+  if (!is_run && diff_cut) return {Tier::confirm, "the diff was cut for display"};
+  return {};
+}
+
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason) {
   KAI_TRY(may_decide(ws, user));
   auto lock = ws.store.lock();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/apply.hpp"
+#include "lib/policy.hpp"
 #include "lib/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/workspace.hpp"
@@ -40,6 +41,17 @@ struct Approved {
 // ApplyNow::yes. Queues notify events (lib/hooks) for the caller to flush.
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
                          Force force = Force::no);
+
+// What the approval of a proposal takes at the terminal. CONFIRM when the
+// proposal's own tier is confirm, when a failed validation is overridden
+// (Force::yes with ApplyNow::yes), or when the diff shown was cut for
+// display (`diff_cut`): a plain "y" is accepted only for a change the
+// person saw whole. `reason` says why when it is CONFIRM.
+struct RequiredTier {
+  Tier tier = Tier::normal;
+  std::string reason;
+};
+RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force);
 
 // Reject: status rejected, a `rejected` changelog entry, nothing in the tree.
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason);

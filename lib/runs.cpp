@@ -144,7 +144,13 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
     return out;
   }
   const auto now = ws.clock->now();
-  out.rec.id = ws.journal.fresh_id(now);
+  auto fresh = ws.journal.fresh_id(now);
+  if (!fresh) {
+    (void)u.store.release(u.tag);
+    out.note = fmt::format("no snapshot: {}", fresh.error().message);
+    return out;
+  }
+  out.rec.id = std::move(*fresh);
   out.rec.kind = "run";
   out.rec.time = iso_utc(now);
   out.rec.proposal = p.id;
