@@ -39,6 +39,11 @@ RunFn setup_approve(CLI::App& sub) {
       print_run_header(s, *p);
     } else {
       auto d = diff_for_display(s, **ws, *p, false);
+      if (!d && d.error().code == Errc::conflict) {
+        // It can never be applied as proposed: say so to the waiter and the log too.
+        auto f = fail_pending(**ws, a->id, s.user(), d.error());
+        return report(s, f ? d.error() : f.error());
+      }
       if (!d) return report(s, d.error());
       print_proposal_header(s, *p);
       print_diff(s, *p, *d);

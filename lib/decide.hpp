@@ -38,7 +38,9 @@ struct Approved {
 // longer pending (decided by someone else meanwhile) or was changed, or —
 // with ApplyNow::yes and Force::no — when its validation failed (it then
 // stays pending); timeout when it expired; denied in propose-only mode with
-// ApplyNow::yes. Queues notify events (lib/hooks) for the caller to flush.
+// ApplyNow::yes. When the apply itself fails the proposal is failed and a
+// `failed` changelog entry is written. Queues notify events (lib/hooks) for
+// the caller to flush.
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
                          Force force = Force::no);
 
@@ -52,6 +54,12 @@ struct RequiredTier {
   std::string reason;
 };
 RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force);
+
+// A pending proposal that cannot be carried out as proposed (its edit's
+// target is gone, its base changed): status failed with `why` as result
+// and `why.code` as the code a --wait-ing proposer exits with, a `failed`
+// changelog entry naming `user`, a notify event. Errors as approve().
+Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, const Error& why);
 
 // Reject: status rejected, a `rejected` changelog entry, nothing in the tree.
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason);
