@@ -169,6 +169,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
                               const std::function<void(std::string_view, int)>& on_output) {
   if (req.argv.empty() == req.shell.empty())
     return make_error(Errc::usage, "give the command after '--', or one --shell string", "kaicoder run --why W -- make test");
+  for (auto [what, text] : {std::pair{"--why", &req.why}, {"--agent", &req.agent}})
+    if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
   if (req.why.find_first_not_of(" \t\r\n") == std::string::npos)
     return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
   auto cwd_rel = resolve_cwd(ws, cwd, req.cwd);

@@ -113,6 +113,26 @@ std::string make_visible(std::string_view text, Allow allow) {
   return out;
 }
 
+std::optional<size_t> first_invalid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = decode(text, i, cp);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> not_utf8(std::string_view what, std::string_view text) {
+  std::optional<size_t> at = first_invalid_utf8(text);
+  if (!at) return std::nullopt;
+  return std::string(what) + " is not valid UTF-8 (byte " + std::to_string(*at) + ")";
+}
+
 bool has_hidden_characters(std::string_view text, Allow allow) { return find_hidden(text, allow).has_value(); }
 
 }  // namespace kai

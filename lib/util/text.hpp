@@ -49,6 +49,13 @@ std::string code_point_name(uint32_t cp);
 // pass unchanged, so the result of make_visible is its own make_visible.
 std::string make_visible(std::string_view text, Allow allow = Allow::tab_newline);
 
+// Byte offset of the first byte that is not part of valid UTF-8, if any.
+std::optional<size_t> first_invalid_utf8(std::string_view text);
+
+// For a field an agent writes into a record (why, summary, agent name):
+// "<what> is not valid UTF-8 (byte N)" when it is not, else nullopt.
+std::optional<std::string> not_utf8(std::string_view what, std::string_view text);
+
 // True when make_visible would change `text`.
 bool has_hidden_characters(std::string_view text, Allow allow = Allow::tab_newline);
 

@@ -385,3 +385,22 @@ TEST_CASE("every command's terminal output shows planted control characters esca
   CHECK(repo.read("a.txt") == "old\n");
   CHECK_NO_RAW(repo.read("KAI-CODER-CHANGELOG.md"));
 }
+
+TEST_CASE("a why that is not UTF-8 is refused, not stored half-way", "[attack][display]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  Run r = repo.kai(edit("a.txt", "old", "new", std::string("bad \x9B byte")));
+  KAI_CHECK_EXIT(r, 2);
+  CHECK_THAT(r.err, Contains("not valid UTF-8"));
+  CHECK_NO_RAW(r.out + r.err);
+  Run agent = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w",
+                        "--agent", std::string("\xFF")});
+  KAI_CHECK_EXIT(agent, 2);
+  Run run = repo.kai({"run", "--why", std::string("\xC0\xAF"), "--", "echo", "hi"});
+  KAI_CHECK_EXIT(run, 2);
+  Run l = repo.kai({"--json", "list"});
+  KAI_REQUIRE_EXIT(l, 0);
+  CHECK(json_of(l).at("proposals").empty());
+  CHECK(json_of(l).at("corrupt").empty());
+  CHECK(repo.read("a.txt") == "old\n");
+}
