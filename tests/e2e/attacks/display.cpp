@@ -404,3 +404,18 @@ TEST_CASE("a why that is not UTF-8 is refused, not stored half-way", "[attack][d
   CHECK(json_of(l).at("corrupt").empty());
   CHECK(repo.read("a.txt") == "old\n");
 }
+
+TEST_CASE("a usage error quotes the agent's arguments escaped", "[attack][display]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  Run r = repo.kai({"propose", "--bogus", k_nasty});
+  KAI_CHECK_EXIT(r, 2);
+  CHECK_NO_RAW(r.out + r.err);
+  CHECK_THAT(r.err, Contains("\\e]52;c;"));
+  Run bad = repo.kai({"list", "--status", k_nasty});
+  KAI_CHECK_EXIT(bad, 2);
+  CHECK_NO_RAW(bad.out + bad.err);
+  Run t = repo.kai_tty({"approve", k_nasty}, "y", {}, TtyOutput::terminal);
+  KAI_CHECK_EXIT(t, 2);
+  CHECK_NO_RAW(t.tty + t.out + t.err);
+}
