@@ -83,4 +83,7 @@ TEST_CASE("one scanner covers C1, separators, soft hyphen, fillers and invalid U
   CHECK(h->len == 3);
   CHECK(kai::code_point_name(h->cp) == "U+202E");
   CHECK(h->kind == "bidirectional control");
+  CHECK_FALSE(kai::first_invalid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80 \x1b"));
+  CHECK(kai::first_invalid_utf8("ok\xED\xA0\x80") == 2u);  // a surrogate
+  CHECK(kai::not_utf8("--why", "a\xFF") == "--why is not valid UTF-8 (byte 1)");
 }
