@@ -271,6 +271,9 @@ TEST_CASE("approving an edit whose target is gone fails it, logs it and tells th
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].at("kind") == "failed");
   CHECK_THAT(entries[0].at("result").get<std::string>(), Contains("target not found"));
+  Run failed = repo.kai({"--json", "log", "--kind", "failed"});
+  KAI_REQUIRE_EXIT(failed, 0);
+  CHECK(json_of(failed).at("entries").size() == 1);
   CHECK(repo.read("a.txt") == "changed by hand\n");
   // It is decided: a second approve is refused as not pending.
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 6);
