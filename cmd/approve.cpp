@@ -34,13 +34,20 @@ RunFn setup_approve(CLI::App& sub) {
     const bool is_run = p->kind == Kind::run;
     // The person sees what they decide on even with --json (on stderr then).
     send_text_to_stderr(s.json());
+    bool diff_cut = false;
     if (is_run) {
       print_run_header(s, *p);
     } else {
       auto d = diff_for_display(s, **ws, *p, false);
+      if (!d && d.error().code == Errc::conflict) {
+        // It can never be applied as proposed: say so to the waiter and the log too.
+        auto f = fail_pending(**ws, a->id, s.user(), d.error());
+        return report(s, f ? d.error() : f.error());
+      }
       if (!d) return report(s, d.error());
       print_proposal_header(s, *p);
       print_diff(s, *p, *d);
+      diff_cut = d->truncated;
     }
     out("\n");
     std::fflush(stdout);
@@ -53,22 +60,21 @@ RunFn setup_approve(CLI::App& sub) {
       return report(s, make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
                                   fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}",
                                               p->id)));
-    // Overriding a failed check is a deliberate act: it takes CONFIRM.
-    Tier tier = p->tier == "confirm" || (failed_validation && a->force && !a->no_apply) ? Tier::confirm : Tier::normal;
+    const ApplyNow apply_now = a->no_apply ? ApplyNow::no : ApplyNow::yes;
+    const Force force = a->force ? Force::yes : Force::no;
+    const RequiredTier need = required_tier(*p, diff_cut, apply_now, force);
     auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p->id)
                                       : fmt::format("Apply proposal {} to {}?", p->id, p->path),
-                               tier);
+                               need.tier);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
       if (!s.json()) out("not approved; proposal {} is still pending\n", p->id);
       else print_json({{"ok", true}, {"approved", false}, {"id", p->id}, {"status", "pending"}});
       return k_exit_ok;
     }
-    bool apply_now = !a->no_apply;
-    auto r = approve(**ws, a->id, seen, s.user(), apply_now && !is_run ? ApplyNow::yes : ApplyNow::no,
-                     a->force ? Force::yes : Force::no);
+    auto r = approve(**ws, a->id, seen, s.user(), is_run ? ApplyNow::no : apply_now, force);
     if (!r) return report(s, r.error());
-    if (is_run && apply_now) {
+    if (is_run && apply_now == ApplyNow::yes) {
       if ((*ws)->cfg.mode == "propose-only")
         return report(s, make_error(Errc::denied, "policy mode is propose-only: approved, but kaicoder never runs commands in this mode"));
       auto ran = execute_run(**ws, a->id, s.user(), s.json() ? nullptr : stream_output);

@@ -35,7 +35,8 @@ RunFn setup_doctor(CLI::App&) {
     }
     for (const auto& c : checks) {
       const char* color = !s.color() ? "" : c.level == Level::ok ? "\x1b[32m" : c.level == Level::warn ? "\x1b[33m" : "\x1b[31m";
-      out("{}{:<4}{}  {:<20}  {}\n", color, to_string(c.level), s.color() ? "\x1b[0m" : "", c.name, c.detail);
+      out("{}{:<4}{}  {:<20}  {}\n", Trusted{color}, to_string(c.level), Trusted{s.color() ? "\x1b[0m" : ""}, c.name,
+          c.detail);
       if (c.level != Level::ok && !c.fix.empty()) out("      {:<20}  fix: {}\n", "", c.fix);
     }
     return failed ? k_exit_error : k_exit_ok;

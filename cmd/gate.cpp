@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "lib/util/fs.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai::cmd {
 
@@ -26,8 +27,10 @@ Status require_terminal(const std::string& what) {
 Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   int fd = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return no_terminal("no terminal to approve from");
-  std::string prompt = tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", question)
-                                             : fmt::format("{} [y/N] ", question);
+  // The question names a path an agent chose: it must not drive the terminal.
+  const std::string shown = make_visible(question, Allow::nothing);
+  std::string prompt = tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", shown)
+                                             : fmt::format("{} [y/N] ", shown);
   if (!write_all(fd, prompt)) {
     ::close(fd);
     return make_error(Errc::denied, "cannot write to the terminal");

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -87,7 +88,12 @@ int run_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
+    // A usage error quotes the arguments it did not expect, which an agent
+    // wrote: shown, never obeyed. Help and version text is kaicoder's own.
+    std::ostringstream help, complaint;
+    int rc = app.exit(e, help, complaint);
+    write_stdout(help.str());
+    write_stderr(make_visible(complaint.str(), Allow::tab_newline));
     return rc == 0 ? k_exit_ok : k_exit_usage;
   }
   if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
@@ -111,7 +117,7 @@ int main(int argc, char** argv) {
     rc = kai::cmd::run_main(argc, argv);
   } catch (const std::exception& e) {  // bugs and surprises only
     std::fflush(stdout);
-    fmt::print(stderr, "kaicoder: internal error: {}\n", e.what());
+    fmt::print(stderr, "kaicoder: internal error: {}\n", kai::make_visible(e.what(), kai::Allow::nothing));
     return kai::cmd::k_exit_error;
   }
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

@@ -1,5 +1,7 @@
 #include "cmd/output.hpp"
 
+#include <unistd.h>
+
 namespace kai::cmd {
 namespace {
 const Redactor* g_redactor = nullptr;
@@ -23,6 +25,12 @@ void write_stderr(std::string_view text) {
 }
 
 void write_text(std::string_view text) { g_text_to_stderr ? write_stderr(text) : write_stdout(text); }
+
+void write_content(std::string_view bytes, int fd) {
+  if (fd == 1 && g_text_to_stderr) fd = 2;
+  std::string shown = ::isatty(fd) == 1 ? make_visible(bytes, Allow::tab_newline) : std::string(bytes);
+  fd == 2 ? write_stderr(shown) : write_stdout(shown);
+}
 
 nlohmann::json redacted_json(nlohmann::json j) {
   if (j.is_string()) return redacted(j.get<std::string>());

@@ -34,7 +34,7 @@ RunFn setup_read(CLI::App& sub) {
       out("[{} is a binary file of {} bytes; not shown]\n", r->path, r->total_bytes);
       return k_exit_ok;
     }
-    out("{}", r->text);
+    write_content(r->text);
     if (r->cut)
       err("[output cut at {} of {} bytes; read the rest with --lines]\n", r->text.size(), r->total_bytes);
     return k_exit_ok;

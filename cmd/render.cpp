@@ -1,5 +1,7 @@
 #include "cmd/render.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cmd/progress.hpp"
@@ -11,15 +13,23 @@ using json = nlohmann::json;
 
 namespace {
 
-// Captured text, indented under its heading so it cannot pass for kaicoder's own lines.
+// Text someone else wrote (an agent, a check, the reviewer), each line under
+// a fixed prefix so that none of it can pass for kaicoder's own lines.
 void print_quoted(std::string_view text) {
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
-    out("      | {}\n", make_visible(line));
+    if (line.ends_with('\r') && nl != std::string_view::npos) line.remove_suffix(1);  // CRLF
+    out("      | {}\n", line);
     if (nl == std::string_view::npos) break;
     text.remove_prefix(nl + 1);
   }
+}
+
+// A field an agent wrote: its label on a line of its own, then the text quoted.
+void print_field(std::string_view label, std::string_view text) {
+  out("  {}:\n", Trusted{label});
+  print_quoted(text.empty() ? std::string_view("\u2014") : text);
 }
 
 void print_validation(Session& s, const Validation& v) {
@@ -27,11 +37,11 @@ void print_validation(Session& s, const Validation& v) {
   const bool failed = v.status == "failed";
   const char* mark = s.color() && failed ? "\x1b[1;31m" : "";
   const char* reset = s.color() && failed ? "\x1b[0m" : "";
-  out("  validate: {}{}{}\n", mark, failed ? "FAILED" : v.status, reset);
+  out("  validate: {}{}{}\n", Trusted{mark}, failed ? "FAILED" : v.status, Trusted{reset});
   for (const auto& c : v.checks) {
     std::string how = c.status == "failed" ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
                                            : c.status;
-    out("    {} = {}: {}\n", make_visible(c.pattern), make_visible(c.command), how);
+    out("    {} = {}: {}\n", c.pattern, c.command, how);
     print_quoted(c.output);
   }
 }
@@ -47,13 +57,16 @@ void print_review(const Review& r) {
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
-  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", bold, p.id, reset, to_string(p.kind), p.risk,
-             to_string(p.state));
-  if (p.kind != Kind::run) out("  path:     {}\n", make_visible(p.path));
-  out("  why:      {}\n", make_visible(p.why));
-  out("  summary:  {}\n", make_visible(p.summary));
-  if (!p.agent.empty()) out("  agent:    {}\n", make_visible(p.agent));
-  if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", p.risk, make_visible(p.risk_reason));
+  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind), p.risk,
+      to_string(p.state));
+  if (p.kind != Kind::run) out("  path:     {}\n", p.path);
+  // What the agent wrote, each under its label and quoted line by line, so
+  // that nothing in it can look like kaicoder's own lines.
+  print_field("why", p.why);
+  print_field("summary", p.summary);
+  if (!p.agent.empty()) print_field("agent", p.agent);
+  if (!p.reason.empty()) print_field("reason", p.reason);
+  if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", p.risk, p.risk_reason);
   if (p.tier == "confirm") out("  tier:     confirm ({})\n", p.tier_reason);
   out("  policy:   {} ({})\n", p.decision, p.decision_rule);
   if (!p.decided_by.empty()) out("  decided:  {} by {}\n", p.decided_at, p.decided_by);
@@ -65,8 +78,8 @@ void print_proposal_header(Session& s, const Proposal& p) {
 
 void print_run_header(Session& s, const Proposal& p) {
   print_proposal_header(s, p);
-  out("  cwd:      {}\n", p.cwd.empty() ? "." : make_visible(p.cwd));
-  out("\n  $ {}\n", make_visible(command_text(p)));
+  out("  cwd:      {}\n", p.cwd.empty() ? "." : p.cwd);
+  print_field("command", command_text(p));
 }
 
 void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
@@ -78,14 +91,18 @@ void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
     ProgressLine line;  // highlighting a diff of many thousand lines takes a moment
     shown = colorize_diff(text, line.callback());
   }
-  out("\n{}", shown);
+  out("\n{}", Trusted{shown});
   if (text.back() != '\n') out("\n");
   if (text.size() != d.text.size())
-    out("[the diff contains control or invisible characters; they are shown as ^X and <U+XXXX>]\n");
-  if (d.truncated)
-    out("\n[diff too large to review here: +{}/\u2212{} lines in {} hunks; the first hunks are shown]\n"
-               "[see all of it: kaicoder show --full {}]\n",
-               d.added, d.removed, d.hunks, p.id);
+    out("[the diff contains control or invisible characters; they are shown as \\e, \\xNN and <U+XXXX>]\n");
+  if (d.truncated) {
+    const size_t changed = d.added + d.removed;
+    const size_t hidden = changed - std::min(changed, d.shown_changed);
+    out("\n[diff cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} hunks in 1 file not shown{}]\n"
+        "[see all of it: kaicoder show {} --full]\n",
+        hidden, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks,
+        hidden == 0 ? "; long lines were shortened" : "", p.id);
+  }
 }
 
 void print_outcome(Session&, const Proposal& p, const Outcome& o) {

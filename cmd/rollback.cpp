@@ -64,7 +64,9 @@ RunFn setup_rollback(CLI::App& sub) {
       print_json(outcome_json(*o));
     } else {
       out("rolled back {}\n", o->entry.summary.substr(std::string("rolled back ").size()));
-      out("  files:       {}\n", fmt::join(o->entry.files, ", "));
+      std::string files;
+      for (const auto& f : o->entry.files) files += (files.empty() ? "" : ", ") + f;
+      out("  files:       {}\n", files);
       out("  backup:      {}\n", o->backup.empty() ? "\u2014" : o->backup);
       out("  rollback-id: {}   (undo this rollback: kaicoder rollback {})\n", o->rollback_id, o->rollback_id);
     }

@@ -27,8 +27,9 @@ nlohmann::json verdict_json(const StagedRun& st) {
 }  // namespace
 
 void stream_output(std::string_view chunk, int fd) {
-  // The approver watches the command live; secrets are still redacted.
-  (fd == 2 ? write_stderr : write_stdout)(chunk);
+  // The approver watches the command live; secrets are still redacted, and
+  // on a terminal its escape sequences are shown, not obeyed.
+  write_content(chunk, fd == 2 ? 2 : 1);
   std::fflush(fd == 2 ? stderr : stdout);
 }
 
@@ -74,9 +75,9 @@ RunFn setup_run(CLI::App& sub) {
       }
     } else {
       out("{} \u00b7 {}\n", blocked ? "blocked" : p.id ? fmt::format("proposal {} \u00b7 run", p.id) : std::string("dry run"),
-          make_visible(command_text(p)));
+          command_text(p));
       out("  verdict:  {}{}\n", st->verdict, st->classification.understood ? "" : " (not fully understood: never auto-allowed)");
-      for (const auto& r : st->classification.reasons) out("  reason:   {}\n", make_visible(r));
+      for (const auto& r : st->classification.reasons) out("  reason:   {}\n", r);
       if (blocked) {
         err("kaicoder: denied: the command is blocked and was not staged\n");
         return exit_code(Errc::denied);
@@ -101,8 +102,8 @@ RunFn setup_run(CLI::App& sub) {
       j["stderr"] = captured.err;
       print_json(j);
     } else {
-      out("{}", captured.out);
-      err("{}", captured.err);
+      write_content(captured.out, 1);
+      write_content(captured.err, 2);
       out("proposal {} is {}{}\n", done->id, to_string(done->state), done->result.empty() ? "" : ": " + done->result);
     }
     return rc;

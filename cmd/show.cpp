@@ -39,7 +39,8 @@ RunFn setup_show(CLI::App& sub) {
         return k_exit_ok;
       }
       print_run_header(s, *p);
-      if (!captured.out.empty() || !captured.err.empty()) out("\n--- output ---\n{}{}", captured.out, captured.err);
+      if (!captured.out.empty() || !captured.err.empty())
+        out("\n--- output ---\n{}{}", Lines{captured.out}, Lines{captured.err});
       return k_exit_ok;
     }
     bool live = p->state == State::pending || p->state == State::approved || p->state == State::failed;

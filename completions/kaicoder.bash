@@ -179,7 +179,7 @@ _kaicoder() {
             return 0
             ;;
         --kind)
-            COMPREPLY=($(compgen -W "edit write delete run rollback rejected timeout blocked" -- "$cur"))
+            COMPREPLY=($(compgen -W "edit write delete run rollback rejected timeout blocked failed" -- "$cur"))
             return 0
             ;;
         --target | --replacement | --why | --summary | --agent | --reason | -n | --lines | --glob | \

@@ -1,5 +1,7 @@
 #include "lib/apply.hpp"
 
+#include <cerrno>
+#include <fcntl.h>
 #include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +31,18 @@ std::string base_of(const std::string& rel) {
   return slash == std::string::npos ? rel : rel.substr(slash + 1);
 }
 std::string backup_name(const std::string& name, const std::string& id) { return name + ".bak-kaicoder-" + id; }
+
+// Whether anything (file, folder, symlink) holds the backup name for `id`
+// beside `name`. Any error but "no such name" (a name too long, say) is an
+// error, never "taken": counting it as taken made the search for a free
+// name endless.
+Result<bool> backup_taken(const Dir& dir, const std::string& name, const std::string& id) {
+  const std::string bak = backup_name(name, id);
+  struct stat st {};
+  if (::fstatat(dir.fd(), bak.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
+  if (errno == ENOENT) return false;
+  return make_error(Errc::io, fmt::format("cannot use the backup name '{}': {}", bak, errno_text(errno)));
+}
 
 FileSide side_of(const FileState& s) { return {s.exists, s.exists ? blob_id(s.bytes) : std::string{}, s.mode}; }
 bool same(const FileSide& a, const FileState& s) { return a.exists == s.exists && (!s.exists || a.blob == blob_id(s.bytes)); }
@@ -281,10 +295,9 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   t.rec.proposal = p.id;
   t.proposal = p.id;
   const std::string dir = dir_of(tg->rel);
-  t.rec.id = ws.journal.fresh_id(now, [&](const std::string& id) {
-    auto st = read_at(tg->dir, backup_name(tg->name, id));
-    return !st || st->exists;  // never reuse a name something already holds
-  });
+  auto fresh = ws.journal.fresh_id(now, [&](const std::string& id) { return backup_taken(tg->dir, tg->name, id); });
+  if (!fresh) return fail(fresh.error());
+  t.rec.id = std::move(*fresh);
   FileChange f;
   f.rel = tg->rel;
   f.before = side_of(cur);
@@ -407,13 +420,15 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   if (targets.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
   if (check == CheckOnly::yes) return Outcome{};
-  t.rec.id = ws.journal.fresh_id(now, [&](const std::string& cand) {
+  auto fresh = ws.journal.fresh_id(now, [&](const std::string& cand) -> Result<bool> {
     for (const auto& tg : targets) {
-      auto st = read_at(tg.dir, backup_name(tg.name, cand));
-      if (!st || st->exists) return true;
+      auto taken = backup_taken(tg.dir, tg.name, cand);
+      if (!taken || *taken) return taken;
     }
-    return false;
+    return Result<bool>(false);
   });
+  if (!fresh) return fresh.error();
+  t.rec.id = std::move(*fresh);
   for (size_t i = 0; i < targets.size(); ++i) {
     const FileChange& orig = rec->files[i];
     FileChange f;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "lib/util/fs.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -47,7 +48,10 @@ std::string flatten(std::string_view v) {
     if (!brk) out += c;
     in_break = brk;
   }
-  return std::string(trim(out));
+  // Other characters that end a line for some reader (U+2028, NEL, form
+  // feed, …) or drive a terminal that shows the file are spelled out, so no
+  // field can start a `## ` heading or a `- field:` line of its own.
+  return make_visible(trim(out), Allow::tab);
 }
 
 std::string or_none(std::string_view v) {

@@ -188,6 +188,12 @@ std::map<std::string, Handler> handlers() {
   h["paths.protected"] = add(&Config::protected_paths, true);
   h["paths.confirm"] = add(&Config::confirm, true);
   h["paths.hardlinks"] = str(&Config::hardlinks, {"refuse", "break"});
+  h["paths.allow_unusual_names"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const auto* b = n.as_boolean();
+    if (!b) return bad(c, n, key, "expected true or false");
+    c.cfg.allow_unusual_names = b->get();
+    return ok_status();
+  };
   h["run.timeout"] = num(&Config::run_timeout, 1, 24 * 3600);
   h["run.max_output"] = num(&Config::max_output, 1024, 64L << 20);
   h["run.sandbox"] = str(&Config::sandbox, {"landlock", "none"});

@@ -40,6 +40,9 @@ struct Config {
   // A file with more than one hard link: "refuse" it, or "break" the link
   // (the new bytes go to a new file under this name; other names keep theirs).
   std::string hardlinks = "refuse";
+  // Names that are shell syntax (`$`, backticks, `;`, a leading `-`, …) are
+  // refused unless this is set; hidden characters are refused regardless.
+  bool allow_unusual_names = false;
   // Files that grant privileges or run code; the same list kaicoder.toml.example shows.
   std::vector<std::string> confirm = {"*.sh", "scripts/**", ".github/**", "Dockerfile*", "docker-compose*.y*ml",
                                       "compose*.y*ml", ".claude/**", ".cursor/**", ".vscode/**", ".husky/**",

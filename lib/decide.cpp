@@ -54,6 +54,13 @@ Status expire(Workspace& ws, Proposal& p) {
   return ok_status();
 }
 
+// After apply_proposal refused a proposal it had marked failed: the
+// `failed` entry of SPEC §6, so the log says what became of it.
+Status log_failure(Workspace& ws, const Proposal& p, const std::string& user) {
+  if (p.state != State::failed) return ok_status();
+  return ws.changelog.prepend(unreversible_entry(ws, p, "failed", user, p.result, p.summary));
+}
+
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
@@ -119,9 +126,38 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   Approved out{*p, std::nullopt};
   if (now == ApplyNow::no) return out;
   auto o = apply_proposal(ws, out.proposal, user, force);
-  if (!o) return o.error();
+  if (!o) {
+    (void)log_failure(ws, out.proposal, user);  // the refusal is what the person must hear
+    return o.error();
+  }
   out.applied = std::move(*o);
   return out;
+}
+
+Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, const Error& why) {
+  KAI_TRY(may_decide(ws, user));
+  auto lock = ws.store.lock();
+  if (!lock) return lock.error();
+  auto s = sweep(ws);
+  if (!s) return s.error();
+  auto p = pending_or_error(ws, id);
+  if (!p) return p.error();
+  p->state = State::failed;
+  p->result = fmt::format("failed: {}", ws.redact(why.message));
+  p->outcome_code = static_cast<int>(why.code);
+  KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, *p, "failed", user, p->result, p->summary)));
+  KAI_TRY(ws.store.save(*p));
+  queue_notify(ws, *p, "failed");
+  return p;
+}
+
+RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force) {
+  const bool is_run = p.kind == Kind::run;
+  if (p.tier == "confirm") return {Tier::confirm, p.tier_reason};
+  if (!is_run && p.validation.status == "failed" && force == Force::yes && now == ApplyNow::yes)
+    return {Tier::confirm, "overriding a failed validation"};
+  if (!is_run && diff_cut) return {Tier::confirm, "the diff was cut for display"};
+  return {};
 }
 
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason) {
@@ -160,7 +196,10 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
   auto p = ws.store.load(id);
   if (!p) return p.error();
   auto o = apply_proposal(ws, *p, p->decided_by.empty() ? user : p->decided_by, force);
-  if (!o) return o.error();
+  if (!o) {
+    (void)log_failure(ws, *p, user);
+    return o.error();
+  }
   return Approved{*p, std::move(*o)};
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/apply.hpp"
+#include "lib/policy.hpp"
 #include "lib/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/workspace.hpp"
@@ -37,9 +38,28 @@ struct Approved {
 // longer pending (decided by someone else meanwhile) or was changed, or —
 // with ApplyNow::yes and Force::no — when its validation failed (it then
 // stays pending); timeout when it expired; denied in propose-only mode with
-// ApplyNow::yes. Queues notify events (lib/hooks) for the caller to flush.
+// ApplyNow::yes. When the apply itself fails the proposal is failed and a
+// `failed` changelog entry is written. Queues notify events (lib/hooks) for
+// the caller to flush.
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
                          Force force = Force::no);
+
+// What the approval of a proposal takes at the terminal. CONFIRM when the
+// proposal's own tier is confirm, when a failed validation is overridden
+// (Force::yes with ApplyNow::yes), or when the diff shown was cut for
+// display (`diff_cut`): a plain "y" is accepted only for a change the
+// person saw whole. `reason` says why when it is CONFIRM.
+struct RequiredTier {
+  Tier tier = Tier::normal;
+  std::string reason;
+};
+RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force);
+
+// A pending proposal that cannot be carried out as proposed (its edit's
+// target is gone, its base changed): status failed with `why` as result
+// and `why.code` as the code a --wait-ing proposer exits with, a `failed`
+// changelog entry naming `user`, a notify event. Errors as approve().
+Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, const Error& why);
 
 // Reject: status rejected, a `rejected` changelog entry, nothing in the tree.
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <dtl/dtl.hpp>
@@ -263,8 +264,8 @@ Result<Cut> find_cut(git_patch* patch, size_t h, size_t lines, size_t allow, siz
 
 // The first lines of a hunk too big for the window, under a header recounted
 // for them, so what is shown is itself a well-formed hunk.
-Status append_hunk_prefix(std::string& out, git_patch* patch, size_t h, const git_diff_hunk& hunk, size_t lines,
-                          size_t allow, const Window& w) {
+Result<size_t> append_hunk_prefix(std::string& out, git_patch* patch, size_t h, const git_diff_hunk& hunk,
+                                  size_t lines, size_t allow, const Window& w) {
   Result<Cut> cut = find_cut(patch, h, lines, allow, w.context);
   if (!cut) return cut.error();
   const std::string_view header(hunk.header, hunk.header_len);
@@ -273,10 +274,13 @@ Status append_hunk_prefix(std::string& out, git_patch* patch, size_t h, const gi
   fmt::format_to(std::back_inserter(out), "@@ -{} +{} @@{}", hunk_range(hunk.old_start, cut->old_n, hunk.old_lines),
                  hunk_range(hunk.new_start, cut->new_n, hunk.new_lines), rest);
   if (out.back() != '\n') out += '\n';
-  return append_lines(out, patch, h, cut->keep, w.clip);
+  KAI_TRY(append_lines(out, patch, h, cut->keep, w.clip));
+  return cut->changed;
 }
 
-Status append_hunks(std::string& out, git_patch* patch, const Window& w) {
+// Appends the hunks that fit the window; returns how many changed lines
+// and hunks (a cut one included) it showed.
+Result<std::pair<size_t, size_t>> append_hunks(std::string& out, git_patch* patch, const Window& w) {
   size_t used = 0;
   const size_t hunks = git_patch_num_hunks(patch);
   for (size_t h = 0; h < hunks; ++h) {
@@ -289,13 +293,17 @@ Status append_hunks(std::string& out, git_patch* patch, const Window& w) {
       if (!n) return n.error();
       changed = *n;
     }
-    if (h > 0 && used + changed > w.budget) break;
-    if (used + changed > w.budget) return append_hunk_prefix(out, patch, h, *hunk, lines, w.budget - used, w);
+    if (h > 0 && used + changed > w.budget) return std::pair{used, h};
+    if (used + changed > w.budget) {
+      Result<size_t> kept = append_hunk_prefix(out, patch, h, *hunk, lines, w.budget - used, w);
+      if (!kept) return kept.error();
+      return std::pair{used + *kept, h + 1};
+    }
     append_hunk_header(out, *hunk);
     KAI_TRY(append_lines(out, patch, h, lines, w.clip));
     used += changed;
   }
-  return ok_status();
+  return std::pair{used, hunks};
 }
 
 }  // namespace
@@ -335,7 +343,10 @@ Result<FileDiff> diff_buffers(std::string_view rel_path, std::optional<std::stri
   }
   d.text.reserve(d.truncated ? 64 * 1024 : scan->text_bytes + 512);
   append_headers(d.text, rel_path, d, mode);
-  KAI_TRY(append_hunks(d.text, patch->get(), w));
+  Result<std::pair<size_t, size_t>> shown = append_hunks(d.text, patch->get(), w);
+  if (!shown) return shown.error();
+  d.shown_changed = d.truncated ? shown->first : d.added + d.removed;
+  d.shown_hunks = shown->second;
   return d;
 }
 

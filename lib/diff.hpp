@@ -31,6 +31,8 @@ struct FileDiff {
   size_t added = 0;
   size_t removed = 0;
   size_t hunks = 0;
+  // What `text` shows: all of added + removed and of hunks unless truncated.
+  size_t shown_changed = 0, shown_hunks = 0;
   size_t old_size = 0, new_size = 0;
   std::string old_blob, new_blob;  // blob ids; empty when that side is absent
 };

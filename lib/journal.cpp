@@ -22,12 +22,19 @@ bool valid_id(const std::string& id) {
 }
 }  // namespace
 
-std::string Journal::fresh_id(TimePoint t, const std::function<bool(const std::string&)>& taken) const {
+Result<std::string> Journal::fresh_id(TimePoint t, const std::function<Result<bool>(const std::string&)>& taken) const {
+  constexpr int k_max_tries = 999;
   const std::string base = compact_utc(t);
-  for (int n = 1;; ++n) {
+  for (int n = 1; n <= k_max_tries; ++n) {
     std::string id = n == 1 ? base : fmt::format("{}-{}", base, n);
-    if (!has(id) && !(taken && taken(id))) return id;
+    if (has(id)) continue;
+    if (!taken) return id;
+    Result<bool> used = taken(id);
+    if (!used) return used.error();
+    if (!*used) return id;
   }
+  return make_error(Errc::conflict, fmt::format("no free rollback id for {}: {} candidates are taken", base, k_max_tries),
+                    "remove stray *.bak-kaicoder-* files beside the file, then try again");
 }
 
 bool Journal::has(const std::string& id) const {

@@ -42,9 +42,11 @@ public:
   explicit Journal(std::filesystem::path dir) : m_dir(std::move(dir)) {}
 
   // A rollback id for time `t` not used yet: 20260709T142530Z, then -2, -3…
-  // Caller holds the store lock.
-  // `taken` may reject more candidates (say, a backup name already on disk).
-  std::string fresh_id(TimePoint t, const std::function<bool(const std::string&)>& taken = {}) const;
+  // up to -999 (ids stay within the 24 characters lib/paths counts on).
+  // Caller holds the store lock. `taken` may reject more candidates (say, a
+  // backup name already on disk); an error from it is returned, never taken
+  // for "in use". Errc::conflict when every candidate is taken.
+  Result<std::string> fresh_id(TimePoint t, const std::function<Result<bool>(const std::string&)>& taken = {}) const;
 
   // Stores the record and moves the `last` and per-path pointers to it.
   Status write(const Record& r) const;

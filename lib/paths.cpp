@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lib/glob.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -18,16 +19,22 @@ namespace {
 constexpr size_t k_name_max = 255;   // NAME_MAX on every filesystem we run on
 constexpr size_t k_path_max = 4096;  // PATH_MAX, counting the final NUL
 
-bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
-
-// Paths in messages: long ones shortened so the rule stays readable, control
-// bytes spelled out so that a crafted name cannot drive the terminal.
+// Paths in messages: long ones shortened so the rule stays readable, hidden
+// characters spelled out so that a crafted name cannot drive the terminal.
 std::string shown(std::string_view p) {
-  std::string out;
-  for (char c : p.substr(0, 80))
-    out += is_control(c) ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c)) : std::string(1, c);
+  std::string out = make_visible(p.substr(0, 80), Allow::nothing);
   if (p.size() > 80) out += "...";
   return out;
+}
+
+Error hidden_in(std::string_view user, const HiddenChar& h) {
+  if (h.invalid)
+    return make_error(Errc::denied, fmt::format("'{}' is not valid UTF-8 (byte 0x{:02x} at {})", shown(user), h.cp, h.at),
+                      "rename the file by hand if it must change");
+  return make_error(Errc::denied,
+                    fmt::format("'{}' contains a {} ({}), which can make a name look like another", shown(user),
+                                h.kind, code_point_name(h.cp)),
+                    "name the file with visible characters only");
 }
 
 std::vector<std::string> split_path(std::string_view s) {
@@ -77,9 +84,10 @@ Status check_text(std::string_view user) {
   if (user.empty()) return make_error(Errc::usage, "path is empty");
   if (user.find('\0') != std::string_view::npos) return make_error(Errc::usage, "path contains a NUL byte");
   // Newlines and escapes in a name would let it forge lines in the changelog
-  // or repaint the approver's terminal; no real source file needs them.
-  for (char c : user)
-    if (is_control(c)) return make_error(Errc::usage, fmt::format("'{}' contains a control character", shown(user)));
+  // or repaint the approver's terminal, and bidi or zero-width characters
+  // make it read as another name; no real source file needs them. (Bytes
+  // that are not UTF-8 are refused for writes only: check_name.)
+  if (auto h = find_hidden(user, Allow::nothing); h && !h->invalid) return hidden_in(user, *h);
   if (user.size() >= k_path_max)
     return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
   // The shell expands `~`; kaicoder does not, and a folder literally named
@@ -165,6 +173,24 @@ std::optional<std::string> through_alias(const fs::path& root, const fs::path& l
   return inside(root, (folder / lexical.filename()).lexically_normal());
 }
 
+// `../<root-name>/x` from inside root names a file inside it, but only by way
+// of the folder above: what it means depends on what root is called, and a
+// tool that normalises it will as happily follow `../<other>/x`. Refused.
+Status no_reentry(const fs::path& root, const fs::path& start, const fs::path& user_path, std::string_view user) {
+  fs::path here = start.lexically_normal();
+  bool was_inside = inside(root, here).has_value(), left = false;
+  for (const fs::path& part : user_path.relative_path()) {
+    here = (here / part).lexically_normal();
+    bool now_inside = inside(root, here).has_value();
+    if (was_inside && !now_inside) left = true;
+    if (left && now_inside)
+      return make_error(Errc::denied, fmt::format("'{}' leaves the root and comes back into it", shown(user)),
+                        "give the path from inside the root, without '..' past it");
+    was_inside = was_inside || now_inside;
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<RootPath> resolve(const fs::path& root_in, const fs::path& cwd_in, std::string_view user) {
@@ -181,6 +207,7 @@ Result<RootPath> resolve(const fs::path& root_in, const fs::path& cwd_in, std::s
   if (lexical.string().size() >= k_path_max)
     return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
 
+  KAI_TRY(no_reentry(root, user_path.is_absolute() ? fs::path("/") : cwd, user_path, user));
   std::optional<std::string> rel = inside(root, lexical);
   if (!rel) rel = through_alias(root, lexical);
   if (!rel) return outside(user, root);
@@ -304,6 +331,7 @@ bool is_secret_file(std::string_view rel) {
 }
 
 Status check_write(const Guardrails& g, const RootPath& p) {
+  KAI_TRY(check_name(g, p.rel));
   std::string folded = fold_rel(p.rel);
   if (auto e = own_files_rule(g, p, folded)) return *e;
   std::vector<std::string> parts = split_path(folded);
@@ -337,6 +365,30 @@ Status check_read(const Guardrails& g, const RootPath& p) {
   for (const std::string& pat : g.deny_read)
     if (glob_match(pat, p.rel) || glob_match(ascii_lower(pat), folded))
       return make_error(Errc::denied, fmt::format("'{}' matches the deny_read pattern '{}'", shown(p.rel), pat));
+  return ok_status();
+}
+
+// ---- names that are traps (kept apart from the never-write lists) ----
+
+Status check_name(const Guardrails& g, std::string_view rel) {
+  if (auto h = find_hidden(rel, Allow::nothing)) return hidden_in(rel, *h);
+  for (const std::string& part : split_path(rel)) {
+    size_t at = part.find_first_of("$`;|&<>\\");
+    if (!g.allow_unusual_names && (part.starts_with('-') || at != std::string::npos)) {
+      std::string what = part.starts_with('-') ? "starts with '-'" : fmt::format("contains '{}'", part[at]);
+      return make_error(Errc::denied,
+                        fmt::format("'{}' has a name that is shell syntax ('{}' {}), a trap for scripts and globs",
+                                    shown(rel), shown(part), what),
+                        "choose a plain name, or set [paths] allow_unusual_names = true in kaicoder.toml");
+    }
+  }
+  size_t slash = rel.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+  if (base.size() + k_backup_suffix_max > k_name_max)
+    return make_error(Errc::denied,
+                      fmt::format("'{}' has a name of {} bytes, too long for its backup beside it", shown(rel),
+                                  base.size()),
+                      fmt::format("names kaicoder writes have at most {} bytes", k_name_max - k_backup_suffix_max));
   return ok_status();
 }
 

@@ -27,13 +27,21 @@ struct Guardrails {
   std::vector<std::string> deny_write;                  // [paths] deny_write
   std::vector<std::string> deny_read;                   // [paths] deny_read
   bool break_hardlinks = false;                         // [paths] hardlinks = "break"
+  bool allow_unusual_names = false;                     // [paths] allow_unusual_names
 };
+
+// ".bak-kaicoder-" and the longest rollback id (lib/journal): a name longer
+// than NAME_MAX minus this has no room for its backup.
+constexpr size_t k_backup_suffix_max = 14 + 24;
 
 // Resolve `user_path` (relative to `cwd`, or absolute) against `root`, which
 // must be canonical. Refuses with Errc::denied and a message naming the rule:
 // outside root (lexically, or on disk through a symlinked ancestor: realpath of
 // the nearest existing ancestor must stay inside root), the root itself,
-// `~` expansion attempts, and with Errc::usage: empty, NUL, over-long names
+// `~` expansion attempts, control, bidi, zero-width and line-separator
+// characters (lib/util/text.hpp; named as U+XXXX), a path that steps out of
+// root and back in (`../<root-name>/x`: refused, not normalised), and with
+// Errc::usage: empty, NUL, over-long names
 // (a name over 255 bytes, a path over 4095), a parent that is not a folder,
 // and a trailing '/' (or '/.', '/..') on anything but an existing folder.
 // A final component that is a symlink is refused (a write would follow it),
@@ -49,8 +57,16 @@ Result<RootPath> resolve(const std::filesystem::path& root, const std::filesyste
 // Errc::denied naming the rule when `p` is on the never-write list: .git/,
 // the state dir, the changelog (and its archives), kaicoder's config, `*.bak*`
 // backups, .env/*.env/.env.* and other secret files (keys, credentials),
-// node_modules/, target/, dist/, build/, plus g.deny_write.
+// node_modules/, target/, dist/, build/, plus g.deny_write. Then
+// check_name().
 Status check_write(const Guardrails& g, const RootPath& p);
+
+// Errc::denied for a name that is a trap rather than a file name: hidden
+// characters or invalid UTF-8 anywhere; a component that starts with `-` or
+// holds one of $ ` ; | & < > \ (shell syntax; allowed with
+// g.allow_unusual_names); a final name too long to have a backup beside it
+// (over 255 - k_backup_suffix_max bytes). Letters of any script are fine.
+Status check_name(const Guardrails& g, std::string_view rel);
 
 // Errc::denied for a file with `nlink` > 1 names, unless g.break_hardlinks:
 // another name may lie outside root. kaicoder always writes a new file and

@@ -11,6 +11,7 @@
 #include "lib/policy.hpp"
 #include "lib/risk.hpp"
 #include "lib/validate.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -49,6 +50,9 @@ namespace {
 
 Status validate(const ProposeRequest& r) {
   if (r.path.empty()) return make_error(Errc::usage, "no path given", "name the file with --path");
+  // The record is JSON: bytes that are not UTF-8 cannot be stored or shown.
+  for (auto [what, text] : {std::pair{"--why", &r.why}, {"--summary", &r.summary}, {"--agent", &r.agent}})
+    if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
   if (r.why.find_first_not_of(" \t\r\n") == std::string::npos)
     return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
   int forms = (r.target || r.replacement) + (r.content.has_value()) + r.del;

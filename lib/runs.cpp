@@ -144,7 +144,13 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
     return out;
   }
   const auto now = ws.clock->now();
-  out.rec.id = ws.journal.fresh_id(now);
+  auto fresh = ws.journal.fresh_id(now);
+  if (!fresh) {
+    (void)u.store.release(u.tag);
+    out.note = fmt::format("no snapshot: {}", fresh.error().message);
+    return out;
+  }
+  out.rec.id = std::move(*fresh);
   out.rec.kind = "run";
   out.rec.time = iso_utc(now);
   out.rec.proposal = p.id;
@@ -163,6 +169,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
                               const std::function<void(std::string_view, int)>& on_output) {
   if (req.argv.empty() == req.shell.empty())
     return make_error(Errc::usage, "give the command after '--', or one --shell string", "kaicoder run --why W -- make test");
+  for (auto [what, text] : {std::pair{"--why", &req.why}, {"--agent", &req.agent}})
+    if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
   if (req.why.find_first_not_of(" \t\r\n") == std::string::npos)
     return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
   auto cwd_rel = resolve_cwd(ws, cwd, req.cwd);

@@ -12,6 +12,7 @@
 
 #include "lib/shell_classify.hpp"
 #include "lib/shell_parse.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 
@@ -2598,49 +2599,14 @@ void apply_rule(Walker& w, Call& c) {
 namespace kai {
 namespace {
 
-// Characters that make what the approver sees differ from what runs:
-// C0 controls other than tab and newline (carriage return, backspace,
-// escape sequences), DEL, C1 controls, bidirectional overrides and
-// isolates, zero-width and other invisible characters, and invalid UTF-8.
+// Characters that make what the approver sees differ from what runs
+// (lib/util/text.hpp lists them): control characters other than tab and
+// newline, bidi controls, invisible characters, line separators, invalid UTF-8.
 std::optional<std::string> disguise(std::string_view s) {
-  auto hex = [](uint32_t v) {
-    static constexpr char k_hex[] = "0123456789ABCDEF";
-    std::string out = "U+";
-    for (int shift = 12; shift >= 0; shift -= 4) out += k_hex[(v >> shift) & 0xF];
-    return out;
-  };
-  for (size_t i = 0; i < s.size();) {
-    auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      if ((b < 0x20 && b != '\t' && b != '\n') || b == 0x7F) {
-        std::string name = b == '\r' ? "carriage return" : b == '\b' ? "backspace" : b == 0x1B ? "escape" : b == 0x7F ? "delete" : b == 0 ? "NUL" : "control character";
-        return name + " (" + hex(b) + ") at byte " + std::to_string(i);
-      }
-      ++i;
-      continue;
-    }
-    size_t len = b >= 0xF0 && b < 0xF8 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 0;
-    if (b >= 0xF8) len = 0;
-    uint32_t cp = len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      auto cb = static_cast<unsigned char>(s[i + k]);
-      valid = (cb & 0xC0) == 0x80;
-      cp = (cp << 6) | (cb & 0x3F);
-    }
-    if (!valid || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
-      return "invalid UTF-8 at byte " + std::to_string(i);
-    bool c1 = cp >= 0x80 && cp <= 0x9F;
-    bool bidi = (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F || cp == 0x061C;
-    bool invisible = (cp >= 0x200B && cp <= 0x200D) || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF || cp == 0x00AD ||
-                     cp == 0x180E || cp == 0x3164 || cp == 0x115F || cp == 0x1160 || cp == 0xFFA0 || cp == 0x2028 || cp == 0x2029;
-    if (c1 || bidi || invisible) {
-      std::string name = bidi ? "bidirectional control" : c1 ? "control character" : "invisible character";
-      return name + " (" + hex(cp) + ") at byte " + std::to_string(i);
-    }
-    i += len;
-  }
-  return std::nullopt;
+  std::optional<HiddenChar> h = find_hidden(s, Allow::tab_newline);
+  if (!h) return std::nullopt;
+  if (h->invalid) return "invalid UTF-8 at byte " + std::to_string(h->at);
+  return std::string(h->kind) + " (" + code_point_name(h->cp) + ") at byte " + std::to_string(h->at);
 }
 
 Classification disguised(const std::string& what) {

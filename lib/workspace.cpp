@@ -22,6 +22,7 @@ Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
   guards.deny_write = cfg.deny_write;
   guards.deny_read = cfg.deny_read;
   guards.break_hardlinks = cfg.hardlinks == "break";
+  guards.allow_unusual_names = cfg.allow_unusual_names;
 }
 
 Entry Workspace::redact(Entry e) const {

@@ -6,59 +6,133 @@ namespace kai {
 
 namespace {
 
-// Length of a hidden Unicode character starting at s[i] (UTF-8), else 0.
-size_t hidden_unicode(std::string_view s, size_t i, unsigned& cp) {
-  if (i + 2 >= s.size()) return 0;
-  auto b0 = static_cast<unsigned char>(s[i]), b1 = static_cast<unsigned char>(s[i + 1]),
-       b2 = static_cast<unsigned char>(s[i + 2]);
-  if (b0 == 0xD8 && b1 == 0x9C) {  // U+061C ARABIC LETTER MARK (2 bytes)
-    cp = 0x061C;
-    return 2;
-  }
-  if ((b0 & 0xF0) != 0xE0 || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) return 0;
-  cp = ((b0 & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu);
-  bool hidden = (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-                cp == 0x2060 || cp == 0xFEFF;
-  return hidden ? 3 : 0;
+bool is_bidi(uint32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F ||
+         cp == 0x061C;
 }
 
-bool hidden_control(std::string_view s, size_t i) {
+bool is_invisible(uint32_t cp) {
+  return (cp >= 0x200B && cp <= 0x200D) || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF || cp == 0x00AD ||
+         cp == 0x180E || cp == 0x3164 || cp == 0x115F || cp == 0x1160 || cp == 0xFFA0;
+}
+
+// A C0 control or DEL at s[i] that `allow` does not keep.
+bool hidden_ascii(std::string_view s, size_t i, Allow allow) {
   auto c = static_cast<unsigned char>(s[i]);
-  if (c == '\n' || c == '\t') return false;
-  if (c == '\r') return !(i + 1 < s.size() && s[i + 1] == '\n');
-  return c < 0x20 || c == 0x7F;
+  if (c >= 0x20 && c != 0x7F) return false;
+  if (c == '\t') return allow == Allow::nothing;
+  if (c == '\n') return allow != Allow::tab_newline;
+  if (c == '\r') return !(allow == Allow::tab_newline && i + 1 < s.size() && s[i + 1] == '\n');
+  return true;
+}
+
+std::string_view ascii_kind(unsigned char c) {
+  switch (c) {
+    case 0x1B: return "escape";
+    case '\r': return "carriage return";
+    case '\n': return "newline";
+    case '\b': return "backspace";
+    case 0x7F: return "delete";
+    case 0: return "NUL";
+    default: return "control character";
+  }
+}
+
+// Decodes the UTF-8 sequence at s[i] (s[i] >= 0x80). Returns its length, 0
+// when it is not valid UTF-8 (overlong, surrogate, truncated, out of range).
+size_t decode(std::string_view s, size_t i, uint32_t& cp) {
+  auto b = static_cast<unsigned char>(s[i]);
+  size_t len = b >= 0xC2 && b < 0xE0 ? 2 : b >= 0xE0 && b < 0xF0 ? 3 : b >= 0xF0 && b < 0xF5 ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  cp = len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
+  for (size_t k = 1; k < len; ++k) {
+    auto cb = static_cast<unsigned char>(s[i + k]);
+    if ((cb & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cb & 0x3Fu);
+  }
+  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return len;
 }
 
 }  // namespace
 
-std::string make_visible(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    unsigned cp = 0;
-    if (size_t n = hidden_unicode(text, i, cp)) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "<U+%04X>", cp);
-      out += buf;
-      i += n;
-    } else if (hidden_control(text, i)) {
-      auto c = static_cast<unsigned char>(text[i]);
-      out += '^';
-      out += c == 0x7F ? '?' : static_cast<char>(c + 0x40);
+std::optional<HiddenChar> find_hidden(std::string_view s, Allow allow, size_t from) {
+  for (size_t i = from; i < s.size();) {
+    auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      if (hidden_ascii(s, i, allow)) return HiddenChar{i, 1, b, false, ascii_kind(b)};
       ++i;
-    } else {
-      out += text[i++];
+      continue;
     }
+    uint32_t cp = 0;
+    size_t len = decode(s, i, cp);
+    if (len == 0) return HiddenChar{i, 1, b, true, "invalid UTF-8"};
+    if (cp <= 0x9F) return HiddenChar{i, len, cp, false, "control character"};
+    if (is_bidi(cp)) return HiddenChar{i, len, cp, false, "bidirectional control"};
+    if (is_invisible(cp)) return HiddenChar{i, len, cp, false, "invisible character"};
+    if (cp == 0x2028 || cp == 0x2029) return HiddenChar{i, len, cp, false, "line separator"};
+    i += len;
   }
+  return std::nullopt;
+}
+
+std::string code_point_name(uint32_t cp) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+  return buf;
+}
+
+std::string make_visible(std::string_view text, Allow allow) {
+  std::optional<HiddenChar> h = find_hidden(text, allow);
+  if (!h) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  size_t done = 0;
+  for (; h; h = find_hidden(text, allow, done)) {
+    out.append(text.substr(done, h->at - done));
+    char buf[16];
+    if (h->invalid || h->cp < 0x80) {
+      switch (h->cp) {
+        case 0x1B: out += "\\e"; break;
+        case '\r': out += "\\r"; break;
+        case '\n': out += "\\n"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(h->cp));
+          out += buf;
+      }
+    } else {
+      out += '<';
+      out += code_point_name(h->cp);
+      out += '>';
+    }
+    done = h->at + h->len;
+  }
+  out.append(text.substr(done));
   return out;
 }
 
-bool has_hidden_characters(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    unsigned cp = 0;
-    if (hidden_unicode(text, i, cp) || hidden_control(text, i)) return true;
+std::optional<size_t> first_invalid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = decode(text, i, cp);
+    if (len == 0) return i;
+    i += len;
   }
-  return false;
+  return std::nullopt;
 }
+
+std::optional<std::string> not_utf8(std::string_view what, std::string_view text) {
+  std::optional<size_t> at = first_invalid_utf8(text);
+  if (!at) return std::nullopt;
+  return std::string(what) + " is not valid UTF-8 (byte " + std::to_string(*at) + ")";
+}
+
+bool has_hidden_characters(std::string_view text, Allow allow) { return find_hidden(text, allow).has_value(); }
 
 }  // namespace kai

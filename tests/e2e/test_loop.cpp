@@ -317,7 +317,7 @@ TEST_CASE("propose records the agent from --agent or KAICODER_AGENT", "[e2e][pro
   CHECK(show_json(repo, 3).at("agent") == "flag-wins");
   Run s = repo.kai({"show", "2"});
   KAI_REQUIRE_EXIT(s, 0);
-  CHECK_THAT(s.out, Contains("agent:    env-agent"));
+  CHECK_THAT(s.out, Contains("agent:\n      | env-agent"));
 }
 
 // ----- list and show -----------------------------------------------------------------------------
@@ -364,7 +364,7 @@ TEST_CASE("show prints metadata and the diff, and --full shows a diff too large 
   KAI_REQUIRE_EXIT(s, 0);
   CHECK_THAT(s.out, Contains("proposal 1"));
   CHECK_THAT(s.out, Contains("path:     a.txt"));
-  CHECK_THAT(s.out, Contains("why:      the reason"));
+  CHECK_THAT(s.out, Contains("why:\n      | the reason"));
   CHECK_THAT(s.out, Contains("-old\n+new\n"));
   json j = show_json(repo, 1);
   CHECK(j.at("id") == 1);
@@ -384,7 +384,7 @@ TEST_CASE("show prints metadata and the diff, and --full shows a diff too large 
   CHECK(brief.at("diff_info").at("truncated") == true);
   Run t = repo.kai({"show", "2"});
   KAI_CHECK_EXIT(t, 0);
-  CHECK_THAT(t.out, Contains("kaicoder show --full 2"));
+  CHECK_THAT(t.out, Contains("kaicoder show 2 --full"));
 }
 
 // ----- approve, apply, reject --------------------------------------------------------------------

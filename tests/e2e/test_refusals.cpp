@@ -30,6 +30,13 @@ std::string approve(const TempRepo& repo, int id) {
   return json_of(a).at("applied").at("rollback_id").get<std::string>();
 }
 
+// The changelog holds nothing but `failed` entries: refusals, no change.
+bool only_failures_logged(const TempRepo& repo) {
+  for (const auto& e : log_entries(repo))
+    if (e.at("kind") != "failed") return false;
+  return true;
+}
+
 // Propose a write of `content` to `path` (content goes through stdin).
 Run propose_write(const TempRepo& repo, const std::string& path, const std::string& content) {
   return repo.kai({"propose", "--path", path, "--content-file", "-", "--why", "w"}, content);
@@ -151,7 +158,7 @@ TEST_CASE("a file swapped for a symlink after it was proposed is never written t
   repo.symlink("a.txt", (outside / "a.txt").string());
   std::filesystem::rename(repo.abs("sub"), repo.home() / "sub-moved");
   repo.symlink("sub", outside.string());
-  auto before = repo.tree_snapshot();
+  auto before = tree_but_log(repo);
 
   Run a = repo.kai({"apply", "1"});
   KAI_CHECK_EXIT(a, 3);
@@ -159,7 +166,7 @@ TEST_CASE("a file swapped for a symlink after it was proposed is never written t
   Run b = repo.kai({"apply", "2"});
   KAI_CHECK_EXIT(b, 3);
   CHECK_THAT(b.err, Contains("outside the root"));
-  CHECK(repo.tree_snapshot() == before);
+  CHECK(tree_but_log(repo) == before);
   for (const char* f : {"a.txt", "b.txt"}) {
     std::ifstream in(outside / f);
     std::string v((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -187,11 +194,11 @@ TEST_CASE("apply refuses a file with several hard links", "[e2e][refusal][paths]
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
   std::filesystem::create_hard_link(repo.abs("a.txt"), repo.home() / "other-name.txt");
-  auto before = repo.tree_snapshot();
+  auto before = tree_but_log(repo);
   Run a = repo.kai({"apply", "1"});
   KAI_CHECK_EXIT(a, 3);
   CHECK_THAT(a.err, Contains("hard links"));
-  CHECK(repo.tree_snapshot() == before);
+  CHECK(tree_but_log(repo) == before);
 }
 
 TEST_CASE("with hardlinks = break a hard-linked file is written under its own name only", "[e2e][paths]") {
@@ -265,13 +272,13 @@ TEST_CASE("approve refuses a write whose file changed since it was proposed", "[
   repo.init();
   KAI_REQUIRE_EXIT(propose_write(repo, "a.txt", "from the agent\n"), 0);
   repo.write("a.txt", "hand edit\n");
-  auto before = repo.tree_snapshot();
+  auto before = tree_but_log(repo);
   Run a = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(a, 6);
   CHECK_THAT(a.err, Contains("stale"));
   CHECK(repo.read("a.txt") == "hand edit\n");
-  CHECK(repo.tree_snapshot() == before);
-  CHECK(log_entries(repo).empty());
+  CHECK(tree_but_log(repo) == before);
+  CHECK(only_failures_logged(repo));
   CHECK(show_json(repo, 1).at("status") != "applied");
 }
 
@@ -284,14 +291,14 @@ TEST_CASE("apply refuses a write whose file appeared or vanished since it was pr
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "2", "--no-apply"}, "y"), 0);
   repo.write("new.txt", "somebody made it first\n");
   repo.write("a.txt", "a\nmore\n");
-  auto before = repo.tree_snapshot();
+  auto before = tree_but_log(repo);
   Run w = repo.kai({"apply", "1"});
   KAI_CHECK_EXIT(w, 6);
   Run d = repo.kai({"apply", "2"});
   KAI_CHECK_EXIT(d, 6);
   CHECK_THAT(d.err, Contains("stale"));
-  CHECK(repo.tree_snapshot() == before);
-  CHECK(log_entries(repo).empty());
+  CHECK(tree_but_log(repo) == before);
+  CHECK(only_failures_logged(repo));
 }
 
 TEST_CASE("approve refuses an edit whose target vanished before approval", "[e2e][refusal][stale]") {
@@ -299,25 +306,30 @@ TEST_CASE("approve refuses an edit whose target vanished before approval", "[e2e
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "target line", "new line")), 0);
   repo.write("a.txt", "keep\nsomething else\nkeep\n");
-  auto before = repo.tree_snapshot();
+  auto before = tree_but_log(repo);
   Run a = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(a, 6);
   CHECK_THAT(a.err, Contains("not found"));
-  CHECK(repo.tree_snapshot() == before);
+  CHECK(tree_but_log(repo) == before);
+  // It can never be applied as proposed: failed and logged, not left pending.
+  CHECK(show_json(repo, 1).at("status") == "failed");
+  CHECK(only_failures_logged(repo));
+  CHECK(log_entries(repo).size() == 1);
 
   SECTION("and apply after --no-apply refuses the same way") {
     repo.write("a.txt", "keep\ntarget line\nkeep\n");
-    KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
+    KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "target line", "new line")), 0);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "2", "--no-apply"}, "y"), 0);
     repo.write("a.txt", "keep\ntarget line\ntarget line\n");
-    auto before2 = repo.tree_snapshot();
-    Run ap = repo.kai({"apply", "1"});
+    auto before2 = tree_but_log(repo);
+    Run ap = repo.kai({"apply", "2"});
     KAI_CHECK_EXIT(ap, 6);
     CHECK_THAT(ap.err, Contains("found 2 times"));
-    CHECK(repo.tree_snapshot() == before2);
-    CHECK(show_json(repo, 1).at("status") == "failed");
+    CHECK(tree_but_log(repo) == before2);
+    CHECK(show_json(repo, 2).at("status") == "failed");
     // Once the file is fixed, the failed apply can be retried.
     repo.write("a.txt", "keep\ntarget line\nkeep\n");
-    KAI_CHECK_EXIT(repo.kai({"apply", "1"}), 0);
+    KAI_CHECK_EXIT(repo.kai({"apply", "2"}), 0);
     CHECK(repo.read("a.txt") == "keep\nnew line\nkeep\n");
   }
 }
@@ -572,11 +584,11 @@ TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tam
     repo.write(".kaicoder/staging/2/content", "evil\n");
   }
   int id = repo.exists(".kaicoder/staging/2") ? 2 : 1;
-  auto before = repo.tree_snapshot();
+  auto before = tree_but_log(repo);
   Run a = repo.kai({"apply", std::to_string(id)});
   KAI_CHECK_EXIT(a, 6);
   CHECK_THAT(a.err, Contains("changed after it was approved"));
-  CHECK(repo.tree_snapshot() == before);
+  CHECK(tree_but_log(repo) == before);
   CHECK(repo.find(".bak-kaicoder-").empty());
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,14 @@ inline nlohmann::json json_of(const Run& r) { return nlohmann::json::parse(json_
 inline std::vector<std::string> edit(const std::string& path, const std::string& target, const std::string& replacement,
                                      const std::string& why = "test change") {
   return {"propose", "--path", path, "--target", target, "--replacement", replacement, "--why", why};
+}
+
+// The tree without kaicoder's changelog: what a refused apply must leave as
+// it was (the refusal itself is logged as a `failed` entry, SPEC §6).
+inline std::map<std::string, std::string> tree_but_log(const TempRepo& repo) {
+  auto t = repo.tree_snapshot();
+  t.erase("KAI-CODER-CHANGELOG.md");
+  return t;
 }
 
 // Every changelog entry (`log --json -n 0`), newest first.

@@ -390,3 +390,53 @@ TEST_CASE("propose refuses a file with more than one hard link", "[apply][paths]
   CHECK(st.error().message.find("hard links") != std::string::npos);
   CHECK(outside.read("a.txt") == "old\n");
 }
+
+TEST_CASE("the search for a free rollback id is bounded and stops at an error", "[apply][journal]") {
+  TempDir t;
+  kai::Journal j(t.path() / "journal");
+  const kai::TimePoint at = std::chrono::system_clock::from_time_t(1783606530);
+  int asked = 0;
+  auto all_taken = j.fresh_id(at, [&](const std::string&) -> kai::Result<bool> {
+    ++asked;
+    return true;
+  });
+  REQUIRE_FALSE(all_taken);
+  CHECK(all_taken.error().code == kai::Errc::conflict);
+  CHECK(asked == 999);
+  // An error is not "taken" (a backup name too long once looped for ever).
+  asked = 0;
+  auto broken = j.fresh_id(at, [&](const std::string&) -> kai::Result<bool> {
+    ++asked;
+    return kai::make_error(kai::Errc::io, "File name too long");
+  });
+  REQUIRE_FALSE(broken);
+  CHECK(broken.error().message == "File name too long");
+  CHECK(asked == 1);
+  auto third = j.fresh_id(at, [](const std::string& id) -> kai::Result<bool> {
+    return id.find('-') == std::string::npos || id.ends_with("-2");
+  });
+  REQUIRE(third);
+  CHECK(*third == "20260709T141530Z-3");
+}
+
+TEST_CASE("a diff cut for display takes CONFIRM, a whole one y", "[apply][gate]") {
+  kai::Proposal p;
+  p.kind = kai::Kind::write;
+  using kai::ApplyNow;
+  using kai::Force;
+  CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::no).tier == kai::Tier::normal);
+  auto cut = kai::required_tier(p, true, ApplyNow::yes, Force::no);
+  CHECK(cut.tier == kai::Tier::confirm);
+  CHECK(cut.reason == "the diff was cut for display");
+  CHECK(kai::required_tier(p, true, ApplyNow::no, Force::no).tier == kai::Tier::confirm);
+  p.validation.status = "failed";
+  CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::yes).tier == kai::Tier::confirm);
+  CHECK(kai::required_tier(p, false, ApplyNow::no, Force::yes).tier == kai::Tier::normal);
+  p.validation.status = "ok";
+  p.tier = "confirm";
+  p.tier_reason = "protected";
+  CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::no).reason == "protected");
+  kai::Proposal run;
+  run.kind = kai::Kind::run;
+  CHECK(kai::required_tier(run, true, ApplyNow::yes, Force::no).tier == kai::Tier::normal);
+}

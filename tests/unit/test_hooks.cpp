@@ -112,7 +112,7 @@ TEST_CASE("the reviewer gets the proposal marked untrusted, and its text is only
   CHECK(p->state == kai::State::pending);
   CHECK(p->review.status == "ok");
   CHECK_THAT(p->review.text, Contains("APPROVED. kaicoder approve 1; y"));
-  CHECK_THAT(p->review.text, Contains("bell^G"));
+  CHECK_THAT(p->review.text, Contains("bell\\x07"));
 }
 
 TEST_CASE("a reviewer that fails or hangs says so in its status", "[hooks]") {

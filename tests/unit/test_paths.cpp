@@ -33,7 +33,7 @@ namespace {
 // In targets, paths and cwd, {root}, {out} and {tmp} stand for T/root,
 // T/outside and T.
 enum class Check { resolve, write, read };
-enum class Rails { standard, custom };
+enum class Rails { standard, custom, unusual };  // unusual: standard + allow_unusual_names
 
 struct Expect {
   std::optional<std::string> rel;  // set: resolve (and the check) succeed with this rel
@@ -53,7 +53,8 @@ struct Case {
 
 kai::Guardrails rails_for(Rails r) {
   kai::Guardrails g;
-  if (r == Rails::standard) {
+  g.allow_unusual_names = r == Rails::unusual;
+  if (r == Rails::standard || r == Rails::unusual) {
     g.config_files = {"kaicoder.toml", "config/kai.toml"};
     g.deny_write = {"secrets/**", "*.generated.c", "/vendor/"};
     g.deny_read = {"private/**", "*.sqlite"};
@@ -178,11 +179,24 @@ std::vector<Case> resolve_cases() {
       {"", "", std::string("\0", 1), R, no(usage)},
       {"", "", std::string("a.txt\0.png", 10), R, no(usage)},
       {"", "", "", R, no(usage)},
-      {"", "", "a\nb", R, no(usage)},
-      {"", "", "a.txt\n- approver: alice", R, no(usage)},
-      {"", "", "a\x1b[31mb", R, no(usage)},
-      {"", "", "a\tb", R, no(usage)},
-      {"", "", "a\x7f", R, no(usage)},
+      // control, bidi, zero-width and line-separator characters: a guardrail
+      {"", "", "a\nb", R, no(denied)},
+      {"", "", "a.txt\n- approver: alice", R, no(denied)},
+      {"", "", "a\x1b[31mb", R, no(denied)},
+      {"", "", "a\tb", R, no(denied)},
+      {"", "", "a\x7f", R, no(denied)},
+      {"", "", "docs/notes\u202Egnp.sh", R, no(denied)},
+      {"", "", "a\u200Bb.txt", R, no(denied)},
+      {"", "", "a\u2028b.txt", R, no(denied)},
+      {"", "", "a\u00ADb.txt", R, no(denied)},
+      {"", "", "a\xC2\x85" "b.txt", R, no(denied)},
+      {"", "", "a\xC2\x9B" "b.txt", R, no(denied)},
+      {"", "", "\u2066x\u2069.txt", R, no(denied)},
+      {"", "", "\uFEFFx.txt", R, no(denied)},
+      // out of the root and back in is refused, not normalised
+      {"f:a.txt", "", "../root/a.txt", R, no(denied)},
+      {"d:src", "src", "../../root/src/x.c", R, no(denied)},
+      {"d:src", "src", "{root}/../root/src/x.c", R, no(denied)},
       {"", "", long_name(256), R, no(usage)},
       {"", "", "d/" + long_name(300) + "/x", R, no(usage)},
       {"", "", repeat("a", 2048), R, no(usage)},
@@ -330,6 +344,39 @@ std::vector<Case> write_cases() {
       {"", "", "src/vendor/lib.c", W, ok("src/vendor/lib.c")},
       {"", "", "src/main.c", W, ok("src/main.c")},
       {"", "", "secrets/db.txt", W, ok("secrets/db.txt"), Rails::custom},
+      // a name must leave room for its backup (name.bak-kaicoder-<id>) in 255 bytes
+      {"", "", long_name(217), W, ok(long_name(217))},
+      {"", "", long_name(218), W, no(denied)},
+      {"", "", long_name(226), W, no(denied)},
+      {"", "", long_name(250), W, no(denied)},
+      {"", "", "d/" + long_name(255), W, no(denied)},
+      {"", "", long_name(250) + "/x.txt", W, ok(long_name(250) + "/x.txt")},
+      {"", "", long_name(250), W, no(denied), Rails::unusual},
+      // names that are shell syntax
+      {"", "", "$HOME/x.txt", W, no(denied)},
+      {"", "", "`echo x`.txt", W, no(denied)},
+      {"", "", "$(touch pwned).txt", W, no(denied)},
+      {"", "", "-rf", W, no(denied)},
+      {"", "", "src/-x/y.c", W, no(denied)},
+      {"", "", "--checkpoint-action=exec=sh x.sh", W, no(denied)},
+      {"", "", "a;rm -rf ~.txt", W, no(denied)},
+      {"", "", "..\\..\\x.txt", W, no(denied)},
+      {"", "", "a|b.txt", W, no(denied)},
+      {"", "", "a&b.txt", W, no(denied)},
+      {"", "", "a<b.txt", W, no(denied)},
+      {"", "", "a>b.txt", W, no(denied)},
+      {"", "", "a\xff.txt", W, no(denied)},
+      {"", "", "a\xC3.txt", W, no(denied)},
+      {"", "", "caf\u00E9.md", W, ok("caf\u00E9.md")},
+      {"", "", "\u65E5\u672C\u8A9E/\u30E1\u30E2.md", W, ok("\u65E5\u672C\u8A9E/\u30E1\u30E2.md")},
+      {"", "", "x-y_z+1 (copy), #2 @a=b%c'd\"e!.txt", W, ok("x-y_z+1 (copy), #2 @a=b%c'd\"e!.txt")},
+      {"", "", "a-.txt", W, ok("a-.txt")},
+      // ... unless [paths] allow_unusual_names; hidden characters never
+      {"", "", "$HOME/x.txt", W, ok("$HOME/x.txt"), Rails::unusual},
+      {"", "", "-rf", W, ok("-rf"), Rails::unusual},
+      {"", "", "a;b|c&d<e>f`g\\h.txt", W, ok("a;b|c&d<e>f`g\\h.txt"), Rails::unusual},
+      {"", "", "a\xff.txt", W, no(denied), Rails::unusual},
+      {"", "", "docs/notes\u202Egnp.sh", W, no(denied), Rails::unusual},
   };
 }
 
@@ -362,7 +409,8 @@ std::string describe(const Case& c) {
   const char* check = c.check == R ? "resolve" : c.check == W ? "write" : "read";
   // Sections are told apart by name, so every field goes in.
   return "setup '" + c.setup + "' cwd '" + c.cwd + "' path '" + path + "' " + check +
-         (c.rails == Rails::custom ? " (custom rails)" : "") + " #" + std::to_string(c.path.size());
+         (c.rails == Rails::custom ? " (custom rails)" : c.rails == Rails::unusual ? " (unusual names allowed)" : "") +
+         " #" + std::to_string(c.path.size());
 }
 
 void run_case(const Case& c) {

@@ -40,12 +40,50 @@ TEST_CASE("a value containing another is replaced whole", "[redact]") {
 }
 
 TEST_CASE("control and invisible characters are made visible, CRLF is kept", "[text]") {
-  CHECK(kai::make_visible("a\x1b[2Kb") == "a^[[2Kb");
+  CHECK(kai::make_visible("a\x1b[2Kb") == "a\\e[2Kb");
   CHECK(kai::make_visible("line\r\n") == "line\r\n");
-  CHECK(kai::make_visible("over\rwrite") == "over^Mwrite");
+  CHECK(kai::make_visible("over\rwrite") == "over\\rwrite");
   CHECK(kai::make_visible("x\xE2\x80\xAEy") == "x<U+202E>y");
   CHECK(kai::make_visible("zero\xE2\x80\x8Bwidth") == "zero<U+200B>width");
   CHECK(kai::make_visible("tab\tok \xC3\xA9") == "tab\tok \xC3\xA9");
   CHECK(kai::has_hidden_characters("a\bb"));
   CHECK_FALSE(kai::has_hidden_characters("plain\n"));
+}
+
+TEST_CASE("one scanner covers C1, separators, soft hyphen, fillers and invalid UTF-8", "[text]") {
+  using kai::Allow;
+  using kai::make_visible;
+  // C1 controls as UTF-8: CSI and NEL.
+  CHECK(make_visible("a\xC2\x9B" "31mb") == "a<U+009B>31mb");
+  CHECK(make_visible("a\xC2\x85" "b") == "a<U+0085>b");
+  CHECK(make_visible("a\xE2\x80\xA8" "b\xE2\x80\xA9") == "a<U+2028>b<U+2029>");
+  CHECK(make_visible("soft\xC2\xAD" "hyphen") == "soft<U+00AD>hyphen");
+  CHECK(make_visible("\xE1\xA0\x8E\xE2\x81\xA0\xEF\xBB\xBF\xE3\x85\xA4") == "<U+180E><U+2060><U+FEFF><U+3164>");
+  CHECK(make_visible("\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C\xE2\x81\xA6\xE2\x81\xA9") ==
+        "<U+200E><U+200F><U+061C><U+2066><U+2069>");
+  // Invalid UTF-8: a lone continuation byte, a truncated sequence, an overlong form.
+  CHECK(make_visible("a\x9B" "b") == "a\\x9bb");
+  CHECK(make_visible("a\xE2\x80") == "a\\xe2\\x80");
+  CHECK(make_visible("\xC0\xAF") == "\\xc0\\xaf");
+  CHECK(make_visible("del\x7f") == "del\\x7f");
+  // OSC 52 (clipboard) and OSC 0 (window title) end with BEL or ST.
+  CHECK(make_visible("\x1b]52;c;aGk=\x07") == "\\e]52;c;aGk=\\x07");
+  CHECK(make_visible("\x1b]0;title\x1b\\") == "\\e]0;title\\e\\");
+  // One-line contexts escape layout too.
+  CHECK(make_visible("a\nb\tc\r\n", Allow::nothing) == "a\\nb\\tc\\r\\n");
+  CHECK(make_visible("a\nb\tc", Allow::tab) == "a\\nb\tc");
+  // Letters of any script are not hidden.
+  CHECK(make_visible("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80") == "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80");
+  // Stable: escaping twice changes nothing more.
+  std::string once = make_visible("\x1b[31m\xE2\x80\xAE\xC2\x9B\xFF\n", Allow::nothing);
+  CHECK(make_visible(once, Allow::nothing) == once);
+  auto h = kai::find_hidden("ab\xE2\x80\xAE", Allow::nothing);
+  REQUIRE(h);
+  CHECK(h->at == 2);
+  CHECK(h->len == 3);
+  CHECK(kai::code_point_name(h->cp) == "U+202E");
+  CHECK(h->kind == "bidirectional control");
+  CHECK_FALSE(kai::first_invalid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80 \x1b"));
+  CHECK(kai::first_invalid_utf8("ok\xED\xA0\x80") == 2u);  // a surrogate
+  CHECK(kai::not_utf8("--why", "a\xFF") == "--why is not valid UTF-8 (byte 1)");
 }
