@@ -134,7 +134,8 @@ public:
     if (m_dirs.size() <= cands.size()) {
       std::string cand;
       for (size_t r = 0; r < m_dirs.size(); ++r) {
-        if (!m_dirs[r] || !budget.step()) continue;
+        if (!budget.step()) break;
+        if (!m_dirs[r]) continue;
         cand = m_dirs[r]->empty() ? std::string(rest) : *m_dirs[r] + "/" + std::string(rest);
         if (long hit = files.find(cand); hit >= 0) return {r, hit};
       }
@@ -217,6 +218,7 @@ void resolve_c(const FileSet& files, std::string_view path, const Names& names, 
     const Folded f = fold(name);
     auto it = by_climb.find(f.up);
     if (it == by_climb.end()) {
+      if (!budget.step(bases.size())) return;
       std::vector<std::optional<std::string>> climbed;
       for (const auto& b : bases) {
         auto c = b ? climb(*b, f.up) : std::nullopt;
