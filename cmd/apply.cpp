@@ -19,7 +19,7 @@ RunFn setup_apply(CLI::App& sub) {
   return [id, force](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (auto p = (*ws)->store.load(*id); p && p->kind == Kind::run) {
+    if (auto p = (*ws)->store.load(*id, Store::Payloads::none); p && p->kind == Kind::run) {
       if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
       if ((*ws)->cfg.mode == "propose-only")
         return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode"));

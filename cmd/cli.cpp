@@ -1,5 +1,6 @@
 #include "cmd/cli.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -58,6 +59,19 @@ int report(Session& s, const Error& e) {
     if (!e.hint.empty()) err("hint: {}\n", e.hint);
   }
   return exit_code(e.code);
+}
+
+CLI::Validator whole_number(long lo, long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        long v = 0;
+        auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || r.ec != std::errc{} || r.ptr != text.data() + text.size() || v < lo || v > hi)
+          return fmt::format("must be a whole number from {} to {}, not '{}'", lo, hi, text);
+        return {};
+      },
+      fmt::format("{}..{}", lo, hi));
 }
 
 void print_json(const nlohmann::json& j) {

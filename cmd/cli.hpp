@@ -60,6 +60,10 @@ int report(Session& s, const Error& e);
 // One JSON object on stdout.
 void print_json(const nlohmann::json& j);
 
+// An option check: a whole number from `lo` to `hi` written in digits (no
+// sign, no overflow), else a usage error that says so.
+CLI::Validator whole_number(long lo, long hi);
+
 // Subcommand setups, one per cmd/<verb>.cpp.
 RunFn setup_init(CLI::App& sub);
 RunFn setup_trust(CLI::App& sub);

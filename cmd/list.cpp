@@ -24,7 +24,7 @@ RunFn setup_list(CLI::App& sub) {
     std::vector<Proposal> rows;
     std::vector<std::pair<int, std::string>> corrupt;
     for (int id : *ids) {
-      auto p = (*ws)->store.load(id);
+      auto p = (*ws)->store.load(id, Store::Payloads::none);  // a listing never reads payloads
       if (!p) {
         corrupt.emplace_back(id, p.error().message);
         continue;

@@ -16,7 +16,7 @@ RunFn setup_log(CLI::App& sub) {
     bool full = false, no_pager = false;
   };
   auto a = std::make_shared<Args>();
-  sub.add_option("-n", a->n, "how many entries (0 = all)");
+  sub.add_option("-n", a->n, "how many entries (0 = all)")->check(whole_number(0, 1000000000));
   sub.add_option("--kind", a->kind, "only entries of this kind")
       ->check(CLI::IsMember({"edit", "write", "delete", "run", "rollback", "rejected", "timeout", "blocked", "failed"}));
   sub.add_option("--file", a->file, "only entries that touched this file");

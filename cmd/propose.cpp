@@ -17,16 +17,23 @@ struct Args {
 };
 
 // "-" is stdin, anything else a file. Read once: stdin cannot be read twice.
-Result<std::string> read_arg_file(const std::string& f) {
-  if (f == "-") return read_all(0);
-  return read_file(f);
+// Never more than max + 1 bytes: one byte past the limit says it is too long.
+Result<std::string> read_arg_file(const std::string& f, size_t max) {
+  if (f == "-") return read_all(0, max);
+  return read_file(f, max);
 }
 
-Result<ProposeRequest> build_request(Args& a, CLI::App& sub) {
+Result<ProposeRequest> build_request(Args& a, CLI::App& sub, const Config::Limits& limits) {
   ProposeRequest r;
+  const auto content_max = static_cast<size_t>(limits.content);
   if (a.json_input) {
-    auto text = read_all(0);
+    // Room for a target and a replacement at the limit, and the rest.
+    const size_t json_max = 2 * content_max + (size_t{1} << 20);
+    auto text = read_all(0, json_max);
     if (!text) return text.error();
+    if (text->size() > json_max)
+      return make_error(Errc::usage, fmt::format("--json-input is over {} bytes (twice [limits] content, plus 1 MiB)", json_max),
+                        "send large content with --content-file; nothing was staged");
     auto j = request_from_json(*text);
     if (!j) return j.error();
     r = std::move(*j);
@@ -40,10 +47,13 @@ Result<ProposeRequest> build_request(Args& a, CLI::App& sub) {
   if (a.del) r.del = true;
   int stdin_uses = (a.target_file == "-") + (a.replacement_file == "-") + (a.content_file == "-") + a.json_input;
   if (stdin_uses > 1) return make_error(Errc::usage, "only one input can come from stdin ('-')");
-  auto load = [](const std::string& f, std::optional<std::string>& into) -> Status {
+  auto load = [content_max](const std::string& f, std::optional<std::string>& into) -> Status {
     if (f.empty()) return ok_status();
-    auto t = read_arg_file(f);
+    auto t = read_arg_file(f, content_max);
     if (!t) return make_error(Errc::usage, t.error().message);
+    if (t->size() > content_max)
+      return make_error(Errc::usage, fmt::format("'{}' is over the limit of {} bytes ([limits] content)", f, content_max),
+                        "split the change into smaller proposals; nothing was staged");
     into = std::move(*t);
     return ok_status();
   };
@@ -114,7 +124,7 @@ RunFn setup_propose(CLI::App& sub) {
   return [a, &sub](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto req = build_request(*a, sub);
+    auto req = build_request(*a, sub, (*ws)->cfg.limits);
     if (!req) return report(s, req.error());
     DiffOptions opts;
     auto st = propose(**ws, *req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, opts);

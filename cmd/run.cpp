@@ -47,7 +47,8 @@ RunFn setup_run(CLI::App& sub) {
   auto a = std::make_shared<Args>();
   sub.add_option("--why", a->why, "why the command is needed (goes into the changelog)");
   sub.add_option("--cwd", a->cwd, "folder to run in, inside root (default: the working folder)");
-  sub.add_option("--timeout", a->timeout, "seconds before the command's process group is killed (default: [run] timeout)");
+  sub.add_option("--timeout", a->timeout, "seconds before the command's process group is killed (default: [run] timeout)")
+      ->check(whole_number(1, 24 * 3600));
   sub.add_option("--shell", a->shell, "a shell string (pipes, chains), run with /bin/sh -c once every part is judged");
   sub.add_option("--agent", a->agent, "name of the proposing agent (default: $KAICODER_AGENT)");
   sub.add_flag("--dry-run", a->dry_run, "print the verdict; stage nothing");

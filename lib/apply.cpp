@@ -454,7 +454,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   if (auto s = execute(ws, t, targets, after); !s) return s.error();
   if (t.proposal > 0)
-    if (auto q = ws.store.load(t.proposal)) queue_notify(ws, *q, "rolled-back");
+    if (auto q = ws.store.load(t.proposal, Store::Payloads::none)) queue_notify(ws, *q, "rolled-back");
   return Outcome{t.rec.id, t.rec.files[0].backup_rel.empty() ? "" : (ws.root / t.rec.files[0].backup_rel).string(), false,
                  t.entry};
 }

@@ -159,7 +159,7 @@ std::map<std::string, Handler> handlers() {
       return walk_table(c, *t, name, h);
     };
   };
-  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "changelog", "certify"})
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "changelog", "certify", "limits"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
@@ -238,6 +238,21 @@ std::map<std::string, Handler> handlers() {
     c.cfg.allowed_signers = *s;
     return ok_status();
   };
+  auto limit = [](long Config::Limits::*m, long lo, long hi) {
+    return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_int(c, n, key, lo, hi);
+      if (!v) return v.error();
+      c.cfg.limits.*m = *v;
+      return ok_status();
+    };
+  };
+  h["limits.why"] = limit(&Config::Limits::why, 16, 1L << 20);
+  h["limits.summary"] = limit(&Config::Limits::summary, 16, 4096);
+  h["limits.agent"] = limit(&Config::Limits::agent, 8, 1024);
+  h["limits.path"] = limit(&Config::Limits::path, 64, 4096);
+  h["limits.path_component"] = limit(&Config::Limits::path_component, 16, 255);
+  h["limits.content"] = limit(&Config::Limits::content, 1024, 1L << 30);
+  h["limits.pending"] = limit(&Config::Limits::pending, 1, 100000);
   h["validate"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     const toml::table* t = n.as_table();
     if (!t) return bad(c, n, key, "expected a table of glob = command");

@@ -70,6 +70,17 @@ struct Config {
   std::vector<std::string> certify_paths;
   std::string certify_base;     // a revision; empty = merge base with upstream, else the root commit
   std::string allowed_signers;  // path in the repository of the ssh allowed-signers file
+  // [limits] — what one proposal may carry (SPEC §2); past one, propose and
+  // run refuse it (exit 2) before anything is staged
+  struct Limits {
+    long why = 4096;             // bytes
+    long summary = 200;          // characters
+    long agent = 64;             // characters
+    long path = 4096;            // bytes of one path (PATH_MAX)
+    long path_component = 255;   // bytes of one name in it (NAME_MAX)
+    long content = 64L << 20;    // bytes of content, target or replacement
+    long pending = 100;          // pending proposals of one proposer (agent name); past it: exit 3
+  } limits;
 
   std::vector<std::filesystem::path> loaded;  // files that were read, lowest precedence first
 };

@@ -26,6 +26,12 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
   return ws.redact(std::move(e));
 }
 
+bool is_expired(const Workspace& ws, const Proposal& p) {
+  TimePoint created;
+  if (!parse_iso_utc(p.created, created)) return false;
+  return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
+}
+
 Status may_decide(const Workspace& ws, const std::string& user) {
   const auto& list = ws.cfg.approvers;
   if (list.empty() || std::find(list.begin(), list.end(), user) != list.end()) return ok_status();
@@ -36,11 +42,7 @@ Status may_decide(const Workspace& ws, const std::string& user) {
 namespace {
 
 
-bool expired(const Workspace& ws, const Proposal& p) {
-  TimePoint created;
-  if (!parse_iso_utc(p.created, created)) return false;
-  return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
-}
+bool expired(const Workspace& ws, const Proposal& p) { return is_expired(ws, p); }
 
 Status expire(Workspace& ws, Proposal& p) {
   p.state = State::timeout;
@@ -75,20 +77,64 @@ Result<Proposal> pending_or_error(Workspace& ws, int id) {
   return p;
 }
 
+// "3-5, 8, 10-17": ascending ids, runs folded.
+std::string id_ranges(const std::vector<int>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", ids[i]);
+    if (j > i) out += fmt::format("-{}", ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// Many proposals expiring in one sweep (an agent left a hundred behind) are
+// one `timeout` entry that names them all and one notify event: an entry
+// each would hold the lock for seconds and push the person's own history
+// into the archive. Entry first, as in expire().
+Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
+  std::vector<int> ids;
+  std::vector<std::string> files;
+  for (auto& p : due) {
+    p.state = State::timeout;
+    p.result = fmt::format("timeout: not decided within {} s", ws.cfg.timeout);
+    p.outcome_code = static_cast<int>(Errc::timeout);
+    ids.push_back(p.id);
+    if (!p.path.empty()) files.push_back((ws.root / p.path).string());
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  Entry e = unreversible_entry(ws, due.front(), "timeout", k_none, due.front().result,
+                               fmt::format("{} proposals expired: {}", ids.size(), id_ranges(ids)));
+  e.files = std::move(files);
+  bool one_action = std::all_of(due.begin(), due.end(), [&](const Proposal& p) { return p.kind == due.front().kind; });
+  e.action = one_action ? std::string(action_name(due.front().kind)) : k_none;
+  e.why = "";  // each had its own; `kaicoder show ID` has it
+  KAI_TRY(ws.changelog.prepend(ws.redact(std::move(e))));
+  KAI_TRY(ws.store.save_all(due));
+  queue_notify_burst(ws, "timeout", ids);
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::vector<int>> sweep(Workspace& ws) {
   auto r = recover(ws);
   if (!r) return r.error();
-  std::vector<int> out;
   auto ids = ws.store.ids();
   if (!ids) return ids.error();
+  // Metadata only: expiring never needs a payload.
+  std::vector<Proposal> due;
   for (int id : *ids) {
-    auto p = ws.store.load(id);
-    if (!p || p->state != State::pending || !expired(ws, *p)) continue;
-    KAI_TRY(expire(ws, *p));
-    out.push_back(id);
+    auto p = ws.store.load(id, Store::Payloads::none);
+    if (p && p->state == State::pending && expired(ws, *p)) due.push_back(std::move(*p));
   }
+  if (due.size() == 1) KAI_TRY(expire(ws, due.front()));
+  else if (due.size() > 1) KAI_TRY(expire_burst(ws, due));
+  std::vector<int> out;
+  for (const auto& p : due) out.push_back(p.id);
   return out;
 }
 
@@ -229,7 +275,7 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string
 
 Result<Proposal> wait_for_decision(Workspace& ws, int id) {
   for (;;) {
-    auto p = ws.store.load(id);
+    auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) return p.error();
     if (p->state == State::pending && expired(ws, *p)) {
       auto lock = ws.store.lock();

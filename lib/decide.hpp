@@ -20,6 +20,9 @@ namespace kai {
 Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
                          const std::string& result, const std::string& summary);
 
+// Whether pending proposal `p` is older than [approval] timeout.
+bool is_expired(const Workspace& ws, const Proposal& p);
+
 // denied when [approval] approvers is set and `user` is not on it.
 Status may_decide(const Workspace& ws, const std::string& user);
 
@@ -69,8 +72,11 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
 Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, Force force = Force::no);
 
 // Housekeeping every command runs under the lock: finish or undo interrupted
-// changes, expire pending proposals older than [approval] timeout (each is
-// logged once as a `timeout` entry). Returns the ids that expired.
+// changes, expire pending proposals older than [approval] timeout. One that
+// expires alone is logged as its own `timeout` entry; several expiring in
+// the same sweep are one `timeout` entry whose summary names them all
+// ("3 proposals expired: 4-5, 9") and one notify event. Reads metadata
+// only. Returns the ids that expired.
 Result<std::vector<int>> sweep(Workspace& ws);
 
 }  // namespace kai

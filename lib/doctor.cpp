@@ -168,7 +168,7 @@ void check_proposals(Workspace& ws, Checks& out) {
   size_t pending = 0, expired = 0, approved = 0;
   std::vector<int> corrupt, failed;
   for (int id : ids ? *ids : std::vector<int>{}) {
-    auto p = ws.store.load(id);
+    auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) {
       corrupt.push_back(id);
       continue;

@@ -73,18 +73,27 @@ void queue_notify(Workspace& ws, const Proposal& p, std::string_view event) {
   j["event"] = event;
   j["root"] = ws.root.string();
   ws.notify_queue.push_back({std::string(event), p.id,
-                             redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace)});
+                             redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace), ""});
+}
+
+void queue_notify_burst(Workspace& ws, std::string_view event, const std::vector<int>& ids) {
+  if (ws.cfg.notify.empty() || ids.empty()) return;
+  json j = {{"event", event}, {"root", ws.root.string()}, {"ids", ids}};
+  std::string list;
+  for (int id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  ws.notify_queue.push_back({std::string(event), 0, redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace), list});
 }
 
 void flush_notify(Workspace& ws) {
   std::vector<Workspace::NotifyEvent> queue;
   queue.swap(ws.notify_queue);
-  for (const auto& [event, id, doc] : queue) {
+  for (const auto& [event, id, doc, ids] : queue) {
+    const std::string which = ids.empty() ? std::to_string(id) : ids;
     std::vector<std::string> env = with_env(inherited_environment(), "KAICODER_EVENT", event);
-    env = with_env(std::move(env), "KAICODER_PROPOSAL", std::to_string(id));
+    env = with_env(std::move(env), "KAICODER_PROPOSAL", which);
     // The owner's own command, like a git hook: not confined, but never given a terminal.
     auto r = run_hook(ws, ws.cfg.notify, doc, ws.cfg.notify_timeout, k_max_notify_output, SandboxMode::none, env);
-    const std::string what = fmt::format("notify {} proposal {}", event, id);
+    const std::string what = fmt::format("notify {} proposal{} {}", event, ids.empty() ? "" : "s", which);
     if (!r) log_line(ws, fmt::format("{}: not run: {}", what, r.error().message));
     else if (r->timed_out) log_line(ws, fmt::format("{}: timed out after {} s; killed", what, ws.cfg.notify_timeout));
     else if (r->exit_code != 0) log_line(ws, fmt::format("{}: failed: exit {}: {}", what, r->exit_code, last_line(r->err)));

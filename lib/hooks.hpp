@@ -34,6 +34,9 @@ namespace kai {
 extern const char* const k_review_instructions;
 
 void queue_notify(Workspace& ws, const Proposal& p, std::string_view event);
+// One event for many proposals (an expiry burst): the document holds
+// "event", "root" and "ids", and KAICODER_PROPOSAL the ids, comma-separated.
+void queue_notify_burst(Workspace& ws, std::string_view event, const std::vector<int>& ids);
 
 // Run [hooks] notify for every queued event, oldest first, and clear the
 // queue. Call with no store lock held. Never fails; writes <state>/hooks.log.

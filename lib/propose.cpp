@@ -8,10 +8,11 @@
 #include "lib/beneath.hpp"
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
+#include "lib/limits.hpp"
 #include "lib/policy.hpp"
 #include "lib/risk.hpp"
-#include "lib/validate.hpp"
 #include "lib/util/text.hpp"
+#include "lib/validate.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -48,11 +49,16 @@ Result<ProposeRequest> request_from_json(std::string_view text) {
 
 namespace {
 
-Status validate(const ProposeRequest& r) {
+Status validate(const ProposeRequest& r, const Config::Limits& l) {
   if (r.path.empty()) return make_error(Errc::usage, "no path given", "name the file with --path");
   // The record is JSON: bytes that are not UTF-8 cannot be stored or shown.
   for (auto [what, text] : {std::pair{"--why", &r.why}, {"--summary", &r.summary}, {"--agent", &r.agent}})
     if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
+  KAI_TRY(check_text_limits(l, r.why, r.summary, r.agent));
+  KAI_TRY(check_path_limits(l, "--path", r.path));
+  if (r.target) KAI_TRY(check_payload_limit(l, "--target", r.target->size()));
+  if (r.replacement) KAI_TRY(check_payload_limit(l, "--replacement", r.replacement->size()));
+  if (r.content) KAI_TRY(check_payload_limit(l, "the content", r.content->size()));
   if (r.why.find_first_not_of(" \t\r\n") == std::string::npos)
     return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
   int forms = (r.target || r.replacement) + (r.content.has_value()) + r.del;
@@ -109,6 +115,8 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
+  const bool applies_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
+  if (!applies_now) KAI_TRY(check_pending_limit(ws, out.proposal.agent));
   auto id = ws.store.next_id();
   if (!id) return id.error();
   out.proposal.id = *id;
@@ -145,9 +153,10 @@ Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOption
 }
 
 Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path& cwd, DryRun dry, const DiffOptions& opts) {
-  KAI_TRY(validate(req));
+  KAI_TRY(validate(req, ws.cfg.limits));
   auto rp = resolve(ws.root, cwd, req.path);
   if (!rp) return rp.error();
+  KAI_TRY(check_path_limits(ws.cfg.limits, "--path", rp->rel));
   KAI_TRY(check_write(ws.guards, *rp));
   Proposal p;
   p.kind = req.del ? Kind::del : req.content ? Kind::write : Kind::edit;
@@ -175,7 +184,8 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   if (*after) next = **after;
   auto diff = diff_buffers(p.path, before, next, p.base.mode, opts);
   if (!diff) return diff.error();
-  p.summary = ws.redact(req.summary.empty() ? default_summary(p, *cur, *diff) : req.summary);
+  p.summary = ws.redact(req.summary.empty() ? cut_to_length(default_summary(p, *cur, *diff), static_cast<size_t>(ws.cfg.limits.summary))
+                                            : req.summary);
   std::string why_tier;
   p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
   p.tier_reason = why_tier;

@@ -21,7 +21,7 @@ namespace {
 
 // Bumped whenever the scanners or the cache layout change, so an old cache
 // is never read as a new one.
-constexpr std::string_view k_cache_magic = "kaicoder-deps 2";
+constexpr std::string_view k_cache_magic = "kaicoder-deps 3";
 // Bigger blobs are generated or vendored (minified bundles, amalgamations):
 // they stay in the graph as targets but are not scanned.
 constexpr size_t k_max_scan_bytes = 1 << 20;
@@ -74,13 +74,20 @@ std::string index_key(const std::vector<Tracked>& entries) {
   return blob_id(buf);
 }
 
+// Stamp of a file a stopped scan did not reach: it matches no blob, so the
+// next scan reads the file again.
+constexpr std::string_view k_not_scanned = "-";
+
 // One record a file: "PATH\0STAMP DEP DEP…\n", after a three-line header.
-std::string cache_text(const std::string& key, const DepGraph& g, const std::vector<Tracked>& entries) {
-  std::string out = fmt::format("{}\nkey {}\nfiles {}\n", k_cache_magic, key, g.files.size());
+// A partial graph (a scan that ran out of budget) is written with a key no
+// index has, so it is never taken as complete: only its files' imports are
+// reused, and the stamp of each file it did not reach is k_not_scanned.
+std::string cache_text(const std::string& key, const DepGraph& g, const std::vector<std::string>& stamps, bool complete) {
+  std::string out = fmt::format("{}\nkey {}{}\nfiles {}\n", k_cache_magic, complete ? "" : "partial:", key, g.files.size());
   for (size_t i = 0; i < g.files.size(); ++i) {
     out += g.files[i];
     out += '\0';
-    out += entries[i].stamp;
+    out += stamps[i];
     for (uint32_t d : g.deps[i]) fmt::format_to(std::back_inserter(out), " {}", d);
     out += '\n';
   }
@@ -124,7 +131,7 @@ std::optional<CachedGraph> parse_cache(std::string_view text) {
     std::string_view rec = rest.substr(0, nl);
     rest.remove_prefix(nl + 1);
     size_t sp = std::min(rec.find(' '), rec.size());
-    if (sp < GIT_OID_HEXSZ) return std::nullopt;
+    if (sp < GIT_OID_HEXSZ && rec.substr(0, sp) != k_not_scanned) return std::nullopt;
     c.stamps.emplace_back(rec.substr(0, sp));
     const char* p = rec.data() + sp;
     const char* end = rec.data() + rec.size();
@@ -141,6 +148,10 @@ std::optional<CachedGraph> parse_cache(std::string_view text) {
 }
 
 std::string read_blob(git_odb* odb, const git_oid& oid) {
+  // The size first: a huge blob is never brought into memory.
+  size_t size = 0;
+  git_object_t type{};
+  if (git_odb_read_header(&size, &type, odb, &oid) < 0 || size > k_max_scan_bytes) return {};
   git_odb_object* raw = nullptr;
   if (git_odb_read(&raw, odb, &oid) < 0) return {};
   ObjPtr obj{raw};
@@ -161,18 +172,25 @@ bool same_files(const CachedGraph& prior, const std::vector<Tracked>& entries) {
 }
 
 // Every scannable blob read and scanned, except those `prior` already
-// scanned when it was built for the same files.
+// scanned when it was built for the same files. Stops when `budget` runs
+// out: `stamps` then marks the files not reached.
 DepGraph scan(git_odb* odb, const std::vector<Tracked>& entries, const std::optional<CachedGraph>& prior,
-              const ScanProgress& progress, GraphLoad& stats) {
+              const ScanProgress& progress, ScanBudget& budget, std::vector<std::string>& stamps, GraphLoad& stats) {
   std::vector<std::string> paths;
   paths.reserve(entries.size());
   for (const auto& e : entries) paths.push_back(e.path);
   FileSet files{std::move(paths)};
-  auto mods = go_modules(files, [&](uint32_t i) { return read_blob(odb, entries[i].oid); });
+  auto mods = go_modules(files, [&](uint32_t i) {
+    std::string text = budget.spent() ? std::string() : read_blob(odb, entries[i].oid);
+    budget.bytes(text.size());
+    return text;
+  });
   const bool reuse = prior && same_files(*prior, entries);
   DepGraph g;
   g.files = files.paths();
   g.deps.resize(entries.size());
+  stamps.clear();
+  for (const auto& e : entries) stamps.push_back(e.stamp);
   for (size_t i = 0; i < entries.size(); ++i) {
     if (progress && i % 1024 == 0) progress(i, entries.size());
     if (!entries[i].scan || language_of(entries[i].path) == Lang::other) continue;
@@ -181,9 +199,16 @@ DepGraph scan(git_odb* odb, const std::vector<Tracked>& entries, const std::opti
       ++stats.reused;
       continue;
     }
-    const std::string text = read_blob(odb, entries[i].oid);
-    ++stats.scanned;
-    g.deps[i] = dependencies(files, mods, entries[i].path, text);
+    if (!budget.spent() && budget.check_time()) {
+      const std::string text = read_blob(odb, entries[i].oid);
+      ++stats.scanned;
+      g.deps[i] = dependencies(files, mods, entries[i].path, text, budget);
+      if (!budget.spent()) continue;
+    }
+    // Not reached, or cut short: its imports are unknown.
+    g.deps[i].clear();
+    stamps[i] = std::string(k_not_scanned);
+    ++stats.unscanned;
   }
   if (progress) progress(entries.size(), entries.size());
   return g;
@@ -249,7 +274,8 @@ Dependents dependents_of(const DepGraph& g, std::string_view path, size_t cap) {
   return out;
 }
 
-Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, const ScanProgress& progress) {
+Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, const ScanProgress& progress,
+                             const ScanOptions& opts) {
   git_init_once();
   git_repository* raw_repo = nullptr;
   int rc = git_repository_open_ext(&raw_repo, root.c_str(), 0, nullptr);
@@ -280,9 +306,14 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   git_odb* raw_odb = nullptr;
   KAI_TRY(git_check(git_repository_odb(&raw_odb, raw_repo), "opening the git object database"));
   OdbPtr odb{raw_odb};
-  out.graph = scan(raw_odb, entries, prior, progress, out);
+  ScanBudget budget{opts.limits, opts.past_deadline};
+  std::vector<std::string> stamps;
+  out.graph = scan(raw_odb, entries, prior, progress, budget, stamps, out);
+  out.complete = out.unscanned == 0;
+  out.stopped = budget.why();
+  // Written even when the scan stopped: the next one goes on from here.
   if (!cache_file.empty() && make_dirs(cache_file.parent_path(), 0700))
-    (void)write_file_atomic(cache_file, cache_text(out.key, out.graph, entries), 0600);  // a cache that cannot be written is only slower
+    (void)write_file_atomic(cache_file, cache_text(out.key, out.graph, stamps, out.complete), 0600);  // a cache that cannot be written is only slower
   return out;
 }
 
@@ -297,8 +328,15 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
   r.level = "low";
   std::vector<std::string> reasons;
   fs::path cache = ws.store.exists() ? ws.store.dir() / "cache" / "deps" : fs::path{};
-  auto g = load_graph(ws.root, cache, progress);
-  if (g) {
+  ScanOptions opts;
+  const TimePoint deadline = ws.clock->now() + k_scan_time;
+  opts.past_deadline = [&ws, deadline] { return ws.clock->now() > deadline; };
+  auto g = load_graph(ws.root, cache, progress, opts);
+  if (g && !g->complete) {
+    reasons.push_back(fmt::format("the dependency scan stopped at its {} limit with {} of {} files not scanned: "
+                                  "risk from paths only (the next proposal goes on with the scan)",
+                                  g->stopped, g->unscanned, g->graph.files.size()));
+  } else if (g) {
     r.from_graph = true;
     r.from_cache = g->from_cache;
     Dependents d = dependents_of(g->graph, repo_path(ws.root, g->workdir, p.path));

@@ -16,6 +16,7 @@
 // Thresholds count transitive dependents (a file that includes a file that
 // includes the target counts), capped at k_transitive_cap.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -25,8 +26,10 @@
 #include <vector>
 
 #include "lib/config.hpp"
+#include "lib/deps.hpp"
 #include "lib/proposal.hpp"
 #include "lib/result.hpp"
+#include "lib/util/time.hpp"
 
 namespace kai {
 
@@ -54,6 +57,17 @@ Dependents dependents_of(const DepGraph& g, std::string_view path, size_t cap = 
 // Called now and then during a scan with (files scanned, files to scan).
 using ScanProgress = std::function<void(size_t, size_t)>;
 
+// What one scan may spend (lib/deps.hpp ScanBudget) and when it must stop;
+// past_deadline empty = no time limit.
+struct ScanOptions {
+  ScanBudget::Limits limits;
+  std::function<bool()> past_deadline;
+};
+
+// The time assess_risk gives one scan. A repository of 20,000 files scans
+// cold in about 3 s on two cores (bench/README.md).
+constexpr std::chrono::seconds k_scan_time{10};
+
 struct GraphLoad {
   DepGraph graph;
   std::filesystem::path workdir;  // the repository's work tree, canonical
@@ -61,6 +75,12 @@ struct GraphLoad {
   bool from_cache = false;
   size_t scanned = 0;  // blobs read and scanned (0 on a cache hit)
   size_t reused = 0;   // files whose cached imports still held (same files, same blob)
+  // False when the scan ran out of its budget: `unscanned` files have no
+  // imports in `graph` (so dependents are undercounted) and `stopped` names
+  // the limit ("time", "bytes scanned", "lookups", "dependencies").
+  bool complete = true;
+  size_t unscanned = 0;
+  std::string stopped;
 };
 
 // The dependency graph of the repository that holds `root`, opened read-only
@@ -70,10 +90,12 @@ struct GraphLoad {
 // when only blobs changed and the set of paths did not, only the changed
 // files are read and scanned again;
 // an empty `cache_file` disables caching, and failing to write it is not an
-// error). A corrupt cache is ignored and rebuilt.
+// error). A corrupt cache is ignored and rebuilt. A scan that runs out of
+// `opts` stops, returns complete = false and still writes the cache, so the
+// next call reads only the files this one did not reach.
 // not_found: `root` is in no git work tree; io: libgit2 failed.
 Result<GraphLoad> load_graph(const std::filesystem::path& root, const std::filesystem::path& cache_file,
-                             const ScanProgress& progress = {});
+                             const ScanProgress& progress = {}, const ScanOptions& opts = {});
 
 // "low", "medium" or "high" for `dependents` under [risk] medium / high.
 std::string_view risk_level(size_t dependents, const Config& cfg);
@@ -89,8 +111,9 @@ struct RiskResult {
 // p.risk_reason. Dependents decide by the thresholds; a protected or confirm
 // path, and a delete of a file others depend on, is at least medium; a high
 // risk puts the proposal in the confirm tier (p.tier, p.tier_reason). Never
-// fails: without a repository, or when the scan fails, the risk comes from
-// paths only and the reason says why. The graph is cached under the state
+// fails: without a repository, when the scan fails, or when it runs out of
+// k_scan_time or its ScanBudget limits, the risk comes from paths only and
+// the reason says why. The graph is cached under the state
 // dir (cache/deps) when the state dir exists.
 RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& progress = {});
 

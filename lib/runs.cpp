@@ -7,6 +7,7 @@
 
 #include "lib/decide.hpp"
 #include "lib/hooks.hpp"
+#include "lib/limits.hpp"
 #include "lib/policy.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
@@ -104,7 +105,7 @@ Undo start_undo(const Workspace& ws, const Proposal& p) {
   // process died mid-command stays approved, and so keeps its ref.
   if (auto tags = u.store.pending())
     for (const auto& tag : *tags) {
-      auto q = ws.store.load(std::atoi(tag.c_str()));
+      auto q = ws.store.load(std::atoi(tag.c_str()), Store::Payloads::none);
       if (!q || q->state != State::approved) (void)u.store.release(tag);
     }
   auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run");
@@ -173,6 +174,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
     if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
   if (req.why.find_first_not_of(" \t\r\n") == std::string::npos)
     return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
+  KAI_TRY(check_text_limits(ws.cfg.limits, req.why, "", req.agent));
+  KAI_TRY(check_path_limits(ws.cfg.limits, "--cwd", req.cwd));
   auto cwd_rel = resolve_cwd(ws, cwd, req.cwd);
   if (!cwd_rel) return cwd_rel.error();
   StagedRun out;
@@ -189,7 +192,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   ShellContext ctx = shell_context(ws, p.cwd);
   out.classification = req.shell.empty() ? classify_argv(req.argv, ctx) : classify_shell(req.shell, ctx);
   const Classification& c = out.classification;
-  p.summary = ws.redact(make_visible(command_text(p)));
+  p.summary = ws.redact(cut_to_length(make_visible(command_text(p)), static_cast<size_t>(ws.cfg.limits.summary)));
   if (c.verdict == RunVerdict::blocked) {
     out.verdict = "blocked";
     if (dry == DryRun::no) {
@@ -219,10 +222,12 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   {
     auto lock = ws.store.lock();
     if (!lock) return lock.error();
+    const bool runs_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
+    if (!runs_now) KAI_TRY(check_pending_limit(ws, p.agent));
     auto id = ws.store.next_id();
     if (!id) return id.error();
     p.id = *id;
-    if (v.decision == Decision::allow && ws.cfg.mode == "normal") {
+    if (runs_now) {
       p.state = State::approved;
       p.decided_by = "policy";
       p.decided_at = p.created;

@@ -84,7 +84,14 @@ Status Store::save(const Proposal& p) const {
   return write_file_atomic(staging_dir(p.id) / "meta.json", to_json(p).dump(2) + "\n", 0600);
 }
 
-Result<Proposal> Store::load(int id) const {
+Status Store::save_all(const std::vector<Proposal>& ps) const {
+  std::vector<std::pair<fs::path, std::string>> files;
+  files.reserve(ps.size());
+  for (const auto& p : ps) files.emplace_back(staging_dir(p.id) / "meta.json", to_json(p).dump(2) + "\n");
+  return write_files_atomic(files, 0600);
+}
+
+Result<Proposal> Store::load(int id, Payloads payloads) const {
   fs::path dir = staging_dir(id);
   std::error_code ec;
   if (id < 1 || !fs::is_directory(dir, ec))
@@ -96,6 +103,11 @@ Result<Proposal> Store::load(int id) const {
   auto p = from_json(j);
   if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
   for (const char* name : k_payloads) {
+    if (payloads == Payloads::none) {
+      if (!fs::exists(fs::symlink_status(dir / name, ec)))
+        return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
+      continue;
+    }
     auto bytes = read_file(dir / name);
     if (!bytes) return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
     *payload(*p, name) = std::move(*bytes);

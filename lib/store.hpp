@@ -38,8 +38,15 @@ public:
   Status create(const Proposal& p) const;
   // Rewrite meta.json atomically (payloads never change).
   Status save(const Proposal& p) const;
+  // save() for many at once, synced once for all (lib/util/fs.hpp write_files_atomic).
+  Status save_all(const std::vector<Proposal>& ps) const;
   // Metadata and payloads. not_found for an unknown id, io for a corrupt record.
-  Result<Proposal> load(int id) const;
+  // Payloads::none reads the metadata (and a run's command) only: the
+  // payload files, up to [limits] content each, are checked to be there but
+  // never opened. What lists, sweeps and waits use; showing, deciding and
+  // applying one proposal reads its payloads.
+  enum class Payloads { none, all };
+  Result<Proposal> load(int id, Payloads payloads = Payloads::all) const;
   // All ids present, ascending. Corrupt entries are still listed.
   Result<std::vector<int>> ids() const;
 

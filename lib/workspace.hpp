@@ -63,6 +63,7 @@ public:
     std::string event;
     int proposal = 0;
     std::string doc;  // the JSON the hook reads, redacted
+    std::string ids;  // several proposals at once (an expiry burst): "3,4,9"; proposal is 0
   };
   std::vector<NotifyEvent> notify_queue;
 

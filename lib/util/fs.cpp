@@ -1,5 +1,6 @@
 #include "lib/util/fs.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,11 +28,11 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-Result<std::string> read_all(int fd) {
+Result<std::string> read_all(int fd, size_t max) {
   std::string out;
   char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+  while (out.size() <= max) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, max + 1 - out.size()));
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(Errc::io, fmt::format("cannot read: {}", errno_text(errno)));
@@ -42,13 +43,13 @@ Result<std::string> read_all(int fd) {
   return out;
 }
 
-Result<std::string> read_file(const fs::path& p) {
+Result<std::string> read_file(const fs::path& p, size_t max) {
   int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     Errc c = errno == ENOENT ? Errc::not_found : Errc::io;
     return make_error(c, fmt::format("cannot read '{}': {}", p.string(), errno_text(errno)));
   }
-  auto r = read_all(fd);
+  auto r = read_all(fd, max);
   ::close(fd);
   if (!r) return make_error(Errc::io, fmt::format("cannot read '{}': {}", p.string(), r.error().message));
   return r;
@@ -62,15 +63,18 @@ std::optional<fs::path> nearest_holding(const fs::path& start, const fs::path& n
   }
 }
 
-Status fsync_dir(const fs::path& dir) {
+// fsync(2) of a folder, or syncfs(2) of the file system that holds it.
+static Status sync_folder(const fs::path& dir, bool whole_file_system) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot open folder '{}': {}", dir.string(), errno_text(errno)));
-  int rc = ::fsync(fd);
+  int rc = whole_file_system ? ::syncfs(fd) : ::fsync(fd);
   int err = errno;
   ::close(fd);
   if (rc != 0) return make_error(Errc::io, fmt::format("cannot sync folder '{}': {}", dir.string(), errno_text(err)));
   return ok_status();
 }
+
+Status fsync_dir(const fs::path& dir) { return sync_folder(dir, false); }
 
 Status make_dirs(const fs::path& dir, mode_t mode) {
   std::error_code ec;
@@ -80,8 +84,8 @@ Status make_dirs(const fs::path& dir, mode_t mode) {
   return ok_status();
 }
 
-static Status write_fd(int fd, const fs::path& p, std::string_view data) {
-  if (!write_all(fd, data) || ::fsync(fd) != 0) {
+static Status write_fd(int fd, const fs::path& p, std::string_view data, bool sync = true) {
+  if (!write_all(fd, data) || (sync && ::fsync(fd) != 0)) {
     int err = errno;
     ::close(fd);
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));
@@ -100,18 +104,59 @@ Status write_file_exclusive(const fs::path& p, std::string_view data, mode_t mod
   return write_fd(fd, p, data);
 }
 
-Status write_file_atomic(const fs::path& p, std::string_view data, mode_t mode) {
+// A fresh temp file beside `p` (mode `mode`), its name in `tmp`; -1 on error.
+static int open_temp_beside(const fs::path& p, mode_t mode, fs::path& tmp) {
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   static thread_local std::mt19937_64 rng{std::random_device{}()};
-  fs::path tmp;
   int fd = -1;
   for (int i = 0; i < 16 && fd < 0; ++i) {
     tmp = dir / fmt::format(".{}.kaicoder-tmp-{:x}", p.filename().string(), rng());
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0 && errno != EEXIST) break;
   }
+  if (fd >= 0) ::fchmod(fd, mode);
+  return fd;
+}
+
+Status write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& files, mode_t mode) {
+  if (files.empty()) return ok_status();
+  std::vector<fs::path> tmps;
+  auto drop_from = [&tmps](size_t i) {
+    for (; i < tmps.size(); ++i) ::unlink(tmps[i].c_str());
+  };
+  for (const auto& [p, data] : files) {
+    fs::path tmp;
+    int fd = open_temp_beside(p, mode, tmp);
+    if (fd < 0) {
+      int err = errno;
+      drop_from(0);
+      return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));
+    }
+    tmps.push_back(tmp);
+    if (auto s = write_fd(fd, tmp, data, false); !s) {
+      drop_from(0);
+      return s;
+    }
+  }
+  const fs::path dir = files.front().first.parent_path().empty() ? fs::path(".") : files.front().first.parent_path();
+  if (auto s = sync_folder(dir, true); !s) {  // every new file on disk before any of them replaces an old one
+    drop_from(0);
+    return s;
+  }
+  for (size_t i = 0; i < files.size(); ++i)
+    if (::rename(tmps[i].c_str(), files[i].first.c_str()) != 0) {
+      int err = errno;
+      drop_from(i);
+      return make_error(Errc::io, fmt::format("cannot replace '{}': {}", files[i].first.string(), errno_text(err)));
+    }
+  return sync_folder(dir, true);  // and the renames
+}
+
+Status write_file_atomic(const fs::path& p, std::string_view data, mode_t mode) {
+  fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  fs::path tmp;
+  int fd = open_temp_beside(p, mode, tmp);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
-  ::fchmod(fd, mode);
   if (auto s = write_fd(fd, tmp, data); !s) {
     ::unlink(tmp.c_str());
     return s;

@@ -3,22 +3,33 @@
 // guardrails: callers that write inside the governed tree use lib/beneath.hpp,
 // which resolves every component without following symlinks.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "lib/result.hpp"
 
 namespace kai {
 
 // Whole file as bytes. not_found when it does not exist, io otherwise.
-Result<std::string> read_file(const std::filesystem::path& p);
+// With `max`, reading stops after max + 1 bytes: a result longer than `max`
+// says the file is too long, without reading the rest of it.
+Result<std::string> read_file(const std::filesystem::path& p, size_t max = SIZE_MAX - 1);
 
 // Replace `p` atomically: temp file in the same folder, fsync, rename, fsync
 // the folder. `mode` is applied to the new file.
 Status write_file_atomic(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
+
+// Many files replaced as write_file_atomic does, all on one file system,
+// with two syncs of that file system in all instead of two per file (a
+// thousand proposals expiring at once). Each file is replaced atomically;
+// after a crash some may be replaced and others not.
+Status write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files, mode_t mode = 0644);
 
 // Create `p` exclusively (O_EXCL|O_NOFOLLOW), write, fsync. conflict if it exists.
 Status write_file_exclusive(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
@@ -35,8 +46,8 @@ Status make_dirs(const std::filesystem::path& dir, mode_t mode = 0755);
 
 // write(2) until done, retrying on EINTR.
 bool write_all(int fd, std::string_view data);
-// read(2) until EOF.
-Result<std::string> read_all(int fd);
+// read(2) until EOF, or until more than `max` bytes (max + 1) were read.
+Result<std::string> read_all(int fd, size_t max = SIZE_MAX - 1);
 
 std::string errno_text(int err);
 

@@ -134,5 +134,19 @@ std::optional<std::string> not_utf8(std::string_view what, std::string_view text
 }
 
 bool has_hidden_characters(std::string_view text, Allow allow) { return find_hidden(text, allow).has_value(); }
+size_t utf8_length(std::string_view text) {
+  size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string cut_to_length(std::string_view text, size_t max) {
+  if (utf8_length(text) <= max) return std::string(text);
+  if (max == 0) return {};
+  size_t seen = 0, i = 0;
+  for (; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && seen++ == max - 1) break;  // max - 1 kept, then "…"
+  return std::string(text.substr(0, i)) + "\u2026";
+}
 
 }  // namespace kai

@@ -59,4 +59,10 @@ std::optional<std::string> not_utf8(std::string_view what, std::string_view text
 // True when make_visible would change `text`.
 bool has_hidden_characters(std::string_view text, Allow allow = Allow::tab_newline);
 
+// Characters (UTF-8 code points; a stray byte counts as one) in `text`.
+size_t utf8_length(std::string_view text);
+
+// `text` cut to at most `max` characters, the last of them "…" when cut.
+std::string cut_to_length(std::string_view text, size_t max);
+
 }  // namespace kai

@@ -31,6 +31,30 @@ TEST_CASE("the shipped example is a valid config with the documented defaults", 
   CHECK(c->snapshots_keep == 50);
   CHECK(c->changelog == "KAI-CODER-CHANGELOG.md");
   CHECK(std::find(c->confirm.begin(), c->confirm.end(), "*.sh") != c->confirm.end());
+  CHECK(c->limits.why == 4096);
+  CHECK(c->limits.summary == 200);
+  CHECK(c->limits.agent == 64);
+  CHECK(c->limits.path == 4096);
+  CHECK(c->limits.path_component == 255);
+  CHECK(c->limits.content == 64L << 20);
+  CHECK(c->limits.pending == 100);
+}
+
+TEST_CASE("[limits] keys are read and bounded", "[config][limits]") {
+  TempDir d;
+  auto c = load_text(d, "[limits]\nwhy = 100\ncontent = 2048\npending = 3\n");
+  REQUIRE(c);
+  CHECK(c->limits.why == 100);
+  CHECK(c->limits.content == 2048);
+  CHECK(c->limits.pending == 3);
+  CHECK(c->limits.agent == 64);
+  for (const char* bad : {"[limits]\nwhy = -1\n", "[limits]\npath_component = 256\n", "[limits]\npath = 5000\n",
+                          "[limits]\npending = 0\n", "[limits]\nwhy = \"4k\"\n", "[limits]\nsize = 1\n"}) {
+    INFO(bad);
+    auto r = load_text(d, bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == kai::Errc::usage);
+  }
 }
 
 TEST_CASE("config errors name the file, the line and the key", "[config]") {

@@ -332,6 +332,7 @@ TEST_CASE("a path that leaves the root and comes back in is refused", "[attack][
 
 TEST_CASE("allow_unusual_names lets shell-syntax names through but never hidden characters", "[attack][display]") {
   TempRepo repo{{"a.txt", "a\n"}, {"kaicoder.toml", "[paths]\nallow_unusual_names = true\n"}};
+  repo.trust();
   Run ok = repo.kai({"propose", "--path", "$HOME.txt", "--content-file", "-", "--why", "w"}, "x\n");
   KAI_CHECK_EXIT(ok, 0);
   Run hidden = repo.kai({"propose", "--path", "notes\xE2\x80\xAEgnp.sh", "--content-file", "-", "--why", "w"}, "x\n");

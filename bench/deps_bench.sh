@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Times the import scanners (lib/deps.cpp) on the hostile tracked files of
+# bench/hostile_deps.hpp: a nested Rust use tree, a long Rust use chain, and
+# tens of thousands of #include lines in a file 300 folders deep. Each run is
+# one process under /usr/bin/time (wall seconds, peak resident memory).
+#
+#   bench/deps_bench.sh [REV]
+#
+# REV (a commit) also times lib/deps.cpp as it was at REV, for a before and
+# after. Every run is stopped after LIMIT seconds (default 150) or when it
+# asks for more than MEM_MB of memory (default 4096).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rev=${1:-}
+limit=${LIMIT:-150}
+mem_mb=${MEM_MB:-4096}
+[[ -x /usr/bin/time ]] || { echo "deps-bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/kai-deps-bench-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+build() {  # build DIR: the driver against DIR/lib/deps.cpp
+  g++ -std=c++20 -O2 -I"$1" -I"$root" "$root/bench/deps_driver.cpp" "$1/lib/deps.cpp" -o "$1/driver"
+}
+mkdir -p "$work/now/lib"
+cp "$root/lib/deps.cpp" "$root/lib/deps.hpp" "$work/now/lib/"
+build "$work/now"
+versions=(now)
+if [[ -n $rev ]]; then
+  mkdir -p "$work/old/lib"
+  git -C "$root" show "$rev:lib/deps.cpp" >"$work/old/lib/deps.cpp"
+  git -C "$root" show "$rev:lib/deps.hpp" >"$work/old/lib/deps.hpp"
+  build "$work/old"
+  versions=(old now)
+fi
+
+echo "# $(nproc) cores, $(uname -sr), $(g++ --version | head -1), -O2; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| input | bytes | version | wall s | max RSS MB | edges right |"
+echo "|---|---|---|---|---|---|"
+for spec in "rust-nested 100000" "rust-nested 900000" "rust-chain 120000" "c-includes 1000000"; do
+  read -r kind bytes <<<"$spec"
+  for v in "${versions[@]}"; do
+    out=$work/out
+    if /usr/bin/time -f "time %e %M" -o "$work/time" \
+      bash -c 'ulimit -v "$1"; exec timeout "$2" "${@:3}"' _ $((mem_mb * 1024)) "$limit" "$work/$v/driver" "$kind" "$bytes" \
+      >"$out" 2>&1; then
+      right=$(awk '$1 == "right" { print $2 }' "$out")
+    else
+      right="stopped (over ${limit} s or ${mem_mb} MB)"
+    fi
+    read -r _ wall rss < <(tail -1 "$work/time")
+    echo "| $kind | $(awk '$1 == "bytes" { print $2 }' "$out") | $v | $wall | $((${rss:-0} / 1024)) | $right |"
+  done
+done
