@@ -57,7 +57,7 @@ Status expire(Workspace& ws, Proposal& p) {
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
-  if (p->state == State::pending && expired(ws, *p)) KAI_TRY(expire(ws, *p));
+  if (p->state == State::pending && p->sealed == SealCheck::ok && expired(ws, *p)) KAI_TRY(expire(ws, *p));
   if (p->state == State::timeout)
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
                       "ask the agent to propose it again");
@@ -78,7 +78,8 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   if (!ids) return ids.error();
   for (int id : *ids) {
     auto p = ws.store.load(id);
-    if (!p || p->state != State::pending || !expired(ws, *p)) continue;
+    // A record that does not verify is not kaicoder's to change; doctor reports it.
+    if (!p || p->state != State::pending || p->sealed != SealCheck::ok || !expired(ws, *p)) continue;
     KAI_TRY(expire(ws, *p));
     out.push_back(id);
   }
@@ -105,6 +106,8 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (!s) return s.error();
   auto p = pending_or_error(ws, id);
   if (!p) return p.error();
+  // Its tier, checks and base come from the record: only a sealed one is believed.
+  KAI_TRY(require_sealed(ws.store, *p));
   if (digest(*p) != seen_digest)
     return make_error(Errc::conflict, fmt::format("proposal {} changed while it was being reviewed", id),
                       "review it again: kaicoder show " + std::to_string(id));
@@ -171,7 +174,8 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
 namespace kai {
 
 Status try_sweep(Workspace& ws) {
-  if (!ws.store.exists()) return ok_status();
+  // Without the key nothing can be checked, so nothing is finished or expired.
+  if (!ws.store.exists() || !ws.sealer.usable()) return ok_status();
   auto lock = FileLock::try_acquire(ws.store.dir() / "lock");
   if (!lock) return lock.error();
   auto s = sweep(ws);
@@ -192,6 +196,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
   for (;;) {
     auto p = ws.store.load(id);
     if (!p) return p.error();
+    KAI_TRY(require_sealed(ws.store, *p));
     if (p->state == State::pending && expired(ws, *p)) {
       auto lock = ws.store.lock();
       if (!lock) return lock.error();

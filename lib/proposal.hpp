@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/mac.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -77,6 +78,9 @@ struct Proposal {
   std::string decision = "ask", decision_rule;  // what the policy said at propose time
   Validation validation;
   Review review;
+  // Not stored: whether the record's seal verified when it was loaded
+  // (lib/store), or ok once it was written sealed.
+  SealCheck sealed = SealCheck::missing;
 };
 
 // The digest an approval binds to: kind, path, target, replacement, content,

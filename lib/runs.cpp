@@ -244,6 +244,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     if (!loaded) return loaded.error();
     p = std::move(*loaded);
     if (p.kind != Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is not a command run", id));
+    KAI_TRY(require_sealed(ws.store, p));
     if (p.state != State::approved)
       return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", id, to_string(p.state)));
     if (digest(p) != p.approved_digest)
@@ -272,7 +273,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
   auto cur = ws.store.load(id);
-  if (cur) p = std::move(*cur);
+  if (cur && cur->sealed == SealCheck::ok) p = std::move(*cur);
   if (!r) {
     (void)undo->store.release(undo->tag);
     p.state = State::failed;

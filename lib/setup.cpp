@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "lib/config.hpp"
+#include "lib/mac.hpp"
 #include "lib/store.hpp"
 #include "lib/util/fs.hpp"
 
@@ -22,9 +23,13 @@ Result<InitResult> init_tree(const Env& env) {
   }
   fs::path config = env.config_override ? (env.config_override->is_absolute() ? *env.config_override : env.cwd / *env.config_override)
                                         : root / "kaicoder.toml";
+  // The key that seals records (lib/mac): one per owner, made once, kept
+  // even when this tree was initialised before.
+  auto key = create_key(env.user_config_dir);
+  if (!key) return key.error();
   if (fs::exists(fs::symlink_status(config, ec)))
     return make_error(Errc::conflict, fmt::format("'{}' already exists; kaicoder init never overwrites it", config.string()),
-                      "edit it by hand, or move it aside and run init again");
+                      "edit it by hand, or move it aside and run init again (kaicoder's key is in place either way)");
   KAI_TRY(write_file_exclusive(config, default_config_text(), 0644));
   KAI_TRY(Store(root / ".kaicoder").ensure());
   InitResult out{root, config, {}};

@@ -46,6 +46,7 @@ bool Store::exists() const {
 fs::path Store::staging_dir(int id) const { return m_dir / "staging" / std::to_string(id); }
 
 Result<FileLock> Store::lock() const {
+  KAI_TRY(m_seal.usable());
   KAI_TRY(ensure());
   return FileLock::acquire(m_dir / "lock");
 }
@@ -63,7 +64,7 @@ Result<int> Store::next_id() const {
   return next;
 }
 
-Status Store::create(const Proposal& p) const {
+Status Store::create(Proposal& p) const {
   fs::path dir = staging_dir(p.id);
   std::error_code ec;
   if (!fs::create_directory(dir, ec) || ec)
@@ -80,8 +81,20 @@ Status Store::create(const Proposal& p) const {
   return save(p);
 }
 
-Status Store::save(const Proposal& p) const {
-  return write_file_atomic(staging_dir(p.id) / "meta.json", to_json(p).dump(2) + "\n", 0600);
+namespace {
+// What a proposal's seal covers: the record minus its seal, in one canonical
+// form (nlohmann sorts keys), and the digest of the payloads.
+std::string sealed_bytes(const nlohmann::json& meta, const Proposal& p) { return meta.dump() + "\n" + digest(p); }
+}  // namespace
+
+Status Store::save(Proposal& p) const {
+  nlohmann::json j = to_json(p);
+  auto mac = m_seal.seal("proposal", std::to_string(p.id), sealed_bytes(j, p));
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", j.dump(2) + "\n", 0600));
+  p.sealed = SealCheck::ok;
+  return ok_status();
 }
 
 Result<Proposal> Store::load(int id) const {
@@ -93,6 +106,9 @@ Result<Proposal> Store::load(int id) const {
   if (!text) return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
+  std::string mac;
+  if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
+  if (j.is_object()) j.erase("seal");
   auto p = from_json(j);
   if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
   for (const char* name : k_payloads) {
@@ -107,6 +123,10 @@ Result<Proposal> Store::load(int id) const {
     p->argv = cmd.value("argv", std::vector<std::string>{});
     p->shell = cmd.value("shell", "");
   }
+  // The folder names the id: a record copied from another folder keeps its
+  // own id inside, and its seal is bound to that one.
+  p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), sealed_bytes(j, *p), mac);
+  p->id = id;
   return p;
 }
 
@@ -123,6 +143,18 @@ Result<std::vector<int>> Store::ids() const {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+}  // namespace kai
+
+namespace kai {
+
+Status require_sealed(const Store& store, const Proposal& p) {
+  if (p.sealed == SealCheck::ok) return ok_status();
+  return seal_error(store.sealer(), p.sealed, fmt::format("the record of proposal {}", p.id),
+                    fmt::format("kaicoder acts only on records it sealed; reject it (kaicoder reject {}) and propose "
+                                "the change again; 'kaicoder doctor' lists every record that does not verify",
+                                p.id));
 }
 
 }  // namespace kai

@@ -36,6 +36,13 @@ Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
   guards.break_hardlinks = cfg.hardlinks == "break";
 }
 
+void Workspace::use_owner_dir(const fs::path& dir) {
+  owner_dir = dir;
+  sealer = Sealer(dir, root);
+  store.use(sealer);
+  journal.use(sealer);
+}
+
 Entry Workspace::redact(Entry e) const {
   for (std::string* f : {&e.summary, &e.why, &e.result, &e.approver, &e.backup, &e.rollback}) *f = redactor.apply(*f);
   for (auto& f : e.files) f = redactor.apply(f);
@@ -80,7 +87,7 @@ Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& cl
   std::error_code ec;
   root = fs::weakly_canonical(e.root_override && root.is_relative() ? e.cwd / root : root, ec);
   Workspace ws(root, Config{}, clock, e.user);
-  ws.owner_dir = e.user_config_dir;
+  ws.use_owner_dir(e.user_config_dir);
   ws.redactor.add_env(e.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   return ws;
@@ -109,7 +116,7 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   auto cfg = load_config(files);
   if (!cfg) return cfg.error();
   Workspace ws(root, std::move(*cfg), clock, env.user);
-  ws.owner_dir = env.user_config_dir;
+  ws.use_owner_dir(env.user_config_dir);
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   // kaicoder's own config is never an edit target, wherever it lives in root.

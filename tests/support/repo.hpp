@@ -128,6 +128,8 @@ public:
 
   const std::filesystem::path& path() const { return m_repo; }
   const std::filesystem::path& home() const { return m_home; }
+  // The owner's kaicoder folder (their config and key) as kaicoder finds it here.
+  std::filesystem::path owner_dir() const { return m_home / ".config" / "kaicoder"; }
   std::filesystem::path abs(const std::string& rel) const { return m_repo / rel; }
 
   // Run kaicoder with no controlling terminal; `stdin_text` on a pipe.

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "lib/decide.hpp"
+#include "lib/mac.hpp"
 #include "lib/paths.hpp"
 #include "lib/propose.hpp"
 
@@ -417,6 +418,7 @@ struct Staging {
     env.root_override = t / "root";
     env.user_config_dir = t / "no-user-config";
     env.user = "tester";
+    REQUIRE(kai::create_key(env.user_config_dir));  // the owner's key, as init makes it
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "lib/mac.hpp"
 #include "lib/propose.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/workspace.hpp"
@@ -33,6 +34,7 @@ struct WsFixture {
     env.root_override = dir.path();
     env.user_config_dir = dir.path() / ".no-user-config";
     env.user = "tester";
+    REQUIRE(kai::create_key(env.user_config_dir));  // the owner's key, as init makes it
     auto w = Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));
