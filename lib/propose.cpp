@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
+#include "lib/decide.hpp"
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
 #include "lib/policy.hpp"
@@ -105,6 +106,9 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
+  // Proposing changes the store, so it first finishes or undoes what a crash
+  // left (and sets aside intents that must not be obeyed), as deciding does.
+  KAI_TRY(sweep(ws));
   auto id = ws.store.next_id();
   if (!id) return id.error();
   out.proposal.id = *id;

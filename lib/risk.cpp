@@ -249,7 +249,8 @@ Dependents dependents_of(const DepGraph& g, std::string_view path, size_t cap) {
   return out;
 }
 
-Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, const ScanProgress& progress) {
+Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, const ScanProgress& progress,
+                             const Sealer* sealer) {
   git_init_once();
   git_repository* raw_repo = nullptr;
   int rc = git_repository_open_ext(&raw_repo, root.c_str(), 0, nullptr);
@@ -270,8 +271,12 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   const auto entries = tracked_entries(raw_idx);
   out.key = index_key(entries);
   std::optional<CachedGraph> prior;
+  const fs::path mac_file = cache_file.string() + ".mac";
   if (!cache_file.empty())
-    if (auto text = read_file(cache_file)) prior = parse_cache(*text);
+    if (auto text = read_file(cache_file)) {
+      auto mac = sealer ? read_file(mac_file) : Result<std::string>(std::string{});
+      if (!sealer || (mac && sealer->check("deps-cache", "deps", *text, *mac) == SealCheck::ok)) prior = parse_cache(*text);
+    }
   if (prior && prior->key == out.key) {
     out.graph = std::move(prior->graph);
     out.from_cache = true;
@@ -281,8 +286,13 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   KAI_TRY(git_check(git_repository_odb(&raw_odb, raw_repo), "opening the git object database"));
   OdbPtr odb{raw_odb};
   out.graph = scan(raw_odb, entries, prior, progress, out);
-  if (!cache_file.empty() && make_dirs(cache_file.parent_path(), 0700))
-    (void)write_file_atomic(cache_file, cache_text(out.key, out.graph, entries), 0600);  // a cache that cannot be written is only slower
+  // A cache that cannot be written (or sealed) is only slower.
+  if (!cache_file.empty() && (!sealer || sealer->usable()) && make_dirs(cache_file.parent_path(), 0700)) {
+    const std::string text = cache_text(out.key, out.graph, entries);
+    auto mac = sealer ? sealer->seal("deps-cache", "deps", text) : Result<std::string>(std::string{});
+    // The seal goes first: a crash between the two leaves a cache that does not verify, never a stale seal that does.
+    if (mac && (!sealer || write_file_atomic(mac_file, *mac, 0600))) (void)write_file_atomic(cache_file, text, 0600);
+  }
   return out;
 }
 
@@ -297,7 +307,7 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
   r.level = "low";
   std::vector<std::string> reasons;
   fs::path cache = ws.store.exists() ? ws.store.dir() / "cache" / "deps" : fs::path{};
-  auto g = load_graph(ws.root, cache, progress);
+  auto g = load_graph(ws.root, cache, progress, &ws.sealer);
   if (g) {
     r.from_graph = true;
     r.from_cache = g->from_cache;

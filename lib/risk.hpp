@@ -26,6 +26,7 @@
 
 #include "lib/config.hpp"
 #include "lib/proposal.hpp"
+#include "lib/mac.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -71,9 +72,13 @@ struct GraphLoad {
 // files are read and scanned again;
 // an empty `cache_file` disables caching, and failing to write it is not an
 // error). A corrupt cache is ignored and rebuilt.
+// With a `sealer` (kaicoder always passes the workspace's), the cache is
+// sealed in a sibling `<cache_file>.mac` (lib/mac) and a cache whose seal
+// does not verify is ignored and rebuilt, so a planted graph cannot lower a
+// proposal's risk; without a usable key nothing is cached.
 // not_found: `root` is in no git work tree; io: libgit2 failed.
 Result<GraphLoad> load_graph(const std::filesystem::path& root, const std::filesystem::path& cache_file,
-                             const ScanProgress& progress = {});
+                             const ScanProgress& progress = {}, const Sealer* sealer = nullptr);
 
 // "low", "medium" or "high" for `dependents` under [risk] medium / high.
 std::string_view risk_level(size_t dependents, const Config& cfg);
