@@ -185,7 +185,10 @@ void check_proposals(Workspace& ws, Checks& out) {
       corrupt.push_back(id);
       continue;
     }
-    if (p->sealed != SealCheck::ok && p->sealed != SealCheck::no_key) unverified.push_back(id);
+    if (p->sealed != SealCheck::ok && p->sealed != SealCheck::no_key) {
+      unverified.push_back(id);  // never expired, approved or applied: counted only here
+      continue;
+    }
     approved += p->state == State::approved;
     if (p->state == State::failed) failed.push_back(id);
     if (p->state != State::pending) continue;

@@ -81,6 +81,8 @@ struct Proposal {
   // Not stored: whether the record's seal verified when it was loaded
   // (lib/store), or ok once it was written sealed.
   SealCheck sealed = SealCheck::missing;
+  // Not stored: the record verified but its payload files no longer match it.
+  bool payload_changed = false;
 };
 
 // The digest an approval binds to: kind, path, target, replacement, content,

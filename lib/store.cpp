@@ -82,14 +82,16 @@ Status Store::create(Proposal& p) const {
 }
 
 namespace {
-// What a proposal's seal covers: the record minus its seal, in one canonical
-// form (nlohmann sorts keys), and the digest of the payloads.
-std::string sealed_bytes(const nlohmann::json& meta, const Proposal& p) { return meta.dump() + "\n" + digest(p); }
+// A proposal's seal covers the record minus its seal, in one canonical form
+// (compact; nlohmann sorts keys). The record holds the payloads' digest
+// ("payload_digest"), so the payloads are bound too, and a payload changed
+// alone can be told from a record kaicoder did not write.
 }  // namespace
 
 Status Store::save(Proposal& p) const {
   nlohmann::json j = to_json(p);
-  auto mac = m_seal.seal("proposal", std::to_string(p.id), sealed_bytes(j, p));
+  j["payload_digest"] = digest(p);
+  auto mac = m_seal.seal("proposal", std::to_string(p.id), j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
   KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", j.dump(2) + "\n", 0600));
@@ -125,7 +127,8 @@ Result<Proposal> Store::load(int id) const {
   }
   // The folder names the id: a record copied from another folder keeps its
   // own id inside, and its seal is bound to that one.
-  p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), sealed_bytes(j, *p), mac);
+  p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), j.dump(), mac);
+  p->payload_changed = p->sealed == SealCheck::ok && j.value("payload_digest", "") != digest(*p);
   p->id = id;
   return p;
 }
@@ -150,6 +153,11 @@ Result<std::vector<int>> Store::ids() const {
 namespace kai {
 
 Status require_sealed(const Store& store, const Proposal& p) {
+  if (p.sealed == SealCheck::ok && p.payload_changed)
+    return make_error(Errc::conflict,
+                      fmt::format("proposal {} was changed after it was {}", p.id,
+                                  p.approved_digest.empty() ? "proposed" : "approved"),
+                      "its staged files no longer match the record kaicoder sealed; propose it again");
   if (p.sealed == SealCheck::ok) return ok_status();
   return seal_error(store.sealer(), p.sealed, fmt::format("the record of proposal {}", p.id),
                     fmt::format("kaicoder acts only on records it sealed; reject it (kaicoder reject {}) and propose "

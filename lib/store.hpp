@@ -4,8 +4,8 @@
 // store lock. Every state change happens while the caller holds lock().
 //
 // Every meta.json carries a "seal" (lib/mac): the MAC of the rest of the
-// record (compact JSON, keys sorted) and of the payloads' digest, bound to
-// the root and the proposal id. load() says whether it verified
+// record (compact JSON, keys sorted), which holds the payloads' digest,
+// bound to the root and the proposal id. load() says whether it verified
 // (Proposal::sealed); nothing that acts on a proposal trusts one that did not.
 //
 // Usage: Store s{state_dir}; s.use(Sealer{owner_dir, root}); s.ensure();
@@ -63,8 +63,9 @@ private:
   Sealer m_seal;
 };
 
-// The refusal for acting on proposal `p` when its record did not verify
-// (conflict, or denied without a key); ok when it did.
+// The refusal for acting on proposal `p` when its record did not verify or
+// its payloads changed since it was sealed (conflict, or denied without a
+// key); ok otherwise.
 Status require_sealed(const Store& store, const Proposal& p);
 
 }  // namespace kai
