@@ -187,6 +187,10 @@ Status finish(Workspace& ws, const Txn& t) {
     }
   }
   fault_point("after-status");
+  // An apply happens once (lib/mac, Sealer::spend); losing the note only
+  // loses that guard, so it never fails the change that already landed.
+  if (t.proposal > 0 && t.rec.kind != "rollback" && t.rec.kind != "run")
+    (void)ws.sealer.spend("apply", std::to_string(t.proposal));
   std::error_code ec;
   fs::remove(intent_path(ws, t.rec.id), ec);
   return ok_status();
@@ -301,10 +305,13 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
   // A sealed record can still be an old copy put back: one that was applied
   // (and maybe rolled back since) is never applied again on its strength.
-  if (std::string last = ws.journal.latest_for(p.path); !last.empty())
-    if (auto rec = ws.journal.load(last); rec && rec->proposal == p.id)
-      return make_error(Errc::conflict, fmt::format("proposal {} was applied before (entry {})", p.id, last),
-                        "propose the change again to apply it once more");
+  // The owner's folder says so even when the journal was pruned by hand.
+  std::string last = ws.journal.latest_for(p.path);
+  auto rec = last.empty() ? Result<Record>(make_error(Errc::not_found, "")) : ws.journal.load(last);
+  if (ws.sealer.spent("apply", std::to_string(p.id)) || (rec && rec->proposal == p.id))
+    return make_error(Errc::conflict,
+                      fmt::format("proposal {} was applied before{}", p.id, rec && rec->proposal == p.id ? " (entry " + last + ")" : ""),
+                      "propose the change again to apply it once more");
   if (digest(p) != p.approved_digest)
     return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
                            "its staged files no longer match what the approver saw; propose it again"));
@@ -333,6 +340,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     p.result = "ok (no change: the file already holds this content)";
     p.outcome_code = 0;
     KAI_TRY(ws.store.save(p));
+    (void)ws.sealer.spend("apply", std::to_string(p.id));
     queue_notify(ws, p, "applied");
     Outcome o;
     o.unchanged = true;

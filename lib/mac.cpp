@@ -159,7 +159,7 @@ bool same_mac(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-Sealer::Sealer(const fs::path& owner_dir, const fs::path& root) : m_root(root.string()) {
+Sealer::Sealer(const fs::path& owner_dir, const fs::path& root) : m_root(root.string()), m_owner_dir(owner_dir) {
   auto k = load_key(owner_dir);
   if (k) {
     m_key = *k;
@@ -201,6 +201,27 @@ SealCheck Sealer::check(std::string_view kind, std::string_view id, std::string_
   if (!m_key) return SealCheck::no_key;
   if (mac.empty()) return SealCheck::missing;
   return same_mac(mac_hex(*m_key, input(kind, id, bytes)), mac) ? SealCheck::ok : SealCheck::bad;
+}
+
+fs::path Sealer::spent_path(std::string_view kind, std::string_view id) const {
+  // Named by a MAC of the root: no path characters, and nothing learnt from a name.
+  return m_owner_dir / "spent" / mac_hex(*m_key, input("root", "", "")) / fmt::format("{}-{}", kind, id);
+}
+
+Status Sealer::spend(std::string_view kind, std::string_view id) const {
+  KAI_TRY(usable());
+  const fs::path p = spent_path(kind, id);
+  KAI_TRY(make_dirs(p.parent_path().parent_path(), 0700));
+  KAI_TRY(make_dirs(p.parent_path(), 0700));
+  auto w = write_file_exclusive(p, "", 0600);
+  if (!w && w.error().code != Errc::conflict) return w.error();
+  return ok_status();
+}
+
+bool Sealer::spent(std::string_view kind, std::string_view id) const {
+  if (!m_key) return false;
+  struct stat st {};
+  return ::lstat(spent_path(kind, id).c_str(), &st) == 0;
 }
 
 Error seal_error(const Sealer& sealer, SealCheck verdict, const std::string& what, const std::string& hint) {

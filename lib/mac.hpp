@@ -67,12 +67,25 @@ public:
   // Verdict on `mac` (empty = missing) for this record.
   SealCheck check(std::string_view kind, std::string_view id, std::string_view bytes, std::string_view mac) const;
 
+  // Freshness, which a seal alone cannot give: a sealed record put back
+  // after it was acted on still verifies. So what must happen once (a
+  // proposal applied, a command run) is also noted in the owner's folder,
+  // out of reach of whatever can write the state dir:
+  // <owner_dir>/spent/<root's MAC>/<kind>-<id>, created exclusively.
+  // spend(): ok when noted now or before; denied without a key, io on error.
+  Status spend(std::string_view kind, std::string_view id) const;
+  // True when spend() was called for this root, kind and id.
+  bool spent(std::string_view kind, std::string_view id) const;
+
 private:
   std::string input(std::string_view kind, std::string_view id, std::string_view bytes) const;
+
+  std::filesystem::path spent_path(std::string_view kind, std::string_view id) const;
 
   std::optional<MacKey> m_key;
   std::optional<Error> m_error;
   std::string m_root;
+  std::filesystem::path m_owner_dir;
 };
 
 // The refusal for a record that did not verify: conflict, "<what> was not

@@ -252,8 +252,13 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
       return make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", id));
     // Claiming the run under the lock makes it run once, however many
     // people approve or apply it at the same moment.
+    // The owner's folder remembers it too, so an old approved record put
+    // back with `started` removed does not run it again (lib/mac).
+    if (ws.sealer.spent("run", std::to_string(id)))
+      return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
     auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);
     if (!claim) return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
+    KAI_TRY(ws.sealer.spend("run", std::to_string(id)));
     undo.emplace(start_undo(ws, p));
   }
   RunSpec spec;

@@ -511,6 +511,7 @@ TEST_CASE("an applied proposal's old approved record put back is not applied aga
   REQUIRE(kai::apply_approved(*f.ws, id, "tester"));
   REQUIRE(kai::rollback(*f.ws, "last", "tester", kai::Force::no));
   f.dir.write(".kaicoder/staging/1/meta.json", approved);
+  std::filesystem::remove_all(f.dir.path() / ".kaicoder/journal");  // even with every trace in the store gone
   auto again = kai::apply_approved(*f.ws, id, "tester");
   REQUIRE_FALSE(again);
   CHECK(again.error().message.find("applied before") != std::string::npos);

@@ -344,3 +344,39 @@ TEST_CASE("a pending proposal whose staged content is swapped after its risk was
   CHECK_THAT(a.all(), Contains("proposal 1 was changed after it was proposed"));
   before.check();
 }
+
+TEST_CASE("an old approved record put back does not apply or run the proposal a second time",
+          "[e2e][attack][forgery]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  SECTION("a file change, with the journal's traces of it removed") {
+    KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
+    const std::string approved = repo.read(".kaicoder/staging/1/meta.json");
+    KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+    REQUIRE(repo.read("a.txt") == "old\n");
+    repo.write(".kaicoder/staging/1/meta.json", approved);
+    fs::remove_all(repo.abs(".kaicoder/journal/paths"));
+    Untouched before(repo);
+    Run again = repo.kai({"apply", "1"});
+    KAI_CHECK_EXIT(again, 6);
+    CHECK_THAT(again.err, Contains("proposal 1 was applied before"));
+    before.check();
+  }
+  SECTION("a command, its started mark removed") {
+    KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "t", "--shell", "echo ran >> count.txt"}), 0);
+    // A write by redirection is in the confirm tier.
+    KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "CONFIRM"), 0);
+    REQUIRE(show_json(repo, 1).at("status") == "approved");
+    const std::string approved = repo.read(".kaicoder/staging/1/meta.json");
+    KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
+    REQUIRE(repo.read("count.txt") == "ran\n");
+    repo.write(".kaicoder/staging/1/meta.json", approved);
+    repo.remove(".kaicoder/staging/1/started");
+    Run again = repo.kai({"apply", "1"});
+    KAI_CHECK_EXIT(again, 6);
+    CHECK_THAT(again.err, Contains("already been started"));
+    CHECK(repo.read("count.txt") == "ran\n");
+  }
+}
