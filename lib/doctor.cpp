@@ -113,7 +113,8 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
     const std::string id = records[i].stem().string();
     auto rec = ws.journal.load(id);
     if (!rec) {
-      (rec.error().code == Errc::conflict ? unverified : corrupt).push_back(id);
+      // Without a key nothing can be checked; the key check says so once.
+      if (rec.error().code != Errc::denied) (rec.error().code == Errc::conflict ? unverified : corrupt).push_back(id);
       continue;
     }
     for (const auto& f : rec->files) {
