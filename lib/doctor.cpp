@@ -225,7 +225,16 @@ void check_proposals(Workspace& ws, Checks& out) {
 // Interrupted transactions (intents), what recovery will do with each, and
 // the intents it already refused to obey.
 void check_intents(Workspace& ws, Checks& out) {
-  std::vector<IntentInfo> found = ws.sealer.usable() ? inspect_intents(ws) : std::vector<IntentInfo>{};
+  if (!ws.sealer.usable()) {
+    std::error_code ec;
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec)) n += e.path().extension() == ".json";
+    if (n)
+      add(out, "half-done changes", Level::warn, fmt::format("{} interrupted changes, not checked: there is no key", n),
+          "run 'kaicoder init' at a terminal; the next command that changes something then finishes them");
+    return;
+  }
+  std::vector<IntentInfo> found = inspect_intents(ws);
   std::vector<std::string> done, refused;
   for (const auto& i : found) {
     if (!i.refused.empty()) {
