@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <mbedtls/md.h>
 
+#include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -17,17 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_key_file = "key";
-
-// A descriptor closed on every path out.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 std::string key_path(const fs::path& owner_dir) { return (owner_dir / k_key_file).string(); }
 
@@ -56,20 +46,20 @@ Status check_folder(const fs::path& owner_dir, int dfd) {
 
 Result<MacKey> read_key(const fs::path& owner_dir, int dfd) {
   Fd f(::openat(dfd, std::string(k_key_file).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (f.fd < 0) {
+  if (f.get() < 0) {
     if (errno == ENOENT)
       return make_error(Errc::not_found, fmt::format("there is no kaicoder key at '{}'", key_path(owner_dir)));
     if (errno == ELOOP) return unsound(owner_dir, "is a symlink");
     return make_error(Errc::io, fmt::format("cannot open '{}': {}", key_path(owner_dir), errno_text(errno)));
   }
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", key_path(owner_dir), errno_text(errno)));
+  if (::fstat(f.get(), &st) != 0) return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", key_path(owner_dir), errno_text(errno)));
   if (!S_ISREG(st.st_mode)) return unsound(owner_dir, "is not a regular file");
   if (st.st_uid != ::getuid()) return unsound(owner_dir, "is not owned by you");
   if ((st.st_mode & 077) != 0) return unsound(owner_dir, fmt::format("is open to other users (mode {:o})", st.st_mode & 0777));
   MacKey k;
   if (st.st_size != static_cast<off_t>(k.bytes.size())) return unsound(owner_dir, "is not 32 bytes long");
-  auto bytes = read_all(f.fd);
+  auto bytes = read_all(f.get());
   if (!bytes) return bytes.error();
   if (bytes->size() != k.bytes.size()) return unsound(owner_dir, "is not 32 bytes long");
   std::copy(bytes->begin(), bytes->end(), k.bytes.begin());
@@ -93,8 +83,8 @@ Result<MacKey> load_key(const fs::path& owner_dir) {
   auto dfd = open_folder(owner_dir);
   if (!dfd) return dfd.error();
   Fd d(*dfd);
-  KAI_TRY(check_folder(owner_dir, d.fd));
-  return read_key(owner_dir, d.fd);
+  KAI_TRY(check_folder(owner_dir, d.get()));
+  return read_key(owner_dir, d.get());
 }
 
 Result<bool> create_key(const fs::path& owner_dir) {
@@ -108,9 +98,9 @@ Result<bool> create_key(const fs::path& owner_dir) {
   auto dfd = open_folder(owner_dir);
   if (!dfd) return dfd.error();
   Fd d(*dfd);
-  KAI_TRY(check_folder(owner_dir, d.fd));
-  ::fchmod(d.fd, 0700);  // the folder holds the key: nobody else looks in
-  if (auto k = read_key(owner_dir, d.fd); k || k.error().code != Errc::not_found) {
+  KAI_TRY(check_folder(owner_dir, d.get()));
+  ::fchmod(d.get(), 0700);  // the folder holds the key: nobody else looks in
+  if (auto k = read_key(owner_dir, d.get()); k || k.error().code != Errc::not_found) {
     if (!k) return k.error();
     return false;
   }
@@ -122,23 +112,23 @@ Result<bool> create_key(const fs::path& owner_dir) {
     got += static_cast<size_t>(n);
   }
   const std::string name(k_key_file);
-  Fd f(::openat(d.fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (f.fd < 0) {
+  Fd f(::openat(d.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (f.get() < 0) {
     // Another init made it meanwhile: use that one if it is sound.
     if (errno == EEXIST) {
-      auto again = read_key(owner_dir, d.fd);
+      auto again = read_key(owner_dir, d.get());
       if (!again) return again.error();
       return false;
     }
     return make_error(Errc::io, fmt::format("cannot create '{}': {}", key_path(owner_dir), errno_text(errno)));
   }
   std::string_view bytes(reinterpret_cast<const char*>(k.bytes.data()), k.bytes.size());
-  if (::fchmod(f.fd, 0600) != 0 || !write_all(f.fd, bytes) || ::fsync(f.fd) != 0) {
+  if (::fchmod(f.get(), 0600) != 0 || !write_all(f.get(), bytes) || ::fsync(f.get()) != 0) {
     int err = errno;
-    ::unlinkat(d.fd, name.c_str(), 0);
+    ::unlinkat(d.get(), name.c_str(), 0);
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", key_path(owner_dir), errno_text(err)));
   }
-  ::fsync(d.fd);
+  ::fsync(d.get());
   return true;
 }
 
