@@ -328,6 +328,22 @@ TEST_CASE("without the owner's key nothing is changed and doctor says how to mak
   KAI_CHECK_EXIT(open, 3);
   CHECK_THAT(open.err, Contains("open to other users"));
   before.check();
+  fs::remove(repo.owner_dir() / "key");
+
+  // init makes a new key even where kaicoder.toml exists (and changes nothing else there);
+  // records sealed with the lost key no longer verify.
+  Run init = repo.kai({"init"});
+  KAI_CHECK_EXIT(init, 6);
+  CHECK_THAT(init.err, Contains("kaicoder's key is in place"));
+  REQUIRE(fs::exists(repo.owner_dir() / "key"));
+  CHECK(repo.tree_snapshot() == before.tree);
+  CHECK((fs::status(repo.owner_dir() / "key").permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  Run stale = repo.kai({"apply", "1"});
+  KAI_CHECK_EXIT(stale, 6);
+  CHECK_THAT(stale.err, Contains(k_not_ours));
+  before.check();
+  KAI_CHECK_EXIT(repo.kai(edit("a.txt", "old", "other")), 0);
 }
 
 TEST_CASE("a pending proposal whose staged content is swapped after its risk was assessed is not put to the person",
