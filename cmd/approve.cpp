@@ -28,6 +28,8 @@ RunFn setup_approve(CLI::App& sub) {
     if (p->state != State::pending)
       return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
                                   fmt::format("proposal {} is {}, not pending", p->id, to_string(p->state))));
+    // Refused before the question: a "yes" to a record kaicoder did not seal is never carried out.
+    if (auto sealed = require_sealed((*ws)->store, *p); !sealed) return report(s, sealed.error());
     if (!a->no_apply && (*ws)->cfg.mode == "propose-only")
       return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
                                   "approve with --no-apply to record the decision, or change [policy] mode"));

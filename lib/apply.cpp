@@ -1,5 +1,6 @@
 #include "lib/apply.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <optional>
@@ -120,6 +121,59 @@ std::optional<Txn> txn_from(const json& j) {
 
 fs::path intent_path(const Workspace& ws, const std::string& id) { return ws.store.dir() / "intents" / (id + ".json"); }
 
+// An intent is sealed like every record (lib/mac), bound to its rollback id,
+// which is also its file name.
+Status write_intent(Workspace& ws, const Txn& t) {
+  json j = txn_json(t);
+  auto mac = ws.sealer.seal("intent", t.rec.id, j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  KAI_TRY(make_dirs(ws.store.dir() / "intents", 0700));
+  return write_file_atomic(intent_path(ws, t.rec.id), j.dump(2) + "\n", 0600);
+}
+
+// The intent in `text`, named `name`: the transaction when it parses, its
+// seal verifies and every file it names passes the guardrails again; else
+// why it must not be obeyed.
+Result<Txn> read_intent(Workspace& ws, const std::string& name, const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  std::string mac = j.is_object() && j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";
+  if (j.is_object()) j.erase("seal");
+  auto t = txn_from(j);
+  if (!t) return make_error(Errc::io, "it is not a well-formed intent");
+  SealCheck verdict = t->rec.id != name ? SealCheck::bad : ws.sealer.check("intent", name, j.dump(), mac);
+  if (verdict != SealCheck::ok) return seal_error(ws.sealer, verdict, "it", "");
+  // Sealed, so kaicoder wrote it; the guardrails are checked again anyway,
+  // as they are before every write: what was allowed then may not be now.
+  for (const auto& f : t->rec.files) {
+    auto rp = resolve(ws.root, ws.root, f.rel);
+    if (!rp) return rp.error();
+    if (rp->rel != f.rel) return make_error(Errc::denied, fmt::format("it names '{}' in a form kaicoder never writes", f.rel));
+    KAI_TRY(check_write(ws.guards, *rp));
+    if (!f.backup_rel.empty() && f.backup_rel != dir_of(f.rel) + backup_name(base_of(f.rel), t->rec.id))
+      return make_error(Errc::denied, fmt::format("it names '{}', which is not the backup of '{}'", f.backup_rel, f.rel));
+  }
+  return std::move(*t);
+}
+
+// Move an intent that must not be obeyed out of the way, beside a note of why,
+// for doctor to report and a person to look at. Never deleted.
+Status quarantine(Workspace& ws, const fs::path& intent, const std::string& why) {
+  const fs::path dir = ws.store.dir() / "quarantine";
+  KAI_TRY(make_dirs(dir, 0700));
+  const std::string base = "intent-" + intent.stem().string();
+  for (int n = 1; n <= 1000; ++n) {
+    fs::path to = dir / (n == 1 ? base : fmt::format("{}-{}", base, n));
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(to.string() + ".json", ec))) continue;
+    KAI_TRY(write_file_atomic(to.string() + ".why", why + "\n", 0600));
+    fs::rename(intent, to.string() + ".json", ec);
+    if (ec) return make_error(Errc::io, fmt::format("cannot move '{}' aside: {}", intent.string(), ec.message()));
+    return ok_status();
+  }
+  return make_error(Errc::io, fmt::format("cannot move '{}' aside: {} is full", intent.string(), dir.string()));
+}
+
 // The steps after the tree holds the new bytes. Each is idempotent, so
 // recover() can run them again after a crash at any point.
 Status finish(Workspace& ws, const Txn& t) {
@@ -131,7 +185,8 @@ Status finish(Workspace& ws, const Txn& t) {
   fault_point("after-changelog");
   if (t.proposal > 0) {
     auto p = ws.store.load(t.proposal);
-    if (p) {
+    // A record that does not verify is left as it is, never sealed anew.
+    if (p && p->sealed == SealCheck::ok) {
       p->state = t.done_state;
       if (t.done_state == State::applied) {
         p->rollback_id = t.rec.id;
@@ -146,6 +201,10 @@ Status finish(Workspace& ws, const Txn& t) {
     }
   }
   fault_point("after-status");
+  // An apply happens once (lib/mac, Sealer::spend); losing the note only
+  // loses that guard, so it never fails the change that already landed.
+  if (t.proposal > 0 && t.rec.kind != "rollback" && t.rec.kind != "run")
+    (void)ws.sealer.spend("apply", std::to_string(t.proposal));
   std::error_code ec;
   fs::remove(intent_path(ws, t.rec.id), ec);
   return ok_status();
@@ -157,8 +216,7 @@ Status undo(Workspace& ws, const Txn& t);
 // A failure before the tree holds every new file is undone at once; a
 // failure after it leaves the intent for recover() to finish.
 Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets, const std::vector<std::optional<std::string>>& after) {
-  KAI_TRY(make_dirs(ws.store.dir() / "intents", 0700));
-  KAI_TRY(write_file_atomic(intent_path(ws, t.rec.id), txn_json(t).dump(2) + "\n", 0600));
+  KAI_TRY(write_intent(ws, t));
   fault_point("after-intent");
   for (size_t i = 0; i < targets.size(); ++i) {
     Target& tg = targets[i];
@@ -254,8 +312,20 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   if (p.state != State::approved && p.state != State::failed)
     return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", p.id, to_string(p.state)),
                       p.state == State::pending ? "approve it first: kaicoder approve " + std::to_string(p.id) : "");
+  // Before anything else in the record is believed: who approved it, the
+  // digest, the state all come from a record that must be kaicoder's own.
+  KAI_TRY(require_sealed(ws.store, p));
   if (p.approved_digest.empty())
     return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
+  // A sealed record can still be an old copy put back: one that was applied
+  // (and maybe rolled back since) is never applied again on its strength.
+  // The owner's folder says so even when the journal was pruned by hand.
+  std::string last = ws.journal.latest_for(p.path);
+  auto rec = last.empty() ? Result<Record>(make_error(Errc::not_found, "")) : ws.journal.load(last);
+  if (ws.sealer.spent("apply", std::to_string(p.id)) || (rec && rec->proposal == p.id))
+    return make_error(Errc::conflict,
+                      fmt::format("proposal {} was applied before{}", p.id, rec && rec->proposal == p.id ? " (entry " + last + ")" : ""),
+                      "propose the change again to apply it once more");
   if (digest(p) != p.approved_digest)
     return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
                            "its staged files no longer match what the approver saw; propose it again"));
@@ -284,6 +354,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     p.result = "ok (no change: the file already holds this content)";
     p.outcome_code = 0;
     KAI_TRY(ws.store.save(p));
+    (void)ws.sealer.spend("apply", std::to_string(p.id));
     queue_notify(ws, p, "applied");
     Outcome o;
     o.unchanged = true;
@@ -326,6 +397,15 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
 
 namespace {
 
+// A backup the crash cut short is provably kaicoder's own leftover: the
+// sealed intent names it (its name holds this transaction's fresh id), no
+// journal record refers to it, the file it backs up still holds the bytes
+// it was copying, and it holds none of them or only their beginning.
+bool partial_backup(Workspace& ws, const Txn& t, const std::string& bytes, const FileState& cur, const FileChange& f) {
+  if (ws.journal.has(t.rec.id) || !same(f.before, cur)) return false;
+  return bytes.empty() || std::string_view(cur.bytes).substr(0, bytes.size()) == bytes;
+}
+
 // Undo whatever part of `t` reached the tree: files that already hold their
 // new bytes get their old bytes back from this transaction's backup (or are
 // removed when they did not exist); then this transaction's backups go.
@@ -336,16 +416,18 @@ Status undo(Workspace& ws, const Txn& t) {
     auto cur = read_at(*d, base_of(f.rel));
     if (!cur) return cur.error();
     std::optional<FileState> backup;
+    bool leftover = false;  // a backup cut short by the crash
     if (!f.backup_rel.empty()) {
       auto b = read_at(*d, base_of(f.backup_rel));
-      if (b && b->exists && blob_id(b->bytes) == f.backup_blob) backup = std::move(*b);
+      if (b && b->exists && b->regular && blob_id(b->bytes) == f.backup_blob) backup = std::move(*b);
+      else if (b && b->exists && b->regular) leftover = partial_backup(ws, t, b->bytes, *cur, f);
     }
     if (same(f.after, *cur) && !same(f.before, *cur)) {
       if (f.before.exists && !backup)
         return make_error(Errc::io, fmt::format("cannot undo the interrupted change to '{}': its backup is gone", f.rel));
       KAI_TRY(f.before.exists ? replace_at(*d, base_of(f.rel), backup->bytes, f.before.mode) : unlink_at(*d, base_of(f.rel)));
     }
-    if (backup) KAI_TRY(unlink_at(*d, base_of(f.backup_rel)));
+    if (backup || leftover) KAI_TRY(unlink_at(*d, base_of(f.backup_rel)));
   }
   std::error_code ec;
   fs::remove(intent_path(ws, t.rec.id), ec);
@@ -459,19 +541,58 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
                  t.entry};
 }
 
-Result<int> recover(Workspace& ws) {
+namespace {
+std::vector<fs::path> intent_files(const Workspace& ws) {
   std::error_code ec;
-  fs::directory_iterator it(ws.store.dir() / "intents", ec);
-  if (ec) return 0;
   std::vector<fs::path> found;
-  for (const auto& e : it)
+  for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec))
     if (e.path().extension() == ".json") found.push_back(e.path());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+}  // namespace
+
+std::vector<IntentInfo> inspect_intents(Workspace& ws) {
+  std::vector<IntentInfo> out;
+  for (const auto& path : intent_files(ws)) {
+    IntentInfo info;
+    info.name = path.stem().string();
+    auto text = read_file(path);
+    auto t = text ? read_intent(ws, info.name, *text) : Result<Txn>(text.error());
+    if (!t) {
+      info.refused = t.error().message;
+      out.push_back(std::move(info));
+      continue;
+    }
+    info.proposal = t->proposal;
+    info.rollback_id = t->rec.id;
+    for (const auto& f : t->rec.files) {
+      if (f.backup_rel.empty()) continue;
+      auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+      if (!d) continue;
+      auto b = read_at(*d, base_of(f.backup_rel));
+      auto cur = read_at(*d, base_of(f.rel));
+      if (b && cur && b->exists && b->regular && blob_id(b->bytes) != f.backup_blob &&
+          partial_backup(ws, *t, b->bytes, *cur, f))
+        info.cut_backups.push_back(f.backup_rel);
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<int> recover(Workspace& ws) {
+  std::vector<fs::path> found = intent_files(ws);
+  if (!found.empty()) KAI_TRY(ws.sealer.usable());  // without the key nothing can be told apart
   for (const auto& path : found) {
     auto text = read_file(path);
     if (!text) return text.error();
-    auto t = txn_from(json::parse(*text, nullptr, false));
-    if (!t) return make_error(Errc::io, fmt::format("interrupted change '{}' has a corrupt record", path.string()),
-                              "run 'kaicoder doctor'; move the file aside once the tree is checked");
+    auto t = read_intent(ws, path.stem().string(), *text);
+    if (!t) {
+      // Forged, copied, stale or corrupt: never obeyed, kept for a person.
+      KAI_TRY(quarantine(ws, path, t.error().message));
+      continue;
+    }
     KAI_TRY(landed(ws, *t) ? finish(ws, *t) : undo(ws, *t));
   }
   return static_cast<int>(found.size());

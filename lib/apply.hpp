@@ -54,6 +54,21 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::
                                CheckOnly check = CheckOnly::no);
 
 // Finish or undo half-done transactions. Returns how many were found.
+// An intent that does not verify (lib/mac) or names a file the guardrails
+// refuse is never obeyed: it is moved to <state>/quarantine/ with a note of
+// why. A backup the crash cut short (0 bytes, or only the start of the file)
+// that the intent names and no journal record refers to is removed.
+// denied when intents are waiting and there is no key to check them.
 Result<int> recover(Workspace& ws);
+
+// What recover() would find, for doctor: one per leftover intent.
+struct IntentInfo {
+  std::string name;                      // file stem
+  std::string refused;                   // why it would be quarantined; empty when it would be obeyed
+  int proposal = 0;                      // the proposal it belongs to, 0 for none or refused
+  std::string rollback_id;
+  std::vector<std::string> cut_backups;  // root-relative backups cut short by the crash
+};
+std::vector<IntentInfo> inspect_intents(Workspace& ws);
 
 }  // namespace kai

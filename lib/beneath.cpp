@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -228,6 +229,7 @@ Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_
     if (errno == EEXIST) return make_error(Errc::conflict, fmt::format("'{}' already exists", name));
     return make_error(Errc::io, fmt::format("cannot create '{}': {}", name, errno_text(errno)));
   }
+  fault_point("after-exclusive-create");  // a crash here leaves an empty file (backups: see apply's recovery)
   if (auto s = fill(fd, name, data, mode); !s) {
     ::unlinkat(dir.fd(), name.c_str(), 0);  // no half-written file left behind
     return s;

@@ -66,7 +66,7 @@ Status log_failure(Workspace& ws, const Proposal& p, const std::string& user) {
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
-  if (p->state == State::pending && expired(ws, *p)) KAI_TRY(expire(ws, *p));
+  if (p->state == State::pending && p->sealed == SealCheck::ok && expired(ws, *p)) KAI_TRY(expire(ws, *p));
   if (p->state == State::timeout)
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
                       "ask the agent to propose it again");
@@ -129,7 +129,8 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   std::vector<Proposal> due;
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);
-    if (p && p->state == State::pending && expired(ws, *p)) due.push_back(std::move(*p));
+    // A record that does not verify is not kaicoder's to change; doctor reports it.
+    if (p && p->state == State::pending && p->sealed == SealCheck::ok && expired(ws, *p)) due.push_back(std::move(*p));
   }
   if (due.size() == 1) KAI_TRY(expire(ws, due.front()));
   else if (due.size() > 1) KAI_TRY(expire_burst(ws, due));
@@ -158,6 +159,8 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (!s) return s.error();
   auto p = pending_or_error(ws, id);
   if (!p) return p.error();
+  // Its tier, checks and base come from the record: only a sealed one is believed.
+  KAI_TRY(require_sealed(ws.store, *p));
   if (digest(*p) != seen_digest)
     return make_error(Errc::conflict, fmt::format("proposal {} changed while it was being reviewed", id),
                       "review it again: kaicoder show " + std::to_string(id));
@@ -256,7 +259,8 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
 namespace kai {
 
 Status try_sweep(Workspace& ws) {
-  if (!ws.store.exists()) return ok_status();
+  // Without the key nothing can be checked, so nothing is finished or expired.
+  if (!ws.store.exists() || !ws.sealer.usable()) return ok_status();
   auto lock = FileLock::try_acquire(ws.store.dir() / "lock");
   if (!lock) return lock.error();
   auto s = sweep(ws);
@@ -277,6 +281,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
   for (;;) {
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) return p.error();
+    KAI_TRY(require_sealed(ws.store, *p));
     if (p->state == State::pending && expired(ws, *p)) {
       auto lock = ws.store.lock();
       if (!lock) return lock.error();

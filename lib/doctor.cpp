@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/apply.hpp"
 #include "lib/beneath.hpp"
 #include "lib/certify.hpp"
 #include "lib/git.hpp"
@@ -104,7 +105,7 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
   std::set<std::string> named;
   size_t missing = 0, changed = 0;
   std::string first_problem;
-  std::vector<std::string> corrupt;
+  std::vector<std::string> corrupt, unverified;
   std::error_code ec;
   std::vector<fs::path> records;
   for (const auto& e : fs::directory_iterator(ws.store.dir() / "journal", ec))
@@ -114,7 +115,8 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
     const std::string id = records[i].stem().string();
     auto rec = ws.journal.load(id);
     if (!rec) {
-      corrupt.push_back(id);
+      // Without a key nothing can be checked; the key check says so once.
+      if (rec.error().code != Errc::denied) (rec.error().code == Errc::conflict ? unverified : corrupt).push_back(id);
       continue;
     }
     for (const auto& f : rec->files) {
@@ -148,6 +150,19 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
         fmt::format("restore {}/journal/<id>.json from a copy; 'kaicoder log' still shows those entries",
                     ws.store.dir().string()));
   }
+  if (!unverified.empty()) {
+    std::sort(unverified.begin(), unverified.end());
+    add(out, "unverified journal records", Level::fail,
+        fmt::format("records for entries {} were not written by kaicoder (no seal, or one that does not verify): they "
+                    "are never rolled back",
+                    fmt::join(unverified, ", ")),
+        fmt::format("they were forged, copied, or written before records were sealed; move them out of {}/journal/ "
+                    "once checked, and undo those changes with git if you need to",
+                    ws.store.dir().string()));
+  }
+  if (auto last = ws.journal.last(); !last && last.error().code == Errc::conflict)
+    add(out, "last-change pointer", Level::fail, last.error().message + ": 'rollback last' refuses it",
+        fmt::format("roll back by rollback id; remove {}/journal/LAST once checked", ws.store.dir().string()));
   if (missing || changed)
     add(out, "backups", Level::fail,
         fmt::format("{} backups missing and {} changed since they were taken (first: {})", missing, changed, first_problem),
@@ -166,11 +181,15 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
 void check_proposals(Workspace& ws, Checks& out) {
   auto ids = ws.store.ids();
   size_t pending = 0, expired = 0, approved = 0;
-  std::vector<int> corrupt, failed;
+  std::vector<int> corrupt, failed, unverified;
   for (int id : ids ? *ids : std::vector<int>{}) {
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) {
       corrupt.push_back(id);
+      continue;
+    }
+    if (p->sealed != SealCheck::ok && p->sealed != SealCheck::no_key) {
+      unverified.push_back(id);  // never expired, approved or applied: counted only here
       continue;
     }
     approved += p->state == State::approved;
@@ -195,14 +214,72 @@ void check_proposals(Workspace& ws, Checks& out) {
         fmt::format("look at {}/meta.json{}; move the folder out of staging/ to be rid of it — it is never applied",
                     first.string(), corrupt.size() > 1 ? " (and the others)" : ""));
   }
-  size_t intents = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec)) intents += e.path().extension() == ".json";
-  if (intents)
-    add(out, "half-done changes", Level::warn, fmt::format("{} interrupted applies or rollbacks", intents),
-        "run 'kaicoder list' (or any command): it finishes or undoes them");
-  else
+  if (!unverified.empty())
+    add(out, "unverified proposals", Level::fail,
+        fmt::format("records of proposals {} were not written by kaicoder (no seal, or one that does not verify): "
+                    "they are never approved, applied or run",
+                    fmt::join(unverified, ", ")),
+        fmt::format("they were forged, copied, or written before records were sealed: reject them (kaicoder reject "
+                    "{}) and propose them again",
+                    unverified.front()));
+}
+
+// Interrupted transactions (intents), what recovery will do with each, and
+// the intents it already refused to obey.
+void check_intents(Workspace& ws, Checks& out) {
+  if (!ws.sealer.usable()) {
+    std::error_code ec;
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec)) n += e.path().extension() == ".json";
+    if (n)
+      add(out, "half-done changes", Level::warn, fmt::format("{} interrupted changes, not checked: there is no key", n),
+          "run 'kaicoder init' at a terminal; the next command that changes something then finishes them");
+    return;
+  }
+  std::vector<IntentInfo> found = inspect_intents(ws);
+  std::vector<std::string> done, refused;
+  for (const auto& i : found) {
+    if (!i.refused.empty()) {
+      refused.push_back(fmt::format("{} ({})", i.name, i.refused));
+      continue;
+    }
+    std::string what = i.proposal > 0 ? fmt::format("proposal {} (entry {})", i.proposal, i.rollback_id)
+                                      : fmt::format("entry {}", i.rollback_id);
+    for (const auto& b : i.cut_backups) what += fmt::format("; its backup {} was cut short by the crash", b);
+    done.push_back(what);
+  }
+  if (!done.empty())
+    add(out, "half-done changes", Level::warn, fmt::format("interrupted: {}", fmt::join(done, "; ")),
+        "run 'kaicoder list' (or any command that changes something): it finishes or undoes them and removes "
+        "backups a crash cut short");
+  else if (refused.empty())
     add(out, "half-done changes", Level::ok, "none");
+  if (!refused.empty())
+    add(out, "forged intents", Level::fail,
+        fmt::format("intents not written by kaicoder, never obeyed: {}", fmt::join(refused, "; ")),
+        "the next command that changes anything moves them to the quarantine folder");
+  std::vector<std::string> aside;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(ws.store.dir() / "quarantine", ec))
+    if (e.path().extension() == ".json") {
+      auto why = read_file(fs::path(e.path()).replace_extension(".why"));
+      std::string reason = why ? why->substr(0, why->find('\n')) : "no note";
+      aside.push_back(fmt::format("{} ({})", e.path().filename().string(), reason));
+    }
+  std::sort(aside.begin(), aside.end());
+  if (!aside.empty())
+    add(out, "quarantined intents", Level::fail,
+        fmt::format("{} intents were set aside, not obeyed: {}", aside.size(), fmt::join(aside, "; ")),
+        fmt::format("something other than kaicoder wrote under {}; find out what, then delete {}/quarantine/",
+                    ws.store.dir().string(), ws.store.dir().string()));
+}
+
+// The key that seals kaicoder's records (lib/mac).
+void check_key(Workspace& ws, Checks& out) {
+  if (auto u = ws.sealer.usable(); !u)
+    add(out, "key", Level::fail, u.error().message + " (records are not checked)", u.error().hint);
+  else
+    add(out, "key", Level::ok, fmt::format("{} (mode 600): records are sealed and checked", (ws.owner_dir / "key").string()));
 }
 
 void check_git(Workspace& ws, Checks& out) {
@@ -343,6 +420,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
       add(out, "root", Level::fail, ws.error().message);
       return out;
     }
+    ws->use_owner_dir(in.env.user_config_dir);  // the key is still the owner's
   } else {
     std::string files;
     for (const auto& f : ws->cfg.loaded) files += (files.empty() ? "" : ", ") + f.string();
@@ -350,9 +428,11 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   }
   add(out, "root", Level::ok, ws->root.string());
   check_state_dir(*ws, out);
+  check_key(*ws, out);
   check_changelog(*ws, out);
   check_backups(*ws, in.progress, out);
   check_proposals(*ws, out);
+  check_intents(*ws, out);
   check_git(*ws, out);
   check_certify(*ws, out);
   check_snapshots(*ws, out);

@@ -50,9 +50,18 @@ Status Journal::write(const Record& r) const {
                      {"backup", f.backup_rel}, {"backup_blob", f.backup_blob}});
   json j = {{"id", r.id}, {"kind", r.kind}, {"time", r.time}, {"proposal", r.proposal},
             {"rolls_back", r.rolls_back}, {"files", files}};
+  auto mac = m_seal.seal("journal", r.id, j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
   KAI_TRY(write_file_atomic(m_dir / (r.id + ".json"), j.dump(2) + "\n", 0600));
-  for (const auto& f : r.files) KAI_TRY(write_file_atomic(m_dir / "paths" / blob_id(f.rel), r.id + "\n", 0600));
-  return write_file_atomic(m_dir / "LAST", r.id + "\n", 0600);
+  for (const auto& f : r.files) {
+    auto pm = m_seal.seal("journal-path", f.rel, r.id);
+    if (!pm) return pm.error();
+    KAI_TRY(write_file_atomic(m_dir / "paths" / blob_id(f.rel), r.id + "\n" + *pm + "\n", 0600));
+  }
+  auto lm = m_seal.seal("journal-last", "LAST", r.id);
+  if (!lm) return lm.error();
+  return write_file_atomic(m_dir / "LAST", r.id + "\n" + *lm + "\n", 0600);
 }
 
 Result<Record> Journal::load(const std::string& id) const {
@@ -64,6 +73,15 @@ Result<Record> Journal::load(const std::string& id) const {
   json j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::io, fmt::format("the journal record of '{}' is corrupt", id));
+  std::string mac = j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";
+  j.erase("seal");
+  // The file name is the identity the seal is bound to: a record copied to
+  // another name does not verify.
+  SealCheck verdict = j.value("id", "") != id ? SealCheck::bad : m_seal.check("journal", id, j.dump(), mac);
+  if (verdict != SealCheck::ok)
+    return seal_error(m_seal, verdict, fmt::format("the journal record of '{}'", id),
+                      "kaicoder rolls back only what it recorded; restore the file from git or a copy of your own; "
+                      "'kaicoder doctor' lists every record that does not verify");
   Record r;
   r.id = j.value("id", id);
   r.kind = j.value("kind", "");
@@ -82,18 +100,33 @@ Result<Record> Journal::load(const std::string& id) const {
   return r;
 }
 
-static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+namespace {
+// "id\nseal\n" → {id, seal}; a pointer from before seals has no second line.
+std::pair<std::string, std::string> pointer_lines(const std::string& s) {
+  auto nl = s.find('\n');
+  std::string id = s.substr(0, nl);
+  if (nl == std::string::npos) return {id, ""};
+  std::string rest = s.substr(nl + 1);
+  return {id, rest.substr(0, rest.find('\n'))};
+}
+}  // namespace
 
 Result<std::string> Journal::last() const {
   auto text = read_file(m_dir / "LAST");
-  if (!text || first_line(*text).empty())
-    return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
-  return first_line(*text);
+  auto [id, mac] = text ? pointer_lines(*text) : std::pair<std::string, std::string>{};
+  if (id.empty()) return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
+  SealCheck verdict = m_seal.check("journal-last", "LAST", id, mac);
+  if (verdict != SealCheck::ok)
+    return seal_error(m_seal, verdict, fmt::format("the pointer to the last change ({}/LAST)", m_dir.string()),
+                      "name the entry to undo by its rollback id from 'kaicoder log'");
+  return id;
 }
 
 std::string Journal::latest_for(const std::string& rel) const {
   auto text = read_file(m_dir / "paths" / blob_id(rel));
-  return text ? first_line(*text) : std::string{};
+  if (!text) return {};
+  auto [id, mac] = pointer_lines(*text);
+  return m_seal.check("journal-path", rel, id, mac) == SealCheck::ok ? id : std::string{};
 }
 
 }  // namespace kai

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/mac.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -77,6 +78,16 @@ struct Proposal {
   std::string decision = "ask", decision_rule;  // what the policy said at propose time
   Validation validation;
   Review review;
+  // Not stored: whether the record's seal verified when it was loaded
+  // (lib/store), or ok once it was written sealed.
+  SealCheck sealed = SealCheck::missing;
+  // Not stored: the record verified but its payload files no longer match it.
+  bool payload_changed = false;
+  // Not stored: the payload digest the record was sealed with, and whether
+  // the payloads were read (Store::Payloads::all) or only found to be there;
+  // a record saved without its payloads keeps the digest it had.
+  std::string sealed_payload_digest;
+  bool payloads_loaded = true;
 };
 
 // The digest an approval binds to: kind, path, target, replacement, content,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
+#include "lib/decide.hpp"
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
 #include "lib/limits.hpp"
@@ -115,6 +116,9 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
+  // Proposing changes the store, so it first finishes or undoes what a crash
+  // left (and sets aside intents that must not be obeyed), as deciding does.
+  KAI_TRY(sweep(ws));
   const bool applies_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
   if (!applies_now) KAI_TRY(check_pending_limit(ws, out.proposal.agent));
   auto id = ws.store.next_id();

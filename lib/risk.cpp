@@ -295,9 +295,14 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   if (ec) out.workdir = w;
   const auto entries = tracked_entries(raw_idx);
   out.key = index_key(entries);
+  const Sealer* sealer = opts.sealer;
   std::optional<CachedGraph> prior;
+  const fs::path mac_file = cache_file.string() + ".mac";
   if (!cache_file.empty())
-    if (auto text = read_file(cache_file)) prior = parse_cache(*text);
+    if (auto text = read_file(cache_file)) {
+      auto mac = sealer ? read_file(mac_file) : Result<std::string>(std::string{});
+      if (!sealer || (mac && sealer->check("deps-cache", "deps", *text, *mac) == SealCheck::ok)) prior = parse_cache(*text);
+    }
   if (prior && prior->key == out.key) {
     out.graph = std::move(prior->graph);
     out.from_cache = true;
@@ -311,9 +316,14 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   out.graph = scan(raw_odb, entries, prior, progress, budget, stamps, out);
   out.complete = out.unscanned == 0;
   out.stopped = budget.why();
-  // Written even when the scan stopped: the next one goes on from here.
-  if (!cache_file.empty() && make_dirs(cache_file.parent_path(), 0700))
-    (void)write_file_atomic(cache_file, cache_text(out.key, out.graph, stamps, out.complete), 0600);  // a cache that cannot be written is only slower
+  // Written even when the scan stopped: the next one goes on from here. A
+  // cache that cannot be written (or sealed) is only slower.
+  if (!cache_file.empty() && (!sealer || sealer->usable()) && make_dirs(cache_file.parent_path(), 0700)) {
+    const std::string text = cache_text(out.key, out.graph, stamps, out.complete);
+    auto mac = sealer ? sealer->seal("deps-cache", "deps", text) : Result<std::string>(std::string{});
+    // The seal goes first: a crash between the two leaves a cache that does not verify, never a stale seal that does.
+    if (mac && (!sealer || write_file_atomic(mac_file, *mac, 0600))) (void)write_file_atomic(cache_file, text, 0600);
+  }
   return out;
 }
 
@@ -329,6 +339,7 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
   std::vector<std::string> reasons;
   fs::path cache = ws.store.exists() ? ws.store.dir() / "cache" / "deps" : fs::path{};
   ScanOptions opts;
+  opts.sealer = &ws.sealer;
   const TimePoint deadline = ws.clock->now() + k_scan_time;
   opts.past_deadline = [&ws, deadline] { return ws.clock->now() > deadline; };
   auto g = load_graph(ws.root, cache, progress, opts);

@@ -28,6 +28,7 @@
 #include "lib/config.hpp"
 #include "lib/deps.hpp"
 #include "lib/proposal.hpp"
+#include "lib/mac.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
 
@@ -62,6 +63,7 @@ using ScanProgress = std::function<void(size_t, size_t)>;
 struct ScanOptions {
   ScanBudget::Limits limits;
   std::function<bool()> past_deadline;
+  const Sealer* sealer = nullptr;  // seals the cache; none: unsealed (unit tests)
 };
 
 // The time assess_risk gives one scan. A repository of 20,000 files scans
@@ -93,6 +95,10 @@ struct GraphLoad {
 // error). A corrupt cache is ignored and rebuilt. A scan that runs out of
 // `opts` stops, returns complete = false and still writes the cache, so the
 // next call reads only the files this one did not reach.
+// With `opts.sealer` (kaicoder always passes the workspace's), the cache is
+// sealed in a sibling `<cache_file>.mac` (lib/mac) and a cache whose seal
+// does not verify is ignored and rebuilt, so a planted graph cannot lower a
+// proposal's risk; without a usable key nothing is cached.
 // not_found: `root` is in no git work tree; io: libgit2 failed.
 Result<GraphLoad> load_graph(const std::filesystem::path& root, const std::filesystem::path& cache_file,
                              const ScanProgress& progress = {}, const ScanOptions& opts = {});

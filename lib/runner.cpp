@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 
 extern char** environ;
@@ -35,26 +36,6 @@ constexpr auto k_kill_grace = std::chrono::seconds(2);  // SIGTERM → SIGKILL
 constexpr auto k_linger = milliseconds(250);            // leftovers may finish writing
 constexpr auto k_last_drain = milliseconds(1000);       // after SIGKILL, for escaped holders of the pipes
 constexpr size_t k_read_chunk = 65536;
-
-class Fd {
-public:
-  Fd() = default;
-  explicit Fd(int fd) : m_fd(fd) {}
-  Fd(Fd&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    reset(std::exchange(o.m_fd, -1));
-    return *this;
-  }
-  ~Fd() { reset(); }
-  int get() const { return m_fd; }
-  void reset(int fd = -1) {
-    if (m_fd >= 0) ::close(m_fd);
-    m_fd = fd;
-  }
-
-private:
-  int m_fd = -1;
-};
 
 // Moves `fd` above 2 so that the child's dup2 onto 0, 1 and 2 can never
 // clobber one of its own sources (a parent started with stdio closed).

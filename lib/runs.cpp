@@ -222,6 +222,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   {
     auto lock = ws.store.lock();
     if (!lock) return lock.error();
+    KAI_TRY(sweep(ws));  // as propose does: recovery before the store changes
     const bool runs_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
     if (!runs_now) KAI_TRY(check_pending_limit(ws, p.agent));
     auto id = ws.store.next_id();
@@ -257,14 +258,20 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     if (!loaded) return loaded.error();
     p = std::move(*loaded);
     if (p.kind != Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is not a command run", id));
+    KAI_TRY(require_sealed(ws.store, p));
     if (p.state != State::approved)
       return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", id, to_string(p.state)));
     if (digest(p) != p.approved_digest)
       return make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", id));
     // Claiming the run under the lock makes it run once, however many
     // people approve or apply it at the same moment.
+    // The owner's folder remembers it too, so an old approved record put
+    // back with `started` removed does not run it again (lib/mac).
+    if (ws.sealer.spent("run", std::to_string(id)))
+      return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
     auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);
     if (!claim) return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
+    KAI_TRY(ws.sealer.spend("run", std::to_string(id)));
     undo.emplace(start_undo(ws, p));
   }
   RunSpec spec;
@@ -285,7 +292,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
   auto cur = ws.store.load(id);
-  if (cur) p = std::move(*cur);
+  if (cur && cur->sealed == SealCheck::ok) p = std::move(*cur);
   if (!r) {
     (void)undo->store.release(undo->tag);
     p.state = State::failed;

@@ -46,6 +46,7 @@ bool Store::exists() const {
 fs::path Store::staging_dir(int id) const { return m_dir / "staging" / std::to_string(id); }
 
 Result<FileLock> Store::lock() const {
+  KAI_TRY(m_seal.usable());
   KAI_TRY(ensure());
   return FileLock::acquire(m_dir / "lock");
 }
@@ -63,7 +64,7 @@ Result<int> Store::next_id() const {
   return next;
 }
 
-Status Store::create(const Proposal& p) const {
+Status Store::create(Proposal& p) const {
   fs::path dir = staging_dir(p.id);
   std::error_code ec;
   if (!fs::create_directory(dir, ec) || ec)
@@ -80,15 +81,42 @@ Status Store::create(const Proposal& p) const {
   return save(p);
 }
 
-Status Store::save(const Proposal& p) const {
-  return write_file_atomic(staging_dir(p.id) / "meta.json", to_json(p).dump(2) + "\n", 0600);
+namespace {
+// A proposal's seal covers the record minus its seal, in one canonical form
+// (compact; nlohmann sorts keys). The record holds the payloads' digest
+// ("payload_digest"), so the payloads are bound too, and a payload changed
+// alone can be told from a record kaicoder did not write.
+}  // namespace
+
+Result<std::string> Store::sealed_record(Proposal& p) const {
+  nlohmann::json j = to_json(p);
+  // A record loaded without its payloads keeps the digest it was sealed with.
+  j["payload_digest"] = p.payloads_loaded ? digest(p) : p.sealed_payload_digest;
+  auto mac = m_seal.seal("proposal", std::to_string(p.id), j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  return j.dump(2) + "\n";
 }
 
-Status Store::save_all(const std::vector<Proposal>& ps) const {
+Status Store::save(Proposal& p) const {
+  auto text = sealed_record(p);
+  if (!text) return text.error();
+  KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
+  p.sealed = SealCheck::ok;
+  return ok_status();
+}
+
+Status Store::save_all(std::vector<Proposal>& ps) const {
   std::vector<std::pair<fs::path, std::string>> files;
   files.reserve(ps.size());
-  for (const auto& p : ps) files.emplace_back(staging_dir(p.id) / "meta.json", to_json(p).dump(2) + "\n");
-  return write_files_atomic(files, 0600);
+  for (auto& p : ps) {
+    auto text = sealed_record(p);
+    if (!text) return text.error();
+    files.emplace_back(staging_dir(p.id) / "meta.json", std::move(*text));
+  }
+  KAI_TRY(write_files_atomic(files, 0600));
+  for (auto& p : ps) p.sealed = SealCheck::ok;
+  return ok_status();
 }
 
 Result<Proposal> Store::load(int id, Payloads payloads) const {
@@ -100,6 +128,9 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   if (!text) return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
+  std::string mac;
+  if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
+  if (j.is_object()) j.erase("seal");
   auto p = from_json(j);
   if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
   for (const char* name : k_payloads) {
@@ -119,6 +150,13 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
     p->argv = cmd.value("argv", std::vector<std::string>{});
     p->shell = cmd.value("shell", "");
   }
+  // The folder names the id: a record copied from another folder keeps its
+  // own id inside, and its seal is bound to that one.
+  p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), j.dump(), mac);
+  p->sealed_payload_digest = j.value("payload_digest", "");
+  p->payloads_loaded = payloads == Payloads::all;
+  p->payload_changed = p->sealed == SealCheck::ok && p->payloads_loaded && p->sealed_payload_digest != digest(*p);
+  p->id = id;
   return p;
 }
 
@@ -135,6 +173,23 @@ Result<std::vector<int>> Store::ids() const {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+}  // namespace kai
+
+namespace kai {
+
+Status require_sealed(const Store& store, const Proposal& p) {
+  if (p.sealed == SealCheck::ok && p.payload_changed)
+    return make_error(Errc::conflict,
+                      fmt::format("proposal {} was changed after it was {}", p.id,
+                                  p.approved_digest.empty() ? "proposed" : "approved"),
+                      "its staged files no longer match the record kaicoder sealed; propose it again");
+  if (p.sealed == SealCheck::ok) return ok_status();
+  return seal_error(store.sealer(), p.sealed, fmt::format("the record of proposal {}", p.id),
+                    fmt::format("kaicoder acts only on records it sealed; reject it (kaicoder reject {}) and propose "
+                                "the change again; 'kaicoder doctor' lists every record that does not verify",
+                                p.id));
 }
 
 }  // namespace kai

@@ -3,12 +3,19 @@
 // (staging/<id>/meta.json plus raw payload files), the id counter and the
 // store lock. Every state change happens while the caller holds lock().
 //
-// Usage: Store s{state_dir}; s.ensure(); auto l = s.lock();
+// Every meta.json carries a "seal" (lib/mac): the MAC of the rest of the
+// record (compact JSON, keys sorted), which holds the payloads' digest,
+// bound to the root and the proposal id. load() says whether it verified
+// (Proposal::sealed); nothing that acts on a proposal trusts one that did not.
+//
+// Usage: Store s{state_dir}; s.use(Sealer{owner_dir, root}); s.ensure();
+//        auto l = s.lock();
 //        Proposal p = …; p.id = *s.next_id(); s.create(p); … s.save(p);
 
 #include <filesystem>
 #include <vector>
 
+#include "lib/mac.hpp"
 #include "lib/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/util/lock.hpp"
@@ -25,6 +32,12 @@ public:
   const std::filesystem::path& dir() const { return m_dir; }
   std::filesystem::path staging_dir(int id) const;
 
+  // Seal and check records with `s` (Workspace::open sets the owner's).
+  void use(Sealer s) { m_seal = std::move(s); }
+  const Sealer& sealer() const { return m_seal; }
+
+  // The store lock. Every state change holds it, and every state change
+  // writes sealed records: denied (with the fix) when there is no usable key.
   Result<FileLock> lock() const;
 
   // A fresh private folder <state>/scratch/<prefix>-XXXXXX (mode 0700) for
@@ -35,23 +48,35 @@ public:
   Result<int> next_id() const;
 
   // Write a new proposal: payload files, then meta.json. Caller holds the lock.
-  Status create(const Proposal& p) const;
-  // Rewrite meta.json atomically (payloads never change).
-  Status save(const Proposal& p) const;
+  // Write a new proposal: payload files, then meta.json, sealed. Caller holds
+  // the lock. Marks `p` sealed.
+  Status create(Proposal& p) const;
+  // Rewrite meta.json atomically, sealed (payloads never change). Marks `p` sealed.
+  Status save(Proposal& p) const;
   // save() for many at once, synced once for all (lib/util/fs.hpp write_files_atomic).
-  Status save_all(const std::vector<Proposal>& ps) const;
-  // Metadata and payloads. not_found for an unknown id, io for a corrupt record.
+  Status save_all(std::vector<Proposal>& ps) const;
+  // Metadata and payloads, with Proposal::sealed saying whether the seal
+  // verified. not_found for an unknown id, io for a corrupt record.
   // Payloads::none reads the metadata (and a run's command) only: the
   // payload files, up to [limits] content each, are checked to be there but
-  // never opened. What lists, sweeps and waits use; showing, deciding and
-  // applying one proposal reads its payloads.
+  // never opened, and whether they still match the seal is not known
+  // (payload_changed stays false). What lists, sweeps and waits use;
+  // showing, deciding and applying one proposal reads its payloads.
   enum class Payloads { none, all };
   Result<Proposal> load(int id, Payloads payloads = Payloads::all) const;
   // All ids present, ascending. Corrupt entries are still listed.
   Result<std::vector<int>> ids() const;
 
 private:
+  // meta.json's text for `p`: the record, its payloads' digest and its seal.
+  Result<std::string> sealed_record(Proposal& p) const;
   std::filesystem::path m_dir;
+  Sealer m_seal;
 };
+
+// The refusal for acting on proposal `p` when its record did not verify or
+// its payloads changed since it was sealed (conflict, or denied without a
+// key); ok otherwise.
+Status require_sealed(const Store& store, const Proposal& p);
 
 }  // namespace kai

@@ -1,5 +1,7 @@
 #include "lib/trust.hpp"
 
+#include "lib/mac.hpp"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -265,6 +267,8 @@ Status accept_trust(const Env& env, const TrustReview& review, std::string_view 
                       fmt::format("'{}' changed while you were reading it; nothing was trusted",
                                   (review.root / "kaicoder.toml").string()),
                       "run `kaicoder trust` again and read what it shows");
+  // A clone trusted for the first time needs the key that seals its records.
+  if (auto key = create_key(env.user_config_dir); !key) return key.error();
   return TrustList(env.user_config_dir).record(review.root, review.current, now_iso);
 }
 

@@ -25,6 +25,13 @@ Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
   guards.allow_unusual_names = cfg.allow_unusual_names;
 }
 
+void Workspace::use_owner_dir(const fs::path& dir) {
+  owner_dir = dir;
+  sealer = Sealer(dir, root);
+  store.use(sealer);
+  journal.use(sealer);
+}
+
 Entry Workspace::redact(Entry e) const {
   for (std::string* f : {&e.summary, &e.why, &e.result, &e.approver, &e.backup, &e.rollback}) *f = redactor.apply(*f);
   for (auto& f : e.files) f = redactor.apply(f);
@@ -65,7 +72,7 @@ void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
 Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& clock) {
   fs::path root = find_any_root(env).root;
   Workspace ws(root, Config{}, clock, env.user);
-  ws.owner_dir = env.user_config_dir;
+  ws.use_owner_dir(env.user_config_dir);
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   return ws;
@@ -124,7 +131,7 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   if (!cfg) return cfg.error();
   KAI_TRY(check_changelog_path(root, cfg->changelog));
   Workspace ws(root, std::move(*cfg), clock, env.user);
-  ws.owner_dir = env.user_config_dir;
+  ws.use_owner_dir(env.user_config_dir);
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   // kaicoder's own config is never an edit target, wherever it lives in root.

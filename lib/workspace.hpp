@@ -10,6 +10,7 @@
 #include "lib/changelog.hpp"
 #include "lib/config.hpp"
 #include "lib/journal.hpp"
+#include "lib/mac.hpp"
 #include "lib/paths.hpp"
 #include "lib/redact.hpp"
 #include "lib/result.hpp"
@@ -52,8 +53,12 @@ public:
   const Clock* clock = nullptr;
   std::string user;
   // The owner's own kaicoder folder (Env::user_config_dir): their config,
-  // and later the trusted roots and the key that binds decisions.
+  // the key that seals kaicoder's records (lib/mac), later the trusted roots.
   std::filesystem::path owner_dir;
+  // Seals with the key in `owner_dir`; the store and the journal hold copies.
+  Sealer sealer;
+  // Set owner_dir and load its key into sealer, store and journal.
+  void use_owner_dir(const std::filesystem::path& dir);
   Redactor redactor;  // environment secrets plus values from secret files in root
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.

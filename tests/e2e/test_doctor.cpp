@@ -317,7 +317,7 @@ TEST_CASE("doctor: a pending proposal past its timeout is reported; the next com
   applied_and_pending(repo);
   json meta = json::parse(repo.read(".kaicoder/staging/2/meta.json"));
   meta["created"] = "2020-01-01T00:00:00Z";
-  repo.write(".kaicoder/staging/2/meta.json", meta.dump(2));
+  write_sealed_record(repo, 2, meta);
 
   Doctor d = doctor(repo);
   verdict(d, "expired proposals", "warn", "1 pending", "kaicoder list");

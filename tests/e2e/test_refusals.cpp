@@ -564,6 +564,7 @@ TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tam
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "reviewed")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
 
+  std::string why = "changed after it was approved";
   SECTION("the replacement payload") {
     repo.write(".kaicoder/staging/1/replacement", "evil");
   }
@@ -576,6 +577,7 @@ TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tam
     json j = json::parse(meta);
     j["path"] = "b.txt";
     repo.write(".kaicoder/staging/1/meta.json", j.dump(2));
+    why = "the record of proposal 1 was not written by kaicoder (its seal does not verify)";
   }
   SECTION("the content payload of a write") {
     KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
@@ -587,7 +589,7 @@ TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tam
   auto before = tree_but_log(repo);
   Run a = repo.kai({"apply", std::to_string(id)});
   KAI_CHECK_EXIT(a, 6);
-  CHECK_THAT(a.err, Contains("changed after it was approved"));
+  CHECK_THAT(a.err, Contains(why));
   CHECK(tree_but_log(repo) == before);
   CHECK(repo.find(".bak-kaicoder-").empty());
 }

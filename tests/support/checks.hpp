@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "lib/mac.hpp"
 #include "tests/support/repo.hpp"
 
 // The run exited with `code`; otherwise show its output. `run` is evaluated
@@ -65,6 +66,17 @@ inline nlohmann::json show_json(const TempRepo& repo, int id) {
   Run r = repo.kai({"--json", "show", std::to_string(id)});
   if (!r.ok()) throw std::runtime_error("kaicoder show failed: " + r.all());
   return json_of(r);
+}
+
+// Rewrite proposal `id`'s record as kaicoder itself would: sealed with the
+// owner's key (lib/mac). For cases that stand in for what only time can do
+// (an old `created`); an agent has no key and cannot do this.
+inline void write_sealed_record(const TempRepo& repo, int id, nlohmann::json meta) {
+  meta.erase("seal");
+  auto mac = Sealer(repo.owner_dir(), repo.path()).seal("proposal", std::to_string(id), meta.dump());
+  if (!mac) throw std::runtime_error("cannot seal: " + mac.error().message);
+  meta["seal"] = *mac;
+  repo.write(".kaicoder/staging/" + std::to_string(id) + "/meta.json", meta.dump(2));
 }
 
 }  // namespace kai::test

@@ -28,6 +28,8 @@
 #endif
 #include <catch2/catch.hpp>
 
+#include "lib/mac.hpp"
+
 extern char** environ;
 
 namespace kai::test {
@@ -447,6 +449,9 @@ TempRepo::TempRepo(std::initializer_list<std::pair<std::string, std::string>> fi
   m_home = m_top / "home";
   fs::create_directories(m_repo);
   fs::create_directories(m_home / ".config");
+  // The owner has used kaicoder before: their key (lib/mac) is in place, as
+  // `kaicoder init` at a terminal left it. Tests of a missing key remove it.
+  if (auto k = kai::create_key(owner_dir()); !k) throw std::runtime_error("cannot create the owner's key: " + k.error().message);
   for (const auto& [rel, bytes] : files) write(rel, bytes);
   git({"-c", "init.defaultBranch=main", "init", "-q"});
   git({"add", "-A"});

@@ -130,6 +130,8 @@ public:
 
   const std::filesystem::path& path() const { return m_repo; }
   const std::filesystem::path& home() const { return m_home; }
+  // The owner's kaicoder folder (their config and key) as kaicoder finds it here.
+  std::filesystem::path owner_dir() const { return m_home / ".config" / "kaicoder"; }
   std::filesystem::path abs(const std::string& rel) const { return m_repo / rel; }
 
   // Run kaicoder with no controlling terminal; `stdin_text` on a pipe.
@@ -156,8 +158,6 @@ public:
   // case changed), the way its owner does it: `kaicoder trust` at a
   // pseudo-terminal, answered y; throws when that fails.
   void trust() const;
-  // The owner's kaicoder folder as the children see it (inside home).
-  std::filesystem::path owner_dir() const { return m_home / ".config" / "kaicoder"; }
 
   // Files, relative to the repo. write() creates folders as needed.
   std::string read(const std::string& rel) const;

@@ -9,6 +9,7 @@
 #include "lib/apply.hpp"
 #include "lib/decide.hpp"
 #include "lib/git.hpp"
+#include "lib/mac.hpp"
 #include "lib/propose.hpp"
 #include "lib/util/fs.hpp"
 #include "unit/trusted_root.hpp"
@@ -33,6 +34,7 @@ struct Fixture {
     env.user_config_dir = dir.path() / ".no-user-config";
     kai::test::trust_for_test(dir.path(), env.user_config_dir);
     env.user = "tester";
+    REQUIRE(kai::create_key(env.user_config_dir));  // the owner's key, as init makes it
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));
@@ -50,6 +52,33 @@ struct Fixture {
     return kai::approve(*ws, id, kai::digest(*p), "tester", kai::ApplyNow::yes);
   }
 };
+
+// Sorted names in one folder under the fixture; none when it does not exist.
+std::vector<std::string> names_in(const TempDir& dir, const std::string& rel) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / rel, ec)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// An intent as kaicoder writes it: sealed with the owner's key.
+void plant_intent(Fixture& f, nlohmann::json intent) {
+  const std::string id = intent.at("id");
+  auto mac = f.ws->sealer.seal("intent", id, intent.dump());
+  REQUIRE(mac);
+  intent["seal"] = *mac;
+  f.dir.write(".kaicoder/intents/" + id + ".json", intent.dump());
+}
+
+nlohmann::json intent_for(const std::string& path, const std::string& before, const std::string& after) {
+  const std::string id = "20260709T141530Z";
+  return {{"id", id}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
+          {"files", {{{"path", path}, {"before", {{"exists", true}, {"blob", kai::blob_id(before)}, {"mode", 420}}},
+                      {"after", {{"exists", true}, {"blob", kai::blob_id(after)}, {"mode", 420}}},
+                      {"backup", path + ".bak-kaicoder-" + id}, {"backup_blob", kai::blob_id(before)}}}},
+          {"entry", {{"kind", "edit"}, {"rollback_id", id}}}};
+}
 
 kai::ProposeRequest edit(std::string path, std::string target, std::string replacement) {
   kai::ProposeRequest r;
@@ -242,15 +271,15 @@ TEST_CASE("rolling back a created file deletes it and a deleted file comes back 
 TEST_CASE("recovery finishes an intent whose file already holds the new bytes", "[apply][recover]") {
   Fixture f;
   f.dir.write("a.txt", "new\n");
-  f.dir.write("a.txt.bak-kaicoder-X1", "old\n");
+  f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
   nlohmann::json intent = {
       {"id", "20260709T141530Z"}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
       {"files", {{{"path", "a.txt"}, {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
                   {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
-                  {"backup", "a.txt.bak-kaicoder-X1"}, {"backup_blob", kai::blob_id("old\n")}}}},
+                  {"backup", "a.txt.bak-kaicoder-20260709T141530Z"}, {"backup_blob", kai::blob_id("old\n")}}}},
       {"entry", {{"time", "2026-07-09T14:15:30Z"}, {"kind", "edit"}, {"rollback_id", "20260709T141530Z"},
                  {"files", {"/x/a.txt"}}, {"action", "edit_file"}, {"result", "ok"}}}};
-  f.dir.write(".kaicoder/intents/20260709T141530Z.json", intent.dump());
+  plant_intent(f, intent);
   auto n = kai::recover(*f.ws);
   REQUIRE(n);
   CHECK(*n == 1);
@@ -263,17 +292,17 @@ TEST_CASE("recovery finishes an intent whose file already holds the new bytes", 
 TEST_CASE("recovery undoes an intent whose file still holds the old bytes", "[apply][recover]") {
   Fixture f;
   f.dir.write("a.txt", "old\n");
-  f.dir.write("a.txt.bak-kaicoder-X1", "old\n");
+  f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
   nlohmann::json intent = {
       {"id", "20260709T141530Z"}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
       {"files", {{{"path", "a.txt"}, {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
                   {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
-                  {"backup", "a.txt.bak-kaicoder-X1"}, {"backup_blob", kai::blob_id("old\n")}}}},
+                  {"backup", "a.txt.bak-kaicoder-20260709T141530Z"}, {"backup_blob", kai::blob_id("old\n")}}}},
       {"entry", {{"kind", "edit"}, {"rollback_id", "20260709T141530Z"}}}};
-  f.dir.write(".kaicoder/intents/20260709T141530Z.json", intent.dump());
+  plant_intent(f, intent);
   REQUIRE(kai::recover(*f.ws));
   CHECK(f.dir.read("a.txt") == "old\n");
-  CHECK_FALSE(f.dir.exists("a.txt.bak-kaicoder-X1"));
+  CHECK_FALSE(f.dir.exists("a.txt.bak-kaicoder-20260709T141530Z"));
   CHECK_FALSE(f.ws->journal.has("20260709T141530Z"));
   CHECK_FALSE(*f.ws->changelog.live_contains("20260709T141530Z"));
 }
@@ -439,4 +468,104 @@ TEST_CASE("a diff cut for display takes CONFIRM, a whole one y", "[apply][gate]"
   kai::Proposal run;
   run.kind = kai::Kind::run;
   CHECK(kai::required_tier(run, true, ApplyNow::yes, Force::no).tier == kai::Tier::normal);
+}
+
+TEST_CASE("recovery never obeys an intent without a valid seal and moves it aside", "[apply][recover][mac]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
+  nlohmann::json intent = intent_for("a.txt", "old\n", "new\n");
+  SECTION("no seal") { f.dir.write(".kaicoder/intents/20260709T141530Z.json", intent.dump()); }
+  SECTION("a seal of other bytes") {
+    plant_intent(f, intent);
+    auto text = f.dir.read(".kaicoder/intents/20260709T141530Z.json");
+    auto j = nlohmann::json::parse(text);
+    j["files"][0]["path"] = "b.txt";
+    f.dir.write(".kaicoder/intents/20260709T141530Z.json", j.dump());
+  }
+  SECTION("a valid intent under another name") {
+    plant_intent(f, intent);
+    std::filesystem::rename(f.dir.path() / ".kaicoder/intents/20260709T141530Z.json",
+                            f.dir.path() / ".kaicoder/intents/20260709T141531Z.json");
+  }
+  auto n = kai::recover(*f.ws);
+  REQUIRE(n);
+  CHECK(f.dir.read("a.txt") == "old\n");
+  CHECK(f.dir.exists("a.txt.bak-kaicoder-20260709T141530Z"));  // not touched: not provably its own
+  CHECK(names_in(f.dir, ".kaicoder/intents").empty());
+  auto aside = names_in(f.dir, ".kaicoder/quarantine");
+  REQUIRE(aside.size() == 2);  // the intent and the note of why
+  CHECK(f.dir.read(".kaicoder/quarantine/" + aside[1]).find("not written by kaicoder") != std::string::npos);
+}
+
+TEST_CASE("recovery checks the guardrails again even for a sealed intent", "[apply][recover][mac]") {
+  Fixture f;
+  f.dir.write(".git/config", "[core]\n");
+  plant_intent(f, intent_for(".git/config", "x\n", "[core]\n"));
+  REQUIRE(kai::recover(*f.ws));
+  CHECK(f.dir.read(".git/config") == "[core]\n");
+  CHECK(names_in(f.dir, ".kaicoder/quarantine").size() == 2);
+}
+
+TEST_CASE("recovery removes a backup the crash cut short, and only that", "[apply][recover]") {
+  Fixture f;
+  f.dir.write("a.txt", "old bytes\n");
+  const std::string backup = "a.txt.bak-kaicoder-20260709T141530Z";
+  std::string left = GENERATE(as<std::string>{}, "", "old b");
+  f.dir.write(backup, left);
+  plant_intent(f, intent_for("a.txt", "old bytes\n", "new\n"));
+  auto info = kai::inspect_intents(*f.ws);
+  REQUIRE(info.size() == 1);
+  CHECK(info[0].refused.empty());
+  CHECK(info[0].cut_backups == std::vector<std::string>{backup});
+  REQUIRE(kai::recover(*f.ws));
+  CHECK_FALSE(f.dir.exists(backup));
+  CHECK(f.dir.read("a.txt") == "old bytes\n");
+}
+
+TEST_CASE("recovery keeps a file in a backup's place that is not a cut-short copy", "[apply][recover]") {
+  Fixture f;
+  f.dir.write("a.txt", "old bytes\n");
+  const std::string backup = "a.txt.bak-kaicoder-20260709T141530Z";
+  f.dir.write(backup, "somebody's own\n");
+  plant_intent(f, intent_for("a.txt", "old bytes\n", "new\n"));
+  REQUIRE(kai::recover(*f.ws));
+  CHECK(f.dir.read(backup) == "somebody's own\n");
+}
+
+TEST_CASE("a proposal record changed outside kaicoder is not applied", "[apply][mac]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  int id = f.stage(edit("a.txt", "old", "new"));
+  auto p = f.ws->store.load(id);
+  REQUIRE(p);
+  CHECK(p->sealed == kai::SealCheck::ok);
+  auto meta = nlohmann::json::parse(f.dir.read(".kaicoder/staging/1/meta.json"));
+  meta["status"] = "approved";
+  meta["decided_by"] = "alice";
+  meta["approved_digest"] = kai::digest(*p);
+  f.dir.write(".kaicoder/staging/1/meta.json", meta.dump());
+  auto r = kai::apply_approved(*f.ws, id, "tester");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == kai::Errc::conflict);
+  CHECK(r.error().message.find("not written by kaicoder") != std::string::npos);
+  CHECK(f.dir.read("a.txt") == "old\n");
+}
+
+TEST_CASE("an applied proposal's old approved record put back is not applied again", "[apply][mac]") {
+  Fixture f;
+  f.dir.write("a.txt", "old\n");
+  int id = f.stage(edit("a.txt", "old", "new"));
+  auto p = f.ws->store.load(id);
+  REQUIRE(p);
+  REQUIRE(kai::approve(*f.ws, id, kai::digest(*p), "tester", kai::ApplyNow::no));
+  const std::string approved = f.dir.read(".kaicoder/staging/1/meta.json");
+  REQUIRE(kai::apply_approved(*f.ws, id, "tester"));
+  REQUIRE(kai::rollback(*f.ws, "last", "tester", kai::Force::no));
+  f.dir.write(".kaicoder/staging/1/meta.json", approved);
+  std::filesystem::remove_all(f.dir.path() / ".kaicoder/journal");  // even with every trace in the store gone
+  auto again = kai::apply_approved(*f.ws, id, "tester");
+  REQUIRE_FALSE(again);
+  CHECK(again.error().message.find("applied before") != std::string::npos);
+  CHECK(f.dir.read("a.txt") == "old\n");
 }

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "lib/decide.hpp"
+#include "lib/mac.hpp"
 #include "lib/paths.hpp"
 #include "lib/propose.hpp"
 #include "unit/trusted_root.hpp"
@@ -467,6 +468,7 @@ struct Staging {
     env.user_config_dir = t / "no-user-config";
     kai::test::trust_for_test(t / "root", env.user_config_dir);
     env.user = "tester";
+    REQUIRE(kai::create_key(env.user_config_dir));  // the owner's key, as init makes it
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));

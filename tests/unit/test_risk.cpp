@@ -50,6 +50,7 @@ Assessed assess(const std::filesystem::path& root, const std::string& path) {
   env.root_override = root;
   env.user_config_dir = root / ".none";
   kai::test::trust_for_test(root, env.user_config_dir);
+  REQUIRE(kai::create_key(env.user_config_dir));  // the owner's key, as init makes it
   auto ws = kai::Workspace::open(env, clock);
   REQUIRE(ws);
   Assessed a;
@@ -270,4 +271,39 @@ TEST_CASE("symlinks are targets but never scanned; submodules are not files", "[
   CHECK(std::find(g->graph.files.begin(), g->graph.files.end(), "vendor/sub") == g->graph.files.end());
   CHECK(kai::dependents_of(g->graph, "link.h").direct == Paths{"a.c"});
   CHECK(kai::dependents_of(g->graph, "real.h").transitive == 0);
+}
+
+TEST_CASE("a sealed graph cache is used, and one changed outside kaicoder is ignored and rebuilt", "[risk][mac]") {
+  TempDir d;
+  git_repo(d, {{"x.h", ""}, {"y.c", "#include \"x.h\"\n"}, {"z.c", "#include \"x.h\"\n"}});
+  REQUIRE(kai::create_key(d.path() / "owner"));
+  const kai::Sealer sealer(d.path() / "owner", d.path());
+  kai::ScanOptions sealed;
+  sealed.sealer = &sealer;
+  const auto cache = d.path() / "cache-deps";
+  REQUIRE(kai::load_graph(d.path(), cache, {}, sealed));
+  auto again = kai::load_graph(d.path(), cache, {}, sealed);
+  REQUIRE(again);
+  CHECK(again->from_cache);
+  // A planted cache that says nothing depends on x.h: the seal does not match.
+  const std::string good = d.read("cache-deps");
+  std::string forged = good;
+  auto at = forged.find("y.c");
+  REQUIRE(at != std::string::npos);
+  forged[at] = 'Y';
+  d.write("cache-deps", forged);
+  auto g = kai::load_graph(d.path(), cache, {}, sealed);
+  REQUIRE(g);
+  CHECK_FALSE(g->from_cache);
+  CHECK(kai::dependents_of(g->graph, "x.h").transitive == 2);
+  CHECK(d.read("cache-deps") == good);
+  // Without a key nothing is read from the cache or written to it.
+  const kai::Sealer none;
+  kai::ScanOptions keyless;
+  keyless.sealer = &none;
+  std::filesystem::remove(cache);
+  auto cold = kai::load_graph(d.path(), cache, {}, keyless);
+  REQUIRE(cold);
+  CHECK_FALSE(cold->from_cache);
+  CHECK_FALSE(std::filesystem::exists(cache));
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "lib/mac.hpp"
 #include "lib/propose.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/workspace.hpp"
@@ -35,6 +36,7 @@ struct WsFixture {
     env.user_config_dir = dir.path() / ".no-user-config";
     trust_for_test(dir.path(), env.user_config_dir);
     env.user = "tester";
+    REQUIRE(kai::create_key(env.user_config_dir));  // the owner's key, as init makes it
     auto w = Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));
