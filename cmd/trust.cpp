@@ -7,6 +7,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "lib/diff.hpp"
+#include "lib/mac.hpp"
 #include "lib/trust.hpp"
 #include "lib/util/text.hpp"
 
@@ -50,8 +51,23 @@ RunFn setup_trust(CLI::App&) {
     auto r = review_trust(s.env());
     if (!r) return report(s, r.error());
     if (r->state == Trust::trusted) {
-      if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", false}});
-      else out("{} is already trusted; kaicoder.toml is as you trusted it\n", r->root.string());
+      // A trusted root whose owner lost the key that seals its records: only
+      // the owner, at the terminal, makes a new one. Records sealed with the
+      // old key stay unverified; pending proposals are proposed again.
+      bool new_key = false;
+      if (auto k = load_key(s.env().user_config_dir); !k && k.error().code == Errc::not_found) {
+        if (auto yes = owner_says_yes(fmt::format("kaicoder's key in {} is missing. Make a new one? Records sealed with "
+                                                  "the old key will no longer verify.",
+                                                  make_visible(s.env().user_config_dir.string())),
+                                      "kaicoder trust");
+            !yes)
+          return report(s, yes.error());
+        auto made = create_key(s.env().user_config_dir);
+        if (!made) return report(s, made.error());
+        new_key = *made;
+      }
+      if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", false}, {"new_key", new_key}});
+      else out("{} is already trusted; kaicoder.toml is as you trusted it{}\n", r->root.string(), new_key ? "; a new key is in place" : "");
       return k_exit_ok;
     }
     send_text_to_stderr(s.json());

@@ -245,11 +245,13 @@ TEST_CASE("a genuine intent copied from another root of the same owner is not ob
   TempRepo home{{"x.txt", "precious\n"}};
   home.init();
   TempRepo other{{"x.txt", "precious\n"}};
-  // The same owner: the other tree runs with this owner's home, so its key.
-  const EnvOverrides owner = {{"HOME", home.home().string()}, {"XDG_CONFIG_HOME", (home.home() / ".config").string()}};
-  KAI_REQUIRE_EXIT(other.kai({"propose", "--path", "x.txt", "--delete", "--why", "w"}, "", owner), 0);
-  KAI_REQUIRE_EXIT(other.kai_tty({"approve", "1", "--no-apply"}, "y", owner), 0);
-  Run crashed = other.kai({"apply", "1"}, "", {{"KAICODER_FAULT", "after-intent"}, owner[0], owner[1]});
+  // The same owner: kaicoder runs from `home`'s process set-up (its owner's
+  // folder, so its key) with --root naming the other tree.
+  const std::string o = other.path().string();
+  KAI_REQUIRE_EXIT(home.kai_tty({"--root", o, "init"}, "y"), 0);
+  KAI_REQUIRE_EXIT(home.kai({"--root", o, "propose", "--path", o + "/x.txt", "--delete", "--why", "w"}), 0);
+  KAI_REQUIRE_EXIT(home.kai_tty({"--root", o, "approve", "1", "--no-apply"}, "y"), 0);
+  Run crashed = home.kai({"--root", o, "apply", "1"}, "", {{"KAICODER_FAULT", "after-intent"}});
   REQUIRE(crashed.killed_by(SIGKILL));
   auto left = other.ls(".kaicoder/intents");
   REQUIRE(left.size() == 1);
@@ -267,8 +269,9 @@ TEST_CASE("a genuine intent copied from another root of the same owner is not ob
   CHECK(q.at("level") == "fail");
   CHECK_THAT(q.at("detail").get<std::string>(), Contains(left[0]));
 
-  // In its own root the same intent is genuine and recovery uses it.
-  KAI_CHECK_EXIT(other.kai({"list"}, "", owner), 0);
+  // In its own root the same intent is genuine and recovery (run by a
+  // command that proposes or decides) uses it.
+  KAI_CHECK_EXIT(home.kai({"--root", o, "propose", "--path", o + "/c.txt", "--content-file", "-", "--why", "w"}, "c\n"), 0);
   CHECK(other.ls(".kaicoder/intents").empty());
   CHECK(other.read("x.txt") == "precious\n");
   CHECK_FALSE(other.exists(".kaicoder/quarantine"));
@@ -330,11 +333,15 @@ TEST_CASE("without the owner's key nothing is changed and doctor says how to mak
   before.check();
   fs::remove(repo.owner_dir() / "key");
 
-  // init makes a new key even where kaicoder.toml exists (and changes nothing else there);
-  // records sealed with the lost key no longer verify.
-  Run init = repo.kai({"init"});
-  KAI_CHECK_EXIT(init, 6);
-  CHECK_THAT(init.err, Contains("kaicoder's key is in place"));
+  // Only the owner makes a new key, at a terminal: trust of the trusted root
+  // asks for it (and changes nothing else there); records sealed with the
+  // lost key no longer verify.
+  Run agent = repo.kai({"trust"});
+  KAI_CHECK_EXIT(agent, 3);
+  REQUIRE_FALSE(fs::exists(repo.owner_dir() / "key"));
+  Run init = repo.kai_tty({"trust"}, "y");
+  KAI_CHECK_EXIT(init, 0);
+  CHECK_THAT(init.all(), Contains("a new key is in place"));
   REQUIRE(fs::exists(repo.owner_dir() / "key"));
   CHECK(repo.tree_snapshot() == before.tree);
   CHECK((fs::status(repo.owner_dir() / "key").permissions() & fs::perms::all) ==
