@@ -423,7 +423,6 @@ private:
       if (s.copy_to) new_name = s.copy_to;
       if (s.is_new) old_name.reset();
       if (s.is_deleted) new_name.reset();
-      if (!s.has_minus && s.is_new) old_name.reset();
     } else {
       old_name = s.minus;
       new_name = s.plus;
@@ -440,9 +439,6 @@ private:
                                      shown(*new_name)), &s);
     }
     if (!old_name && !new_name) return malformed("no file name for this section", &s);
-    if (s.index_mode && !s.old_mode && !s.new_mode) {
-      // `index a..b 100755`: the mode stays; it was checked for links above.
-    }
     op.old_mode = s.old_mode;
     if (s.new_mode && s.new_mode != s.old_mode) op.new_mode = s.new_mode;
     if (!old_name) {
@@ -475,7 +471,8 @@ private:
         return malformed(fmt::format("no change for '{}'", shown(op.path)), &s);
     }
     KAI_TRY(patch_detail::check_patch_path(op.path, s.line, m_limits));
-    if (!op.to.empty()) KAI_TRY(patch_detail::check_patch_path(op.to, s.line, m_limits));
+    if (op.kind == FileOpKind::rename || op.kind == FileOpKind::copy)
+      KAI_TRY(patch_detail::check_patch_path(op.to, s.line, m_limits));
     return op;
   }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds kaicoder with AddressSanitizer and UndefinedBehaviorSanitizer,
 # warnings as errors and the crash-test fault points, runs every test (unit,
-# end-to-end and crash tests), then fuzzes the shell tokenizer for a bounded
-# time. Installs what is missing first.
+# end-to-end and crash tests), then fuzzes the shell tokenizer and the patch
+# parsers for a bounded time. Installs what is missing first.
 #
 #   scripts/test.sh            the above (what CI runs)
 #   scripts/test.sh --plain    a plain build instead: quicker to build, no fuzzing
@@ -44,7 +44,7 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600)
 
 if [ "$fuzz_seconds" -gt 0 ]; then
-  echo "== fuzz the shell tokenizer and classifier for ${fuzz_seconds} s"
+  echo "== fuzz the shell classifier and the patch parsers for ${fuzz_seconds} s"
   FUZZ_OUT="$PWD/build-fuzz" tests/fuzz/run.sh "$fuzz_seconds"
 fi
 echo "all tests passed"

@@ -401,6 +401,7 @@ TEST_CASE("malformed and hostile patches are refused", "[patch]") {
   CHECK(code_of("--- a/f\n+++ b/f\n@@ -x +1 @@\n-a\n") == Errc::usage);
   CHECK(code_of("--- a/../etc/passwd\n+++ b/../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n") == Errc::denied);
   CHECK(code_of("--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n") == Errc::denied);
+  CHECK(code_of("diff --git a/a b/a\nsimilarity index 90%\nrename from a\nrename to \n") == Errc::usage);
   CHECK(code_of("--- a/x//y\n+++ b/x//y\n@@ -1 +1 @@\n-a\n+b\n") == Errc::usage);
   CHECK(code_of("diff --git \"a/bad\\q\" \"b/bad\\q\"\nold mode 100644\nnew mode 100755\n") == Errc::usage);
   kai::PatchLimits small;
