@@ -592,6 +592,67 @@ std::map<std::string, std::pair<std::string, bool>> snapshot(const fs::path& dir
   return out;
 }
 
+struct Counts {
+  size_t renames = 0, creates = 0, removes = 0, modes = 0;
+};
+
+// `git diff -M HEAD~1 HEAD` of the repository `git` runs in, applied three
+// ways to HEAD~1: by our applier, by `git apply` on a copy, and as HEAD
+// itself; all three must agree byte for byte, executable bits included.
+Counts check_against_git_apply(const kai::test::TempDir& t, const std::string& git, const std::string& name) {
+  Counts c;
+  const fs::path dir = t / name;
+  fs::create_directories(dir / "old");
+  fs::create_directories(dir / "new");
+  const std::string d = dir.string();
+  sh(git + "diff -M HEAD~1 HEAD > '" + d + "/change.patch'");
+  sh(git + "archive HEAD~1 | tar -x -C '" + d + "/old'");
+  sh(git + "archive HEAD | tar -x -C '" + d + "/new'");
+  sh("cp -a '" + d + "/old' '" + d + "/by-git'");
+  sh("cd '" + d + "/by-git' && git apply '" + d + "/change.patch'");
+
+  std::ifstream in(dir / "change.patch", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  Result<Changeset> cs = kai::parse_patch(text.str());
+  INFO((cs ? std::string() : cs.error().message));
+  REQUIRE(cs);
+  const fs::path old_root = dir / "old";
+  kai::ReadCurrent read = [&](const std::string& p) -> Result<std::optional<CurrentFile>> {
+    fs::path f = old_root / p;
+    struct stat st {};
+    if (::lstat(f.c_str(), &st) != 0) return std::optional<CurrentFile>();
+    std::ifstream file(f, std::ios::binary);
+    std::ostringstream s;
+    s << file.rdbuf();
+    return std::optional<CurrentFile>(CurrentFile{s.str(), st.st_mode & 07777u});
+  };
+  kai::Status st = kai::apply_changeset(*cs, read);
+  INFO((st ? std::string() : st.error().message));
+  REQUIRE(st);
+
+  auto ours = snapshot(old_root);
+  for (const FileOp& op : cs->ops) {
+    c.renames += op.kind == FileOpKind::rename;
+    c.creates += op.kind == FileOpKind::create;
+    c.removes += op.kind == FileOpKind::remove;
+    c.modes += op.new_mode.has_value();
+    if (op.kind == FileOpKind::remove || op.kind == FileOpKind::rename) ours.erase(op.path);
+    if (op.after) ours[op.target()] = {*op.after, (op.after_mode & 0100) != 0};
+  }
+  auto want = snapshot(dir / "new");
+  auto by_git = snapshot(dir / "by-git");
+  CHECK(want == by_git);
+  CHECK(ours.size() == want.size());
+  for (const auto& [path, v] : want) {
+    INFO(path);
+    REQUIRE(ours.count(path) == 1);
+    CHECK(ours[path].first == v.first);
+    CHECK(ours[path].second == v.second);
+  }
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("corpus: our applier and git apply agree byte for byte on real commits", "[patch]") {
@@ -643,53 +704,85 @@ TEST_CASE("corpus: our applier and git apply agree byte for byte on real commits
   sh(git + "rm -q empty.txt");
   sh(git + "add -A && " + git + "commit -q -m new");
 
-  sh(git + "diff -M HEAD~1 HEAD > '" + (t / "change.patch").string() + "'");
-  t.mkdir("old");
-  t.mkdir("new");
-  sh(git + "archive HEAD~1 | tar -x -C '" + (t / "old").string() + "'");
-  sh(git + "archive HEAD | tar -x -C '" + (t / "new").string() + "'");
-  sh("cp -a '" + (t / "old").string() + "' '" + (t / "by-git").string() + "'");
-  sh("cd '" + (t / "by-git").string() + "' && git apply '" + (t / "change.patch").string() + "'");
+  Counts c = check_against_git_apply(t, git, "pair");
+  CHECK(c.renames == 2);
+  CHECK(c.creates == 2);
+  CHECK(c.removes == 3);
+  CHECK(c.modes >= 3);
+}
 
-  std::string patch = t.read("change.patch");
-  Result<Changeset> cs = kai::parse_patch(patch);
-  REQUIRE(cs);
-  const fs::path old_root = t / "old";
-  kai::ReadCurrent read = [&](const std::string& p) -> Result<std::optional<CurrentFile>> {
-    fs::path f = old_root / p;
-    struct stat st {};
-    if (::lstat(f.c_str(), &st) != 0) return std::optional<CurrentFile>();
-    std::ifstream in(f, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return std::optional<CurrentFile>(CurrentFile{s.str(), st.st_mode & 07777u});
+TEST_CASE("corpus: random commits with repeated lines and CRLF and missing final newlines", "[patch]") {
+  kai::test::TempDir t;
+  const std::string repo = (t / "repo").string();
+  t.mkdir("repo");
+  const std::string git = "git -C '" + repo + "' -c user.name=t -c user.email=t@example.com -c core.autocrlf=false ";
+  sh("git init -q '" + repo + "'");
+
+  // A fixed generator: the corpus is the same on every run.
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto rnd = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
   };
-  kai::Status st = kai::apply_changeset(*cs, read);
-  INFO((st ? std::string() : st.error().message));
-  REQUIRE(st);
-
-  auto ours = snapshot(old_root);
-  size_t renames = 0, creates = 0, removes = 0, modes = 0;
-  for (const FileOp& op : cs->ops) {
-    renames += op.kind == FileOpKind::rename;
-    creates += op.kind == FileOpKind::create;
-    removes += op.kind == FileOpKind::remove;
-    modes += op.new_mode.has_value();
-    if (op.kind == FileOpKind::remove || op.kind == FileOpKind::rename) ours.erase(op.path);
-    if (op.after) ours[op.target()] = {*op.after, (op.after_mode & 0100) != 0};
+  // Few distinct lines, so that hunks could match in many places.
+  const std::vector<std::string> words = {"{", "}", "return 0;", "", "x++;", "// note", "if (x) {", "int x;"};
+  std::map<std::string, std::vector<std::string>> files;  // name -> lines, each with its ending
+  std::map<std::string, bool> crlf;
+  auto render = [&](const std::string& name) {
+    std::string s;
+    for (const std::string& l : files[name]) s += l;
+    return s;
+  };
+  auto line = [&](const std::string& name) { return words[rnd(words.size())] + (crlf[name] ? "\r\n" : "\n"); };
+  for (int f = 0; f < 6; ++f) {
+    std::string name = "f" + std::to_string(f) + (f % 2 ? ".c" : ".txt");
+    crlf[name] = f == 3;
+    for (int i = 0; i < 40 + 30 * f; ++i) files[name].push_back(line(name));
+    t.write("repo/" + name, render(name));
   }
-  CHECK(renames == 2);
-  CHECK(creates == 2);
-  CHECK(removes == 3);
-  CHECK(modes >= 3);
-  auto want = snapshot(t / "new");
-  auto by_git = snapshot(t / "by-git");
-  CHECK(want == by_git);
-  CHECK(ours.size() == want.size());
-  for (const auto& [path, v] : want) {
-    INFO(path);
-    REQUIRE(ours.count(path) == 1);
-    CHECK(ours[path].first == v.first);
-    CHECK(ours[path].second == v.second);
+  sh(git + "add -A && " + git + "commit -q -m c0");
+
+  int next_name = 100;
+  for (int commit = 1; commit <= 6; ++commit) {
+    for (auto& [name, lines] : files) {
+      if (lines.empty()) continue;
+      for (int e = 0; e < 1 + static_cast<int>(rnd(6)); ++e) {
+        size_t at = rnd(lines.size() + 1);
+        switch (rnd(4)) {
+          case 0: lines.insert(lines.begin() + static_cast<long>(at), line(name)); break;
+          case 1: if (at < lines.size()) lines.erase(lines.begin() + static_cast<long>(at)); break;
+          default: if (at < lines.size()) lines[at] = line(name); break;
+        }
+      }
+      if (rnd(5) == 0 && !lines.empty()) {  // toggle the final newline
+        std::string& last = lines.back();
+        if (!last.empty() && last.back() == '\n') last.erase(last.size() - (crlf[name] ? 2 : 1));
+        else last += crlf[name] ? "\r\n" : "\n";
+      }
+      // A line without its newline must stay the last one.
+      for (size_t i = 0; i + 1 < lines.size(); ++i)
+        if (lines[i].empty() || lines[i].back() != '\n') lines[i] += crlf[name] ? "\r\n" : "\n";
+      t.write("repo/" + name, render(name));
+    }
+    if (commit % 2 == 0) {  // a rename with a small change
+      std::string from = files.begin()->first, to = "r" + std::to_string(next_name++) + "_" + from;
+      sh(git + "mv '" + from + "' '" + to + "'");
+      files[to] = files[from];
+      crlf[to] = crlf[from];
+      files.erase(from);
+      if (!files[to].empty()) files[to][0] = line(to);
+      t.write("repo/" + to, render(to));
+    }
+    if (commit % 3 == 0) {  // a deletion, a creation, a mode change
+      std::string gone = std::prev(files.end())->first;
+      sh(git + "rm -q -f '" + gone + "'");
+      files.erase(gone);
+      std::string made = "new" + std::to_string(next_name++) + ".txt";
+      for (int i = 0; i < 5; ++i) files[made].push_back(line(made));
+      t.write("repo/" + made, render(made));
+      sh("chmod +x '" + repo + "/" + files.begin()->first + "'");
+    }
+    sh(git + "add -A && " + git + "commit -q -m c" + std::to_string(commit));
+    check_against_git_apply(t, git, "commit" + std::to_string(commit));
   }
 }
