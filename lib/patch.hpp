@@ -76,7 +76,9 @@ struct FileOp {
   std::optional<std::string> before;  // current bytes of `path`; nullopt for create
   unsigned before_mode = 0;           // permission bits of `path` (0 for create)
   std::optional<std::string> after;   // bytes of the result (at `to` for rename and copy); nullopt for remove
-  unsigned after_mode = 0;            // permission bits of the result
+  unsigned after_mode = 0;            // permission bits of the result: a create gets 0644 or 0755; a
+                                      // new executable mode adds x where r is set (0644 -> 0755, 0600 -> 0700),
+                                      // a new regular mode clears every x; otherwise before_mode
 
   // Where the result lives: `to` for rename and copy, else `path`.
   const std::string& target() const { return (kind == FileOpKind::rename || kind == FileOpKind::copy) ? to : path; }
@@ -124,7 +126,11 @@ using ReadCurrent = std::function<Result<std::optional<CurrentFile>>(const std::
 // and the hunk that does not apply, a path touched twice, a create or the
 // target of a rename or copy that already exists, an edit, delete, rename or
 // mode change of a missing file, a unified delete whose hunks do not empty
-// the file, and placement that costs more than limits.max_match_steps.
+// the file, and placement that costs more than limits.max_match_steps. A
+// mode the patch states for the old side is not checked (git apply only
+// warns); a new mode sets or clears the executable bits (see after_mode). A
+// copy reads the current bytes of its source, as git apply does, even when
+// another op of the same changeset changes that source.
 Status apply_changeset(Changeset& cs, const ReadCurrent& read, const PatchLimits& limits = {});
 
 // Helpers shared by the two parsers.

@@ -32,6 +32,12 @@ std::string_view rtrim(std::string_view s) {
 
 bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// An envelope handed over as a shell here-document's text: `<<'EOF'` first.
+bool is_heredoc(std::string_view line) {
+  line = trim(line);
+  return line == "<<EOF" || line == "<<'EOF'" || line == "<<\"EOF\"";
+}
+
 // The envelope's lines: split at "\n", a trailing "\r" dropped.
 std::vector<std::string_view> envelope_lines(std::string_view text) {
   std::vector<std::string_view> out;
@@ -55,6 +61,10 @@ public:
     size_t first = 0, last = m_lines.size();
     while (first < last && trim(m_lines[first]).empty()) ++first;
     while (last > first && trim(m_lines[last - 1]).empty()) --last;
+    if (last - first >= 4 && is_heredoc(m_lines[first]) && trim(m_lines[last - 1]).ends_with("EOF")) {
+      ++first;
+      --last;
+    }
     if (first == last || trim(m_lines[first]) != k_begin) return bad(first, "the envelope must start with '*** Begin Patch'");
     if (last - first < 2 || trim(m_lines[last - 1]) != k_end) return bad(last, "the envelope must end with '*** End Patch'");
     for (size_t i = 0; i < m_lines.size(); ++i)
@@ -126,7 +136,9 @@ private:
       op.to = std::move(*to);
       ++m_i;
     }
-    while (m_i < m_end && !starts(m_lines[m_i], "*** ")) {
+    while (true) {
+      while (m_i < m_end && trim(m_lines[m_i]).empty()) ++m_i;  // blank lines between hunks
+      if (m_i >= m_end || starts(m_lines[m_i], "*** ")) break;
       Result<Hunk> h = hunk(op.hunks.empty());
       if (!h) return h.error();
       op.hunks.push_back(std::move(*h));
@@ -203,9 +215,15 @@ struct Placed {
 
 bool looks_like_envelope(std::string_view text) {
   size_t pos = 0;
+  bool heredoc = false;
   while (pos < text.size()) {
     std::string_view l = trim(patch_detail::next_line(text, pos));
-    if (!l.empty()) return l == k_begin;
+    if (l.empty()) continue;
+    if (!heredoc && is_heredoc(l)) {
+      heredoc = true;
+      continue;
+    }
+    return l == k_begin;
   }
   return false;
 }

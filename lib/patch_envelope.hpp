@@ -13,8 +13,11 @@
 //   *** End of File               optional: the hunk ends the file
 //   *** End Patch
 //
-// The first hunk of an Update File may omit its `@@` line. An Update File
-// with `Move to` and no hunks is a plain rename.
+// The first hunk of an Update File may omit its `@@` line; blank lines
+// between hunks are skipped (inside a hunk an empty line is empty context).
+// An Update File with `Move to` and no hunks is a plain rename. Marker lines
+// may carry surrounding whitespace, and the whole envelope may be wrapped in
+// a here-document (`<<'EOF'` … `EOF`), as agents sometimes send it.
 //
 // Placement: the search starts at the top of the file and, for each hunk in
 // turn, after the previous hunk. Each anchor is the first line at or after
@@ -40,7 +43,8 @@
 
 namespace kai {
 
-// True when the first non-blank line of `text` is `*** Begin Patch`.
+// True when the first non-blank line of `text` is `*** Begin Patch` (after
+// a here-document opener, if any).
 bool looks_like_envelope(std::string_view text);
 
 // Errors: see parse_patch in lib/patch.hpp. Reads nothing but `text`.

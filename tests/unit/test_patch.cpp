@@ -215,6 +215,25 @@ TEST_CASE("renames and copies, with and without content change", "[patch]") {
   }
 }
 
+TEST_CASE("a complete rewrite with a dissimilarity index", "[patch]") {
+  Tree t{{"r.txt", {"a\nb\n", 0644}}};
+  std::string p =
+      "diff --git a/r.txt b/r.txt\n"
+      "dissimilarity index 100%\n"
+      "index 1..2 100644\n"
+      "--- a/r.txt\n"
+      "+++ b/r.txt\n"
+      "@@ -1,2 +1,3 @@\n"
+      "-a\n"
+      "-b\n"
+      "+x\n"
+      "+y\n"
+      "+z\n";
+  Result<Tree> r = patched(p, t);
+  REQUIRE(r);
+  CHECK((*r)["r.txt"].bytes == "x\ny\nz\n");
+}
+
 TEST_CASE("no newline at end of file on either side", "[patch]") {
   Tree t{{"f", {"a\nb", 0644}}, {"g", {"x\ny\n", 0644}}};
   std::string p =
@@ -540,6 +559,48 @@ TEST_CASE("envelope: end of file, CRLF files, trailing whitespace, no final newl
   CHECK((*r)["w.txt"].bytes == "x\r\ny\r\nz\r\n");
   CHECK((*r)["n.txt"].bytes == "a\nmid\nb");
   CHECK((*r)["s.txt"].bytes == "keep  \nnew\n");
+}
+
+TEST_CASE("envelope leniency: padded markers, here-documents, blank lines, CRLF patch text", "[patch]") {
+  Tree t{{"a.txt", {"one\ntwo\nthree\nfour\n", 0644}}};
+  std::string want = "ONE\ntwo\nthree\nFOUR\n";
+  std::string body =
+      "*** Update File: a.txt\n"
+      "@@\n-one\n+ONE\n"
+      "\n"
+      "@@\n three\n-four\n+FOUR\n";
+  for (std::string p : {"*** Begin Patch \n  " + body + " *** End Patch\n",
+                        "<<'EOF'\n*** Begin Patch\n" + body + "*** End Patch\nEOF\n",
+                        "\n\n*** Begin Patch\n" + body + "*** End Patch"}) {
+    INFO(p);
+    Result<Tree> r = patched(p, t);
+    REQUIRE(r);
+    CHECK((*r)["a.txt"].bytes == want);
+  }
+  std::string crlf = "*** Begin Patch\r\n*** Update File: a.txt\r\n@@\r\n-one\r\n+ONE\r\n*** End Patch\r\n";
+  Result<Tree> r = patched(crlf, t);
+  REQUIRE(r);
+  CHECK((*r)["a.txt"].bytes == "ONE\ntwo\nthree\nfour\n");
+}
+
+TEST_CASE("envelope: first hunk without @@, pure insertions, a trailing empty context line", "[patch]") {
+  Tree t{{"p.py", {"import os\n\ndef f():\n    pass\n", 0644}}};
+  std::string p =
+      "*** Begin Patch\n*** Update File: p.py\n"
+      " import os\n+import sys\n"
+      "@@ def f():\n+    x = 1\n"
+      "*** End Patch\n";
+  Result<Tree> r = patched(p, t);
+  REQUIRE(r);
+  CHECK((*r)["p.py"].bytes == "import os\nimport sys\n\ndef f():\n    x = 1\n    pass\n");
+  // Without an anchor a pure insertion goes to the end of the file.
+  Result<Tree> r2 = patched("*** Begin Patch\n*** Update File: p.py\n@@\n+# end\n*** End Patch\n", t);
+  REQUIRE(r2);
+  CHECK((*r2)["p.py"].bytes == "import os\n\ndef f():\n    pass\n# end\n");
+  // An empty context line after the last line stands for the end of the file.
+  Result<Tree> r3 = patched("*** Begin Patch\n*** Update File: p.py\n@@\n-    pass\n+    return 2\n \n*** End Patch\n", t);
+  REQUIRE(r3);
+  CHECK((*r3)["p.py"].bytes == "import os\n\ndef f():\n    return 2\n");
 }
 
 TEST_CASE("envelope refusals", "[patch]") {
