@@ -701,6 +701,22 @@ Counts check_against_git_apply(const kai::test::TempDir& t, const std::string& g
     if (op.kind == FileOpKind::remove || op.kind == FileOpKind::rename) ours.erase(op.path);
     if (op.after) ours[op.target()] = {*op.after, (op.after_mode & 0100) != 0};
   }
+  // The same commit as a mail from `git format-patch` (message, diffstat,
+  // signature around the diff) gives the same results.
+  sh(git + "format-patch -M -1 --stdout HEAD > '" + d + "/mail.patch'");
+  std::ifstream mail_in(dir / "mail.patch", std::ios::binary);
+  std::ostringstream mail;
+  mail << mail_in.rdbuf();
+  Result<Changeset> from_mail = kai::parse_patch(mail.str());
+  REQUIRE(from_mail);
+  REQUIRE(kai::apply_changeset(*from_mail, read));
+  REQUIRE(from_mail->ops.size() == cs->ops.size());
+  for (size_t i = 0; i < cs->ops.size(); ++i) {
+    CHECK(from_mail->ops[i].target() == cs->ops[i].target());
+    CHECK(from_mail->ops[i].after == cs->ops[i].after);
+    CHECK(from_mail->ops[i].after_mode == cs->ops[i].after_mode);
+  }
+
   auto want = snapshot(dir / "new");
   auto by_git = snapshot(dir / "by-git");
   CHECK(want == by_git);
