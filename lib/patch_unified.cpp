@@ -352,6 +352,7 @@ private:
     if (!range(r, h.new_start, h.new_count) || !starts(r, " @@")) return malformed("bad hunk header", &s);
     if (h.old_start == 0 && h.old_count != 0) return malformed("bad hunk header", &s);
     h.header = std::string(head.substr(0, head.size() - r.size() + 3));
+    if (h.old_count == 0 && h.new_count == 0) return malformed(fmt::format("hunk {} is empty", h.header), &s);
     size_t old_left = h.old_count, new_left = h.new_count;
     while (old_left > 0 || new_left > 0) {
       if (at_end()) return malformed("the patch ends inside a hunk", &s);

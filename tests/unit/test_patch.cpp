@@ -418,6 +418,7 @@ TEST_CASE("malformed and hostile patches are refused", "[patch]") {
   CHECK(code_of("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n") == Errc::usage);         // truncated hunk
   CHECK(code_of("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n+c\n") != Errc::usage);     // extra line is not part of the hunk
   CHECK(code_of("--- a/f\n+++ b/f\n@@ -x +1 @@\n-a\n") == Errc::usage);
+  CHECK(code_of("--- a/f\n+++ b/f\n@@ -0,0 +0,0 @@\n\\ No newline at end of file\n") == Errc::usage);
   CHECK(code_of("--- a/../etc/passwd\n+++ b/../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n") == Errc::denied);
   CHECK(code_of("--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n") == Errc::denied);
   CHECK(code_of("diff --git a/a b/a\nsimilarity index 90%\nrename from a\nrename to \n") == Errc::usage);
