@@ -71,7 +71,7 @@ struct Section {
   std::optional<std::string> minus, plus;             // from ---/+++; nullopt inside: /dev/null
   bool has_minus = false, has_plus = false;
   std::optional<std::string> rename_from, rename_to, copy_from, copy_to;
-  std::optional<unsigned> old_mode, new_mode, index_mode;
+  std::optional<unsigned> old_mode, new_mode;
   bool is_new = false, is_deleted = false;
   std::vector<Hunk> hunks;
 };
@@ -120,7 +120,7 @@ private:
   std::string_view take() {
     ++m_no;
     std::string_view l = patch_detail::next_line(m_text, m_pos);
-    if (l.size() > m_limits.max_line_bytes) m_long_line = m_no;
+    if (l.size() > m_limits.max_line_bytes && m_long_line == 0) m_long_line = m_no;
     return l;
   }
 
@@ -287,9 +287,8 @@ private:
         std::string_view rest = chomp(line).substr(6);
         size_t sp = rest.find(' ');
         if (sp != std::string_view::npos) {
-          Result<unsigned> m = parse_mode(rest.substr(sp + 1), s);
+          Result<unsigned> m = parse_mode(rest.substr(sp + 1), s);  // the mode stays; links are refused
           if (!m) return m.error();
-          s.index_mode = *m;
         }
         known = true;
       }
@@ -397,10 +396,10 @@ private:
     return name.substr(slash + 1);
   }
 
-  Result<FileOp> to_op(Section& s) const {
-    FileOp op;
-    op.patch_line = s.line;
-    op.hunks = std::move(s.hunks);
+  using Names = std::pair<std::optional<std::string>, std::optional<std::string>>;  // old, new; nullopt: absent
+
+  // The file's old and new names, prefixes stripped.
+  Result<Names> names(const Section& s) const {
     std::optional<std::string> old_name, new_name;
     if (s.git) {
       // Names from ---/+++ win over the header; rename/copy lines carry no prefix.
@@ -439,6 +438,16 @@ private:
         return malformed(fmt::format("the '---' and '+++' lines name different files ('{}', '{}')", shown(*old_name),
                                      shown(*new_name)), &s);
     }
+    return Names{std::move(old_name), std::move(new_name)};
+  }
+
+  Result<FileOp> to_op(Section& s) const {
+    FileOp op;
+    op.patch_line = s.line;
+    op.hunks = std::move(s.hunks);
+    Result<Names> both = names(s);
+    if (!both) return both.error();
+    auto& [old_name, new_name] = *both;
     if (!old_name && !new_name) return malformed("no file name for this section", &s);
     op.old_mode = s.old_mode;
     if (s.new_mode && s.new_mode != s.old_mode) op.new_mode = s.new_mode;
