@@ -201,6 +201,19 @@ TEST_CASE("renames and copies, with and without content change", "[patch]") {
     CHECK(code == Errc::conflict);
   }
 
+  SECTION("a copy reads its source as it was, even when the patch changes it") {
+    std::string c =
+        "diff --git a/b.txt b/b3.txt\n"
+        "similarity index 50%\n"
+        "copy from b.txt\n"
+        "copy to b3.txt\n"
+        "--- a/b.txt\n+++ b/b3.txt\n@@ -1 +1,2 @@\n same\n+more\n"
+        "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-same\n+changed\n";
+    Result<Tree> rc = patched(c, t);
+    REQUIRE(rc);
+    CHECK((*rc)["b.txt"].bytes == "changed\n");
+    CHECK((*rc)["b3.txt"].bytes == "same\nmore\n");
+  }
   SECTION("a copy leaves its source as it is") {
     std::string c =
         "diff --git a/b.txt b/b2.txt\n"
@@ -298,6 +311,12 @@ TEST_CASE("hunks are found at an offset, nearest first, and in order", "[patch]"
   CHECK(want.find("line 30\nthirty-one\nline 32\n") != std::string::npos);
   CHECK(want.find("line 11\n") == std::string::npos);
 
+  SECTION("a hunk is found before its stated line too") {
+    Tree shorter{{"f", {numbered(5, 40), 0644}}};
+    Result<Tree> r2 = patched(p, shorter);
+    REQUIRE(r2);
+    CHECK((*r2)["f"].bytes.find("line 10\neleven\nline 12\n") != std::string::npos);
+  }
   SECTION("the nearest of two equal places wins") {
     Tree twice{{"f", {"x\nA\ny\nfill\nfill\nfill\nfill\nx\nA\ny\n", 0644}}};
     std::string q = "--- a/f\n+++ b/f\n@@ -7,3 +7,3 @@\n x\n-A\n+B\n y\n";
@@ -610,6 +629,27 @@ TEST_CASE("envelope refusals", "[patch]") {
   CHECK_THAT(err("*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n", t, &code), Catch::Contains("already exists"));
   CHECK(code == Errc::conflict);
   CHECK_THAT(err("*** Begin Patch\n*** Delete File: b\n*** End Patch\n", t, &code), Catch::Contains("does not exist"));
+  CHECK_THAT(err("*** Begin Patch\n*** Update File: b\n@@\n-1\n+2\n*** End Patch\n", t, &code),
+             Catch::Contains("'b': it does not exist"));
+  CHECK(code == Errc::conflict);
+  CHECK_THAT(err("*** Begin Patch\n*** Update File: a\n*** Move to: a\n*** End Patch\n", t), Catch::Contains("twice"));
+  // The last line replaced: the file ends with a line ending.
+  Tree nonl{{"n", {"x\ny", 0644}}};
+  Result<Tree> r = patched("*** Begin Patch\n*** Update File: n\n@@\n-y\n+z\n*** End Patch\n", nonl);
+  REQUIRE(r);
+  CHECK((*r)["n"].bytes == "x\nz\n");
+  // Matching work is bounded for envelope hunks too.
+  std::string many;
+  for (int i = 0; i < 5000; ++i) many += "a\n";
+  Tree big{{"big", {many, 0644}}};
+  std::string hostile = "*** Begin Patch\n*** Update File: big\n@@\n";
+  for (int i = 0; i < 1000; ++i) hostile += " a\n";
+  hostile += "-b\n*** End Patch\n";
+  kai::PatchLimits limits;
+  limits.max_match_steps = 100000;
+  Result<Tree> slow = patched(hostile, big, limits);
+  REQUIRE_FALSE(slow);
+  CHECK_THAT(slow.error().message, Catch::Contains("too long"));
   CHECK_THAT(err("*** Begin Patch\n*** Update File: a\n*** Move to: a2\n*** Delete File: a\n*** End Patch\n", t),
              Catch::Contains("twice"));
   auto parse_code = [](std::string_view p) {
