@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "lib/diff.hpp"
 #include "lib/patch.hpp"
 #include "lib/patch_envelope.hpp"
 #include "lib/patch_unified.hpp"
@@ -902,5 +903,69 @@ TEST_CASE("corpus: random commits with repeated lines and CRLF and missing final
     }
     sh(git + "add -A && " + git + "commit -q -m c" + std::to_string(commit));
     check_against_git_apply(t, git, "commit" + std::to_string(commit));
+  }
+}
+
+TEST_CASE("diffs made by lib/diff apply back to their new side", "[patch]") {
+  uint64_t state = 12345;
+  auto rnd = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const std::vector<std::string> words = {"a", "b", "{", "}", "", "  x", "return;"};
+  auto text = [&](bool crlf) {
+    std::string s;
+    size_t n = rnd(30);
+    for (size_t i = 0; i < n; ++i) s += words[rnd(words.size())] + (crlf ? "\r\n" : "\n");
+    if (!s.empty() && rnd(4) == 0) s.pop_back();  // no final newline (or a lone CR)
+    return s;
+  };
+  kai::DiffOptions opts;
+  opts.full = true;
+  int checked = 0;
+  for (int round = 0; round < 300; ++round) {
+    bool crlf = rnd(3) == 0;
+    std::string before = text(crlf), after = before;
+    // Mutate a copy so that the two sides share most lines.
+    std::vector<std::string> lines;
+    for (size_t pos = 0; pos < after.size();) lines.emplace_back(kai::patch_detail::next_line(after, pos));
+    for (size_t e = rnd(4) + 1; e > 0; --e) {
+      size_t at = rnd(lines.size() + 1);
+      if (rnd(2) == 0 || lines.empty()) lines.insert(lines.begin() + static_cast<long>(at), words[rnd(words.size())] + "\n");
+      else if (at < lines.size()) lines.erase(lines.begin() + static_cast<long>(at));
+    }
+    after.clear();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      after += lines[i];
+      if (i + 1 < lines.size() && (after.empty() || after.back() != '\n')) after += '\n';
+    }
+    Result<kai::FileDiff> d = kai::diff_buffers("f.txt", before, after, 0644, opts);
+    REQUIRE(d);
+    if (d->text.empty()) continue;
+    INFO(d->text);
+    Tree t{{"f.txt", {before, 0644}}};
+    Result<Tree> r = patched(d->text, t);
+    INFO((r ? std::string() : r.error().message));
+    REQUIRE(r);
+    CHECK((*r)["f.txt"].bytes == after);
+    ++checked;
+  }
+  CHECK(checked > 200);
+
+  // Created and deleted files.
+  for (int round = 0; round < 20; ++round) {
+    std::string body = text(rnd(2) == 0);
+    Result<kai::FileDiff> made = kai::diff_buffers("n/new.txt", std::nullopt, body, 0755, opts);
+    REQUIRE(made);
+    INFO(made->text);
+    Result<Tree> r = patched(made->text, Tree{});
+    REQUIRE(r);
+    CHECK((*r)["n/new.txt"].bytes == body);
+    CHECK((*r)["n/new.txt"].mode == 0755);
+    Result<kai::FileDiff> gone = kai::diff_buffers("old.txt", body, std::nullopt, 0644, opts);
+    REQUIRE(gone);
+    Result<Tree> r2 = patched(gone->text, Tree{{"old.txt", {body, 0644}}});
+    REQUIRE(r2);
+    CHECK(r2->empty());
   }
 }
