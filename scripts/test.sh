@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds kaicoder with AddressSanitizer and UndefinedBehaviorSanitizer,
 # warnings as errors and the crash-test fault points, runs every test (unit,
-# end-to-end and crash tests), then fuzzes the shell tokenizer and the import
-# scanners for a bounded time, split between them. Installs what is missing
-# first.
+# end-to-end and crash tests), then fuzzes the shell tokenizer, the import
+# scanners and the patch parsers for a bounded time, split between them.
+# Installs what is missing first.
 #
 #   scripts/test.sh            the above (what CI runs)
 #   scripts/test.sh --plain    a plain build instead: quicker to build, no fuzzing
@@ -45,7 +45,7 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600)
 
 if [ "$fuzz_seconds" -gt 0 ]; then
-  echo "== fuzz the shell classifier and the import scanners for ${fuzz_seconds} s"
+  echo "== fuzz the shell classifier, the import scanners and the patch parsers for ${fuzz_seconds} s"
   FUZZ_OUT="$PWD/build-fuzz" tests/fuzz/run.sh "$fuzz_seconds"
 fi
 echo "all tests passed"

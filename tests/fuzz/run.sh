@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Build the fuzz targets (libFuzzer, AddressSanitizer and
-# UndefinedBehaviorSanitizer) straight from the lib/ sources they need, and
-# run them for a bounded time, split between them: fuzz_shell (the shell
-# tokenizer and classifier) and fuzz_deps (the import scanners).
+# UndefinedBehaviorSanitizer) straight from the lib/ sources each needs, and
+# run them for a bounded time, shared between them: fuzz_shell (the shell
+# tokenizer and classifier), fuzz_deps (the import scanners) and fuzz_patch
+# (the patch parsers and applier).
 #
-#   tests/fuzz/run.sh [SECONDS]      default 60, in all
+#   tests/fuzz/run.sh [SECONDS]      default 60, shared by the targets
+#   FUZZ_TARGETS="shell deps patch"  which targets (default all)
 #
 # FUZZ_OUT (default <repo>/build-fuzz) holds the binaries and the corpora,
 # which grow from run to run; crash inputs are written there too. FUZZ_FLAGS adds
@@ -31,45 +33,65 @@ if ! command -v clang++ >/dev/null 2>&1; then
   fi
 fi
 
-# fuzz TARGET SECONDS CORPUS SEEDS DICT SOURCE... : build (when a source is
-# newer than the binary) and run one target; each line of SEEDS is a seed.
+mkdir -p "$out/artifacts"
+
+# fuzz TARGET SECONDS CORPUS DICT LIBS SOURCE... : build (when a source is
+# newer than the binary) and run one target. LIBS is a space-separated list.
 fuzz() {
-  local target=$1 secs=$2 corpus=$3 seeds=$4 dict=$5
+  local target=$1 secs=$2 corpus=$3 dict=$4 libs=$5
   shift 5
-  local sources=("$@") binary="$out/$target" n=0 needs_build=0 f
-  mkdir -p "$corpus" "$out/artifacts"
-  while IFS= read -r line || [ -n "$line" ]; do
-    n=$((n + 1))
-    printf '%s' "$line" >"$corpus/seed-$n"
-  done <"$seeds"
+  local sources=("$@") binary="$out/$target" needs_build=0 f
+  mkdir -p "$corpus"
   [ -x "$binary" ] || needs_build=1
   for f in "${sources[@]}" "${sources[@]/%.cpp/.hpp}" lib/result.hpp "tests/fuzz/$target.cpp"; do
     [ -e "$root/$f" ] && [ "$root/$f" -nt "$binary" ] && needs_build=1
   done
   if [ "$needs_build" -eq 1 ]; then
     echo "fuzz: building $binary" >&2
+    # shellcheck disable=SC2086 # libs is a list of options
     clang++ -std=c++20 -O1 -g -fno-omit-frame-pointer \
       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -I"$root" "$here/$target.cpp" "${sources[@]/#/$root/}" -o "$binary"
+      -I"$root" "$here/$target.cpp" "${sources[@]/#/$root/}" $libs -o "$binary"
   fi
   echo "fuzz: running $target for ${secs}s" >&2
   local dict_opt=()
   [ -n "$dict" ] && dict_opt=(-dict="$dict")
   # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of options
   "$binary" \
-    -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     "${dict_opt[@]}" -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 \
     ${FUZZ_FLAGS:-} "$corpus"
 }
 
-# Half the time each (the shell target gets the odd second); a target with
-# no time left is skipped.
-deps_seconds=$((seconds / 2))
-shell_seconds=$((seconds - deps_seconds))
-if [ "$shell_seconds" -gt 0 ]; then
-  fuzz fuzz_shell "$shell_seconds" "$out/corpus" "$here/seeds.txt" "$here/shell.dict" \
-    lib/shell.cpp lib/shell_parse.cpp lib/shell_classify.cpp
-fi
-if [ "$deps_seconds" -gt 0 ]; then
-  fuzz fuzz_deps "$deps_seconds" "$out/corpus-deps" "$here/deps_seeds.txt" "" lib/deps.cpp
-fi
+# seed CORPUS FILE: one seed per line of FILE.
+seed_lines() {
+  local corpus=$1 n=0 line
+  mkdir -p "$corpus"
+  while IFS= read -r line || [ -n "$line" ]; do
+    n=$((n + 1))
+    printf '%s' "$line" >"$corpus/seed-$n"
+  done <"$2"
+}
+
+read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch}"
+share=$((seconds / ${#targets[@]}))
+[ "$share" -gt 0 ] || share=1
+status=0
+for target in "${targets[@]}"; do
+  case "$target" in
+    shell)
+      seed_lines "$out/corpus" "$here/seeds.txt"
+      fuzz fuzz_shell "$share" "$out/corpus" "$here/shell.dict" "-lfmt" \
+        lib/shell.cpp lib/shell_parse.cpp lib/shell_classify.cpp lib/util/text.cpp || status=1 ;;
+    deps)
+      seed_lines "$out/corpus-deps" "$here/deps_seeds.txt"
+      fuzz fuzz_deps "$share" "$out/corpus-deps" "" "-lfmt" lib/deps.cpp || status=1 ;;
+    patch)
+      mkdir -p "$out/corpus-patch"
+      cp "$here"/patch-seeds/* "$out/corpus-patch/"
+      fuzz fuzz_patch "$share" "$out/corpus-patch" "$here/patch.dict" "-lfmt" \
+        lib/patch.cpp lib/patch_unified.cpp lib/patch_envelope.cpp lib/util/text.cpp || status=1 ;;
+    *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
+  esac
+done
+exit "$status"
