@@ -52,6 +52,7 @@ Env make_env(const Options& o) {
   else if (const char* h = std::getenv("HOME"); h && *h)
     env.user_config_dir = std::filesystem::path(h) / ".config" / "kaicoder";
   env.user = user_name();
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir) env.home = pw->pw_dir;
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');

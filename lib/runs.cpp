@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/confine.hpp"
 #include "lib/decide.hpp"
 #include "lib/hooks.hpp"
 #include "lib/policy.hpp"
@@ -258,17 +259,16 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.argv = p.argv;
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
-  spec.env = inherited_environment();
   // --timeout may shorten the owner's limit, never lengthen it.
   long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
   spec.timeout = std::chrono::seconds(limit);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
-  spec.sandbox = sandbox_mode(ws.cfg.sandbox);
-  spec.writable = {ws.root, fs::temp_directory_path()};
-  spec.writable.insert(spec.writable.end(), ws.cfg.writable.begin(), ws.cfg.writable.end());
+  confine(ws, spec, ConfineOptions{});
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
+  GuardWatch guard = watch_guards(ws, spec.sandbox);
   auto r = run_command(spec);
+  if (r) r->guards = check_guards(guard);
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
   auto cur = ws.store.load(id);
@@ -288,6 +288,8 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
+  if (!r->guards.empty())
+    summary += fmt::format("; THE RUN TOUCHED GUARDED PATHS: {}", fmt::join(r->guards, "; "));
   RunChanges ch = finish_undo(ws, *undo, p);
   if (!ch.unrestorable.empty())
     summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));

@@ -81,6 +81,8 @@ Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& cl
   root = fs::weakly_canonical(e.root_override && root.is_relative() ? e.cwd / root : root, ec);
   Workspace ws(root, Config{}, clock, e.user);
   ws.owner_dir = e.user_config_dir;
+  ws.home = e.home;
+  ws.env_vars = e.vars;
   ws.redactor.add_env(e.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   return ws;
@@ -110,6 +112,8 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   if (!cfg) return cfg.error();
   Workspace ws(root, std::move(*cfg), clock, env.user);
   ws.owner_dir = env.user_config_dir;
+  ws.home = env.home;
+  ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   // kaicoder's own config is never an edit target, wherever it lives in root.

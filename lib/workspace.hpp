@@ -26,7 +26,8 @@ struct Env {
   std::optional<std::filesystem::path> config_override;  // --config
   std::filesystem::path user_config_dir;  // $XDG_CONFIG_HOME/kaicoder or ~/.config/kaicoder
   std::string user;                       // OS user name of the real uid
-  std::vector<std::pair<std::string, std::string>> vars;  // the process environment, for redaction
+  std::vector<std::pair<std::string, std::string>> vars;  // the process environment (redaction, runs' allow-list)
+  std::filesystem::path home;  // the owner's real home, from the password database (not $HOME)
 };
 
 // SPEC §1: nearest kaicoder.toml upward, else the enclosing git work tree,
@@ -51,6 +52,11 @@ public:
   // The owner's own kaicoder folder (Env::user_config_dir): their config,
   // and later the trusted roots and the key that binds decisions.
   std::filesystem::path owner_dir;
+  // The owner's real home (Env::home): what runs get as HOME, hidden from
+  // them but for the toolchains (lib/confine).
+  std::filesystem::path home;
+  // The process environment (Env::vars); runs get only an allow-list of it.
+  std::vector<std::pair<std::string, std::string>> env_vars;
   Redactor redactor;  // environment secrets plus values from secret files in root
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.
