@@ -216,10 +216,10 @@ TEST_CASE("a run cannot write outside root", "[e2e][run]") {
   } else {
     KAI_REQUIRE_EXIT(p, 0);
     KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
-    // It ran, and the sandbox made the write fail.
+    // It ran, and the sandbox kept the write away from the real /var/tmp:
+    // the full level gives the run its own, the landlock level refuses it.
     json shown = json_of(repo.kai({"--json", "show", "1"}));
     CHECK(shown.at("status") == "applied");
-    CHECK(shown.at("result") != "exit 0");
   }
   CHECK_FALSE(fs::exists(outside));
   fs::remove(outside);
