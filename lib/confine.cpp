@@ -193,7 +193,7 @@ void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o) {
   }
   // The full level gives each run its own /tmp; the landlock level shares the system's.
   spec.writable = writable;
-  if (spec.sandbox == SandboxMode::landlock) spec.writable.push_back(fs::temp_directory_path(ec));
+  if (spec.sandbox == SandboxMode::landlock) spec.writable.push_back("/tmp");  // never $TMPDIR: the proposer may have set it
   spec.layout = layout_of(ws, o, writable);
 }
 
