@@ -3,7 +3,11 @@
 // kaicoder's guards, git's own settings and the secrets (SPEC §8 `[run]
 // sandbox`).
 
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
 #include <filesystem>
 #include <string>
 
@@ -36,11 +40,64 @@ attempt("hookspath", hooks_path)
 attempt("env", lambda: print("LEAK", base64.b64encode(open(".env", "rb").read()).decode(), flush=True))
 )";
 
+// Tries to type into every terminal it can find (TIOCSTI) and into a tmux
+// pane, now and again from a double-forked child after the run has ended.
+constexpr const char* k_inject = R"(import fcntl, glob, os, subprocess, sys, termios, time
+sock = sys.argv[1]
+def inject():
+    hits = []
+    for p in ["/dev/tty", "/dev/console"] + glob.glob("/dev/pts/*") + glob.glob("/proc/*/fd/*"):
+        try:
+            if not os.path.realpath(p).startswith("/dev/"):
+                continue
+            fd = os.open(p, os.O_RDWR | os.O_NOCTTY)
+        except OSError:
+            continue
+        try:
+            for ch in b"y\n":
+                fcntl.ioctl(fd, termios.TIOCSTI, bytes([ch]))
+            hits.append(p)
+        except OSError as e:
+            print("ioctl refused on", p, e.errno, flush=True)
+        finally:
+            os.close(fd)
+    for cmd in (["tmux", "-S", sock, "send-keys", "-t", "victim", "INJECTED", "Enter"],
+                ["tmux", "send-keys", "-t", "victim", "INJECTED", "Enter"]):
+        try:
+            r = subprocess.run(cmd, capture_output=True, timeout=5)
+            print("tmux exit", r.returncode, flush=True)
+        except Exception as e:
+            print("tmux failed", type(e).__name__, flush=True)
+    return hits
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(1.5)
+        inject()
+        open(os.path.join(os.getcwd(), "LATE"), "w").write("outlived the run\n")
+    os._exit(0)
+print("typed into", inject(), flush=True)
+)";
+
+// Approves run proposal `id` the way its tier asks: y, or CONFIRM.
+Run approve_run(const TempRepo& repo, int id) {
+  Run a = repo.kai_tty({"approve", std::to_string(id)}, "y");
+  if (show_json(repo, id).at("status") == "pending") a = repo.kai_tty({"approve", std::to_string(id)}, "CONFIRM");
+  return a;
+}
+
 bool full_sandbox_or_warn() {
   kai::NamespaceStatus ns = kai::namespace_status();
   if (!ns.ok) WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
   if (kai::landlock_status().abi == 0) WARN("SKIPPED: landlock is not available here");
   return ns.ok && kai::landlock_status().abi > 0;
+}
+
+std::string read_file_or_empty(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 std::string git_config_value(const TempRepo& repo, const std::string& key) {
@@ -65,8 +122,7 @@ TEST_CASE("an approved python3 probe.py cannot rewrite kaicoder.toml, forge stat
   const std::string git_config = repo.read(".git/config");
 
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
-  Run a = repo.kai_tty({"approve", "1"}, "y");
-  if (!a.prompted || a.exit_code != 0) a = repo.kai_tty({"approve", "1"}, "CONFIRM");
+  Run a = approve_run(repo, 1);
   KAI_REQUIRE_EXIT(a, 0);
   json shown = show_json(repo, 1);
   REQUIRE(shown.at("status") == "applied");
@@ -118,4 +174,46 @@ TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and 
   CHECK(summary.find("limited to /;") == std::string::npos);
   CHECK(summary.find("limited to /,") == std::string::npos);
   CHECK(summary.find(", /,") == std::string::npos);
+}
+
+TEST_CASE("an approved run cannot type into a waiting approver's terminal or a tmux pane, now or after it ends", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
+  repo.init();
+  // A tmux pane of the person's, on a server socket outside root.
+  const fs::path sock = repo.home().parent_path() / "tmux.sock";
+  const fs::path pane_out = repo.home().parent_path() / "pane.out";
+  const std::string tmux = "tmux -S '" + sock.string() + "' ";
+  bool have_tmux = std::system((tmux + "new-session -d -s victim 'cat > " + pane_out.string() + "' 2>/dev/null").c_str()) == 0;
+  if (have_tmux) {
+    // The pane takes keys sent to it the ordinary way.
+    REQUIRE(std::system((tmux + "send-keys -t victim HELLO Enter").c_str()) == 0);
+    for (int i = 0; i < 50 && read_file_or_empty(pane_out).find("HELLO") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE_THAT(read_file_or_empty(pane_out), Contains("HELLO"));
+  } else {
+    WARN("tmux is not installed: the tmux part is not checked");
+  }
+  // Proposal 1: an edit the person has not decided yet, waiting at a prompt.
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"}), 0);
+  TtyProcess waiting = repo.spawn_kai_tty({"approve", "1"});
+  REQUIRE(waiting.wait_for_prompt());
+  // Proposal 2: the injector, approved on another terminal.
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "lint", "--", "python3", "inject.py", sock.string()}), 0);
+  Run a = approve_run(repo, 2);
+  KAI_REQUIRE_EXIT(a, 0);
+  REQUIRE(show_json(repo, 2).at("status") == "applied");
+  INFO(a.all());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the late child would have acted by now
+  CHECK_THAT(a.all(), Contains("typed into []"));
+  CHECK_FALSE(repo.exists("LATE"));
+  CHECK(show_json(repo, 1).at("status") == "pending");
+  CHECK(repo.read("a.txt") == "old\n");
+  waiting.answer("n");
+  Run w = waiting.finish();
+  CHECK(repo.read("a.txt") == "old\n");
+  if (have_tmux) {
+    CHECK(read_file_or_empty(pane_out).find("INJECTED") == std::string::npos);
+    (void)std::system((tmux + "kill-server 2>/dev/null").c_str());
+  }
 }
