@@ -50,7 +50,7 @@ struct Config {
   std::vector<std::string> readable;  // absolute paths in home a full-sandboxed command may also read
   std::vector<std::string> devices;   // /dev nodes passed through to sandboxed commands (GPU, KVM)
   std::vector<std::string> env;       // environment variables runs get besides the built-in allow-list
-  long snapshots_keep = 50;  // snapshots of confirm-tier runs kept for rollback; 0 = none taken
+  long snapshots_keep = 50;  // snapshots of runs kept for rollback; 0 = none taken
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks] — shell strings run with /bin/sh -c from root; empty = none

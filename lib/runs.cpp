@@ -75,12 +75,11 @@ Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd,
   return rp->rel;
 }
 
-// Undo for runs. Only confirm-tier runs (the ones that write, move or
-// delete files, or change git state) are snapshotted: an ordinary build or
-// test run is not what anyone rolls back, and skipping it keeps those runs
-// free of the snapshot's cost. The snapshots are taken while the store lock
-// is held, so that no other kaicoder process prunes the store meanwhile;
-// the command itself runs without the lock.
+// Undo for runs (SPEC §5): every approved run executes between two
+// snapshots, so that `rollback` undoes what `make` or a script wrote, not
+// only what a confirm-tier command was expected to write. The snapshots are
+// taken while the store lock is held, so that no other kaicoder process
+// prunes the store meanwhile; the command itself runs without the lock.
 struct Undo {
   SnapshotStore store;
   std::optional<Snapshot> before;
@@ -99,7 +98,7 @@ Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, 
 
 Undo start_undo(const Workspace& ws, const Proposal& p) {
   Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), ""};
-  if (p.tier != "confirm" || ws.cfg.snapshots_keep <= 0) return u;
+  if (ws.cfg.snapshots_keep <= 0) return u;
   // A pending ref whose run has finished (or failed) was left behind by an
   // error path; only a proposal still approved can be in flight. A run whose
   // process died mid-command stays approved, and so keeps its ref.
