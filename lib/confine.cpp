@@ -65,6 +65,33 @@ bool lexists(const fs::path& p) {
   return fs::exists(fs::symlink_status(p, ec));
 }
 
+// Files in root that [hooks] and [validate] commands name (a notifier
+// script): a run that rewrote them would run its code at the next proposal.
+std::vector<fs::path> hook_files(const Workspace& ws) {
+  std::vector<std::string> commands = {ws.cfg.notify, ws.cfg.review};
+  for (const auto& [pattern, command] : ws.cfg.validate) commands.push_back(command);
+  std::vector<fs::path> out;
+  for (const std::string& c : commands) {
+    std::string word;
+    auto flush = [&] {
+      while (!word.empty() && (word.front() == '\'' || word.front() == '"')) word.erase(0, 1);
+      while (!word.empty() && (word.back() == '\'' || word.back() == '"' || word.back() == ';')) word.pop_back();
+      fs::path p = fs::path(word).is_absolute() ? fs::path(word) : ws.root / word;
+      std::error_code ec;
+      if (!word.empty() && word.front() != '-' && word.find("..") == std::string::npos && is_under(p.lexically_normal(), ws.root) &&
+          p.lexically_normal() != ws.root && fs::is_regular_file(fs::symlink_status(p, ec)))
+        out.push_back(p.lexically_normal());
+      word.clear();
+    };
+    for (char ch : c) {
+      if (ch == ' ' || ch == '\t' || ch == '\n') flush();
+      else word += ch;
+    }
+    flush();
+  }
+  return out;
+}
+
 // The guarded entries of a git folder: read-only all but what git writes,
 // submodules' folders recursively, an alternates file.
 void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
@@ -116,6 +143,7 @@ SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std:
   for (const auto& c : ws.guards.config_files) l.read_only.push_back(root / c);
   l.read_only.push_back(root / ws.guards.changelog);
   for (const char* h : k_harness) l.read_only.push_back(root / h);
+  for (const auto& f : hook_files(ws)) l.read_only.push_back(f);
   std::error_code ec;
   const fs::path git = root / ".git";
   if (fs::is_directory(fs::symlink_status(git, ec))) {
@@ -234,6 +262,7 @@ GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {
       if (!it->is_directory(e2)) save(it->path());
   };
   for (const auto& c : ws.guards.config_files) save(ws.root / c);
+  for (const auto& f : hook_files(ws)) save(f);
   for (const char* h : k_harness) {
     if (fs::is_directory(fs::symlink_status(ws.root / h, ec))) save_tree(ws.root / h);
     else save(ws.root / h);

@@ -22,6 +22,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "lib/config.hpp"
 #include "lib/confine.hpp"
 #include "lib/runner.hpp"
 #include "lib/sandbox.hpp"
@@ -381,4 +382,30 @@ TEST_CASE("landlock: changes to guarded paths are put back after the run and rep
   CHECK_THAT(g, Contains("kaicoder.toml: restored") && Contains(".git/config: restored") &&
                     Contains(".kaicoder/state.json: restored") && Contains(".git/hooks/post-checkout: removed") &&
                     Contains(".git/commondir: removed"));
+}
+
+TEST_CASE("full: the scripts [hooks] and [validate] name are read-only to runs", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b("full", "[hooks]\nnotify = \"sh scripts/notify.sh --quiet\"\n[validate]\n\"*.c\" = \"tools/check-c {file}\"\n");
+  b.top.write("root/scripts/notify.sh", "echo notified\n");
+  b.top.write("root/tools/check-c", "#!/bin/sh\nexit 0\n");
+  b.open();
+  RunResult r = b.run("echo 'curl evil' > scripts/notify.sh; echo 'rm -rf ~' > tools/check-c; echo x > scripts/other.sh; echo END");
+  CHECK_THAT(r.out, Contains("END"));
+  CHECK(b.read("scripts/notify.sh") == "echo notified\n");
+  CHECK(b.read("tools/check-c") == "#!/bin/sh\nexit 0\n");
+  CHECK(b.read("scripts/other.sh") == "x\n");  // the rest of root stays writable
+}
+
+TEST_CASE("[run] env refuses names that change what programs load or look like secrets", "[sandbox]") {
+  for (const char* name : {"LD_PRELOAD", "GIT_CONFIG_PARAMETERS", "BASH_ENV", "NODE_OPTIONS", "AWS_SECRET_ACCESS_KEY"}) {
+    INFO(name);
+    CHECK(kai::env_name_refused(name));
+  }
+  CHECK_FALSE(kai::env_name_refused("CARGO_HOME"));
+  TempDir t;
+  t.write("kaicoder.toml", "[run]\nenv = [\"CARGO_HOME\", \"LD_LIBRARY_PATH\"]\n");
+  auto cfg = kai::load_config({t / "kaicoder.toml"});
+  REQUIRE_FALSE(cfg);
+  CHECK_THAT(cfg.error().message, Contains("LD_LIBRARY_PATH"));
 }

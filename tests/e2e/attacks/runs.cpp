@@ -217,3 +217,27 @@ TEST_CASE("an approved run cannot type into a waiting approver's terminal or a t
     (void)std::system((tmux + "kill-server 2>/dev/null").c_str());
   }
 }
+
+TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a git hook is undone and its entry says so", "[attack][runs]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  TempRepo repo{{"a.txt", "a\n"}, {"probe.py", k_probe}};
+  repo.init();
+  std::string toml = repo.read("kaicoder.toml");
+  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
+  repo.write("kaicoder.toml", toml);
+  const std::string git_config = repo.read(".git/config");
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
+  Run a = approve_run(repo, 1);
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.out, Contains("WARNING: the command touched paths kaicoder guards"));
+  CHECK(repo.read("kaicoder.toml") == toml);
+  CHECK(repo.read(".git/config") == git_config);
+  CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
+  json e = log_entries(repo).at(0);
+  std::string summary = e.at("summary");
+  CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder.toml: restored") &&
+                          Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed"));
+}
