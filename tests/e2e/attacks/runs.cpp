@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 #include <filesystem>
 #include <string>
 
@@ -240,4 +241,38 @@ TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a 
   std::string summary = e.at("summary");
   CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder.toml: restored") &&
                           Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed"));
+}
+
+TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0) {
+    WARN("SKIPPED: needs root and setpriv to become a throwaway user");
+    return;
+  }
+  TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
+  repo.init();
+  repo.write(".env", k_env_file);
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
+  const std::string toml = repo.read("kaicoder.toml");
+  const fs::path top = repo.path().parent_path();
+  REQUIRE(std::system(("chown -R nobody '" + top.string() + "'").c_str()) == 0);
+  const fs::path out = top / "run.out";
+  std::string cmd = "cd '" + repo.path().string() + "' && setpriv --reuid=nobody --regid=nogroup --clear-groups env -i HOME='" +
+                    repo.home().string() + "' PATH=/usr/local/bin:/usr/bin:/bin '" + kaicoder_bin() +
+                    "' run --why t -- python3 probe.py </dev/null >'" + out.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  const std::string seen = read_file_or_empty(out);
+  INFO(seen);
+  REQUIRE(rc == 0);
+  CHECK_THAT(seen, Contains("full sandbox"));
+  for (const char* label : {"toml ", "state ", "hook ", "hookspath ", "env "}) CHECK_THAT(seen, Contains(label));
+  for (const char* done : {"toml DONE", "state DONE", "hook DONE", "hookspath DONE"})
+    CHECK(seen.find(done) == std::string::npos);
+  CHECK(repo.read("kaicoder.toml") == toml);
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
+  CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
+  CHECK(git_config_value(repo, "core.hooksPath").empty());
+  CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
+  CHECK(seen.find(k_env_base64) == std::string::npos);
 }
