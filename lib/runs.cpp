@@ -55,6 +55,7 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
     if (!rp) return is_secret_file(path);
     return !check_read(ws.guards, *rp).ok();
   };
+  ctx.root = ws.root.string();
   ctx.extra_blocked = ws.cfg.blocked;
   ctx.protected_processes = ws.cfg.protected_processes;
   return ctx;

@@ -306,7 +306,7 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   find(c, tier, "writes to '" + path + "'");
   // The run's own folder (`cp x .`, `git checkout -- .`) is inside root by
   // construction; the caller's check refuses root itself as a file name.
-  if (path == "." || under_temp(path) || !m_ctx.check_write_target) return;
+  if (path == "." || (under_temp(path) && !in_root(path)) || !m_ctx.check_write_target) return;
   if (f.glob) {
     check_glob_target(c, path, tier);
     return;
@@ -378,12 +378,17 @@ void Walker::read_args(Call& c, size_t from) {
   }
 }
 
+bool Walker::in_root(std::string_view abs) const {
+  const std::string& r = m_ctx.root;
+  return !r.empty() && starts_with(abs, r) && (abs.size() == r.size() || abs[r.size()] == '/');
+}
+
 bool Walker::disposable(const Field& f) const {
   if (f.dynamic || f.synthetic || f.tilde || f.value.empty()) return false;
   std::optional<std::string> r = resolved(f.value);
   if (!r) return false;
   std::string n = normalize(*r);
-  if (!n.empty() && n[0] == '/') return under_temp(n);
+  if (!n.empty() && n[0] == '/') return under_temp(n) && !in_root(n);
   if (n.empty() || n == ".." || starts_with(n, "../") || n[0] == '~') return false;
   for (const std::string& comp : split_components(n)) {
     if (has_glob_chars(comp)) return false;

@@ -1097,3 +1097,24 @@ TEST_CASE("an empty command is an ordinary one with no leaves", "[shell]") {
   CHECK(c.leaves.empty());
   CHECK(kai::classify_shell("   # only a comment", context()).leaves.empty());
 }
+
+TEST_CASE("a root under /tmp keeps its own protection", "[shell]") {
+  kai::ShellContext ctx = context();
+  ctx.root = "/tmp/proj";
+  ctx.check_write_target = [](const std::string& p) -> kai::Status {
+    if (p.find("/tmp/proj/.git") == 0 || p == ".git" || p.rfind(".git/", 0) == 0)
+      return kai::make_error(kai::Errc::denied, "'" + p + "' is on the never-write list");
+    return kai::ok_status();
+  };
+  for (std::string_view cmd : {"rm -rf /tmp/proj/.git", "echo x > /tmp/proj/.git/config", "rm -rf /tmp/proj/.git/hooks"}) {
+    Classification c = kai::classify_shell(cmd, ctx);
+    INFO("command: " << cmd << "\nreasons:" << reasons_of(c));
+    CHECK(c.verdict == RunVerdict::blocked);
+  }
+  // Other temp folders are still the run's own business.
+  for (std::string_view cmd : {"rm -rf /tmp/other/.git", "echo x > /tmp/scratch.txt"}) {
+    Classification c = kai::classify_shell(cmd, ctx);
+    INFO("command: " << cmd << "\nreasons:" << reasons_of(c));
+    CHECK(c.verdict != RunVerdict::blocked);
+  }
+}
