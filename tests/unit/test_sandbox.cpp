@@ -409,3 +409,22 @@ TEST_CASE("[run] env refuses names that change what programs load or look like s
   REQUIRE_FALSE(cfg);
   CHECK_THAT(cfg.error().message, Contains("LD_LIBRARY_PATH"));
 }
+
+TEST_CASE("full: exit codes, signals and the time limit pass through the namespace's init", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  CHECK(b.run("exit 7").exit_code == 7);
+  RunResult killed = b.run("kill -TERM $$");
+  CHECK(killed.signal == SIGTERM);
+  CHECK(killed.exit_code == 128 + SIGTERM);
+  RunSpec s;
+  s.shell = "trap '' TERM; (setsid sleep 600 &); sleep 600";
+  s.cwd = b.root;
+  s.timeout = 1s;
+  kai::confine(*b.ws, s, kai::ConfineOptions{});
+  auto r = kai::run_command(s);
+  REQUIRE(r);
+  CHECK(r->timed_out);
+  CHECK(r->elapsed < 10s);
+  CHECK(processes_with("sleep 600") == 0);
+}
