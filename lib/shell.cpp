@@ -509,7 +509,10 @@ void rule_doas(Walker& w, Call& c) {
 }
 
 void rule_env(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"uCS", {"--unset", "--chdir", "--split-string"}, true});
+  Opts o = parse_opts(c.argv, 1, Spec{"uCSP", {"--unset", "--chdir", "--split-string"}, true});
+  // `env -` is `env -i`; -P DIR looks the program up in DIR instead of PATH.
+  if (o.rest < c.argv.size() && c.argv[o.rest].value == "-" && !c.argv[o.rest].dynamic) ++o.rest;
+  if (const Field* p = o.value({"-P"})) w.find(c, V::confirm, "looks the program up in '" + p->value + "' instead of PATH");
   Args inner;
   if (const Field* s = o.value({"-S", "--split-string"})) {
     // env -S splits one string into words (shebang lines)
@@ -547,7 +550,7 @@ struct WrapperSpec {
 const WrapperSpec* wrapper_spec(std::string_view name) {
   static const WrapperSpec k_wrappers[] = {
       {"nice", {"n", {"--adjustment"}, true}},
-      {"nohup", {"", {}, true}},
+      {"nohup", {"", {}, true}, 0, {}, "keeps running when its session ends (detached execution)"},
       {"timeout", {"ks", {"--kill-after", "--signal"}, true}, 1},
       {"gtimeout", {"ks", {"--kill-after", "--signal"}, true}, 1},
       {"builtin", {"", {}, true}},
@@ -1195,9 +1198,11 @@ void rule_rm(Walker& w, Call& c) {
       if (f.dynamic || f.synthetic) {
         std::string what = f.raw.empty() ? "names read from its input" : "'" + f.raw + "'";
         w.find(c, V::blocked, "recursive or forced deletion of a path only known at run time (" + what + ")");
-      } else {
+      } else if (f.glob || f.tilde || !w.inside_root(f)) {
         w.find(c, V::blocked, "recursive or forced deletion outside a build or temp folder ('" + f.value + "')");
       }
+      // A static path inside root: confirm tier through write() below, which
+      // blocks guarded paths; the run's snapshot undoes the rest.
     }
   }
   for (size_t t : targets) w.write(c, c.argv[t]);
@@ -1754,6 +1759,33 @@ bool git_listing(const std::string& sub, const Args& a) {
   return false;
 }
 
+// Subcommands that only add commits, refs or index entries: the snapshot
+// around the run covers the work tree, and nothing is lost.
+bool git_only_adds(const std::string& sub, const Args& a) {
+  std::string_view first = a.empty() ? std::string_view() : std::string_view(a[0].value);
+  if (sub == "add") return !has_opt(a, {"-f", "--force"});
+  if (sub == "commit") return !has_opt(a, {"--amend"});
+  if (sub == "restore") return has_opt(a, {"--staged", "-S"}) && !has_opt(a, {"--worktree", "-W"});
+  if (sub == "branch") return has_opt(a, {"-d", "--delete"}) && !has_opt(a, {"-D", "-f", "--force", "-m", "-M", "-c", "-C"});
+  if (sub == "checkout") return has_opt(a, {"-b"}) && !has_opt(a, {"-B", "-f", "--force"});
+  if (sub == "switch") return has_opt(a, {"-c", "--create"}) && !has_opt(a, {"-C", "--force-create", "-f", "--force", "--discard-changes"});
+  if (sub == "stash") return one_of(first, {"push", "save"}) || a.empty();
+  return false;
+}
+
+// What a snapshot cannot give back: refs, reflogs, the stash, ignored files.
+std::string git_not_undoable(const std::string& sub, const Args& a) {
+  std::string_view first = a.empty() ? std::string_view() : std::string_view(a[0].value);
+  if (sub == "stash" && one_of(first, {"drop", "clear", "pop"})) return "drops stash entries";
+  if (sub == "branch" && has_opt(a, {"-D"})) return "deletes a branch that may not be merged";
+  if (sub == "tag" && has_opt(a, {"-d", "--delete"})) return "deletes tags";
+  if (sub == "update-ref" && has_opt(a, {"-d"})) return "deletes a ref";
+  if (sub == "reset" && has_opt(a, {"--hard"})) return "moves the branch and may drop commits";
+  if (sub == "clean" && has_opt(a, {"-x", "-X"})) return "deletes ignored files";
+  if (sub == "reflog" && one_of(first, {"expire", "delete"})) return "deletes reflog entries";
+  return {};
+}
+
 void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
   static const List k_read = {"status", "log", "diff", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
                               "rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "for-each-ref",
@@ -1779,7 +1811,10 @@ void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
   if (sub == "push") return git_push(w, c, a);
   if (sub == "config") return git_config(w, c, a);
   git_targets(w, c, sub, a);
-  if (!git_listing(sub, a)) w.find(c, V::confirm, "changes the repository (git " + sub + ")");
+  if (std::string lost = git_not_undoable(sub, a); !lost.empty())
+    w.find(c, V::confirm, "not undoable: " + lost + " (git " + sub + "); rollback cannot bring it back");
+  else if (!git_listing(sub, a) && !git_only_adds(sub, a))
+    w.find(c, V::confirm, "changes the repository (git " + sub + ")");
 }
 
 void rule_git(Walker& w, Call& c) {

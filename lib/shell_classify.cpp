@@ -383,6 +383,15 @@ bool Walker::in_root(std::string_view abs) const {
   return !r.empty() && starts_with(abs, r) && (abs.size() == r.size() || abs[r.size()] == '/');
 }
 
+bool Walker::inside_root(const Field& f) const {
+  if (f.dynamic || f.synthetic || f.tilde || f.value.empty()) return false;
+  std::optional<std::string> r = resolved(f.value);
+  if (!r) return false;
+  std::string n = normalize(*r);
+  if (!n.empty() && n[0] == '/') return in_root(n) && n != m_ctx.root;
+  return !(n.empty() || n == "." || n == ".." || starts_with(n, "../") || n[0] == '~');
+}
+
 bool Walker::disposable(const Field& f) const {
   if (f.dynamic || f.synthetic || f.tilde || f.value.empty()) return false;
   std::optional<std::string> r = resolved(f.value);
