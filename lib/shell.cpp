@@ -747,6 +747,57 @@ void rule_xargs(Walker& w, Call& c) {
   exec_inner(w, c, std::move(inner), "xargs", std::nullopt);
 }
 
+// GNU parallel and sem run a command once per argument: `parallel rm -rf
+// ::: a b` is `rm -rf a` and `rm -rf b`; without ::: the arguments come from
+// the input, as with xargs. The command is judged with every argument.
+void rule_parallel(Walker& w, Call& c) {
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"jSaIdEPN",
+                           {"--jobs", "--sshlogin", "--arg-file", "--replace", "--delimiter", "--eof", "--max-procs",
+                            "--max-args", "--id", "--semaphorename", "--timeout", "--joblog", "--results", "--tmpdir",
+                            "--workdir", "--env", "--basefile", "--transferfile", "--return"},
+                           true});
+  if (o.value({"-S", "--sshlogin"})) w.find(c, V::confirm, "runs commands on other machines");
+  Args inner, args;
+  bool after = false;
+  for (size_t i = o.rest; i < c.argv.size(); ++i) {
+    const std::string& v = c.argv[i].value;
+    if (v == ":::" || v == "::::" || v == ":::+" || v == "::::+") {
+      after = true;
+    } else {
+      (after ? args : inner).push_back(c.argv[i]);
+    }
+  }
+  if (inner.empty()) {
+    w.unknown(c, "runs commands read from its input");
+    return;
+  }
+  bool placeholder = false;
+  for (Field& f : inner) {
+    if (f.value.find("{}") != std::string::npos) placeholder = true;
+    if (args.empty()) f = replace_token(f, "{}");
+  }
+  if (args.empty()) {
+    if (!placeholder) inner.push_back(runtime_arg());
+    exec_inner(w, c, std::move(inner), "parallel", std::nullopt);
+    return;
+  }
+  for (const Field& a : args) {
+    Args one = inner;
+    if (placeholder) {
+      for (Field& f : one) {
+        std::string v = f.value;
+        for (size_t at = v.find("{}"); at != std::string::npos; at = v.find("{}", at + a.value.size()))
+          v.replace(at, 2, a.value);
+        f = with_value(f, v);
+      }
+    } else {
+      one.push_back(a);
+    }
+    exec_inner(w, c, std::move(one), "parallel", std::nullopt);
+  }
+}
+
 // ---- shells, eval, source, interpreters ----
 
 void rule_shell(Walker& w, Call& c) {
@@ -1781,7 +1832,10 @@ std::string git_not_undoable(const std::string& sub, const Args& a) {
   if (sub == "tag" && has_opt(a, {"-d", "--delete"})) return "deletes tags";
   if (sub == "update-ref" && has_opt(a, {"-d"})) return "deletes a ref";
   if (sub == "reset" && has_opt(a, {"--hard"})) return "moves the branch and may drop commits";
-  if (sub == "clean" && has_opt(a, {"-x", "-X"})) return "deletes ignored files";
+  if (sub == "clean")
+    for (const Field& f : a)
+      if (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' && f.value.find_first_of("xX") != std::string::npos)
+        return "deletes ignored files";
   if (sub == "reflog" && one_of(first, {"expire", "delete"})) return "deletes reflog entries";
   return {};
 }
@@ -2004,6 +2058,7 @@ struct Formatter {
   std::string_view name;
   List writes_with;   // writes only with one of these
   List read_only;     // never writes with one of these
+  size_t skip = 0;    // positionals that are not files (yq's expression)
 };
 
 const Formatter* formatter(std::string_view name) {
@@ -2014,6 +2069,7 @@ const Formatter* formatter(std::string_view name) {
       {"yapf", {"-i", "--in-place"}, {}}, {"shfmt", {"-w", "--write"}, {}}, {"stylua", {}, {"--check"}},
       {"dos2unix", {}, {}}, {"unix2dos", {}, {}}, {"biome", {"--write", "--apply", "--fix"}, {}},
       {"clang-tidy", {"--fix", "-fix", "--fix-errors", "-fix-errors"}, {}}, {"standard", {"--fix"}, {}},
+      {"yq", {"-i", "--inplace"}, {}, 1}, {"sponge", {}, {}}, {"ruff", {"--fix", "format"}, {"--check", "--diff"}},
   };
   for (const Formatter& f : k_fmt)
     if (f.name == name) return &f;
@@ -2031,7 +2087,7 @@ void rule_formatter(Walker& w, Call& c, const Formatter& f) {
   }
   if (!writes) return;
   w.find(c, V::confirm, "rewrites files in place");
-  for (size_t i : files) w.write(c, c.argv[i]);
+  for (size_t k = f.skip; k < files.size(); ++k) w.write(c, c.argv[files[k]]);
 }
 
 void rule_compiler(Walker& w, Call& c) {
@@ -2441,6 +2497,7 @@ void rule_at(Walker& w, Call& c) {
 void rule_multiplexer(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"SLc", {}});
   if (!o.pos.empty() && one_of(c.argv[o.pos[0]].value, {"ls", "list-sessions", "list-windows", "has-session", "-ls"})) return;
+  w.find(c, V::confirm, "detached execution: starts or drives a terminal multiplexer session");
   w.unknown(c, "runs commands in a terminal multiplexer");
 }
 
@@ -2489,7 +2546,7 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"sudo", rule_sudo}, {"sudoedit", rule_sudo}, {"doas", rule_doas}, {"env", rule_env}, {"time", rule_time},
       {"command", rule_command}, {"which", rule_which}, {"type", rule_which}, {"whereis", rule_which}, {"strace", rule_strace}, {"ltrace", rule_strace}, {"flock", rule_flock},
       {"watch", rule_watch}, {"script", rule_script}, {"su", rule_su}, {"runuser", rule_su}, {"sg", rule_sg},
-      {"xargs", rule_xargs}, {"npx", rule_npx}, {"pnpx", rule_npx}, {"bunx", rule_npx},
+      {"xargs", rule_xargs}, {"parallel", rule_parallel}, {"sem", rule_parallel}, {"npx", rule_npx}, {"pnpx", rule_npx}, {"bunx", rule_npx},
       {"eval", rule_eval}, {"source", rule_source}, {".", rule_source}, {"alias", rule_alias}, {"trap", rule_trap},
       {"export", rule_declare}, {"declare", rule_declare}, {"typeset", rule_declare}, {"local", rule_declare},
       {"readonly", rule_declare}, {"unset", rule_unset}, {"read", rule_read}, {"mapfile", rule_read},
