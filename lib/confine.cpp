@@ -65,29 +65,42 @@ bool lexists(const fs::path& p) {
   return fs::exists(fs::symlink_status(p, ec));
 }
 
-// Files in root that [hooks] and [validate] commands name (a notifier
-// script): a run that rewrote them would run its code at the next proposal.
+// Files in root that [hooks] and [validate] commands run (a notifier
+// script, a checker): a run that rewrote them would run its code at the
+// next proposal. The program itself, and the script an interpreter is
+// given (`sh scripts/notify.sh`), are taken; output files are not.
 std::vector<fs::path> hook_files(const Workspace& ws) {
+  static constexpr std::string_view k_interpreters[] = {"sh",     "bash", "zsh",  "dash", "python", "python3",
+                                                        "node", "ruby", "perl", "deno", "bun",    "env"};
   std::vector<std::string> commands = {ws.cfg.notify, ws.cfg.review};
   for (const auto& [pattern, command] : ws.cfg.validate) commands.push_back(command);
   std::vector<fs::path> out;
   for (const std::string& c : commands) {
+    std::vector<std::string> words;
     std::string word;
-    auto flush = [&] {
-      while (!word.empty() && (word.front() == '\'' || word.front() == '"')) word.erase(0, 1);
-      while (!word.empty() && (word.back() == '\'' || word.back() == '"' || word.back() == ';')) word.pop_back();
-      fs::path p = fs::path(word).is_absolute() ? fs::path(word) : ws.root / word;
-      std::error_code ec;
-      if (!word.empty() && word.front() != '-' && word.find("..") == std::string::npos && is_under(p.lexically_normal(), ws.root) &&
-          p.lexically_normal() != ws.root && fs::is_regular_file(fs::symlink_status(p, ec)))
-        out.push_back(p.lexically_normal());
-      word.clear();
-    };
-    for (char ch : c) {
-      if (ch == ' ' || ch == '\t' || ch == '\n') flush();
-      else word += ch;
+    for (char ch : c + " ") {
+      if (ch == ' ' || ch == '\t' || ch == '\n') {
+        if (!word.empty()) words.push_back(std::move(word));
+        word.clear();
+      } else if (ch != '\'' && ch != '"') {
+        word += ch;
+      }
     }
-    flush();
+    bool program = true;  // the next word is what runs
+    for (const std::string& w : words) {
+      if (w == ";" || w == "&&" || w == "||" || w == "|") {
+        program = true;
+        continue;
+      }
+      if (!program || w.front() == '-') continue;
+      const std::string name = fs::path(w).filename().string();
+      program = std::find(std::begin(k_interpreters), std::end(k_interpreters), name) != std::end(k_interpreters);
+      fs::path p = (fs::path(w).is_absolute() ? fs::path(w) : ws.root / w).lexically_normal();
+      std::error_code ec;
+      if (w.find("..") == std::string::npos && is_under(p, ws.root) && p != ws.root &&
+          fs::is_regular_file(fs::symlink_status(p, ec)))
+        out.push_back(p);
+    }
   }
   return out;
 }
