@@ -2640,8 +2640,45 @@ std::string basename_of(std::string_view path) {
   return std::string(path.substr(slash + 1));
 }
 
+// A command that only describes itself: `--help` (GNU tools and git act on
+// it before anything else and change nothing) and the dry runs of the
+// commands that honour one. Only static words count.
+bool only_describes(const Call& c) {
+  const std::string& n = c.name;
+  const Args& a = c.argv;
+  for (const Field& f : a)
+    if (f.dynamic || f.synthetic) return false;
+  auto has = [&](List names, size_t from) {
+    for (size_t i = from; i < a.size(); ++i)
+      if (one_of(a[i].value, names) || (a[i].value.rfind("--dry-run=", 0) == 0 && one_of("--dry-run", names))) return true;
+    return false;
+  };
+  // -n inside a cluster of short flags (`rsync -avn`, `git clean -fdn`)
+  auto short_n = [&](size_t from) {
+    for (size_t i = from; i < a.size(); ++i) {
+      const std::string& v = a[i].value;
+      if (v.size() > 1 && v[0] == '-' && v[1] != '-' && v.find('n') != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (one_of(n, {"rm", "rmdir", "shred", "dd", "chmod", "chown", "chgrp", "mv", "cp", "truncate", "sed", "ln"}))
+    return has({"--help", "--version"}, 1);
+  if (n == "git") {
+    if (a.size() == 2 && one_of(a[1].value, {"--help", "--version", "help"})) return true;
+    if (a.size() >= 3 && (a[2].value == "--help" || a[1].value == "help")) return true;
+    if (a.size() >= 2 && a[1].value == "push") return has({"--dry-run", "-n"}, 2);
+    if (a.size() >= 2 && a[1].value == "clean") return has({"--dry-run"}, 2) || short_n(2);
+    return false;
+  }
+  if (n == "rsync") return has({"--dry-run", "--help"}, 1) || short_n(1);
+  if (n == "make") return has({"--dry-run", "--just-print", "--recon", "-n", "--help"}, 1);
+  if (n == "kubectl") return has({"--dry-run", "--help"}, 1);
+  return false;
+}
+
 void apply_rule(Walker& w, Call& c) {
   const std::string& n = c.name;
+  if (only_describes(c)) return;
   if (const auto& table = rules(); table.count(n) > 0) return table.at(n)(w, c);
   if (const WrapperSpec* s = wrapper_spec(n)) return rule_wrapper(w, c, *s);
   if (is_shell(n)) return rule_shell(w, c);

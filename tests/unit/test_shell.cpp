@@ -107,6 +107,19 @@ constexpr RunVerdict A = RunVerdict::ask;
 const Row k_rows[] = {
     // ---- families: wrappers, interpreters, in-place editors, detached runs ----
     {"env - rm -rf /", B, "deletion"},
+    {"rm -rf / --help", A},
+    {"git clean -n", A},
+    {"git clean -fdxn", A},
+    {"git clean -fdx", C, "not undoable"},
+    {"git push --dry-run origin main", A},
+    {"git reset --help", A},
+    {"git commit -m --help", A},  // a message, but commit only adds
+    {"git reset --hard -m --help", C, "not undoable"},
+    {"rsync -avn --delete src/ dst/", A},
+    {"make -n install", A},
+    {"kubectl delete pod x --dry-run=client", A},
+    {"sh -c 'rm -rf /' --help", B, "deletion"},
+    {"rm -rf / $HELP", B, "deletion"},
     {"parallel rm -rf ::: /", B, "deletion"},
     {"parallel -j4 rm -rf {} ::: build /", B, "deletion"},
     {"parallel gzip ::: a.log b.log", C, "writes to 'b.log'"},
