@@ -38,6 +38,10 @@ void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
   out("\nproposal {}: {}\n", p.id, o.entry.result);
   if (o.result.out_cut || o.result.err_cut) out("  output was longer than [run] max_output; head and tail kept\n");
   out("  {}\n", o.result.sandbox_note);
+  if (!o.result.guards.empty()) {
+    out("  WARNING: the command touched paths kaicoder guards; what was done about it:\n");
+    for (const auto& g : o.result.guards) out("    {}\n", g);
+  }
   if (o.entry.rollback_id != "\u2014")
     out("  rollback-id: {}   (undo its changes to {} file(s): kaicoder rollback {})\n", o.entry.rollback_id,
         o.entry.files.size(), o.entry.rollback_id);

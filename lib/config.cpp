@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "lib/confine.hpp"
 #include "lib/glob.hpp"
 
 namespace kai {
@@ -152,6 +153,21 @@ std::map<std::string, Handler> handlers() {
       return ok_status();
     };
   };
+  // Absolute, normalised paths starting with `prefix`, other than "/".
+  auto abs_paths = [](std::vector<std::string> Config::*m, std::string prefix) {
+    return [m, prefix](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      const toml::array* a = n.as_array();
+      auto v = get_list(c, n, key, false);
+      if (!v) return v.error();
+      for (size_t i = 0; i < v->size(); ++i) {
+        const fs::path p((*v)[i]);
+        if (!p.is_absolute() || p.lexically_normal() != p || p == "/" || (*v)[i].rfind(prefix, 0) != 0)
+          return bad(c, *a->get(i), key, fmt::format("'{}' must be an absolute path under '{}', without '..'", (*v)[i], prefix));
+        (c.cfg.*m).push_back((*v)[i]);
+      }
+      return ok_status();
+    };
+  };
   auto section = [&h](const std::string& name) {
     return [&h, name](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       const toml::table* t = n.as_table();
@@ -196,7 +212,25 @@ std::map<std::string, Handler> handlers() {
   };
   h["run.timeout"] = num(&Config::run_timeout, 1, 24 * 3600);
   h["run.max_output"] = num(&Config::max_output, 1024, 64L << 20);
-  h["run.sandbox"] = str(&Config::sandbox, {"landlock", "none"});
+  h["run.sandbox"] = str(&Config::sandbox, {"full", "landlock", "none"});
+  h["run.network"] = str(&Config::network, {"off", "on"});
+  h["run.readable"] = abs_paths(&Config::readable, "/");
+  h["run.devices"] = abs_paths(&Config::devices, "/dev/");
+  h["run.env"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (auto why = env_name_refused((*v)[i])) return bad(c, *a->get(i), key, *why);
+      c.cfg.env.push_back((*v)[i]);
+    }
+    return ok_status();
+  };
+  h["hooks.network"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    if (!n.is_boolean()) return bad(c, n, key, "expected true or false");
+    c.cfg.hooks_network = *n.value<bool>();
+    return ok_status();
+  };
   h["run.blocked"] = add(&Config::blocked, false);
   h["run.protected"] = add(&Config::protected_processes, false);
   h["run.writable"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {

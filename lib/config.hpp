@@ -51,15 +51,20 @@ struct Config {
   long run_timeout = 600;
   long validate_timeout = 60;  // seconds each [validate] command may take
   long max_output = 65536;
-  std::string sandbox = "landlock";
+  std::string sandbox = "full";   // full, landlock or none (lib/sandbox.hpp)
+  std::string network = "off";    // "on": runs share the host's network
   std::vector<std::string> blocked, protected_processes;
   std::vector<std::string> writable;  // absolute folders a sandboxed command may write besides root and temp
-  long snapshots_keep = 50;  // snapshots of confirm-tier runs kept for rollback; 0 = none taken
+  std::vector<std::string> readable;  // absolute paths in home a full-sandboxed command may also read
+  std::vector<std::string> devices;   // /dev nodes passed through to sandboxed commands (GPU, KVM)
+  std::vector<std::string> env;       // environment variables runs get besides the built-in allow-list
+  long snapshots_keep = 50;  // snapshots of runs kept for rollback; 0 = none taken
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks] — shell strings run with /bin/sh -c from root; empty = none
   std::string notify, review;
   long notify_timeout = 10, review_timeout = 60;
+  bool hooks_network = false;  // [hooks] network: hooks share the host's network
   // [validate]
   std::map<std::string, std::string> validate;
   // [changelog]

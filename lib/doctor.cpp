@@ -320,6 +320,61 @@ void check_guardrails(Workspace& ws, Checks& out) {
         "do not let agents use this build; report it as a bug");
 }
 
+// The level runs get here, and what exactly it confines (SPEC §8 [run] sandbox).
+void check_sandbox(const Workspace& ws, Checks& out) {
+  const NamespaceStatus ns = namespace_status();
+  const LandlockStatus ll = landlock_status();
+  const SandboxMode want = sandbox_mode(ws.cfg.sandbox);
+  const SandboxMode best = ns.ok && ll.abi > 0 ? SandboxMode::full : ll.abi > 0 ? SandboxMode::landlock : SandboxMode::none;
+  const bool refused = want != SandboxMode::none && static_cast<int>(want) < static_cast<int>(best);
+  std::string why;
+  if (!ns.ok) why += fmt::format("; namespaces: {}", ns.detail);
+  if (ll.abi == 0) why += fmt::format("; Landlock: {}", ll.detail);
+  if (refused)
+    add(out, "sandbox", Level::fail,
+        fmt::format("[run] sandbox = \"{}\" but this machine supports at most \"{}\"{}", to_string(want), to_string(best), why),
+        fmt::format("runs, checks and hooks are refused; the owner may set [run] sandbox = \"{}\" in kaicoder.toml", to_string(best)));
+  else
+    add(out, "sandbox", want == SandboxMode::full ? Level::ok : Level::warn,
+        fmt::format("level \"{}\" (this machine supports \"{}\"; Landlock ABI {}){}", to_string(want), to_string(best), ll.abi, why),
+        want == SandboxMode::full || best != SandboxMode::full ? "" : "set [run] sandbox = \"full\" in kaicoder.toml");
+  const SandboxMode at = refused ? SandboxMode::none : want;
+  const bool full = at == SandboxMode::full, landlock = at == SandboxMode::landlock;
+  const bool net_on = ws.cfg.network == "on";
+  auto line = [&](std::string name, bool good, std::string text) {
+    add(out, "sandbox: " + name, refused ? Level::fail : good ? Level::ok : Level::warn, std::move(text));
+  };
+  if (refused) return line("runs", false, "refused: nothing runs until the level is supported or lowered");
+  line("writes", full,
+       full       ? "root and [run] writable only; kaicoder's state, config, changelog, backups, harness settings and git's "
+                    "own settings read-only (mounts); a private /tmp"
+       : landlock ? "root, /tmp and [run] writable (Landlock); guarded paths in root are checked after each run and put back"
+                  : "anything this user can write");
+  line("reads", full,
+       full ? "root minus its secret files; the system; from home only the toolchains and [run] readable; no /run, no "
+              "owner's kaicoder folder, no other process"
+            : "everything this user can read, secrets included");
+  line("terminals", full || (landlock && ll.abi >= 5),
+       full                       ? "no tty, pts or console in the run's /dev; device ioctls off"
+       : landlock && ll.abi >= 5  ? "no controlling terminal; device ioctls off (TIOCSTI refused)"
+                                  : "no controlling terminal; an opened terminal can be written to");
+  line("network", (full && !net_on) || net_on,
+       net_on                     ? "on ([run] network = \"on\")"
+       : full                     ? "off: an empty network namespace (no TCP, UDP or DNS)"
+       : landlock && ll.abi >= 4  ? "TCP off (Landlock); UDP and UNIX sockets still reachable"
+                                  : "not restricted");
+  line("environment", true, "an allow-list (PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL, [run] env); HOME is the "
+                            "owner's home; kaicoder's own git settings");
+  line("process lifetime", full,
+       full ? "a PID namespace: every process ends with the run"
+            : "the run's process group is killed at its end; a process that leaves the group can outlive it");
+  line("capabilities", full,
+       full       ? "none: bounding set empty, no_new_privs, also as root"
+       : landlock ? "no_new_privs; the user's own capabilities are kept"
+                  : "the user's own");
+  if (ll.abi >= 6 && at != SandboxMode::none) line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
+}
+
 void check_isolation(Workspace& ws, Checks& out) {
   if (::access(ws.root.c_str(), W_OK) == 0)
     add(out, "isolation", Level::warn,
@@ -327,11 +382,7 @@ void check_isolation(Workspace& ws, Checks& out) {
         "run agents as a separate user that can read the tree but not write it");
   else
     add(out, "isolation", Level::ok, fmt::format("user '{}' cannot write the tree directly", ws.user));
-  LandlockStatus ll = landlock_status();
-  if (ll.abi > 0) add(out, "sandbox", Level::ok, fmt::format("Landlock ABI {} available", ll.abi));
-  else
-    add(out, "sandbox", ws.cfg.sandbox == "landlock" ? Level::warn : Level::ok, fmt::format("Landlock unavailable: {}", ll.detail),
-        "commands cannot be sandboxed here; kaicoder refuses to run them unless [run] sandbox = \"none\"");
+  check_sandbox(ws, out);
 }
 
 void check_install(const DoctorInput& in, Checks& out) {

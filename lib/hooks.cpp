@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/confine.hpp"
 #include "lib/runner.hpp"
 #include "lib/runs.hpp"
 #include "lib/util/fs.hpp"
@@ -35,7 +36,8 @@ void log_line(const Workspace& ws, const std::string& line) {
 // One hook run: `command` with `doc` on stdin, from root, in a scratch folder
 // of its own that is removed afterwards.
 Result<RunResult> run_hook(const Workspace& ws, const std::string& command, const std::string& doc, long timeout,
-                           size_t max_output, SandboxMode sandbox, std::vector<std::string> env) {
+                           size_t max_output, bool root_writable,
+                           const std::vector<std::pair<std::string, std::string>>& vars) {
   auto scratch = ws.store.make_scratch("hook");
   if (!scratch) return scratch.error();
   Result<RunResult> r = make_error(Errc::io, "not run");
@@ -45,12 +47,12 @@ Result<RunResult> run_hook(const Workspace& ws, const std::string& command, cons
     RunSpec spec;
     spec.shell = command;
     spec.cwd = ws.root;
-    spec.env = with_env(std::move(env), "TMPDIR", scratch->string());
+    confine(ws, spec, ConfineOptions{root_writable, {*scratch}, ws.cfg.hooks_network});
+    spec.env = with_env(std::move(spec.env), "TMPDIR", scratch->string());
+    for (const auto& [name, value] : vars) spec.env = with_env(std::move(spec.env), name, value);
     spec.stdin_path = *scratch / "stdin.json";
     spec.timeout = std::chrono::seconds(timeout);
     spec.max_output = max_output;
-    spec.sandbox = sandbox;
-    spec.writable = {*scratch};
     spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
     r = run_command(spec);
   }
@@ -89,10 +91,11 @@ void flush_notify(Workspace& ws) {
   queue.swap(ws.notify_queue);
   for (const auto& [event, id, doc, ids] : queue) {
     const std::string which = ids.empty() ? std::to_string(id) : ids;
-    std::vector<std::string> env = with_env(inherited_environment(), "KAICODER_EVENT", event);
-    env = with_env(std::move(env), "KAICODER_PROPOSAL", which);
-    // The owner's own command, like a git hook: not confined, but never given a terminal.
-    auto r = run_hook(ws, ws.cfg.notify, doc, ws.cfg.notify_timeout, k_max_notify_output, SandboxMode::none, env);
+    // The owner's own command, but it runs after proposals an agent made:
+    // confined like a run (root writable, guarded paths not; [hooks]
+    // network lets a notifier reach the network), never given a terminal.
+    auto r = run_hook(ws, ws.cfg.notify, doc, ws.cfg.notify_timeout, k_max_notify_output, true,
+                      {{"KAICODER_EVENT", event}, {"KAICODER_PROPOSAL", which}});
     const std::string what = fmt::format("notify {} proposal{} {}", event, ids.empty() ? "" : "s", which);
     if (!r) log_line(ws, fmt::format("{}: not run: {}", what, r.error().message));
     else if (r->timed_out) log_line(ws, fmt::format("{}: timed out after {} s; killed", what, ws.cfg.notify_timeout));
@@ -109,8 +112,7 @@ Review review_proposal(const Workspace& ws, const Proposal& p, const FileDiff& d
   if (p.kind != Kind::run) proposal["diff"] = diff.text;
   json doc = redact_all(ws, {{"instructions", k_review_instructions}, {"untrusted_proposal", proposal}});
   auto r = run_hook(ws, ws.cfg.review, doc.dump(2, ' ', false, json::error_handler_t::replace), ws.cfg.review_timeout,
-                    k_max_review_output, sandbox_mode(ws.cfg.sandbox),
-                    inherited_environment());
+                    k_max_review_output, false, {});
   if (!r) {
     rv.status = "failed";
     rv.text = make_visible(fmt::format("review not run: {}", r.error().message));

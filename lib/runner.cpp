@@ -20,8 +20,6 @@
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 
-extern char** environ;
-
 namespace kai {
 namespace fs = std::filesystem;
 
@@ -211,21 +209,37 @@ void cloexec_from_3() noexcept {
   for (int fd = 3; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-[[noreturn]] void child_main(const ExecPlan& p, int devnull, int out_w, int err_w,
-                             const LandlockRuleset* sandbox) noexcept {
+// Set-up failures go to `report_fd`, which the parent turns into an error
+// instead of a command result.
+[[noreturn]] void report_fail(int report_fd, std::string_view prefix, int err) noexcept {
+  ssize_t ignored = ::write(report_fd, prefix.data(), prefix.size());
+  const char* reason = reason_of(err);
+  ignored = ::write(report_fd, reason, std::strlen(reason));
+  (void)ignored;
+  ::_exit(126);
+}
+
+struct Confinement {
+  const LandlockRuleset* landlock = nullptr;
+  const NamespacePlan* namespaces = nullptr;
+  int report_fd = -1;
+};
+
+[[noreturn]] void child_main(const ExecPlan& p, int devnull, int out_w, int err_w, const Confinement& box) noexcept {
   if (!move_fd(devnull, 0) || !move_fd(out_w, 1) || !move_fd(err_w, 2)) ::_exit(126);
   // A new session makes the child the leader of its own process group (what
   // the timeout kills) and leaves it without a controlling terminal, so it
   // cannot open /dev/tty to read or fake the approver's keystrokes. The
   // parent must not setpgid() first: a group leader cannot call setsid().
-  if (::setsid() < 0) child_fail("kaicoder: cannot start a new session: ", reason_of(errno), 126);
-  reset_signals();
+  if (::setsid() < 0) report_fail(box.report_fd, "kaicoder: cannot start a new session: ", errno);
   cloexec_from_3();
+  // Fail closed: never run a command unconfined that was meant to be confined.
+  if (box.namespaces) box.namespaces->enter(box.report_fd, *box.landlock);  // returns in the run's process only
+  reset_signals();
   if (::chdir(p.cwd.c_str()) != 0) child_fail(p.cwd_prefix, reason_of(errno), 126);
-  if (sandbox) {
-    // Fail closed: never run a command unconfined that was meant to be confined.
-    if (int err = sandbox->enforce(); err != 0)
-      child_fail("kaicoder: cannot enforce the landlock sandbox: ", reason_of(err), 126);
+  if (box.landlock && !box.namespaces) {
+    if (int err = box.landlock->enforce(); err != 0)
+      report_fail(box.report_fd, "kaicoder: cannot enforce the landlock sandbox: ", err);
   }
   if (p.not_found) child_fail(p.run_prefix, "command not found", 127);
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
@@ -380,6 +394,16 @@ private:
   bool m_exited = false, m_reaped = false, m_timed_out = false, m_term_sent = false, m_kill_sent = false;
 };
 
+// What the child reported before it could run the command; empty when the
+// set-up went through.
+std::string read_report(int fd) {
+  std::string text;
+  char buf[512];
+  ssize_t got;
+  while ((got = ::read(fd, buf, sizeof buf)) > 0 && text.size() < 4096) text.append(buf, static_cast<size_t>(got));
+  return text;
+}
+
 std::string unsandboxed_note() {
   LandlockStatus ls = landlock_status();
   if (ls.abi == 0)
@@ -402,10 +426,20 @@ Result<RunResult> run_checked(const RunSpec& spec) {
   KAI_TRY(check_spec(spec));
   RunResult r;
   std::optional<LandlockRuleset> sandbox;
-  if (spec.sandbox == SandboxMode::landlock) {
-    Result<LandlockRuleset> rs = build_write_ruleset(spec.writable);
+  std::optional<NamespacePlan> namespaces;
+  if (spec.sandbox == SandboxMode::full) {
+    // Checked first: its refusal names the level that would work here.
+    Result<NamespacePlan> ns = NamespacePlan::prepare(spec.layout);
+    if (!ns) return ns.error();
+    namespaces = std::move(*ns);
+  }
+  if (spec.sandbox != SandboxMode::none) {
+    LandlockExtras extras;
+    extras.tcp_off = spec.sandbox == SandboxMode::landlock && !spec.layout.network;
+    extras.devices = spec.layout.devices;
+    Result<LandlockRuleset> rs = build_write_ruleset(spec.writable, extras);
     if (!rs) return rs.error();
-    r.sandbox_note = rs->note();
+    r.sandbox_note = namespaces ? fmt::format("full sandbox: {}; {}", namespaces->note(), rs->note()) : rs->note();
     sandbox = std::move(*rs);
   } else {
     r.sandbox_note = unsandboxed_note();
@@ -423,30 +457,33 @@ Result<RunResult> run_checked(const RunSpec& spec) {
     return make_error(Errc::io, "cannot set up the command's input and output: " + errno_text(errno));
   ::fcntl(out_r.get(), F_SETFL, O_NONBLOCK);
   ::fcntl(err_r.get(), F_SETFL, O_NONBLOCK);
+  int rep_p[2];
+  if (::pipe2(rep_p, O_CLOEXEC | O_NONBLOCK) != 0) return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
+  Fd rep_r = above_stdio(rep_p[0]), rep_w = above_stdio(rep_p[1]);
+  if (rep_r.get() < 0 || rep_w.get() < 0) return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
+  Confinement box{sandbox ? &*sandbox : nullptr, namespaces ? &*namespaces : nullptr, rep_w.get()};
 
   Steady::time_point start = Steady::now();
   pid_t pid = ::fork();
   if (pid < 0) return make_error(Errc::io, "cannot start the command: " + errno_text(errno));
-  if (pid == 0) child_main(plan, devnull.get(), out_w.get(), err_w.get(), sandbox ? &*sandbox : nullptr);
+  if (pid == 0) child_main(plan, devnull.get(), out_w.get(), err_w.get(), box);
   // Only the child may hold the write ends, or the pipes would never close.
   out_w.reset();
   err_w.reset();
   devnull.reset();
+  rep_w.reset();
 
   Supervisor sup(pid, std::move(out_r), std::move(err_r), spec);
   sup.watch();
   sup.finish(r);
   r.elapsed = std::chrono::duration_cast<milliseconds>(Steady::now() - start);
+  if (std::string report = read_report(rep_r.get()); !report.empty())
+    return make_error(Errc::io, fmt::format("the command did not run: {}", report),
+                      "nothing ran unconfined; `kaicoder doctor` shows what the sandbox can do on this machine");
   return r;
 }
 
 }  // namespace
-
-std::vector<std::string> inherited_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
 
 std::vector<std::string> with_env(std::vector<std::string> env, std::string_view name, std::string_view value) {
   const std::string prefix = std::string(name) + "=";

@@ -10,8 +10,10 @@
 // read the approver's terminal nor outlive its run: on timeout the whole
 // group gets SIGTERM and, after a grace of 2 s, SIGKILL; when the command
 // itself exits, whatever it left running in its group is killed too.
-// A process that moves itself into another process group or session escapes
-// this (doing so is a deliberate act the classifier should catch).
+// At the `full` sandbox level the command is also the only child of the init
+// of its own PID namespace: when it ends, every process it started ends too,
+// whatever group or session it moved to. At the other levels a process that
+// moves itself into another process group or session escapes the cleanup.
 
 #include <chrono>
 #include <cstddef>
@@ -34,8 +36,13 @@ struct RunSpec {
   std::filesystem::path stdin_path;   // the child's stdin; empty = /dev/null
   std::chrono::seconds timeout{600};  // then the whole process group is killed
   size_t max_output = 65536;          // bytes kept per stream: head and tail halves, a marker line between
-  SandboxMode sandbox = SandboxMode::landlock;
-  std::vector<std::filesystem::path> writable;  // with landlock: the only trees the command may write
+  SandboxMode sandbox = SandboxMode::full;
+  // With full or landlock: the only trees the command may write (with full,
+  // also its private /tmp and home).
+  std::vector<std::filesystem::path> writable;
+  // With full: what the command sees (lib/sandbox.hpp). layout.network and
+  // layout.devices also count with landlock (TCP off, device ioctls).
+  SandboxLayout layout;
   // Raw chunks as they arrive, for the approver's terminal (1 = stdout,
   // 2 = stderr). Not redacted: the approver may see what the command prints.
   std::function<void(std::string_view chunk, int stream)> on_output;
@@ -52,6 +59,9 @@ struct RunResult {
   size_t out_bytes = 0, err_bytes = 0;  // total produced
   bool out_cut = false, err_cut = false;
   std::string sandbox_note;  // what confined the run, or why nothing did
+  // Filled by the caller (lib/confine check_guards): what the run did to
+  // guarded paths and what was undone; empty when it touched none.
+  std::vector<std::string> guards;
   std::chrono::milliseconds elapsed{0};
 };
 
@@ -62,15 +72,12 @@ struct RunResult {
 // are kept (cut at line boundaries where a line ends near the cut) with a
 // line "[… N bytes cut …]" between them.
 // Errors: usage when not exactly one of argv and shell is given; conflict
-// when cwd is not a folder; denied when the sandbox is landlock and this
-// kernel has none (the message says so and how to run unsandboxed); io when
-// pipes, fork or the sandbox setup fail, or a callback throws.
+// when cwd is not a folder; denied when this kernel lacks what the sandbox
+// level needs (the message names the level that would work); io when pipes,
+// fork or the sandbox set-up fail (in the child too: nothing then ran), or a
+// callback throws.
 // Disk effects: whatever the command does.
 Result<RunResult> run_command(const RunSpec& spec);
-
-// This process's own environment as "K=V" strings, for a child that
-// inherits it (runs, validators, hooks).
-std::vector<std::string> inherited_environment();
 
 // `env` with NAME set to `value` (any earlier NAME= entries removed).
 std::vector<std::string> with_env(std::vector<std::string> env, std::string_view name, std::string_view value);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/confine.hpp"
 #include "lib/decide.hpp"
 #include "lib/hooks.hpp"
 #include "lib/limits.hpp"
@@ -55,6 +56,7 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
     if (!rp) return is_secret_file(path);
     return !check_read(ws.guards, *rp).ok();
   };
+  ctx.root = ws.root.string();
   ctx.extra_blocked = ws.cfg.blocked;
   ctx.protected_processes = ws.cfg.protected_processes;
   return ctx;
@@ -75,12 +77,11 @@ Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd,
   return rp->rel;
 }
 
-// Undo for runs. Only confirm-tier runs (the ones that write, move or
-// delete files, or change git state) are snapshotted: an ordinary build or
-// test run is not what anyone rolls back, and skipping it keeps those runs
-// free of the snapshot's cost. The snapshots are taken while the store lock
-// is held, so that no other kaicoder process prunes the store meanwhile;
-// the command itself runs without the lock.
+// Undo for runs (SPEC §5): every approved run executes between two
+// snapshots, so that `rollback` undoes what `make` or a script wrote, not
+// only what a confirm-tier command was expected to write. The snapshots are
+// taken while the store lock is held, so that no other kaicoder process
+// prunes the store meanwhile; the command itself runs without the lock.
 struct Undo {
   SnapshotStore store;
   std::optional<Snapshot> before;
@@ -99,7 +100,7 @@ Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, 
 
 Undo start_undo(const Workspace& ws, const Proposal& p) {
   Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), ""};
-  if (p.tier != "confirm" || ws.cfg.snapshots_keep <= 0) return u;
+  if (ws.cfg.snapshots_keep <= 0) return u;
   // A pending ref whose run has finished (or failed) was left behind by an
   // error path; only a proposal still approved can be in flight. A run whose
   // process died mid-command stays approved, and so keeps its ref.
@@ -278,17 +279,16 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.argv = p.argv;
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
-  spec.env = inherited_environment();
   // --timeout may shorten the owner's limit, never lengthen it.
   long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
   spec.timeout = std::chrono::seconds(limit);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
-  spec.sandbox = sandbox_mode(ws.cfg.sandbox);
-  spec.writable = {ws.root, fs::temp_directory_path()};
-  spec.writable.insert(spec.writable.end(), ws.cfg.writable.begin(), ws.cfg.writable.end());
+  confine(ws, spec, ConfineOptions{});
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
+  GuardWatch guard = watch_guards(ws, spec.sandbox);
   auto r = run_command(spec);
+  if (r) r->guards = check_guards(guard);
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
   auto cur = ws.store.load(id);
@@ -308,6 +308,8 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
+  if (!r->guards.empty())
+    summary += fmt::format("; THE RUN TOUCHED GUARDED PATHS: {}", fmt::join(r->guards, "; "));
   RunChanges ch = finish_undo(ws, *undo, p);
   if (!ch.unrestorable.empty())
     summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));

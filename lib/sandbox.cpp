@@ -1,6 +1,7 @@
 #include "lib/sandbox.hpp"
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -23,6 +24,17 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
@@ -38,12 +50,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The ruleset attribute as of ABI 6; the kernel takes the size it is given,
+// so older kernels get the prefix they know (see ruleset_attr_size).
+struct RulesetAttr {
+  uint64_t handled_access_fs = 0;
+  uint64_t handled_access_net = 0;  // ABI >= 4
+  uint64_t scoped = 0;              // ABI >= 6
+};
+
+size_t ruleset_attr_size(int abi) {
+  if (abi >= 6) return sizeof(RulesetAttr);
+  if (abi >= 4) return offsetof(RulesetAttr, scoped);
+  return offsetof(RulesetAttr, handled_access_net);
+}
+
 // Only the rights that change the filesystem are handled; reading, listing
 // and executing stay unhandled and so allowed everywhere. IOCTL_DEV (ABI 5)
-// is left unhandled on purpose: an ioctl is not a filesystem write, opening a
-// device for writing already needs WRITE_FILE, the child has no controlling
-// terminal to inject keystrokes into, and handling it would break GPU and
-// KVM tooling that builds and tests use.
+// is handled and granted only on the devices the owner passes through: no
+// ioctl reaches a terminal (TIOCSTI) or any other device.
 uint64_t handled_write_rights(int abi) {
   uint64_t r = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
                LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
@@ -57,7 +81,8 @@ uint64_t handled_write_rights(int abi) {
 }
 
 // The subset the kernel accepts in a rule on a non-directory.
-constexpr uint64_t k_file_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
+constexpr uint64_t k_file_rights =
+    LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
 
 long landlock_version() { return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION); }
 
@@ -73,6 +98,7 @@ int allow_beneath(int ruleset, const fs::path& p, uint64_t rights) {
   } else {
     landlock_path_beneath_attr attr{};
     attr.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & k_file_rights;
+    if (S_ISDIR(st.st_mode)) attr.allowed_access &= ~static_cast<uint64_t>(LANDLOCK_ACCESS_FS_IOCTL_DEV);
     attr.parent_fd = fd;
     if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) != 0) err = errno;
   }
@@ -101,6 +127,8 @@ LandlockStatus landlock_status() {
 LandlockRuleset::LandlockRuleset(LandlockRuleset&& o) noexcept
     : m_fd(std::exchange(o.m_fd, -1)),
       m_abi(o.m_abi),
+      m_rights(o.m_rights),
+      m_tcp_off(o.m_tcp_off),
       m_writable(std::move(o.m_writable)),
       m_missing(std::move(o.m_missing)) {}
 
@@ -109,6 +137,8 @@ LandlockRuleset& LandlockRuleset::operator=(LandlockRuleset&& o) noexcept {
     if (m_fd >= 0) ::close(m_fd);
     m_fd = std::exchange(o.m_fd, -1);
     m_abi = o.m_abi;
+    m_rights = o.m_rights;
+    m_tcp_off = o.m_tcp_off;
     m_writable = std::move(o.m_writable);
     m_missing = std::move(o.m_missing);
   }
@@ -127,6 +157,17 @@ int LandlockRuleset::enforce() const noexcept {
   return 0;
 }
 
+int LandlockRuleset::allow_in_child(const char* path) const noexcept {
+  int fd = ::open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  if (fd < 0) return errno;
+  landlock_path_beneath_attr attr{};
+  attr.allowed_access = m_rights & ~static_cast<uint64_t>(LANDLOCK_ACCESS_FS_IOCTL_DEV);
+  attr.parent_fd = fd;
+  int err = ::syscall(SYS_landlock_add_rule, m_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) != 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
 std::string LandlockRuleset::note() const {
   std::string s = fmt::format("landlock ABI {}: writes limited to ", m_abi);
   if (m_writable.empty()) s += "nothing";
@@ -135,10 +176,20 @@ std::string LandlockRuleset::note() const {
     s += "; not found, so not writable: ";
     for (size_t i = 0; i < m_missing.size(); ++i) s += (i ? ", " : "") + m_missing[i].string();
   }
+  if (m_tcp_off) s += "; TCP off";
   return s;
 }
 
-Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writable) {
+std::string_view to_string(SandboxMode m) {
+  switch (m) {
+    case SandboxMode::full: return "full";
+    case SandboxMode::landlock: return "landlock";
+    case SandboxMode::none: return "none";
+  }
+  return "full";
+}
+
+Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writable, const LandlockExtras& extras) {
   LandlockStatus st = landlock_status();
   if (st.abi <= 0) {
     return make_error(Errc::denied, fmt::format("landlock is not available on this kernel ({}); set [run] sandbox = "
@@ -148,10 +199,17 @@ Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writabl
   LandlockRuleset rs;
   rs.m_abi = st.abi;
   uint64_t rights = handled_write_rights(st.abi);
-  landlock_ruleset_attr attr{};
+  if (st.abi >= 5) rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+  rs.m_rights = rights;
+  RulesetAttr attr;
   attr.handled_access_fs = rights;
+  if (extras.tcp_off && st.abi >= 4) {
+    attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    rs.m_tcp_off = true;
+  }
+  if (st.abi >= 6) attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
   // The ruleset fd is close-on-exec, so it never reaches the command.
-  long fd = ::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+  long fd = ::syscall(SYS_landlock_create_ruleset, &attr, ruleset_attr_size(st.abi), 0);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot create a landlock ruleset: {}", errno_text(errno)));
   rs.m_fd = static_cast<int>(fd);
 
@@ -168,9 +226,13 @@ Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writabl
   }
   // Commands routinely discard output with >/dev/null; a system without it
   // is broken anyway, so its absence is not an error.
-  if (int err = allow_beneath(rs.m_fd, "/dev/null", rights); err != 0 && err != ENOENT) {
+  if (int err = allow_beneath(rs.m_fd, "/dev/null", rights & ~static_cast<uint64_t>(LANDLOCK_ACCESS_FS_IOCTL_DEV));
+      err != 0 && err != ENOENT) {
     return make_error(Errc::io, fmt::format("cannot make '/dev/null' writable in the sandbox: {}", errno_text(err)));
   }
+  for (const fs::path& d : extras.devices)
+    if (int err = allow_beneath(rs.m_fd, d, rights); err != 0 && err != ENOENT)
+      return make_error(Errc::io, fmt::format("cannot pass device '{}' into the sandbox: {}", d.string(), errno_text(err)));
   return rs;
 }
 

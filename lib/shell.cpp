@@ -510,7 +510,10 @@ void rule_doas(Walker& w, Call& c) {
 }
 
 void rule_env(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"uCS", {"--unset", "--chdir", "--split-string"}, true});
+  Opts o = parse_opts(c.argv, 1, Spec{"uCSP", {"--unset", "--chdir", "--split-string"}, true});
+  // `env -` is `env -i`; -P DIR looks the program up in DIR instead of PATH.
+  if (o.rest < c.argv.size() && c.argv[o.rest].value == "-" && !c.argv[o.rest].dynamic) ++o.rest;
+  if (const Field* p = o.value({"-P"})) w.find(c, V::confirm, "looks the program up in '" + p->value + "' instead of PATH");
   Args inner;
   if (const Field* s = o.value({"-S", "--split-string"})) {
     // env -S splits one string into words (shebang lines)
@@ -548,7 +551,7 @@ struct WrapperSpec {
 const WrapperSpec* wrapper_spec(std::string_view name) {
   static const WrapperSpec k_wrappers[] = {
       {"nice", {"n", {"--adjustment"}, true}},
-      {"nohup", {"", {}, true}},
+      {"nohup", {"", {}, true}, 0, {}, "keeps running when its session ends (detached execution)"},
       {"timeout", {"ks", {"--kill-after", "--signal"}, true}, 1},
       {"gtimeout", {"ks", {"--kill-after", "--signal"}, true}, 1},
       {"builtin", {"", {}, true}},
@@ -743,6 +746,57 @@ void rule_xargs(Walker& w, Call& c) {
     inner.back().download = c.in.download;
   }
   exec_inner(w, c, std::move(inner), "xargs", std::nullopt);
+}
+
+// GNU parallel and sem run a command once per argument: `parallel rm -rf
+// ::: a b` is `rm -rf a` and `rm -rf b`; without ::: the arguments come from
+// the input, as with xargs. The command is judged with every argument.
+void rule_parallel(Walker& w, Call& c) {
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"jSaIdEPN",
+                           {"--jobs", "--sshlogin", "--arg-file", "--replace", "--delimiter", "--eof", "--max-procs",
+                            "--max-args", "--id", "--semaphorename", "--timeout", "--joblog", "--results", "--tmpdir",
+                            "--workdir", "--env", "--basefile", "--transferfile", "--return"},
+                           true});
+  if (o.value({"-S", "--sshlogin"})) w.find(c, V::confirm, "runs commands on other machines");
+  Args inner, args;
+  bool after = false;
+  for (size_t i = o.rest; i < c.argv.size(); ++i) {
+    const std::string& v = c.argv[i].value;
+    if (v == ":::" || v == "::::" || v == ":::+" || v == "::::+") {
+      after = true;
+    } else {
+      (after ? args : inner).push_back(c.argv[i]);
+    }
+  }
+  if (inner.empty()) {
+    w.unknown(c, "runs commands read from its input");
+    return;
+  }
+  bool placeholder = false;
+  for (Field& f : inner) {
+    if (f.value.find("{}") != std::string::npos) placeholder = true;
+    if (args.empty()) f = replace_token(f, "{}");
+  }
+  if (args.empty()) {
+    if (!placeholder) inner.push_back(runtime_arg());
+    exec_inner(w, c, std::move(inner), "parallel", std::nullopt);
+    return;
+  }
+  for (const Field& a : args) {
+    Args one = inner;
+    if (placeholder) {
+      for (Field& f : one) {
+        std::string v = f.value;
+        for (size_t at = v.find("{}"); at != std::string::npos; at = v.find("{}", at + a.value.size()))
+          v.replace(at, 2, a.value);
+        f = with_value(f, v);
+      }
+    } else {
+      one.push_back(a);
+    }
+    exec_inner(w, c, std::move(one), "parallel", std::nullopt);
+  }
 }
 
 // ---- shells, eval, source, interpreters ----
@@ -1196,9 +1250,11 @@ void rule_rm(Walker& w, Call& c) {
       if (f.dynamic || f.synthetic) {
         std::string what = f.raw.empty() ? "names read from its input" : "'" + f.raw + "'";
         w.find(c, V::blocked, "recursive or forced deletion of a path only known at run time (" + what + ")");
-      } else {
+      } else if (f.glob || f.tilde || !w.inside_root(f)) {
         w.find(c, V::blocked, "recursive or forced deletion outside a build or temp folder ('" + f.value + "')");
       }
+      // A static path inside root: confirm tier through write() below, which
+      // blocks guarded paths; the run's snapshot undoes the rest.
     }
   }
   for (size_t t : targets) w.write(c, c.argv[t]);
@@ -1755,6 +1811,36 @@ bool git_listing(const std::string& sub, const Args& a) {
   return false;
 }
 
+// Subcommands that only add commits, refs or index entries: the snapshot
+// around the run covers the work tree, and nothing is lost.
+bool git_only_adds(const std::string& sub, const Args& a) {
+  std::string_view first = a.empty() ? std::string_view() : std::string_view(a[0].value);
+  if (sub == "add") return !has_opt(a, {"-f", "--force"});
+  if (sub == "commit") return !has_opt(a, {"--amend"});
+  if (sub == "restore") return has_opt(a, {"--staged", "-S"}) && !has_opt(a, {"--worktree", "-W"});
+  if (sub == "branch") return has_opt(a, {"-d", "--delete"}) && !has_opt(a, {"-D", "-f", "--force", "-m", "-M", "-c", "-C"});
+  if (sub == "checkout") return has_opt(a, {"-b"}) && !has_opt(a, {"-B", "-f", "--force"});
+  if (sub == "switch") return has_opt(a, {"-c", "--create"}) && !has_opt(a, {"-C", "--force-create", "-f", "--force", "--discard-changes"});
+  if (sub == "stash") return one_of(first, {"push", "save"}) || a.empty();
+  return false;
+}
+
+// What a snapshot cannot give back: refs, reflogs, the stash, ignored files.
+std::string git_not_undoable(const std::string& sub, const Args& a) {
+  std::string_view first = a.empty() ? std::string_view() : std::string_view(a[0].value);
+  if (sub == "stash" && one_of(first, {"drop", "clear", "pop"})) return "drops stash entries";
+  if (sub == "branch" && has_opt(a, {"-D"})) return "deletes a branch that may not be merged";
+  if (sub == "tag" && has_opt(a, {"-d", "--delete"})) return "deletes tags";
+  if (sub == "update-ref" && has_opt(a, {"-d"})) return "deletes a ref";
+  if (sub == "reset" && has_opt(a, {"--hard"})) return "moves the branch and may drop commits";
+  if (sub == "clean")
+    for (const Field& f : a)
+      if (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' && f.value.find_first_of("xX") != std::string::npos)
+        return "deletes ignored files";
+  if (sub == "reflog" && one_of(first, {"expire", "delete"})) return "deletes reflog entries";
+  return {};
+}
+
 void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
   static const List k_read = {"status", "log", "diff", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
                               "rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "for-each-ref",
@@ -1780,7 +1866,10 @@ void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
   if (sub == "push") return git_push(w, c, a);
   if (sub == "config") return git_config(w, c, a);
   git_targets(w, c, sub, a);
-  if (!git_listing(sub, a)) w.find(c, V::confirm, "changes the repository (git " + sub + ")");
+  if (std::string lost = git_not_undoable(sub, a); !lost.empty())
+    w.find(c, V::confirm, "not undoable: " + lost + " (git " + sub + "); rollback cannot bring it back");
+  else if (!git_listing(sub, a) && !git_only_adds(sub, a))
+    w.find(c, V::confirm, "changes the repository (git " + sub + ")");
 }
 
 void rule_git(Walker& w, Call& c) {
@@ -1970,6 +2059,7 @@ struct Formatter {
   std::string_view name;
   List writes_with;   // writes only with one of these
   List read_only;     // never writes with one of these
+  size_t skip = 0;    // positionals that are not files (yq's expression)
 };
 
 const Formatter* formatter(std::string_view name) {
@@ -1980,6 +2070,7 @@ const Formatter* formatter(std::string_view name) {
       {"yapf", {"-i", "--in-place"}, {}}, {"shfmt", {"-w", "--write"}, {}}, {"stylua", {}, {"--check"}},
       {"dos2unix", {}, {}}, {"unix2dos", {}, {}}, {"biome", {"--write", "--apply", "--fix"}, {}},
       {"clang-tidy", {"--fix", "-fix", "--fix-errors", "-fix-errors"}, {}}, {"standard", {"--fix"}, {}},
+      {"yq", {"-i", "--inplace"}, {}, 1}, {"sponge", {}, {}}, {"ruff", {"--fix", "format"}, {"--check", "--diff"}},
   };
   for (const Formatter& f : k_fmt)
     if (f.name == name) return &f;
@@ -1997,7 +2088,7 @@ void rule_formatter(Walker& w, Call& c, const Formatter& f) {
   }
   if (!writes) return;
   w.find(c, V::confirm, "rewrites files in place");
-  for (size_t i : files) w.write(c, c.argv[i]);
+  for (size_t k = f.skip; k < files.size(); ++k) w.write(c, c.argv[files[k]]);
 }
 
 void rule_compiler(Walker& w, Call& c) {
@@ -2407,6 +2498,7 @@ void rule_at(Walker& w, Call& c) {
 void rule_multiplexer(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"SLc", {}});
   if (!o.pos.empty() && one_of(c.argv[o.pos[0]].value, {"ls", "list-sessions", "list-windows", "has-session", "-ls"})) return;
+  w.find(c, V::confirm, "detached execution: starts or drives a terminal multiplexer session");
   w.unknown(c, "runs commands in a terminal multiplexer");
 }
 
@@ -2455,7 +2547,7 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"sudo", rule_sudo}, {"sudoedit", rule_sudo}, {"doas", rule_doas}, {"env", rule_env}, {"time", rule_time},
       {"command", rule_command}, {"which", rule_which}, {"type", rule_which}, {"whereis", rule_which}, {"strace", rule_strace}, {"ltrace", rule_strace}, {"flock", rule_flock},
       {"watch", rule_watch}, {"script", rule_script}, {"su", rule_su}, {"runuser", rule_su}, {"sg", rule_sg},
-      {"xargs", rule_xargs}, {"npx", rule_npx}, {"pnpx", rule_npx}, {"bunx", rule_npx},
+      {"xargs", rule_xargs}, {"parallel", rule_parallel}, {"sem", rule_parallel}, {"npx", rule_npx}, {"pnpx", rule_npx}, {"bunx", rule_npx},
       {"eval", rule_eval}, {"source", rule_source}, {".", rule_source}, {"alias", rule_alias}, {"trap", rule_trap},
       {"export", rule_declare}, {"declare", rule_declare}, {"typeset", rule_declare}, {"local", rule_declare},
       {"readonly", rule_declare}, {"unset", rule_unset}, {"read", rule_read}, {"mapfile", rule_read},
@@ -2549,8 +2641,45 @@ std::string basename_of(std::string_view path) {
   return std::string(path.substr(slash + 1));
 }
 
+// A command that only describes itself: `--help` (GNU tools and git act on
+// it before anything else and change nothing) and the dry runs of the
+// commands that honour one. Only static words count.
+bool only_describes(const Call& c) {
+  const std::string& n = c.name;
+  const Args& a = c.argv;
+  for (const Field& f : a)
+    if (f.dynamic || f.synthetic) return false;
+  auto has = [&](List names, size_t from) {
+    for (size_t i = from; i < a.size(); ++i)
+      if (one_of(a[i].value, names) || (a[i].value.rfind("--dry-run=", 0) == 0 && one_of("--dry-run", names))) return true;
+    return false;
+  };
+  // -n inside a cluster of short flags (`rsync -avn`, `git clean -fdn`)
+  auto short_n = [&](size_t from) {
+    for (size_t i = from; i < a.size(); ++i) {
+      const std::string& v = a[i].value;
+      if (v.size() > 1 && v[0] == '-' && v[1] != '-' && v.find('n') != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (one_of(n, {"rm", "rmdir", "shred", "dd", "chmod", "chown", "chgrp", "mv", "cp", "truncate", "sed", "ln"}))
+    return has({"--help", "--version"}, 1);
+  if (n == "git") {
+    if (a.size() == 2 && one_of(a[1].value, {"--help", "--version", "help"})) return true;
+    if (a.size() >= 3 && (a[2].value == "--help" || a[1].value == "help")) return true;
+    if (a.size() >= 2 && a[1].value == "push") return has({"--dry-run", "-n"}, 2);
+    if (a.size() >= 2 && a[1].value == "clean") return has({"--dry-run"}, 2) || short_n(2);
+    return false;
+  }
+  if (n == "rsync") return has({"--dry-run", "--help"}, 1) || short_n(1);
+  if (n == "make") return has({"--dry-run", "--just-print", "--recon", "-n", "--help"}, 1);
+  if (n == "kubectl") return has({"--dry-run", "--help"}, 1);
+  return false;
+}
+
 void apply_rule(Walker& w, Call& c) {
   const std::string& n = c.name;
+  if (only_describes(c)) return;
   if (const auto& table = rules(); table.count(n) > 0) return table.at(n)(w, c);
   if (const WrapperSpec* s = wrapper_spec(n)) return rule_wrapper(w, c, *s);
   if (is_shell(n)) return rule_shell(w, c);

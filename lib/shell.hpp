@@ -59,6 +59,9 @@ struct ShellContext {
   // there) and "." (the run's own folder, as in `cp x .`). A path is passed
   // lexically normalised and joined to any `cd` earlier in the command.
   std::function<Status(const std::string& path)> check_write_target;
+  // The root, absolute and normalised: a temp folder is passed over only
+  // outside it, so a root under /tmp keeps its own protection.
+  std::string root;
   // True for secret files (.env, keys, credentials): reading, copying,
   // encoding or sending one is blocked.
   std::function<bool(const std::string& path)> is_secret;

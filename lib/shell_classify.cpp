@@ -303,10 +303,12 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   if (content == Content::replaced || m_written.count(path) == 0) m_written[path] = Written{};
   if (std::find(m_out.write_targets.begin(), m_out.write_targets.end(), path) == m_out.write_targets.end())
     m_out.write_targets.push_back(path);
-  find(c, tier, "writes to '" + path + "'");
+  // The temp folders are the run's own (the sandbox gives it a private
+  // /tmp): writing there is no finding, unless root lies there too.
+  if (!(under_temp(path) && !in_root(path))) find(c, tier, "writes to '" + path + "'");
   // The run's own folder (`cp x .`, `git checkout -- .`) is inside root by
   // construction; the caller's check refuses root itself as a file name.
-  if (path == "." || under_temp(path) || !m_ctx.check_write_target) return;
+  if (path == "." || (under_temp(path) && !in_root(path)) || !m_ctx.check_write_target) return;
   if (f.glob) {
     check_glob_target(c, path, tier);
     return;
@@ -343,8 +345,13 @@ void Walker::check_glob_target(Call& c, const std::string& path, RunVerdict tier
   }
 }
 
+// A URL's path or a public key names no secret file of the run's.
+bool not_a_secret_file(std::string_view v) {
+  return v.find("://") != std::string_view::npos || starts_with(v, "//") || ends_with(v, ".pub");
+}
+
 void Walker::read(Call& c, const Field& f) {
-  if (!m_ctx.is_secret || f.dynamic || f.value.empty()) return;
+  if (!m_ctx.is_secret || f.dynamic || f.value.empty() || not_a_secret_file(f.value)) return;
   std::string path = resolved(f.value).value_or(f.value);
   if (!f.glob) {
     if (m_ctx.is_secret(path)) find(c, RunVerdict::blocked, "reads the secret file '" + f.value + "'");
@@ -378,12 +385,26 @@ void Walker::read_args(Call& c, size_t from) {
   }
 }
 
+bool Walker::in_root(std::string_view abs) const {
+  const std::string& r = m_ctx.root;
+  return !r.empty() && starts_with(abs, r) && (abs.size() == r.size() || abs[r.size()] == '/');
+}
+
+bool Walker::inside_root(const Field& f) const {
+  if (f.dynamic || f.synthetic || f.tilde || f.value.empty()) return false;
+  std::optional<std::string> r = resolved(f.value);
+  if (!r) return false;
+  std::string n = normalize(*r);
+  if (!n.empty() && n[0] == '/') return in_root(n) && n != m_ctx.root;
+  return !(n.empty() || n == "." || n == ".." || starts_with(n, "../") || n[0] == '~');
+}
+
 bool Walker::disposable(const Field& f) const {
   if (f.dynamic || f.synthetic || f.tilde || f.value.empty()) return false;
   std::optional<std::string> r = resolved(f.value);
   if (!r) return false;
   std::string n = normalize(*r);
-  if (!n.empty() && n[0] == '/') return under_temp(n);
+  if (!n.empty() && n[0] == '/') return under_temp(n) && !in_root(n);
   if (n.empty() || n == ".." || starts_with(n, "../") || n[0] == '~') return false;
   for (const std::string& comp : split_components(n)) {
     if (has_glob_chars(comp)) return false;
@@ -403,6 +424,8 @@ std::optional<ExpandEnv::Value> Walker::param(const std::string& name) {
     return Value{};
   }
   if (m_st.positional && name == "#") return Value{std::to_string(m_st.positional->size() - 1), false, false};
+  // kaicoder gives every run TMPDIR=/tmp, whatever the proposer's was.
+  if (name == "TMPDIR") return Value{"/tmp", false, false};
   return std::nullopt;
 }
 
@@ -830,7 +853,7 @@ void Walker::opaque(Call& c, const std::string& code) {
   std::vector<std::string> tokens;
   std::string cur;
   for (char ch : code + " ") {
-    if (word_char(ch) || ch == '.' || ch == '/' || ch == '-' || ch == '~' || ch == '+') {
+    if (word_char(ch) || ch == '.' || ch == '/' || ch == '-' || ch == '~' || ch == '+' || ch == '$') {
       cur += ch;
     } else if (!cur.empty()) {
       tokens.push_back(std::move(cur));
@@ -843,7 +866,7 @@ void Walker::opaque(Call& c, const std::string& code) {
         for (std::string_view d : {"approve", "reject", "apply", "rollback", "serve"})
           if (tokens[j] == d) find(c, RunVerdict::blocked, "runs kaicoder's deciding subcommand '" + tokens[j] + "'");
     }
-    if (m_ctx.is_secret && m_ctx.is_secret(tokens[i]))
+    if (m_ctx.is_secret && !not_a_secret_file(tokens[i]) && m_ctx.is_secret(tokens[i]))
       find(c, RunVerdict::blocked, "reads the secret file '" + tokens[i] + "'");
   }
   if (name_hit(code, "fork") && (name_hit(code, "while") || name_hit(code, "for") || name_hit(code, "loop")))
@@ -856,6 +879,39 @@ void Walker::opaque(Call& c, const std::string& code) {
   for (std::string_view e : {"exec(", "eval(", "eval ", "compile(", "Function(", "instance_eval", "system("})
     evaluates = evaluates || code.find(e) != std::string::npos;
   if (fetches && evaluates) find(c, RunVerdict::blocked, "runs a download in an interpreter");
+  // Deleting files or starting programs from program text: confirm tier,
+  // blocked when the text names what must never go (root, its parents, /,
+  // the home folder, .git, kaicoder's own files).
+  static constexpr std::string_view k_deletes[] = {
+      "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "Path.unlink", ".unlink(", ".rmdir(",
+      "fs.rmSync", "fs.rm(", "fs.rmdirSync", "fs.unlinkSync", "fs.unlink(", ".rmSync(", ".rmdirSync(",
+      ".unlinkSync(", "rimraf", "FileUtils.rm", "File.delete",
+      "Dir.rmdir", "unlink(", "rmtree", "os.execute", "io.popen"};
+  static constexpr std::string_view k_spawns[] = {
+      "subprocess.", "os.system", "os.popen", "os.exec", "os.spawn", "child_process", "execSync", "spawnSync",
+      "execFileSync", "system(", "exec(", "spawn(", "Process.spawn", "IO.popen", "%x("};
+  std::string_view what;
+  for (std::string_view d : k_deletes)
+    if (code.find(d) != std::string::npos) what = d;
+  bool deletes = !what.empty();
+  for (std::string_view sp : k_spawns)
+    if (what.empty() && code.find(sp) != std::string::npos) what = sp;
+  if (!what.empty()) {
+    find(c, RunVerdict::confirm,
+         std::string(deletes ? "program text deletes files" : "program text starts programs") + " (" + std::string(what) + ")");
+    if (deletes) {
+      for (const std::string& t : tokens) {
+        std::string v = t;
+        while (v.size() > 1 && v.back() == '/') v.pop_back();
+        bool named = v == "/" || v == "~" || v == ".." || v == "$HOME" || v == ".git" ||
+                     v.rfind(".git/", 0) == 0 || v == ".kaicoder" || v == "kaicoder.toml" ||
+                     (!m_ctx.root.empty() && (v == m_ctx.root || starts_with(m_ctx.root, v + "/")));
+        if (named) find(c, RunVerdict::blocked, "program text deletes files and names '" + t + "'");
+      }
+      for (std::string_view h : {"expanduser", "os.homedir", "Dir.home", "HOME"})
+        if (code.find(h) != std::string::npos) find(c, RunVerdict::blocked, "program text deletes files and names the home folder");
+    }
+  }
   for (std::string_view call : {"system(", "popen(", "exec(", "execSync(", "spawnSync(", "shell_exec(", "passthru(",
                                 "check_output(", "check_call(", "getoutput(", "getstatusoutput("}) {
     for (size_t at = code.find(call); at != std::string::npos; at = code.find(call, at + 1)) {

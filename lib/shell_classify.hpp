@@ -99,6 +99,10 @@ public:
   // Inside a build or temp folder within root (or under /tmp): the only
   // places a recursive or forced deletion may reach.
   bool disposable(const Field& f) const;
+  // A static path strictly inside root (and not its own folder, ".").
+  bool inside_root(const Field& f) const;
+  // `abs` is the root or lies inside it ([ShellContext] root).
+  bool in_root(std::string_view abs) const;
   // `path` as the caller resolves it: joined to any `cd` seen so far;
   // nullopt when that folder is only known at run time.
   std::optional<std::string> resolved(const std::string& path) const;

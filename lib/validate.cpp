@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/confine.hpp"
 #include "lib/glob.hpp"
 #include "lib/runner.hpp"
 #include "lib/shell.hpp"
@@ -38,11 +39,10 @@ ValidationCheck run_check(const Workspace& ws, const fs::path& dir, const fs::pa
   RunSpec spec;
   spec.shell = substitute_file(command, copy.string());
   spec.cwd = ws.root;  // scripts named relative to root are found; writes stay confined
-  spec.env = with_env(inherited_environment(), "TMPDIR", (dir / ".tmp").string());
+  confine(ws, spec, ConfineOptions{false, {dir}, false});
+  spec.env = with_env(std::move(spec.env), "TMPDIR", (dir / ".tmp").string());
   spec.timeout = std::chrono::seconds(ws.cfg.validate_timeout);
   spec.max_output = k_max_check_output;
-  spec.sandbox = sandbox_mode(ws.cfg.sandbox);
-  spec.writable = {dir};
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   auto r = run_command(spec);
   if (!r) {

@@ -73,6 +73,8 @@ Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& cl
   fs::path root = find_any_root(env).root;
   Workspace ws(root, Config{}, clock, env.user);
   ws.use_owner_dir(env.user_config_dir);
+  ws.home = env.home;
+  ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   return ws;
@@ -132,6 +134,8 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   KAI_TRY(check_changelog_path(root, cfg->changelog));
   Workspace ws(root, std::move(*cfg), clock, env.user);
   ws.use_owner_dir(env.user_config_dir);
+  ws.home = env.home;
+  ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
   load_secret_files(root, ws.guards, ws.redactor);
   // kaicoder's own config is never an edit target, wherever it lives in root.

@@ -29,8 +29,8 @@ struct Env {
   // never $HOME or XDG_*, which the caller sets.
   std::filesystem::path user_config_dir;
   std::string user;                       // OS user name of the real uid
-  std::filesystem::path home;             // that user's home, from the password database (never $HOME)
-  std::vector<std::pair<std::string, std::string>> vars;  // the process environment, for redaction
+  std::vector<std::pair<std::string, std::string>> vars;  // the process environment (redaction, runs' allow-list)
+  std::filesystem::path home;  // the owner's real home, from the password database (not $HOME)
 };
 
 class Workspace {
@@ -59,6 +59,11 @@ public:
   Sealer sealer;
   // Set owner_dir and load its key into sealer, store and journal.
   void use_owner_dir(const std::filesystem::path& dir);
+  // The owner's real home (Env::home): what runs get as HOME, hidden from
+  // them but for the toolchains (lib/confine).
+  std::filesystem::path home;
+  // The process environment (Env::vars); runs get only an allow-list of it.
+  std::vector<std::pair<std::string, std::string>> env_vars;
   Redactor redactor;  // environment secrets plus values from secret files in root
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "lib/sandbox.hpp"
 #include "tests/support/checks.hpp"
 
 namespace {
@@ -412,6 +413,16 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
   // The tests run as the tree's owner, so the gate is advisory, and doctor says so.
   verdict(d, "isolation", "warn", "advisory");
   CHECK(level(d, "sandbox") != "(missing)");
+  // What runs get here, line by line, at the level kaicoder init sets (full).
+  for (const char* part : {"writes", "reads", "terminals", "network", "environment", "process lifetime", "capabilities"}) {
+    INFO(part);
+    CHECK(level(d, std::string("sandbox: ") + part) != "(missing)");
+  }
+  if (kai::namespace_status().ok && kai::landlock_status().abi > 0) {
+    verdict(d, "sandbox", "ok", "level \"full\"");
+    verdict(d, "sandbox: process lifetime", "ok", "PID namespace");
+    verdict(d, "sandbox: capabilities", "ok", "bounding set empty");
+  }
   json inst = check(d, "installation");
   REQUIRE_FALSE(inst.is_null());
   CHECK(inst.at("level") != "fail");

@@ -221,18 +221,19 @@ TEST_CASE("an approved run executes once and a waiting proposer gets its output 
 TEST_CASE("a run cannot write outside root", "[e2e][run]") {
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
-  // Not under the temp folder, which runs may write to.
+  // The real /var/tmp: a run writes its own (full level) or none (landlock).
   fs::path outside = fs::path("/var/tmp") / ("kaicoder-escape-" + std::to_string(::getpid()) + ".txt");
   Run p = repo.kai({"run", "--why", "t", "--", "sh", "-c", "echo x > " + outside.string()});
   if (p.exit_code == 3) {
     SUCCEED("refused statically");  // the classifier saw the write target
   } else {
     KAI_REQUIRE_EXIT(p, 0);
-    KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
-    // It ran, and the sandbox made the write fail.
+    // /var/tmp is the run's own temp folder: an ordinary (y/N) command.
+    KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+    // It ran, and the sandbox kept the write away from the real /var/tmp:
+    // the full level gives the run its own, the landlock level refuses it.
     json shown = json_of(repo.kai({"--json", "show", "1"}));
     CHECK(shown.at("status") == "applied");
-    CHECK(shown.at("result") != "exit 0");
   }
   CHECK_FALSE(fs::exists(outside));
   fs::remove(outside);

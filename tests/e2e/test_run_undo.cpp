@@ -157,3 +157,25 @@ TEST_CASE("a run with snapshots turned off stays irreversible", "[e2e][run][roll
   CHECK(e.at("rollback") == "\u2014");
   CHECK_FALSE(repo.exists(".kaicoder/snapshots.git"));
 }
+
+TEST_CASE("an ordinary ask-tier run that edits, creates and deletes files is rolled back too", "[e2e][run][rollback]") {
+  TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"},
+                {"gen.py", "import os\nopen('edit.txt', 'w').write('new\\n')\nopen('sub/made.txt', 'w').write('made\\n')\n"
+                           "os.remove('gone.txt')\n"}};
+  set_up(repo);
+  auto before = user_files(repo);
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "generate", "--", "python3", "gen.py"}), 0);
+  REQUIRE(show_json(repo, 1).at("tier") == "normal");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  CHECK(repo.read("edit.txt") == "new\n");
+  CHECK(repo.exists("sub/made.txt"));
+  CHECK_FALSE(repo.exists("gone.txt"));
+  json e = log_entries(repo).at(0);
+  REQUIRE(e.at("kind") == "run");
+  std::string id = e.at("rollback_id");
+  REQUIRE(id != "\u2014");
+  CHECK(e.at("files") == json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(),
+                                      repo.abs("sub/made.txt").string()}));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  CHECK(user_files(repo) == before);
+}

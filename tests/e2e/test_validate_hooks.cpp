@@ -115,13 +115,14 @@ TEST_CASE("a notify hook that fails is logged and the proposal is fine", "[e2e][
 
 TEST_CASE("a notify hook gets the proposal's JSON for propose, approve, apply and reject", "[e2e][hooks]") {
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "b\n"},
-                {"kaicoder.toml", "[hooks]\nnotify = 'cat >> \"$HOME/events.jsonl\"'\n"}};
+                {"kaicoder.toml", "[hooks]\nnotify = 'cat >> events.jsonl'\n"}};
   repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("b.txt", "b", "c")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2", "--reason", "not now"}, "y"), 0);
-  std::istringstream lines(read_outside(repo.home() / "events.jsonl"));
+  // Hooks are confined like runs: they write root, not the owner's home.
+  std::istringstream lines(repo.read("events.jsonl"));
   std::vector<std::pair<int, std::string>> events;
   for (std::string line; std::getline(lines, line);) {
     json e = json::parse(line);

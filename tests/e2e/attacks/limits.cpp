@@ -178,7 +178,7 @@ TEST_CASE("an agent with 100 pending proposals is refused the 101st", "[attack][
 
 TEST_CASE("proposals that expire together are one timeout entry and one notify event", "[attack][limits]") {
   TempRepo repo{{"a.txt", "old\n"},
-                {"kaicoder.toml", "[approval]\ntimeout = 5\n[hooks]\nnotify = 'cat >> \"$HOME/events.jsonl\"; echo >> \"$HOME/events.jsonl\"'\n"}};
+                {"kaicoder.toml", "[approval]\ntimeout = 5\n[hooks]\nnotify = 'cat >> events.jsonl; echo >> events.jsonl'\n"}};
   repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "mine")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);  // the person's own history
@@ -210,7 +210,7 @@ TEST_CASE("proposals that expire together are one timeout entry and one notify e
   for (int id = 2; id <= 13; ++id) CHECK(show_json(repo, id == 5 ? 4 : id).at("status") == "timeout");
 
   int timeout_events = 0;
-  std::istringstream lines(read_outside(repo.home() / "events.jsonl"));
+  std::istringstream lines(repo.read("events.jsonl"));
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
     json e = json::parse(line);

@@ -1,0 +1,278 @@
+// Attacks through approved or policy-allowed command runs: the command's
+// content is invisible at approval, so the kernel has to keep it away from
+// kaicoder's guards, git's own settings and the secrets (SPEC §8 `[run]
+// sandbox`).
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+#include <filesystem>
+#include <string>
+
+#include "lib/sandbox.hpp"
+#include "tests/support/checks.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* k_env_file = "API_KEY=sk-live-5f4e3d2c1b0a\n";
+constexpr const char* k_env_base64 = "QVBJX0tFWT1zay1saXZlLTVmNGUzZDJjMWIwYQo=";
+
+// The probe an agent gets approved as `python3 probe.py`.
+constexpr const char* k_probe = R"(import base64, subprocess
+def attempt(label, f):
+    try:
+        f()
+        print(label, "DONE", flush=True)
+    except Exception as e:
+        print(label, "refused:", type(e).__name__, flush=True)
+def hooks_path():
+    subprocess.run(["git", "config", "core.hooksPath", "/tmp/evil-hooks"], check=True)
+attempt("toml", lambda: open("kaicoder.toml", "w").write('[policy.default]\nedit = "allow"\nrun = "allow"\n'))
+attempt("state", lambda: open(".kaicoder/forged-approval", "w").write("approved\n"))
+attempt("hook", lambda: open(".git/hooks/post-checkout", "w").write("#!/bin/sh\ntouch PLANTED\n"))
+attempt("hookspath", hooks_path)
+attempt("env", lambda: print("LEAK", base64.b64encode(open(".env", "rb").read()).decode(), flush=True))
+)";
+
+// Tries to type into every terminal it can find (TIOCSTI) and into a tmux
+// pane, now and again from a double-forked child after the run has ended.
+constexpr const char* k_inject = R"(import fcntl, glob, os, subprocess, sys, termios, time
+sock = sys.argv[1]
+def inject():
+    hits = []
+    for p in ["/dev/tty", "/dev/console"] + glob.glob("/dev/pts/*") + glob.glob("/proc/*/fd/*"):
+        try:
+            if not os.path.realpath(p).startswith("/dev/"):
+                continue
+            fd = os.open(p, os.O_RDWR | os.O_NOCTTY)
+        except OSError:
+            continue
+        try:
+            for ch in b"y\n":
+                fcntl.ioctl(fd, termios.TIOCSTI, bytes([ch]))
+            hits.append(p)
+        except OSError as e:
+            print("ioctl refused on", p, e.errno, flush=True)
+        finally:
+            os.close(fd)
+    for cmd in (["tmux", "-S", sock, "send-keys", "-t", "victim", "INJECTED", "Enter"],
+                ["tmux", "send-keys", "-t", "victim", "INJECTED", "Enter"]):
+        try:
+            r = subprocess.run(cmd, capture_output=True, timeout=5)
+            print("tmux exit", r.returncode, flush=True)
+        except Exception as e:
+            print("tmux failed", type(e).__name__, flush=True)
+    return hits
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(1.5)
+        inject()
+        open(os.path.join(os.getcwd(), "LATE"), "w").write("outlived the run\n")
+    os._exit(0)
+print("typed into", inject(), flush=True)
+)";
+
+// Approves run proposal `id` the way its tier asks: y, or CONFIRM.
+Run approve_run(const TempRepo& repo, int id) {
+  Run a = repo.kai_tty({"approve", std::to_string(id)}, "y");
+  if (show_json(repo, id).at("status") == "pending") a = repo.kai_tty({"approve", std::to_string(id)}, "CONFIRM");
+  return a;
+}
+
+bool full_sandbox_or_warn() {
+  kai::NamespaceStatus ns = kai::namespace_status();
+  if (!ns.ok) WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
+  if (kai::landlock_status().abi == 0) WARN("SKIPPED: landlock is not available here");
+  return ns.ok && kai::landlock_status().abi > 0;
+}
+
+std::string read_file_or_empty(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string git_config_value(const TempRepo& repo, const std::string& key) {
+  std::string cmd = "git -C '" + repo.path().string() + "' config --get " + key + " 2>/dev/null";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an approved python3 probe.py cannot rewrite kaicoder.toml, forge state, plant a git hook or leak .env", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
+  repo.init();
+  repo.write(".env", k_env_file);
+  const std::string toml = repo.read("kaicoder.toml");
+  const std::string git_config = repo.read(".git/config");
+
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
+  Run a = approve_run(repo, 1);
+  KAI_REQUIRE_EXIT(a, 0);
+  json shown = show_json(repo, 1);
+  REQUIRE(shown.at("status") == "applied");
+  const std::string seen = a.all() + repo.kai({"--json", "show", "1"}).out;
+  INFO(seen);
+  // The probe ran: each attempt printed its line.
+  for (const char* label : {"toml ", "state ", "hook ", "hookspath ", "env "}) CHECK_THAT(seen, Contains(label));
+  CHECK(seen.find("toml DONE") == std::string::npos);
+  CHECK(seen.find("state DONE") == std::string::npos);
+  CHECK(seen.find("hook DONE") == std::string::npos);
+  CHECK(seen.find("hookspath DONE") == std::string::npos);
+  // Nothing changed.
+  CHECK(repo.read("kaicoder.toml") == toml);
+  CHECK(repo.read(".git/config") == git_config);
+  CHECK(git_config_value(repo, "core.hooksPath").empty());
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
+  CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
+  // The secret did not leave, not even encoded.
+  CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
+  CHECK(seen.find(k_env_base64) == std::string::npos);
+  CHECK(repo.read(".env") == k_env_file);
+}
+
+TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and TMPDIR runs no fsmonitor command", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}};
+  repo.init();
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"git status\"\ndecision = \"allow\"\n");
+  const EnvOverrides hostile = {{"GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='touch SENTINEL; false'"}, {"TMPDIR", "/"}};
+  // The same environment does run the command when git gets it directly.
+  std::string direct = "cd '" + repo.path().string() +
+                       "' && GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='touch SENTINEL; false'\" git status >/dev/null 2>&1";
+  REQUIRE(std::system(direct.c_str()) == 0);
+  REQUIRE(repo.exists("SENTINEL"));
+  repo.remove("SENTINEL");
+
+  Run r = repo.kai({"run", "--why", "status", "--", "git", "status"}, "", hostile);
+  KAI_REQUIRE_EXIT(r, 0);
+  json shown = show_json(repo, 1);
+  CHECK(shown.at("status") == "applied");
+  CHECK(shown.at("result") == "exit 0");
+  CHECK_FALSE(repo.exists("SENTINEL"));
+  // TMPDIR=/ did not become writable: the run's note lists what it could write.
+  json e = log_entries(repo).at(0);
+  std::string summary = e.at("summary");
+  CHECK_THAT(summary, Contains("writes limited to " + repo.path().string()));
+  CHECK(summary.find(", /;") == std::string::npos);
+  CHECK(summary.find("limited to /;") == std::string::npos);
+  CHECK(summary.find("limited to /,") == std::string::npos);
+  CHECK(summary.find(", /,") == std::string::npos);
+}
+
+TEST_CASE("an approved run cannot type into a waiting approver's terminal or a tmux pane, now or after it ends", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
+  repo.init();
+  // A tmux pane of the person's, on a server socket outside root.
+  const fs::path sock = repo.home().parent_path() / "tmux.sock";
+  const fs::path pane_out = repo.home().parent_path() / "pane.out";
+  const std::string tmux = "tmux -S '" + sock.string() + "' ";
+  bool have_tmux = std::system((tmux + "new-session -d -s victim 'cat > " + pane_out.string() + "' 2>/dev/null").c_str()) == 0;
+  if (have_tmux) {
+    // The pane takes keys sent to it the ordinary way.
+    REQUIRE(std::system((tmux + "send-keys -t victim HELLO Enter").c_str()) == 0);
+    for (int i = 0; i < 50 && read_file_or_empty(pane_out).find("HELLO") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE_THAT(read_file_or_empty(pane_out), Contains("HELLO"));
+  } else {
+    WARN("tmux is not installed: the tmux part is not checked");
+  }
+  // Proposal 1: an edit the person has not decided yet, waiting at a prompt.
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"}), 0);
+  TtyProcess waiting = repo.spawn_kai_tty({"approve", "1"});
+  REQUIRE(waiting.wait_for_prompt());
+  // Proposal 2: the injector, approved on another terminal.
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "lint", "--", "python3", "inject.py", sock.string()}), 0);
+  Run a = approve_run(repo, 2);
+  KAI_REQUIRE_EXIT(a, 0);
+  REQUIRE(show_json(repo, 2).at("status") == "applied");
+  INFO(a.all());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the late child would have acted by now
+  CHECK_THAT(a.all(), Contains("typed into []"));
+  CHECK_FALSE(repo.exists("LATE"));
+  CHECK(show_json(repo, 1).at("status") == "pending");
+  CHECK(repo.read("a.txt") == "old\n");
+  waiting.answer("n");
+  Run w = waiting.finish();
+  CHECK(repo.read("a.txt") == "old\n");
+  if (have_tmux) {
+    CHECK(read_file_or_empty(pane_out).find("INJECTED") == std::string::npos);
+    (void)std::system((tmux + "kill-server 2>/dev/null").c_str());
+  }
+}
+
+TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a git hook is undone and its entry says so", "[attack][runs]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  TempRepo repo{{"a.txt", "a\n"}, {"probe.py", k_probe}};
+  repo.init();
+  std::string toml = repo.read("kaicoder.toml");
+  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
+  repo.write("kaicoder.toml", toml);
+  const std::string git_config = repo.read(".git/config");
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
+  Run a = approve_run(repo, 1);
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.out, Contains("WARNING: the command touched paths kaicoder guards"));
+  CHECK(repo.read("kaicoder.toml") == toml);
+  CHECK(repo.read(".git/config") == git_config);
+  CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
+  json e = log_entries(repo).at(0);
+  std::string summary = e.at("summary");
+  CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder.toml: restored") &&
+                          Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed"));
+}
+
+TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0) {
+    WARN("SKIPPED: needs root and setpriv to become a throwaway user");
+    return;
+  }
+  TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
+  repo.init();
+  repo.write(".env", k_env_file);
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
+  const std::string toml = repo.read("kaicoder.toml");
+  const fs::path top = repo.path().parent_path();
+  REQUIRE(std::system(("chown -R nobody '" + top.string() + "'").c_str()) == 0);
+  const fs::path out = top / "run.out";
+  std::string cmd = "cd '" + repo.path().string() + "' && setpriv --reuid=nobody --regid=nogroup --clear-groups env -i HOME='" +
+                    repo.home().string() + "' PATH=/usr/local/bin:/usr/bin:/bin '" + kaicoder_bin() +
+                    "' run --why t -- python3 probe.py </dev/null >'" + out.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  const std::string seen = read_file_or_empty(out);
+  INFO(seen);
+  REQUIRE(rc == 0);
+  CHECK_THAT(seen, Contains("full sandbox"));
+  for (const char* label : {"toml ", "state ", "hook ", "hookspath ", "env "}) CHECK_THAT(seen, Contains(label));
+  for (const char* done : {"toml DONE", "state DONE", "hook DONE", "hookspath DONE"})
+    CHECK(seen.find(done) == std::string::npos);
+  CHECK(repo.read("kaicoder.toml") == toml);
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
+  CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
+  CHECK(git_config_value(repo, "core.hooksPath").empty());
+  CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
+  CHECK(seen.find(k_env_base64) == std::string::npos);
+}

@@ -1,0 +1,430 @@
+// The kernel's confinement of runs (lib/sandbox, lib/sandbox_ns, lib/confine):
+// real commands run through the runner directly, the classifier bypassed,
+// with the workspace's own layout and an injected home folder.
+// temp_dir.hpp first: it registers its failure listener before Catch is included.
+#include "tests/unit/temp_dir.hpp"
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <optional>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "lib/config.hpp"
+#include "lib/confine.hpp"
+#include "lib/runner.hpp"
+#include "lib/sandbox.hpp"
+#include "lib/workspace.hpp"
+#include "tests/unit/ws_fixture.hpp"
+
+using Catch::Matchers::Contains;
+using kai::RunResult;
+using kai::RunSpec;
+using kai::SandboxMode;
+using kai::test::TempDir;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* k_secret = "hunter2-dotenv-7f3a9c";
+constexpr const char* k_ssh_key = "PRIVATE-KEY-0c1d2e";
+
+bool full_or_warn() {
+  kai::NamespaceStatus ns = kai::namespace_status();
+  kai::LandlockStatus ll = kai::landlock_status();
+  if (!ns.ok) WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
+  if (ll.abi == 0) WARN("SKIPPED: landlock is not available here: " << ll.detail);
+  return ns.ok && ll.abi > 0;
+}
+
+// A root with git, kaicoder's state and a secret; a home with a key and a
+// git config; a folder outside both.
+struct Box {
+  TempDir top;
+  fs::path root = top / "root", home = top / "home", outside = top / "outside";
+  kai::test::StillClock clock;
+  std::optional<kai::Workspace> ws;
+
+  explicit Box(const std::string& level = "full", const std::string& extra_config = "") {
+    top.mkdir("root");
+    top.mkdir("home/.ssh");
+    top.mkdir("home/.config/kaicoder");
+    top.mkdir("outside");
+    top.write("root/kaicoder.toml", "[run]\nsandbox = \"" + level + "\"\n" + extra_config);
+    top.write("root/.env", std::string("API_TOKEN=") + k_secret + "\n");
+    top.write("root/src/main.c", "int main(void) { return 0; }\n");
+    top.write("root/.kaicoder/state.json", "{}\n");
+    top.write("home/.ssh/id_ed25519", k_ssh_key);
+    top.write("home/.gitconfig", "[user]\n\tname = Box Owner\n\temail = owner@example.com\n");
+    top.write("home/.config/kaicoder/key", "MAC-KEY-5e6f");
+    git({"init", "-q"});
+    git({"add", "src/main.c"});
+    git({"commit", "-q", "-m", "first"});
+    open();
+  }
+
+  void open() {
+    kai::Env env;
+    env.cwd = root;
+    env.root_override = root;
+    env.user_config_dir = home / ".config/kaicoder";
+    env.user = "tester";
+    env.home = home;
+    env.vars = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                {"LANG", "C.UTF-8"},
+                {"GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='touch /tmp/x'"},
+                {"LD_PRELOAD", "/nonexistent/evil.so"},
+                {"TMPDIR", "/"},
+                {"BASH_ENV", "/nonexistent/bashenv"},
+                {"SERVICE_TOKEN", "tok-3b4c5d6e7f"}};
+    auto w = kai::Workspace::open(env, clock);
+    REQUIRE(w);
+    ws.emplace(std::move(*w));
+  }
+
+  void git(const std::vector<std::string>& args) const {
+    std::string cmd = "cd '" + root.string() + "' && HOME='" + home.string() + "' git -c user.name=t -c user.email=t@e";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  }
+
+  kai::Result<RunResult> try_run(const std::string& shell) const {
+    RunSpec s;
+    s.shell = shell;
+    s.cwd = root;
+    s.timeout = 20s;
+    kai::confine(*ws, s, kai::ConfineOptions{});
+    kai::GuardWatch w = kai::watch_guards(*ws, s.sandbox);
+    auto r = kai::run_command(s);
+    if (r) r->guards = kai::check_guards(w);
+    return r;
+  }
+
+  RunResult run(const std::string& shell) const {
+    auto r = try_run(shell);
+    if (!r) FAIL("run_command failed: " << r.error().message << " " << r.error().hint);
+    return *r;
+  }
+
+  std::string read(const std::string& rel) const { return top.read("root/" + rel); }
+  bool exists(const std::string& rel) const { return top.exists("root/" + rel); }
+};
+
+// A loopback listener the test holds open while a run tries to reach it.
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  explicit Listener(int type) {
+    fd = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    socklen_t len = sizeof a;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port = ntohs(a.sin_port);
+    if (type == SOCK_STREAM) REQUIRE(::listen(fd, 4) == 0);
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+  }
+  ~Listener() { ::close(fd); }
+  // Whether anything arrived: a connection, or a datagram.
+  bool reached() const {
+    char buf[64];
+    int c = ::accept(fd, nullptr, nullptr);
+    if (c >= 0) {
+      ::close(c);
+      return true;
+    }
+    return ::recv(fd, buf, sizeof buf, 0) >= 0;
+  }
+};
+
+// A UNIX socket the test listens on: at a path, or abstract (leading NUL).
+struct UnixListener {
+  int fd = -1;
+  explicit UnixListener(const std::string& name) {
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, name.data(), name.size());
+    auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+  }
+  ~UnixListener() { ::close(fd); }
+  bool reached() const {
+    int c = ::accept(fd, nullptr, nullptr);
+    if (c >= 0) ::close(c);
+    return c >= 0;
+  }
+};
+
+// Host processes whose command line contains `marker`.
+int processes_with(const std::string& marker) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string cmd;
+    if (FILE* f = std::fopen((e.path() / "cmdline").c_str(), "r")) {
+      char buf[512];
+      size_t got = std::fread(buf, 1, sizeof buf, f);
+      std::fclose(f);
+      cmd.assign(buf, got);
+      for (char& c : cmd)
+        if (c == '\0') c = ' ';
+    }
+    if (cmd.find(marker) != std::string::npos && std::to_string(::getpid()) != e.path().filename().string()) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a full-sandboxed run starts and reports its confinement", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  RunResult r = b.run("echo hello; id -u; cat /proc/self/status | grep -E '^(CapEff|CapBnd|NoNewPrivs)'; echo $$");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("hello"));
+  CHECK_THAT(r.out, Contains("CapEff:\t0000000000000000"));
+  CHECK_THAT(r.out, Contains("CapBnd:\t0000000000000000"));
+  CHECK_THAT(r.out, Contains("NoNewPrivs:\t1"));
+  CHECK_THAT(r.sandbox_note, Contains("full sandbox"));
+}
+
+
+TEST_CASE("full: the kernel refuses writes to kaicoder's guards and to git's own settings", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  const std::string toml = b.read("kaicoder.toml"), config = b.read(".git/config");
+  std::string target, cmd;
+  SECTION(".kaicoder") { cmd = "echo forged > .kaicoder/approval.json"; target = ".kaicoder/approval.json"; }
+  SECTION("kaicoder.toml") { cmd = "echo '[policy.default]' > kaicoder.toml"; }
+  SECTION(".git/config") { cmd = "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config"; }
+  SECTION(".git/hooks") { cmd = "echo 'touch /tmp/pwned' > .git/hooks/post-checkout"; target = ".git/hooks/post-checkout"; }
+  SECTION("git config core.hooksPath") { cmd = "git config core.hooksPath /tmp/evil"; }
+  SECTION("rename .git away") { cmd = "mv .git .git-old && mkdir .git"; }
+  SECTION("remove kaicoder.toml") { cmd = "rm -f kaicoder.toml"; }
+  SECTION("chmod a guarded file") { cmd = "chmod 666 .git/config && chmod 777 kaicoder.toml"; }
+  RunResult r = b.run(cmd + " && echo DONE");
+  INFO(r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("DONE") == std::string::npos);
+  CHECK(b.read("kaicoder.toml") == toml);
+  CHECK(b.read(".git/config") == config);
+  CHECK(b.exists(".git/HEAD"));
+  CHECK_FALSE(b.exists(".git-old"));
+  CHECK((fs::status(b.root / "kaicoder.toml").permissions() & fs::perms::others_write) == fs::perms::none);
+  CHECK((fs::status(b.root / ".git/config").permissions() & fs::perms::others_write) == fs::perms::none);
+  if (!target.empty()) CHECK_FALSE(b.exists(target));
+}
+
+TEST_CASE("full: a new entry at the top of .git is removed after the run and reported", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  fs::create_directories(b.outside / "evil");
+  RunResult r = b.run("echo '" + (b.outside / "evil").string() + "' > .git/commondir; echo x > .git/config.worktree");
+  CHECK_FALSE(b.exists(".git/commondir"));
+  CHECK_FALSE(b.exists(".git/config.worktree"));
+  CHECK_THAT(Catch::Detail::stringify(r.guards), Contains(".git/commondir") && Contains("removed"));
+  CHECK_THAT(Catch::Detail::stringify(r.guards), Contains(".git/config.worktree"));
+}
+
+TEST_CASE("full: secrets in root, in home and in other processes cannot be read", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  // A sibling process of the same user with a secret in its environment.
+  pid_t sibling = ::fork();
+  if (sibling == 0) {
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"), nullptr};
+    char env0[] = "SIBLING_SECRET=sib-9d8c7b6a5f";
+    char* envp[] = {env0, nullptr};
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  REQUIRE(sibling > 0);
+  std::string cmd;
+  SECTION(".env") { cmd = "cat .env; base64 .env"; }
+  SECTION("home .ssh") { cmd = "cat " + (b.home / ".ssh/id_ed25519").string() + "; ls -a " + (b.home / ".ssh").string(); }
+  SECTION("the owner's kaicoder folder") { cmd = "cat " + (b.home / ".config/kaicoder/key").string(); }
+  SECTION("a sibling's environ") { cmd = "cat /proc/" + std::to_string(sibling) + "/environ; cat /proc/*/environ"; }
+  RunResult r = b.run(cmd);
+  ::kill(sibling, SIGKILL);
+  ::waitpid(sibling, nullptr, 0);
+  CHECK(r.out.find(k_secret) == std::string::npos);
+  CHECK(r.out.find("aHVudGVyMi1kb3RlbnYtN2Yz") == std::string::npos);  // base64 of the secret's start
+  CHECK(r.out.find(k_ssh_key) == std::string::npos);
+  CHECK(r.out.find("MAC-KEY") == std::string::npos);
+  CHECK(r.out.find("sib-9d8c7b6a5f") == std::string::npos);
+  CHECK(b.read(".env").find(k_secret) != std::string::npos);  // hidden, not changed
+}
+
+TEST_CASE("full: no terminal can be opened", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  RunResult r = b.run("for t in /dev/tty /dev/ptmx /dev/pts/0 /dev/console; do (exec 3<>$t) 2>/dev/null && echo OPENED $t; done; "
+                      "ls /dev/pts 2>/dev/null | wc -l; echo END");
+  CHECK(r.out.find("OPENED") == std::string::npos);
+  CHECK_THAT(r.out, Contains("END"));
+}
+
+TEST_CASE("full: the network is off: TCP, UDP and UNIX sockets outside the run are out of reach", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  Listener tcp(SOCK_STREAM), udp(SOCK_DGRAM);
+  const std::string path = (b.outside / "agent.sock").string();
+  UnixListener named(path);
+  UnixListener abstract(std::string("\0kaicoder-test-", 15) + std::to_string(::getpid()));
+  RunResult r = b.run(
+      "/usr/bin/python3 - <<'PY'\n"
+      "import socket\n"
+      "def attempt(label, f):\n"
+      "    try:\n"
+      "        f(); print(label, 'REACHED')\n"
+      "    except OSError as e:\n"
+      "        print(label, 'refused', e.errno)\n"
+      "attempt('tcp', lambda: socket.create_connection(('127.0.0.1', " + std::to_string(tcp.port) + "), timeout=2))\n"
+      "attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', " +
+      std::to_string(udp.port) + ")))\n"
+      "def unix(name):\n"
+      "    s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(name)\n"
+      "attempt('named', lambda: unix('" + path + "'))\n"
+      "attempt('abstract', lambda: unix('\\0kaicoder-test-" + std::to_string(::getpid()) + "'))\n"
+      "PY");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("tcp refused") && Contains("udp refused") && Contains("named refused") &&
+                        Contains("abstract refused"));
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(tcp.reached());
+  CHECK_FALSE(udp.reached());
+  CHECK_FALSE(named.reached());
+  CHECK_FALSE(abstract.reached());
+}
+
+TEST_CASE("full: no process of the run outlives it", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  const std::string marker = "4711.0815";
+  RunResult r = b.run("(setsid sh -c 'sleep " + marker + "' </dev/null >/dev/null 2>&1 &); "
+                      "(nohup sleep " + marker + " </dev/null >/dev/null 2>&1 &); sleep 0.2; echo started");
+  CHECK_THAT(r.out, Contains("started"));
+  CHECK(processes_with("sleep " + marker) == 0);
+}
+
+TEST_CASE("full: the run's environment is kaicoder's, not the proposer's", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  RunResult r = b.run("env; echo probe > \"$TMPDIR/kaicoder-probe\" && echo TMPWRITE; "
+                      "echo probe > /kaicoder-probe-root 2>/dev/null && echo ROOTWRITE; "
+                      "git status --short >/dev/null && echo GITOK");
+  INFO(r.out << r.err);
+  CHECK(r.out.find("GIT_CONFIG_PARAMETERS") == std::string::npos);
+  CHECK(r.out.find("LD_PRELOAD") == std::string::npos);
+  CHECK(r.out.find("BASH_ENV") == std::string::npos);
+  CHECK(r.out.find("tok-3b4c5d6e7f") == std::string::npos);
+  CHECK_THAT(r.out, Contains("TMPDIR=/tmp\n"));
+  CHECK_THAT(r.out, Contains("HOME=" + b.home.string() + "\n"));
+  CHECK_THAT(r.out, Contains("GIT_CONFIG_KEY_0=core.fsmonitor"));
+  CHECK_THAT(r.out, Contains("TMPWRITE") && Contains("GITOK"));
+  CHECK(r.out.find("ROOTWRITE") == std::string::npos);
+  CHECK_FALSE(fs::exists("/kaicoder-probe-root"));
+  CHECK_FALSE(fs::exists("/tmp/kaicoder-probe"));  // the run's /tmp was its own
+}
+
+TEST_CASE("full: ordinary work goes through: git commit, a build, new files, temp files, the home's git config", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  RunResult r = b.run("git config user.name && echo 'int x;' > src/new.c && git add src/new.c && "
+                      "git commit -q -m 'add new.c' && mkdir -p build && echo obj > build/main.o && "
+                      "echo generated > GENERATED.txt && echo t > /tmp/scratch && cat /tmp/scratch && echo OK");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Box Owner") && Contains("OK"));
+  CHECK(b.read("build/main.o") == "obj\n");
+  CHECK(b.read("GENERATED.txt") == "generated\n");
+  CHECK(r.guards.empty());
+  std::string log = b.root.string() + "/.git/logs/HEAD";
+  CHECK_THAT(b.top.read("root/.git/logs/HEAD"), Contains("add new.c"));
+}
+
+TEST_CASE("landlock: changes to guarded paths are put back after the run and reported", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  Box b("landlock");
+  const std::string toml = b.read("kaicoder.toml"), config = b.read(".git/config"), state = b.read(".kaicoder/state.json");
+  RunResult r = b.run("echo '[policy.default]' > kaicoder.toml; echo forged > .kaicoder/state.json; "
+                      "printf '[core]\\n\\thooksPath = /tmp/x\\n' >> .git/config; echo evil > .git/hooks/post-checkout; "
+                      "echo /tmp/x > .git/commondir; echo DONE");
+  CHECK_THAT(r.out, Contains("DONE"));
+  CHECK(b.read("kaicoder.toml") == toml);
+  CHECK(b.read(".git/config") == config);
+  CHECK(b.read(".kaicoder/state.json") == state);
+  CHECK_FALSE(b.exists(".git/hooks/post-checkout"));
+  CHECK_FALSE(b.exists(".git/commondir"));
+  std::string g = Catch::Detail::stringify(r.guards);
+  CHECK_THAT(g, Contains("kaicoder.toml: restored") && Contains(".git/config: restored") &&
+                    Contains(".kaicoder/state.json: restored") && Contains(".git/hooks/post-checkout: removed") &&
+                    Contains(".git/commondir: removed"));
+}
+
+TEST_CASE("full: the scripts [hooks] and [validate] name are read-only to runs", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b("full", "[hooks]\nnotify = \"sh scripts/notify.sh --quiet\"\n[validate]\n\"*.c\" = \"tools/check-c {file}\"\n");
+  b.top.write("root/scripts/notify.sh", "echo notified\n");
+  b.top.write("root/tools/check-c", "#!/bin/sh\nexit 0\n");
+  b.open();
+  RunResult r = b.run("echo 'curl evil' > scripts/notify.sh; echo 'rm -rf ~' > tools/check-c; echo x > scripts/other.sh; echo END");
+  CHECK_THAT(r.out, Contains("END"));
+  CHECK(b.read("scripts/notify.sh") == "echo notified\n");
+  CHECK(b.read("tools/check-c") == "#!/bin/sh\nexit 0\n");
+  CHECK(b.read("scripts/other.sh") == "x\n");  // the rest of root stays writable
+}
+
+TEST_CASE("[run] env refuses names that change what programs load or look like secrets", "[sandbox]") {
+  for (const char* name : {"LD_PRELOAD", "GIT_CONFIG_PARAMETERS", "BASH_ENV", "NODE_OPTIONS", "AWS_SECRET_ACCESS_KEY"}) {
+    INFO(name);
+    CHECK(kai::env_name_refused(name));
+  }
+  CHECK_FALSE(kai::env_name_refused("CARGO_HOME"));
+  TempDir t;
+  t.write("kaicoder.toml", "[run]\nenv = [\"CARGO_HOME\", \"LD_LIBRARY_PATH\"]\n");
+  auto cfg = kai::load_config({t / "kaicoder.toml"});
+  REQUIRE_FALSE(cfg);
+  CHECK_THAT(cfg.error().message, Contains("LD_LIBRARY_PATH"));
+}
+
+TEST_CASE("full: exit codes, signals and the time limit pass through the namespace's init", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  CHECK(b.run("exit 7").exit_code == 7);
+  RunResult killed = b.run("kill -TERM $$");
+  CHECK(killed.signal == SIGTERM);
+  CHECK(killed.exit_code == 128 + SIGTERM);
+  RunSpec s;
+  s.shell = "trap '' TERM; (setsid sleep 600 &); sleep 600";
+  s.cwd = b.root;
+  s.timeout = 1s;
+  kai::confine(*b.ws, s, kai::ConfineOptions{});
+  auto r = kai::run_command(s);
+  REQUIRE(r);
+  CHECK(r->timed_out);
+  CHECK(r->elapsed < 10s);
+  CHECK(processes_with("sleep 600") == 0);
+}
