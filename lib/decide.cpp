@@ -33,14 +33,14 @@ Status may_decide(const Workspace& ws, const std::string& user) {
                     "[approval] approvers in kaicoder.toml names who may decide");
 }
 
-namespace {
-
-
-bool expired(const Workspace& ws, const Proposal& p) {
+bool past_timeout(const Workspace& ws, const Proposal& p) {
+  if (p.state != State::pending) return false;
   TimePoint created;
   if (!parse_iso_utc(p.created, created)) return false;
   return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
 }
+
+namespace {
 
 Status expire(Workspace& ws, Proposal& p) {
   p.state = State::timeout;
@@ -57,7 +57,7 @@ Status expire(Workspace& ws, Proposal& p) {
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
-  if (p->state == State::pending && expired(ws, *p)) KAI_TRY(expire(ws, *p));
+  if (p->state == State::pending && past_timeout(ws, *p)) KAI_TRY(expire(ws, *p));
   if (p->state == State::timeout)
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
                       "ask the agent to propose it again");
@@ -78,7 +78,7 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   if (!ids) return ids.error();
   for (int id : *ids) {
     auto p = ws.store.load(id);
-    if (!p || p->state != State::pending || !expired(ws, *p)) continue;
+    if (!p || p->state != State::pending || !past_timeout(ws, *p)) continue;
     KAI_TRY(expire(ws, *p));
     out.push_back(id);
   }
@@ -170,15 +170,6 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
 
 namespace kai {
 
-Status try_sweep(Workspace& ws) {
-  if (!ws.store.exists()) return ok_status();
-  auto lock = FileLock::try_acquire(ws.store.dir() / "lock");
-  if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
-  return ok_status();
-}
-
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force, CheckOnly check) {
   KAI_TRY(may_decide(ws, user));
   auto lock = ws.store.lock();
@@ -192,7 +183,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
   for (;;) {
     auto p = ws.store.load(id);
     if (!p) return p.error();
-    if (p->state == State::pending && expired(ws, *p)) {
+    if (p->state == State::pending && past_timeout(ws, *p)) {
       auto lock = ws.store.lock();
       if (!lock) return lock.error();
       auto s = sweep(ws);

@@ -181,7 +181,8 @@ void check_proposals(Workspace& ws, Checks& out) {
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
-        "the next kaicoder command (even 'kaicoder list') marks them timeout and logs them");
+        "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "
+        "timeout and logs them; list, show and log only read");
   if (!failed.empty())
     add(out, "failed applies", Level::warn, fmt::format("proposals {} failed to apply", fmt::join(failed, ", ")),
         fmt::format("'kaicoder show {}' says why; 'kaicoder apply {}' tries again", failed.front(), failed.front()));
@@ -198,7 +199,8 @@ void check_proposals(Workspace& ws, Checks& out) {
   for (const auto& e : fs::directory_iterator(ws.store.dir() / "intents", ec)) intents += e.path().extension() == ".json";
   if (intents)
     add(out, "half-done changes", Level::warn, fmt::format("{} interrupted applies or rollbacks", intents),
-        "run 'kaicoder list' (or any command): it finishes or undoes them");
+        "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) finishes or "
+        "undoes them; list, show and log only read");
   else
     add(out, "half-done changes", Level::ok, "none");
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
+#include "lib/decide.hpp"
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
 #include "lib/policy.hpp"
@@ -105,6 +106,10 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
+  // Housekeeping belongs to the commands that propose or decide (list, show
+  // and log only read). Best effort: a store that cannot be swept does not
+  // stop a new proposal; the deciding commands and doctor report it.
+  (void)sweep(ws);
   auto id = ws.store.next_id();
   if (!id) return id.error();
   out.proposal.id = *id;

@@ -211,6 +211,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   {
     auto lock = ws.store.lock();
     if (!lock) return lock.error();
+    (void)sweep(ws);  // as propose does (lib/propose.cpp)
     auto id = ws.store.next_id();
     if (!id) return id.error();
     p.id = *id;
