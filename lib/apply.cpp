@@ -242,6 +242,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
                       p.state == State::pending ? "approve it first: kaicoder approve " + std::to_string(p.id) : "");
   if (p.approved_digest.empty())
     return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
+  KAI_TRY(ws.changelog.check_readable());  // before any file changes: the entry must be writable
   if (digest(p) != p.approved_digest)
     return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
                            "its staged files no longer match what the approver saw; propose it again"));
@@ -374,6 +375,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   auto rec = ws.journal.load(id);
   if (!rec) return rec.error();
+  KAI_TRY(ws.changelog.check_readable());
   const auto now = ws.clock->now();
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
@@ -452,7 +454,7 @@ Result<int> recover(Workspace& ws) {
   for (const auto& e : it)
     if (e.path().extension() == ".json") found.push_back(e.path());
   for (const auto& path : found) {
-    auto text = read_file(path);
+    auto text = read_owned(path);
     if (!text) return text.error();
     auto t = txn_from(json::parse(*text, nullptr, false));
     if (!t) return make_error(Errc::io, fmt::format("interrupted change '{}' has a corrupt record", path.string()),

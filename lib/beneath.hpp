@@ -1,10 +1,12 @@
 #pragma once
 // File operations confined beneath root. Every component is opened from the
-// root's descriptor without following any symlink (openat2 with
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS where the kernel
-// has it, else a walk with O_NOFOLLOW), so a symlink planted or swapped in
-// after resolve() checked the path cannot redirect a read or a write. `rel`
-// is what resolve() returns, which never contains a symlink.
+// root's descriptor without following any symlink or crossing a mount point
+// (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|
+// RESOLVE_NO_XDEV where the kernel has it, else a walk with O_NOFOLLOW that
+// compares each folder's mount with root's), so a symlink or bind mount
+// planted or swapped in after resolve() checked the path cannot redirect a
+// read or a write. `rel` is what resolve() returns, which never contains a
+// symlink.
 //
 // Usage: Dir d = open_parent(root, rel, CreateDirs::no); read_at(d, name);
 //        write_exclusive_at(d, backup, bytes); replace_at(d, name, new, mode);
@@ -68,5 +70,13 @@ Status replace_at(const Dir& dir, std::string_view name, std::string_view data, 
 
 // unlinkat + fsync dir. Missing is not an error.
 Status unlink_at(const Dir& dir, std::string_view name);
+
+// The bytes of a file kaicoder keeps under a root (the changelog and its
+// archives, records under the state dir), held to the rules of user files:
+// `path` is absolute beneath a canonical root, so any symlink on the way was
+// planted and is refused (openat2 RESOLVE_NO_SYMLINKS, else a walk from `/`
+// with O_NOFOLLOW), and so is anything but a regular file with one link
+// (denied). not_found when it is missing; io otherwise.
+Result<std::string> read_owned(const std::filesystem::path& path);
 
 }  // namespace kai

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/beneath.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -304,7 +305,7 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
   for (int n = 1; n < 1000; ++n) {
     std::string name = n == 1 ? fmt::format("{}--{}.md", oldest, newest) : fmt::format("{}--{}.{}.md", oldest, newest, n);
     fs::path file = dir / name;
-    Result<std::string> old = read_file(file);
+    Result<std::string> old = read_owned(file);
     if (old && *old == text) return ok_status();
     if (old) continue;
     if (old.error().code != Errc::not_found) return old.error();
@@ -398,7 +399,7 @@ Status Changelog::prepend(const Entry& e) {
 
   std::string text;
   mode_t mode = 0644;
-  if (Result<std::string> cur = read_file(m_live)) {
+  if (Result<std::string> cur = read_owned(m_live)) {
     text = std::move(*cur);
     struct stat st {};
     if (::stat(m_live.c_str(), &st) == 0) mode = st.st_mode & 07777;
@@ -429,12 +430,18 @@ Status Changelog::prepend(const Entry& e) {
   return write_file_atomic(m_live, text, mode);
 }
 
+Status Changelog::check_readable() const {
+  Result<std::string> live = read_owned(m_live);
+  if (!live && live.error().code != Errc::not_found) return live.error();
+  return ok_status();
+}
+
 Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(const Entry&)>& keep_if) const {
   Collector c;
   c.want = n;
   c.keep_if = &keep_if;
   auto take = [&c](Entry& e) { return c.take(e); };
-  if (Result<std::string> live = read_file(m_live))
+  if (Result<std::string> live = read_owned(m_live))
     scan(*live, nullptr, take);
   else if (live.error().code != Errc::not_found)
     return live.error();
@@ -444,7 +451,7 @@ Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(
   Result<std::vector<fs::path>> archives = list_archives(m_archive_dir);
   if (!archives) return archives.error();
   for (const fs::path& p : *archives) {
-    Result<std::string> text = read_file(p);
+    Result<std::string> text = read_owned(p);
     if (!text) return text.error();
     scan(*text, nullptr, take);
     if (c.full()) break;
@@ -454,7 +461,7 @@ Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(
 }
 
 Result<bool> Changelog::live_contains(std::string_view rollback_id) const {
-  Result<std::string> live = read_file(m_live);
+  Result<std::string> live = read_owned(m_live);
   if (!live) {
     if (live.error().code == Errc::not_found) return false;
     return live.error();
@@ -465,7 +472,7 @@ Result<bool> Changelog::live_contains(std::string_view rollback_id) const {
 }
 
 Result<Parsed> Changelog::parse_live() const {
-  Result<std::string> live = read_file(m_live);
+  Result<std::string> live = read_owned(m_live);
   if (!live) return live.error();
   return parse_changelog(*live);
 }
@@ -475,7 +482,7 @@ Result<std::vector<ArchiveFile>> Changelog::parse_archives() const {
   if (!archives) return archives.error();
   std::vector<ArchiveFile> out;
   for (const fs::path& p : *archives) {
-    Result<std::string> text = read_file(p);
+    Result<std::string> text = read_owned(p);
     if (!text) return text.error();
     out.push_back({p, parse_changelog(*text)});
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/beneath.hpp"
 #include "lib/git.hpp"
 #include "lib/util/fs.hpp"
 
@@ -52,7 +53,7 @@ Result<Record> Journal::load(const std::string& id) const {
   if (!has(id))
     return make_error(Errc::not_found, fmt::format("no changelog entry with rollback id '{}'", id),
                       "see 'kaicoder log' for the rollback ids there are");
-  auto text = read_file(m_dir / (id + ".json"));
+  auto text = read_owned(m_dir / (id + ".json"));
   if (!text) return text.error();
   json j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
@@ -78,14 +79,14 @@ Result<Record> Journal::load(const std::string& id) const {
 static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 Result<std::string> Journal::last() const {
-  auto text = read_file(m_dir / "LAST");
+  auto text = read_owned(m_dir / "LAST");
   if (!text || first_line(*text).empty())
     return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
   return first_line(*text);
 }
 
 std::string Journal::latest_for(const std::string& rel) const {
-  auto text = read_file(m_dir / "paths" / blob_id(rel));
+  auto text = read_owned(m_dir / "paths" / blob_id(rel));
   return text ? first_line(*text) : std::string{};
 }
 

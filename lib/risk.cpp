@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/beneath.hpp"
 #include "lib/deps.hpp"
 #include "lib/git.hpp"
 #include "lib/policy.hpp"
@@ -271,7 +272,7 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   out.key = index_key(entries);
   std::optional<CachedGraph> prior;
   if (!cache_file.empty())
-    if (auto text = read_file(cache_file)) prior = parse_cache(*text);
+    if (auto text = read_owned(cache_file)) prior = parse_cache(*text);
   if (prior && prior->key == out.key) {
     out.graph = std::move(prior->graph);
     out.from_cache = true;

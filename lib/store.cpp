@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/beneath.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -53,7 +54,7 @@ Result<FileLock> Store::lock() const {
 Result<int> Store::next_id() const {
   fs::path counter = m_dir / "staging" / "next-id";
   int next = 1;
-  if (auto text = read_file(counter)) {
+  if (auto text = read_owned(counter)) {
     auto r = std::from_chars(text->data(), text->data() + text->size(), next);
     if (r.ec != std::errc{} || next < 1) next = 1;
   }
@@ -89,19 +90,19 @@ Result<Proposal> Store::load(int id) const {
   std::error_code ec;
   if (id < 1 || !fs::is_directory(dir, ec))
     return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
-  auto text = read_file(dir / "meta.json");
+  auto text = read_owned(dir / "meta.json");
   if (!text) return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
   auto p = from_json(j);
   if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
   for (const char* name : k_payloads) {
-    auto bytes = read_file(dir / name);
+    auto bytes = read_owned(dir / name);
     if (!bytes) return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
     *payload(*p, name) = std::move(*bytes);
   }
   if (p->kind == Kind::run) {
-    auto cmd_text = read_file(dir / "command");
+    auto cmd_text = read_owned(dir / "command");
     nlohmann::json cmd = cmd_text ? nlohmann::json::parse(*cmd_text, nullptr, false) : nlohmann::json();
     if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {} is missing its command", id));
     p->argv = cmd.value("argv", std::vector<std::string>{});
