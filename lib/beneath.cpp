@@ -311,35 +311,50 @@ Status replace_at(const Dir& dir, std::string_view name_in, std::string_view dat
   return sync_dir(dir, name);
 }
 
-Result<std::string> read_owned(const fs::path& path) {
-  constexpr int k_flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+namespace {
+
+// `path` opened with `flags` without following a symlink anywhere on the
+// way: openat2 RESOLVE_NO_SYMLINKS, else the walk by hand. -1 and errno.
+int open_no_symlinks(const fs::path& path, int flags) {
   struct open_how how {};
-  how.flags = k_flags;
+  how.flags = static_cast<uint64_t>(flags);
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long got = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
-  int err = got < 0 ? errno : 0;
-  if (got < 0 && (err == ENOSYS || err == EPERM || err == EINVAL)) {
-    // No openat2: the same walk by hand, one component at a time.
-    Dir cur(::open(path.is_absolute() ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    got = cur.fd();
-    std::vector<std::string> parts;
-    for (const auto& c : path.relative_path()) parts.push_back(c.string());
-    for (size_t i = 0; got >= 0 && i < parts.size(); ++i) {
-      bool last = i + 1 == parts.size();
-      got = ::openat(cur.fd(), parts[i].c_str(), last ? k_flags : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (got >= 0 && !last) cur = Dir(static_cast<int>(got));
-    }
-    err = got < 0 ? errno : 0;
+  if (got >= 0 || (errno != ENOSYS && errno != EPERM && errno != EINVAL)) return static_cast<int>(got);
+  // No openat2: one component at a time.
+  Dir cur(::open(path.is_absolute() ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  int fd = cur.fd();
+  std::vector<std::string> parts;
+  for (const auto& c : path.relative_path()) parts.push_back(c.string());
+  for (size_t i = 0; fd >= 0 && i < parts.size(); ++i) {
+    bool last = i + 1 == parts.size();
+    fd = ::openat(cur.fd(), parts[i].c_str(), last ? flags : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && !last) cur = Dir(fd);
   }
-  if (got < 0) {
-    if (err == ENOENT) return make_error(Errc::not_found, fmt::format("'{}' does not exist", path.string()));
-    if (err == ELOOP || err == ENOTDIR || err == EXDEV)
-      return make_error(Errc::denied, fmt::format("'{}' is or leads through a symlink, which kaicoder never follows",
-                                                  path.string()),
-                        "put the real file back in its place");
-    return make_error(Errc::io, fmt::format("cannot read '{}': {}", path.string(), errno_text(err)));
-  }
-  Dir file(static_cast<int>(got));  // closes it
+  return fd;
+}
+
+Error owned_open_error(int err, const fs::path& path) {
+  if (err == ENOENT) return make_error(Errc::not_found, fmt::format("'{}' does not exist", path.string()));
+  if (err == ELOOP || err == ENOTDIR || err == EXDEV)
+    return make_error(Errc::denied,
+                      fmt::format("'{}' is or leads through a symlink, which kaicoder never follows", path.string()),
+                      "put the real file back in its place");
+  return make_error(Errc::io, fmt::format("cannot open '{}': {}", path.string(), errno_text(err)));
+}
+
+}  // namespace
+
+Status write_owned(const fs::path& path, std::string_view data, mode_t mode) {
+  int fd = open_no_symlinks(path.parent_path(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return owned_open_error(errno, path.parent_path());
+  return replace_at(Dir(fd), path.filename().string(), data, mode);
+}
+
+Result<std::string> read_owned(const fs::path& path) {
+  int got = open_no_symlinks(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (got < 0) return owned_open_error(errno, path);
+  Dir file(got);  // closes it
   struct stat st {};
   if (::fstat(file.fd(), &st) != 0)
     return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", path.string(), errno_text(errno)));

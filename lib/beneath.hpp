@@ -79,4 +79,8 @@ Status unlink_at(const Dir& dir, std::string_view name);
 // (denied). not_found when it is missing; io otherwise.
 Result<std::string> read_owned(const std::filesystem::path& path);
 
+// Atomic replace (replace_at) of such a file, its folder opened the same
+// way: a symlinked folder on the way is refused (denied), never written into.
+Status write_owned(const std::filesystem::path& path, std::string_view data, mode_t mode = 0644);
+
 }  // namespace kai

@@ -309,7 +309,7 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
     if (old && *old == text) return ok_status();
     if (old) continue;
     if (old.error().code != Errc::not_found) return old.error();
-    return write_file_atomic(file, text);
+    return write_owned(file, text);
   }
   return make_error(Errc::io, fmt::format("cannot archive changelog entries {} to {}: too many files of that name", oldest, newest),
                     fmt::format("look into '{}'", dir.string()));
@@ -427,7 +427,7 @@ Status Changelog::prepend(const Entry& e) {
     KAI_TRY(write_archive(m_archive_dir, std::string_view(text).substr(split), name_key(self.entries.front())));
     text.resize(split);
   }
-  return write_file_atomic(m_live, text, mode);
+  return write_owned(m_live, text, mode);
 }
 
 Status Changelog::check_readable() const {

@@ -329,6 +329,17 @@ TEST_CASE("the changelog and its archives are never read through a symlink or a 
   CHECK_FALSE(log.parse_archives().ok());
 }
 
+TEST_CASE("a changelog whose folder is a symlink is never written through it", "[changelog]") {
+  TempDir dir;
+  dir.mkdir("outside");
+  fs::create_directory_symlink(dir.path() / "outside", dir.path() / "docs");
+  kai::Changelog log{dir.path() / "docs" / "log.md", dir.path() / "archive", 2};
+  auto put = log.prepend(nth_entry(0));
+  REQUIRE_FALSE(put.ok());
+  CHECK(put.error().code == kai::Errc::denied);
+  CHECK(fs::is_empty(dir.path() / "outside"));
+}
+
 TEST_CASE("a rotation cut short after the archive write duplicates, never loses", "[changelog]") {
   // Where the archive lands when the rotation completes.
   TempDir done;
