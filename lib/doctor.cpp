@@ -86,7 +86,8 @@ void check_changelog(Workspace& ws, Checks& out) {
   auto p = ws.changelog.parse_live();
   if (!p) {
     if (p.error().code == Errc::not_found) add(out, "changelog", Level::ok, "no entries yet");
-    else add(out, "changelog", Level::fail, p.error().message, "check the file's permissions");
+    else add(out, "changelog", Level::fail, p.error().message,
+             p.error().hint.empty() ? "check the file's permissions" : p.error().hint);
     return;
   }
   if (p->malformed.empty()) {

@@ -158,7 +158,10 @@ Result<std::string> read_input_file(const Workspace& ws, const fs::path& cwd, co
   if (!in_root && !in_temp.empty() && *in_temp.begin() != ".." && in_temp != ".")
     return read_temp_input(path, lexical, uid);
   auto rp = resolve(ws.root, cwd, path);
-  if (!rp) return rp.error();
+  if (!rp) {
+    if (rp.error().code == Errc::denied && rp.error().hint.empty()) return not_an_input(path, rp.error().message);
+    return rp.error();
+  }
   auto st = open_readable(ws, *rp);
   if (!st) return st.error();
   return std::move(st->bytes);
