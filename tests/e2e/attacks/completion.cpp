@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <map>
+#include <optional>
 #include <sys/stat.h>
 
 #include "tests/support/checks.hpp"
@@ -127,6 +128,64 @@ std::vector<std::string> zsh_ids(const TempRepo& repo, const std::string& fn) {
   INFO("zsh " << fn << ": " << r.all());
   CHECK(r.exit_code == 0);
   return split(r.out, '\0');
+}
+
+// The whole zsh widget, as a person gets it: an interactive zsh on a
+// pseudo-terminal (zsh/zpty) with compinit and the completion file, `line`
+// typed and TAB pressed. compadd is wrapped to record every candidate it is
+// given. Empty optional when zsh/zpty cannot be driven here.
+std::optional<std::vector<std::string>> zsh_widget(const TempRepo& repo, const std::string& line) {
+  const fs::path scratch = repo.home() / "zsh-widget";
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  const std::string script = R"ZSH(
+zmodload zsh/zpty || exit 2
+typeset o chunk
+# Wait until the shell on the terminal has printed $1; callers type it as
+# $((...)) so that the echo of their input does not count.
+waitfor() {
+  integer i
+  for (( i = 0; i < 150; i++ )); do
+    while zpty -r -t z chunk; do o+=$chunk; done
+    [[ $o == *$1* ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+zpty z zsh -f -i
+zpty -w z "PROMPT='> '; autoload -Uz compinit; compinit -u -d ${(q)3}/zcd; source ${(q)1}"
+zpty -w z "compadd () { builtin compadd \"\$@\"; local -a h; builtin compadd -O h \"\$@\"; (( \$#h )) && print -rN -- \$h >> ${(q)3}/cands }"
+zpty -w z 'print READY-$((20+1))'
+waitfor READY-21 || exit 3
+zpty -n -w z "$2"$'\t'
+zpty -n -w z $'\C-u'
+zpty -w z 'print MARK-$((40+2))'
+waitfor MARK-42 || exit 3
+zpty -d z
+)ZSH";
+  Run r = repo.spawn({"zsh", "-f", "-c", script, "zsh", source_file("completions/_kaicoder"), line, scratch.string()}, "",
+                     with_kaicoder_on_path())
+              .finish();
+  if (r.exit_code != 0) {
+    WARN("zsh widget not driven (exit " << r.exit_code << "): " << r.all());
+    return std::nullopt;
+  }
+  std::ifstream in(scratch / "cands", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return split(text, '\0');
+}
+
+void complete_ids_in_zsh_widget(const TempRepo& repo) {
+  for (const char* verb : {"show", "apply", "approve", "reject", "rollback"}) {
+    auto got = zsh_widget(repo, std::string("kaicoder ") + verb + " ");
+    if (!got) return;
+    for (const auto& c : *got)
+      if (!c.starts_with("-")) {
+        INFO("zsh widget: kaicoder " << verb << " offered '" << c << "'");
+        CHECK(std::regex_match(c, std::string(verb) == "rollback" ? k_rollback_id : k_proposal_id));
+      }
+  }
+  (void)zsh_widget(repo, "kaicoder read ");
 }
 
 void check_only(const std::vector<std::string>& got, const std::regex& shape, const std::string& what) {
@@ -306,6 +365,7 @@ TEST_CASE("attack: hostile names in a fresh clone's .kaicoder and tree are never
   if (have("zsh")) {
     complete_ids_in_zsh(repo);
     CHECK(zsh_ids(repo, "_kaicoder_rollback_ids") == std::vector<std::string>{"last"});
+    complete_ids_in_zsh_widget(repo);
     CHECK(sentinels(repo).empty());
   } else {
     WARN("zsh is not installed: zsh completion not checked");
@@ -348,6 +408,9 @@ TEST_CASE("attack: completion in a live store offers only its well-formed ids be
     complete_ids_in_zsh(repo);
     CHECK(zsh_ids(repo, "_kaicoder_pending_ids") == std::vector<std::string>{"2"});
     CHECK(offers(zsh_ids(repo, "_kaicoder_rollback_ids"), rollback_id));
+    complete_ids_in_zsh_widget(repo);
+    if (auto w = zsh_widget(repo, "kaicoder approve ")) CHECK(offers(*w, "2"));
+    if (auto w = zsh_widget(repo, "kaicoder rollback ")) CHECK(offers(*w, rollback_id));
     CHECK(sentinels(repo).empty());
   } else {
     WARN("zsh is not installed: zsh completion not checked");
@@ -356,9 +419,8 @@ TEST_CASE("attack: completion in a live store offers only its well-formed ids be
 }
 
 TEST_CASE("completion scripts read ids only from kaicoder and never evaluate them", "[attack][completion]") {
-  // The structure behind the cases above, for what they cannot drive (the
-  // full zsh widget): no script looks at names under .kaicoder/, and none
-  // evaluates text.
+  // The structure behind the cases above: no script looks at names under
+  // .kaicoder/, and none evaluates text.
   for (const char* file : {"completions/kaicoder.bash", "completions/_kaicoder", "completions/kaicoder.fish"}) {
     std::ifstream in(source_file(file));
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
