@@ -297,7 +297,8 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
   RiskResult r;
   r.level = "low";
   std::vector<std::string> reasons;
-  fs::path cache = ws.store.exists() ? ws.store.dir() / "cache" / "deps" : fs::path{};
+  // ensure() refuses a state dir that is a symlink: the cache is never written through one.
+  fs::path cache = ws.store.exists() && ws.store.ensure().ok() ? ws.store.dir() / "cache" / "deps" : fs::path{};
   auto g = load_graph(ws.root, cache, progress);
   if (g) {
     r.from_graph = true;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,7 +25,26 @@ std::string* payload(Proposal& p, std::string_view name) {
 }
 }  // namespace
 
+namespace {
+
+// A state dir, or a folder in it, that is a symlink would carry every write
+// of the store out of root (a cloned repository can commit one): refused,
+// never followed. The files in them are read with lib/beneath read_owned.
+Status refuse_symlinked_folders(const fs::path& dir) {
+  for (const char* sub : {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
+    fs::path p = *sub ? dir / sub : dir;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", p.string()),
+                        "the state dir and its folders must be real folders inside the root; remove the link");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status Store::ensure() const {
+  KAI_TRY(refuse_symlinked_folders(m_dir));
   KAI_TRY(make_dirs(m_dir, 0700));
   KAI_TRY(make_dirs(m_dir / "staging", 0700));
   KAI_TRY(make_dirs(m_dir / "journal", 0700));

@@ -3,6 +3,7 @@
 // changelog planted as a link, a mount inside root, and credential files the
 // secret list did not know.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -248,6 +249,31 @@ TEST_CASE("attack: a changelog planted as a symlink to an outside file is never 
   Run log = repo.kai({"log"});
   CHECK(log.exit_code == 3);
   CHECK_THAT(log.all(), !Contains("OUTSIDEwJalr"));
+}
+
+TEST_CASE("attack: a state dir or changelog folder planted as a symlink takes no write outside root",
+          "[attack][inputs]") {
+  for (const std::string sub : {"", "/journal", "/staging"}) {
+    INFO("symlinked: .kaicoder" << sub);
+    TempRepo repo{{"a.txt", "old\n"}};
+    repo.init();
+    OutsideDir far;
+    // As a cloned repository could commit it: the folder is a link elsewhere.
+    fs::rename(repo.abs(".kaicoder" + sub), far.path / "state");
+    repo.symlink(".kaicoder" + sub, (far.path / "state").string());
+    auto outside_before = [&] {
+      std::vector<std::string> names;
+      for (const auto& e : fs::recursive_directory_iterator(far.path)) names.push_back(e.path().string());
+      std::sort(names.begin(), names.end());
+      return names;
+    };
+    const auto before = outside_before();
+    Run p = repo.kai(edit("a.txt", "old", "new"));
+    KAI_CHECK_EXIT(p, 3);
+    CHECK_THAT(p.err, Contains("symlink"));
+    CHECK(outside_before() == before);
+    CHECK(repo.read("a.txt") == "old\n");
+  }
 }
 
 TEST_CASE("attack: a bind mount inside root takes no read and no write outside it", "[attack][inputs]") {
