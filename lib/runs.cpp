@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/beneath.hpp"
 #include "lib/decide.hpp"
 #include "lib/hooks.hpp"
 #include "lib/limits.hpp"
@@ -18,8 +19,8 @@ namespace fs = std::filesystem;
 
 CapturedOutput run_output(const Workspace& ws, int id) {
   CapturedOutput c;
-  if (auto o = read_file(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
-  if (auto e = read_file(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
+  if (auto o = read_owned(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
+  if (auto e = read_owned(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
   return c;
 }
 
