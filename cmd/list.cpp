@@ -1,5 +1,7 @@
 // kaicoder list: proposals, pending first. Works whatever state the store is
-// in: a corrupt record is listed as such, never a reason to fail.
+// in: a corrupt record is listed as such, never a reason to fail. Only reads
+// (completion runs it on every TAB): a pending proposal past its timeout is
+// shown as expired, and recorded by the next command that proposes or decides.
 
 #include <algorithm>
 
@@ -18,7 +20,6 @@ RunFn setup_list(CLI::App& sub) {
   return [status](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     auto ids = (*ws)->store.ids();
     if (!ids) return report(s, ids.error());
     std::vector<Proposal> rows;
@@ -29,7 +30,9 @@ RunFn setup_list(CLI::App& sub) {
         corrupt.emplace_back(id, p.error().message);
         continue;
       }
-      if (status->empty() || to_string(p->state) == *status) rows.push_back(std::move(*p));
+      // Expired but not recorded yet counts as timeout, not pending.
+      std::string shown = past_timeout(**ws, *p) ? "timeout" : std::string(to_string(p->state));
+      if (status->empty() || shown == *status) rows.push_back(std::move(*p));
     }
     // Pending first (oldest first: they expire first), then the rest newest first.
     std::stable_sort(rows.begin(), rows.end(), [](const Proposal& x, const Proposal& y) {
@@ -39,7 +42,10 @@ RunFn setup_list(CLI::App& sub) {
     });
     if (s.json()) {
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& p : rows) arr.push_back(proposal_json(p));
+      for (const auto& p : rows) {
+        arr.push_back(proposal_json(p));
+        if (past_timeout(**ws, p)) arr.back()["expired"] = true;
+      }
       nlohmann::json bad = nlohmann::json::array();
       for (const auto& [id, why] : corrupt) bad.push_back({{"id", id}, {"error", why}});
       print_json({{"proposals", arr}, {"corrupt", bad}});
@@ -49,10 +55,16 @@ RunFn setup_list(CLI::App& sub) {
       out("no proposals{}\n", status->empty() ? "" : " with status " + *status);
       return k_exit_ok;
     }
-    for (const auto& p : rows)
-      out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, to_string(p.state), to_string(p.kind),
-          p.kind == Kind::run ? "-" : p.risk, p.path, p.summary);
+    bool any_expired = false;
+    for (const auto& p : rows) {
+      bool late = past_timeout(**ws, p);
+      any_expired |= late;
+      out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, late ? "expired*" : to_string(p.state),
+          to_string(p.kind), p.kind == Kind::run ? "-" : p.risk, p.path, p.summary);
+    }
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
+    if (any_expired)
+      out("* expired: past [approval] timeout, not recorded yet (the next propose or decision records it)\n");
     return k_exit_ok;
   };
 }

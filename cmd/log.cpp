@@ -1,4 +1,4 @@
-// kaicoder log: changelog entries, newest first.
+// kaicoder log: changelog entries, newest first. Only reads: no sweep, no hook.
 
 #include <fmt/format.h>
 
@@ -25,7 +25,6 @@ RunFn setup_log(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     std::string abs_file;
     if (!a->file.empty()) {
       std::filesystem::path f = a->file;

@@ -1,11 +1,14 @@
 // kaicoder propose: stage a surgical edit, a whole-file write or a delete.
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
 #include "lib/propose.hpp"
+#include "lib/reader.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai::cmd {
@@ -16,14 +19,16 @@ struct Args {
   bool del = false, json_input = false, dry_run = false, wait = false;
 };
 
-// "-" is stdin, anything else a file. Read once: stdin cannot be read twice.
-// Never more than max + 1 bytes: one byte past the limit says it is too long.
-Result<std::string> read_arg_file(const std::string& f, size_t max) {
+// "-" is stdin (read once: it cannot be read twice); anything else a file
+// under the rules of lib/reader's read_input_file. Never more than max + 1
+// bytes: one byte past the limit says it is too long.
+Result<std::string> read_arg_file(Session& s, Workspace& ws, const std::string& f, size_t max) {
   if (f == "-") return read_all(0, max);
-  return read_file(f, max);
+  return read_input_file(ws, s.env().cwd, f, ::getuid(), max);
 }
 
-Result<ProposeRequest> build_request(Args& a, CLI::App& sub, const Config::Limits& limits) {
+Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::App& sub) {
+  const Config::Limits& limits = ws.cfg.limits;
   ProposeRequest r;
   const auto content_max = static_cast<size_t>(limits.content);
   if (a.json_input) {
@@ -47,19 +52,22 @@ Result<ProposeRequest> build_request(Args& a, CLI::App& sub, const Config::Limit
   if (a.del) r.del = true;
   int stdin_uses = (a.target_file == "-") + (a.replacement_file == "-") + (a.content_file == "-") + a.json_input;
   if (stdin_uses > 1) return make_error(Errc::usage, "only one input can come from stdin ('-')");
-  auto load = [content_max](const std::string& f, std::optional<std::string>& into) -> Status {
+  auto load = [&](const char* opt, const std::string& f, std::optional<std::string>& into) -> Status {
     if (f.empty()) return ok_status();
-    auto t = read_arg_file(f, content_max);
-    if (!t) return make_error(Errc::usage, t.error().message);
+    auto t = read_arg_file(s, ws, f, content_max);
+    // A missing file is a bad argument (2); a refused one stays denied (3).
+    if (!t)
+      return make_error(t.error().code == Errc::io ? Errc::usage : t.error().code,
+                        fmt::format("{}: {}", opt, t.error().message), t.error().hint);
     if (t->size() > content_max)
       return make_error(Errc::usage, fmt::format("'{}' is over the limit of {} bytes ([limits] content)", f, content_max),
                         "split the change into smaller proposals; nothing was staged");
     into = std::move(*t);
     return ok_status();
   };
-  KAI_TRY(load(a.target_file, r.target));
-  KAI_TRY(load(a.replacement_file, r.replacement));
-  KAI_TRY(load(a.content_file, r.content));
+  KAI_TRY(load("--target-file", a.target_file, r.target));
+  KAI_TRY(load("--replacement-file", a.replacement_file, r.replacement));
+  KAI_TRY(load("--content-file", a.content_file, r.content));
   if (r.agent.empty())
     if (const char* env_agent = std::getenv("KAICODER_AGENT")) r.agent = env_agent;
   return r;
@@ -124,7 +132,7 @@ RunFn setup_propose(CLI::App& sub) {
   return [a, &sub](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto req = build_request(*a, sub, (*ws)->cfg.limits);
+    auto req = build_request(s, **ws, *a, sub);
     if (!req) return report(s, req.error());
     DiffOptions opts;
     auto st = propose(**ws, *req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, opts);

@@ -1,4 +1,6 @@
-// kaicoder show: one proposal with its metadata, decision and diff.
+// kaicoder show: one proposal with its metadata, decision and diff. Only
+// reads: no sweep, no hook; a pending proposal past its timeout is shown as
+// expired.
 
 #include <fmt/format.h>
 
@@ -9,6 +11,11 @@
 #include "lib/runs.hpp"
 
 namespace kai::cmd {
+
+namespace {
+constexpr const char* k_expired_note =
+    "  expired:  past [approval] timeout, not recorded yet; it can no longer be approved\n";
+}  // namespace
 
 RunFn setup_show(CLI::App& sub) {
   struct Args {
@@ -22,16 +29,17 @@ RunFn setup_show(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    (void)try_sweep(**ws);  // best effort: a read never fails on a busy or broken store
     auto p = (*ws)->store.load(a->id);
     if (!p) return report(s, p.error());
     Pager pager(s, a->no_pager ? Paging::off : Paging::automatic);
+    const bool late = past_timeout(**ws, *p);
     // Once applied, rejected or expired there is nothing left to diff
     // against; the changelog has the record.
     if (p->kind == Kind::run) {
       CapturedOutput captured = run_output(**ws, p->id);
       if (s.json()) {
         nlohmann::json j = proposal_json(*p);
+        if (late) j["expired"] = true;
         j["command"] = command_text(*p);
         j["stdout"] = captured.out;
         j["stderr"] = captured.err;
@@ -39,6 +47,7 @@ RunFn setup_show(CLI::App& sub) {
         return k_exit_ok;
       }
       print_run_header(s, *p);
+      if (late) out("{}", k_expired_note);
       if (!captured.out.empty() || !captured.err.empty())
         out("\n--- output ---\n{}{}", Lines{captured.out}, Lines{captured.err});
       return k_exit_ok;
@@ -53,6 +62,7 @@ RunFn setup_show(CLI::App& sub) {
     }
     if (s.json()) {
       nlohmann::json j = proposal_json(*p);
+      if (late) j["expired"] = true;
       j["diff"] = d ? d->text : "";
       if (d) j["diff_info"] = diff_json(*d);
       if (!diff_note.empty()) j["diff_note"] = diff_note;
@@ -60,6 +70,7 @@ RunFn setup_show(CLI::App& sub) {
       return k_exit_ok;
     }
     print_proposal_header(s, *p);
+    if (late) out("{}", k_expired_note);
     if (d) print_diff(s, *p, *d);
     if (!diff_note.empty()) out("\n{}\n", diff_note);
     return k_exit_ok;

@@ -3,10 +3,12 @@
 # Install as <datadir>/bash-completion/completions/kaicoder, or source it
 # from ~/.bashrc. Needs nothing but bash itself; proposal and rollback ids
 # come from `kaicoder --json list` and `kaicoder --json log` (read-only
-# commands that take no lock), with a look at .kaicoder/ as a fallback.
-# Completion never prints anything but candidates.
+# commands that take no lock and run no hook) and nothing else: names of
+# files under .kaicoder/ are never offered, since a cloned repository picks
+# them. Completion never evaluates a candidate and never prints anything but
+# candidates.
 #
-# shellcheck disable=SC2207  # COMPREPLY=($(compgen ...)) is the idiom here
+# shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
 _kaicoder_commands="init trust propose run list show approve reject apply log rollback read ls verify certify doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
@@ -35,26 +37,6 @@ _kaicoder_command_options() {
     esac
 }
 
-# The state dir of the tree being completed: --root if given, else the
-# nearest folder upward holding kaicoder.toml, else one holding .git.
-_kaicoder_state_dir() {
-    local root=$1 d marker
-    if [[ -z $root ]]; then
-        for marker in kaicoder.toml .git; do
-            d=$PWD
-            while :; do
-                if [[ -e $d/$marker ]]; then
-                    root=$d
-                    break 2
-                fi
-                [[ -z $d || $d == / ]] && break
-                d=${d%/*}
-            done
-        done
-    fi
-    [[ -n $root ]] && printf '%s/.kaicoder' "${root%/}"
-}
-
 # Run kaicoder quietly with the --root/--config of the line being completed.
 _kaicoder_query() {
     local bin=${_kaicoder_bin:-kaicoder}
@@ -69,55 +51,52 @@ _kaicoder_query() {
     fi
 }
 
-# Proposal ids; $1 = a status to keep, or empty for all.
+# Proposal ids; $1 = a status to keep, or empty for all. They come only
+# from kaicoder's own JSON, never from names under .kaicoder/ (a cloned
+# repository chooses those), one per line.
 _kaicoder_proposal_ids() {
-    local status=$1 out ids=''
-    if out=$(_kaicoder_query list ${status:+--status "$status"}); then
-        # Pretty-printed JSON: ids of "proposals" sit six spaces deep; skip
-        # the "corrupt" array, which has ids too.
-        ids=$(printf '%s\n' "$out" | awk '
-            /^  "corrupt": /   { skip = 1 }
-            /^  "proposals": / { skip = 0 }
-            !skip && /^      "id": [0-9]+/ { gsub(/[^0-9]/, ""); print }')
-    fi
-    if [[ -z $ids ]]; then
-        local dir f
-        dir=$(_kaicoder_state_dir "$_kaicoder_root") || return 0
-        for f in "$dir"/staging/*/meta.json; do
-            [[ -f $f ]] || continue
-            if [[ -n $status ]] &&
-                ! grep -q "^  \"status\": \"$status\"" "$f" 2>/dev/null; then
-                continue
-            fi
-            f=${f%/meta.json}
-            ids+="${f##*/} "
-        done
-    fi
-    # Word splitting is wanted here: one id per line.
-    # shellcheck disable=SC2086
-    printf '%s\n' $ids
+    local status=$1 out
+    out=$(_kaicoder_query list ${status:+--status "$status"}) || return 0
+    # Pretty-printed JSON: ids of "proposals" sit six spaces deep; skip the
+    # "corrupt" array, which has ids too.
+    printf '%s\n' "$out" | awk '
+        /^  "corrupt": /   { skip = 1 }
+        /^  "proposals": / { skip = 0 }
+        !skip && /^      "id": [0-9]+,?$/ { gsub(/[^0-9]/, ""); print }'
 }
 
-# Rollback ids, newest first, plus "last".
+# Rollback ids, newest first, plus "last"; from `log` only, as above.
 _kaicoder_rollback_ids() {
-    local out ids=''
-    if out=$(_kaicoder_query log -n 50); then
-        ids=$(printf '%s\n' "$out" |
-            sed -n 's/^ *"rollback_id": "\([0-9]\{8\}T[0-9]\{6\}Z[-0-9]*\)".*/\1/p')
-    fi
-    if [[ -z $ids ]]; then
-        local dir f
-        dir=$(_kaicoder_state_dir "$_kaicoder_root") || dir=
-        if [[ -n $dir ]]; then
-            for f in "$dir"/journal/*.json; do
-                [[ -f $f ]] || continue
-                f=${f##*/}
-                ids+="${f%.json} "
-            done
-        fi
-    fi
-    # shellcheck disable=SC2086
-    printf '%s\n' last $ids
+    local out
+    printf '%s\n' last
+    out=$(_kaicoder_query log -n 50) || return 0
+    printf '%s\n' "$out" |
+        sed -n 's/^ *"rollback_id": "\([0-9]\{8\}T[0-9]\{6\}Z[-0-9]*\)",\{0,1\}$/\1/p'
+}
+
+# Add each line of stdin that matches the extended regex $1 and starts with
+# $cur to COMPREPLY, word for word. A candidate is never evaluated: no
+# `compgen -W` (it expands $(...) and backticks in its words), no word
+# splitting, no globbing. The regex is the last line of defence should the
+# JSON above ever carry something else.
+_kaicoder_add_matching() {
+    local re=$1 line
+    while IFS= read -r line; do
+        [[ $line =~ $re ]] || continue
+        [[ $line == "$cur"* ]] || continue
+        COMPREPLY+=("$line")
+    done
+}
+
+# Names of files (-f) or folders (-d) starting with $cur, one candidate per
+# line as compgen prints them, without the globbing and word splitting of
+# COMPREPLY=($(...)): a committed file named '*' stays '*'.
+_kaicoder_add_files() {
+    compopt -o filenames 2>/dev/null
+    local line
+    while IFS= read -r line; do
+        COMPREPLY+=("$line")
+    done < <(compgen "$1" -- "$cur")
 }
 
 _kaicoder() {
@@ -157,13 +136,11 @@ _kaicoder() {
     # Values of options.
     case $prev in
         --root | --cwd)
-            compopt -o filenames 2>/dev/null
-            COMPREPLY=($(compgen -d -- "$cur"))
+            _kaicoder_add_files -d
             return 0
             ;;
         --config | --path | --target-file | --replacement-file | --content-file | --file)
-            compopt -o filenames 2>/dev/null
-            COMPREPLY=($(compgen -f -- "$cur"))
+            _kaicoder_add_files -f
             return 0
             ;;
         --color)
@@ -196,10 +173,9 @@ _kaicoder() {
         done
         if ((dashdash > 0)); then
             if ((COMP_CWORD == dashdash + 1)); then
-                COMPREPLY=($(compgen -c -- "$cur"))
+                _kaicoder_add_files -c
             else
-                compopt -o filenames 2>/dev/null
-                COMPREPLY=($(compgen -f -- "$cur"))
+                _kaicoder_add_files -f
             fi
             return 0
         fi
@@ -221,21 +197,19 @@ _kaicoder() {
 
     case $command in
         show | apply)
-            COMPREPLY=($(compgen -W "$(_kaicoder_proposal_ids)" -- "$cur"))
+            _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids)
             ;;
         approve | reject)
-            COMPREPLY=($(compgen -W "$(_kaicoder_proposal_ids pending)" -- "$cur"))
+            _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids pending)
             ;;
         rollback)
-            COMPREPLY=($(compgen -W "$(_kaicoder_rollback_ids)" -- "$cur"))
+            _kaicoder_add_matching '^(last|[0-9]{8}T[0-9]{6}Z(-[0-9]+)?)$' < <(_kaicoder_rollback_ids)
             ;;
         read)
-            compopt -o filenames 2>/dev/null
-            COMPREPLY=($(compgen -f -- "$cur"))
+            _kaicoder_add_files -f
             ;;
         ls)
-            compopt -o filenames 2>/dev/null
-            COMPREPLY=($(compgen -d -- "$cur"))
+            _kaicoder_add_files -d
             ;;
     esac
     return 0

@@ -1,8 +1,8 @@
 # fish completion for kaicoder(1). Install in a folder on
 # $fish_complete_path (for example vendor_completions.d). Proposal and
 # rollback ids come from `kaicoder --json list` and `kaicoder --json log`
-# (read-only, no lock), with a look at .kaicoder/ as a fallback; nothing but
-# candidates is ever printed.
+# (read-only: no lock, no hook) and nothing else, and only well-formed ones
+# are offered; nothing but candidates is ever printed.
 
 # The command word of the line being completed, skipping global options and
 # their values; empty when there is none yet.
@@ -55,29 +55,6 @@ function __kaicoder_global_value
     return 1
 end
 
-# The state dir of the tree: --root if given, else the nearest folder upward
-# holding kaicoder.toml, else one holding .git.
-function __kaicoder_state_dir
-    set -l root (__kaicoder_global_value --root)
-    if test -z "$root"
-        for marker in kaicoder.toml .git
-            set -l d $PWD
-            while true
-                if test -e "$d/$marker"
-                    set root $d
-                    break
-                end
-                if test -z "$d"; or test "$d" = /
-                    break
-                end
-                set d (string replace -r '/[^/]*$' '' -- $d)
-            end
-            test -n "$root"; and break
-        end
-    end
-    test -n "$root"; and echo (string replace -r '/$' '' -- $root)/.kaicoder
-end
-
 # Run kaicoder quietly with the --root/--config of the line being completed.
 function __kaicoder_query
     command -sq kaicoder; or return 1
@@ -93,27 +70,16 @@ function __kaicoder_query
     end
 end
 
-# Proposal ids; $argv[1] = a status to keep, or none for all.
+# Proposal ids; $argv[1] = a status to keep, or none for all. Ids come only
+# from kaicoder's own JSON, never from names under .kaicoder/ (a cloned
+# repository picks those), and only well-formed ones are printed.
 function __kaicoder_proposal_ids
     set -l st $argv[1]
-    set -l ids
     if test -n "$st"
-        set ids (__kaicoder_query list --status $st | __kaicoder_json_ids)
+        __kaicoder_query list --status $st | __kaicoder_json_ids
     else
-        set ids (__kaicoder_query list | __kaicoder_json_ids)
-    end
-    if test (count $ids) -eq 0
-        set -l dir (__kaicoder_state_dir)
-        if test -n "$dir"
-            for f in $dir/staging/*/meta.json
-                if test -n "$st"
-                    grep -q "^  \"status\": \"$st\"" $f 2>/dev/null; or continue
-                end
-                set -a ids (basename (dirname $f))
-            end
-        end
-    end
-    printf '%s\n' $ids
+        __kaicoder_query list | __kaicoder_json_ids
+    end | string match -r -- '^[0-9]+$'
 end
 
 # Ids of the "proposals" array of pretty-printed `list` JSON; the "corrupt"
@@ -122,22 +88,15 @@ function __kaicoder_json_ids
     awk '
         /^  "corrupt": /   { skip = 1 }
         /^  "proposals": / { skip = 0 }
-        !skip && /^      "id": [0-9]+/ { gsub(/[^0-9]/, ""); print }'
+        !skip && /^      "id": [0-9]+,?$/ { gsub(/[^0-9]/, ""); print }'
 end
 
-# Rollback ids, newest first, plus "last".
+# Rollback ids, newest first, plus "last"; from `log` only, as above.
 function __kaicoder_rollback_ids
     echo last
-    set -l ids (__kaicoder_query log -n 50 | string replace -rf '^ *"rollback_id": "([0-9]{8}T[0-9]{6}Z[-0-9]*)".*' '$1')
-    if test (count $ids) -eq 0
-        set -l dir (__kaicoder_state_dir)
-        if test -n "$dir"
-            for f in $dir/journal/*.json
-                set -a ids (basename $f .json)
-            end
-        end
-    end
-    printf '%s\n' $ids
+    __kaicoder_query log -n 50 |
+        string replace -rf '^ *"rollback_id": "([0-9]{8}T[0-9]{6}Z[-0-9]*)",?$' '$1' |
+        string match -r -- '^[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?$'
 end
 
 complete -c kaicoder -f

@@ -317,6 +317,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   KAI_TRY(require_sealed(ws.store, p));
   if (p.approved_digest.empty())
     return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
+  KAI_TRY(ws.changelog.check_readable());  // before any file changes: the entry must be writable
   // A sealed record can still be an old copy put back: one that was applied
   // (and maybe rolled back since) is never applied again on its strength.
   // The owner's folder says so even when the journal was pruned by hand.
@@ -469,6 +470,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   auto rec = ws.journal.load(id);
   if (!rec) return rec.error();
+  KAI_TRY(ws.changelog.check_readable());
   const auto now = ws.clock->now();
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
@@ -585,7 +587,7 @@ Result<int> recover(Workspace& ws) {
   std::vector<fs::path> found = intent_files(ws);
   if (!found.empty()) KAI_TRY(ws.sealer.usable());  // without the key nothing can be told apart
   for (const auto& path : found) {
-    auto text = read_file(path);
+    auto text = read_owned(path);
     if (!text) return text.error();
     auto t = read_intent(ws, path.stem().string(), *text);
     if (!t) {

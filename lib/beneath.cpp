@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <cerrno>
@@ -76,14 +77,48 @@ Result<Dir> open_root(const fs::path& root) {
   return Dir(fd);
 }
 
+// The mount a descriptor lies on: its device and, where the kernel says
+// (statx STATX_MNT_ID, Linux 5.8), its mount id, which also tells a bind
+// mount of the same filesystem apart.
+struct Mount {
+  dev_t dev = 0;
+  uint64_t id = 0;
+  bool has_id = false;
+};
+
+Mount mount_of(int fd) {
+  Mount m;
+  struct statx sx {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0) {
+    m.dev = ::makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    m.has_id = (sx.stx_mask & STATX_MNT_ID) != 0;
+    m.id = sx.stx_mnt_id;
+    return m;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) m.dev = st.st_dev;
+  return m;
+}
+
+bool same_mount(const Mount& a, const Mount& b) {
+  return a.dev == b.dev && (!a.has_id || !b.has_id || a.id == b.id);
+}
+
+Error crosses_mount(std::string_view rel, std::string_view upto) {
+  return make_error(Errc::denied, fmt::format("'{}' crosses the mount point '{}'; kaicoder never reads or writes "
+                                              "across a mount inside the root",
+                                              rel, upto));
+}
+
 // openat2 in one call; -1 with errno set when it fails or the kernel lacks it.
 // No symlink at all is followed, not even one that stays beneath root:
 // resolve() already spelled the path without symlinks, so one found now was
-// planted since, and could point at .git/ or the state dir.
+// planted since, and could point at .git/ or the state dir. Nor is a mount
+// point crossed: a bind mount inside root leads outside it.
 int openat2_dir(int dirfd, const std::string& path) {
   struct open_how how {};
   how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
   for (int attempt = 0; attempt < 4; ++attempt) {
     long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
     if (fd >= 0) return static_cast<int>(fd);
@@ -106,9 +141,10 @@ Error walk_error(int err, int dirfd, const std::string& name, std::string_view r
 
 // One component at a time with O_NOFOLLOW, creating what is missing when
 // asked. Each step starts from the descriptor of the folder before it, so no
-// path is ever re-resolved from the top.
+// path is ever re-resolved from the top, and each must lie on root's mount.
 Result<Dir> walk(Dir cur, const std::vector<std::string>& parts, std::string_view rel, CreateDirs create) {
   constexpr int k_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  const Mount root_mount = mount_of(cur.fd());
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     const std::string& name = parts[i];
     int fd = ::openat(cur.fd(), name.c_str(), k_flags);
@@ -128,6 +164,7 @@ Result<Dir> walk(Dir cur, const std::vector<std::string>& parts, std::string_vie
       return walk_error(err, cur.fd(), name, rel, joined(parts, i + 1));
     }
     cur = Dir(fd);
+    if (!same_mount(mount_of(cur.fd()), root_mount)) return crosses_mount(rel, joined(parts, i + 1));
   }
   return cur;
 }
@@ -141,6 +178,7 @@ Result<Dir> open_parent_impl(const fs::path& root, std::string_view rel, CreateD
   if (use_openat2) {
     int fd = openat2_dir(top->fd(), joined(*parts, parts->size() - 1));
     if (fd >= 0) return Dir(fd);
+    if (errno == EXDEV) return crosses_mount(rel, joined(*parts, parts->size() - 1));
     // Any failure (no openat2, a missing folder to create, a symlink) goes
     // to the walk, which is as strict and can say which component failed.
   }
@@ -182,7 +220,7 @@ Result<Dir> open_parent_walk(const fs::path& root, std::string_view rel, CreateD
   return open_parent_impl(root, rel, create, false);
 }
 
-Result<FileState> read_at(const Dir& dir, std::string_view name_in) {
+Result<FileState> read_at(const Dir& dir, std::string_view name_in, size_t max) {
   if (!valid_name(name_in)) return bad_name(name_in);
   std::string name(name_in);
   FileState out;
@@ -211,7 +249,12 @@ Result<FileState> read_at(const Dir& dir, std::string_view name_in) {
     ::close(fd);
     return make_error(Errc::conflict, fmt::format("'{}' changed while it was being read", name));
   }
-  auto bytes = read_all(fd);
+  // A file bind-mounted over a name inside root is someone else's file.
+  if (!same_mount(mount_of(fd), mount_of(dir.fd()))) {
+    ::close(fd);
+    return crosses_mount(name, name);
+  }
+  auto bytes = read_all(fd, max);
   ::close(fd);
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", name, bytes.error().message));
   out.regular = true;
@@ -268,6 +311,64 @@ Status replace_at(const Dir& dir, std::string_view name_in, std::string_view dat
     return make_error(Errc::io, fmt::format("cannot replace '{}': {}", name, errno_text(err)));
   }
   return sync_dir(dir, name);
+}
+
+namespace {
+
+// `path` opened with `flags` without following a symlink anywhere on the
+// way: openat2 RESOLVE_NO_SYMLINKS, else the walk by hand. -1 and errno.
+int open_no_symlinks(const fs::path& path, int flags) {
+  struct open_how how {};
+  how.flags = static_cast<uint64_t>(flags);
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long got = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (got >= 0 || (errno != ENOSYS && errno != EPERM && errno != EINVAL)) return static_cast<int>(got);
+  // No openat2: one component at a time.
+  Dir cur(::open(path.is_absolute() ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  int fd = cur.fd();
+  std::vector<std::string> parts;
+  for (const auto& c : path.relative_path()) parts.push_back(c.string());
+  for (size_t i = 0; fd >= 0 && i < parts.size(); ++i) {
+    bool last = i + 1 == parts.size();
+    fd = ::openat(cur.fd(), parts[i].c_str(), last ? flags : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && !last) cur = Dir(fd);
+  }
+  return fd;
+}
+
+Error owned_open_error(int err, const fs::path& path) {
+  if (err == ENOENT) return make_error(Errc::not_found, fmt::format("'{}' does not exist", path.string()));
+  if (err == ELOOP || err == ENOTDIR || err == EXDEV)
+    return make_error(Errc::denied,
+                      fmt::format("'{}' is or leads through a symlink, which kaicoder never follows", path.string()),
+                      "put the real file back in its place");
+  return make_error(Errc::io, fmt::format("cannot open '{}': {}", path.string(), errno_text(err)));
+}
+
+}  // namespace
+
+Status write_owned(const fs::path& path, std::string_view data, mode_t mode) {
+  int fd = open_no_symlinks(path.parent_path(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return owned_open_error(errno, path.parent_path());
+  return replace_at(Dir(fd), path.filename().string(), data, mode);
+}
+
+Result<std::string> read_owned(const fs::path& path) {
+  int got = open_no_symlinks(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (got < 0) return owned_open_error(errno, path);
+  Dir file(got);  // closes it
+  struct stat st {};
+  if (::fstat(file.fd(), &st) != 0)
+    return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", path.string(), errno_text(errno)));
+  if (!S_ISREG(st.st_mode)) return make_error(Errc::denied, fmt::format("'{}' is not a regular file", path.string()));
+  if (st.st_nlink > 1)
+    return make_error(Errc::denied,
+                      fmt::format("'{}' has {} hard links; kaicoder's own files have one name", path.string(),
+                                  st.st_nlink),
+                      "replace it by a copy of itself");
+  auto bytes = read_all(file.fd());
+  if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", path.string(), bytes.error().message));
+  return bytes;
 }
 
 Status unlink_at(const Dir& dir, std::string_view name_in) {

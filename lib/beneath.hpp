@@ -1,14 +1,17 @@
 #pragma once
 // File operations confined beneath root. Every component is opened from the
-// root's descriptor without following any symlink (openat2 with
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS where the kernel
-// has it, else a walk with O_NOFOLLOW), so a symlink planted or swapped in
-// after resolve() checked the path cannot redirect a read or a write. `rel`
-// is what resolve() returns, which never contains a symlink.
+// root's descriptor without following any symlink or crossing a mount point
+// (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|
+// RESOLVE_NO_XDEV where the kernel has it, else a walk with O_NOFOLLOW that
+// compares each folder's mount with root's), so a symlink or bind mount
+// planted or swapped in after resolve() checked the path cannot redirect a
+// read or a write. `rel` is what resolve() returns, which never contains a
+// symlink.
 //
 // Usage: Dir d = open_parent(root, rel, CreateDirs::no); read_at(d, name);
 //        write_exclusive_at(d, backup, bytes); replace_at(d, name, new, mode);
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -56,7 +59,7 @@ Result<Dir> open_parent_walk(const std::filesystem::path& root, std::string_view
 
 // State of `name` in `dir`, never following a symlink: a symlink yields
 // Errc::denied; a missing file yields exists == false.
-Result<FileState> read_at(const Dir& dir, std::string_view name);
+Result<FileState> read_at(const Dir& dir, std::string_view name, size_t max = SIZE_MAX - 1);
 
 // Create `name` exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), write, fsync.
 // Errc::conflict when the name exists (file, symlink or anything else).
@@ -68,5 +71,17 @@ Status replace_at(const Dir& dir, std::string_view name, std::string_view data, 
 
 // unlinkat + fsync dir. Missing is not an error.
 Status unlink_at(const Dir& dir, std::string_view name);
+
+// The bytes of a file kaicoder keeps under a root (the changelog and its
+// archives, records under the state dir), held to the rules of user files:
+// `path` is absolute beneath a canonical root, so any symlink on the way was
+// planted and is refused (openat2 RESOLVE_NO_SYMLINKS, else a walk from `/`
+// with O_NOFOLLOW), and so is anything but a regular file with one link
+// (denied). not_found when it is missing; io otherwise.
+Result<std::string> read_owned(const std::filesystem::path& path);
+
+// Atomic replace (replace_at) of such a file, its folder opened the same
+// way: a symlinked folder on the way is refused (denied), never written into.
+Status write_owned(const std::filesystem::path& path, std::string_view data, mode_t mode = 0644);
 
 }  // namespace kai

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/beneath.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
 
@@ -308,11 +309,11 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
   for (int n = 1; n < 1000; ++n) {
     std::string name = n == 1 ? fmt::format("{}--{}.md", oldest, newest) : fmt::format("{}--{}.{}.md", oldest, newest, n);
     fs::path file = dir / name;
-    Result<std::string> old = read_file(file);
+    Result<std::string> old = read_owned(file);
     if (old && *old == text) return ok_status();
     if (old) continue;
     if (old.error().code != Errc::not_found) return old.error();
-    return write_file_atomic(file, text);
+    return write_owned(file, text);
   }
   return make_error(Errc::io, fmt::format("cannot archive changelog entries {} to {}: too many files of that name", oldest, newest),
                     fmt::format("look into '{}'", dir.string()));
@@ -402,7 +403,7 @@ Status Changelog::prepend(const Entry& e) {
 
   std::string text;
   mode_t mode = 0644;
-  if (Result<std::string> cur = read_file(m_live)) {
+  if (Result<std::string> cur = read_owned(m_live)) {
     text = std::move(*cur);
     struct stat st {};
     if (::stat(m_live.c_str(), &st) == 0) mode = st.st_mode & 07777;
@@ -430,7 +431,13 @@ Status Changelog::prepend(const Entry& e) {
     KAI_TRY(write_archive(m_archive_dir, std::string_view(text).substr(split), name_key(self.entries.front())));
     text.resize(split);
   }
-  return write_file_atomic(m_live, text, mode);
+  return write_owned(m_live, text, mode);
+}
+
+Status Changelog::check_readable() const {
+  Result<std::string> live = read_owned(m_live);
+  if (!live && live.error().code != Errc::not_found) return live.error();
+  return ok_status();
 }
 
 Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(const Entry&)>& keep_if) const {
@@ -438,7 +445,7 @@ Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(
   c.want = n;
   c.keep_if = &keep_if;
   auto take = [&c](Entry& e) { return c.take(e); };
-  if (Result<std::string> live = read_file(m_live))
+  if (Result<std::string> live = read_owned(m_live))
     scan(*live, nullptr, take);
   else if (live.error().code != Errc::not_found)
     return live.error();
@@ -448,7 +455,7 @@ Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(
   Result<std::vector<fs::path>> archives = list_archives(m_archive_dir);
   if (!archives) return archives.error();
   for (const fs::path& p : *archives) {
-    Result<std::string> text = read_file(p);
+    Result<std::string> text = read_owned(p);
     if (!text) return text.error();
     scan(*text, nullptr, take);
     if (c.full()) break;
@@ -458,7 +465,7 @@ Result<std::vector<Entry>> Changelog::newest(size_t n, const std::function<bool(
 }
 
 Result<bool> Changelog::live_contains(std::string_view rollback_id) const {
-  Result<std::string> live = read_file(m_live);
+  Result<std::string> live = read_owned(m_live);
   if (!live) {
     if (live.error().code == Errc::not_found) return false;
     return live.error();
@@ -469,7 +476,7 @@ Result<bool> Changelog::live_contains(std::string_view rollback_id) const {
 }
 
 Result<Parsed> Changelog::parse_live() const {
-  Result<std::string> live = read_file(m_live);
+  Result<std::string> live = read_owned(m_live);
   if (!live) return live.error();
   return parse_changelog(*live);
 }
@@ -479,7 +486,7 @@ Result<std::vector<ArchiveFile>> Changelog::parse_archives() const {
   if (!archives) return archives.error();
   std::vector<ArchiveFile> out;
   for (const fs::path& p : *archives) {
-    Result<std::string> text = read_file(p);
+    Result<std::string> text = read_owned(p);
     if (!text) return text.error();
     out.push_back({p, parse_changelog(*text)});
   }

@@ -85,6 +85,13 @@ public:
   // live file or archive folder counts as empty. Errors: io.
   Result<std::vector<Entry>> newest(size_t n, const std::function<bool(const Entry&)>& keep_if = {}) const;
 
+  // ok when prepend() can read the live file (or there is none yet); denied
+  // when it is a symlink, a hard link or not a regular file. Every read of
+  // the changelog and its archives holds them to the rules of user files
+  // (lib/beneath read_owned), so a planted link cannot copy an outside
+  // file's bytes into the changelog. Checked before a change is applied.
+  Status check_readable() const;
+
   // Whether the live file holds an entry with this rollback id (recovery uses
   // it to avoid logging twice). Reads only the live file; missing = false.
   Result<bool> live_contains(std::string_view rollback_id) const;

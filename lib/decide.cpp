@@ -26,7 +26,8 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
   return ws.redact(std::move(e));
 }
 
-bool is_expired(const Workspace& ws, const Proposal& p) {
+bool past_timeout(const Workspace& ws, const Proposal& p) {
+  if (p.state != State::pending) return false;
   TimePoint created;
   if (!parse_iso_utc(p.created, created)) return false;
   return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
@@ -39,10 +40,8 @@ Status may_decide(const Workspace& ws, const std::string& user) {
                     "[approval] approvers in kaicoder.toml names who may decide");
 }
 
+
 namespace {
-
-
-bool expired(const Workspace& ws, const Proposal& p) { return is_expired(ws, p); }
 
 Status expire(Workspace& ws, Proposal& p) {
   p.state = State::timeout;
@@ -66,7 +65,7 @@ Status log_failure(Workspace& ws, const Proposal& p, const std::string& user) {
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
-  if (p->state == State::pending && p->sealed == SealCheck::ok && expired(ws, *p)) KAI_TRY(expire(ws, *p));
+  if (p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p)) KAI_TRY(expire(ws, *p));
   if (p->state == State::timeout)
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
                       "ask the agent to propose it again");
@@ -130,7 +129,7 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);
     // A record that does not verify is not kaicoder's to change; doctor reports it.
-    if (p && p->state == State::pending && p->sealed == SealCheck::ok && expired(ws, *p)) due.push_back(std::move(*p));
+    if (p && p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p)) due.push_back(std::move(*p));
   }
   if (due.size() == 1) KAI_TRY(expire(ws, due.front()));
   else if (due.size() > 1) KAI_TRY(expire_burst(ws, due));
@@ -258,16 +257,6 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
 
 namespace kai {
 
-Status try_sweep(Workspace& ws) {
-  // Without the key nothing can be checked, so nothing is finished or expired.
-  if (!ws.store.exists() || !ws.sealer.usable()) return ok_status();
-  auto lock = FileLock::try_acquire(ws.store.dir() / "lock");
-  if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
-  return ok_status();
-}
-
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force, CheckOnly check) {
   KAI_TRY(may_decide(ws, user));
   auto lock = ws.store.lock();
@@ -282,7 +271,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) return p.error();
     KAI_TRY(require_sealed(ws.store, *p));
-    if (p->state == State::pending && expired(ws, *p)) {
+    if (p->state == State::pending && past_timeout(ws, *p)) {
       auto lock = ws.store.lock();
       if (!lock) return lock.error();
       auto s = sweep(ws);

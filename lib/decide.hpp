@@ -20,9 +20,6 @@ namespace kai {
 Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
                          const std::string& result, const std::string& summary);
 
-// Whether pending proposal `p` is older than [approval] timeout.
-bool is_expired(const Workspace& ws, const Proposal& p);
-
 // denied when [approval] approvers is set and `user` is not on it.
 Status may_decide(const Workspace& ws, const std::string& user);
 
@@ -71,21 +68,24 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
 // Force::yes applies it even though its validation failed.
 Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, Force force = Force::no);
 
-// Housekeeping every command runs under the lock: finish or undo interrupted
-// changes, expire pending proposals older than [approval] timeout. One that
-// expires alone is logged as its own `timeout` entry; several expiring in
-// the same sweep are one `timeout` entry whose summary names them all
-// ("3 proposals expired: 4-5, 9") and one notify event. Reads metadata
-// only. Returns the ids that expired.
+// Housekeeping the commands that decide or propose run under the lock:
+// finish or undo interrupted changes, expire pending proposals older than
+// [approval] timeout. One that expires alone is logged as its own `timeout`
+// entry; several expiring in the same sweep are one `timeout` entry whose
+// summary names them all ("3 proposals expired: 4-5, 9") and one notify
+// event. Reads metadata only. Returns the ids that expired. Never run by
+// list, show or log: they only read, so a cloned tree's hooks never run
+// because someone looked at it.
 Result<std::vector<int>> sweep(Workspace& ws);
 
 }  // namespace kai
 
 namespace kai {
 
-// sweep(), but only when the lock is free at once; for commands that must
-// work whatever state the store is in (list, show, log). Never blocks.
-Status try_sweep(Workspace& ws);
+// Whether a pending proposal is past [approval] timeout. Reads only: the
+// reading commands (list, show, log, completion) show such a proposal as
+// expired without recording it; sweep() records it.
+bool past_timeout(const Workspace& ws, const Proposal& p);
 
 // Roll back entry `id` or "last" under the lock (after may_decide).
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force,

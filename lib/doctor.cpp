@@ -89,7 +89,8 @@ void check_changelog(Workspace& ws, Checks& out) {
   auto p = ws.changelog.parse_live();
   if (!p) {
     if (p.error().code == Errc::not_found) add(out, "changelog", Level::ok, "no entries yet");
-    else add(out, "changelog", Level::fail, p.error().message, "check the file's permissions");
+    else add(out, "changelog", Level::fail, p.error().message,
+             p.error().hint.empty() ? "check the file's permissions" : p.error().hint);
     return;
   }
   if (p->malformed.empty()) {
@@ -202,7 +203,8 @@ void check_proposals(Workspace& ws, Checks& out) {
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
-        "the next kaicoder command (even 'kaicoder list') marks them timeout and logs them");
+        "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "
+        "timeout and logs them; list, show and log only read");
   if (!failed.empty())
     add(out, "failed applies", Level::warn, fmt::format("proposals {} failed to apply", fmt::join(failed, ", ")),
         fmt::format("'kaicoder show {}' says why; 'kaicoder apply {}' tries again", failed.front(), failed.front()));
@@ -250,8 +252,8 @@ void check_intents(Workspace& ws, Checks& out) {
   }
   if (!done.empty())
     add(out, "half-done changes", Level::warn, fmt::format("interrupted: {}", fmt::join(done, "; ")),
-        "run 'kaicoder list' (or any command that changes something): it finishes or undoes them and removes "
-        "backups a crash cut short");
+        "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) finishes or "
+        "undoes them and removes backups a crash cut short; list, show and log only read");
   else if (refused.empty())
     add(out, "half-done changes", Level::ok, "none");
   if (!refused.empty())

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/beneath.hpp"
 #include "lib/git.hpp"
 #include "lib/util/fs.hpp"
 
@@ -68,7 +69,7 @@ Result<Record> Journal::load(const std::string& id) const {
   if (!has(id))
     return make_error(Errc::not_found, fmt::format("no changelog entry with rollback id '{}'", id),
                       "see 'kaicoder log' for the rollback ids there are");
-  auto text = read_file(m_dir / (id + ".json"));
+  auto text = read_owned(m_dir / (id + ".json"));
   if (!text) return text.error();
   json j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
@@ -112,7 +113,7 @@ std::pair<std::string, std::string> pointer_lines(const std::string& s) {
 }  // namespace
 
 Result<std::string> Journal::last() const {
-  auto text = read_file(m_dir / "LAST");
+  auto text = read_owned(m_dir / "LAST");
   auto [id, mac] = text ? pointer_lines(*text) : std::pair<std::string, std::string>{};
   if (id.empty()) return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
   SealCheck verdict = m_seal.check("journal-last", "LAST", id, mac);
@@ -123,7 +124,7 @@ Result<std::string> Journal::last() const {
 }
 
 std::string Journal::latest_for(const std::string& rel) const {
-  auto text = read_file(m_dir / "paths" / blob_id(rel));
+  auto text = read_owned(m_dir / "paths" / blob_id(rel));
   if (!text) return {};
   auto [id, mac] = pointer_lines(*text);
   return m_seal.check("journal-path", rel, id, mac) == SealCheck::ok ? id : std::string{};

@@ -53,7 +53,7 @@ Status check_pending_limit(const Workspace& ws, const std::string& agent) {
   long pending = 0;
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);
-    if (p && p->state == State::pending && p->agent == agent && !is_expired(ws, *p)) ++pending;
+    if (p && p->state == State::pending && p->agent == agent && !past_timeout(ws, *p)) ++pending;
   }
   if (pending < ws.cfg.limits.pending) return ok_status();
   return make_error(Errc::denied,

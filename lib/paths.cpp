@@ -1,5 +1,6 @@
 #include "lib/paths.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -269,9 +270,10 @@ bool at_or_under(std::string_view rel, std::string_view dir) {
 }
 
 // gitignore-style, matched against the folded path (so lower case only). A
-// pattern naming a folder (`.ssh`) covers everything beneath it.
+// pattern naming a folder (`.ssh`) covers everything beneath it; one without
+// a '/' matches at any depth.
 // clang-format off
-constexpr std::array<std::string_view, 33> k_secret_patterns = {
+constexpr std::array<std::string_view, 47> k_secret_patterns = {
     ".env", "*.env", ".env.*", ".envrc",                               // dotenv and direnv
     "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",                  // ssh keys
     "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks", "*.ppk",  // keys, certificates with keys
@@ -279,8 +281,17 @@ constexpr std::array<std::string_view, 33> k_secret_patterns = {
     ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd",   // credential files
     ".git-credentials", ".dockercfg", "**/.docker/config.json", "**/.kube/config",
     "credentials", "credentials.*", "secrets.*", ".secrets", "*.tfstate",
+    ".credentials.json", "service-account*.json", "auth.json",         // cloud and package-manager tokens
+    "*.tfvars", "*.tfvars.json", ".vault-token",                       // terraform variables, vault
+    "kubeconfig", "kubeconfig.*", "*.kubeconfig",                      // cluster credentials
+    ".s3cfg", ".boto", "**/.config/gh/hosts.yml",                      // s3cmd, boto, GitHub CLI
+    "krb5cc_*",                                                        // Kerberos tickets (often in /tmp)
 };
 // clang-format on
+
+// Copies that document a secret file's shape (`.env.example`) hold no
+// secrets: the last name's suffix says so.
+constexpr std::array<std::string_view, 3> k_documentation_suffixes = {".example", ".sample", ".template"};
 
 constexpr std::array<std::string_view, 4> k_generated_dirs = {"node_modules", "target", "dist", "build"};
 
@@ -325,8 +336,21 @@ std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, cons
 
 bool is_secret_file(std::string_view rel) {
   std::string folded = fold_rel(rel);
-  for (std::string_view pat : k_secret_patterns)
-    if (glob_match(pat, folded)) return true;
+  auto matches = [](std::string_view path) {
+    for (std::string_view pat : k_secret_patterns)
+      if (glob_match(pat, path)) return true;
+    return false;
+  };
+  if (!matches(folded)) return false;
+  std::vector<std::string> parts = split_path(folded);
+  bool documentation = std::any_of(k_documentation_suffixes.begin(), k_documentation_suffixes.end(),
+                                   [&](std::string_view s) { return parts.back().ends_with(s); });
+  if (!documentation) return true;
+  // `.ssh/config.example` is still inside a secret folder.
+  for (size_t n = 1; n < parts.size(); ++n) {
+    parts.pop_back();
+    if (matches(join(parts))) return true;
+  }
   return false;
 }
 
@@ -335,9 +359,20 @@ Status check_write(const Guardrails& g, const RootPath& p) {
   std::string folded = fold_rel(p.rel);
   if (auto e = own_files_rule(g, p, folded)) return *e;
   std::vector<std::string> parts = split_path(folded);
-  for (const std::string& part : parts)
-    if (part.find(".bak") != std::string::npos)
-      return never_write(p, "is a backup (*.bak*), which kaicoder never writes");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].find(".bak") == std::string::npos) continue;
+    // kaicoder's own backup names, existing or not: a file planted under
+    // such a name would pass for a backup that rollback restores.
+    if (parts[i].find(".bak-kaicoder-") != std::string::npos)
+      return never_write(p, "is a kaicoder backup name (*.bak-kaicoder-*), which kaicoder never writes");
+    // Any other *.bak* name is someone's backup once it exists; a new
+    // `docs/archive.bak` is an ordinary file.
+    fs::path on_disk = p.abs;
+    for (size_t up = parts.size() - 1; up > i; --up) on_disk = on_disk.parent_path();
+    struct stat st {};
+    if (::lstat(on_disk.c_str(), &st) == 0)
+      return never_write(p, "is an existing backup (*.bak*), which kaicoder never writes");
+  }
   if (is_secret_file(p.rel)) return never_write(p, "is a secret file (never written)");
   for (size_t i = 0; i + 1 < parts.size(); ++i)
     for (std::string_view dir : k_generated_dirs)

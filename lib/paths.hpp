@@ -55,8 +55,9 @@ Result<RootPath> resolve(const std::filesystem::path& root, const std::filesyste
                          std::string_view user_path);
 
 // Errc::denied naming the rule when `p` is on the never-write list: .git/,
-// the state dir, the changelog (and its archives), kaicoder's config, `*.bak*`
-// backups, .env/*.env/.env.* and other secret files (keys, credentials),
+// the state dir, the changelog (and its archives), kaicoder's config,
+// existing `*.bak*` backups (looked up at p.abs) and any `*.bak-kaicoder-*`
+// name, .env/*.env/.env.* and other secret files (keys, credentials),
 // node_modules/, target/, dist/, build/, plus g.deny_write. Then
 // check_name().
 Status check_write(const Guardrails& g, const RootPath& p);
@@ -78,7 +79,10 @@ Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlin
 Status check_read(const Guardrails& g, const RootPath& p);
 
 // True for secret files: .env, *.env, .env.*, private keys (id_rsa, *.pem,
-// *.key, ...), credential files (.netrc, .npmrc, .pypirc, credentials*, ...).
+// *.key, ...), credential files (.netrc, .npmrc, .pypirc, credentials*,
+// auth.json, kubeconfig, *.tfvars, ...), at any depth. A name ending in
+// .example, .sample or .template documents one and is not secret, unless it
+// lies in a secret folder (.ssh/, .gnupg/).
 bool is_secret_file(std::string_view rel);
 
 }  // namespace kai

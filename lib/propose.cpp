@@ -198,6 +198,14 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
     if (ws.progress) ws.progress("scanning dependencies", done, total);
   });
   if (ws.progress) ws.progress("", 0, 0);
+  // SPEC §7: text that holds a secret value is shown redacted, so the person
+  // cannot see what would be written: confirm tier, and the header says so.
+  if (size_t n = ws.redactor.hidden(p.kind == Kind::edit ? p.replacement : p.content); n > 0) {
+    std::string why = fmt::format("the proposed text holds {} secret value{}, hidden in the diff as [REDACTED:…]", n,
+                                  n == 1 ? "" : "s");
+    p.tier_reason = p.tier == "confirm" && !p.tier_reason.empty() ? p.tier_reason + "; " + why : why;
+    p.tier = "confirm";
+  }
   Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
   // Confirm-tier files always need a person, whatever an allow rule says.
   if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + p.tier_reason};

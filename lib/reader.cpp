@@ -1,13 +1,18 @@
 #include "lib/reader.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "lib/beneath.hpp"
 #include "lib/glob.hpp"
 #include "lib/policy.hpp"
+#include "lib/util/fs.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -20,6 +25,72 @@ Status may_read(const Workspace& ws, const RootPath& rp) {
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies reading '{}' ({})", rp.rel, v.rule));
   return ok_status();
+}
+
+// The file at `rp` as `read` may show it: policy and never-read list, then
+// opened beneath root without following a symlink. A file with more than
+// one name is refused: another name may lie outside root or be a secret
+// file, and the bytes are the same whichever name was asked for.
+Result<FileState> open_readable(const Workspace& ws, const RootPath& rp, size_t max = SIZE_MAX - 1) {
+  KAI_TRY(may_read(ws, rp));
+  auto d = open_parent(ws.root, rp.rel, CreateDirs::no);
+  if (!d) return d.error();
+  auto st = read_at(*d, rp.abs.filename().string(), max);
+  if (!st) return st.error();
+  if (!st->exists) return make_error(Errc::io, fmt::format("'{}' does not exist", rp.rel));
+  if (!st->regular) return make_error(Errc::usage, fmt::format("'{}' is not a regular file", rp.rel), "list folders with 'kaicoder ls'");
+  if (st->nlink > 1)
+    return make_error(Errc::denied,
+                      fmt::format("'{}' has {} hard links; kaicoder reads only files with one name, since another "
+                                  "name may lie outside root or be a secret file",
+                                  rp.rel, st->nlink),
+                      "copy the file and read the copy");
+  return st;
+}
+
+constexpr std::string_view k_temp_dir = "/tmp";
+
+Error not_an_input(const std::string& path, std::string_view why) {
+  return make_error(Errc::denied, fmt::format("cannot use '{}' as input: {}", path, why),
+                    "put the text in a file inside the root or in a file of yours in /tmp, or pass it on stdin with '-'");
+}
+
+// A file of the caller's below /tmp, opened one component at a time without
+// following a symlink. /tmp is sticky, so nobody else can swap the caller's
+// file; folders below it must be the caller's and writable by nobody else.
+Result<std::string> read_temp_input(const std::string& path, const fs::path& lexical, uid_t uid, size_t max) {
+  const fs::path rel = lexical.lexically_relative(fs::path(k_temp_dir));
+  if (is_secret_file(rel.generic_string())) return not_an_input(path, "it is a secret file (never read)");
+  std::vector<std::string> parts;
+  for (const auto& c : rel) parts.push_back(c.string());
+  int dir = ::open(std::string(k_temp_dir).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return not_an_input(path, fmt::format("cannot open {}: {}", k_temp_dir, errno_text(errno)));
+  Dir cur(dir);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    int fd = ::openat(cur.fd(), parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      return errno == ENOENT ? make_error(Errc::io, fmt::format("'{}' does not exist", path))
+                             : not_an_input(path, fmt::format("the folder '{}' is not a plain folder", parts[i]));
+    Dir next(fd);
+    struct stat st {};
+    if (::fstat(next.fd(), &st) != 0 || st.st_uid != uid || (st.st_mode & 022) != 0)
+      return not_an_input(path, fmt::format("the folder '{}' is not yours alone", parts[i]));
+    cur = std::move(next);
+  }
+  int fd = ::openat(cur.fd(), parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return make_error(Errc::io, fmt::format("'{}' does not exist", path));
+    if (errno == ELOOP) return not_an_input(path, "it is a symlink, which kaicoder never follows");
+    return not_an_input(path, errno_text(errno));
+  }
+  Dir file(fd);  // closes it
+  struct stat st {};
+  if (::fstat(file.fd(), &st) != 0 || !S_ISREG(st.st_mode)) return not_an_input(path, "it is not a regular file");
+  if (st.st_uid != uid) return not_an_input(path, "it is not your file");
+  if (st.st_nlink > 1) return not_an_input(path, fmt::format("it has {} hard links", st.st_nlink));
+  auto bytes = read_all(file.fd(), max);
+  if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", path, bytes.error().message));
+  return bytes;
 }
 
 bool parse_size(std::string_view s, size_t& out) {
@@ -44,13 +115,8 @@ Result<ReadOut> read_for_agent(const Workspace& ws, const fs::path& cwd, const s
                                std::optional<LineRange> lines, size_t cap) {
   auto rp = resolve(ws.root, cwd, path);
   if (!rp) return rp.error();
-  KAI_TRY(may_read(ws, *rp));
-  auto d = open_parent(ws.root, rp->rel, CreateDirs::no);
-  if (!d) return d.error();
-  auto st = read_at(*d, rp->abs.filename().string());
+  auto st = open_readable(ws, *rp);
   if (!st) return st.error();
-  if (!st->exists) return make_error(Errc::io, fmt::format("'{}' does not exist", rp->rel));
-  if (!st->regular) return make_error(Errc::usage, fmt::format("'{}' is not a regular file", rp->rel), "list folders with 'kaicoder ls'");
   ReadOut out;
   out.path = rp->rel;
   const std::string& bytes = st->bytes;
@@ -80,6 +146,26 @@ Result<ReadOut> read_for_agent(const Workspace& ws, const fs::path& cwd, const s
   }
   out.text = ws.redact(sel);
   return out;
+}
+
+Result<std::string> read_input_file(const Workspace& ws, const fs::path& cwd, const std::string& path, uid_t uid,
+                                    size_t max) {
+  if (path.empty() || path.find('\0') != std::string::npos) return make_error(Errc::usage, "an input file name is empty");
+  fs::path lexical = (fs::path(path).is_absolute() ? fs::path(path) : cwd / path).lexically_normal();
+  // Inside root first: a root under /tmp keeps its never-read list.
+  auto rel = lexical.lexically_relative(ws.root);
+  bool in_root = !rel.empty() && *rel.begin() != "..";
+  auto in_temp = lexical.lexically_relative(fs::path(k_temp_dir));
+  if (!in_root && !in_temp.empty() && *in_temp.begin() != ".." && in_temp != ".")
+    return read_temp_input(path, lexical, uid, max);
+  auto rp = resolve(ws.root, cwd, path);
+  if (!rp) {
+    if (rp.error().code == Errc::denied && rp.error().hint.empty()) return not_an_input(path, rp.error().message);
+    return rp.error();
+  }
+  auto st = open_readable(ws, *rp, max);
+  if (!st) return st.error();
+  return std::move(st->bytes);
 }
 
 Result<ListOut> list_for_agent(const Workspace& ws, const fs::path& cwd, const std::string& dir, const std::string& glob,

@@ -3,8 +3,10 @@
 // root, secret files refused, output redacted and capped. They change
 // nothing, so they need no lock and no approval (policy `read`, default allow).
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,21 @@ struct ReadOut {
 // range; io: missing or unreadable.
 Result<ReadOut> read_for_agent(const Workspace& ws, const std::filesystem::path& cwd, const std::string& path,
                                std::optional<LineRange> lines, size_t cap = 256 * 1024);
+
+// The bytes of an input file an agent names for a proposal
+// (`--content-file`, `--target-file`, `--replacement-file`). Either a file
+// `read` would show (inside root, not secret, not deny_read, a regular file
+// with one link, no symlink on the way), or a regular file with one link,
+// owned by the caller (`uid`), in the system temp folder /tmp (literally: not
+// $TMPDIR, which the caller sets), not named as a secret file, reached
+// without following a symlink, in folders below /tmp that are the caller's
+// and writable by nobody else.
+// denied for anything else (a secret, a file elsewhere, a link); io when it
+// is missing. Like every read, what the caller shows of it is redacted.
+// Reads at most `max` + 1 bytes, so a caller can tell a file over its limit
+// without holding all of it.
+Result<std::string> read_input_file(const Workspace& ws, const std::filesystem::path& cwd, const std::string& path,
+                                    uid_t uid, size_t max = SIZE_MAX - 1);
 
 // "A:B", "A:" or "A" → range; usage error otherwise.
 Result<LineRange> parse_line_range(const std::string& spec);

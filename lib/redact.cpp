@@ -110,10 +110,23 @@ void Redactor::add_secret_file(std::string_view label, std::string_view content)
     if (sep == std::string_view::npos) continue;
     std::string_view name = trim(line.substr(0, sep));
     std::string_view value = trim(line.substr(sep + 1));
+    // JSON credential files (auth.json, .docker/config.json): "name": "value",
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    if (!value.empty() && value.back() == ',') value = trim(value.substr(0, value.size() - 1));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
       value = value.substr(1, value.size() - 2);
     add(name.empty() ? std::string(label) : std::string(name), std::string(value));
   }
+}
+
+size_t Redactor::hidden(std::string_view text) const {
+  auto marks = [](std::string_view s) {
+    size_t n = 0;
+    for (size_t at = s.find("[REDACTED:"); at != std::string_view::npos; at = s.find("[REDACTED:", at + 1)) ++n;
+    return n;
+  };
+  size_t before = marks(text), after = marks(apply(text));
+  return after > before ? after - before : 0;
 }
 
 std::string Redactor::apply(std::string_view text) const {

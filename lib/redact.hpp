@@ -21,13 +21,15 @@ public:
 
   // Keeps the variables whose names mark them as secrets (case-insensitive).
   void add_env(const std::vector<std::pair<std::string, std::string>>& vars);
-  // KEY=VALUE / export KEY="VALUE" / KEY: VALUE lines of a secret file; every
-  // value is secret there, whatever its name.
+  // KEY=VALUE / export KEY="VALUE" / KEY: VALUE / "KEY": "VALUE", lines of a
+  // secret file; every value is secret there, whatever its name.
   void add_secret_file(std::string_view label, std::string_view content);
   void add(std::string name, std::string value);
 
   // `text` with every known value and every token shape replaced.
   std::string apply(std::string_view text) const;
+  // How many values apply() hides in `text`.
+  size_t hidden(std::string_view text) const;
   bool empty() const { return m_secrets.empty(); }
 
   static bool secret_name(std::string_view name);

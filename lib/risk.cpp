@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/beneath.hpp"
 #include "lib/deps.hpp"
 #include "lib/git.hpp"
 #include "lib/policy.hpp"
@@ -299,8 +300,8 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   std::optional<CachedGraph> prior;
   const fs::path mac_file = cache_file.string() + ".mac";
   if (!cache_file.empty())
-    if (auto text = read_file(cache_file)) {
-      auto mac = sealer ? read_file(mac_file) : Result<std::string>(std::string{});
+    if (auto text = read_owned(cache_file)) {
+      auto mac = sealer ? read_owned(mac_file) : Result<std::string>(std::string{});
       if (!sealer || (mac && sealer->check("deps-cache", "deps", *text, *mac) == SealCheck::ok)) prior = parse_cache(*text);
     }
   if (prior && prior->key == out.key) {
@@ -337,7 +338,8 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
   RiskResult r;
   r.level = "low";
   std::vector<std::string> reasons;
-  fs::path cache = ws.store.exists() ? ws.store.dir() / "cache" / "deps" : fs::path{};
+  // ensure() refuses a state dir that is a symlink: the cache is never written through one.
+  fs::path cache = ws.store.exists() && ws.store.ensure().ok() ? ws.store.dir() / "cache" / "deps" : fs::path{};
   ScanOptions opts;
   opts.sealer = &ws.sealer;
   const TimePoint deadline = ws.clock->now() + k_scan_time;

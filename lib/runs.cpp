@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/beneath.hpp"
 #include "lib/confine.hpp"
 #include "lib/decide.hpp"
 #include "lib/hooks.hpp"
@@ -19,8 +20,8 @@ namespace fs = std::filesystem;
 
 CapturedOutput run_output(const Workspace& ws, int id) {
   CapturedOutput c;
-  if (auto o = read_file(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
-  if (auto e = read_file(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
+  if (auto o = read_owned(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
+  if (auto e = read_owned(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
   return c;
 }
 

@@ -4,10 +4,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/beneath.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -23,7 +25,26 @@ std::string* payload(Proposal& p, std::string_view name) {
 }
 }  // namespace
 
+namespace {
+
+// A state dir, or a folder in it, that is a symlink would carry every write
+// of the store out of root (a cloned repository can commit one): refused,
+// never followed. The files in them are read with lib/beneath read_owned.
+Status refuse_symlinked_folders(const fs::path& dir) {
+  for (const char* sub : {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
+    fs::path p = *sub ? dir / sub : dir;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", p.string()),
+                        "the state dir and its folders must be real folders inside the root; remove the link");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status Store::ensure() const {
+  KAI_TRY(refuse_symlinked_folders(m_dir));
   KAI_TRY(make_dirs(m_dir, 0700));
   KAI_TRY(make_dirs(m_dir / "staging", 0700));
   KAI_TRY(make_dirs(m_dir / "journal", 0700));
@@ -54,7 +75,7 @@ Result<FileLock> Store::lock() const {
 Result<int> Store::next_id() const {
   fs::path counter = m_dir / "staging" / "next-id";
   int next = 1;
-  if (auto text = read_file(counter)) {
+  if (auto text = read_owned(counter)) {
     auto r = std::from_chars(text->data(), text->data() + text->size(), next);
     if (r.ec != std::errc{} || next < 1) next = 1;
   }
@@ -124,7 +145,7 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   std::error_code ec;
   if (id < 1 || !fs::is_directory(dir, ec))
     return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
-  auto text = read_file(dir / "meta.json");
+  auto text = read_owned(dir / "meta.json");
   if (!text) return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
@@ -139,12 +160,12 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
         return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
       continue;
     }
-    auto bytes = read_file(dir / name);
+    auto bytes = read_owned(dir / name);
     if (!bytes) return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
     *payload(*p, name) = std::move(*bytes);
   }
   if (p->kind == Kind::run) {
-    auto cmd_text = read_file(dir / "command");
+    auto cmd_text = read_owned(dir / "command");
     nlohmann::json cmd = cmd_text ? nlohmann::json::parse(*cmd_text, nullptr, false) : nlohmann::json();
     if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {} is missing its command", id));
     p->argv = cmd.value("argv", std::vector<std::string>{});

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/beneath.hpp"
 #include "lib/trust.hpp"
 #include "lib/util/fs.hpp"
 
@@ -40,30 +41,42 @@ Entry Workspace::redact(Entry e) const {
 
 namespace {
 
-// Secret files near the top of the tree feed the redactor. The walk is
-// bounded (depth, count, size) so a huge tree cannot slow every command.
+// Secret files anywhere in the tree feed the redactor, so that their values
+// are hidden wherever else they turn up (a config that copies a token, a
+// diff, a command's output). A secret file is one by its name, so the walk
+// looks at names only and reads just the secret files, beneath root without
+// following a symlink. It goes to any depth, but every command opens a
+// workspace, so its cost is bounded: it skips the folders of git, of
+// kaicoder and of generated or downloaded files (.git, .kaicoder,
+// node_modules, target, build, dist), stops after k_max_entries names, and
+// reads at most k_max_files secret files of at most k_max_size bytes. A tree
+// past those limits loses only redaction of the values of the secret files
+// not reached; those files themselves stay never-read and never-written,
+// which is decided by name on every request.
 void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
-  constexpr int k_max_depth = 2;
-  constexpr size_t k_max_files = 64, k_max_size = 1 << 20;
-  size_t seen = 0;
+  constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
+  size_t entries = 0, loaded = 0;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
-  for (; !ec && it != end && seen < k_max_files; it.increment(ec)) {
-    const fs::path rel = it->path().lexically_relative(root);
+  for (; !ec && it != end && entries < k_max_entries && loaded < k_max_files; it.increment(ec), ++entries) {
     const std::string name = it->path().filename().string();
-    if (it->is_directory(ec)) {
-      if (it.depth() >= k_max_depth || name == ".git" || name == ".kaicoder" || name == "node_modules" ||
-          name == "target" || name == "build" || name == "dist")
+    const fs::file_status st = it->symlink_status(ec);
+    if (fs::is_directory(st)) {
+      if (name == ".git" || name == g.state_dir || name == "node_modules" || name == "target" || name == "build" ||
+          name == "dist")
         it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(ec) || it->file_size(ec) > k_max_size) continue;
-    RootPath rp{rel.generic_string(), it->path()};
+    if (!fs::is_regular_file(st)) continue;
+    RootPath rp{it->path().lexically_relative(root).generic_string(), it->path()};
     if (check_read(g, rp)) continue;  // readable: not a secret file
-    if (auto text = read_file(it->path())) {
-      r.add_secret_file(name, *text);
-      ++seen;
-    }
+    if (it->file_size(ec) > k_max_size) continue;
+    auto dir = open_parent(root, rp.rel, CreateDirs::no);
+    if (!dir) continue;
+    auto file = read_at(*dir, name);
+    if (!file || !file->regular) continue;
+    r.add_secret_file(name, file->bytes);
+    ++loaded;
   }
 }
 

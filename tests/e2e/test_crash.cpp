@@ -50,9 +50,12 @@ std::vector<std::string> intents(const TempRepo& repo) {
   return out;
 }
 
-// Any next command finishes or undoes whatever a crash left half done; a
-// plain `list` is the least a person would run.
-Run recover(const TempRepo& repo) { return repo.kai({"list"}); }
+// The next command that proposes or decides finishes or undoes whatever a
+// crash left half done (list, show and log only read); a new proposal of an
+// unrelated file is the least an agent would run.
+Run recover(const TempRepo& repo) {
+  return repo.kai({"propose", "--path", "unrelated.txt", "--content-file", "-", "--why", "next"}, "next\n");
+}
 
 // Entries whose rollback id is `id`.
 size_t entries_with_id(const json& entries, const std::string& id) {
@@ -201,10 +204,10 @@ TEST_CASE("a crash at any step of a rollback leaves the file wholly old or wholl
   }
 }
 
-// SPEC §5: "the next kaicoder command finishes or undoes a half-done apply",
-// read-only ones included: `log` must not show a tree whose change has no
-// entry yet, nor `show` a proposal merely approved whose change is live.
-TEST_CASE("a read-only command run first after a crash already sees the change finished",
+// SPEC §5: the next command that proposes or decides finishes or undoes a
+// half-done apply. The read-only ones (list, log, show) change nothing, not
+// even that: recovery writes and can run hooks, and they run on every TAB.
+TEST_CASE("a read-only command run first after a crash changes nothing, and the next proposal finishes the change",
           "[e2e][crash]") {
   const std::string reader = GENERATE(as<std::string>{}, "list", "log", "show");
   INFO("first command after the crash: " << reader);
@@ -218,7 +221,13 @@ TEST_CASE("a read-only command run first after a crash already sees the change f
 
   std::vector<std::string> args = {reader};
   if (reader == "show") args.push_back("1");
+  const auto left = intents(repo);
+  REQUIRE_FALSE(left.empty());
+  const std::string meta = repo.read(".kaicoder/staging/1/meta.json");
   KAI_REQUIRE_EXIT(repo.kai(args), 0);
+  CHECK(intents(repo) == left);
+  CHECK(repo.read(".kaicoder/staging/1/meta.json") == meta);
+  KAI_REQUIRE_EXIT(recover(repo), 0);
   CHECK(intents(repo).empty());
   json entries = log_entries(repo);
   CHECK(entries.size() == 1);

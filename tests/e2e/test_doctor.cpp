@@ -312,7 +312,7 @@ TEST_CASE("doctor: a backup file no entry names is listed as an orphan", "[e2e][
   diagnostics_work(repo, 1);
 }
 
-TEST_CASE("doctor: a pending proposal past its timeout is reported; the next command expires it",
+TEST_CASE("doctor: a pending proposal past its timeout is reported; the next proposal expires it",
           "[e2e][doctor][proposals]") {
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\ntwo\n"}};
   applied_and_pending(repo);
@@ -321,15 +321,21 @@ TEST_CASE("doctor: a pending proposal past its timeout is reported; the next com
   write_sealed_record(repo, 2, meta);
 
   Doctor d = doctor(repo);
-  verdict(d, "expired proposals", "warn", "1 pending", "kaicoder list");
+  verdict(d, "expired proposals", "warn", "1 pending", "proposes or decides");
   check_exit_matches(d);
   // Doctor changes nothing.
   CHECK(level(doctor(repo), "expired proposals") == "warn");
-  CHECK(show_json(repo, 2).at("status") == "timeout");  // show sweeps first
+  // show only reads: it says the proposal expired but records nothing.
+  json shown = show_json(repo, 2);
+  CHECK(shown.at("status") == "pending");
+  CHECK(shown.at("expired") == true);
+  CHECK(level(doctor(repo), "expired proposals") == "warn");
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "c.txt", "--content-file", "-", "--why", "w"}, "c\n"), 0);
+  CHECK(show_json(repo, 2).at("status") == "timeout");
 
   Doctor after = doctor(repo);
   CHECK(level(after, "expired proposals") == "(missing)");
-  CHECK_THAT(detail(after, "proposals"), Contains("0 pending"));
+  CHECK_THAT(detail(after, "proposals"), Contains("1 pending"));  // c.txt
   diagnostics_work(repo, 2);
 }
 
@@ -342,7 +348,7 @@ TEST_CASE("doctor: a half-done apply is reported, the diagnostics work around it
   REQUIRE(crashed.killed_by(SIGKILL));
 
   Doctor d = doctor(repo);
-  verdict(d, "half-done changes", "warn", "", "kaicoder list");
+  verdict(d, "half-done changes", "warn", "", "proposes or decides");
   verdict(d, "proposals", "ok", "1 approved and not applied yet");
   check_exit_matches(d);
   CHECK(d.run.exit_code == 0);
@@ -357,8 +363,10 @@ TEST_CASE("doctor: a half-done apply is reported, the diagnostics work around it
     holder.finish();
   }
 
-  // The way out doctor names.
+  // The way out doctor names; list only reads.
   KAI_CHECK_EXIT(repo.kai({"list"}), 0);
+  CHECK(level(doctor(repo), "half-done changes") == "warn");
+  KAI_CHECK_EXIT(repo.kai({"propose", "--path", "c.txt", "--content-file", "-", "--why", "w"}, "c\n"), 0);
   Doctor after = doctor(repo);
   verdict(after, "half-done changes", "ok");
   verdict(after, "backups", "ok");

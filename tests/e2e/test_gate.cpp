@@ -163,7 +163,8 @@ TEST_CASE("a planted secret never appears in output or in anything kaicoder stor
   run({"show", "1"});
   run({"--json", "show", "1"});
   run({"--json", "list"});
-  run({"approve", "1"}, "y");
+  // The replacement holds a secret value, so it is confirm tier (SPEC §7).
+  run({"approve", "1"}, "CONFIRM");
   run({"log", "--full"});
   run({"--json", "log"});
   run({"read", "notes.txt"});

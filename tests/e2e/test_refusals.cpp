@@ -99,7 +99,8 @@ TEST_CASE("propose refuses a symlink that leads out of the root", "[e2e][refusal
 }
 
 TEST_CASE("propose refuses every never-write path", "[e2e][refusal][paths]") {
-  TempRepo repo{{"a.txt", "a\n"}, {".env", "TOKEN=1\n"}, {"node_modules/x", "x\n"}, {"build/x", "x\n"}};
+  TempRepo repo{{"a.txt", "a\n"}, {".env", "TOKEN=1\n"}, {"node_modules/x", "x\n"}, {"build/x", "x\n"},
+                {"old.bak", "someone's backup\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   approve(repo, 1);
@@ -107,7 +108,7 @@ TEST_CASE("propose refuses every never-write path", "[e2e][refusal][paths]") {
   const std::string never[] = {
       ".git/config",      ".git/hooks/pre-commit", ".kaicoder/x",  ".kaicoder/staging/1/replacement",
       "KAI-CODER-CHANGELOG.md", "kaicoder.toml", "sub/kaicoder.toml", "a.txt.bak-kaicoder-x",
-      "a.txt.bak",        ".env",                  "x.env",        ".env.local",
+      "old.bak",          ".env",                  "x.env",        ".env.local",
       "node_modules/x",   "build/x",               "dist/x",       "target/x",
       "src/node_modules/y", ".GIT/config",         ".Env",         "id_rsa",
   };

@@ -33,9 +33,8 @@ std::vector<std::string> write_file(const std::string& path, const std::string& 
 TEST_CASE("a failed validation is shown, refuses the apply, and --force applies it", "[e2e][validate]") {
   TempRepo repo{{"data.json", "{}\n"}, {"check-json.sh", k_check_json}, {"kaicoder.toml", k_validate_config}};
   repo.trust();
-  repo.write("../broken.json", "{\"a\": \n");
   const auto before = repo.tree_snapshot();
-  Run p = repo.kai(write_file("data.json", "../broken.json"));
+  Run p = repo.kai(write_file("data.json", "-"), "{\"a\": \n");
   KAI_REQUIRE_EXIT(p, 0);
   CHECK_THAT(p.out, Contains("validate: FAILED"));
   Run show = repo.kai({"show", "1"});
@@ -69,8 +68,7 @@ TEST_CASE("a failed validation is shown, refuses the apply, and --force applies 
 TEST_CASE("apply refuses an approved proposal whose validation failed unless --force", "[e2e][validate]") {
   TempRepo repo{{"data.json", "{}\n"}, {"check-json.sh", k_check_json}, {"kaicoder.toml", k_validate_config}};
   repo.trust();
-  repo.write("../broken.json", "nope\n");
-  KAI_REQUIRE_EXIT(repo.kai(write_file("data.json", "../broken.json")), 0);
+  KAI_REQUIRE_EXIT(repo.kai(write_file("data.json", "-"), "nope\n"), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "--no-apply", "1"}, "y"), 0);
   Run a = repo.kai({"apply", "1"});
   KAI_CHECK_EXIT(a, 6);
@@ -84,11 +82,10 @@ TEST_CASE("apply refuses an approved proposal whose validation failed unless --f
 TEST_CASE("valid content passes, and a dry run reports the validation", "[e2e][validate]") {
   TempRepo repo{{"data.json", "{}\n"}, {"check-json.sh", k_check_json}, {"kaicoder.toml", k_validate_config}};
   repo.trust();
-  repo.write("../good.json", "{\"a\": 1}\n");
-  Run dry = repo.kai({"--json", "propose", "--dry-run", "--path", "data.json", "--content-file", "../good.json", "--why", "t"});
+  Run dry = repo.kai({"--json", "propose", "--dry-run", "--path", "data.json", "--content-file", "-", "--why", "t"}, "{\"a\": 1}\n");
   KAI_REQUIRE_EXIT(dry, 0);
   CHECK(json_of(dry).at("validation").at("status") == "ok");
-  KAI_REQUIRE_EXIT(repo.kai(write_file("data.json", "../good.json")), 0);
+  KAI_REQUIRE_EXIT(repo.kai(write_file("data.json", "-"), "{\"a\": 1}\n"), 0);
   CHECK(show_json(repo, 1).at("validation").at("status") == "ok");
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   CHECK(repo.read("data.json") == "{\"a\": 1}\n");

@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -326,4 +329,71 @@ TEST_CASE("Dir owns its descriptor and hands it over on move", "[beneath]") {
   other = std::move(moved);
   CHECK(other.fd() == fd);
   CHECK(::fcntl(fd, F_GETFD) != -1);
+}
+
+namespace {
+
+// Runs `body` in a forked child with a mount namespace of its own, so that
+// mounts made there vanish with it and never touch the host. Returns the
+// child's exit code: 0 when every check in `body` held, the number of the
+// first check that failed otherwise, or 77 when mounting is not permitted.
+template <class Body>
+int in_mount_namespace(Body body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(77);
+    ::_exit(body());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("a bind mount inside the root is never crossed, by either way of opening", "[beneath][mount]") {
+  TempDir t;
+  t.write("root/a.txt", "inside\n");
+  t.mkdir("root/sub");
+  t.write("root/planted.txt", "inside\n");
+  t.write("outside/secret.txt", "outside\n");
+  t.mkdir("outside/dir");
+  const fs::path root = t / "root";
+  int rc = in_mount_namespace([&]() -> int {
+    if (::mount((t / "outside/dir").c_str(), (root / "sub").c_str(), nullptr, MS_BIND, nullptr) != 0) return 77;
+    if (::mount((t / "outside/secret.txt").c_str(), (root / "planted.txt").c_str(), nullptr, MS_BIND, nullptr) != 0)
+      return 77;
+    int check = 0;
+    for (const Opener& o : k_openers) {
+      // A write beneath the mounted folder is refused before anything is made.
+      ++check;
+      auto d = o.fn(root, "sub/new.txt", CreateDirs::no);
+      if (d || d.error().code != Errc::denied || d.error().message.find("mount point") == std::string::npos)
+        return check;
+      ++check;
+      auto made = o.fn(root, "sub/deeper/new.txt", CreateDirs::yes);
+      if (made || made.error().code != Errc::denied) return check;
+      ++check;
+      if (fs::exists(t / "outside/dir/deeper")) return check;
+    }
+    // A file mounted over a name in root is not read through that name.
+    ++check;
+    auto top = kai::open_parent(root, "planted.txt", CreateDirs::no);
+    if (!top) return check;
+    ++check;
+    auto st = kai::read_at(*top, "planted.txt");
+    if (st || st.error().code != Errc::denied) return check;
+    // The rest of the root still works.
+    ++check;
+    auto a = kai::read_at(*top, "a.txt");
+    if (!a || a->bytes != "inside\n") return check;
+    return 0;
+  });
+  if (rc == 77) {
+    WARN("SKIPPED: mounting is not permitted here (needs CAP_SYS_ADMIN in a mount namespace)");
+    return;
+  }
+  INFO("first failed check in the child: " << rc);
+  CHECK(rc == 0);
+  CHECK_FALSE(fs::exists(t / "outside/dir/new.txt"));
 }

@@ -300,7 +300,44 @@ TEST_CASE("newest reads archives only when the live file has too few", "[changel
   CHECK(one->front().rollback_id == nth_entry(9).rollback_id);
   auto all = log.newest(0);
   REQUIRE_FALSE(all.ok());
-  CHECK(all.error().code == kai::Errc::io);
+  CHECK(all.error().code == kai::Errc::denied);  // not a regular file
+}
+
+TEST_CASE("the changelog and its archives are never read through a symlink or a hard link", "[changelog]") {
+  TempDir dir;
+  dir.write("outside/secret.txt", "OUTSIDE-BYTES\n");
+  fs::path archive = dir.path() / "archive";
+  kai::Changelog log{dir.path() / "log.md", archive, 2};
+  fs::create_symlink(dir.path() / "outside/secret.txt", dir.path() / "log.md");
+  CHECK(log.check_readable().error().code == kai::Errc::denied);
+  auto put = log.prepend(nth_entry(0));
+  REQUIRE_FALSE(put.ok());
+  CHECK(put.error().code == kai::Errc::denied);
+  CHECK(dir.read("outside/secret.txt") == "OUTSIDE-BYTES\n");
+  CHECK_FALSE(log.newest(0).ok());
+  fs::remove(dir.path() / "log.md");
+  fs::create_hard_link(dir.path() / "outside/secret.txt", dir.path() / "log.md");
+  CHECK(log.check_readable().error().code == kai::Errc::denied);
+  CHECK_FALSE(log.prepend(nth_entry(0)).ok());
+  fs::remove(dir.path() / "log.md");
+  REQUIRE(log.prepend(nth_entry(0)).ok());
+  CHECK(log.check_readable().ok());
+  // An archive planted as a link is refused too.
+  fs::create_directories(archive);
+  fs::create_symlink(dir.path() / "outside/secret.txt", archive / "x--99991231T235959Z.md");
+  CHECK_FALSE(log.newest(0).ok());
+  CHECK_FALSE(log.parse_archives().ok());
+}
+
+TEST_CASE("a changelog whose folder is a symlink is never written through it", "[changelog]") {
+  TempDir dir;
+  dir.mkdir("outside");
+  fs::create_directory_symlink(dir.path() / "outside", dir.path() / "docs");
+  kai::Changelog log{dir.path() / "docs" / "log.md", dir.path() / "archive", 2};
+  auto put = log.prepend(nth_entry(0));
+  REQUIRE_FALSE(put.ok());
+  CHECK(put.error().code == kai::Errc::denied);
+  CHECK(fs::is_empty(dir.path() / "outside"));
 }
 
 TEST_CASE("a rotation cut short after the archive write duplicates, never loses", "[changelog]") {

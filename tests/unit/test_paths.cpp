@@ -285,12 +285,17 @@ std::vector<Case> write_cases() {
       {"", "", ".kaicoder/x", W, no(denied), Rails::custom},
       {"", "", "KAI-CODER-CHANGELOG.md", W, no(denied), Rails::custom},
       {"", "", "var/kaix/lock", W, ok("var/kaix/lock"), Rails::custom},
-      // backups
+      // backups: kaicoder's own names always, other *.bak* names once they exist
       {"", "", "a.txt.bak-kaicoder-20260709T142530Z", W, no(denied)},
-      {"", "", "src/x.bak", W, no(denied)},
-      {"", "", "x.BAK", W, no(denied)},
-      {"", "", "old.bak/x.c", W, no(denied)},
-      {"", "", "notes.bak~", W, no(denied)},
+      {"", "", "src/a.txt.bak-kaicoder-x/y", W, no(denied)},
+      {"f:src/x.bak", "", "src/x.bak", W, no(denied)},
+      {"f:x.BAK", "", "x.BAK", W, no(denied)},
+      {"d:old.bak", "", "old.bak/x.c", W, no(denied)},
+      {"f:notes.bak~", "", "notes.bak~", W, no(denied)},
+      {"", "", "docs/archive.bak", W, ok("docs/archive.bak")},
+      {"", "", "src/x.bak", W, ok("src/x.bak")},
+      {"", "", "new.bak/x.c", W, ok("new.bak/x.c")},
+      {"", "", "notes.bak~", W, ok("notes.bak~")},
       {"", "", "x.backup", W, ok("x.backup")},
       {"", "", "bakery.txt", W, ok("bakery.txt")},
       // secret files are never written either
@@ -319,6 +324,36 @@ std::vector<Case> write_cases() {
       {"", "", ".htpasswd", W, no(denied)},
       {"", "", "secrets.yaml", W, no(denied)},
       {"", "", ".ssh/authorized_keys", W, no(denied)},
+      // one row per credential file of issue 9, item 5
+      {"", "", ".credentials.json", W, no(denied)},
+      {"", "", "a/.claude/.credentials.json", W, no(denied)},
+      {"", "", "service-account.json", W, no(denied)},
+      {"", "", "deploy/service-account-prod.json", W, no(denied)},
+      {"", "", "prod.tfvars", W, no(denied)},
+      {"", "", "infra/terraform.tfvars.json", W, no(denied)},
+      {"", "", ".vault-token", W, no(denied)},
+      {"", "", "kubeconfig", W, no(denied)},
+      {"", "", "ops/kubeconfig.yaml", W, no(denied)},
+      {"", "", ".kube/config", W, no(denied)},
+      {"", "", ".s3cfg", W, no(denied)},
+      {"", "", ".boto", W, no(denied)},
+      {"", "", "auth.json", W, no(denied)},
+      {"", "", "a/b/c/.npmrc", W, no(denied)},
+      {"", "", "a/b/c/.pypirc", W, no(denied)},
+      {"", "", "a/b/c/.netrc", W, no(denied)},
+      {"", "", ".docker/config.json", W, no(denied)},
+      {"", "", ".config/gh/hosts.yml", W, no(denied)},
+      {"", "", "a/b/c/d/e/tls.pem", W, no(denied)},
+      {"", "", "a/b/c/d/e/tls.key", W, no(denied)},
+      {"", "", "krb5cc_1000", W, no(denied)},
+      // documentation of a secret file's shape is not a secret
+      {"", "", ".env.example", W, ok(".env.example")},
+      {"", "", "config/.env.sample", W, ok("config/.env.sample")},
+      {"", "", "prod.tfvars.template", W, ok("prod.tfvars.template")},
+      {"", "", "auth.json.example", W, ok("auth.json.example")},
+      {"", "", ".ssh/config.example", W, no(denied)},
+      {"", "", "gh/hosts.yml", W, ok("gh/hosts.yml")},
+      {"", "", "service.json", W, ok("service.json")},
       {"", "", "environment.ts", W, ok("environment.ts")},
       {"", "", "env/x", W, ok("env/x")},
       {"", "", "keys.txt", W, ok("keys.txt")},
@@ -390,6 +425,18 @@ std::vector<Case> read_cases() {
       {"", "", "credentials.json", Rd, no(denied)},
       {"", "", ".ssh/config", Rd, no(denied)},
       {"", "", "home/.docker/config.json", Rd, no(denied)},
+      {"", "", "deep/a/b/c/d/.credentials.json", Rd, no(denied)},
+      {"", "", "x/y/service-account-ci.json", Rd, no(denied)},
+      {"", "", "env/prod.tfvars", Rd, no(denied)},
+      {"", "", "home/.vault-token", Rd, no(denied)},
+      {"", "", "home/.kube/config", Rd, no(denied)},
+      {"", "", "kubeconfig", Rd, no(denied)},
+      {"", "", "home/.s3cfg", Rd, no(denied)},
+      {"", "", "home/.boto", Rd, no(denied)},
+      {"", "", "composer/auth.json", Rd, no(denied)},
+      {"", "", "home/.config/gh/hosts.yml", Rd, no(denied)},
+      {"", "", ".env.example", Rd, ok(".env.example")},
+      {"", "", "docs/.env.template", Rd, ok("docs/.env.template")},
       {"", "", "private/notes.md", Rd, no(denied)},
       {"", "", "data.sqlite", Rd, no(denied)},
       {"", "", "src/main.c", Rd, ok("src/main.c")},
@@ -624,7 +671,11 @@ TEST_CASE("refusals name the rule that fired", "[paths]") {
   CHECK(write_msg("KAI-CODER-CHANGELOG.md") ==
         "'KAI-CODER-CHANGELOG.md' is the changelog, which kaicoder never writes");
   CHECK(write_msg("kaicoder.toml") == "'kaicoder.toml' is kaicoder's own config, which kaicoder never writes");
-  CHECK(write_msg("a.bak") == "'a.bak' is a backup (*.bak*), which kaicoder never writes");
+  CHECK(write_msg("a.bak") == "ok");  // a new file; an existing one is someone's backup
+  t.write("r/a.bak", "x\n");
+  CHECK(write_msg("a.bak") == "'a.bak' is an existing backup (*.bak*), which kaicoder never writes");
+  CHECK(write_msg("a.txt.bak-kaicoder-1") ==
+        "'a.txt.bak-kaicoder-1' is a kaicoder backup name (*.bak-kaicoder-*), which kaicoder never writes");
   g.deny_write = {"secrets/**"};
   CHECK(write_msg("secrets/a") == "'secrets/a' matches the deny_write pattern 'secrets/**'");
   kai::Status read = kai::check_read(g, kai::RootPath{"id_rsa", root / "id_rsa"});
