@@ -119,11 +119,12 @@ struct Cached {
   StatKey st;
   git_oid id;
   uint32_t git_mode = 0;
+  bool usable = true;  // false: seen in the racy window; the path counts as known, its id is read again
 };
 using Cache = std::unordered_map<std::string, Cached>;
 
 constexpr const char* k_cache_name = "kaicoder-stat-cache";
-constexpr std::string_view k_cache_magic = "kaicoder stat cache 1\n";
+constexpr std::string_view k_cache_magic = "kaicoder stat cache 2\n";
 
 StatKey key_of(const struct stat& st) {
   auto ns = [](const timespec& t) { return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec); };
@@ -131,7 +132,7 @@ StatKey key_of(const struct stat& st) {
           static_cast<uint32_t>(st.st_mode)};
 }
 
-// "<size> <mtime> <ctime> <ino> <mode> <git mode> <id>\t<path>\0" per file,
+// "<size> <mtime> <ctime> <ino> <mode> <git mode> <usable> <id>\t<path>\0" per file,
 // after the magic line and the root's path. Anything unexpected: no cache.
 Cache load_cache(const fs::path& file, const fs::path& root) {
   Cache out;
@@ -145,10 +146,10 @@ Cache load_cache(const fs::path& file, const fs::path& root) {
     if (tab == std::string_view::npos || nul == std::string_view::npos || tab > nul) return {};
     std::string_view f = t.substr(pos, tab - pos);
     Cached c;
-    uint64_t v[6];
+    uint64_t v[7];
     const char* p = f.data();
     const char* e = f.data() + f.size();
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 7; ++i) {
       auto r = std::from_chars(p, e, v[i]);
       if (r.ec != std::errc{} || r.ptr == e || *r.ptr != ' ') return {};
       p = r.ptr + 1;
@@ -156,6 +157,7 @@ Cache load_cache(const fs::path& file, const fs::path& root) {
     if (e - p != GIT_OID_HEXSZ || git_oid_fromstrn(&c.id, p, GIT_OID_HEXSZ) < 0) return {};
     c.st = {v[0], v[1], v[2], v[3], static_cast<uint32_t>(v[4])};
     c.git_mode = static_cast<uint32_t>(v[5]);
+    c.usable = v[6] == 1;
     out.emplace(std::string(t.substr(tab + 1, nul - tab - 1)), c);
     pos = nul + 1;
   }
@@ -166,8 +168,8 @@ Status save_cache(const fs::path& file, const fs::path& root, const Cache& cache
   std::string out = std::string(k_cache_magic) + root.string() + "\n";
   out.reserve(out.size() + cache.size() * 120);
   for (const auto& [rel, c] : cache)
-    out += fmt::format("{} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
-                       hex(c.id), rel) + '\0';
+    out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
+                       c.usable ? 1 : 0, hex(c.id), rel) + '\0';
   return write_file_atomic(file, out, 0600);
 }
 
@@ -319,7 +321,8 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
                                            : GIT_FILEMODE_BLOB;
   git_oid id;
   bool cacheable = std::max(k.mtime_ns, k.ctime_ns) < m_racy;
-  if (auto c = m_old.find(rel); c != m_old.end() && c->second.st == k && c->second.git_mode == mode) {
+  if (st.st_mode & (S_ISUID | S_ISGID)) m_out.setid[rel] = st.st_mode & 07777;
+  if (auto c = m_old.find(rel); c != m_old.end() && c->second.usable && c->second.st == k && c->second.git_mode == mode) {
     id = c->second.id;
   } else if (S_ISLNK(st.st_mode)) {
     std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
@@ -336,7 +339,7 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
     cacheable = cacheable && stable;
     ++m_out.hashed;
   }
-  if (cacheable) fresh.emplace(rel, Cached{k, id, mode});
+  fresh.emplace(rel, Cached{k, id, mode, cacheable});
   return add(rel, id, mode);
 }
 
@@ -577,6 +580,9 @@ std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
     out.push_back(fmt::format("{} {}, not snapshotted: too large ({:.1f} MiB, limit {} MiB)", rel, how,
                               static_cast<double>(k.size) / (1 << 20), k_snapshot_max_bytes >> 20));
   }
+  for (const auto& [rel, mode] : b.setid)
+    if (auto was = a.setid.find(rel); was == a.setid.end() || was->second != mode)
+      out.push_back(fmt::format("SET-USER-ID OR SET-GROUP-ID BIT SET: {} (mode {:04o}; a rollback restores it without)", rel, mode));
   // Ignored changes, counted per ignored tree (a single ignored file counts under its folder).
   std::map<std::string, size_t> counts;
   std::set<std::string> tops = a.ignored_tops;
@@ -628,7 +634,8 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   bool same = b.fresh.size() == old.size();
   for (auto it = b.fresh.begin(); same && it != b.fresh.end(); ++it) {
     auto o = old.find(it->first);
-    same = o != old.end() && o->second.st == it->second.st && git_oid_equal(&o->second.id, &it->second.id);
+    same = o != old.end() && o->second.st == it->second.st && o->second.usable == it->second.usable &&
+           git_oid_equal(&o->second.id, &it->second.id);
   }
   // The cache only saves work: a snapshot stands without it.
   if (!same) (void)save_cache(cache_file, m_root, b.fresh);
@@ -697,6 +704,22 @@ Result<std::vector<TreeChange>> SnapshotStore::diff(const Snapshot& a, const Sna
       c.after.mode = st.st_mode & 0777;
       if (had && delta->old_file.mode == delta->new_file.mode) c.before.mode = c.after.mode;
     }
+    out.push_back(std::move(c));
+  }
+  // A set-user-ID or set-group-ID bit the run set on a file it did not
+  // otherwise change: the rollback rewrites the file without it.
+  for (const auto& [rel, mode] : b.setid) {
+    auto was = a.setid.find(rel);
+    if ((was != a.setid.end() && was->second == mode) ||
+        std::any_of(out.begin(), out.end(), [&](const TreeChange& c) { return c.rel == rel; }))
+      continue;
+    git_tree_entry* e = nullptr;
+    if (git_tree_entry_bypath(&e, tb, rel.c_str()) != 0) continue;
+    Owned<git_tree_entry, git_tree_entry_free> own_e(e);
+    TreeChange c;
+    c.rel = rel;
+    c.before = {true, hex(*git_tree_entry_id(e)), mode & 0777};
+    c.after = c.before;
     out.push_back(std::move(c));
   }
   for (const auto& dir : b.dirs)

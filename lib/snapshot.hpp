@@ -86,6 +86,7 @@ struct Snapshot {
   std::set<std::string> ignored_tops;      // the ignored trees ("build/") and single ignored files
   std::set<std::string> uncounted;         // ignored trees too big to list
   std::set<std::string> dirs;              // folders (not ignored ones)
+  std::map<std::string, unsigned> setid;   // files with a set-user-ID or set-group-ID bit, and their mode
 };
 
 // One path that differs between two snapshots.
@@ -117,7 +118,8 @@ public:
   // they are the real bits on disk, so a rollback keeps them exactly.
   // Folders created (after.mode k_mode_dir) and symlinks created (after.mode
   // k_mode_link) are listed too. Set-user-ID and set-group-ID bits are never
-  // part of a side's mode. A file that crossed k_snapshot_max_bytes, or that
+  // part of a side's mode; a file that gained one is listed even when its
+  // bytes did not change (both sides the same blob). A file that crossed k_snapshot_max_bytes, or that
   // only entered the index from an ignored tree, is left out (notes() says it).
   Result<std::vector<TreeChange>> diff(const Snapshot& a, const Snapshot& b) const;
 
