@@ -35,14 +35,6 @@ if [[ -n ${OLD_SNAPSHOT:-} ]]; then
 fi
 cp "$driver" "$work/driver_new"
 
-measure() {
-  local name=$1 dir=$2
-  shift 2
-  (cd "$dir" && /usr/bin/time -f '%U %S %e' -o "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
-    { echo "run_overhead: $name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
-  tail -n 1 "$work/usage" | awk '{ printf "%.2f %.2f\n", $1 + $2, $3 }' >>"$work/$name.times"
-}
-median() { sort -n -k1,1 "$work/$1.times" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 # Every file committed and packed; the index refreshed, as after any `git status`.
@@ -63,20 +55,20 @@ printf "$fmt" measurement cpu wall "cpu/status" "files hashed"
 echo '|--------------------------------|---------|----------|------------|------------------|'
 rm -f "$work"/*.times
 for ((r = 0; r < runs; r++)); do
-  measure status "$work/tree" git status --porcelain
+  time_cmd status "$work/tree" git status --porcelain
   for d in "${drivers[@]}"; do
     rm -rf "$work/tree/.kaicoder"
     mkdir -p "$work/tree/.kaicoder"
-    measure "cold_$d" "$work/tree" "$work/driver_$d" nochange .  # the store's first run
-    measure "warm_$d" "$work/tree" "$work/driver_$d" nochange .  # every later one
+    time_cmd "cold_$d" "$work/tree" "$work/driver_$d" nochange .  # the store's first run
+    time_cmd "warm_$d" "$work/tree" "$work/driver_$d" nochange .  # every later one
   done
 done
-read -r scpu swall < <(median status)
+read -r scpu swall < <(time_median status)
 # shellcheck disable=SC2059
 printf "$fmt" "git status" "$scpu" "$swall" "1.00" ""
 for d in "${drivers[@]}"; do
   for w in cold warm; do
-    read -r cpu wall < <(median "${w}_$d")
+    read -r cpu wall < <(time_median "${w}_$d")
     # shellcheck disable=SC2059
     printf "$fmt" "kaicoder ($d), $w store" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" \
       "$(awk '{ print $1 " + " $2 }' "$work/${w}_$d.out")"

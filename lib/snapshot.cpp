@@ -123,6 +123,16 @@ struct Cached {
 };
 using Cache = std::unordered_map<std::string, Cached>;
 
+}  // namespace
+
+struct StatCache {
+  bool loaded = false;
+  Cache files;
+  StatKey on_disk;  // the cache file as this object last wrote or read it
+};
+
+namespace {
+
 constexpr const char* k_cache_name = "kaicoder-stat-cache";
 constexpr std::string_view k_cache_magic = "kaicoder stat cache 2\n";
 
@@ -397,6 +407,8 @@ Status Builder::walk(int fd, const std::string& prefix) {
     // A file the previous snapshot held, or the index names, is looked at
     // whatever the ignore rules say now.
     bool known = dir ? m_tracked_dirs.count(rel) > 0 : m_tracked.count(rel) > 0 || m_old.count(rel) > 0;
+    if (dir && !known)  // rare: only folders that are not tracked
+      known = std::any_of(m_old.begin(), m_old.end(), [&](const auto& kv) { return starts_with(kv.first, rel + "/"); });
     if (!known && ignored(rel, dir)) {
       m_out.ignored_tops.insert(dir ? rel + "/" : rel);
       if (dir) {
@@ -620,8 +632,17 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   IndexPtr own_mem(mem);
   Snapshot out;
   out.git = h->user != nullptr;
+  // The cache this object wrote last is used from memory: a run between two
+  // snapshots cannot plant entries in it, whatever it writes on disk.
   const fs::path cache_file = m_dir / k_cache_name;
-  Cache old = load_cache(cache_file, m_root);
+  if (!m_cache) m_cache = std::make_shared<StatCache>();
+  if (!m_cache->loaded) {
+    m_cache->files = load_cache(cache_file, m_root);
+    m_cache->loaded = true;
+    struct stat st;
+    if (::stat(cache_file.c_str(), &st) == 0) m_cache->on_disk = key_of(st);
+  }
+  const Cache& old = m_cache->files;
   Builder b(*h, m_guards, odb, mem, out, old, progress);
   KAI_TRY(b.read_tracked());
   int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -637,8 +658,11 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
     same = o != old.end() && o->second.st == it->second.st && o->second.usable == it->second.usable &&
            git_oid_equal(&o->second.id, &it->second.id);
   }
+  struct stat st;
+  same = same && ::stat(cache_file.c_str(), &st) == 0 && key_of(st) == m_cache->on_disk;
   // The cache only saves work: a snapshot stands without it.
-  if (!same) (void)save_cache(cache_file, m_root, b.fresh);
+  if (!same && save_cache(cache_file, m_root, b.fresh) && ::stat(cache_file.c_str(), &st) == 0) m_cache->on_disk = key_of(st);
+  m_cache->files = std::move(b.fresh);
   return out;
 }
 

@@ -22,7 +22,12 @@
 // write .git/index, so its stat data proves nothing. A file changed within
 // a second of a snapshot is not cached (the clock's tick could hide a
 // second change), and ctime cannot be set back by a process, so `touch -r`
-// after a same-size rewrite does not hide it either. Blobs already in the
+// after a same-size rewrite does not hide it either. The cache lives in the
+// state folder, which runs cannot write under the `full` sandbox; and one
+// SnapshotStore object keeps the cache it last wrote in memory and uses that
+// for its next snapshot, so the run between a run's two snapshots cannot
+// plant entries in it, and a cache file changed behind its back is written
+// again. Blobs already in the
 // user's object store are not copied (the store reads it as an in-process
 // alternate); keep() copies into kaicoder's store the trees of the snapshot
 // it keeps and the blobs a rollback can need, so a `git gc` in the user's
@@ -51,6 +56,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -99,6 +105,8 @@ struct TreeChange {
   // rollback removes). kaicoder never creates a symlink.
   bool undoable = true;
 };
+
+struct StatCache;
 
 class SnapshotStore {
 public:
@@ -149,6 +157,7 @@ public:
 private:
   std::filesystem::path m_dir, m_root;
   Guardrails m_guards;
+  mutable std::shared_ptr<StatCache> m_cache;  // kaicoder's stat cache, as this store last left it
 };
 
 // What an entry must say beyond the files diff() lists: guarded files that

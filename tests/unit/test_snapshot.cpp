@@ -328,10 +328,35 @@ TEST_CASE("kaicoder's stat cache reads only what changed, and a same-size rewrit
   CHECK(paths_of(*d) == std::vector<std::string>{"src/util.c"});
   // A cache that does not parse is no cache: every file is read.
   t.write(".kaicoder/snapshots.git/kaicoder-stat-cache", "garbage");
-  auto fourth = store.take();
+  auto fourth = store_of(t).take();
   REQUIRE(fourth);
   CHECK(fourth->hashed == 4);
   CHECK(fourth->tree == third->tree);
+}
+
+TEST_CASE("a stat cache planted between a run's two snapshots hides nothing", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  auto store = store_of(t);  // one object for both snapshots, as a run has
+  auto before = store.take();
+  REQUIRE(before);
+  // The run rewrites a file, lets another store cache its new stat data,
+  // then swaps the new blob id for the old one in the cache file.
+  t.write("src/util.c", "int evil;\n");
+  ::usleep(1100 * 1000);
+  REQUIRE(store_of(t).take());
+  std::string cache = t.read(".kaicoder/snapshots.git/kaicoder-stat-cache");
+  auto at = cache.find(kai::blob_id("int evil;\n"));
+  REQUIRE(at != std::string::npos);
+  cache.replace(at, 40, kai::blob_id("int util;\n"));
+  t.write(".kaicoder/snapshots.git/kaicoder-stat-cache", cache);
+  auto after = store.take();
+  REQUIRE(after);
+  auto d = store.diff(*before, *after);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"src/util.c"});
+  // And the planted file is replaced by what kaicoder saw.
+  CHECK(t.read(".kaicoder/snapshots.git/kaicoder-stat-cache").find(kai::blob_id("int evil;\n")) != std::string::npos);
 }
 
 TEST_CASE("big files are streamed, and files over the limit are reported, not read", "[snapshot]") {
