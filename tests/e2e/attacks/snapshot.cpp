@@ -114,7 +114,9 @@ TEST_CASE("attack: a run that replaces a tracked folder with a symlink is undone
   set_up(repo);
   json e = run_approved(repo, "mv src old && ln -s /etc src && mkdir -p out/empty");
   CHECK_THAT(e.at("summary").get<std::string>(), !Contains("not restorable"));
-  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y"), 0);
+  Run r = repo.kai_tty({"rollback", e.at("rollback_id")}, "y");
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_THAT(r.out + r.tty, Contains("unlink   src (a symlink the run made)") && Contains("rmdir    out/empty/ (if empty)"));
   CHECK_FALSE(repo.is_symlink("src"));
   CHECK(repo.read("src/main.c") == k_main);
   CHECK(repo.read("src/lib/util.c") == "int u;\n");
