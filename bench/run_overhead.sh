@@ -7,7 +7,9 @@
 #   bench/run_overhead.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
 # FILES sets the tree size (default 20000), RUNS the repetitions (default 5;
-# the median CPU time is shown). OLD_SNAPSHOT=path/to/an/older/lib/snapshot.cpp
+# the median CPU time is shown), REPS how many times each warm measurement
+# runs back to back inside one timing (default 10; the time shown is per
+# run), since /usr/bin/time counts in hundredths of a second. OLD_SNAPSHOT=path/to/an/older/lib/snapshot.cpp
 # (with its tree's headers beside it) measures that version too, linked in
 # place of the library's, for a before/after comparison.
 set -euo pipefail
@@ -16,6 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(realpath -m "${1:-./build}")
 files=${FILES:-20000}
 runs=${RUNS:-5}
+reps=${REPS:-10}
 
 # shellcheck source=bench/common.sh
 source "$root/bench/common.sh"
@@ -55,22 +58,24 @@ printf "$fmt" measurement cpu wall "cpu/status" "files hashed"
 echo '|--------------------------------|---------|----------|------------|------------------|'
 rm -f "$work"/*.times
 for ((r = 0; r < runs; r++)); do
-  time_cmd status "$work/tree" git status --porcelain
+  time_cmd status "$work/tree" sh -c "for i in \$(seq $reps); do git status --porcelain >/dev/null; done"
   for d in "${drivers[@]}"; do
     rm -rf "$work/tree/.kaicoder"
     mkdir -p "$work/tree/.kaicoder"
     time_cmd "cold_$d" "$work/tree" "$work/driver_$d" nochange .  # the store's first run
-    time_cmd "warm_$d" "$work/tree" "$work/driver_$d" nochange .  # every later one
+    # every later one
+    time_cmd "warm_$d" "$work/tree" sh -c "for i in \$(seq $reps); do '$work/driver_$d' nochange .; done"
   done
 done
-read -r scpu swall < <(time_median status)
+per_rep() { awk -v n="$reps" '{ printf "%.3f %.3f\n", $1 / n, $2 / n }'; }
+read -r scpu swall < <(time_median status | per_rep)
 # shellcheck disable=SC2059
 printf "$fmt" "git status" "$scpu" "$swall" "1.00" ""
 for d in "${drivers[@]}"; do
   for w in cold warm; do
-    read -r cpu wall < <(time_median "${w}_$d")
+    if [[ $w == warm ]]; then read -r cpu wall < <(time_median "${w}_$d" | per_rep); else read -r cpu wall < <(time_median "${w}_$d"); fi
     # shellcheck disable=SC2059
     printf "$fmt" "kaicoder ($d), $w store" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" \
-      "$(awk '{ print $1 " + " $2 }' "$work/${w}_$d.out")"
+      "$(tail -n 1 "$work/${w}_$d.out" | awk '{ print $1 " + " $2 }')"
   done
 done

@@ -128,6 +128,7 @@ using Cache = std::unordered_map<std::string, Cached>;
 struct StatCache {
   bool loaded = false;
   Cache files;
+  std::unordered_set<std::string> dirs;  // the folders of the last snapshot
   StatKey on_disk;  // the cache file as this object last wrote or read it
 };
 
@@ -144,10 +145,18 @@ StatKey key_of(const struct stat& st) {
 
 // "<size> <mtime> <ctime> <ino> <mode> <git mode> <usable> <id>\t<path>\0" per file,
 // after the magic line and the root's path. Anything unexpected: no cache.
-Cache load_cache(const fs::path& file, const fs::path& root) {
+// The cache's first lines: what it is, and the root and guardrails it was
+// taken under (what a snapshot leaves out depends on them).
+std::string cache_head(const fs::path& root, const Guardrails& g) {
+  std::string out = std::string(k_cache_magic) + root.string() + "\n" + g.state_dir + "\n" + g.changelog + "\n";
+  for (const auto* list : {&g.config_files, &g.deny_read})
+    out += fmt::format("{}\n", fmt::join(*list, "\t"));
+  return out;
+}
+
+Cache load_cache(const fs::path& file, const std::string& head) {
   Cache out;
   auto text = read_file(file);
-  std::string head = std::string(k_cache_magic) + root.string() + "\n";
   if (!text || !starts_with(*text, head)) return out;
   std::string_view t = *text;
   size_t pos = head.size();
@@ -174,8 +183,8 @@ Cache load_cache(const fs::path& file, const fs::path& root) {
   return out;
 }
 
-Status save_cache(const fs::path& file, const fs::path& root, const Cache& cache) {
-  std::string out = std::string(k_cache_magic) + root.string() + "\n";
+Status save_cache(const fs::path& file, const std::string& head, const Cache& cache) {
+  std::string out = head;
   out.reserve(out.size() + cache.size() * 120);
   for (const auto& [rel, c] : cache)
     out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
@@ -206,18 +215,31 @@ void close_dir(DIR* d) { ::closedir(d); }
 constexpr size_t k_ignored_max = 100000;  // files listed in ignored trees, per snapshot
 constexpr size_t k_in_memory = 1u << 20;  // files up to this size are hashed from memory
 
-// Builds one snapshot tree in an in-memory index by walking root.
+// One entry of a tree object being written.
+struct TreeEntry {
+  std::string key;  // the name, with '/' after a folder's: git's sort order
+  uint32_t mode;
+  git_oid id;
+};
+
+// Builds one snapshot tree by walking root, writing each folder's tree
+// object straight into the store (an unchanged tree is already there).
 class Builder {
 public:
-  Builder(Handles& h, const Guardrails& g, git_odb* odb, git_index* mem, Snapshot& out, const Cache& old,
+  Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, const StatCache& old,
           const std::function<void(size_t)>& progress)
-      : m_h(h), m_g(g), m_odb(odb), m_mem(mem), m_out(out), m_old(old), m_progress(progress), m_racy(now_ns() - 1000000000ull) {}
+      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_old_dirs(old.dirs), m_progress(progress),
+        m_racy(now_ns() - 1000000000ull) {
+    fresh.reserve(m_old.size());
+  }
 
-  // What the user's index names (its paths only, never its flags or ids).
-  Status read_tracked();
-  Status walk(int fd, const std::string& prefix);
+  // Walks the folder `fd` (owned) holding root-relative `prefix` ("" or
+  // "a/b/"); `tree` is its tree, none when it holds no file.
+  Status walk(int fd, const std::string& prefix, std::optional<git_oid>& tree);
   void guard_git();
-  Cache fresh;
+  // The tree object of `entries` (any order), written into the store.
+  Status write_tree(std::vector<TreeEntry>& entries, git_oid& out);
+  std::vector<std::pair<std::string, Cached>> fresh;  // the new cache, in walk order
 
 private:
   bool ignored(const std::string& rel, bool dir) const {
@@ -225,32 +247,44 @@ private:
     std::string p = m_h.prefix + rel + (dir ? "/" : "");
     return m_h.user && git_ignore_path_is_ignored(&ign, m_h.user.get(), p.c_str()) == 0 && ign;
   }
-  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st);
+  // What the user's index names (its paths only, never its flags or ids),
+  // read only when a path is not in the stat cache.
+  Status read_tracked();
+  Result<bool> tracked(const std::string& rel, bool dir) {
+    if (!m_tracked_read) KAI_TRY(read_tracked());
+    return dir ? m_tracked_dirs.count(rel) > 0 : m_tracked.count(rel) > 0;
+  }
+  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
+              std::vector<TreeEntry>& into);
   Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id, bool& stable);
   void count_ignored(int fd, const std::string& prefix, const std::string& top);
-  Status add(const std::string& rel, const git_oid& id, uint32_t mode) {
-    git_index_entry e;
-    std::memset(&e, 0, sizeof e);
-    e.mode = mode;
-    git_oid_cpy(&e.id, &id);
-    e.path = rel.c_str();
-    KAI_TRY(git_check(git_index_add(m_mem, &e), fmt::format("adding '{}' to the snapshot", rel)));
-    if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
-    return ok_status();
-  }
-
   Handles& m_h;
   const Guardrails& m_g;
   git_odb* m_odb;
-  git_index* m_mem;
   Snapshot& m_out;
   const Cache& m_old;
+  const std::unordered_set<std::string>& m_old_dirs;
   const std::function<void(size_t)>& m_progress;
   uint64_t m_racy;  // stat data this new or newer is not cached
+  bool m_tracked_read = false;
   std::unordered_set<std::string> m_tracked, m_tracked_dirs;
 };
 
+Status Builder::write_tree(std::vector<TreeEntry>& entries, git_oid& out) {
+  std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
+  std::string buf;
+  buf.reserve(entries.size() * 40);
+  for (const auto& e : entries) {
+    buf += e.mode == GIT_FILEMODE_TREE ? "40000 " : e.mode == GIT_FILEMODE_LINK ? "120000 " : e.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? "100755 " : "100644 ";
+    buf.append(e.key, 0, e.mode == GIT_FILEMODE_TREE ? e.key.size() - 1 : e.key.size());
+    buf += '\0';
+    buf.append(reinterpret_cast<const char*>(e.id.id), GIT_OID_RAWSZ);
+  }
+  return git_check(git_odb_write(&out, m_odb, buf.data(), buf.size(), GIT_OBJECT_TREE), "writing the snapshot tree");
+}
+
 Status Builder::read_tracked() {
+  m_tracked_read = true;
   if (!m_h.user) return ok_status();
   git_index* idx = nullptr;
   KAI_TRY(git_check(git_repository_index(&idx, m_h.user.get()), "reading the repository's index"));
@@ -320,7 +354,8 @@ Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel
   return ok_status();
 }
 
-Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st) {
+Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
+                     std::vector<TreeEntry>& into) {
   StatKey k = key_of(st);
   if (S_ISREG(st.st_mode) && k.size > k_snapshot_max_bytes) {
     m_out.large[rel] = k;
@@ -332,8 +367,8 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
   git_oid id;
   bool cacheable = std::max(k.mtime_ns, k.ctime_ns) < m_racy;
   if (st.st_mode & (S_ISUID | S_ISGID)) m_out.setid[rel] = st.st_mode & 07777;
-  if (auto c = m_old.find(rel); c != m_old.end() && c->second.usable && c->second.st == k && c->second.git_mode == mode) {
-    id = c->second.id;
+  if (cached && cached->usable && cached->st == k && cached->git_mode == mode) {
+    id = cached->id;
   } else if (S_ISLNK(st.st_mode)) {
     std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
     ssize_t n = ::readlinkat(dirfd, name, buf.data(), buf.size());
@@ -349,8 +384,10 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
     cacheable = cacheable && stable;
     ++m_out.hashed;
   }
-  fresh.emplace(rel, Cached{k, id, mode, cacheable});
-  return add(rel, id, mode);
+  fresh.emplace_back(rel, Cached{k, id, mode, cacheable});
+  into.push_back(TreeEntry{name, mode, id});
+  if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+  return ok_status();
 }
 
 // Files of an ignored tree: stat data only, so that changes can be counted.
@@ -377,8 +414,7 @@ void Builder::count_ignored(int fd, const std::string& prefix, const std::string
   ::closedir(d);
 }
 
-// Walks the folder `fd` (owned) holding root-relative `prefix` ("" or "a/b/").
-Status Builder::walk(int fd, const std::string& prefix) {
+Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& tree) {
   DIR* d = ::fdopendir(fd);
   if (!d) {
     ::close(fd);
@@ -393,12 +429,16 @@ Status Builder::walk(int fd, const std::string& prefix) {
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     entries.emplace_back(std::string(name), st);
   }
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TreeEntry> into;
   for (const auto& [name, st] : entries) {
     std::string rel = prefix + name;
     bool dir = S_ISDIR(st.st_mode);
     if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
-    if (excluded(m_g, rel)) {
+    // A path the last snapshot held was not excluded then, and the cache
+    // is only used under the same guardrails (the cache file names them).
+    auto hit = dir ? m_old.end() : m_old.find(rel);
+    bool known = dir ? m_old_dirs.count(rel) > 0 : hit != m_old.end();
+    if (!known && excluded(m_g, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
       bool kaicoders = rel == m_g.state_dir || starts_with(rel, m_g.state_dir + "/") || rel == m_g.changelog;
       if (!dir && !kaicoders) m_out.guarded[rel] = key_of(st);
@@ -406,9 +446,11 @@ Status Builder::walk(int fd, const std::string& prefix) {
     }
     // A file the previous snapshot held, or the index names, is looked at
     // whatever the ignore rules say now.
-    bool known = dir ? m_tracked_dirs.count(rel) > 0 : m_tracked.count(rel) > 0 || m_old.count(rel) > 0;
-    if (dir && !known)  // rare: only folders that are not tracked
-      known = std::any_of(m_old.begin(), m_old.end(), [&](const auto& kv) { return starts_with(kv.first, rel + "/"); });
+    if (!known) {
+      auto t = tracked(rel, dir);
+      if (!t) return t.error();
+      known = *t;
+    }
     if (!known && ignored(rel, dir)) {
       m_out.ignored_tops.insert(dir ? rel + "/" : rel);
       if (dir) {
@@ -420,7 +462,7 @@ Status Builder::walk(int fd, const std::string& prefix) {
       continue;
     }
     if (!dir) {
-      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st));
+      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st, hit == m_old.end() ? nullptr : &hit->second, into));
       continue;
     }
     int sfd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -431,9 +473,13 @@ Status Builder::walk(int fd, const std::string& prefix) {
       continue;
     }
     m_out.dirs.insert(rel);
-    KAI_TRY(walk(sfd, rel + "/"));
+    std::optional<git_oid> sub;
+    KAI_TRY(walk(sfd, rel + "/", sub));
+    if (sub) into.push_back(TreeEntry{name + "/", GIT_FILEMODE_TREE, *sub});
   }
-  return ok_status();
+  if (into.empty()) return ok_status();
+  tree.emplace();
+  return write_tree(into, *tree);
 }
 
 // Git's own files that run commands (config, hooks, info/, commondir,
@@ -534,10 +580,11 @@ void mark(git_repository* snap, const git_oid& id, std::unordered_set<std::strin
 
 // Remove the loose objects no snapshot ref reaches. Caller holds the store
 // lock, which every writer of the store holds too.
-Status collect_garbage(const fs::path& dir, const fs::path& root, git_repository* snap, git_odb* pure) {
+Status collect_garbage(const fs::path& dir, const fs::path& root, const Guardrails& guards, git_repository* snap,
+                       git_odb* pure) {
   std::unordered_set<std::string> live;
   // What the stat cache names is still on disk: its blobs stay.
-  for (const auto& [rel, c] : load_cache(dir / k_cache_name, root)) live.insert(hex(c.id));
+  for (const auto& [rel, c] : load_cache(dir / k_cache_name, cache_head(root, guards))) live.insert(hex(c.id));
   for (bool pending : {false, true}) {
     auto names = ref_names(snap, pending);
     if (!names) return names.error();
@@ -627,9 +674,6 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   git_odb* odb = nullptr;
   KAI_TRY(git_check(git_repository_odb(&odb, h->snap.get()), "opening the snapshot objects"));
   OdbPtr own_odb(odb);
-  git_index* mem = nullptr;
-  KAI_TRY(git_check(git_index_new(&mem), "creating the snapshot index"));
-  IndexPtr own_mem(mem);
   Snapshot out;
   out.git = h->user != nullptr;
   // The cache this object wrote last is used from memory: a run between two
@@ -637,32 +681,41 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   const fs::path cache_file = m_dir / k_cache_name;
   if (!m_cache) m_cache = std::make_shared<StatCache>();
   if (!m_cache->loaded) {
-    m_cache->files = load_cache(cache_file, m_root);
+    m_cache->files = load_cache(cache_file, cache_head(m_root, m_guards));
     m_cache->loaded = true;
+    for (const auto& [rel, c] : m_cache->files)
+      for (auto slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
+        if (!m_cache->dirs.insert(rel.substr(0, slash)).second) break;
     struct stat st;
     if (::stat(cache_file.c_str(), &st) == 0) m_cache->on_disk = key_of(st);
   }
   const Cache& old = m_cache->files;
-  Builder b(*h, m_guards, odb, mem, out, old, progress);
-  KAI_TRY(b.read_tracked());
+  Builder b(*h, m_guards, odb, out, *m_cache, progress);
   int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot open '{}': {}", m_root.string(), std::strerror(errno)));
-  KAI_TRY(b.walk(fd, ""));
+  std::optional<git_oid> tree;
+  KAI_TRY(b.walk(fd, "", tree));
   b.guard_git();
-  git_oid tree;
-  KAI_TRY(git_check(git_index_write_tree_to(&tree, mem, h->snap.get()), "writing the snapshot tree"));
-  out.tree = hex(tree);
-  bool same = b.fresh.size() == old.size();
-  for (auto it = b.fresh.begin(); same && it != b.fresh.end(); ++it) {
-    auto o = old.find(it->first);
-    same = o != old.end() && o->second.st == it->second.st && o->second.usable == it->second.usable &&
-           git_oid_equal(&o->second.id, &it->second.id);
+  if (!tree) {
+    std::vector<TreeEntry> none;
+    tree.emplace();
+    KAI_TRY(b.write_tree(none, *tree));
   }
+  out.tree = hex(*tree);
+  // Every file matched its cache entry (none was read) and none is new or gone.
+  bool same = out.hashed == 0 && b.fresh.size() == old.size();
   struct stat st;
   same = same && ::stat(cache_file.c_str(), &st) == 0 && key_of(st) == m_cache->on_disk;
   // The cache only saves work: a snapshot stands without it.
-  if (!same && save_cache(cache_file, m_root, b.fresh) && ::stat(cache_file.c_str(), &st) == 0) m_cache->on_disk = key_of(st);
-  m_cache->files = std::move(b.fresh);
+  if (!same) {
+    Cache fresh;
+    fresh.reserve(b.fresh.size());
+    for (auto& [rel, c] : b.fresh) fresh.emplace(std::move(rel), c);
+    m_cache->files = std::move(fresh);
+  }
+  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->files) && ::stat(cache_file.c_str(), &st) == 0)
+    m_cache->on_disk = key_of(st);
+  m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
   return out;
 }
 
@@ -686,6 +739,8 @@ Status SnapshotStore::release(const std::string& tag) const {
 }
 
 Result<std::vector<TreeChange>> SnapshotStore::diff(const Snapshot& a, const Snapshot& b) const {
+  // The common case of a run that changed nothing: no tree to read.
+  if (a.tree == b.tree && a.dirs == b.dirs && a.setid == b.setid) return std::vector<TreeChange>{};
   auto h = open_handles(m_dir, m_root, Create::no);
   if (!h) return h.error();
   git_repository* snap = h->snap.get();
@@ -787,7 +842,7 @@ Status SnapshotStore::keep(const Snapshot& before, const std::vector<TreeChange>
   if (!names) return names.error();
   for (size_t i = 0; keep_count >= 0 && names->size() - i > static_cast<size_t>(keep_count); ++i)
     KAI_TRY(git_check(git_reference_remove(snap, (k_refs + (*names)[i]).c_str()), "pruning an old snapshot"));
-  return collect_garbage(m_dir, m_root, snap, pure->get());
+  return collect_garbage(m_dir, m_root, m_guards, snap, pure->get());
 }
 
 Result<std::string> SnapshotStore::blob(const std::string& name, const std::string& id) const {
