@@ -827,10 +827,17 @@ Status SnapshotStore::keep(const Snapshot& before, const std::vector<TreeChange>
   if (!tree) return tree.error();
   KAI_TRY(copy_tree(snap, full, pure->get(), *tree));
   for (const auto& c : changes) {
-    if (!c.before.exists || !c.regular) continue;
+    if (!c.before.exists || !c.undoable || c.before.mode == k_mode_link) continue;
     auto id = oid_of(c.before.blob);
     if (!id) return id.error();
-    KAI_TRY(copy_object(full, pure->get(), *id));
+    if (auto copied = copy_object(full, pure->get(), *id); !copied) {
+      // A blob the stat cache named is gone (pruned from the user's
+      // objects): read every file again next time.
+      std::error_code ec;
+      fs::remove(m_dir / k_cache_name, ec);
+      m_cache.reset();
+      return copied;
+    }
   }
   git_reference* ref = nullptr;
   KAI_TRY(git_check(git_reference_create(&ref, snap, (k_refs + name).c_str(), &*tree, 1, "run snapshot"),
