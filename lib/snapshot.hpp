@@ -3,7 +3,7 @@
 //
 // kaicoder keeps its own bare repository at <state>/snapshots.git. A
 // snapshot is a git tree object of every tracked and untracked-but-not-ignored
-// file under root, built in an in-memory index and written into that
+// file under root, one tree object per folder written as the walk leaves it, into that
 // repository only: the user's index, refs, stash and object store are read,
 // never written.
 //
