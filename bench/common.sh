@@ -10,6 +10,7 @@
 
 bench_setup() {
   local name=$1 build=$2 src=$3
+  bench_name=$name
   shift 3
   local tool
   for tool in g++ pkg-config "$@"; do
@@ -31,3 +32,15 @@ bench_setup() {
   g++ -std=c++20 -O2 -I"$root" "$root/bench/$src.cpp" "$build/libkaicoder_core.a" \
     $(pkg-config --libs libgit2 tomlplusplus) -lfmt -o "$driver"
 }
+
+# time_cmd NAME DIR CMD...: runs CMD in DIR under /usr/bin/time, appends
+# "cpu wall" (seconds) to $work/NAME.times; its stdout goes to $work/NAME.out.
+time_cmd() {
+  local name=$1 dir=$2
+  shift 2
+  (cd "$dir" && /usr/bin/time -f '%U %S %e' -o "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
+    { echo "$bench_name: $name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
+  tail -n 1 "$work/usage" | awk '{ printf "%.2f %.2f\n", $1 + $2, $3 }' >>"$work/$name.times"
+}
+# time_median NAME: the line of $work/NAME.times with the median CPU time.
+time_median() { sort -n -k1,1 "$work/$1.times" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }

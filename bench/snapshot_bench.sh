@@ -24,15 +24,6 @@ bench_setup snapshot-bench "$build" snapshot_driver git
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
 
-# measure NAME DIR CMD...: runs CMD in DIR, appends "cpu wall" to $work/NAME.times
-measure() {
-  local name=$1 dir=$2
-  shift 2
-  (cd "$dir" && /usr/bin/time -f '%U %S %e' -o "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
-    { echo "snapshot_bench: $name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
-  tail -n 1 "$work/usage" | awk '{ printf "%.2f %.2f\n", $1 + $2, $3 }' >>"$work/$name.times"
-}
-median() { sort -n -k1,1 "$work/$1.times" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 # The two starting states, each a pristine copy that every measurement copies again.
@@ -68,22 +59,22 @@ for c in committed untracked; do
   rm -f "$work"/*.times
   for ((r = 0; r < runs; r++)); do
     fresh_copy "$c"
-    measure kai1 "$work/copy" "$driver" snap .
-    measure kai2 "$work/copy" "$driver" snap .
+    time_cmd kai1 "$work/copy" "$driver" snap .
+    time_cmd kai2 "$work/copy" "$driver" snap .
     cp "$work/kai2.out" "$work/kai2.last"
-    measure undo "$work/copy" "$driver" undo . "echo '// run' >> d1/e1/f1100.c; rm d2/e2/f2200.c; echo made > made.txt"
+    time_cmd undo "$work/copy" "$driver" undo . "echo '// run' >> d1/e1/f1100.c; rm d2/e2/f2200.c; echo made > made.txt"
     # One copy for both: `stash create` leaves the index and the work tree as
     # they were (it only adds objects, which `add -A` then need not write again,
     # a small advantage for the second).
     fresh_copy "$c"
     # With no commit yet there is nothing to stash against.
-    [[ $c == committed ]] && measure stash "$work/copy" git -c user.name=b -c user.email=b@b stash create
-    measure addwt "$work/copy" sh -c 'git add -A && git write-tree'
+    [[ $c == committed ]] && time_cmd stash "$work/copy" git -c user.name=b -c user.email=b@b stash create
+    time_cmd addwt "$work/copy" sh -c 'git add -A && git write-tree'
   done
-  read -r kcpu kwall < <(median kai1)
+  read -r kcpu kwall < <(time_median kai1)
   for m in kai1 kai2 undo stash addwt; do
     [[ -f $work/$m.times ]] || continue
-    read -r cpu wall < <(median $m)
+    read -r cpu wall < <(time_median $m)
     case $m in
       kai1) label="kaicoder, first"; counts=$(awk '{ print $2 " of " $1 }' "$work/kai1.out") ;;
       kai2) label="kaicoder, again"; counts=$(awk '{ print $2 " of " $1 }' "$work/kai2.last") ;;

@@ -6,6 +6,8 @@
 //   snapshot_driver undo ROOT CMD    what a confirm-tier run costs: snapshot, `sh -c CMD`,
 //                                    snapshot, diff, keep; prints "changes ms" (ms: all
 //                                    but the command itself)
+//   snapshot_driver nochange ROOT    what a run that changes nothing costs: snapshot, hold,
+//                                    snapshot, diff, release; prints "hashed1 hashed2 ms"
 
 #include <chrono>
 #include <cstdio>
@@ -40,7 +42,7 @@ void generate(const std::filesystem::path& dir, long n) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: snapshot_driver gen DIR N | snap ROOT | undo ROOT CMD\n");
+    std::fprintf(stderr, "usage: snapshot_driver gen DIR N | snap ROOT | undo ROOT CMD | nochange ROOT\n");
     return 2;
   }
   std::string mode = argv[1];
@@ -57,6 +59,20 @@ int main(int argc, char** argv) {
   double took = ms_since(t0);
   if (mode == "snap") {
     std::printf("%zu %zu %.1f\n", before->files, before->hashed, took);
+    return 0;
+  }
+  if (mode == "nochange") {
+    if (auto h = store.hold(*before, "1"); !h) return fail(h.error());
+    auto after = store.take();
+    if (!after) return fail(after.error());
+    auto changes = store.diff(*before, *after);
+    if (!changes) return fail(changes.error());
+    if (!changes->empty()) {
+      std::fprintf(stderr, "snapshot_driver: %zu changes in a tree nothing changed\n", changes->size());
+      return 1;
+    }
+    if (auto r = store.release("1"); !r) return fail(r.error());
+    std::printf("%zu %zu %.1f\n", before->hashed, after->hashed, ms_since(t0));
     return 0;
   }
   if (mode != "undo" || argc < 4) return 2;

@@ -8,6 +8,7 @@
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
 #include "lib/policy.hpp"
+#include "lib/snapshot.hpp"
 
 namespace kai::cmd {
 
@@ -41,11 +42,18 @@ RunFn setup_rollback(CLI::App& sub) {
     if (v.decision == Decision::ask) {
       if (!s.json()) {
         out("rollback of {} ({}{}):\n", id, rec->kind, rec->rolls_back.empty() ? "" : " of " + rec->rolls_back);
-        for (const auto& f : rec->files)
+        for (const auto& f : rec->files) {
+          if (f.after.mode == k_mode_dir) {
+            out("  rmdir    {}/ (if empty)\n", f.rel);
+            continue;
+          }
+          if (f.after.mode == k_mode_link) out("  unlink   {} (a symlink the run made)\n", f.rel);
+          if (f.after.mode == k_mode_link && !f.before.exists) continue;
           out("  {}  {}\n", f.before.exists ? "restore" : "delete ",
               !f.before.exists          ? f.rel
               : f.backup_rel.empty()    ? fmt::format("{} from snapshot {}", f.rel, id)
                                         : fmt::format("{} → {}", f.backup_rel, f.rel));
+        }
         std::fflush(stdout);
       }
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);

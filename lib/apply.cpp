@@ -222,7 +222,7 @@ Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets, const std::v
     Target& tg = targets[i];
     const FileChange& f = t.rec.files[i];
     Status s = f.backup_rel.empty() ? ok_status()
-                                    : write_exclusive_at(tg.dir, base_of(f.backup_rel), tg.current.bytes, tg.current.mode);
+                                    : write_exclusive_at(tg.dir, base_of(f.backup_rel), tg.current.bytes, tg.current.mode & ~mode_t{06000});
     fault_point("after-backup");
     if (s) s = after[i] ? replace_at(tg.dir, tg.name, *after[i], f.after.mode) : unlink_at(tg.dir, tg.name);
     if (!s) {
@@ -458,6 +458,31 @@ Error changed_since(Workspace& ws, const std::string& id, const FileChange& f, c
   return make_error(Errc::conflict, fmt::format("cannot roll back {}: {}", id, what), hint);
 }
 
+// The symlink a run made at `f.rel` must still be that link (or gone).
+Status check_link(Workspace& ws, const std::string& id, const FileChange& f, Force force) {
+  auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+  if (!d) return d.error().code == Errc::conflict ? ok_status() : Status(d.error());
+  std::string target(4096, '\0');
+  ssize_t n = ::readlinkat(d->fd(), base_of(f.rel).c_str(), target.data(), target.size());
+  if (n < 0 && errno == ENOENT) return ok_status();
+  if (force == Force::no && (n < 0 || blob_id(target.substr(0, static_cast<size_t>(n))) != f.after.blob))
+    return make_error(Errc::conflict, fmt::format("cannot roll back {}: '{}' is no longer the symlink the run made", id, f.rel),
+                      "pass --force to restore what the run replaced anyway (the symlink is removed)");
+  return ok_status();
+}
+
+Status remove_link(Workspace& ws, const std::string& rel) {
+  auto d = open_parent(ws.root, rel, CreateDirs::no);
+  if (!d) return d.error().code == Errc::conflict ? ok_status() : Status(d.error());
+  struct stat st;
+  if (::fstatat(d->fd(), base_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode)) return ok_status();
+  return unlink_at(*d, base_of(rel));
+}
+
+void remove_empty_dir(Workspace& ws, const std::string& rel) {
+  if (auto d = open_parent(ws.root, rel, CreateDirs::no)) (void)::unlinkat(d->fd(), base_of(rel).c_str(), AT_REMOVEDIR);
+}
+
 }  // namespace
 
 Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const std::string& decider, Force force,
@@ -478,10 +503,21 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   t.rec.kind = "rollback";
   t.rec.time = iso_utc(now);
   t.rec.rolls_back = id;
-  for (const auto& f : rec->files) {
+  // A run's symlinks and folders (k_mode_link, k_mode_dir): the links go
+  // first, so that a folder the run replaced by a link comes back; the
+  // folders it created go last, if they are empty by then.
+  std::vector<std::string> links, dirs;
+  std::vector<size_t> origin, deferred;  // rec->files index of each target; files opened once the links are gone
+  auto behind_link = [&](const std::string& rel) {
+    for (const auto& l : links)
+      if (rel.starts_with(l + "/")) return true;
+    return false;
+  };
+  auto add_target = [&](size_t i, bool compare) -> Status {
+    const FileChange& f = rec->files[i];
     auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no);
     if (!tg) return tg.error();
-    if (!same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
+    if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
       // A run's files have no backups beside them: their bytes before the
       // run are in the snapshot store.
@@ -501,9 +537,27 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       after.push_back(std::nullopt);
     }
     targets.push_back(std::move(*tg));
+    origin.push_back(i);
+    return ok_status();
+  };
+  for (size_t i = 0; i < rec->files.size(); ++i) {
+    const FileChange& f = rec->files[i];
+    if (f.after.mode == k_mode_dir) {
+      dirs.push_back(f.rel);
+    } else if (f.after.mode == k_mode_link) {
+      KAI_TRY(check_link(ws, id, f, force));
+      links.push_back(f.rel);
+      if (f.before.exists) deferred.push_back(i);
+    } else if (behind_link(f.rel)) {
+      deferred.push_back(i);
+    } else {
+      KAI_TRY(add_target(i, true));
+    }
   }
-  if (targets.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
+  if (targets.empty() && links.empty() && dirs.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
   if (check == CheckOnly::yes) return Outcome{};
+  for (const auto& l : links) KAI_TRY(remove_link(ws, l));
+  for (size_t i : deferred) KAI_TRY(add_target(i, false));
   auto fresh = ws.journal.fresh_id(now, [&](const std::string& cand) -> Result<bool> {
     for (const auto& tg : targets) {
       auto taken = backup_taken(tg.dir, tg.name, cand);
@@ -514,11 +568,12 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   if (!fresh) return fresh.error();
   t.rec.id = std::move(*fresh);
   for (size_t i = 0; i < targets.size(); ++i) {
-    const FileChange& orig = rec->files[i];
+    const FileChange& orig = rec->files[origin[i]];
     FileChange f;
     f.rel = targets[i].rel;
     f.before = side_of(targets[i].current);
     f.after = orig.before;
+    f.after.mode &= ~06000u;  // never a set-user-ID or set-group-ID file back
     if (targets[i].current.exists) {
       f.backup_rel = dir_of(f.rel) + backup_name(targets[i].name, t.rec.id);
       f.backup_blob = f.before.blob;
@@ -537,10 +592,12 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     t.done_state = rec->kind == "rollback" ? State::applied : State::rolled_back;
   }
   if (auto s = execute(ws, t, targets, after); !s) return s.error();
+  std::sort(dirs.rbegin(), dirs.rend());  // the deepest first
+  for (const auto& d : dirs) remove_empty_dir(ws, d);
   if (t.proposal > 0)
     if (auto q = ws.store.load(t.proposal, Store::Payloads::none)) queue_notify(ws, *q, "rolled-back");
-  return Outcome{t.rec.id, t.rec.files[0].backup_rel.empty() ? "" : (ws.root / t.rec.files[0].backup_rel).string(), false,
-                 t.entry};
+  bool backup = !t.rec.files.empty() && !t.rec.files[0].backup_rel.empty();
+  return Outcome{t.rec.id, backup ? (ws.root / t.rec.files[0].backup_rel).string() : "", false, t.entry};
 }
 
 namespace {

@@ -122,6 +122,7 @@ Undo start_undo(const Workspace& ws, const Proposal& p) {
 struct RunChanges {
   Record rec;
   std::vector<std::string> unrestorable;
+  std::vector<std::string> notes;  // guarded files, ignored trees, files too large (snapshot_notes)
   std::string note;
 };
 
@@ -136,11 +137,15 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
     out.note = fmt::format("no snapshot: {}", ws.redact(changes.error().message));
     return out;
   }
+  out.notes = snapshot_notes(*u.before, *after);
   std::vector<TreeChange> kept;
   for (auto& c : *changes) {
-    auto rp = resolve(ws.root, ws.root, c.rel);
-    if (c.regular && rp && check_write(ws.guards, *rp)) kept.push_back(std::move(c));
-    else out.unrestorable.push_back(c.rel);
+    // Lexical: a path under a folder the run replaced by a symlink is restored once the link is gone.
+    // A folder the run created goes on rollback if kaicoder may write in it; its files are named anyway.
+    bool dir = c.after.mode == k_mode_dir;
+    std::string probe = dir ? c.rel + "/x" : c.rel;
+    if (c.undoable && check_write(ws.guards, RootPath{probe, ws.root / probe})) kept.push_back(std::move(c));
+    else if (!dir) out.unrestorable.push_back(c.rel);
   }
   if (kept.empty()) {
     (void)u.store.release(u.tag);
@@ -314,6 +319,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   RunChanges ch = finish_undo(ws, *undo, p);
   if (!ch.unrestorable.empty())
     summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));
+  for (const auto& n : ch.notes) summary += "; " + n;
   if (!ch.note.empty()) summary += "; " + ch.note;
   Entry e = unreversible_entry(ws, p, "run", approver, result, summary);
   if (!ch.rec.files.empty()) {

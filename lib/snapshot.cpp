@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <ctime>
+#include <dirent.h>
 #include <cstring>
 #include <fcntl.h>
 #include <memory>
@@ -14,6 +17,7 @@
 #include <git2.h>
 
 #include "lib/git.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/workspace.hpp"
 
 namespace kai {
@@ -109,212 +113,396 @@ Result<Handles> open_handles(const fs::path& dir, const fs::path& root, Create c
   return h;
 }
 
-// Builds one snapshot tree in an in-memory index.
-class Builder {
-public:
-  Builder(Handles& h, const Guardrails& g, git_odb* odb, git_index* mem, const std::function<void(size_t)>& progress)
-      : m_h(h), m_g(g), m_odb(odb), m_mem(mem), m_progress(progress) {}
+// ----- kaicoder's stat cache --------------------------------------------------
 
-  Status from_index(const std::unordered_map<std::string, unsigned>& dirty, const std::vector<std::string>& untracked);
-  // Whether any file could be filtered at all. Asking libgit2 file by file
-  // costs more than the rest of a snapshot together (it stats every folder's
-  // attribute files), so that question is only asked where an attribute file
-  // or core.autocrlf exists.
-  void find_filters(git_index* idx);
-  Status walk(const std::string& dir);
-  Status from_disk(const std::string& repo_rel);
-  size_t files = 0, hashed = 0;
+struct Cached {
+  StatKey st;
+  git_oid id;
+  uint32_t git_mode = 0;
+  bool usable = true;  // false: seen in the racy window; the path counts as known, its id is read again
+};
+using Cache = std::unordered_map<std::string, Cached>;
 
-private:
-  std::optional<std::string> root_rel(const std::string& repo_rel) const {
-    if (!starts_with(repo_rel, m_h.prefix)) return std::nullopt;
-    std::string rel = repo_rel.substr(m_h.prefix.size());
-    if (rel.empty() || excluded(m_g, rel)) return std::nullopt;
-    return rel;
-  }
-  bool ignored(const std::string& repo_rel) const {
-    int ign = 0;
-    return m_h.user && git_ignore_path_is_ignored(&ign, m_h.user.get(), repo_rel.c_str()) == 0 && ign;
-  }
-  // Clean and smudge filters (autocrlf, eol, ident, LFS…) make the index's
-  // blob differ from the bytes on disk; such files are read instead.
-  bool filtered(const char* path) const {
-    if (!m_filters) return false;
-    git_filter_list* fl = nullptr;
-    if (git_filter_list_load(&fl, m_h.user.get(), nullptr, path, GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT) < 0) return true;
-    bool any = fl != nullptr;
-    git_filter_list_free(fl);
-    return any;
-  }
-  Status add(const std::string& rel, const git_oid& id, uint32_t mode) {
-    git_index_entry e;
-    std::memset(&e, 0, sizeof e);
-    e.mode = mode;
-    git_oid_cpy(&e.id, &id);
-    e.path = rel.c_str();
-    KAI_TRY(git_check(git_index_add(m_mem, &e), fmt::format("adding '{}' to the snapshot", rel)));
-    if (++files % 1000 == 0 && m_progress) m_progress(files);
-    return ok_status();
-  }
+}  // namespace
 
-  Handles& m_h;
-  bool m_filters = true;
-  const Guardrails& m_g;
-  git_odb* m_odb;
-  git_index* m_mem;
-  const std::function<void(size_t)>& m_progress;
+struct StatCache {
+  bool loaded = false;
+  Cache files;
+  std::unordered_set<std::string> dirs;  // the folders of the last snapshot
+  StatKey on_disk;  // the cache file as this object last wrote or read it
 };
 
-Status Builder::from_disk(const std::string& repo_rel) {
-  auto rel = root_rel(repo_rel);
-  if (!rel) return ok_status();
-  fs::path abs = m_h.base / repo_rel;
-  struct stat st;
-  if (::lstat(abs.c_str(), &st) != 0) return ok_status();  // gone meanwhile
-  std::string data;
-  uint32_t mode = GIT_FILEMODE_BLOB;
-  if (S_ISLNK(st.st_mode)) {
-    std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
-    ssize_t n = ::readlink(abs.c_str(), buf.data(), buf.size());
-    if (n < 0) return ok_status();
-    data.assign(buf.data(), static_cast<size_t>(n));
-    mode = GIT_FILEMODE_LINK;
-  } else if (S_ISREG(st.st_mode)) {
-    int fd = ::open(abs.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return ok_status();  // gone, swapped for a link, or unreadable: nothing kaicoder could restore
-    data.reserve(static_cast<size_t>(st.st_size));
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int err = errno;
-        ::close(fd);
-        return make_error(Errc::io, fmt::format("cannot read '{}' for the snapshot: {}", *rel, std::strerror(err)));
-      }
-      if (n == 0) break;
-      data.append(buf, static_cast<size_t>(n));
+namespace {
+
+constexpr const char* k_cache_name = "kaicoder-stat-cache";
+constexpr std::string_view k_cache_magic = "kaicoder stat cache 2\n";
+
+StatKey key_of(const struct stat& st) {
+  auto ns = [](const timespec& t) { return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec); };
+  return {static_cast<uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim), static_cast<uint64_t>(st.st_ino),
+          static_cast<uint32_t>(st.st_mode)};
+}
+
+// "<size> <mtime> <ctime> <ino> <mode> <git mode> <usable> <id>\t<path>\0" per file,
+// after the magic line and the root's path. Anything unexpected: no cache.
+// The cache's first lines: what it is, and the root and guardrails it was
+// taken under (what a snapshot leaves out depends on them).
+std::string cache_head(const fs::path& root, const Guardrails& g) {
+  std::string out = std::string(k_cache_magic) + root.string() + "\n" + g.state_dir + "\n" + g.changelog + "\n";
+  for (const auto* list : {&g.config_files, &g.deny_read})
+    out += fmt::format("{}\n", fmt::join(*list, "\t"));
+  return out;
+}
+
+Cache load_cache(const fs::path& file, const std::string& head) {
+  Cache out;
+  auto text = read_file(file);
+  if (!text || !starts_with(*text, head)) return out;
+  std::string_view t = *text;
+  size_t pos = head.size();
+  while (pos < t.size()) {
+    size_t tab = t.find('\t', pos), nul = t.find('\0', pos);
+    if (tab == std::string_view::npos || nul == std::string_view::npos || tab > nul) return {};
+    std::string_view f = t.substr(pos, tab - pos);
+    Cached c;
+    uint64_t v[7];
+    const char* p = f.data();
+    const char* e = f.data() + f.size();
+    for (int i = 0; i < 7; ++i) {
+      auto r = std::from_chars(p, e, v[i]);
+      if (r.ec != std::errc{} || r.ptr == e || *r.ptr != ' ') return {};
+      p = r.ptr + 1;
     }
-    ::close(fd);
-    if (st.st_mode & S_IXUSR) mode = GIT_FILEMODE_BLOB_EXECUTABLE;
-  } else {
-    return ok_status();  // fifos, sockets, devices
+    if (e - p != GIT_OID_HEXSZ || git_oid_fromstrn(&c.id, p, GIT_OID_HEXSZ) < 0) return {};
+    c.st = {v[0], v[1], v[2], v[3], static_cast<uint32_t>(v[4])};
+    c.git_mode = static_cast<uint32_t>(v[5]);
+    c.usable = v[6] == 1;
+    out.emplace(std::string(t.substr(tab + 1, nul - tab - 1)), c);
+    pos = nul + 1;
   }
+  return out;
+}
+
+Status save_cache(const fs::path& file, const std::string& head, const Cache& cache) {
+  std::string out = head;
+  out.reserve(out.size() + cache.size() * 120);
+  for (const auto& [rel, c] : cache)
+    out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
+                       c.usable ? 1 : 0, hex(c.id), rel) + '\0';
+  return write_file_atomic(file, out, 0600);
+}
+
+uint64_t now_ns() {
+  timespec t;
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+// ----- the walk -----------------------------------------------------------------
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+void close_dir(DIR* d) { ::closedir(d); }
+
+constexpr size_t k_ignored_max = 100000;  // files listed in ignored trees, per snapshot
+constexpr size_t k_in_memory = 1u << 20;  // files up to this size are hashed from memory
+
+// One entry of a tree object being written.
+struct TreeEntry {
+  std::string key;  // the name, with '/' after a folder's: git's sort order
+  uint32_t mode;
   git_oid id;
-  KAI_TRY(git_check(git_odb_write(&id, m_odb, data.data(), data.size(), GIT_OBJECT_BLOB),
-                    fmt::format("storing '{}' in the snapshot", *rel)));
-  ++hashed;
-  return add(*rel, id, mode);
+};
+
+// Builds one snapshot tree by walking root, writing each folder's tree
+// object straight into the store (an unchanged tree is already there).
+class Builder {
+public:
+  Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, const StatCache& old,
+          const std::function<void(size_t)>& progress)
+      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_old_dirs(old.dirs), m_progress(progress),
+        m_racy(now_ns() - 1000000000ull) {
+    fresh.reserve(m_old.size());
+  }
+
+  // Walks the folder `fd` (owned) holding root-relative `prefix` ("" or
+  // "a/b/"); `tree` is its tree, none when it holds no file.
+  Status walk(int fd, const std::string& prefix, std::optional<git_oid>& tree);
+  void guard_git();
+  // The tree object of `entries` (any order), written into the store.
+  Status write_tree(std::vector<TreeEntry>& entries, git_oid& out);
+  std::vector<std::pair<std::string, Cached>> fresh;  // the new cache, in walk order
+
+private:
+  bool ignored(const std::string& rel, bool dir) const {
+    int ign = 0;
+    std::string p = m_h.prefix + rel + (dir ? "/" : "");
+    return m_h.user && git_ignore_path_is_ignored(&ign, m_h.user.get(), p.c_str()) == 0 && ign;
+  }
+  // What the user's index names (its paths only, never its flags or ids),
+  // read only when a path is not in the stat cache.
+  Status read_tracked();
+  Result<bool> tracked(const std::string& rel, bool dir) {
+    if (!m_tracked_read) KAI_TRY(read_tracked());
+    return dir ? m_tracked_dirs.count(rel) > 0 : m_tracked.count(rel) > 0;
+  }
+  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
+              std::vector<TreeEntry>& into);
+  Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id, bool& stable);
+  void count_ignored(int fd, const std::string& prefix, const std::string& top);
+  Handles& m_h;
+  const Guardrails& m_g;
+  git_odb* m_odb;
+  Snapshot& m_out;
+  const Cache& m_old;
+  const std::unordered_set<std::string>& m_old_dirs;
+  const std::function<void(size_t)>& m_progress;
+  uint64_t m_racy;  // stat data this new or newer is not cached
+  bool m_tracked_read = false;
+  std::unordered_set<std::string> m_tracked, m_tracked_dirs;
+};
+
+Status Builder::write_tree(std::vector<TreeEntry>& entries, git_oid& out) {
+  std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
+  std::string buf;
+  buf.reserve(entries.size() * 40);
+  for (const auto& e : entries) {
+    buf += e.mode == GIT_FILEMODE_TREE ? "40000 " : e.mode == GIT_FILEMODE_LINK ? "120000 " : e.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? "100755 " : "100644 ";
+    buf.append(e.key, 0, e.mode == GIT_FILEMODE_TREE ? e.key.size() - 1 : e.key.size());
+    buf += '\0';
+    buf.append(reinterpret_cast<const char*>(e.id.id), GIT_OID_RAWSZ);
+  }
+  return git_check(git_odb_write(&out, m_odb, buf.data(), buf.size(), GIT_OBJECT_TREE), "writing the snapshot tree");
 }
 
-Status Builder::walk(const std::string& dir) {
-  if (!dir.empty()) {
-    std::string d = dir.substr(0, dir.size() - 1);
-    if (dir.size() > m_h.prefix.size() && starts_with(dir, m_h.prefix) &&
-        excluded(m_g, dir.substr(m_h.prefix.size(), dir.size() - m_h.prefix.size() - 1)))
-      return ok_status();
-    std::error_code ec;
-    // A nested repository: git would not add its files either.
-    if (fs::exists(m_h.base / d / ".git", ec)) return ok_status();
-  }
-  std::error_code ec;
-  fs::directory_iterator it(m_h.base / dir, ec), end;
-  if (ec) return ok_status();
-  std::vector<std::pair<std::string, bool>> entries;
-  for (; it != end; it.increment(ec)) {
-    if (ec) break;
-    auto st = it->symlink_status(ec);
-    if (ec) continue;
-    std::string rel = dir + it->path().filename().string();
-    if (fs::is_directory(st)) {
-      if (it->path().filename() != ".git") entries.emplace_back(rel + "/", true);
-    } else if (fs::is_regular_file(st) || fs::is_symlink(st)) {
-      entries.emplace_back(rel, false);
-    }
-  }
-  for (const auto& [rel, is_dir] : entries) {
-    // Inside root only: a walk that started above it (root in an untracked folder) goes down to it.
-    if (!starts_with(rel, m_h.prefix) && !starts_with(m_h.prefix, rel)) continue;
-    if (ignored(rel)) continue;
-    KAI_TRY(is_dir ? walk(rel) : from_disk(rel));
-  }
-  return ok_status();
-}
-
-void Builder::find_filters(git_index* idx) {
-  git_repository* u = m_h.user.get();
-  m_filters = false;
-  git_config* cfg = nullptr;
-  if (git_repository_config_snapshot(&cfg, u) == 0) {
-    const char* v = nullptr;
-    int autocrlf = 0;
-    if (git_config_get_string(&v, cfg, "core.attributesfile") == 0 && v && *v) m_filters = true;
-    if (git_config_get_bool(&autocrlf, cfg, "core.autocrlf") == 0 && autocrlf) m_filters = true;
-    if (git_config_get_string(&v, cfg, "core.autocrlf") == 0 && v && std::string_view(v) == "input") m_filters = true;
-    git_config_free(cfg);
-  } else {
-    m_filters = true;
-  }
-  std::error_code ec;
-  fs::path dir = git_repository_path(u);
-  if (fs::exists(dir / "info" / "attributes", ec) || fs::exists(fs::path(git_repository_commondir(u)) / "info" / "attributes", ec) ||
-      fs::exists("/etc/gitattributes", ec))
-    m_filters = true;
-  for (size_t i = 0, n = git_index_entrycount(idx); !m_filters && i < n; ++i) {
-    std::string_view p = git_index_get_byindex(idx, i)->path;
-    m_filters = p == ".gitattributes" || p.ends_with("/.gitattributes");
-  }
-}
-
-Status Builder::from_index(const std::unordered_map<std::string, unsigned>& dirty, const std::vector<std::string>& untracked) {
+Status Builder::read_tracked() {
+  m_tracked_read = true;
+  if (!m_h.user) return ok_status();
   git_index* idx = nullptr;
   KAI_TRY(git_check(git_repository_index(&idx, m_h.user.get()), "reading the repository's index"));
   IndexPtr own(idx);
-  find_filters(idx);
-  // A changed or untracked .gitattributes counts too (an untracked folder
-  // holds no tracked file, so its attribute files cannot matter here).
-  auto attributes = [](std::string_view p) { return p == ".gitattributes" || p.ends_with("/.gitattributes"); };
-  for (const auto& d : dirty) m_filters = m_filters || attributes(d.first);
-  for (const auto& u : untracked) m_filters = m_filters || attributes(u);
-  std::string last;
+  KAI_TRY(git_check(git_index_read(idx, 0), "reading the repository's index"));
   for (size_t i = 0, n = git_index_entrycount(idx); i < n; ++i) {
-    const git_index_entry* e = git_index_get_byindex(idx, i);
-    std::string path = e->path;
-    if (path == last || e->mode == GIT_FILEMODE_COMMIT) continue;  // later conflict stages; submodules
-    last = path;
-    auto rel = root_rel(path);
-    if (!rel) continue;
-    auto d = dirty.find(path);
-    if (d != dirty.end() && (d->second & GIT_STATUS_WT_DELETED)) continue;
-    bool stale = d != dirty.end() || GIT_INDEX_ENTRY_STAGE(e) != 0 || (e->flags_extended & GIT_INDEX_ENTRY_INTENT_TO_ADD);
-    if (stale || (e->mode != GIT_FILEMODE_LINK && filtered(e->path)))
-      KAI_TRY(from_disk(path));
-    else
-      KAI_TRY(add(*rel, e->id, e->mode));
+    std::string_view path = git_index_get_byindex(idx, i)->path;
+    if (!starts_with(path, m_h.prefix)) continue;
+    std::string rel(path.substr(m_h.prefix.size()));
+    for (auto slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
+      if (!m_tracked_dirs.insert(rel.substr(0, slash)).second) break;
+    m_tracked.insert(std::move(rel));
   }
   return ok_status();
 }
 
-// What the user's index says about the work tree: tracked paths that differ
-// from it, and untracked files and folders ("dir/"), ignored ones left out.
-Status scan_status(git_repository* user, std::unordered_map<std::string, unsigned>& dirty,
-                   std::vector<std::string>& untracked) {
-  git_status_options so = GIT_STATUS_OPTIONS_INIT;
-  so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
-  so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
-  git_status_list* list = nullptr;
-  KAI_TRY(git_check(git_status_list_new(&list, user, &so), "reading the work tree's status"));
-  Owned<git_status_list, git_status_list_free> own(list);
-  for (size_t i = 0, n = git_status_list_entrycount(list); i < n; ++i) {
-    const git_status_entry* e = git_status_byindex(list, i);
-    const git_diff_delta* d = e->index_to_workdir;
-    if (!d) continue;
-    const char* p = d->new_file.path ? d->new_file.path : d->old_file.path;
-    if (!p) continue;
-    if (e->status & GIT_STATUS_WT_NEW) untracked.emplace_back(p);
-    else dirty[p] = e->status;
+Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id,
+                             bool& stable) {
+  int raw = ::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (raw < 0) return make_error(Errc::not_found, "gone");  // gone, swapped for a link, or unreadable
+  Fd fd(raw);
+  struct stat opened;
+  if (::fstat(fd.fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_ino != st.st_ino)
+    return make_error(Errc::not_found, "gone");
+  const uint64_t size = static_cast<uint64_t>(opened.st_size);
+  auto read_some = [&](char* buf, size_t n) -> ssize_t {
+    for (;;) {
+      ssize_t r = ::read(fd.fd, buf, n);
+      if (r < 0 && errno == EINTR) continue;
+      return r;
+    }
+  };
+  auto failed = [&](int err) {
+    return make_error(Errc::io, fmt::format("cannot read '{}' for the snapshot: {}", rel, std::strerror(err)));
+  };
+  if (size <= k_in_memory) {
+    std::string data(static_cast<size_t>(size) + 1, '\0');
+    size_t got = 0;
+    for (ssize_t r; got < data.size() && (r = read_some(data.data() + got, data.size() - got)) != 0; got += static_cast<size_t>(r))
+      if (r < 0) return failed(errno);
+    data.resize(got);
+    stable = got == size;
+    KAI_TRY(git_check(git_odb_hash(&id, data.data(), data.size(), GIT_OBJECT_BLOB), "hashing a file"));
+    if (!git_odb_exists(m_odb, &id))
+      KAI_TRY(git_check(git_odb_write(&id, m_odb, data.data(), data.size(), GIT_OBJECT_BLOB),
+                        fmt::format("storing '{}' in the snapshot", rel)));
+  } else {
+    // Streamed: memory stays one buffer, whatever the size.
+    git_odb_stream* ws = nullptr;
+    KAI_TRY(git_check(git_odb_open_wstream(&ws, m_odb, size, GIT_OBJECT_BLOB), fmt::format("storing '{}' in the snapshot", rel)));
+    Owned<git_odb_stream, git_odb_stream_free> own(ws);
+    std::vector<char> buf(1u << 16);
+    uint64_t left = size;
+    while (left > 0) {
+      ssize_t r = read_some(buf.data(), static_cast<size_t>(std::min<uint64_t>(left, buf.size())));
+      if (r < 0) return failed(errno);
+      if (r == 0) return make_error(Errc::io, fmt::format("'{}' shrank while it was snapshotted", rel), "run it again");
+      KAI_TRY(git_check(git_odb_stream_write(ws, buf.data(), static_cast<size_t>(r)), fmt::format("storing '{}' in the snapshot", rel)));
+      left -= static_cast<uint64_t>(r);
+    }
+    KAI_TRY(git_check(git_odb_stream_finalize_write(&id, ws), fmt::format("storing '{}' in the snapshot", rel)));
+    char one;
+    stable = read_some(&one, 1) == 0;
   }
+  struct stat again;
+  stable = stable && ::fstat(fd.fd, &again) == 0 && key_of(again) == key_of(opened);
   return ok_status();
+}
+
+Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
+                     std::vector<TreeEntry>& into) {
+  StatKey k = key_of(st);
+  if (S_ISREG(st.st_mode) && k.size > k_snapshot_max_bytes) {
+    m_out.large[rel] = k;
+    return ok_status();
+  }
+  uint32_t mode = S_ISLNK(st.st_mode) ? GIT_FILEMODE_LINK
+                  : (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
+                                           : GIT_FILEMODE_BLOB;
+  git_oid id;
+  bool cacheable = std::max(k.mtime_ns, k.ctime_ns) < m_racy;
+  if (st.st_mode & (S_ISUID | S_ISGID)) m_out.setid[rel] = st.st_mode & 07777;
+  if (cached && cached->usable && cached->st == k && cached->git_mode == mode) {
+    id = cached->id;
+  } else if (S_ISLNK(st.st_mode)) {
+    std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
+    ssize_t n = ::readlinkat(dirfd, name, buf.data(), buf.size());
+    if (n < 0) return ok_status();
+    cacheable = cacheable && static_cast<size_t>(n) == static_cast<size_t>(st.st_size);
+    KAI_TRY(git_check(git_odb_write(&id, m_odb, buf.data(), static_cast<size_t>(n), GIT_OBJECT_BLOB),
+                      fmt::format("storing '{}' in the snapshot", rel)));
+    ++m_out.hashed;
+  } else {
+    bool stable = false;
+    auto s = hash_regular(dirfd, name, rel, st, id, stable);
+    if (!s) return s.error().code == Errc::not_found ? ok_status() : s;
+    cacheable = cacheable && stable;
+    ++m_out.hashed;
+  }
+  fresh.emplace_back(rel, Cached{k, id, mode, cacheable});
+  into.push_back(TreeEntry{name, mode, id});
+  if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+  return ok_status();
+}
+
+// Files of an ignored tree: stat data only, so that changes can be counted.
+void Builder::count_ignored(int fd, const std::string& prefix, const std::string& top) {
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return;
+  }
+  std::vector<std::string> subdirs;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name == "." || name == ".." || name == ".git") continue;
+    struct stat st;
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) subdirs.emplace_back(name);
+    else if (m_out.ignored.size() >= k_ignored_max) m_out.uncounted.insert(top);
+    else m_out.ignored[prefix + std::string(name)] = key_of(st);
+  }
+  for (const auto& sub : subdirs) {
+    int sfd = ::openat(::dirfd(d), sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sfd >= 0) count_ignored(sfd, prefix + sub + "/", top);
+  }
+  ::closedir(d);
+}
+
+Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& tree) {
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return ok_status();
+  }
+  Owned<DIR, close_dir> own(d);
+  std::vector<std::pair<std::string, struct stat>> entries;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name == "." || name == ".." || name == ".git") continue;
+    struct stat st;
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries.emplace_back(std::string(name), st);
+  }
+  std::vector<TreeEntry> into;
+  for (const auto& [name, st] : entries) {
+    std::string rel = prefix + name;
+    bool dir = S_ISDIR(st.st_mode);
+    if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
+    // A path the last snapshot held was not excluded then, and the cache
+    // is only used under the same guardrails (the cache file names them).
+    auto hit = dir ? m_old.end() : m_old.find(rel);
+    bool known = dir ? m_old_dirs.count(rel) > 0 : hit != m_old.end();
+    if (!known && excluded(m_g, rel)) {
+      // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
+      bool kaicoders = rel == m_g.state_dir || starts_with(rel, m_g.state_dir + "/") || rel == m_g.changelog;
+      if (!dir && !kaicoders) m_out.guarded[rel] = key_of(st);
+      continue;
+    }
+    // A file the previous snapshot held, or the index names, is looked at
+    // whatever the ignore rules say now.
+    if (!known) {
+      auto t = tracked(rel, dir);
+      if (!t) return t.error();
+      known = *t;
+    }
+    if (!known && ignored(rel, dir)) {
+      m_out.ignored_tops.insert(dir ? rel + "/" : rel);
+      if (dir) {
+        int sfd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd >= 0) count_ignored(sfd, rel + "/", rel + "/");
+      } else {
+        m_out.ignored[rel] = key_of(st);
+      }
+      continue;
+    }
+    if (!dir) {
+      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st, hit == m_old.end() ? nullptr : &hit->second, into));
+      continue;
+    }
+    int sfd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sfd < 0) continue;
+    struct stat g;
+    if (::fstatat(sfd, ".git", &g, AT_SYMLINK_NOFOLLOW) == 0) {  // a nested repository or submodule
+      ::close(sfd);
+      continue;
+    }
+    m_out.dirs.insert(rel);
+    std::optional<git_oid> sub;
+    KAI_TRY(walk(sfd, rel + "/", sub));
+    if (sub) into.push_back(TreeEntry{name + "/", GIT_FILEMODE_TREE, *sub});
+  }
+  if (into.empty()) return ok_status();
+  tree.emplace();
+  return write_tree(into, *tree);
+}
+
+// Git's own files that run commands (config, hooks, info/, commondir,
+// alternates): guarded, watched by their stat data.
+void Builder::guard_git() {
+  if (!m_h.user) return;
+  fs::path gitdir = git_repository_path(m_h.user.get());
+  fs::path common = git_repository_commondir(m_h.user.get());
+  auto label = [&](const fs::path& p) {
+    std::string rel = p.lexically_normal().lexically_relative(m_h.base).generic_string();
+    return m_h.prefix.empty() && !starts_with(rel, "..") ? rel : p.lexically_normal().generic_string();
+  };
+  auto one = [&](const fs::path& p) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) == 0) m_out.guarded[label(p)] = key_of(st);
+  };
+  for (const fs::path& dir : {gitdir, common}) {
+    for (const char* f : {"config", "config.worktree", "commondir", "objects/info/alternates"}) one(dir / f);
+    for (const char* sub : {"hooks", "info"}) {
+      std::error_code ec;
+      for (fs::directory_iterator it(dir / sub, ec), end; !ec && it != end; it.increment(ec)) one(it->path());
+    }
+  }
 }
 
 unsigned perm_of(uint32_t git_mode) { return git_mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755u : 0644u; }
@@ -392,8 +580,11 @@ void mark(git_repository* snap, const git_oid& id, std::unordered_set<std::strin
 
 // Remove the loose objects no snapshot ref reaches. Caller holds the store
 // lock, which every writer of the store holds too.
-Status collect_garbage(const fs::path& dir, git_repository* snap, git_odb* pure) {
+Status collect_garbage(const fs::path& dir, const fs::path& root, const Guardrails& guards, git_repository* snap,
+                       git_odb* pure) {
   std::unordered_set<std::string> live;
+  // What the stat cache names is still on disk: its blobs stay.
+  for (const auto& [rel, c] : load_cache(dir / k_cache_name, cache_head(root, guards))) live.insert(hex(c.id));
   for (bool pending : {false, true}) {
     auto names = ref_names(snap, pending);
     if (!names) return names.error();
@@ -427,6 +618,49 @@ Result<OdbPtr> open_pure(const fs::path& dir) {
 
 }  // namespace
 
+std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
+  std::vector<std::string> out;
+  auto changed = [](const std::map<std::string, StatKey>& x, const std::map<std::string, StatKey>& y) {
+    std::vector<std::pair<std::string, const char*>> d;
+    for (const auto& [rel, k] : y) {
+      auto o = x.find(rel);
+      if (o == x.end()) d.emplace_back(rel, "created");
+      else if (!(o->second == k)) d.emplace_back(rel, "changed");
+    }
+    for (const auto& [rel, k] : x)
+      if (!y.count(rel)) d.emplace_back(rel, "deleted");
+    std::sort(d.begin(), d.end());
+    return d;
+  };
+  for (const auto& [rel, how] : changed(a.guarded, b.guarded))
+    out.push_back(fmt::format("GUARDED FILE {}: {}", how == std::string_view("changed") ? "CHANGED" : how == std::string_view("created") ? "CREATED" : "DELETED", rel));
+  for (const auto& [rel, how] : changed(a.large, b.large)) {
+    auto k = b.large.count(rel) ? b.large.at(rel) : a.large.at(rel);
+    out.push_back(fmt::format("{} {}, not snapshotted: too large ({:.1f} MiB, limit {} MiB)", rel, how,
+                              static_cast<double>(k.size) / (1 << 20), k_snapshot_max_bytes >> 20));
+  }
+  for (const auto& [rel, mode] : b.setid)
+    if (auto was = a.setid.find(rel); was == a.setid.end() || was->second != mode)
+      out.push_back(fmt::format("SET-USER-ID OR SET-GROUP-ID BIT SET: {} (mode {:04o}; a rollback restores it without)", rel, mode));
+  // Ignored changes, counted per ignored tree (a single ignored file counts under its folder).
+  std::map<std::string, size_t> counts;
+  std::set<std::string> tops = a.ignored_tops;
+  tops.insert(b.ignored_tops.begin(), b.ignored_tops.end());
+  for (const auto& [rel, how] : changed(a.ignored, b.ignored)) {
+    std::string label;
+    for (const auto& t : tops)
+      if (t.ends_with("/") && starts_with(rel, t)) label = t;
+    if (label.empty()) label = rel.find('/') == std::string::npos ? "./" : rel.substr(0, rel.rfind('/') + 1);
+    ++counts[label];
+  }
+  for (const auto& [label, n] : counts)
+    out.push_back(fmt::format("{}: {} file{} changed (ignored, not restorable)", label, n, n == 1 ? "" : "s"));
+  std::set<std::string> uncounted = a.uncounted;
+  uncounted.insert(b.uncounted.begin(), b.uncounted.end());
+  for (const auto& t : uncounted) out.push_back(fmt::format("{}: too many ignored files to count", t));
+  return out;
+}
+
 SnapshotStore snapshots_of(const Workspace& ws) { return {ws.store.dir() / "snapshots.git", ws.root, ws.guards}; }
 
 bool SnapshotStore::exists() const {
@@ -440,26 +674,49 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   git_odb* odb = nullptr;
   KAI_TRY(git_check(git_repository_odb(&odb, h->snap.get()), "opening the snapshot objects"));
   OdbPtr own_odb(odb);
-  git_index* mem = nullptr;
-  KAI_TRY(git_check(git_index_new(&mem), "creating the snapshot index"));
-  IndexPtr own_mem(mem);
-  Builder b(*h, m_guards, odb, mem, progress);
-  if (h->user) {
-    std::unordered_map<std::string, unsigned> dirty;
-    std::vector<std::string> untracked;
-    KAI_TRY(scan_status(h->user.get(), dirty, untracked));
-    KAI_TRY(b.from_index(dirty, untracked));
-    for (const auto& u : untracked) {
-      if (!u.ends_with("/")) KAI_TRY(b.from_disk(u));
-      else if (starts_with(h->prefix, u)) KAI_TRY(b.walk(h->prefix));
-      else if (starts_with(u, h->prefix)) KAI_TRY(b.walk(u));
-    }
-  } else {
-    KAI_TRY(b.walk(""));
+  Snapshot out;
+  out.git = h->user != nullptr;
+  // The cache this object wrote last is used from memory: a run between two
+  // snapshots cannot plant entries in it, whatever it writes on disk.
+  const fs::path cache_file = m_dir / k_cache_name;
+  if (!m_cache) m_cache = std::make_shared<StatCache>();
+  if (!m_cache->loaded) {
+    m_cache->files = load_cache(cache_file, cache_head(m_root, m_guards));
+    m_cache->loaded = true;
+    for (const auto& [rel, c] : m_cache->files)
+      for (auto slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
+        if (!m_cache->dirs.insert(rel.substr(0, slash)).second) break;
+    struct stat st;
+    if (::stat(cache_file.c_str(), &st) == 0) m_cache->on_disk = key_of(st);
   }
-  git_oid tree;
-  KAI_TRY(git_check(git_index_write_tree_to(&tree, mem, h->snap.get()), "writing the snapshot tree"));
-  return Snapshot{hex(tree), b.files, b.hashed, h->user != nullptr};
+  const Cache& old = m_cache->files;
+  Builder b(*h, m_guards, odb, out, *m_cache, progress);
+  int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return make_error(Errc::io, fmt::format("cannot open '{}': {}", m_root.string(), std::strerror(errno)));
+  std::optional<git_oid> tree;
+  KAI_TRY(b.walk(fd, "", tree));
+  b.guard_git();
+  if (!tree) {
+    std::vector<TreeEntry> none;
+    tree.emplace();
+    KAI_TRY(b.write_tree(none, *tree));
+  }
+  out.tree = hex(*tree);
+  // Every file matched its cache entry (none was read) and none is new or gone.
+  bool same = out.hashed == 0 && b.fresh.size() == old.size();
+  struct stat st;
+  same = same && ::stat(cache_file.c_str(), &st) == 0 && key_of(st) == m_cache->on_disk;
+  // The cache only saves work: a snapshot stands without it.
+  if (!same) {
+    Cache fresh;
+    fresh.reserve(b.fresh.size());
+    for (auto& [rel, c] : b.fresh) fresh.emplace(std::move(rel), c);
+    m_cache->files = std::move(fresh);
+  }
+  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->files) && ::stat(cache_file.c_str(), &st) == 0)
+    m_cache->on_disk = key_of(st);
+  m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
+  return out;
 }
 
 Status SnapshotStore::hold(const Snapshot& s, const std::string& tag) const {
@@ -482,6 +739,8 @@ Status SnapshotStore::release(const std::string& tag) const {
 }
 
 Result<std::vector<TreeChange>> SnapshotStore::diff(const Snapshot& a, const Snapshot& b) const {
+  // The common case of a run that changed nothing: no tree to read.
+  if (a.tree == b.tree && a.dirs == b.dirs && a.setid == b.setid) return std::vector<TreeChange>{};
   auto h = open_handles(m_dir, m_root, Create::no);
   if (!h) return h.error();
   git_repository* snap = h->snap.get();
@@ -505,18 +764,51 @@ Result<std::vector<TreeChange>> SnapshotStore::diff(const Snapshot& a, const Sna
     TreeChange c;
     bool had = delta->status != GIT_DELTA_ADDED, has = delta->status != GIT_DELTA_DELETED;
     c.rel = has ? delta->new_file.path : delta->old_file.path;
+    // Crossed the size limit, or entered the index from an ignored tree:
+    // snapshot_notes() says it; a rollback must not delete or resurrect it.
+    if ((!has && b.large.count(c.rel)) || (!had && (a.large.count(c.rel) || a.ignored.count(c.rel)))) continue;
     c.before = side_of(delta->old_file, had);
     c.after = side_of(delta->new_file, has);
-    c.regular = (!had || delta->old_file.mode != GIT_FILEMODE_LINK) && (!has || delta->new_file.mode != GIT_FILEMODE_LINK);
-    // Git keeps only the executable bit; the disk has the rest (0600, 0750…).
+    bool link_before = had && delta->old_file.mode == GIT_FILEMODE_LINK;
+    bool link_after = has && delta->new_file.mode == GIT_FILEMODE_LINK;
+    if (link_before) c.before.mode = k_mode_link;
+    if (link_after) c.after.mode = k_mode_link;
+    c.regular = !link_before && !link_after;
+    c.undoable = !link_before;
+    // Git keeps only the executable bit; the disk has the rest (0600, 0750…),
+    // less the set-user-ID and set-group-ID bits, which no restore brings back.
     struct stat st;
-    if (has && ::lstat((m_root / c.rel).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+    if (has && !link_after && ::lstat((m_root / c.rel).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         ((st.st_mode & S_IXUSR) != 0) == (c.after.mode == 0755u)) {
-      c.after.mode = st.st_mode & 07777;
+      c.after.mode = st.st_mode & 0777;
       if (had && delta->old_file.mode == delta->new_file.mode) c.before.mode = c.after.mode;
     }
     out.push_back(std::move(c));
   }
+  // A set-user-ID or set-group-ID bit the run set on a file it did not
+  // otherwise change: the rollback rewrites the file without it.
+  for (const auto& [rel, mode] : b.setid) {
+    auto was = a.setid.find(rel);
+    if ((was != a.setid.end() && was->second == mode) ||
+        std::any_of(out.begin(), out.end(), [&](const TreeChange& c) { return c.rel == rel; }))
+      continue;
+    git_tree_entry* e = nullptr;
+    if (git_tree_entry_bypath(&e, tb, rel.c_str()) != 0) continue;
+    Owned<git_tree_entry, git_tree_entry_free> own_e(e);
+    TreeChange c;
+    c.rel = rel;
+    c.before = {true, hex(*git_tree_entry_id(e)), mode & 0777};
+    c.after = c.before;
+    out.push_back(std::move(c));
+  }
+  for (const auto& dir : b.dirs)
+    if (!a.dirs.count(dir)) {
+      TreeChange c;
+      c.rel = dir;
+      c.after = {true, "", k_mode_dir};
+      c.regular = false;
+      out.push_back(std::move(c));
+    }
   std::sort(out.begin(), out.end(), [](const TreeChange& x, const TreeChange& y) { return x.rel < y.rel; });
   return out;
 }
@@ -535,10 +827,17 @@ Status SnapshotStore::keep(const Snapshot& before, const std::vector<TreeChange>
   if (!tree) return tree.error();
   KAI_TRY(copy_tree(snap, full, pure->get(), *tree));
   for (const auto& c : changes) {
-    if (!c.before.exists || !c.regular) continue;
+    if (!c.before.exists || !c.undoable || c.before.mode == k_mode_link) continue;
     auto id = oid_of(c.before.blob);
     if (!id) return id.error();
-    KAI_TRY(copy_object(full, pure->get(), *id));
+    if (auto copied = copy_object(full, pure->get(), *id); !copied) {
+      // A blob the stat cache named is gone (pruned from the user's
+      // objects): read every file again next time.
+      std::error_code ec;
+      fs::remove(m_dir / k_cache_name, ec);
+      m_cache.reset();
+      return copied;
+    }
   }
   git_reference* ref = nullptr;
   KAI_TRY(git_check(git_reference_create(&ref, snap, (k_refs + name).c_str(), &*tree, 1, "run snapshot"),
@@ -550,7 +849,7 @@ Status SnapshotStore::keep(const Snapshot& before, const std::vector<TreeChange>
   if (!names) return names.error();
   for (size_t i = 0; keep_count >= 0 && names->size() - i > static_cast<size_t>(keep_count); ++i)
     KAI_TRY(git_check(git_reference_remove(snap, (k_refs + (*names)[i]).c_str()), "pruning an old snapshot"));
-  return collect_garbage(m_dir, snap, pure->get());
+  return collect_garbage(m_dir, m_root, m_guards, snap, pure->get());
 }
 
 Result<std::string> SnapshotStore::blob(const std::string& name, const std::string& id) const {

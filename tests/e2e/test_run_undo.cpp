@@ -179,3 +179,30 @@ TEST_CASE("an ordinary ask-tier run that edits, creates and deletes files is rol
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
   CHECK(user_files(repo) == before);
 }
+
+TEST_CASE("a run's entry flags a guarded file it changed and counts its changes in ignored trees", "[e2e][run][undo]") {
+  // gen.sh's content is invisible to the classifier: only the snapshot sees what it did.
+  TempRepo repo{{"edit.txt", "old\n"}, {".gitignore", "build/\n.env\n"}, {".env", "TOKEN=one\n"},
+                {"gen.sh", "printf 'TOKEN=two\\n' > .env\nmkdir -p build && printf o > build/a.o && printf o > build/b.o\n"}};
+  set_up(repo);
+  std::string id = run_confirmed(repo, "sh gen.sh; printf 'new\\n' > edit.txt");
+  json e = log_entries(repo).at(0);
+  std::string summary = e.at("summary");
+  CHECK_THAT(summary, Contains("GUARDED FILE CHANGED: .env"));
+  CHECK_THAT(summary, Contains("build/: 2 files changed (ignored, not restorable)"));
+  CHECK_THAT(summary, !Contains("TOKEN"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  CHECK(repo.read("edit.txt") == "old\n");
+  CHECK(repo.read("build/a.o") == "o");  // ignored: counted, never touched
+}
+
+TEST_CASE("a rollback removes the empty folders a run created", "[e2e][run][undo]") {
+  TempRepo repo{{"edit.txt", "old\n"}};
+  set_up(repo);
+  std::string id = run_confirmed(repo, "mkdir -p made/deeper/still && mkdir kept && printf 'new\\n' > edit.txt");
+  repo.write("kept/mine.txt", "the user's\n");  // a folder that is no longer empty stays
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  CHECK(repo.read("edit.txt") == "old\n");
+  CHECK_FALSE(repo.exists("made"));
+  CHECK(repo.read("kept/mine.txt") == "the user's\n");
+}

@@ -92,9 +92,9 @@ TEST_CASE("a snapshot holds tracked and untracked files, not ignored ones or kai
   for (const char* out : {"ignored.log", "kaicoder.toml", "KAI-CODER-CHANGELOG.md", ".env",
                           "a.txt.bak-kaicoder-20260709T142530Z", ".kaicoder/staging/x"})
     CHECK(l.count(out) == 0);
-  // Clean tracked files were taken from the index, not read again.
+  // The first snapshot reads every file: kaicoder trusts no index it did not write.
   CHECK(s->files == 5);
-  CHECK(s->hashed == 1);
+  CHECK(s->hashed == 5);
   // The user's git state is read, never written.
   CHECK(t.read(".git/index") == index_before);
   CHECK(sh("cd '" + t.path().string() + "' && git for-each-ref; git stash list") == refs_before);
@@ -118,8 +118,17 @@ TEST_CASE("a diff of two snapshots names created, changed, deleted and re-moded 
   REQUIRE(after);
   auto d = store.diff(*before, *after);
   REQUIRE(d);
-  REQUIRE(d->size() == 5);
-  const auto& c = *d;
+  REQUIRE(d->size() == 7);
+  // The folders the run created are listed, so that a rollback can remove them.
+  CHECK((*d)[1].rel == "new");
+  CHECK((*d)[2].rel == "new/deeper");
+  for (size_t i : {1, 2}) {
+    CHECK_FALSE((*d)[i].before.exists);
+    CHECK((*d)[i].after.mode == kai::k_mode_dir);
+    CHECK((*d)[i].undoable);
+  }
+  std::vector<kai::TreeChange> c = *d;
+  c.erase(c.begin() + 1, c.begin() + 3);
   CHECK(c[0].rel == "a.txt");
   CHECK(c[0].before.blob == kai::blob_id("alpha\n"));
   CHECK(c[0].after.blob == kai::blob_id("ALPHA\n"));
@@ -243,4 +252,195 @@ TEST_CASE("files whose index blob differs from the disk through a filter are rea
   REQUIRE(s);
   // The index holds "one\ntwo\n"; a restore must give the bytes on disk back.
   CHECK(listing(t, *s)["dos.txt"] == "100644 " + kai::blob_id("one\r\ntwo\r\n"));
+}
+
+namespace {
+
+// The paths of `d`, in order.
+std::vector<std::string> paths_of(const std::vector<kai::TreeChange>& d) {
+  std::vector<std::string> out;
+  for (const auto& c : d) out.push_back(c.rel);
+  return out;
+}
+
+bool has_note(const std::vector<std::string>& notes, const std::string& text) {
+  for (const auto& n : notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// A committed repository whose files are older than the stat cache's racy window.
+void seed_settled(TempDir& t) {
+  t.git_init();
+  t.write("src/main.c", "int main() { return 0; }\n");
+  t.write("src/util.c", "int util;\n");
+  t.write("README", "read me\n");
+  t.write(".gitignore", "build/\n.kaicoder/\n*.o\n");
+  git(t, "add -A");
+  git(t, "commit -q -m seed");
+  sh("cd '" + t.path().string() + "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
+  ::usleep(1100 * 1000);  // ctime, which touch cannot set back, leaves the racy window too
+}
+
+}  // namespace
+
+TEST_CASE("index flags and a rewritten index hide no change from a snapshot", "[snapshot]") {
+  for (const std::string how : {"update-index --assume-unchanged src/main.c", "update-index --skip-worktree src/main.c",
+                                "rm -q --cached src/main.c"}) {
+    TempDir t;
+    seed_settled(t);
+    auto store = store_of(t);
+    auto before = store.take();
+    REQUIRE(before);
+    git(t, how);  // what the run does to the index first
+    t.write("src/main.c", "int main() { return 1; }\n");
+    auto after = store.take();
+    REQUIRE(after);
+    auto d = store.diff(*before, *after);
+    REQUIRE(d);
+    INFO(how);
+    REQUIRE(paths_of(*d) == std::vector<std::string>{"src/main.c"});
+    CHECK((*d)[0].before.blob == kai::blob_id("int main() { return 0; }\n"));
+    CHECK((*d)[0].after.blob == kai::blob_id("int main() { return 1; }\n"));
+  }
+}
+
+TEST_CASE("kaicoder's stat cache reads only what changed, and a same-size rewrite with its mtime set back is seen", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  auto store = store_of(t);
+  auto first = store.take();
+  REQUIRE(first);
+  CHECK(first->hashed == 4);
+  CHECK(fs::exists(t / ".kaicoder/snapshots.git/kaicoder-stat-cache"));
+  auto second = store.take();
+  REQUIRE(second);
+  CHECK(second->hashed == 0);
+  CHECK(second->tree == first->tree);
+  // Same size, same mtime: only ctime (and kaicoder reading it) tells.
+  t.write("src/util.c", "int UTIL;\n");
+  sh("touch -d '2020-01-01 00:00:00' '" + (t / "src/util.c").string() + "'");
+  auto third = store.take();
+  REQUIRE(third);
+  CHECK(third->hashed == 1);
+  auto d = store.diff(*second, *third);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"src/util.c"});
+  // A cache that does not parse is no cache: every file is read.
+  t.write(".kaicoder/snapshots.git/kaicoder-stat-cache", "garbage");
+  auto fourth = store_of(t).take();
+  REQUIRE(fourth);
+  CHECK(fourth->hashed == 4);
+  CHECK(fourth->tree == third->tree);
+}
+
+TEST_CASE("a stat cache planted between a run's two snapshots hides nothing", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  auto store = store_of(t);  // one object for both snapshots, as a run has
+  auto before = store.take();
+  REQUIRE(before);
+  // The run rewrites a file, lets another store cache its new stat data,
+  // then swaps the new blob id for the old one in the cache file.
+  t.write("src/util.c", "int evil;\n");
+  ::usleep(1100 * 1000);
+  REQUIRE(store_of(t).take());
+  std::string cache = t.read(".kaicoder/snapshots.git/kaicoder-stat-cache");
+  auto at = cache.find(kai::blob_id("int evil;\n"));
+  REQUIRE(at != std::string::npos);
+  cache.replace(at, 40, kai::blob_id("int util;\n"));
+  t.write(".kaicoder/snapshots.git/kaicoder-stat-cache", cache);
+  auto after = store.take();
+  REQUIRE(after);
+  auto d = store.diff(*before, *after);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"src/util.c"});
+  // And the planted file is replaced by what kaicoder saw.
+  CHECK(t.read(".kaicoder/snapshots.git/kaicoder-stat-cache").find(kai::blob_id("int evil;\n")) != std::string::npos);
+}
+
+TEST_CASE("big files are streamed, and files over the limit are reported, not read", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  std::string big(3u << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<char>('a' + i % 26);
+  t.write("data/big.bin", big);
+  auto store = store_of(t);
+  auto before = store.take();
+  REQUIRE(before);
+  CHECK(listing(t, *before)["data/big.bin"] == "100644 " + kai::blob_id(big));
+  sh("truncate -s 2G '" + (t / "huge.img").string() + "'");
+  auto after = store.take();
+  REQUIRE(after);
+  CHECK(listing(t, *after).count("huge.img") == 0);
+  CHECK(after->large.count("huge.img") == 1);
+  auto d = store.diff(*before, *after);
+  REQUIRE(d);
+  CHECK(d->empty());
+  auto notes = kai::snapshot_notes(*before, *after);
+  CHECK(has_note(notes, "huge.img created, not snapshotted: too large (2048.0 MiB"));
+  // A file that grows past the limit is neither deleted nor resurrected by a rollback.
+  sh("truncate -s 200M '" + (t / "data/big.bin").string() + "'");
+  auto grown = store.take();
+  REQUIRE(grown);
+  auto d2 = store.diff(*after, *grown);
+  REQUIRE(d2);
+  CHECK(d2->empty());
+  CHECK(has_note(kai::snapshot_notes(*after, *grown), "data/big.bin created, not snapshotted: too large"));
+}
+
+TEST_CASE("snapshot notes name guarded files that changed and count changes in ignored trees", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  t.write("kaicoder.toml", "mode = \"normal\"\n");
+  t.write(".env", "TOKEN=one\n");
+  t.write("build/a.o", "a");
+  t.write("build/b.o", "b");
+  t.write("src/x.o", "x");
+  auto store = store_of(t);
+  auto before = store.take();
+  REQUIRE(before);
+  t.write("kaicoder.toml", "mode = \"yolo\"\n");
+  t.write(".env", "TOKEN=two, longer\n");
+  t.write(".git/hooks/post-checkout", "#!/bin/sh\n");
+  t.write("build/a.o", "AA");
+  fs::remove(t / "build/b.o");
+  t.write("build/sub/c.o", "c");
+  t.write("src/x.o", "xx");
+  auto after = store.take();
+  REQUIRE(after);
+  auto d = store.diff(*before, *after);
+  REQUIRE(d);
+  CHECK(d->empty());
+  auto notes = kai::snapshot_notes(*before, *after);
+  CHECK(has_note(notes, "GUARDED FILE CHANGED: kaicoder.toml"));
+  CHECK(has_note(notes, "GUARDED FILE CHANGED: .env"));
+  CHECK(has_note(notes, "GUARDED FILE CREATED: .git/hooks/post-checkout"));
+  CHECK(has_note(notes, "build/: 3 files changed (ignored, not restorable)"));
+  CHECK(has_note(notes, "src/: 1 file changed (ignored, not restorable)"));
+  // The secret's bytes went nowhere.
+  CHECK(sh("grep -r TOKEN '" + (t / ".kaicoder").string() + "' || true").empty());
+}
+
+TEST_CASE("a folder replaced by a symlink and a set-user-ID bit are diffed so a rollback can undo them", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  auto store = store_of(t);
+  auto before = store.take();
+  REQUIRE(before);
+  fs::remove_all(t / "src");
+  t.symlink("src", "/etc");
+  ::chmod((t / "README").c_str(), 04755);
+  auto after = store.take();
+  REQUIRE(after);
+  auto d = store.diff(*before, *after);
+  REQUIRE(d);
+  REQUIRE(paths_of(*d) == std::vector<std::string>{"README", "src", "src/main.c", "src/util.c"});
+  CHECK((*d)[0].after.mode == 0755u);
+  CHECK((*d)[0].before.mode == 0644u);
+  CHECK((*d)[1].after.mode == kai::k_mode_link);
+  CHECK((*d)[1].after.blob == kai::blob_id("/etc"));
+  CHECK_FALSE((*d)[1].before.exists);
+  for (const auto& c : *d) CHECK(c.undoable);
+  CHECK_FALSE((*d)[1].regular);
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The overhead of the two snapshots around a run that changes nothing
+# (kai::SnapshotStore take, hold, take, diff, release, through
+# bench/snapshot_driver.cpp `nochange`) against `git status` on the same
+# 20,000-file committed tree, and their ratio (the goal: at most 1.5).
+#
+#   bench/run_overhead.sh [BUILD_DIR]      default BUILD_DIR: ./build
+#
+# FILES sets the tree size (default 20000), RUNS the repetitions (default 5;
+# the median CPU time is shown), REPS how many times each warm measurement
+# runs back to back inside one timing (default 10; the time shown is per
+# run), since /usr/bin/time counts in hundredths of a second. OLD_SNAPSHOT=path/to/an/older/lib/snapshot.cpp
+# (with its tree's headers beside it) measures that version too, linked in
+# place of the library's, for a before/after comparison.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$(realpath -m "${1:-./build}")
+files=${FILES:-20000}
+runs=${RUNS:-5}
+reps=${REPS:-10}
+
+# shellcheck source=bench/common.sh
+source "$root/bench/common.sh"
+bench_setup run-overhead "$build" snapshot_driver git
+
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
+
+drivers=(new)
+if [[ -n ${OLD_SNAPSHOT:-} ]]; then
+  old_root=$(cd "$(dirname "$OLD_SNAPSHOT")/.." && pwd)
+  g++ -std=c++20 -O2 -I"$old_root" -c "$OLD_SNAPSHOT" -o "$work/old_snapshot.o"
+  # shellcheck disable=SC2046
+  g++ -std=c++20 -O2 -I"$old_root" "$root/bench/snapshot_driver.cpp" "$work/old_snapshot.o" "$build/libkaicoder_core.a" \
+    $(pkg-config --libs libgit2 tomlplusplus) -lfmt -o "$work/driver_old"
+  drivers=(old new)
+fi
+cp "$driver" "$work/driver_new"
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+# Every file committed and packed; the index refreshed, as after any `git status`.
+mkdir -p "$work/tree"
+"$driver" gen "$work/tree" "$files"
+(cd "$work/tree" && git_ init -q && git_ config gc.auto 0 && git_ add -A && git_ commit -q -m seed && git_ gc -q &&
+  printf '.kaicoder/\n' >.git/info/exclude && git update-index -q --refresh)
+# Out of the stat cache's racy window (a second), as a tree is between runs.
+sleep 1.2
+
+echo "# a run that changes nothing: two snapshots vs git status, $files committed files"
+echo "# $(nproc) cores, $(uname -sr); libgit2 $(pkg-config --modversion libgit2), $(git --version);" \
+  "library build: ${build_type:-unknown}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+fmt='| %-30s | %7s | %8s | %-10s | %-16s |\n'
+# shellcheck disable=SC2059
+printf "$fmt" measurement cpu wall "cpu/status" "files hashed"
+echo '|--------------------------------|---------|----------|------------|------------------|'
+rm -f "$work"/*.times
+for ((r = 0; r < runs; r++)); do
+  time_cmd status "$work/tree" sh -c "for i in \$(seq $reps); do git status --porcelain >/dev/null; done"
+  for d in "${drivers[@]}"; do
+    rm -rf "$work/tree/.kaicoder"
+    mkdir -p "$work/tree/.kaicoder"
+    time_cmd "cold_$d" "$work/tree" "$work/driver_$d" nochange .  # the store's first run
+    # every later one
+    time_cmd "warm_$d" "$work/tree" sh -c "for i in \$(seq $reps); do '$work/driver_$d' nochange .; done"
+  done
+done
+per_rep() { awk -v n="$reps" '{ printf "%.3f %.3f\n", $1 / n, $2 / n }'; }
+read -r scpu swall < <(time_median status | per_rep)
+# shellcheck disable=SC2059
+printf "$fmt" "git status" "$scpu" "$swall" "1.00" ""
+for d in "${drivers[@]}"; do
+  for w in cold warm; do
+    if [[ $w == warm ]]; then read -r cpu wall < <(time_median "${w}_$d" | per_rep); else read -r cpu wall < <(time_median "${w}_$d"); fi
+    # shellcheck disable=SC2059
+    printf "$fmt" "kaicoder ($d), $w store" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" \
+      "$(tail -n 1 "$work/${w}_$d.out" | awk '{ print $1 " + " $2 }')"
+  done
+done
