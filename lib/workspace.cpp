@@ -99,13 +99,16 @@ namespace {
 // and outside every place kaicoder never writes (.git/, the state dir, its
 // config, backups, secret files, generated folders).
 Status check_changelog_path(const fs::path& root, const std::string& rel) {
-  auto bad = [&](const std::string& why) {
-    return make_error(Errc::usage, fmt::format("changelog.path '{}' {}", rel, why),
-                      "name a file inside root, such as KAI-CODER-CHANGELOG.md");
+  auto bad = [&](const std::string& why, Errc code = Errc::usage) {
+    return make_error(code, fmt::format("changelog.path '{}' {}", rel, why),
+                      "name a file inside root, such as KAI-CODER-CHANGELOG.md; a symlink planted there must go");
   };
+  // A symlink on the way is something planted in the tree, not a mistake in
+  // the config: denied, like every other symlink kaicoder refuses to follow.
   auto p = resolve(root, root, rel);
-  if (!p || p->rel != fs::path(rel).lexically_normal().generic_string())
-    return bad(p ? "reaches another place through a symlink" : "must be a path inside root: " + p.error().message);
+  if (!p) return bad("must be a path inside root: " + p.error().message, p.error().code == Errc::denied ? Errc::denied : Errc::usage);
+  if (p->rel != fs::path(rel).lexically_normal().generic_string())
+    return bad("reaches another place through a symlink", Errc::denied);
   // The changelog's own name is never-write for agents; judge the folder it sits in by a neutral name.
   RootPath probe = *p;
   Guardrails g;

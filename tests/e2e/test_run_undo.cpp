@@ -185,6 +185,13 @@ TEST_CASE("a run's entry flags a guarded file it changed and counts its changes 
   TempRepo repo{{"edit.txt", "old\n"}, {".gitignore", "build/\n.env\n"}, {".env", "TOKEN=one\n"},
                 {"gen.sh", "printf 'TOKEN=two\\n' > .env\nmkdir -p build && printf o > build/a.o && printf o > build/b.o\n"}};
   set_up(repo);
+  // The full sandbox keeps a run away from .env altogether; the flag is for
+  // the levels where only the snapshot sees what a run did to a guarded file.
+  std::string cfg = repo.read("kaicoder.toml");
+  const std::string full = "sandbox = \"full\"";
+  REQUIRE(cfg.find(full) != std::string::npos);
+  repo.write("kaicoder.toml", cfg.replace(cfg.find(full), full.size(), "sandbox = \"none\""));
+  repo.trust();
   std::string id = run_confirmed(repo, "sh gen.sh; printf 'new\\n' > edit.txt");
   json e = log_entries(repo).at(0);
   std::string summary = e.at("summary");

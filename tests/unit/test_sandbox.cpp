@@ -90,6 +90,7 @@ struct Box {
                 {"TMPDIR", "/"},
                 {"BASH_ENV", "/nonexistent/bashenv"},
                 {"SERVICE_TOKEN", "tok-3b4c5d6e7f"}};
+    kai::test::trust_for_test(root, env.user_config_dir);  // as the owner did at a terminal
     auto w = kai::Workspace::open(env, clock);
     REQUIRE(w);
     ws.emplace(std::move(*w));

@@ -283,19 +283,20 @@ TEST_CASE("attack: list, show, log and completion run no hook and write nothing,
   // expire the proposal, write the changelog, recover, or run the hook.
   TempRepo repo{{"a.txt", "one\n"}, {"b.txt", "two\n"}};
   repo.init();
-  const fs::path hooked = repo.home() / "hooked";
+  const fs::path hooked = repo.abs(".hooked");  // hooks run confined: root is where they may write
   std::string cfg = repo.read("kaicoder.toml");
   const std::string off = "notify = \"\"";
   REQUIRE(cfg.find(off) != std::string::npos);
   cfg.replace(cfg.find(off), off.size(), "notify = \"touch " + hooked.string() + "\"");
   repo.write("kaicoder.toml", cfg);
+  repo.trust();  // the owner trusts the changed config at a terminal
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "one", "uno")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   KAI_REQUIRE_EXIT(repo.kai(edit("b.txt", "two", "dos")), 0);
   fs::remove(hooked);
   json meta = json::parse(repo.read(".kaicoder/staging/2/meta.json"));
   meta["created"] = "2020-01-01T00:00:00Z";
-  repo.write(".kaicoder/staging/2/meta.json", meta.dump(2));
+  write_sealed_record(repo, 2, meta);  // stands in for time passing
   const auto before = full_snapshot(repo.path());
 
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{

@@ -283,6 +283,7 @@ TEST_CASE("attack: a bind mount inside root takes no read and no write outside i
   // land one: exactly what the mount must not carry outside.
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
                                   "\n[[policy.rule]]\naction = \"write\"\npath = \"sub/**\"\ndecision = \"allow\"\n");
+  repo.trust();  // the owner trusts the changed config at a terminal
   const fs::path outdir = repo.home() / "outdir";
   fs::create_directories(outdir);
   std::ofstream(outdir / "secret.txt") << k_outside_secret;

@@ -153,6 +153,7 @@ TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and 
   repo.init();
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
                                   "\n[[policy.rule]]\naction = \"run\"\ncommand = \"git status\"\ndecision = \"allow\"\n");
+  repo.trust();  // the owner trusts the changed config at a terminal
   const EnvOverrides hostile = {{"GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='touch SENTINEL; false'"}, {"TMPDIR", "/"}};
   // The same environment does run the command when git gets it directly.
   std::string direct = "cd '" + repo.path().string() +
@@ -229,6 +230,7 @@ TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a 
   std::string toml = repo.read("kaicoder.toml");
   toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
   repo.write("kaicoder.toml", toml);
+  repo.trust();  // the owner trusts the changed config at a terminal
   const std::string git_config = repo.read(".git/config");
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
   Run a = approve_run(repo, 1);
@@ -245,8 +247,8 @@ TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a 
 
 TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
   if (!full_sandbox_or_warn()) return;
-  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0) {
-    WARN("SKIPPED: needs root and setpriv to become a throwaway user");
+  if (::geteuid() != 0 || std::system("command -v setpriv useradd userdel >/dev/null 2>&1") != 0) {
+    WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
     return;
   }
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
@@ -254,11 +256,20 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
   repo.write(".env", k_env_file);
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
                                   "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
+  repo.trust();  // the owner trusts the changed config at a terminal
   const std::string toml = repo.read("kaicoder.toml");
   const fs::path top = repo.path().parent_path();
-  REQUIRE(std::system(("chown -R nobody '" + top.string() + "'").c_str()) == 0);
+  // A throwaway user whose home (in the password database) is the case's
+  // home, so the root trusted there and its key are that user's own.
+  const std::string user = "kaisbx" + std::to_string(::getpid() % 100000);
+  REQUIRE(std::system(("useradd -M -N -d '" + repo.home().string() + "' -s /bin/sh " + user).c_str()) == 0);
+  struct Gone {
+    std::string name;
+    ~Gone() { (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str()); }
+  } gone{user};
+  REQUIRE(std::system(("chown -R " + user + " '" + top.string() + "'").c_str()) == 0);
   const fs::path out = top / "run.out";
-  std::string cmd = "cd '" + repo.path().string() + "' && setpriv --reuid=nobody --regid=nogroup --clear-groups env -i HOME='" +
+  std::string cmd = "cd '" + repo.path().string() + "' && setpriv --reuid=" + user + " --regid=nogroup --clear-groups env -i HOME='" +
                     repo.home().string() + "' PATH=/usr/local/bin:/usr/bin:/bin '" + kaicoder_bin() +
                     "' run --why t -- python3 probe.py </dev/null >'" + out.string() + "' 2>&1";
   int rc = std::system(cmd.c_str());
