@@ -70,7 +70,10 @@ Result<std::optional<Proposal>> pending_twin(const Workspace& ws, const Proposal
   for (int id : *ids) {
     auto q = ws.store.load(id, Store::Payloads::none);
     if (!q || q->state != State::pending || q->sealed != SealCheck::ok || past_timeout(ws, *q)) continue;
-    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && q->sealed_payload_digest == want)
+    // The same base too: a retry after the file changed is a new proposal,
+    // not one whose approval would now fail as stale.
+    const bool same_base = q->base.exists == p.base.exists && q->base.blob == p.base.blob;
+    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && same_base && q->sealed_payload_digest == want)
       return std::optional<Proposal>(std::move(*q));
   }
   return std::optional<Proposal>{};

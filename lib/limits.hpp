@@ -42,8 +42,8 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
 Status check_pending_limit(const Workspace& ws, const std::string& agent);
 
 // The pending proposal from the same proposer (`p.agent` as recorded) that
-// `p` repeats: same kind and path, and a sealed record whose payload digest
-// is digest(p) — a retry of a request still waiting for the person. Reads
+// `p` repeats: same kind, path and base (the file as it was), and a sealed
+// record whose payload digest is digest(p) — a retry of a request still waiting for the person. Reads
 // metadata only; expired and unsealed records never match. Call with the
 // store lock held.
 Result<std::optional<Proposal>> pending_twin(const Workspace& ws, const Proposal& p);

@@ -216,12 +216,19 @@ TEST_CASE("a proposal repeated while it is pending returns its id and stages not
   Run c = repo.kai(other_text);
   KAI_REQUIRE_EXIT(c, 0);
   CHECK(json_of(c).at("id") == 3);
+  // The file changed since: the retry is a new proposal, not a stale one.
+  repo.write("a.txt", "old\nmore\n");
+  Run changed = repo.kai(j1);
+  KAI_REQUIRE_EXIT(changed, 0);
+  CHECK(json_of(changed).at("id") == 4);
+  CHECK(json_of(changed).at("existing") == false);
+  repo.write("a.txt", "old\n");
 
   // Once it is decided, the same request is a new proposal.
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
   Run after = repo.kai(j1);
   KAI_REQUIRE_EXIT(after, 0);
-  CHECK(json_of(after).at("id") == 4);
+  CHECK(json_of(after).at("id") == 5);
   CHECK(json_of(after).at("existing") == false);
   CHECK(repo.read("a.txt") == "old\n");
 }
