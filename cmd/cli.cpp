@@ -46,6 +46,7 @@ static std::string_view errc_name(Errc c) {
     case Errc::timeout: return "timeout";
     case Errc::conflict: return "conflict";
     case Errc::not_found: return "not_found";
+    case Errc::pending: return "pending";
   }
   return "error";
 }

@@ -81,5 +81,6 @@ RunFn setup_doctor(CLI::App& sub);
 RunFn setup_run(CLI::App& sub);
 RunFn setup_verify(CLI::App& sub);
 RunFn setup_certify(CLI::App& sub);
+RunFn setup_wait(CLI::App& sub);
 
 }  // namespace kai::cmd

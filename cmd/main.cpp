@@ -26,6 +26,7 @@ constexpr CommandSpec k_commands[] = {
     {"trust", "at a terminal: trust a root's kaicoder.toml (a clone, or after it changed)", setup_trust},
     {"propose", "stage a file change for a human to approve", setup_propose},
     {"run", "stage a shell command for a human to approve", setup_run},
+    {"wait", "block until a proposal is decided and report its outcome", setup_wait},
     {"list", "list proposals, pending first", setup_list},
     {"show", "show one proposal with its diff", setup_show},
     {"approve", "the human gate: review, approve and apply a proposal", setup_approve},

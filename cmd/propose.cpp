@@ -80,11 +80,13 @@ int print_staged(Session& s, const Staged& st, bool dry) {
     j["diff"] = st.diff.text;
     j["diff_info"] = diff_json(st.diff);
     j["dry_run"] = dry;
+    j["existing"] = st.existing;
     if (st.applied) j["applied"] = outcome_json(*st.applied);
     print_json(j);
     return k_exit_ok;
   }
   if (dry) out("dry run: nothing staged\n");
+  if (st.existing) out("the same change from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
   print_proposal_header(s, p);
   print_diff(s, p, st.diff);
   if (st.applied) {
@@ -94,22 +96,6 @@ int print_staged(Session& s, const Staged& st, bool dry) {
     out("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
   }
   return k_exit_ok;
-}
-
-int wait_and_report(Session& s, Workspace& ws, int id) {
-  auto p = wait_for_decision(ws, id);
-  if (!p) return report(s, p.error());
-  int rc = outcome_exit_code(*p);
-  if (s.json()) {
-    nlohmann::json j = proposal_json(*p);
-    j["exit_code"] = rc;
-    print_json(j);
-  } else {
-    out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
-    if (!p->backup.empty()) out("  backup:      {}\n", p->backup);
-    if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);
-  }
-  return rc;
 }
 
 }  // namespace
@@ -138,6 +124,7 @@ RunFn setup_propose(CLI::App& sub) {
     auto st = propose(**ws, *req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, opts);
     if (!st) return report(s, st.error());
     if (a->wait && !a->dry_run && !st->applied) {
+      print_waiting(st->proposal.id);
       if (!s.json()) {
         print_staged(s, *st, false);
         std::fflush(stdout);

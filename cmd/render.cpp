@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cmd/progress.hpp"
+#include "lib/decide.hpp"
 #include "lib/propose.hpp"
 #include "lib/util/text.hpp"
 
@@ -113,6 +114,47 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   out("applied proposal {} to {}\n", p.id, p.path);
   out("  backup:      {}\n", o.backup.empty() ? "\u2014 (new file)" : o.backup);
   out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
+}
+
+void print_waiting(int id) {
+  err("kaicoder: proposal {} is waiting for a person: kaicoder approve {}\n", id, id);
+  std::fflush(stderr);
+}
+
+int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono::seconds> within) {
+  auto p = wait_for_decision(ws, id, within);
+  if (!p) return report(s, p.error());
+  const int rc = outcome_exit_code(*p);
+  const bool run = p->kind == Kind::run;
+  const bool undecided = p->state == State::pending || p->state == State::approved;
+  CapturedOutput captured;
+  if (run) captured = run_output(ws, p->id);
+  if (s.json()) {
+    json j = proposal_json(*p);
+    j["exit_code"] = rc;
+    if (run) {
+      j["ran"] = p->state == State::applied;
+      j["stdout"] = captured.out;
+      j["stderr"] = captured.err;
+    }
+    print_json(j);
+    return rc;
+  }
+  if (run) {
+    write_content(captured.out, 1);
+    write_content(captured.err, 2);
+  }
+  out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
+  if (!p->backup.empty()) out("  backup:      {}\n", p->backup);
+  if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);
+  if (undecided) {
+    std::fflush(stdout);
+    err("kaicoder: proposal {} is still {}: {}\n", p->id,
+        p->state == State::pending ? "waiting for a person" : "approved and not carried out yet",
+        p->state == State::pending ? fmt::format("kaicoder approve {}", p->id) : fmt::format("kaicoder apply {}", p->id));
+    err("hint: wait for it again with: kaicoder wait {}\n", p->id);
+  }
+  return rc;
 }
 
 json proposal_json(const Proposal& p) { return proposal_object(p); }

@@ -2,6 +2,9 @@
 // How proposals, diffs and changelog entries look on the terminal and in
 // --json. Shared by every command that shows them.
 
+#include <chrono>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "cmd/cli.hpp"
@@ -27,6 +30,15 @@ nlohmann::json outcome_json(const Outcome& o);
 void stream_output(std::string_view chunk, int fd);
 void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o);
 void print_run_header(Session& s, const Proposal& p);
+
+// The line a proposer that is about to block prints first, on stderr:
+// the id it can resume with (`kaicoder wait ID`) if it is killed.
+void print_waiting(int id);
+// Wait for proposal `id` (at most `within`, when given) and report what
+// became of it: for propose --wait, run --wait and wait alike. stdout is
+// one JSON object with --json (a run's captured output, "ran" once it
+// ran). Returns the exit code (lib/decide outcome_exit_code).
+int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono::seconds> within = std::nullopt);
 
 // Certification (verify, certify): one line per change of a certified path,
 // with what it needs when it is not covered.

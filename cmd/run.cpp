@@ -72,6 +72,7 @@ RunFn setup_run(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json j = verdict_json(*st);
       if (p.id) j["proposal"] = proposal_json(p);
+      if (p.id) j["existing"] = st->existing;
       if (st->ran) j["ran"] = true, j["exit_code"] = st->ran->result.exit_code, j["stdout"] = st->ran->result.out,
                    j["stderr"] = st->ran->result.err;
       if (!(a->wait && p.id && !st->ran)) {
@@ -91,27 +92,13 @@ RunFn setup_run(CLI::App& sub) {
         print_run_outcome(s, p, *st->ran);
         return st->ran->result.exit_code;
       }
+      if (st->existing) out("  the same command from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
       if (p.id && !a->wait) out("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
       if (!p.id || !a->wait) return k_exit_ok;
       std::fflush(stdout);
     }
-    auto done = wait_for_decision(**ws, p.id);
-    if (!done) return report(s, done.error());
-    int rc = outcome_exit_code(*done);
-    CapturedOutput captured = run_output(**ws, p.id);
-    if (s.json()) {
-      nlohmann::json j = proposal_json(*done);
-      j["ran"] = done->state == State::applied;
-      j["exit_code"] = rc;
-      j["stdout"] = captured.out;
-      j["stderr"] = captured.err;
-      print_json(j);
-    } else {
-      write_content(captured.out, 1);
-      write_content(captured.err, 2);
-      out("proposal {} is {}{}\n", done->id, to_string(done->state), done->result.empty() ? "" : ": " + done->result);
-    }
-    return rc;
+    print_waiting(p.id);
+    return wait_and_report(s, **ws, p.id);
   };
 }
 

@@ -10,7 +10,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="init trust propose run list show approve reject apply log rollback read ls verify certify doctor"
+_kaicoder_commands="init trust propose run wait list show approve reject apply log rollback read ls verify certify doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -23,6 +23,7 @@ _kaicoder_command_options() {
                 "--dry-run --wait"
             ;;
         run) echo "--why --cwd --timeout --shell --agent --dry-run --wait" ;;
+        wait) echo "--timeout" ;;
         list) echo "--status" ;;
         show) echo "--full --no-pager" ;;
         approve) echo "--no-apply --force" ;;
@@ -199,7 +200,7 @@ _kaicoder() {
         show | apply)
             _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids)
             ;;
-        approve | reject)
+        approve | reject | wait)
             _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids pending)
             ;;
         rollback)

@@ -115,6 +115,7 @@ complete -c kaicoder -n __kaicoder_needs_command -a init -d 'At a terminal: writ
 complete -c kaicoder -n __kaicoder_needs_command -a trust -d 'At a terminal: trust the kaicoder.toml of a root'
 complete -c kaicoder -n __kaicoder_needs_command -a propose -d 'Stage a file change for a human to approve'
 complete -c kaicoder -n __kaicoder_needs_command -a run -d 'Stage a shell command for a human to approve'
+complete -c kaicoder -n __kaicoder_needs_command -a wait -d 'Block until a proposal is decided and report its outcome'
 complete -c kaicoder -n __kaicoder_needs_command -a list -d 'List proposals, pending first'
 complete -c kaicoder -n __kaicoder_needs_command -a show -d 'Show one proposal with its diff'
 complete -c kaicoder -n __kaicoder_needs_command -a approve -d 'Review, approve and apply a proposal'
@@ -182,7 +183,10 @@ complete -c kaicoder -n '__kaicoder_using_command show apply' -a '(__kaicoder_pr
 complete -c kaicoder -n '__kaicoder_using_command approve' -l no-apply -d "Record the approval; apply later with 'kaicoder apply'"
 complete -c kaicoder -n '__kaicoder_using_command approve' -l force -d 'Apply even though its validation failed (asks for CONFIRM)'
 complete -c kaicoder -n '__kaicoder_using_command apply' -l force -d 'Apply even though its validation failed'
-complete -c kaicoder -n '__kaicoder_using_command approve reject' -a '(__kaicoder_proposal_ids pending)' -d 'Pending proposal'
+complete -c kaicoder -n '__kaicoder_using_command approve reject wait' -a '(__kaicoder_proposal_ids pending)' -d 'Pending proposal'
+
+# wait
+complete -c kaicoder -n '__kaicoder_using_command wait' -l timeout -x -d 'Give up after this many seconds; exit 8 if still undecided'
 
 # reject
 complete -c kaicoder -n '__kaicoder_using_command reject' -l reason -x -d 'Why, for the agent and the changelog'

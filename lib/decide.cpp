@@ -266,7 +266,9 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string
   return rollback_entry(ws, id, user, force, check);
 }
 
-Result<Proposal> wait_for_decision(Workspace& ws, int id) {
+Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within) {
+  std::optional<TimePoint> until;
+  if (within) until = ws.clock->now() + *within;
   for (;;) {
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) return p.error();
@@ -281,6 +283,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
     // Approved is not the outcome yet: the proposer waits for the apply
     // (or the run) and what it did.
     if (p->state != State::pending && p->state != State::approved) return p;
+    if (until && ws.clock->now() >= *until) return p;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
@@ -289,12 +292,12 @@ int outcome_exit_code(const Proposal& p) {
   if (p.kind == Kind::run && p.state == State::applied) return p.outcome_code;
   switch (p.state) {
     case State::applied:
-    case State::approved:
     case State::rolled_back: return 0;
+    case State::pending:
+    case State::approved: return static_cast<int>(Errc::pending);
     case State::rejected: return static_cast<int>(Errc::rejected);
     case State::timeout: return static_cast<int>(Errc::timeout);
     case State::failed: return p.outcome_code > 0 ? p.outcome_code : 1;
-    case State::pending: return 1;
   }
   return 1;
 }

@@ -4,6 +4,8 @@
 // functions take the store lock, re-read the proposal and check that what
 // the person saw is still what is staged.
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,10 +94,13 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string
                          CheckOnly check = CheckOnly::no);
 
 // Block until proposal `id` is decided and, when approved, applied (or its
-// apply failed). Polls without holding the lock; expires it when due.
-Result<Proposal> wait_for_decision(Workspace& ws, int id);
+// apply failed). Polls without holding the lock; expires it when due. With
+// `within`, returns it as it is (pending or approved) once that much time
+// has passed on the workspace's clock.
+Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within = std::nullopt);
 
-// Exit code a --wait-ing proposer reports for a decided proposal.
+// Exit code a waiting proposer reports for a proposal as wait_for_decision
+// returned it: 8 (still pending) when it is not decided and carried out yet.
 int outcome_exit_code(const Proposal& p);
 
 }  // namespace kai

@@ -63,4 +63,20 @@ Status check_pending_limit(const Workspace& ws, const std::string& agent) {
                     "wait until the person decides some (kaicoder list --status pending); nothing was staged");
 }
 
+Result<std::optional<Proposal>> pending_twin(const Workspace& ws, const Proposal& p) {
+  auto ids = ws.store.ids();
+  if (!ids) return ids.error();
+  const std::string want = digest(p);
+  for (int id : *ids) {
+    auto q = ws.store.load(id, Store::Payloads::none);
+    if (!q || q->state != State::pending || q->sealed != SealCheck::ok || past_timeout(ws, *q)) continue;
+    // The same base too: a retry after the file changed is a new proposal,
+    // not one whose approval would now fail as stale.
+    const bool same_base = q->base.exists == p.base.exists && q->base.blob == p.base.blob;
+    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && same_base && q->sealed_payload_digest == want)
+      return std::optional<Proposal>(std::move(*q));
+  }
+  return std::optional<Proposal>{};
+}
+
 }  // namespace kai

@@ -12,10 +12,12 @@
 // Usage: KAI_TRY(check_text_limits(ws.cfg.limits, why, summary, agent));
 //        KAI_TRY(check_pending_limit(ws, p.agent));   // under the store lock
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "lib/config.hpp"
+#include "lib/proposal.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -38,5 +40,12 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
 // [limits] pending proposals pending that have not expired. Reads metadata
 // only. Call with the store lock held.
 Status check_pending_limit(const Workspace& ws, const std::string& agent);
+
+// The pending proposal from the same proposer (`p.agent` as recorded) that
+// `p` repeats: same kind, path and base (the file as it was), and a sealed
+// record whose payload digest is digest(p) — a retry of a request still waiting for the person. Reads
+// metadata only; expired and unsealed records never match. Call with the
+// store lock held.
+Result<std::optional<Proposal>> pending_twin(const Workspace& ws, const Proposal& p);
 
 }  // namespace kai

@@ -120,7 +120,17 @@ Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   // left (and sets aside intents that must not be obeyed), as deciding does.
   KAI_TRY(sweep(ws));
   const bool applies_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
-  if (!applies_now) KAI_TRY(check_pending_limit(ws, out.proposal.agent));
+  if (!applies_now) {
+    // One proposal, once: a retry of a request still waiting gets its id.
+    auto twin = pending_twin(ws, out.proposal);
+    if (!twin) return twin.error();
+    if (*twin) {
+      out.proposal = std::move(**twin);
+      out.existing = true;
+      return ok_status();
+    }
+    KAI_TRY(check_pending_limit(ws, out.proposal.agent));
+  }
   auto id = ws.store.next_id();
   if (!id) return id.error();
   out.proposal.id = *id;

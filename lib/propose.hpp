@@ -32,6 +32,7 @@ struct Staged {
   Proposal proposal;  // id 0 on a dry run
   FileDiff diff;
   std::optional<Outcome> applied;  // set when the policy allowed it
+  bool existing = false;  // a retry: `proposal` is the pending one it repeats, nothing new was staged
 };
 
 // usage: malformed request; denied: guardrail or policy deny; conflict:

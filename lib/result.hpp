@@ -17,6 +17,7 @@ enum class Errc {
   timeout = 5,    // expired before a decision
   conflict = 6,   // target missing/not unique, stale base, tampered, changed since
   not_found = 7,  // unknown proposal id or rollback id
+  pending = 8,    // still waiting for a decision when a bounded wait ran out
 };
 
 struct Error {

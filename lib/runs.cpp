@@ -231,18 +231,30 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
     if (!lock) return lock.error();
     KAI_TRY(sweep(ws));  // as propose does: recovery before the store changes
     const bool runs_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
-    if (!runs_now) KAI_TRY(check_pending_limit(ws, p.agent));
-    auto id = ws.store.next_id();
-    if (!id) return id.error();
-    p.id = *id;
-    if (runs_now) {
-      p.state = State::approved;
-      p.decided_by = "policy";
-      p.decided_at = p.created;
-      p.approved_digest = digest(p);
+    // One proposal, once: a retry of a command still waiting gets its id.
+    std::optional<Proposal> twin;
+    if (!runs_now) {
+      auto found = pending_twin(ws, p);
+      if (!found) return found.error();
+      twin = std::move(*found);
     }
-    KAI_TRY(ws.store.create(p));
-    queue_notify(ws, p, "proposed");
+    if (twin) {
+      p = std::move(*twin);
+      out.existing = true;
+    } else {
+      if (!runs_now) KAI_TRY(check_pending_limit(ws, p.agent));
+      auto id = ws.store.next_id();
+      if (!id) return id.error();
+      p.id = *id;
+      if (runs_now) {
+        p.state = State::approved;
+        p.decided_by = "policy";
+        p.decided_at = p.created;
+        p.approved_digest = digest(p);
+      }
+      KAI_TRY(ws.store.create(p));
+      queue_notify(ws, p, "proposed");
+    }
   }
   flush_notify(ws);
   if (p.state == State::approved) {

@@ -39,6 +39,7 @@ struct StagedRun {
   Classification classification;
   std::string verdict;            // blocked | confirm | ask | allow
   std::optional<RunOutcome> ran;  // set when the policy allowed it and it ran
+  bool existing = false;          // a retry: `proposal` is the pending one it repeats, nothing new was staged
 };
 
 // The classification context for `ws`, with write targets checked against

@@ -291,6 +291,11 @@ bool Process::done() {
   return reap(WNOHANG);
 }
 
+const Run& Process::so_far() {
+  pump(0);
+  return m_run;
+}
+
 Run Process::finish(std::chrono::milliseconds limit) {
   if (m_pid <= 0) return m_run;
   const auto deadline = Clock::now() + limit;

@@ -74,6 +74,8 @@ public:
   Run finish(std::chrono::milliseconds limit = k_default_limit);
   // Whether it has exited, without waiting (output is drained meanwhile).
   bool done();
+  // What it has printed so far, without waiting (drains what is there).
+  const Run& so_far();
 
 private:
   friend class TempRepo;
