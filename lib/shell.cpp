@@ -6,6 +6,7 @@
 #include "lib/shell.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -1014,6 +1015,16 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       if (s.code_short.find(ch) != std::string_view::npos) {
         code.push_back(!rest.empty() ? rest : i + 1 < c.argv.size() ? c.argv[++i].value : "");
         break;
+      }
+      // perl -0[octal], -0xHEX and -l[octal], ruby -0[octal]: only digits
+      // belong to the option; the rest of the cluster goes on (-lne, -0pe).
+      if ((ch == '0' && (s.name == "perl" || s.name == "ruby")) || (ch == 'l' && s.name == "perl")) {
+        if (ch == '0' && j + 1 < v.size() && (v[j + 1] == 'x' || v[j + 1] == 'X')) {
+          ++j;
+          while (j + 1 < v.size() && std::isxdigit(static_cast<unsigned char>(v[j + 1]))) ++j;
+        }
+        while (j + 1 < v.size() && is_digit(v[j + 1])) ++j;
+        continue;
       }
       if (s.inplace.find(ch) != std::string_view::npos) {
         inplace = true;

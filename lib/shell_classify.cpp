@@ -917,7 +917,7 @@ std::vector<std::string> spawned_commands(std::string_view code, std::string_vie
       std::vector<std::string> words;
       while (std::optional<std::string> lit = literal_at(code, q)) {
         words.push_back(std::move(*lit));
-        if (!list) break;
+        if (!list && !paren) break;  // system("rm", "-rf", "/") passes words too
         while (q < code.size() && (code[q] == ' ' || code[q] == ',')) ++q;
       }
       if (words.empty()) continue;
