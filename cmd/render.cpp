@@ -80,6 +80,7 @@ void print_proposal_header(Session& s, const Proposal& p) {
 void print_run_header(Session& s, const Proposal& p) {
   print_proposal_header(s, p);
   out("  cwd:      {}\n", p.cwd.empty() ? "." : p.cwd);
+  if (p.network) out("  network:  on for this run (asks for network access: it can reach the internet and local services)\n");
   print_field("command", command_text(p));
 }
 

@@ -14,14 +14,15 @@ struct Args {
   std::vector<std::string> argv;
   std::string shell, cwd, why, agent;
   long timeout = 0;
-  bool dry_run = false, wait = false;
+  bool dry_run = false, wait = false, network = false;
 };
 
 nlohmann::json verdict_json(const StagedRun& st) {
   nlohmann::json leaves = nlohmann::json::array();
   for (const auto& l : st.classification.leaves) leaves.push_back({{"text", l.text}, {"argv", l.argv}, {"understood", l.understood}});
   return {{"verdict", st.verdict}, {"reasons", st.classification.reasons}, {"leaves", leaves},
-          {"understood", st.classification.understood}, {"write_targets", st.classification.write_targets}};
+          {"understood", st.classification.understood}, {"write_targets", st.classification.write_targets},
+          {"network", st.proposal.network}};
 }
 
 }  // namespace
@@ -55,6 +56,7 @@ RunFn setup_run(CLI::App& sub) {
       ->check(whole_number(1, 24 * 3600));
   sub.add_option("--shell", a->shell, "a shell string (pipes, chains), run with /bin/sh -c once every part is judged");
   sub.add_option("--agent", a->agent, "name of the proposing agent (default: $KAICODER_AGENT)");
+  sub.add_flag("--network", a->network, "ask for network access for this run (confirm tier; the approver sees it)");
   sub.add_flag("--dry-run", a->dry_run, "print the verdict; stage nothing");
   sub.add_flag("--wait", a->wait, "block until decided and run; print the output and exit with its code");
   sub.add_option("command", a->argv, "the command and its arguments, after --");
@@ -62,7 +64,7 @@ RunFn setup_run(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    RunRequest req{a->argv, a->shell, a->cwd, a->timeout, a->why, a->agent};
+    RunRequest req{a->argv, a->shell, a->cwd, a->timeout, a->network, a->why, a->agent};
     if (req.agent.empty())
       if (const char* env_agent = std::getenv("KAICODER_AGENT")) req.agent = env_agent;
     auto st = propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);

@@ -22,7 +22,7 @@ _kaicoder_command_options() {
                 "--content-file --delete --json-input --why --summary --agent" \
                 "--dry-run --wait"
             ;;
-        run) echo "--why --cwd --timeout --shell --agent --dry-run --wait" ;;
+        run) echo "--why --cwd --timeout --shell --agent --network --dry-run --wait" ;;
         wait) echo "--timeout" ;;
         list) echo "--status" ;;
         show) echo "--full --no-pager" ;;

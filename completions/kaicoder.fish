@@ -165,6 +165,7 @@ complete -c kaicoder -n $r -l cwd -x -a '(__fish_complete_directories)' -d 'Fold
 complete -c kaicoder -n $r -l timeout -x -d "Seconds before the command's process group is killed"
 complete -c kaicoder -n $r -l shell -x -d 'A shell string, run with /bin/sh -c once every part is judged'
 complete -c kaicoder -n $r -l agent -x -d 'Name of the proposing agent'
+complete -c kaicoder -n $r -l network -d 'Ask for network access for this run (confirm tier)'
 complete -c kaicoder -n $r -l dry-run -d 'Print the verdict; stage nothing'
 complete -c kaicoder -n $r -l wait -d 'Block until decided and run; exit with its code'
 complete -c kaicoder -n '__kaicoder_using_command run; and test (__kaicoder_run_part) = command' -a '(__fish_complete_command)'

@@ -362,7 +362,8 @@ void check_sandbox(const Workspace& ws, Checks& out) {
                                   : "no controlling terminal; an opened terminal can be written to");
   line("network", (full && !net_on) || net_on,
        net_on                     ? "on ([run] network = \"on\")"
-       : full                     ? "off: an empty network namespace (no TCP, UDP or DNS)"
+       : full                     ? "off: an empty network namespace (no TCP, UDP or DNS); one run may ask with "
+                                    "`run --network` (confirm tier)"
        : landlock && ll.abi >= 4  ? "TCP off (Landlock); UDP and UNIX sockets still reachable"
                                   : "not restricted");
   line("environment", true, "an allow-list (PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL, [run] env); HOME is the "

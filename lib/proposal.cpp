@@ -46,6 +46,8 @@ std::string digest(const Proposal& p) {
   put("shell", p.shell);
   put("cwd", p.cwd);
   put("timeout", std::to_string(p.timeout));
+  // Only when asked for, so that the digests of records without it stay as they were.
+  if (p.network) put("network", "on");
   return blob_id(s);
 }
 
@@ -98,6 +100,7 @@ json to_json(const Proposal& p) {
       {"base", {{"exists", p.base.exists}, {"blob", p.base.blob}, {"mode", p.base.mode}}},
       {"cwd", p.cwd},
       {"timeout", p.timeout},
+      {"network", p.network},
       {"decided_by", p.decided_by},
       {"decided_at", p.decided_at},
       {"approved_digest", p.approved_digest},
@@ -139,6 +142,7 @@ Result<Proposal> from_json(const json& j) {
     }
     p.cwd = j.value("cwd", "");
     p.timeout = j.value("timeout", 0L);
+    p.network = j.value("network", false);
     p.decided_by = j.value("decided_by", "");
     p.decided_at = j.value("decided_at", "");
     p.approved_digest = j.value("approved_digest", "");

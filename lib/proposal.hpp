@@ -68,6 +68,7 @@ struct Proposal {
   std::vector<std::string> argv;
   std::string shell, cwd;
   long timeout = 0;  // seconds asked for; 0 = [run] timeout
+  bool network = false;  // asked for network access (run --network): confirm tier
   // the decision
   std::string decided_by, decided_at, approved_digest, reason;
   // the outcome
@@ -91,7 +92,7 @@ struct Proposal {
 };
 
 // The digest an approval binds to: kind, path, target, replacement, content,
-// command and cwd, hashed as a git blob of a length-prefixed serialisation.
+// command, cwd, timeout and a network request, hashed as a git blob of a length-prefixed serialisation.
 std::string digest(const Proposal& p);
 
 // Metadata (everything but the payloads) to/from JSON.

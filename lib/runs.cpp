@@ -25,6 +25,8 @@ CapturedOutput run_output(const Workspace& ws, int id) {
   return c;
 }
 
+const std::string_view k_network_reason = "confirm: asks for network access";
+
 std::string command_text(const Proposal& p) { return p.shell.empty() ? quote_argv(p.argv) : p.shell; }
 
 nlohmann::json proposal_object(const Proposal& p) {
@@ -193,11 +195,22 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   p.cwd = *cwd_rel;
   if (req.timeout < 0) return make_error(Errc::usage, "--timeout must be a positive number of seconds");
   p.timeout = req.timeout;
+  p.network = req.network;
   p.why = ws.redact(req.why);
   p.agent = ws.redact(req.agent);
   p.created = iso_utc(ws.clock->now());
   ShellContext ctx = shell_context(ws, p.cwd);
   out.classification = req.shell.empty() ? classify_argv(req.argv, ctx) : classify_shell(req.shell, ctx);
+  // Network access is the person's to grant: it makes the run confirm tier
+  // (SPEC §8), whatever the command is.
+  // The tier reason stays the classifier's own when it has one; the approver
+  // sees the request on its own line as well (cmd/render).
+  if (p.network) {
+    Classification& cl = out.classification;
+    auto at = cl.verdict == RunVerdict::confirm ? cl.reasons.end() : cl.reasons.begin();
+    cl.reasons.insert(at, std::string(k_network_reason));
+    if (cl.verdict != RunVerdict::blocked) cl.verdict = RunVerdict::confirm;
+  }
   const Classification& c = out.classification;
   p.summary = ws.redact(cut_to_length(make_visible(command_text(p)), static_cast<size_t>(ws.cfg.limits.summary)));
   if (c.verdict == RunVerdict::blocked) {
@@ -301,7 +314,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
   spec.timeout = std::chrono::seconds(limit);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
-  confine(ws, spec, ConfineOptions{});
+  confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network});
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   GuardWatch guard = watch_guards(ws, spec.sandbox);

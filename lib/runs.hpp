@@ -26,6 +26,7 @@ struct RunRequest {
   std::string shell;              // --shell form
   std::string cwd;                // relative to the caller's working folder; default: there
   long timeout = 0;               // seconds; 0 = [run] timeout
+  bool network = false;           // --network: this run gets the host's network (confirm tier)
   std::string why, agent;
 };
 
@@ -68,6 +69,8 @@ CapturedOutput run_output(const Workspace& ws, int id);
 // command for a run.
 nlohmann::json proposal_object(const Proposal& p);
 
+// The reason a --network run is confirm tier.
+extern const std::string_view k_network_reason;
 // The command as a person reads it.
 std::string command_text(const Proposal& p);
 

@@ -6,6 +6,7 @@
 #include "lib/shell.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -522,7 +523,11 @@ void rule_env(Walker& w, Call& c) {
       w.unknown(c, "env -S splits text it cannot be judged ('" + s->raw + "')");
       return;
     }
-    for (const std::string& word : *words) inner.push_back(with_value(*s, word));
+    for (const std::string& word : *words) {
+      Field f = with_value(*s, word);
+      f.raw = quote_argv({word});  // shown as the word it became, not the whole string
+      inner.push_back(std::move(f));
+    }
   }
   Args rest = slice(c.argv, o.rest);
   inner.insert(inner.end(), rest.begin(), rest.end());
@@ -577,7 +582,7 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
       {"unshare", {"SGRw", {"--setuid", "--setgid", "--root", "--wd"}, true}, 0, {}, "runs in new namespaces"},
       {"nsenter", {"tSGrw", {"--target", "--setuid", "--setgid", "--root", "--wd"}, true}, 0, {}, "enters another process's namespaces"},
       {"firejail", {"", {}, true}},
-      {"systemd-run", {"pEu", {"--property", "--setenv", "--unit", "--description", "--slice"}, true}, 0, {}, "starts a system unit"},
+      {"systemd-run", {"pEu", {"--property", "--setenv", "--unit", "--description", "--slice", "--on-calendar", "--on-active"}, true}, 0, {}, "detached execution: starts a system unit, which runs outside the sandbox"},
       {"chroot", {"", {"--userspec", "--groups"}, true}, 1, {}, "runs in another root folder"},
       {"pkexec", {"", {"--user"}, true}, 0, {}, "runs as another user"},
       {"caffeinate", {"tw", {}, true}},
@@ -1010,6 +1015,16 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       if (s.code_short.find(ch) != std::string_view::npos) {
         code.push_back(!rest.empty() ? rest : i + 1 < c.argv.size() ? c.argv[++i].value : "");
         break;
+      }
+      // perl -0[octal], -0xHEX and -l[octal], ruby -0[octal]: only digits
+      // belong to the option; the rest of the cluster goes on (-lne, -0pe).
+      if ((ch == '0' && (s.name == "perl" || s.name == "ruby")) || (ch == 'l' && s.name == "perl")) {
+        if (ch == '0' && j + 1 < v.size() && (v[j + 1] == 'x' || v[j + 1] == 'X')) {
+          ++j;
+          while (j + 1 < v.size() && std::isxdigit(static_cast<unsigned char>(v[j + 1]))) ++j;
+        }
+        while (j + 1 < v.size() && is_digit(v[j + 1])) ++j;
+        continue;
       }
       if (s.inplace.find(ch) != std::string_view::npos) {
         inplace = true;
@@ -2208,7 +2223,6 @@ const Manager* manager(std::string_view name) {
       {"kubectl", {"apply", "delete", "create", "edit", "patch", "scale", "rollout", "exec", "run", "replace", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "expose", "cp", "autoscale"}, {}},
       {"terraform", {"apply", "destroy", "import", "state", "taint", "untaint", "force-unlock", "workspace", "init"}, {}},
       {"gh", {"pr", "issue", "release", "repo", "gist", "secret", "variable", "workflow", "run", "label", "api", "ssh-key", "gpg-key", "auth", "codespace"}, {}},
-      {"crontab", {"-e", "-r", "-"}, {}},
   };
   for (const Manager& m : k_managers)
     if (m.name == name) return &m;
@@ -2243,15 +2257,11 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
   }
   bool yarn_bare = manager_name == "yarn" && !verb;
   bool pacman_like = false;
-  if (manager_name == "dpkg" || manager_name == "rpm" || manager_name == "nix-env" || manager_name == "crontab") {
+  if (manager_name == "dpkg" || manager_name == "rpm" || manager_name == "nix-env") {
     pacman_like = std::any_of(c.argv.begin() + 1, c.argv.end(), [&](const Field& f) {
       return one_of(f.value, m->changes) || (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' &&
                                              f.value.find_first_of(manager_name == "rpm" ? "iUeF" : "") != std::string::npos);
     });
-    if (manager_name == "crontab" && !pacman_like) {
-      Opts o = parse_opts(c.argv, 1, Spec{"u", {}});
-      pacman_like = !o.pos.empty();
-    }
   }
   if (!(verb && one_of(v, m->changes)) && !yarn_bare && !pacman_like) return;
   // `go mod graph`, `docker image ls`, `gh pr list`: listing forms read
@@ -2485,7 +2495,7 @@ void rule_man(Walker& w, Call& c) {
 }
 
 void rule_at(Walker& w, Call& c) {
-  w.find(c, V::confirm, "schedules a command");
+  w.find(c, V::confirm, "detached execution: schedules a command (" + c.name + "), which runs later outside the sandbox");
   Opts o = parse_opts(c.argv, 1, Spec{"fqt", {}});
   if (o.has({"-l", "-d", "-r", "-c"})) return;
   if (o.has({"-f"})) {
@@ -2493,6 +2503,13 @@ void rule_at(Walker& w, Call& c) {
     return;
   }
   w.run_stdin(c, Lang::shell);
+}
+
+// crontab installs commands that cron runs later, outside any run.
+void rule_crontab(Walker& w, Call& c) {
+  Opts o = parse_opts(c.argv, 1, Spec{"u", {}});
+  if (o.has({"-l"}) && o.pos.empty()) return;
+  w.find(c, V::confirm, "detached execution: installs or removes scheduled commands (crontab), which run later outside the sandbox");
 }
 
 void rule_multiplexer(Walker& w, Call& c) {
@@ -2583,7 +2600,7 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"nc", rule_netcat}, {"ncat", rule_netcat}, {"netcat", rule_netcat}, {"socat", rule_netcat},
       {"telnet", rule_netcat}, {"ftp", rule_netcat}, {"tftp", rule_netcat}, {"lftp", rule_netcat},
       {"mail", rule_mail}, {"man", rule_man}, {"ssh-keygen", rule_ssh_keygen}, {"mailx", rule_mail}, {"sendmail", rule_mail}, {"mutt", rule_mail}, {"at", rule_at},
-      {"batch", rule_at}, {"tmux", rule_multiplexer}, {"screen", rule_multiplexer}, {"kaicoder", rule_kaicoder},
+      {"batch", rule_at}, {"crontab", rule_crontab}, {"tmux", rule_multiplexer}, {"screen", rule_multiplexer}, {"kaicoder", rule_kaicoder},
       {"openssl", rule_openssl},
   };
   return k_rules;

@@ -848,6 +848,101 @@ void Walker::judge(Call& c, const std::string& what, const Field& code) {
 // seen: kaicoder's deciding subcommands (a pty wrapper approving its own
 // work), secret file names, fork loops, and shell commands handed to
 // system()/popen()/exec() as string literals.
+namespace {
+
+// The string literal that starts at code[q]: "...", '...', `...`, Lua's
+// [[...]], Perl's q(...), qq{...}, qx[...] and Ruby's %x(...), %q(...),
+// %Q(...) with any delimiter. Backslash escapes are taken as the character.
+std::optional<std::string> literal_at(std::string_view code, size_t& q) {
+  if (q >= code.size()) return std::nullopt;
+  char open = code[q];
+  size_t body = q + 1;
+  if (starts_with(code.substr(q), "[[")) {
+    size_t end = code.find("]]", q + 2);
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string lit(code.substr(q + 2, end - q - 2));
+    q = end + 2;
+    return lit;
+  }
+  if (open == 'q' || open == '%') {
+    size_t k = q + 1;
+    if (open == 'q' && k < code.size() && (code[k] == 'q' || code[k] == 'x')) ++k;
+    if (open == '%' && k < code.size() && (code[k] == 'x' || code[k] == 'q' || code[k] == 'Q')) ++k;
+    if (k >= code.size() || word_char(code[k]) || code[k] == ' ' || code[k] == ',' || code[k] == ';' || code[k] == ')')
+      return std::nullopt;
+    open = code[k];
+    body = k + 1;
+  } else if (open != '"' && open != '\'' && open != '`') {
+    return std::nullopt;
+  }
+  char close = open == '(' ? ')' : open == '[' ? ']' : open == '{' ? '}' : open == '<' ? '>' : open;
+  std::string lit;
+  size_t e = body;
+  for (; e < code.size() && code[e] != close; ++e) {
+    if (code[e] == '\\' && e + 1 < code.size()) ++e;
+    lit += code[e];
+  }
+  if (e >= code.size()) return std::nullopt;
+  q = e + 1;
+  return lit;
+}
+
+// The command strings program text hands to a shell: the literal argument
+// of system, exec, popen, os.execute, io.popen, check_output ... (with or
+// without parentheses, a list's words joined), and in Perl, Ruby and PHP
+// backticks, qx and %x anywhere.
+std::vector<std::string> spawned_commands(std::string_view code, std::string_view program) {
+  static constexpr std::string_view k_calls[] = {
+      "system", "exec", "popen", "spawn", "execSync", "spawnSync", "shell_exec", "passthru", "check_output",
+      "check_call", "getoutput", "getstatusoutput", "os.execute", "io.popen", "run", "call", "Popen", "capture2",
+      "capture2e", "capture3", "popen3", "spawn_sync"};
+  std::vector<std::string> out;
+  for (std::string_view call : k_calls) {
+    for (size_t at = code.find(call); at != std::string_view::npos; at = code.find(call, at + 1)) {
+      if (at > 0 && word_char(code[at - 1])) continue;
+      size_t q = at + call.size();
+      if (q < code.size() && word_char(code[q])) continue;
+      // run/call/Popen only as subprocess.* (run( is any function)
+      if ((call == "run" || call == "call" || call == "Popen") && (at < 11 || code.substr(at - 11, 11) != "subprocess."))
+        continue;
+      bool paren = false, list = false;
+      while (q < code.size() && !starts_with(code.substr(q), "[[") &&
+             (code[q] == ' ' || (!paren && code[q] == '(') || (!list && code[q] == '['))) {
+        paren = paren || code[q] == '(';
+        list = list || code[q] == '[';
+        ++q;
+      }
+      if (!paren && q == at + call.size() && !(q < code.size() && (code[q] == '"' || code[q] == '\'' || code[q] == '[')))
+        continue;  // `system` as a name, not a call
+      std::vector<std::string> words;
+      while (std::optional<std::string> lit = literal_at(code, q)) {
+        words.push_back(std::move(*lit));
+        if (!list && !paren) break;  // system("rm", "-rf", "/") passes words too
+        while (q < code.size() && (code[q] == ' ' || code[q] == ',')) ++q;
+      }
+      if (words.empty()) continue;
+      out.push_back(list || words.size() > 1 ? quote_argv(words) : words.front());
+    }
+  }
+  std::string name = basename_of(program);
+  if (starts_with(name, "perl") || starts_with(name, "ruby") || starts_with(name, "php")) {
+    for (size_t at = 0; at < code.size(); ++at) {
+      bool tick = code[at] == '`';
+      bool quoted = (starts_with(code.substr(at), "qx") || starts_with(code.substr(at), "%x")) &&
+                    (at == 0 || !word_char(code[at - 1]));
+      if (!tick && !quoted) continue;
+      size_t q = at;
+      if (std::optional<std::string> lit = literal_at(code, q)) {
+        out.push_back(std::move(*lit));
+        at = q - 1;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void Walker::opaque(Call& c, const std::string& code) {
   unknown(c, "runs program text that cannot be judged");
   std::vector<std::string> tokens;
@@ -885,18 +980,22 @@ void Walker::opaque(Call& c, const std::string& code) {
   static constexpr std::string_view k_deletes[] = {
       "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "Path.unlink", ".unlink(", ".rmdir(",
       "fs.rmSync", "fs.rm(", "fs.rmdirSync", "fs.unlinkSync", "fs.unlink(", ".rmSync(", ".rmdirSync(",
-      ".unlinkSync(", "rimraf", "FileUtils.rm", "File.delete",
-      "Dir.rmdir", "unlink(", "rmtree", "os.execute", "io.popen"};
+      ".unlinkSync(", "rimraf", "FileUtils.rm", "FileUtils.remove", "File.delete", "File.unlink", "Dir.delete",
+      "Dir.rmdir", "unlink(", "unlink ", "rmtree", "remove_tree", "os.remove("};
   static constexpr std::string_view k_spawns[] = {
-      "subprocess.", "os.system", "os.popen", "os.exec", "os.spawn", "child_process", "execSync", "spawnSync",
-      "execFileSync", "system(", "exec(", "spawn(", "Process.spawn", "IO.popen", "%x("};
+      "subprocess.", "os.system", "os.popen", "os.execute", "os.exec", "os.spawn", "child_process", "execSync", "spawnSync",
+      "execFileSync", "system(", "exec(", "spawn(", "Process.spawn", "IO.popen", "%x(", "io.popen",
+      "popen(", "Open3."};
+  std::vector<std::string> commands = spawned_commands(code, c.name);
   std::string_view what;
   for (std::string_view d : k_deletes)
     if (code.find(d) != std::string::npos) what = d;
   bool deletes = !what.empty();
   for (std::string_view sp : k_spawns)
     if (what.empty() && code.find(sp) != std::string::npos) what = sp;
+  if (what.empty() && !commands.empty()) what = "a command string";
   if (!what.empty()) {
+    while (what.size() > 1 && (what.back() == '(' || what.back() == ' ' || what.back() == '.')) what.remove_suffix(1);
     find(c, RunVerdict::confirm,
          std::string(deletes ? "program text deletes files" : "program text starts programs") + " (" + std::string(what) + ")");
     if (deletes) {
@@ -912,24 +1011,13 @@ void Walker::opaque(Call& c, const std::string& code) {
         if (code.find(h) != std::string::npos) find(c, RunVerdict::blocked, "program text deletes files and names the home folder");
     }
   }
-  for (std::string_view call : {"system(", "popen(", "exec(", "execSync(", "spawnSync(", "shell_exec(", "passthru(",
-                                "check_output(", "check_call(", "getoutput(", "getstatusoutput("}) {
-    for (size_t at = code.find(call); at != std::string::npos; at = code.find(call, at + 1)) {
-      size_t q = at + call.size();
-      while (q < code.size() && (code[q] == ' ' || code[q] == '[')) ++q;
-      if (q >= code.size() || (code[q] != '"' && code[q] != '\'')) continue;
-      std::string lit;
-      size_t e = q + 1;
-      for (; e < code.size() && code[e] != code[q]; ++e) {
-        if (code[e] == '\\' && e + 1 < code.size()) ++e;
-        lit += code[e];
-      }
-      Call inner = c;
-      Classification sub = nested(inner, lit, {});
-      if (sub.verdict == RunVerdict::blocked) {
-        find(c, RunVerdict::blocked, "runs a blocked shell command ('" + shown(lit) + "')");
-        merge(sub);
-      }
+  // The command strings it hands to a shell are judged as shell text.
+  for (const std::string& lit : commands) {
+    Call inner = c;
+    Classification sub = nested(inner, lit, {});
+    if (sub.verdict == RunVerdict::blocked) {
+      find(c, RunVerdict::blocked, "runs a blocked shell command ('" + shown(lit) + "')");
+      merge(sub);
     }
   }
 }

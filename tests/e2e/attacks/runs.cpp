@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <filesystem>
 #include <string>
@@ -286,4 +289,87 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
   CHECK(git_config_value(repo, "core.hooksPath").empty());
   CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
   CHECK(seen.find(k_env_base64) == std::string::npos);
+}
+
+namespace {
+
+// A TCP listener on 127.0.0.1 that the test holds open; the kernel completes
+// connections into its backlog without an accept.
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  Listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 16) == 0);
+    socklen_t len = sizeof a;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port = ntohs(a.sin_port);
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  ~Listener() { ::close(fd); }
+};
+
+constexpr const char* k_connect = R"(import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()
+    print("CONNECTED", flush=True)
+except OSError as e:
+    print("REFUSED", type(e).__name__, flush=True)
+)";
+
+}  // namespace
+
+TEST_CASE("run --network is confirm tier, shown to the approver, and only its run reaches a TCP listener", "[attack][runs][network]") {
+  Listener listener;
+  const std::string port = std::to_string(listener.port);
+  TempRepo repo{{"net.py", k_connect}};
+  repo.init();
+
+  // The twin without the request: an ordinary run, no network.
+  Run plain = repo.kai({"--json", "run", "--why", "check the port", "--", "python3", "net.py", port});
+  KAI_REQUIRE_EXIT(plain, 0);
+  json pj = json::parse(plain.out);
+  INFO(plain.out);
+  CHECK(pj.at("verdict") == "ask");
+  CHECK(pj.at("network") == false);
+
+  Run staged = repo.kai({"--json", "run", "--network", "--why", "check the port", "--", "python3", "net.py", port});
+  KAI_REQUIRE_EXIT(staged, 0);
+  json sj = json::parse(staged.out);
+  INFO(staged.out);
+  CHECK(sj.at("verdict") == "confirm");
+  CHECK(sj.at("network") == true);
+  CHECK_THAT(sj.at("reasons").dump(), Contains("asks for network access"));
+  json shown = show_json(repo, 2);
+  CHECK(shown.at("network") == true);
+  CHECK(shown.at("tier") == "confirm");
+  CHECK_THAT(shown.at("tier_reason").get<std::string>(), Contains("asks for network access"));
+  CHECK_THAT(repo.kai({"show", "2"}).out, Contains("network:  on for this run"));
+
+  // A plain y does not run it: the approver has to type CONFIRM.
+  Run y = repo.kai_tty({"approve", "2"}, "y");
+  CHECK_THAT(y.all(), Contains("network:  on for this run"));
+  CHECK(y.all().find("CONNECTED") == std::string::npos);
+  CHECK(show_json(repo, 2).at("status") == "pending");
+
+  if (!full_sandbox_or_warn()) {
+    WARN("SKIPPED: the connect part needs the full sandbox");
+    return;
+  }
+  Run without = repo.kai_tty({"approve", "1"}, "y");
+  KAI_REQUIRE_EXIT(without, 0);
+  CHECK_THAT(without.all(), Contains("REFUSED"));
+  CHECK(without.all().find("CONNECTED") == std::string::npos);
+
+  Run with = repo.kai_tty({"approve", "2"}, "CONFIRM");
+  KAI_REQUIRE_EXIT(with, 0);
+  CHECK(show_json(repo, 2).at("status") == "applied");
+  CHECK_THAT(with.all(), Contains("CONNECTED"));
 }
