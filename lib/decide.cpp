@@ -147,7 +147,7 @@ Result<Proposal> load_for_decision(Workspace& ws, int id) {
 }
 
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
-                         Force force) {
+                         Force force, const Recheck& recheck) {
   KAI_TRY(may_decide(ws, user));
   if (now == ApplyNow::yes && ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
@@ -163,6 +163,7 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (digest(*p) != seen_digest)
     return make_error(Errc::conflict, fmt::format("proposal {} changed while it was being reviewed", id),
                       "review it again: kaicoder show " + std::to_string(id));
+  if (recheck) KAI_TRY(recheck(*p));
   // Refused before the approval is recorded, so the proposal stays pending.
   if (now == ApplyNow::yes) KAI_TRY(validation_permits_apply(*p, force));
   p->state = State::approved;

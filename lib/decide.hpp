@@ -4,6 +4,7 @@
 // functions take the store lock, re-read the proposal and check that what
 // the person saw is still what is staged.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,11 @@ struct Approved {
 // ApplyNow::yes. When the apply itself fails the proposal is failed and a
 // `failed` changelog entry is written. Queues notify events (lib/hooks) for
 // the caller to flush.
+// `recheck`, when given, runs under the lock on the proposal as it is now,
+// after the digest check; its error refuses the approval.
+using Recheck = std::function<Status(const Proposal&)>;
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
-                         Force force = Force::no);
+                         Force force = Force::no, const Recheck& recheck = {});
 
 // What the approval of a proposal takes at the terminal. CONFIRM when the
 // proposal's own tier is confirm, when a failed validation is overridden
