@@ -286,18 +286,4 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id) {
   }
 }
 
-int outcome_exit_code(const Proposal& p) {
-  if (p.kind == Kind::run && p.state == State::applied) return p.outcome_code;
-  switch (p.state) {
-    case State::applied:
-    case State::approved:
-    case State::rolled_back: return 0;
-    case State::rejected: return static_cast<int>(Errc::rejected);
-    case State::timeout: return static_cast<int>(Errc::timeout);
-    case State::failed: return p.outcome_code > 0 ? p.outcome_code : 1;
-    case State::pending: return 1;
-  }
-  return 1;
-}
-
 }  // namespace kai

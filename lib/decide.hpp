@@ -99,7 +99,4 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string
 // apply failed). Polls without holding the lock; expires it when due.
 Result<Proposal> wait_for_decision(Workspace& ws, int id);
 
-// Exit code a --wait-ing proposer reports for a decided proposal.
-int outcome_exit_code(const Proposal& p);
-
 }  // namespace kai
