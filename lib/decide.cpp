@@ -202,7 +202,7 @@ Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, co
 
 RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force) {
   const bool is_run = p.kind == Kind::run;
-  if (p.tier == "confirm") return {Tier::confirm, p.tier_reason};
+  if (p.tier == Tier::confirm) return {Tier::confirm, p.tier_reason};
   if (!is_run && p.validation.status == "failed" && force == Force::yes && now == ApplyNow::yes)
     return {Tier::confirm, "overriding a failed validation"};
   if (!is_run && diff_cut) return {Tier::confirm, "the diff was cut for display"};

@@ -462,7 +462,7 @@ TEST_CASE("a diff cut for display takes CONFIRM, a whole one y", "[apply][gate]"
   CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::yes).tier == kai::Tier::confirm);
   CHECK(kai::required_tier(p, false, ApplyNow::no, Force::yes).tier == kai::Tier::normal);
   p.validation.status = "ok";
-  p.tier = "confirm";
+  p.tier = kai::Tier::confirm;
   p.tier_reason = "protected";
   CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::no).reason == "protected");
   kai::Proposal run;

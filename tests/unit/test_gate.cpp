@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/gate.hpp"
 #include "unit/ws_fixture.hpp"
 
@@ -254,4 +256,27 @@ TEST_CASE("gate: answers meet tiers", "[gate]") {
   CHECK(gate::answer_meets(kai::Tier::confirm, Answer::yes).error().code == Errc::denied);
   CHECK(gate::answer_meets(kai::Tier::normal, Answer::no).error().code == Errc::rejected);
   CHECK(gate::answer_meets(kai::Tier::confirm, Answer::no).error().code == Errc::rejected);
+}
+
+TEST_CASE("gate: grades are stored as text and a value kaicoder never writes reads the cautious way", "[gate]") {
+  kai::Proposal p;
+  p.id = 1;
+  p.risk = kai::Risk::medium;
+  p.tier = kai::Tier::confirm;
+  p.decision = kai::Decision::allow;
+  nlohmann::json j = kai::to_json(p);
+  CHECK(j.at("risk") == "medium");
+  CHECK(j.at("tier") == "confirm");
+  CHECK(j.at("decision") == "allow");
+  auto back = kai::from_json(j);
+  REQUIRE(back);
+  CHECK(back->risk == kai::Risk::medium);
+  CHECK(back->tier == kai::Tier::confirm);
+  CHECK(back->decision == kai::Decision::allow);
+  j["risk"] = "negligible";
+  j["tier"] = "Normal";
+  auto odd = kai::from_json(j);
+  REQUIRE(odd);
+  CHECK(odd->risk == kai::Risk::high);
+  CHECK(odd->tier == kai::Tier::confirm);
 }
