@@ -82,6 +82,7 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
 
 Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_output) {
   const ApprovalOptions& o = req.opts;
+  KAI_TRY(may_decide(ws, req.who.user));  // before anything about the proposal is told
   if (o.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
   // Under the lock, on the proposal as it is now: the answer meets its tier.
   auto tier_check = [&](const Proposal& p) -> Status {

@@ -280,3 +280,43 @@ TEST_CASE("gate: grades are stored as text and a value kaicoder never writes rea
   CHECK(odd->risk == kai::Risk::high);
   CHECK(odd->tier == kai::Tier::confirm);
 }
+
+TEST_CASE("gate: an approved run is carried out once, through approve or through apply", "[gate][run]") {
+  WsFixture f("[run]\nsandbox = \"none\"\n");
+  auto stage_run = [&](const std::string& file) {
+    kai::RunRequest r;
+    r.argv = {"touch", file};
+    r.why = "test";
+    auto st = kai::propose_run(*f.ws, r, f.dir.path(), kai::DryRun::no, nullptr);
+    REQUIRE(st);
+    REQUIRE(st->proposal.state == kai::State::pending);
+    return st->proposal.id;
+  };
+  int now = stage_run("now.txt");
+  auto rv = gate::prepare_approval(*f.ws, now, k_tester, {});
+  REQUIRE(rv);
+  CHECK_FALSE(rv->diff);
+  CHECK(rv->need.tier == kai::Tier::confirm);  // a run that writes a file
+  auto r = gate::approve(*f.ws, request_for(*rv, gate::Answer::confirm));
+  REQUIRE(r);
+  REQUIRE(r->ran);
+  CHECK(r->ran->result.exit_code == 0);
+  CHECK(exists(f, "now.txt"));
+  // Applying it again does not run it again.
+  auto again = gate::apply(*f.ws, request_for(*rv, gate::Answer::no));
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == Errc::conflict);
+
+  const gate::ApprovalOptions later{kai::ApplyNow::no, kai::Force::no};
+  int id = stage_run("later.txt");
+  auto rl = gate::prepare_approval(*f.ws, id, k_tester, later);
+  REQUIRE(rl);
+  auto approved = gate::approve(*f.ws, request_for(*rl, gate::Answer::confirm, later));
+  REQUIRE(approved);
+  CHECK_FALSE(approved->ran);
+  CHECK_FALSE(exists(f, "later.txt"));
+  auto ran = gate::apply(*f.ws, request_for(*rl, gate::Answer::no));
+  REQUIRE(ran);
+  REQUIRE(ran->ran);
+  CHECK(exists(f, "later.txt"));
+}
