@@ -6,8 +6,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
-#include "lib/runs.hpp"
+#include "lib/gate.hpp"
 
 namespace kai::cmd {
 
@@ -19,21 +18,20 @@ RunFn setup_apply(CLI::App& sub) {
   return [id, force](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (auto p = (*ws)->store.load(*id, Store::Payloads::none); p && p->kind == Kind::run) {
-      if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
-      if ((*ws)->cfg.mode == "propose-only")
-        return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode"));
-      auto ran = execute_run(**ws, *id, p->decided_by.empty() ? s.user() : p->decided_by, s.json() ? nullptr : stream_output);
-      if (!ran) return report(s, ran.error());
+    gate::Request req;
+    req.id = *id;
+    req.who = {s.user(), gate::Channel::terminal};
+    req.opts.force = *force ? Force::yes : Force::no;
+    auto r = gate::apply(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
+    if (!r) return report(s, r.error());
+    if (r->ran) {
       if (s.json())
-        print_json({{"id", *id}, {"ran", true}, {"exit_code", ran->result.exit_code}, {"stdout", ran->result.out},
-                    {"stderr", ran->result.err}, {"entry", entry_json(ran->entry)}});
+        print_json({{"id", *id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
+                    {"stderr", r->ran->result.err}, {"entry", entry_json(r->ran->entry)}});
       else
-        print_run_outcome(s, *p, *ran);
+        print_run_outcome(s, r->proposal, *r->ran);
       return k_exit_ok;
     }
-    auto r = apply_approved(**ws, *id, s.user(), *force ? Force::yes : Force::no);
-    if (!r) return report(s, r.error());
     if (s.json()) {
       nlohmann::json j = proposal_json(r->proposal);
       if (r->applied) j["applied"] = outcome_json(*r->applied);

@@ -6,7 +6,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
+#include "lib/gate.hpp"
 
 namespace kai::cmd {
 
@@ -22,70 +22,42 @@ RunFn setup_approve(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
-    auto p = load_for_decision(**ws, a->id);
-    if (!p) return report(s, p.error());
-    if (p->state != State::pending)
-      return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
-                                  fmt::format("proposal {} is {}, not pending", p->id, to_string(p->state))));
-    // Refused before the question: a "yes" to a record kaicoder did not seal is never carried out.
-    if (auto sealed = require_sealed((*ws)->store, *p); !sealed) return report(s, sealed.error());
-    if (!a->no_apply && (*ws)->cfg.mode == "propose-only")
-      return report(s, make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
-                                  "approve with --no-apply to record the decision, or change [policy] mode"));
-    const bool is_run = p->kind == Kind::run;
+    const gate::Decider who{s.user(), gate::Channel::terminal};
+    const gate::ApprovalOptions opts{a->no_apply ? ApplyNow::no : ApplyNow::yes, a->force ? Force::yes : Force::no};
+    auto rv = gate::prepare_approval(**ws, a->id, who, opts);
+    if (!rv) return report(s, rv.error());
+    const Proposal& p = rv->proposal;
+    const bool is_run = p.kind == Kind::run;
     // The person sees what they decide on even with --json (on stderr then).
     send_text_to_stderr(s.json());
-    bool diff_cut = false;
     if (is_run) {
-      print_run_header(s, *p);
+      print_run_header(s, p);
     } else {
-      auto d = diff_for_display(s, **ws, *p, false);
-      if (!d && d.error().code == Errc::conflict) {
-        // It can never be applied as proposed: say so to the waiter and the log too.
-        auto f = fail_pending(**ws, a->id, s.user(), d.error());
-        return report(s, f ? d.error() : f.error());
-      }
-      if (!d) return report(s, d.error());
-      print_proposal_header(s, *p);
-      print_diff(s, *p, *d);
-      diff_cut = d->truncated;
+      print_proposal_header(s, p);
+      print_diff(s, p, *rv->diff);
     }
     out("\n");
     std::fflush(stdout);
     send_text_to_stderr(false);
-    // What the person sees is what gets bound: the digest is taken now.
-    const std::string seen = digest(*p);
-    const bool failed_validation = p->validation.status == "failed" && !is_run;
-    // No question is asked whose "yes" could not be carried out.
-    if (failed_validation && !a->force && !a->no_apply)
-      return report(s, make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
-                                  fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}",
-                                              p->id)));
-    const ApplyNow apply_now = a->no_apply ? ApplyNow::no : ApplyNow::yes;
-    const Force force = a->force ? Force::yes : Force::no;
-    const RequiredTier need = required_tier(*p, diff_cut, apply_now, force);
-    auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p->id)
-                                      : fmt::format("Apply proposal {} to {}?", p->id, p->path),
-                               need.tier);
+    if (rv->refusal) return report(s, *rv->refusal);
+    auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p.id)
+                                      : fmt::format("Apply proposal {} to {}?", p.id, p.path),
+                               rv->need.tier);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (!s.json()) out("not approved; proposal {} is still pending\n", p->id);
-      else print_json({{"ok", true}, {"approved", false}, {"id", p->id}, {"status", "pending"}});
+      if (!s.json()) out("not approved; proposal {} is still pending\n", p.id);
+      else print_json({{"ok", true}, {"approved", false}, {"id", p.id}, {"status", "pending"}});
       return k_exit_ok;
     }
-    auto r = approve(**ws, a->id, seen, s.user(), is_run ? ApplyNow::no : apply_now, force);
+    gate::Request req{a->id, who, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, opts};
+    auto r = gate::approve(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
     if (!r) return report(s, r.error());
-    if (is_run && apply_now == ApplyNow::yes) {
-      if ((*ws)->cfg.mode == "propose-only")
-        return report(s, make_error(Errc::denied, "policy mode is propose-only: approved, but kaicoder never runs commands in this mode"));
-      auto ran = execute_run(**ws, a->id, s.user(), s.json() ? nullptr : stream_output);
-      if (!ran) return report(s, ran.error());
+    if (r->ran) {
       if (s.json()) {
-        print_json({{"id", a->id}, {"ran", true}, {"exit_code", ran->result.exit_code}, {"stdout", ran->result.out},
-                    {"stderr", ran->result.err}, {"entry", entry_json(ran->entry)}});
+        print_json({{"id", a->id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
+                    {"stderr", r->ran->result.err}, {"entry", entry_json(r->ran->entry)}});
       } else {
-        print_run_outcome(s, r->proposal, *ran);
+        print_run_outcome(s, r->proposal, *r->ran);
       }
       return k_exit_ok;
     }

@@ -12,6 +12,20 @@ namespace kai::cmd {
 
 int exit_code(Errc c) { return static_cast<int>(c); }
 
+int outcome_exit_code(const Proposal& p) {
+  if (p.kind == Kind::run && p.state == State::applied) return p.outcome_code;
+  switch (p.state) {
+    case State::applied:
+    case State::approved:
+    case State::rolled_back: return 0;
+    case State::rejected: return exit_code(Errc::rejected);
+    case State::timeout: return exit_code(Errc::timeout);
+    case State::failed: return p.outcome_code > 0 ? p.outcome_code : k_exit_error;
+    case State::pending: return k_exit_error;
+  }
+  return k_exit_error;
+}
+
 Session::Session(Env env, Options opts) : m_env(std::move(env)), m_opts(std::move(opts)) {
   m_env_redactor.add_env(m_env.vars);
   set_redactor(&m_env_redactor);

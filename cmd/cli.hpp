@@ -12,6 +12,7 @@
 
 #include "cmd/output.hpp"
 #include "cmd/progress.hpp"
+#include "lib/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
 #include "lib/workspace.hpp"
@@ -23,6 +24,11 @@ constexpr int k_exit_error = 1;
 constexpr int k_exit_usage = 2;
 
 int exit_code(Errc c);
+
+// Exit code a --wait-ing proposer reports for a decided proposal: 0 when
+// applied or approved, 4 rejected, 5 timeout, a run's own exit code, the
+// code a failure was recorded with.
+int outcome_exit_code(const Proposal& p);
 
 struct Options {
   std::string root, config, color = "auto";

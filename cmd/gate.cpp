@@ -51,6 +51,8 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   return trimmed == "y" || trimmed == "Y" || trimmed == "yes" || trimmed == "YES" || trimmed == "Yes";
 }
 
+gate::Answer terminal_answer(Tier tier) { return tier == Tier::confirm ? gate::Answer::confirm : gate::Answer::yes; }
+
 // The owner's word at the terminal, for init and trust: Errc::denied with
 // no terminal, Errc::rejected when the answer is not yes.
 Status owner_says_yes(const std::string& question, std::string_view what) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "lib/gate.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
 
@@ -14,6 +15,10 @@ namespace kai::cmd {
 // Ask `question` on /dev/tty. Normal tier: y/N. Confirm tier: the person
 // must type CONFIRM. Errc::denied when there is no terminal to ask on.
 Result<bool> ask_on_terminal(const std::string& question, Tier tier);
+
+// What a yes at the terminal for `tier` was: ask_on_terminal accepts only
+// CONFIRM for the confirm tier.
+gate::Answer terminal_answer(Tier tier);
 
 // The owner's y/N at the terminal for `what` (init, trust): Errc::denied
 // with no terminal, Errc::rejected when the answer is not yes.

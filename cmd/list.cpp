@@ -60,7 +60,7 @@ RunFn setup_list(CLI::App& sub) {
       bool late = past_timeout(**ws, p);
       any_expired |= late;
       out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, late ? "expired*" : to_string(p.state),
-          to_string(p.kind), p.kind == Kind::run ? "-" : p.risk, p.path, p.summary);
+          to_string(p.kind), p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), p.path, p.summary);
     }
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     if (any_expired)

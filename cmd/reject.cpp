@@ -6,7 +6,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
+#include "lib/gate.hpp"
 
 namespace kai::cmd {
 
@@ -21,12 +21,9 @@ RunFn setup_reject(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
-    auto p = load_for_decision(**ws, a->id);
+    const gate::Decider who{s.user(), gate::Channel::terminal};
+    auto p = gate::prepare_reject(**ws, a->id, who);
     if (!p) return report(s, p.error());
-    if (p->state != State::pending && p->state != State::approved && p->state != State::failed)
-      return report(s, make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
-                                  fmt::format("proposal {} is already {}", p->id, to_string(p->state))));
     auto yes = ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
@@ -34,7 +31,11 @@ RunFn setup_reject(CLI::App& sub) {
       else out("not rejected; proposal {} is unchanged\n", p->id);
       return k_exit_ok;
     }
-    auto r = reject(**ws, a->id, s.user(), a->reason);
+    gate::Request req;
+    req.id = a->id;
+    req.who = who;
+    req.answer = terminal_answer(Tier::normal);
+    auto r = gate::reject(**ws, req, a->reason);
     if (!r) return report(s, r.error());
     if (s.json()) print_json(proposal_json(*r));
     else out("rejected proposal {}; nothing was written\n", r->id);

@@ -58,7 +58,7 @@ void print_review(const Review& r) {
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
-  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind), p.risk,
+  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind), to_string(p.risk),
       to_string(p.state));
   if (p.kind != Kind::run) out("  path:     {}\n", p.path);
   // What the agent wrote, each under its label and quoted line by line, so
@@ -67,9 +67,9 @@ void print_proposal_header(Session& s, const Proposal& p) {
   print_field("summary", p.summary);
   if (!p.agent.empty()) print_field("agent", p.agent);
   if (!p.reason.empty()) print_field("reason", p.reason);
-  if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", p.risk, p.risk_reason);
-  if (p.tier == "confirm") out("  tier:     confirm ({})\n", p.tier_reason);
-  out("  policy:   {} ({})\n", p.decision, p.decision_rule);
+  if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", to_string(p.risk), p.risk_reason);
+  if (p.tier == Tier::confirm) out("  tier:     confirm ({})\n", p.tier_reason);
+  out("  policy:   {} ({})\n", to_string(p.decision), p.decision_rule);
   if (!p.decided_by.empty()) out("  decided:  {} by {}\n", p.decided_at, p.decided_by);
   if (!p.result.empty()) out("  result:   {}\n", p.result);
   if (!p.rollback_id.empty()) out("  rollback: kaicoder rollback {}\n", p.rollback_id);
@@ -125,9 +125,11 @@ void print_waiting(int id) {
 int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono::seconds> within) {
   auto p = wait_for_decision(ws, id, within);
   if (!p) return report(s, p.error());
-  const int rc = outcome_exit_code(*p);
   const bool run = p->kind == Kind::run;
+  // A waiter is done only once the proposal is decided and carried out:
+  // pending, or approved but not applied yet, is "still pending" (8).
   const bool undecided = p->state == State::pending || p->state == State::approved;
+  const int rc = undecided ? exit_code(Errc::pending) : outcome_exit_code(*p);
   CapturedOutput captured;
   if (run) captured = run_output(ws, p->id);
   if (s.json()) {

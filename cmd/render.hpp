@@ -37,7 +37,7 @@ void print_waiting(int id);
 // Wait for proposal `id` (at most `within`, when given) and report what
 // became of it: for propose --wait, run --wait and wait alike. stdout is
 // one JSON object with --json (a run's captured output, "ran" once it
-// ran). Returns the exit code (lib/decide outcome_exit_code).
+// ran). Returns the exit code (outcome_exit_code, or 8 while undecided).
 int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono::seconds> within = std::nullopt);
 
 // Certification (verify, certify): one line per change of a certified path,

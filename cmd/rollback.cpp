@@ -6,8 +6,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
-#include "lib/policy.hpp"
+#include "lib/gate.hpp"
 #include "lib/snapshot.hpp"
 
 namespace kai::cmd {
@@ -23,26 +22,18 @@ RunFn setup_rollback(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (auto ok = may_decide(**ws, s.user()); !ok) return report(s, ok.error());
-    Verdict v = decide((*ws)->cfg, "rollback", a->id);
-    if (v.decision == Decision::deny)
-      return report(s, make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule)));
-    std::string id = a->id;
-    if (id == "last") {
-      auto l = (*ws)->journal.last();
-      if (!l) return report(s, l.error());
-      id = *l;
-    }
-    auto rec = (*ws)->journal.load(id);
-    if (!rec) return report(s, rec.error());
-    std::string approver = s.user();
-    // Say what is wrong before asking, not after the person said yes.
-    if (auto pre = rollback(**ws, id, approver, a->force ? Force::yes : Force::no, CheckOnly::yes); !pre)
-      return report(s, pre.error());
-    if (v.decision == Decision::ask) {
+    const Force force = a->force ? Force::yes : Force::no;
+    gate::Request req;
+    req.who = {s.user(), gate::Channel::terminal};
+    req.opts.force = force;
+    auto rv = gate::prepare_rollback(**ws, a->id, req.who, force);
+    if (!rv) return report(s, rv.error());
+    const std::string& id = rv->id;
+    if (rv->decision == Decision::ask) {
       if (!s.json()) {
-        out("rollback of {} ({}{}):\n", id, rec->kind, rec->rolls_back.empty() ? "" : " of " + rec->rolls_back);
-        for (const auto& f : rec->files) {
+        const Record& rec = rv->record;
+        out("rollback of {} ({}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back);
+        for (const auto& f : rec.files) {
           if (f.after.mode == k_mode_dir) {
             out("  rmdir    {}/ (if empty)\n", f.rel);
             continue;
@@ -52,7 +43,7 @@ RunFn setup_rollback(CLI::App& sub) {
           out("  {}  {}\n", f.before.exists ? "restore" : "delete ",
               !f.before.exists          ? f.rel
               : f.backup_rel.empty()    ? fmt::format("{} from snapshot {}", f.rel, id)
-                                        : fmt::format("{} → {}", f.backup_rel, f.rel));
+                                        : fmt::format("{} \u2192 {}", f.backup_rel, f.rel));
         }
         std::fflush(stdout);
       }
@@ -63,20 +54,20 @@ RunFn setup_rollback(CLI::App& sub) {
         else out("nothing rolled back\n");
         return k_exit_ok;
       }
-    } else {
-      approver = fmt::format("policy ({})", v.rule);
+      req.answer = terminal_answer(Tier::normal);
     }
-    auto o = rollback(**ws, id, approver, a->force ? Force::yes : Force::no);
-    if (!o) return report(s, o.error());
+    auto r = gate::rollback(**ws, *rv, req);
+    if (!r) return report(s, r.error());
+    const Outcome& o = r->outcome;
     if (s.json()) {
-      print_json(outcome_json(*o));
+      print_json(outcome_json(o));
     } else {
-      out("rolled back {}\n", o->entry.summary.substr(std::string("rolled back ").size()));
+      out("rolled back {}\n", r->undone);
       std::string files;
-      for (const auto& f : o->entry.files) files += (files.empty() ? "" : ", ") + f;
+      for (const auto& f : o.entry.files) files += (files.empty() ? "" : ", ") + f;
       out("  files:       {}\n", files);
-      out("  backup:      {}\n", o->backup.empty() ? "\u2014" : o->backup);
-      out("  rollback-id: {}   (undo this rollback: kaicoder rollback {})\n", o->rollback_id, o->rollback_id);
+      out("  backup:      {}\n", o.backup.empty() ? "\u2014" : o.backup);
+      out("  rollback-id: {}   (undo this rollback: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
     }
     return k_exit_ok;
   };

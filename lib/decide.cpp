@@ -147,7 +147,7 @@ Result<Proposal> load_for_decision(Workspace& ws, int id) {
 }
 
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
-                         Force force) {
+                         Force force, const Recheck& recheck) {
   KAI_TRY(may_decide(ws, user));
   if (now == ApplyNow::yes && ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
@@ -163,6 +163,7 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (digest(*p) != seen_digest)
     return make_error(Errc::conflict, fmt::format("proposal {} changed while it was being reviewed", id),
                       "review it again: kaicoder show " + std::to_string(id));
+  if (recheck) KAI_TRY(recheck(*p));
   // Refused before the approval is recorded, so the proposal stays pending.
   if (now == ApplyNow::yes) KAI_TRY(validation_permits_apply(*p, force));
   p->state = State::approved;
@@ -201,7 +202,7 @@ Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, co
 
 RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force force) {
   const bool is_run = p.kind == Kind::run;
-  if (p.tier == "confirm") return {Tier::confirm, p.tier_reason};
+  if (p.tier == Tier::confirm) return {Tier::confirm, p.tier_reason};
   if (!is_run && p.validation.status == "failed" && force == Force::yes && now == ApplyNow::yes)
     return {Tier::confirm, "overriding a failed validation"};
   if (!is_run && diff_cut) return {Tier::confirm, "the diff was cut for display"};
@@ -286,20 +287,6 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     if (until && ws.clock->now() >= *until) return p;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-}
-
-int outcome_exit_code(const Proposal& p) {
-  if (p.kind == Kind::run && p.state == State::applied) return p.outcome_code;
-  switch (p.state) {
-    case State::applied:
-    case State::rolled_back: return 0;
-    case State::pending:
-    case State::approved: return static_cast<int>(Errc::pending);
-    case State::rejected: return static_cast<int>(Errc::rejected);
-    case State::timeout: return static_cast<int>(Errc::timeout);
-    case State::failed: return p.outcome_code > 0 ? p.outcome_code : 1;
-  }
-  return 1;
 }
 
 }  // namespace kai

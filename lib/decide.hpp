@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,11 @@ struct Approved {
 // ApplyNow::yes. When the apply itself fails the proposal is failed and a
 // `failed` changelog entry is written. Queues notify events (lib/hooks) for
 // the caller to flush.
+// `recheck`, when given, runs under the lock on the proposal as it is now,
+// after the digest check; its error refuses the approval.
+using Recheck = std::function<Status(const Proposal&)>;
 Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
-                         Force force = Force::no);
+                         Force force = Force::no, const Recheck& recheck = {});
 
 // What the approval of a proposal takes at the terminal. CONFIRM when the
 // proposal's own tier is confirm, when a failed validation is overridden
@@ -98,9 +102,5 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string
 // `within`, returns it as it is (pending or approved) once that much time
 // has passed on the workspace's clock.
 Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within = std::nullopt);
-
-// Exit code a waiting proposer reports for a proposal as wait_for_decision
-// returned it: 8 (still pending) when it is not decided and carried out yet.
-int outcome_exit_code(const Proposal& p);
 
 }  // namespace kai

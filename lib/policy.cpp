@@ -9,20 +9,8 @@
 
 namespace kai {
 
-std::string_view to_string(Decision d) {
-  switch (d) {
-    case Decision::allow: return "allow";
-    case Decision::ask: return "ask";
-    case Decision::deny: return "deny";
-  }
-  return "deny";
-}
-
-static Decision parse_decision(const std::string& s) {
-  if (s == "allow") return Decision::allow;
-  if (s == "ask") return Decision::ask;
-  return Decision::deny;  // anything unexpected fails closed
-}
+// Anything unexpected fails closed.
+static Decision rule_decision(const std::string& s) { return parse_decision(s).value_or(Decision::deny); }
 
 bool command_matches(std::string_view pattern, std::string_view command) {
   if (pattern.find_first_of("*?[") != std::string_view::npos)
@@ -41,11 +29,11 @@ Verdict decide(const Config& cfg, std::string_view action, std::string_view subj
     // deny beats ask beats allow; the first rule of a rank wins.
     if (hit) {
       auto rank = [](Decision d) { return d == Decision::deny ? 0 : d == Decision::ask ? 1 : 2; };
-      if (!best || rank(parse_decision(r.decision)) < rank(parse_decision(best->decision))) best = &r;
+      if (!best || rank(rule_decision(r.decision)) < rank(rule_decision(best->decision))) best = &r;
     }
   }
-  if (best) return {parse_decision(best->decision), best->origin};
-  return {parse_decision(def->second), "default"};
+  if (best) return {rule_decision(best->decision), best->origin};
+  return {rule_decision(def->second), "default"};
 }
 
 namespace {

@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "lib/config.hpp"
+#include "lib/grade.hpp"
 
 namespace kai {
 
-enum class Decision { allow, ask, deny };
-std::string_view to_string(Decision d);
 
 struct Verdict {
   Decision decision = Decision::ask;
@@ -26,8 +25,6 @@ Verdict decide(const Config& cfg, std::string_view action, std::string_view subj
 // Whole-word prefix or glob match of a command pattern: "git log" matches
 // "git log -3" but not "git logout"; "npm run test*" is a glob.
 bool command_matches(std::string_view pattern, std::string_view command);
-
-enum class Tier { normal, confirm };
 
 // Confirm tier for protected and [paths] confirm files; `why` names the list.
 Tier path_tier(const Config& cfg, std::string_view rel, std::string* why = nullptr);

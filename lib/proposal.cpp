@@ -109,11 +109,11 @@ json to_json(const Proposal& p) {
       {"backup", p.backup},
       {"result", p.result},
       {"outcome_code", p.outcome_code},
-      {"risk", p.risk},
+      {"risk", to_string(p.risk)},
       {"risk_reason", p.risk_reason},
-      {"tier", p.tier},
+      {"tier", to_string(p.tier)},
       {"tier_reason", p.tier_reason},
-      {"decision", p.decision},
+      {"decision", to_string(p.decision)},
       {"decision_rule", p.decision_rule},
       {"validation", to_json(p.validation)},
       {"review", to_json(p.review)},
@@ -151,11 +151,12 @@ Result<Proposal> from_json(const json& j) {
     p.backup = j.value("backup", "");
     p.result = j.value("result", "");
     p.outcome_code = j.value("outcome_code", 0);
-    p.risk = j.value("risk", "low");
+    // A value kaicoder never writes is read the cautious way.
+    p.risk = parse_risk(j.value("risk", "low")).value_or(Risk::high);
     p.risk_reason = j.value("risk_reason", "");
-    p.tier = j.value("tier", "normal");
+    p.tier = parse_tier(j.value("tier", "normal")).value_or(Tier::confirm);
     p.tier_reason = j.value("tier_reason", "");
-    p.decision = j.value("decision", "ask");
+    p.decision = parse_decision(j.value("decision", "ask")).value_or(Decision::ask);
     p.decision_rule = j.value("decision_rule", "");
     if (j.contains("validation")) p.validation = validation_from(j.at("validation"));
     if (j.contains("review")) p.review = review_from(j.at("review"));

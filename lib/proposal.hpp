@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/grade.hpp"
 #include "lib/mac.hpp"
 #include "lib/result.hpp"
 
@@ -74,9 +75,12 @@ struct Proposal {
   // the outcome
   std::string rollback_id, backup, result;
   int outcome_code = 0;  // exit code a --wait-ing proposer reports
-  std::string risk = "low", risk_reason;
-  std::string tier = "normal", tier_reason;  // "confirm": the approver types CONFIRM
-  std::string decision = "ask", decision_rule;  // what the policy said at propose time
+  Risk risk = Risk::low;
+  std::string risk_reason;
+  Tier tier = Tier::normal;  // confirm: the approver types CONFIRM
+  std::string tier_reason;
+  Decision decision = Decision::ask;  // what the policy said at propose time
+  std::string decision_rule;
   Validation validation;
   Review review;
   // Not stored: whether the record's seal verified when it was loaded

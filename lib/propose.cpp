@@ -201,7 +201,7 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   p.summary = ws.redact(req.summary.empty() ? cut_to_length(default_summary(p, *cur, *diff), static_cast<size_t>(ws.cfg.limits.summary))
                                             : req.summary);
   std::string why_tier;
-  p.tier = path_tier(ws.cfg, p.path, &why_tier) == Tier::confirm ? "confirm" : "normal";
+  p.tier = path_tier(ws.cfg, p.path, &why_tier);
   p.tier_reason = why_tier;
   // Never fails; a high risk puts the proposal in the confirm tier.
   assess_risk(ws, p, [&ws](size_t done, size_t total) {
@@ -213,18 +213,18 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   if (size_t n = ws.redactor.hidden(p.kind == Kind::edit ? p.replacement : p.content); n > 0) {
     std::string why = fmt::format("the proposed text holds {} secret value{}, hidden in the diff as [REDACTED:…]", n,
                                   n == 1 ? "" : "s");
-    p.tier_reason = p.tier == "confirm" && !p.tier_reason.empty() ? p.tier_reason + "; " + why : why;
-    p.tier = "confirm";
+    p.tier_reason = p.tier == Tier::confirm && !p.tier_reason.empty() ? p.tier_reason + "; " + why : why;
+    p.tier = Tier::confirm;
   }
   Verdict v = decide(ws.cfg, to_string(p.kind), p.path);
   // Confirm-tier files always need a person, whatever an allow rule says.
-  if (v.decision == Decision::allow && p.tier == "confirm") v = {Decision::ask, v.rule + ", " + p.tier_reason};
+  if (v.decision == Decision::allow && p.tier == Tier::confirm) v = {Decision::ask, v.rule + ", " + p.tier_reason};
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies {} of '{}' ({})", to_string(p.kind), p.path, v.rule));
   p.validation = validate_content(ws, p.path, next);
   // So does content that failed its validation: it is offered, never applied unseen.
   if (v.decision == Decision::allow && p.validation.status == "failed") v = {Decision::ask, v.rule + ", validation failed"};
-  p.decision = std::string(to_string(v.decision));
+  p.decision = v.decision;
   p.decision_rule = v.rule;
   Staged out{p, std::move(*diff), std::nullopt};
   if (dry == DryRun::yes) return out;

@@ -228,10 +228,7 @@ std::string shown_path(const fs::path& root, const fs::path& workdir, const std:
   return repo_rel.rfind(prefix, 0) == 0 ? repo_rel.substr(prefix.size()) : repo_rel;
 }
 
-int rank(std::string_view level) { return level == "high" ? 2 : level == "medium" ? 1 : 0; }
-void raise_to(std::string& level, std::string_view at_least) {
-  if (rank(at_least) > rank(level)) level = std::string(at_least);
-}
+void raise_to(Risk& level, Risk at_least) { level = std::max(level, at_least); }
 
 std::string dependents_text(const Dependents& d, const std::string& target, const std::vector<std::string>& direct_shown) {
   if (d.transitive == 0) return fmt::format("no tracked file depends on {}", target);
@@ -328,15 +325,15 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   return out;
 }
 
-std::string_view risk_level(size_t dependents, const Config& cfg) {
-  if (dependents >= static_cast<size_t>(cfg.risk_high)) return "high";
-  if (dependents >= static_cast<size_t>(cfg.risk_medium)) return "medium";
-  return "low";
+Risk risk_level(size_t dependents, const Config& cfg) {
+  if (dependents >= static_cast<size_t>(cfg.risk_high)) return Risk::high;
+  if (dependents >= static_cast<size_t>(cfg.risk_medium)) return Risk::medium;
+  return Risk::low;
 }
 
 RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& progress) {
   RiskResult r;
-  r.level = "low";
+  r.level = Risk::low;
   std::vector<std::string> reasons;
   // ensure() refuses a state dir that is a symlink: the cache is never written through one.
   fs::path cache = ws.store.exists() && ws.store.ensure().ok() ? ws.store.dir() / "cache" / "deps" : fs::path{};
@@ -357,10 +354,10 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
     for (const auto& f : d.direct) shown.push_back(shown_path(ws.root, g->workdir, f));
     r.direct = d.direct.size();
     r.transitive = d.transitive;
-    r.level = std::string(risk_level(d.transitive, ws.cfg));
+    r.level = risk_level(d.transitive, ws.cfg);
     reasons.push_back(dependents_text(d, p.path, shown));
     if (p.kind == Kind::del && d.transitive > 0) {
-      raise_to(r.level, "medium");
+      raise_to(r.level, Risk::medium);
       reasons.push_back("deleting a file that others depend on");
     }
   } else if (g.error().code == Errc::not_found) {
@@ -370,16 +367,16 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
   }
   std::string why_path;
   if (path_tier(ws.cfg, p.path, &why_path) == Tier::confirm) {
-    raise_to(r.level, "medium");
+    raise_to(r.level, Risk::medium);
     reasons.push_back(why_path);
   }
   for (size_t i = 0; i < reasons.size(); ++i) r.reason += (i ? "; " : "") + reasons[i];
   p.risk = r.level;
   p.risk_reason = r.reason;
-  if (r.level == "high") {
+  if (r.level == Risk::high) {
     std::string why = fmt::format("high risk: {}", reasons.front());
-    p.tier_reason = p.tier == "confirm" && !p.tier_reason.empty() ? p.tier_reason + "; " + why : why;
-    p.tier = "confirm";
+    p.tier_reason = p.tier == Tier::confirm && !p.tier_reason.empty() ? p.tier_reason + "; " + why : why;
+    p.tier = Tier::confirm;
   }
   return r;
 }

@@ -103,11 +103,12 @@ struct GraphLoad {
 Result<GraphLoad> load_graph(const std::filesystem::path& root, const std::filesystem::path& cache_file,
                              const ScanProgress& progress = {}, const ScanOptions& opts = {});
 
-// "low", "medium" or "high" for `dependents` under [risk] medium / high.
-std::string_view risk_level(size_t dependents, const Config& cfg);
+// The risk of `dependents` under [risk] medium / high.
+Risk risk_level(size_t dependents, const Config& cfg);
 
 struct RiskResult {
-  std::string level, reason;
+  Risk level = Risk::low;
+  std::string reason;
   size_t direct = 0, transitive = 0;
   bool from_graph = false;  // false: risk from paths only (no repository, scan failed)
   bool from_cache = false;

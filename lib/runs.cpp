@@ -226,13 +226,13 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
     flush_notify(ws);
     return out;
   }
-  p.tier = c.verdict == RunVerdict::confirm ? "confirm" : "normal";
+  p.tier = c.verdict == RunVerdict::confirm ? Tier::confirm : Tier::normal;
   p.tier_reason = c.verdict == RunVerdict::confirm && !c.reasons.empty() ? c.reasons.front() : "";
   Verdict v = decide(ws.cfg, "run", command_text(p));
   // Only an ordinary, fully understood command may pass without a person.
   if (v.decision == Decision::allow && (c.verdict != RunVerdict::ask || !c.understood))
     v = {Decision::ask, v.rule + (c.understood ? ", confirm tier" : ", not fully understood")};
-  p.decision = std::string(to_string(v.decision));
+  p.decision = v.decision;
   p.decision_rule = v.rule;
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));

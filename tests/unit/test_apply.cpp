@@ -340,7 +340,7 @@ TEST_CASE("a rejected proposal writes nothing and logs a rejected entry", "[deci
   REQUIRE(entries->size() == 1);
   CHECK(entries->at(0).kind == "rejected");
   CHECK(entries->at(0).result == "rejected: not like this");
-  CHECK(kai::outcome_exit_code(*r) == 4);
+  CHECK(r->outcome_code == 4);  // what a --wait-ing proposer exits with
 }
 
 TEST_CASE("only listed approvers may decide", "[decide]") {
@@ -462,7 +462,7 @@ TEST_CASE("a diff cut for display takes CONFIRM, a whole one y", "[apply][gate]"
   CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::yes).tier == kai::Tier::confirm);
   CHECK(kai::required_tier(p, false, ApplyNow::no, Force::yes).tier == kai::Tier::normal);
   p.validation.status = "ok";
-  p.tier = "confirm";
+  p.tier = kai::Tier::confirm;
   p.tier_reason = "protected";
   CHECK(kai::required_tier(p, false, ApplyNow::yes, Force::no).reason == "protected");
   kai::Proposal run;

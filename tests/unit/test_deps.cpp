@@ -197,7 +197,7 @@ TEST_CASE("risk falls back to paths when the scan stops, and says so", "[risk][d
   p.path = "util.h";
   auto r = kai::assess_risk(*ws, p);
   CHECK_FALSE(r.from_graph);
-  CHECK(p.risk == "low");
+  CHECK(p.risk == kai::Risk::low);
   CHECK(p.risk_reason.find("the dependency scan stopped at its time limit") != std::string::npos);
   CHECK(p.risk_reason.find("risk from paths only") != std::string::npos);
 }

@@ -146,11 +146,11 @@ TEST_CASE("risk levels follow the [risk] thresholds", "[risk]") {
   kai::Config cfg;
   cfg.risk_medium = 5;
   cfg.risk_high = 20;
-  CHECK(kai::risk_level(0, cfg) == "low");
-  CHECK(kai::risk_level(4, cfg) == "low");
-  CHECK(kai::risk_level(5, cfg) == "medium");
-  CHECK(kai::risk_level(19, cfg) == "medium");
-  CHECK(kai::risk_level(20, cfg) == "high");
+  CHECK(kai::risk_level(0, cfg) == kai::Risk::low);
+  CHECK(kai::risk_level(4, cfg) == kai::Risk::low);
+  CHECK(kai::risk_level(5, cfg) == kai::Risk::medium);
+  CHECK(kai::risk_level(19, cfg) == kai::Risk::medium);
+  CHECK(kai::risk_level(20, cfg) == kai::Risk::high);
 }
 
 TEST_CASE("the graph is cached by index state and rebuilt when the index changes", "[risk]") {
@@ -225,9 +225,9 @@ TEST_CASE("a root in a subfolder of the repository counts paths from the root", 
                {"proj/a.c", "#include \"inc.h\"\n"}});
   auto [r, p] = assess(d.path() / "proj", "inc.h");
   CHECK(r.from_graph);
-  CHECK(p.risk == "medium");
+  CHECK(p.risk == kai::Risk::medium);
   CHECK(p.risk_reason == "1 tracked file depends on inc.h (a.c)");
-  CHECK(p.tier == "normal");
+  CHECK(p.tier == kai::Tier::normal);
 }
 
 TEST_CASE("without a repository risk comes from paths only", "[risk]") {
@@ -240,10 +240,10 @@ TEST_CASE("without a repository risk comes from paths only", "[risk]") {
 
   auto plain = assess(d.path(), "a.c");
   CHECK_FALSE(plain.result.from_graph);
-  CHECK(plain.proposal.risk == "low");
+  CHECK(plain.proposal.risk == kai::Risk::low);
   CHECK(plain.proposal.risk_reason == "not in a git repository: risk from paths only");
   auto script = assess(d.path(), "run.sh");  // a default confirm path
-  CHECK(script.proposal.risk == "medium");
+  CHECK(script.proposal.risk == kai::Risk::medium);
   CHECK(script.proposal.risk_reason == "not in a git repository: risk from paths only; confirm path (*.sh)");
 }
 
@@ -253,7 +253,7 @@ TEST_CASE("a failing scan falls back to paths only and says why", "[risk]") {
   d.write(".git/index", "DIRC this is not an index");
   auto [r, p] = assess(d.path(), "inc.h");
   CHECK_FALSE(r.from_graph);
-  CHECK(p.risk == "low");
+  CHECK(p.risk == kai::Risk::low);
   CHECK_THAT(p.risk_reason, Catch::Matchers::StartsWith("dependency scan failed ("));
   CHECK_THAT(p.risk_reason, Catch::Matchers::EndsWith("): risk from paths only"));
 }

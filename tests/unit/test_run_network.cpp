@@ -54,7 +54,7 @@ TEST_CASE("asking for the network makes a run confirm tier, even under an allow 
   REQUIRE(st);
   CHECK(st->verdict == "confirm");
   CHECK_FALSE(st->ran);
-  CHECK(st->proposal.tier == "confirm");
+  CHECK(st->proposal.tier == kai::Tier::confirm);
   CHECK_THAT(st->proposal.tier_reason, Contains("asks for network access"));
   auto stored = f.ws->store.load(st->proposal.id);
   REQUIRE(stored);

@@ -101,7 +101,7 @@ TEST_CASE("no trusted root, an untrusted one, a changed or missing kaicoder.toml
   }
 }
 
-TEST_CASE("--root names only a trusted root: never / nor a subfolder", "[trust]") {
+TEST_CASE("the --root option names only a trusted root: never / nor a subfolder", "[trust]") {
   Owner o;
   CHECK(kai::find_trusted_root(o.env(o.t.path(), o.root)));
   CHECK(kai::find_trusted_root(o.env(o.root / "src", fs::path(".."))));

@@ -139,7 +139,7 @@ TEST_CASE("an allow rule does not apply content that failed validation", "[valid
   auto bad = f.write("a.json", "{}\n");
   REQUIRE(bad);
   CHECK_FALSE(bad->applied);
-  CHECK(bad->proposal.decision == "ask");
+  CHECK(bad->proposal.decision == kai::Decision::ask);
   CHECK_THAT(bad->proposal.decision_rule, Contains("validation failed"));
   CHECK(f.ws->store.load(bad->proposal.id)->state == kai::State::pending);
   auto good = f.write("b.txt", "ok\n");

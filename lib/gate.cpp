@@ -1,0 +1,177 @@
+#include "lib/gate.hpp"
+
+#include <fmt/format.h>
+
+#include "lib/propose.hpp"
+
+namespace kai::gate {
+
+std::string_view to_string(Channel c) {
+  switch (c) {
+    case Channel::terminal: return "terminal";
+    case Channel::web: return "web";
+    case Channel::spool: return "spool";
+  }
+  return "terminal";
+}
+
+Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
+  if (answer == Answer::no) return make_error(Errc::rejected, "not confirmed");
+  if (tier == Tier::confirm && answer != Answer::confirm)
+    return make_error(Errc::denied,
+                      reason.empty() ? std::string("this decision takes CONFIRM typed out, not a plain yes")
+                                     : fmt::format("this decision takes CONFIRM typed out, not a plain yes ({})", reason),
+                      "answer with CONFIRM");
+  return ok_status();
+}
+
+namespace {
+
+bool propose_only(const Workspace& ws) { return ws.cfg.mode == "propose-only"; }
+
+Error propose_only_error() {
+  return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
+                    "approve with --no-apply to record the decision, or change [policy] mode");
+}
+
+Error propose_only_run_error() {
+  return make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode");
+}
+
+// A proposal a decision may start from: pending, not expired.
+Status pending(const Proposal& p) {
+  if (p.state == State::pending) return ok_status();
+  return make_error(p.state == State::timeout ? Errc::timeout : Errc::conflict,
+                    fmt::format("proposal {} is {}, not pending", p.id, to_string(p.state)));
+}
+
+}  // namespace
+
+Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& who, const ApprovalOptions& opts) {
+  KAI_TRY(may_decide(ws, who.user));
+  auto p = load_for_decision(ws, id);
+  if (!p) return p.error();
+  KAI_TRY(pending(*p));
+  // Refused before the question: a "yes" to a record kaicoder did not seal is never carried out.
+  KAI_TRY(require_sealed(ws.store, *p));
+  if (opts.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
+  ApprovalReview r;
+  const bool is_run = p->kind == Kind::run;
+  if (!is_run) {
+    auto d = current_diff(ws, *p, DiffOptions{});
+    if (!d && d.error().code == Errc::conflict) {
+      // It can never be applied as proposed: say so to the waiter and the log too.
+      auto f = fail_pending(ws, id, who.user, d.error());
+      if (!f) return f.error();
+      return d.error();
+    }
+    if (!d) return d.error();
+    r.diff_cut = d->truncated;
+    r.diff = std::move(*d);
+  }
+  // What the person sees is what gets bound.
+  r.digest = digest(*p);
+  r.need = required_tier(*p, r.diff_cut, opts.now, opts.force);
+  // No question is asked whose "yes" could not be carried out.
+  if (!is_run && p->validation.status == "failed" && opts.force == Force::no && opts.now == ApplyNow::yes)
+    r.refusal = make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
+                           fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}", p->id));
+  r.proposal = std::move(*p);
+  return r;
+}
+
+Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_output) {
+  const ApprovalOptions& o = req.opts;
+  KAI_TRY(may_decide(ws, req.who.user));  // before anything about the proposal is told
+  if (o.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
+  // Under the lock, on the proposal as it is now: the answer meets its tier.
+  auto tier_check = [&](const Proposal& p) -> Status {
+    RequiredTier need = required_tier(p, req.diff_cut, o.now, o.force);
+    return answer_meets(need.tier, req.answer, need.reason);
+  };
+  KAI_TRY(answer_meets(Tier::normal, req.answer));  // a no never reaches the store
+  // A run is recorded approved and then carried out by execute_run, which
+  // claims it once; an edit is applied under the same lock. The digest
+  // binds the kind, so a proposal read here as a run is one at approval.
+  auto peek = ws.store.load(req.id, Store::Payloads::none);
+  if (!peek) return peek.error();
+  const bool run = peek->kind == Kind::run;
+  auto r = kai::approve(ws, req.id, req.seen_digest, req.who.user, run ? ApplyNow::no : o.now, o.force, tier_check);
+  if (!r) return r.error();
+  Approval out{std::move(r->proposal), std::move(r->applied), std::nullopt};
+  if (!run || o.now == ApplyNow::no) return out;
+  auto ran = execute_run(ws, req.id, req.who.user, on_output);
+  if (!ran) return ran.error();
+  out.ran = std::move(*ran);
+  return out;
+}
+
+Result<Approval> apply(Workspace& ws, const Request& req, const OnOutput& on_output) {
+  auto p = ws.store.load(req.id, Store::Payloads::none);
+  if (p && p->kind == Kind::run) {
+    KAI_TRY(may_decide(ws, req.who.user));
+    if (propose_only(ws)) return propose_only_run_error();
+    // execute_run re-checks under the lock: sealed, approved, digest, once.
+    auto ran = execute_run(ws, req.id, p->decided_by.empty() ? req.who.user : p->decided_by, on_output);
+    if (!ran) return ran.error();
+    return Approval{std::move(*p), std::nullopt, std::move(*ran)};
+  }
+  auto r = apply_approved(ws, req.id, req.who.user, req.opts.force);
+  if (!r) return r.error();
+  return Approval{std::move(r->proposal), std::move(r->applied), std::nullopt};
+}
+
+Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
+  KAI_TRY(may_decide(ws, who.user));
+  auto p = load_for_decision(ws, id);
+  if (!p) return p.error();
+  if (p->state != State::pending && p->state != State::approved && p->state != State::failed)
+    return make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
+                      fmt::format("proposal {} is already {}", p->id, to_string(p->state)));
+  return p;
+}
+
+Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& reason) {
+  KAI_TRY(answer_meets(Tier::normal, req.answer));
+  // lib/decide's reject re-checks the approver and the state under the lock.
+  return kai::reject(ws, req.id, req.who.user, reason);
+}
+
+Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
+  KAI_TRY(may_decide(ws, who.user));
+  RollbackReview r;
+  r.asked = id;
+  Verdict v = decide(ws.cfg, "rollback", id);
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
+  r.decision = v.decision;
+  r.rule = v.rule;
+  r.id = id;
+  if (id == "last") {
+    auto l = ws.journal.last();
+    if (!l) return l.error();
+    r.id = *l;
+  }
+  auto rec = ws.journal.load(r.id);
+  if (!rec) return rec.error();
+  r.record = std::move(*rec);
+  // Say what is wrong before asking, not after the person said yes.
+  auto pre = kai::rollback(ws, r.id, who.user, force, CheckOnly::yes);
+  if (!pre) return pre.error();
+  return r;
+}
+
+Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Request& req) {
+  KAI_TRY(may_decide(ws, req.who.user));
+  Verdict v = decide(ws.cfg, "rollback", shown.asked);
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
+  std::string approver = req.who.user;
+  if (v.decision == Decision::ask) KAI_TRY(answer_meets(Tier::normal, req.answer));
+  else approver = fmt::format("policy ({})", v.rule);
+  auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
+  if (!o) return o.error();
+  return RolledBack{shown.id, std::move(*o)};
+}
+
+}  // namespace kai::gate
