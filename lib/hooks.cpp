@@ -82,7 +82,10 @@ void queue_notify_burst(Workspace& ws, std::string_view event, const std::vector
   if (ws.cfg.notify.empty() || ids.empty()) return;
   json j = {{"event", event}, {"root", ws.root.string()}, {"ids", ids}};
   std::string list;
-  for (int id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  for (int id : ids) {
+    if (!list.empty()) list += ',';
+    list += std::to_string(id);
+  }
   ws.notify_queue.push_back({std::string(event), 0, redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace), list});
 }
 
