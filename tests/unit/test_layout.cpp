@@ -92,3 +92,28 @@ TEST_CASE("lib/ never includes from cmd/, and lib/util/ includes only itself and
       if (file.starts_with("lib/util/")) CHECK((inc.starts_with("lib/util/") || inc == "lib/result.hpp"));
     }
 }
+
+TEST_CASE("every source file is named in a CMakeLists.txt, so none is left out of the build", "[meta][layout]") {
+  const fs::path src = source_dir();
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string top = slurp(src / "CMakeLists.txt"), tests = slurp(src / "tests" / "CMakeLists.txt");
+  struct Where {
+    const char* dir;
+    const std::string* list;
+    fs::path base;
+  };
+  for (const Where& w : {Where{"lib", &top, src}, Where{"cmd", &top, src}, Where{"tests/unit", &tests, src / "tests"},
+                         Where{"tests/e2e", &tests, src / "tests"}, Where{"tests/support", &tests, src / "tests"}}) {
+    for (const auto& e : fs::recursive_directory_iterator(src / w.dir)) {
+      if (!e.is_regular_file() || e.path().extension() != ".cpp") continue;
+      const std::string name = e.path().lexically_relative(w.base).generic_string();
+      INFO(name << " is not named in " << (w.list == &top ? "CMakeLists.txt" : "tests/CMakeLists.txt"));
+      CHECK((w.list->find(name + "\n") != std::string::npos || w.list->find(name + ")") != std::string::npos));
+    }
+  }
+}
