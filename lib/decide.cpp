@@ -138,11 +138,16 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   return out;
 }
 
-Result<Proposal> load_for_decision(Workspace& ws, int id) {
+Result<FileLock> lock_and_sweep(Workspace& ws) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
+  KAI_TRY(sweep(ws));
+  return lock;
+}
+
+Result<Proposal> load_for_decision(Workspace& ws, int id) {
+  auto lock = lock_and_sweep(ws);
+  if (!lock) return lock.error();
   return ws.store.load(id);
 }
 
@@ -152,10 +157,8 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (now == ApplyNow::yes && ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
                       "approve with --no-apply to record the decision, or change [policy] mode");
-  auto lock = ws.store.lock();
+  auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
   auto p = pending_or_error(ws, id);
   if (!p) return p.error();
   // Its tier, checks and base come from the record: only a sealed one is believed.
@@ -185,10 +188,8 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
 
 Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, const Error& why) {
   KAI_TRY(may_decide(ws, user));
-  auto lock = ws.store.lock();
+  auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
   auto p = pending_or_error(ws, id);
   if (!p) return p.error();
   p->state = State::failed;
@@ -211,10 +212,8 @@ RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force
 
 Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason) {
   KAI_TRY(may_decide(ws, user));
-  auto lock = ws.store.lock();
+  auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
   auto p = pending_or_error(ws, id);
   if (!p) {
     // An approved but not yet applied proposal may still be turned down.
@@ -238,10 +237,8 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
   KAI_TRY(may_decide(ws, user));
   if (ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies");
-  auto lock = ws.store.lock();
+  auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
   auto p = ws.store.load(id);
   if (!p) return p.error();
   auto o = apply_proposal(ws, *p, p->decided_by.empty() ? user : p->decided_by, force);
@@ -260,10 +257,8 @@ namespace kai {
 
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force, CheckOnly check) {
   KAI_TRY(may_decide(ws, user));
-  auto lock = ws.store.lock();
+  auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
-  auto s = sweep(ws);
-  if (!s) return s.error();
   return rollback_entry(ws, id, user, force, check);
 }
 
@@ -275,10 +270,8 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     if (!p) return p.error();
     KAI_TRY(require_sealed(ws.store, *p));
     if (p->state == State::pending && past_timeout(ws, *p)) {
-      auto lock = ws.store.lock();
+      auto lock = lock_and_sweep(ws);
       if (!lock) return lock.error();
-      auto s = sweep(ws);
-      if (!s) return s.error();
       continue;
     }
     // Approved is not the outcome yet: the proposer waits for the apply

@@ -84,6 +84,10 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
 // because someone looked at it.
 Result<std::vector<int>> sweep(Workspace& ws);
 
+// Take the store lock, then sweep under it: how every command that proposes
+// or decides begins. The lock is held for as long as the result lives.
+Result<FileLock> lock_and_sweep(Workspace& ws);
+
 }  // namespace kai
 
 namespace kai {

@@ -114,11 +114,10 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
 
 // Store the proposal under the lock and, for an allow, apply it at once.
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
-  auto lock = ws.store.lock();
-  if (!lock) return lock.error();
   // Proposing changes the store, so it first finishes or undoes what a crash
   // left (and sets aside intents that must not be obeyed), as deciding does.
-  KAI_TRY(sweep(ws));
+  auto lock = lock_and_sweep(ws);
+  if (!lock) return lock.error();
   const bool applies_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
   if (!applies_now) {
     // One proposal, once: a retry of a request still waiting gets its id.

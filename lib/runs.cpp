@@ -240,9 +240,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   if (dry == DryRun::yes) return out;
   p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
   {
-    auto lock = ws.store.lock();
+    auto lock = lock_and_sweep(ws);  // as propose does: recovery before the store changes
     if (!lock) return lock.error();
-    KAI_TRY(sweep(ws));  // as propose does: recovery before the store changes
     const bool runs_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
     // One proposal, once: a retry of a command still waiting gets its id.
     std::optional<Proposal> twin;
