@@ -2747,9 +2747,10 @@ namespace {
 
 // Characters that make what the approver sees differ from what runs
 // (lib/util/text.hpp lists them): control characters other than tab and
-// newline, bidi controls, invisible characters, line separators, invalid UTF-8.
+// newline (a CR too, even before a newline), bidi controls, invisible
+// characters, line separators, invalid UTF-8.
 std::optional<std::string> disguise(std::string_view s) {
-  std::optional<HiddenChar> h = find_hidden(s, Allow::tab_newline);
+  std::optional<HiddenChar> h = find_hidden(s, Allow::script);
   if (!h) return std::nullopt;
   if (h->invalid) return "invalid UTF-8 at byte " + std::to_string(h->at);
   return std::string(h->kind) + " (" + code_point_name(h->cp) + ") at byte " + std::to_string(h->at);

@@ -21,7 +21,7 @@ bool hidden_ascii(std::string_view s, size_t i, Allow allow) {
   auto c = static_cast<unsigned char>(s[i]);
   if (c >= 0x20 && c != 0x7F) return false;
   if (c == '\t') return allow == Allow::nothing;
-  if (c == '\n') return allow != Allow::tab_newline;
+  if (c == '\n') return allow != Allow::tab_newline && allow != Allow::script;
   if (c == '\r') return !(allow == Allow::tab_newline && i + 1 < s.size() && s[i + 1] == '\n');
   return true;
 }

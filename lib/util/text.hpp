@@ -18,6 +18,8 @@ enum class Allow {
   nothing,       // one line: tab, newline and CR are escaped too
   tab,           // one line, tab kept
   tab_newline,   // text of many lines: tab and newline kept, and CR before LF
+  script,        // a shell script: tab and newline kept, CR never (the shell
+                 // makes it part of a word, so CRLF does not read as it runs)
 };
 
 // One hidden character: where it starts, how many bytes it takes, what it is.

@@ -1270,3 +1270,15 @@ TEST_CASE("a root under /tmp keeps its own protection", "[shell]") {
     CHECK(c.verdict != RunVerdict::blocked);
   }
 }
+
+TEST_CASE("a carriage return in a shell string is blocked, also before a newline", "[shell]") {
+  // In sh a CR is part of the word before it, so "rm x\r\n" removes "x\r":
+  // CRLF never reads the way it runs. Found by the fuzzer.
+  for (std::string_view cmd : {"for f iin \n\n\r\ni\n"sv, "echo ok\r\n"sv, "rm -f notes\r"sv}) {
+    INFO(cmd);
+    Classification c = kai::classify_shell(cmd, context());
+    CHECK(c.verdict == RunVerdict::blocked);
+    CHECK_THAT(c.reasons.at(0), Catch::Matchers::Contains("carriage return"));
+  }
+  CHECK(kai::classify_shell("echo ok\n\techo two\n", context()).verdict != RunVerdict::blocked);
+}
