@@ -88,5 +88,7 @@ RunFn setup_run(CLI::App& sub);
 RunFn setup_verify(CLI::App& sub);
 RunFn setup_certify(CLI::App& sub);
 RunFn setup_wait(CLI::App& sub);
+RunFn setup_hook(CLI::App& sub);
+RunFn setup_integrate(CLI::App& sub);
 
 }  // namespace kai::cmd

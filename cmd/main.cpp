@@ -38,6 +38,8 @@ constexpr CommandSpec k_commands[] = {
     {"ls", "list a folder for an agent, confined to root", setup_ls},
     {"verify", "check that certified paths changed only with signed approvals", setup_verify},
     {"certify", "sign an approval of the changes to certified paths", setup_certify},
+    {"hook", "an agent harness's pre-tool hook: the call on stdin, a decision on stdout (fails closed)", setup_hook},
+    {"integrate", "at a terminal: wire an agent harness to write only through kaicoder", setup_integrate},
     {"doctor", "check config, store, changelog, backups, guardrails and installation", setup_doctor},
 };
 

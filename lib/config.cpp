@@ -175,7 +175,7 @@ std::map<std::string, Handler> handlers() {
       return walk_table(c, *t, name, h);
     };
   };
-  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "changelog", "certify", "limits"})
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter", "changelog", "certify", "limits"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
@@ -252,6 +252,7 @@ std::map<std::string, Handler> handlers() {
   h["hooks.review"] = str(&Config::review, {});
   h["hooks.timeout"] = num(&Config::notify_timeout, 1, 300);
   h["hooks.review_timeout"] = num(&Config::review_timeout, 1, 3600);
+  h["hooks.adapter.wait"] = num(&Config::hook_wait, 0, 3600);
   h["run.validate_timeout"] = num(&Config::validate_timeout, 1, 3600);
   h["changelog.path"] = str(&Config::changelog, {});
   h["changelog.keep"] = num(&Config::changelog_keep, 10, 100000);

@@ -45,7 +45,8 @@ struct Config {
   bool allow_unusual_names = false;
   // Files that grant privileges or run code; the same list kaicoder.toml.example shows.
   std::vector<std::string> confirm = {"*.sh", "scripts/**", ".github/**", "Dockerfile*", "docker-compose*.y*ml",
-                                      "compose*.y*ml", ".claude/**", ".cursor/**", ".vscode/**", ".husky/**",
+                                      "compose*.y*ml", ".claude/**", ".cursor/**", ".codex/**", ".gemini/**",
+                                      ".mcp.json", ".vscode/**", ".husky/**",
                                       ".pre-commit-config.yaml", ".gitlab-ci.yml", "kaicoder-approvals/**"};
   // [run]
   long run_timeout = 600;
@@ -65,6 +66,9 @@ struct Config {
   std::string notify, review;
   long notify_timeout = 10, review_timeout = 60;
   bool hooks_network = false;  // [hooks] network: hooks share the host's network
+  // [hooks.adapter] wait: seconds `kaicoder hook` waits for a person to decide
+  // what it staged before it answers the harness; 0 = answer at once
+  long hook_wait = 0;
   // [validate]
   std::map<std::string, std::string> validate;
   // [changelog]

@@ -12,6 +12,7 @@
 #include "lib/beneath.hpp"
 #include "lib/certify.hpp"
 #include "lib/git.hpp"
+#include "lib/harness/integrate.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/trust.hpp"
@@ -445,6 +446,19 @@ void check_certify(Workspace& ws, Checks& out) {
     add(out, "certification", Level::ok, fmt::format("{} change(s) to certified paths {}, all signed", c->changes.size(), since));
 }
 
+// Which agent harnesses the project has settings for, and whether each
+// writes only through kaicoder (lib/harness/integrate says what is missing).
+void check_harnesses(Workspace& ws, Checks& out) {
+  for (const auto& st : harness::harness_status(ws)) {
+    const std::string name = fmt::format("harness {}", harness::harness_name(st.harness));
+    if (st.wired) add(out, name, Level::ok, "wired: kaicoder is its only writer");
+    else if (st.present)
+      add(out, name, Level::warn,
+          fmt::format("still has a writer of its own; missing: {}", fmt::join(st.missing, "; ")),
+          fmt::format("kaicoder integrate {}", harness::harness_name(st.harness)));
+  }
+}
+
 }  // namespace
 
 std::vector<Check> run_doctor(const DoctorInput& in) {
@@ -492,6 +506,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   check_snapshots(*ws, out);
   check_guardrails(*ws, out);
   check_isolation(*ws, out);
+  check_harnesses(*ws, out);
   check_install(in, out);
   return out;
 }
