@@ -127,6 +127,8 @@ complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an 
 complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
 complete -c kaicoder -n __kaicoder_needs_command -a verify -d 'Check that certified paths changed only with signed approvals'
 complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval of the changes to certified paths'
+complete -c kaicoder -n __kaicoder_needs_command -a hook -d "An agent harness's pre-tool hook; fails closed"
+complete -c kaicoder -n __kaicoder_needs_command -a integrate -d 'At a terminal: wire an agent harness to write only through kaicoder'
 complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
 
 # propose
@@ -188,6 +190,11 @@ complete -c kaicoder -n '__kaicoder_using_command approve reject wait' -a '(__ka
 
 # wait
 complete -c kaicoder -n '__kaicoder_using_command wait' -l timeout -x -d 'Give up after this many seconds; exit 8 if still undecided'
+
+# hook, integrate
+complete -c kaicoder -n '__kaicoder_using_command hook integrate' -a 'claude-code codex gemini cursor' -d Harness
+complete -c kaicoder -n '__kaicoder_using_command integrate' -l check -d 'Only report what is not wired yet (exit 6 when missing)'
+complete -c kaicoder -n '__kaicoder_using_command integrate' -l user -d "Wire the harness's user-level settings instead"
 
 # reject
 complete -c kaicoder -n '__kaicoder_using_command reject' -l reason -x -d 'Why, for the agent and the changelog'
