@@ -247,6 +247,10 @@ GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {
     for (const auto& e : fs::directory_iterator(w.git_dir, ec)) w.git_top.insert(e.path().filename().string());
     w.alternates = lexists(w.git_dir / "objects" / "info" / "alternates");
   }
+  // A harness settings path that does not exist cannot be mounted read-only:
+  // at every level, whatever a run creates there is removed after it (SPEC §7).
+  for (const char* h : k_harness)
+    if (!lexists(ws.root / h)) w.saved[ws.root / h] = std::nullopt;
   if (mode != SandboxMode::landlock) return w;
   // The landlock level cannot keep a run out of these: their bytes are kept
   // and put back after it.

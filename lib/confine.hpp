@@ -55,7 +55,8 @@ struct GuardWatch {
   std::filesystem::path root, git_dir;
   std::set<std::string> git_top;   // names at the top of .git/ before the run
   bool alternates = false;         // .git/objects/info/alternates existed
-  // landlock level: guarded files by path; nullopt = did not exist.
+  // Guarded files by path; nullopt = did not exist (at every level for the
+  // harness settings paths, else at the landlock level only).
   std::map<std::filesystem::path, std::optional<Saved>> saved;
   // landlock level: folders where a new file is removed after the run
   std::vector<std::filesystem::path> sealed;
@@ -67,7 +68,7 @@ struct GuardWatch {
 GuardWatch watch_guards(const Workspace& ws, SandboxMode mode);
 
 // After the run: removes entries the run added at the top of .git/ (and an
-// alternates file), and at the landlock level puts back every saved file it
+// alternates file) and harness settings it created, and at the landlock level puts back every saved file it
 // changed or removed and removes what it created in guarded folders. Returns
 // one line per thing done or noticed ("restored kaicoder.toml"), relative to
 // root; empty when the run touched nothing guarded.

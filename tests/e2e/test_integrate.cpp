@@ -3,6 +3,8 @@
 // a terminal (exit 3 without one), and each file written through kaicoder's
 // own transaction (a proposal, a backup, a changelog entry, a rollback id).
 
+#include <fstream>
+
 #include <toml++/toml.h>
 
 #include "tests/support/checks.hpp"
@@ -149,4 +151,56 @@ TEST_CASE("harness settings are confirm tier for proposals", "[e2e][integrate]")
     KAI_REQUIRE_EXIT(r, 0);
     CHECK(json_of(r).at("tier") == "confirm");
   }
+}
+
+TEST_CASE("integrate --user writes the owner's user settings with a backup and a changelog entry", "[e2e][integrate]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  const auto user_settings = repo.home() / ".claude" / "settings.json";
+  std::filesystem::create_directories(user_settings.parent_path());
+  {
+    std::ofstream out(user_settings);
+    out << "{\n  // mine\n  \"theme\": \"dark\"\n}\n";
+  }
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--user", "--check"}), 6);
+  Run r = repo.kai_tty({"integrate", "claude-code", "--user"}, "CONFIRM");
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_THAT(r.out, Contains("outside root"));
+  const std::string after = read_outside(user_settings);
+  CHECK_THAT(after, Contains("// mine"));
+  json s = json::parse(after, nullptr, true, true);
+  CHECK(s.at("theme") == "dark");
+  CHECK(has(s.at("permissions").at("deny"), "Bash"));
+  // The backup beside it holds the old bytes; the changelog says how to restore it.
+  bool backup = false;
+  for (const auto& e : std::filesystem::directory_iterator(user_settings.parent_path()))
+    if (e.path().filename().string().starts_with("settings.json.bak-kaicoder-"))
+      backup = read_outside(e.path()) == "{\n  // mine\n  \"theme\": \"dark\"\n}\n";
+  CHECK(backup);
+  json entries = log_entries(repo);
+  bool logged = false;
+  for (const auto& e : entries)
+    // The owner's home as kaicoder sees it (the test's home is mounted over it).
+    if (e.at("files").dump().find("/.claude/settings.json") != std::string::npos)
+      logged = e.at("rollback").get<std::string>().find("by hand") != std::string::npos;
+  CHECK(logged);
+  // The project's .mcp.json carries the server.
+  CHECK(settings(repo, ".mcp.json").at("mcpServers").contains("kaicoder"));
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--user", "--check"}), 0);
+}
+
+TEST_CASE("integrate refuses a settings file that is a symlink out of root", "[e2e][integrate][attack]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  const auto outside = repo.home() / "planted.json";
+  {
+    std::ofstream out(outside);
+    out << "{}\n";
+  }
+  std::filesystem::create_directories(repo.abs(".claude"));
+  repo.symlink(".claude/settings.json", outside.string());
+  Run r = repo.kai_tty({"integrate", "claude-code"}, "CONFIRM");
+  KAI_CHECK_EXIT(r, 3);
+  CHECK(read_outside(outside) == "{}\n");
+  CHECK_FALSE(repo.exists(".mcp.json"));
 }

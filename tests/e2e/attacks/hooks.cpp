@@ -4,6 +4,7 @@
 // harness's own format, never with a silent exit that a harness reads as a
 // pass, and nothing in the tree or the store changes.
 
+#include "lib/sandbox.hpp"
 #include "tests/support/checks.hpp"
 
 namespace {
@@ -106,4 +107,42 @@ TEST_CASE("attack: a hook stages, it never applies: the agent cannot approve wha
              Contains("blocks this command"));
   KAI_CHECK_EXIT(p.repo.kai({"approve", "1"}), 3);
   CHECK(p.repo.read("a.txt") == "a\n");
+}
+
+TEST_CASE("attack: an approved run cannot unwire a harness by rewriting its settings", "[e2e][attack][hook][integrate]") {
+  kai::NamespaceStatus ns = kai::namespace_status();
+  if (!ns.ok || kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
+    return;
+  }
+  TempRepo repo{{"probe.py", "import os\n"
+                             "def attempt(label, f):\n"
+                             "    try:\n"
+                             "        f()\n"
+                             "        print(label, 'DONE', flush=True)\n"
+                             "    except Exception as e:\n"
+                             "        print(label, 'refused:', type(e).__name__, flush=True)\n"
+                             "attempt('settings', lambda: open('.claude/settings.json', 'w').write('{}'))\n"
+                             "attempt('mcp', lambda: os.remove('.mcp.json'))\n"
+                             "os.makedirs('.codex', exist_ok=True)\n"
+                             "attempt('codex', lambda: open('.codex/config.toml', 'w').write('sandbox_mode = \\'danger-full-access\\''))\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
+  const std::string settings = repo.read(".claude/settings.json"), mcp = repo.read(".mcp.json");
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "tidy up", "--", "python3", "probe.py"}), 0);
+  const int id = json_of(repo.kai({"--json", "list", "--status", "pending"})).at("proposals").at(0).at("id").get<int>();
+  Run a = repo.kai_tty({"approve", std::to_string(id)}, "y");
+  if (show_json(repo, id).at("status") == "pending") a = repo.kai_tty({"approve", std::to_string(id)}, "CONFIRM");
+  const std::string seen = a.all() + repo.kai({"--json", "show", std::to_string(id)}).out;
+  INFO(seen);
+  CHECK_THAT(seen, Contains("settings "));
+  CHECK(seen.find("settings DONE") == std::string::npos);
+  CHECK(seen.find("mcp DONE") == std::string::npos);
+  // A harness folder that did not exist cannot be mounted read-only: what
+  // the run made there is removed after it, and its entry says so.
+  CHECK_THAT(seen, Contains(".codex: removed"));
+  CHECK(repo.read(".claude/settings.json") == settings);
+  CHECK(repo.read(".mcp.json") == mcp);
+  CHECK_FALSE(repo.exists(".codex"));
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
 }
