@@ -106,7 +106,7 @@ Said staged_file(Workspace& ws, const Result<Staged>& st) {
                             p.id, what_of(p),
                             st->applied->rollback_id.empty() ? "" : ", rollback id " + st->applied->rollback_id),
                 p.id);
-  if (ws.cfg.hook_wait > 0 && !st->existing) return after_wait(ws, p, ws.cfg.hook_wait);
+  if (ws.cfg.hook_wait > 0) return after_wait(ws, p, ws.cfg.hook_wait);
   return deny(staged_text(p, st->existing), p.id);
 }
 
@@ -186,7 +186,7 @@ struct Call {
     }
     const Proposal& p = st->proposal;
     if (st->ran) return deny(ran_text(p, st->ran->result, "kaicoder ran this itself under the owner's policy as"), p.id);
-    if (ws.cfg.hook_wait > 0 && !st->existing) return after_wait(ws, p, ws.cfg.hook_wait);
+    if (ws.cfg.hook_wait > 0) return after_wait(ws, p, ws.cfg.hook_wait);
     return deny(staged_text(p, st->existing), p.id);
   }
 

@@ -339,8 +339,13 @@ Result<ToolCall> parse_tool_call(Harness h, std::string_view payload) {
   auto tool = required_text(j, {"tool_name"});
   if (!tool) return tool.error();
   c.tool = std::move(*tool);
-  // kaicoder's own MCP tools check every call themselves.
-  if (c.tool.starts_with("mcp__kaicoder__")) {
+  // kaicoder's own MCP tools check every call themselves. Gemini also says
+  // which server a tool comes from (mcp_context), whatever it named the tool.
+  bool ours = c.tool.starts_with("mcp__kaicoder__");
+  if (h == Harness::gemini)
+    if (auto ctx = j.find("mcp_context"); ctx != j.end() && ctx->is_object())
+      ours = ctx->value("server_name", json()) == "kaicoder";
+  if (ours) {
     c.op = Op::pass;
     return c;
   }

@@ -70,6 +70,14 @@ TEST_CASE("Codex, Gemini and Cursor payloads are read into tool calls", "[hook]"
       "old_string": "x", "new_string": "y", "expected_replacements": 3}})");
   REQUIRE(rep);
   CHECK(rep->edits.at(0).all);
+  auto gm = parse_tool_call(Harness::gemini, R"({"tool_name": "read_file", "tool_input": {},
+      "mcp_context": {"server_name": "kaicoder", "tool_name": "read_file"}})");
+  REQUIRE(gm);
+  CHECK(gm->op == Op::pass);
+  auto go = parse_tool_call(Harness::gemini, R"({"tool_name": "mcp__kaicoder__x", "tool_input": {},
+      "mcp_context": {"server_name": "other"}})");
+  REQUIRE(go);
+  CHECK(go->op == Op::unknown);
   auto s = parse_tool_call(Harness::cursor, R"({"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "/r"})");
   REQUIRE(s);
   CHECK(s->op == Op::shell);
