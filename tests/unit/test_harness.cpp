@@ -85,6 +85,23 @@ TEST_CASE("Codex, Gemini and Cursor payloads are read into tool calls", "[hook]"
       "command": "/usr/bin/kaicoder mcp --root /r"})");
   REQUIRE(mcp);
   CHECK(mcp->op == Op::pass);
+  auto sr = parse_tool_call(Harness::cursor, R"({"hook_event_name": "preToolUse", "tool_name": "StrReplace",
+      "tool_input": {"path": "a", "old_string": "x", "new_string": "y"}})");
+  REQUIRE(sr);
+  CHECK(sr->op == Op::edit);
+  CHECK(sr->path == "a");
+  auto del = parse_tool_call(Harness::cursor, R"({"hook_event_name": "preToolUse", "tool_name": "Delete",
+      "tool_input": {"path": "a"}})");
+  REQUIRE(del);
+  CHECK(del->op == Op::remove);
+  auto gl = parse_tool_call(Harness::gemini, R"({"tool_name": "glob", "tool_input": {"pattern": "*.c", "dir_path": "src"}})");
+  REQUIRE(gl);
+  CHECK(gl->op == Op::search);
+  CHECK(gl->path == "src");
+  CHECK_FALSE(gl->reads_contents);
+  auto ld = parse_tool_call(Harness::gemini, R"({"tool_name": "list_directory", "tool_input": {"dir_path": "/etc"}})");
+  REQUIRE(ld);
+  CHECK(ld->op == Op::list);
   auto after = parse_tool_call(Harness::cursor, R"({"hook_event_name": "afterFileEdit"})");
   REQUIRE(after);
   CHECK(after->op == Op::unknown);

@@ -146,3 +146,18 @@ TEST_CASE("attack: an approved run cannot unwire a harness by rewriting its sett
   CHECK_FALSE(repo.exists(".codex"));
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
 }
+
+TEST_CASE("attack: listing or searching a folder outside root through Gemini's tools is denied", "[e2e][attack][hook]") {
+  Planted p;
+  auto gemini = [&](const std::string& tool, const json& input) {
+    Run r = p.repo.kai({"hook", "gemini"},
+                       json{{"hook_event_name", "BeforeTool"}, {"cwd", p.repo.path().string()}, {"tool_name", tool}, {"tool_input", input}}.dump());
+    KAI_REQUIRE_EXIT(r, 0);
+    return json::parse(r.out);
+  };
+  CHECK(gemini("list_directory", {{"dir_path", "/etc"}}).at("decision") == "deny");
+  CHECK(gemini("glob", {{"pattern", "*"}, {"dir_path", p.repo.home().string()}}).at("decision") == "deny");
+  CHECK(gemini("search_file_content", {{"pattern", "TOKEN"}, {"include", ".env"}}).at("decision") == "deny");
+  CHECK(gemini("read_many_files", {{"paths", json::array({"a.txt"})}}).at("decision") == "deny");
+  CHECK(gemini("list_directory", {{"dir_path", p.repo.abs("docs").string()}}) == json::object());
+}
