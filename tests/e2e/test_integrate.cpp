@@ -204,3 +204,16 @@ TEST_CASE("integrate refuses a settings file that is a symlink out of root", "[e
   CHECK(read_outside(outside) == "{}\n");
   CHECK_FALSE(repo.exists(".mcp.json"));
 }
+
+TEST_CASE("doctor names a harness that still has a writer of its own", "[e2e][integrate][doctor]") {
+  TempRepo repo{{".claude/settings.json", "{\"model\": \"opus\"}\n"}};
+  repo.init();
+  Run d = repo.kai({"doctor"});
+  CHECK_THAT(d.out, Contains("harness claude-code"));
+  CHECK_THAT(d.out, Contains("writer of its own"));
+  CHECK_THAT(d.out, Contains("kaicoder integrate claude-code"));
+  CHECK(d.out.find("harness codex") == std::string::npos);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
+  Run after = repo.kai({"doctor"});
+  CHECK_THAT(after.out, Contains("kaicoder is its only writer"));
+}
