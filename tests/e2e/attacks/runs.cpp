@@ -90,6 +90,16 @@ Run approve_run(const TempRepo& repo, int id) {
   return a;
 }
 
+// Sets [run] sandbox = "landlock" and trusts the changed config, as the
+// owner does at a terminal; returns the new config's text.
+std::string use_landlock(const TempRepo& repo) {
+  std::string toml = repo.read("kaicoder.toml");
+  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
+  repo.write("kaicoder.toml", toml);
+  repo.trust();
+  return toml;
+}
+
 bool full_sandbox_or_warn() {
   kai::NamespaceStatus ns = kai::namespace_status();
   if (!ns.ok) WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
@@ -102,6 +112,18 @@ std::string read_file_or_empty(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Proposes `python3 script` as a run and approves it; the approver was
+// warned that it touched guarded paths. Returns its changelog summary, and
+// what the approval printed in `shown`.
+std::string run_touching_guards(const TempRepo& repo, const std::string& script, std::string& shown) {
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", script}), 0);
+  Run a = approve_run(repo, 1);
+  shown = a.all();
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.out, Contains("WARNING: the command touched paths kaicoder guards"));
+  return log_entries(repo).at(0).at("summary");
 }
 
 std::string git_config_value(const TempRepo& repo, const std::string& key) {
@@ -230,22 +252,94 @@ TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a 
   }
   TempRepo repo{{"a.txt", "a\n"}, {"probe.py", k_probe}};
   repo.init();
-  std::string toml = repo.read("kaicoder.toml");
-  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
-  repo.write("kaicoder.toml", toml);
-  repo.trust();  // the owner trusts the changed config at a terminal
+  const std::string toml = use_landlock(repo);
   const std::string git_config = repo.read(".git/config");
-  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
-  Run a = approve_run(repo, 1);
-  KAI_REQUIRE_EXIT(a, 0);
-  CHECK_THAT(a.out, Contains("WARNING: the command touched paths kaicoder guards"));
+  std::string shown;
+  const std::string summary = run_touching_guards(repo, "probe.py", shown);
+  INFO(shown);
   CHECK(repo.read("kaicoder.toml") == toml);
   CHECK(repo.read(".git/config") == git_config);
   CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
-  json e = log_entries(repo).at(0);
-  std::string summary = e.at("summary");
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
   CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder.toml: restored") &&
-                          Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed"));
+                          Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed") &&
+                          Contains("created .kaicoder/forged-approval: removed"));
+}
+
+namespace {
+
+// An approved `python3 tidy.py` that goes for the signed approvals `kaicoder
+// verify` trusts: changes one, removes a signature, adds a manifest, and
+// swaps the folder for one of its own.
+constexpr const char* k_forge_approvals = R"(import os
+def attempt(label, f):
+    try:
+        f()
+        print(label, "DONE", flush=True)
+    except Exception as e:
+        print(label, "refused:", type(e).__name__, flush=True)
+def swap():
+    os.rename("kaicoder-approvals", "old-approvals")
+    os.mkdir("kaicoder-approvals")
+    open("kaicoder-approvals/all.toml", "w").write("forged\n")
+attempt("change", lambda: open("kaicoder-approvals/a.toml", "w").write("forged\n"))
+attempt("remove", lambda: os.remove("kaicoder-approvals/a.toml.sig"))
+attempt("add", lambda: open("kaicoder-approvals/b.toml", "w").write("forged\n"))
+attempt("swap", swap)
+)";
+
+constexpr const char* k_manifest = "base = \"0123\"\n";
+constexpr const char* k_signature = "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n";
+
+}  // namespace
+
+TEST_CASE("an approved run cannot change, remove, add or swap signed approvals, nor can a proposal", "[attack][runs]") {
+  if (!full_sandbox_or_warn()) return;
+  TempRepo repo{{"tidy.py", k_forge_approvals},
+                {"kaicoder-approvals/a.toml", k_manifest},
+                {"kaicoder-approvals/a.toml.sig", k_signature}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "tidy up", "--", "python3", "tidy.py"}), 0);
+  Run a = approve_run(repo, 1);
+  KAI_REQUIRE_EXIT(a, 0);
+  REQUIRE(show_json(repo, 1).at("status") == "applied");
+  INFO(a.all());
+  for (const char* label : {"change ", "remove ", "add ", "swap "}) CHECK_THAT(a.all(), Contains(label));
+  CHECK(a.all().find("DONE") == std::string::npos);
+  CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
+  CHECK(repo.read("kaicoder-approvals/a.toml.sig") == k_signature);
+  CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
+  CHECK_FALSE(repo.exists("old-approvals"));
+  // A proposal is refused before anything is staged.
+  Run p = repo.kai({"propose", "--path", "kaicoder-approvals/b.toml", "--content-file", "-", "--why", "w"}, "forged\n");
+  KAI_CHECK_EXIT(p, 3);
+  CHECK_THAT(p.all(), Contains("kaicoder-approvals/") && Contains("never-write"));
+  Run e = repo.kai({"propose", "--path", "kaicoder-approvals/a.toml", "--target", "0123", "--replacement", "4567", "--why", "w"});
+  KAI_CHECK_EXIT(e, 3);
+  CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
+  CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
+  CHECK_FALSE(repo.kai({"show", "2"}).ok());  // nothing was staged
+}
+
+TEST_CASE("at the landlock level a run that forges signed approvals is undone and its entry says so", "[attack][runs]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  TempRepo repo{{"tidy.py", k_forge_approvals},
+                {"kaicoder-approvals/a.toml", k_manifest},
+                {"kaicoder-approvals/a.toml.sig", k_signature}};
+  repo.init();
+  use_landlock(repo);
+  std::string shown;
+  const std::string summary = run_touching_guards(repo, "tidy.py", shown);
+  INFO(shown);
+  CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
+  CHECK(repo.read("kaicoder-approvals/a.toml.sig") == k_signature);
+  CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
+  CHECK_FALSE(repo.exists("kaicoder-approvals/all.toml"));
+  CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder-approvals/a.toml: restored") &&
+                          Contains("kaicoder-approvals/a.toml.sig: restored"));
 }
 
 TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
