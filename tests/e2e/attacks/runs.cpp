@@ -342,12 +342,51 @@ TEST_CASE("at the landlock level a run that forges signed approvals is undone an
                           Contains("kaicoder-approvals/a.toml.sig: restored"));
 }
 
-TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
-  if (!full_sandbox_or_warn()) return;
-  if (::geteuid() != 0 || std::system("command -v setpriv useradd userdel >/dev/null 2>&1") != 0) {
+namespace {
+
+// A throwaway user, for the cases that run kaicoder as an unprivileged user
+// (root is needed to make one). Its home in the password database is the
+// case's home, so the root trusted there and its key are that user's own;
+// it owns the case's folder, and is removed at the end.
+struct ThrowawayUser {
+  std::string name;
+  fs::path home;
+  bool made = false;
+
+  static bool available() {
+    if (::geteuid() == 0 && std::system("command -v setpriv useradd userdel >/dev/null 2>&1") == 0) return true;
     WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
-    return;
+    return false;
   }
+  explicit ThrowawayUser(const TempRepo& repo) : name("kaisbx" + std::to_string(::getpid() % 100000)), home(repo.home()) {
+    REQUIRE(std::system(("useradd -M -N -d '" + home.string() + "' -s /bin/sh " + name).c_str()) == 0);
+    made = true;
+    REQUIRE(std::system(("chown -R " + name + " '" + repo.path().parent_path().string() + "'").c_str()) == 0);
+  }
+  ThrowawayUser(const ThrowawayUser&) = delete;
+  ThrowawayUser& operator=(const ThrowawayUser&) = delete;
+  ~ThrowawayUser() {
+    if (made) (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str());
+  }
+  // argv that runs `argv` as this user, no groups, with a minimal environment.
+  std::vector<std::string> as(const std::vector<std::string>& argv) const {
+    std::vector<std::string> out = {"setpriv", "--reuid=" + name, "--regid=nogroup", "--clear-groups", "env", "-i",
+                                    "HOME=" + home.string(), "PATH=/usr/local/bin:/usr/bin:/bin", "TERM=xterm"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
+  // The same as a shell command line (the words single-quoted).
+  std::string shell(const std::vector<std::string>& argv) const {
+    std::string cmd;
+    for (const auto& w : as(argv)) cmd += (cmd.empty() ? "'" : " '") + w + "'";
+    return cmd;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
+  if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
   repo.init();
   repo.write(".env", k_env_file);
@@ -355,20 +394,11 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
                                   "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
   repo.trust();  // the owner trusts the changed config at a terminal
   const std::string toml = repo.read("kaicoder.toml");
-  const fs::path top = repo.path().parent_path();
-  // A throwaway user whose home (in the password database) is the case's
-  // home, so the root trusted there and its key are that user's own.
-  const std::string user = "kaisbx" + std::to_string(::getpid() % 100000);
-  REQUIRE(std::system(("useradd -M -N -d '" + repo.home().string() + "' -s /bin/sh " + user).c_str()) == 0);
-  struct Gone {
-    std::string name;
-    ~Gone() { (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str()); }
-  } gone{user};
-  REQUIRE(std::system(("chown -R " + user + " '" + top.string() + "'").c_str()) == 0);
-  const fs::path out = top / "run.out";
-  std::string cmd = "cd '" + repo.path().string() + "' && setpriv --reuid=" + user + " --regid=nogroup --clear-groups env -i HOME='" +
-                    repo.home().string() + "' PATH=/usr/local/bin:/usr/bin:/bin '" + kaicoder_bin() +
-                    "' run --why t -- python3 probe.py </dev/null >'" + out.string() + "' 2>&1";
+  ThrowawayUser user(repo);
+  const fs::path out = repo.path().parent_path() / "run.out";
+  std::string cmd = "cd '" + repo.path().string() + "' && " +
+                    user.shell({kaicoder_bin(), "run", "--why", "t", "--", "python3", "probe.py"}) + " </dev/null >'" +
+                    out.string() + "' 2>&1";
   int rc = std::system(cmd.c_str());
   const std::string seen = read_file_or_empty(out);
   INFO(seen);
@@ -383,6 +413,77 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
   CHECK(git_config_value(repo, "core.hooksPath").empty());
   CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
   CHECK(seen.find(k_env_base64) == std::string::npos);
+}
+
+namespace {
+
+size_t count_of(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane", "[attack][runs]") {
+  if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
+  TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
+  repo.init();
+  const fs::path top = repo.path().parent_path();
+  const fs::path sock = top / "tmux.sock", pane_out = top / "pane.out", elsewhere = top / "elsewhere";
+  fs::create_directories(elsewhere);
+  ThrowawayUser user(repo);
+  REQUIRE(std::system(("chown " + user.name + " '" + elsewhere.string() + "'").c_str()) == 0);
+  // The user's tmux pane, on a server socket outside root.
+  const bool have_tmux =
+      std::system("command -v tmux >/dev/null 2>&1") == 0 &&
+      std::system((user.shell({"tmux", "-S", sock.string(), "new-session", "-d", "-s", "victim", "cat > '" + pane_out.string() + "'"}) +
+                   " 2>/dev/null").c_str()) == 0;
+  struct KillServer {
+    std::string cmd;
+    ~KillServer() {
+      if (!cmd.empty()) (void)std::system(cmd.c_str());
+    }
+  } kill_server{have_tmux ? user.shell({"tmux", "-S", sock.string(), "kill-server"}) + " 2>/dev/null" : ""};
+  if (!have_tmux) WARN("SKIPPED in part: tmux is not installed or does not start, so the tmux part is not checked");
+
+  // Without kaicoder, the same script as the same user on a terminal of its
+  // own types into it (when the kernel still has the legacy TIOCSTI) and
+  // into the pane: what the sandbox has to stop.
+  TtyProcess control = repo.spawn_tty(user.as({"sh", "-c", "cd '" + elsewhere.string() + "' && exec python3 '" +
+                                                              repo.abs("inject.py").string() + "' '" + sock.string() + "'"}));
+  Run c = control.finish();
+  INFO("without kaicoder: " << c.all());
+  const bool legacy_tiocsti = c.all().find("typed into ['/dev/tty'") != std::string::npos;
+  if (!legacy_tiocsti)
+    WARN("SKIPPED in part: this kernel refuses the legacy TIOCSTI ioctl to unprivileged processes (dev.tty.legacy_tiocsti "
+         "= 0), so typing into a terminal is not checked");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the control's late child has acted by now
+  if (have_tmux) REQUIRE(count_of(read_file_or_empty(pane_out), "INJECTED") >= 1);
+  const size_t injected_before = count_of(read_file_or_empty(pane_out), "INJECTED");
+  if (!legacy_tiocsti && !have_tmux) return;
+
+  // The injector proposed by the user, then approved by the user at a terminal.
+  std::string propose = "cd '" + repo.path().string() + "' && " +
+                        user.shell({kaicoder_bin(), "run", "--why", "lint", "--", "python3", "inject.py", sock.string()}) +
+                        " </dev/null >/dev/null 2>&1";
+  REQUIRE(std::system(propose.c_str()) == 0);
+  Run a;
+  for (const char* answer : {"y", "CONFIRM"}) {  // as its tier asks
+    TtyProcess approver = repo.spawn_tty(user.as({kaicoder_bin(), "approve", "1"}));
+    REQUIRE(approver.wait_for_prompt());
+    approver.answer(answer);
+    a = approver.finish();
+    if (a.all().find("typed into") != std::string::npos) break;
+  }
+  INFO("approved: " << a.all());
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.all(), Contains("full sandbox"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the late child would have acted by now
+  CHECK_THAT(a.all(), Contains("typed into []"));
+  CHECK_FALSE(repo.exists("LATE"));
+  if (have_tmux) CHECK(count_of(read_file_or_empty(pane_out), "INJECTED") == injected_before);
+  CHECK(repo.read("a.txt") == "old\n");
 }
 
 namespace {
