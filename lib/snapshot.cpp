@@ -128,6 +128,9 @@ using Cache = std::unordered_map<std::string, Cached>;
 struct StatCache {
   bool loaded = false;
   Cache files;
+  // The files in the order the last walk met them (a walk of an unchanged
+  // tree meets them in the same order, so each lookup is a comparison).
+  std::vector<const Cache::value_type*> order;
   std::unordered_set<std::string> dirs;  // the folders of the last snapshot
   StatKey on_disk;  // the cache file as this object last wrote or read it
 };
@@ -154,8 +157,9 @@ std::string cache_head(const fs::path& root, const Guardrails& g) {
   return out;
 }
 
-Cache load_cache(const fs::path& file, const std::string& head) {
+Cache load_cache(const fs::path& file, const std::string& head, std::vector<const Cache::value_type*>* order = nullptr) {
   Cache out;
+  std::vector<const Cache::value_type*> seen;  // handed over only when the whole file parsed
   auto text = read_file(file);
   if (!text || !starts_with(*text, head)) return out;
   std::string_view t = *text;
@@ -177,18 +181,23 @@ Cache load_cache(const fs::path& file, const std::string& head) {
     c.st = {v[0], v[1], v[2], v[3], static_cast<uint32_t>(v[4])};
     c.git_mode = static_cast<uint32_t>(v[5]);
     c.usable = v[6] == 1;
-    out.emplace(std::string(t.substr(tab + 1, nul - tab - 1)), c);
+    auto [it, added] = out.emplace(std::string(t.substr(tab + 1, nul - tab - 1)), c);
+    if (added) seen.push_back(&*it);
     pos = nul + 1;
   }
+  if (order) *order = std::move(seen);
   return out;
 }
 
-Status save_cache(const fs::path& file, const std::string& head, const Cache& cache) {
+// Written in walk order, which load_cache() keeps.
+Status save_cache(const fs::path& file, const std::string& head, const std::vector<const Cache::value_type*>& order) {
   std::string out = head;
-  out.reserve(out.size() + cache.size() * 120);
-  for (const auto& [rel, c] : cache)
+  out.reserve(out.size() + order.size() * 120);
+  for (const auto* entry : order) {
+    const auto& [rel, c] = *entry;
     out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
                        c.usable ? 1 : 0, hex(c.id), rel) + '\0';
+  }
   return write_file_atomic(file, out, 0600);
 }
 
@@ -228,7 +237,7 @@ class Builder {
 public:
   Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, const StatCache& old,
           const std::function<void(size_t)>& progress)
-      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_old_dirs(old.dirs), m_progress(progress),
+      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_order(old.order), m_old_dirs(old.dirs), m_progress(progress),
         m_racy(now_ns() - 1000000000ull) {
     fresh.reserve(m_old.size());
   }
@@ -263,12 +272,29 @@ private:
   git_odb* m_odb;
   Snapshot& m_out;
   const Cache& m_old;
+  const std::vector<const Cache::value_type*>& m_order;
+  size_t m_next = 0;  // where in m_order the next file probably is
+  // The cache's entry for `rel`, or null.
+  const Cached* cached(const std::string& rel);
   const std::unordered_set<std::string>& m_old_dirs;
   const std::function<void(size_t)>& m_progress;
   uint64_t m_racy;  // stat data this new or newer is not cached
   bool m_tracked_read = false;
   std::unordered_set<std::string> m_tracked, m_tracked_dirs;
 };
+
+const Cached* Builder::cached(const std::string& rel) {
+  if (m_next < m_order.size() && m_order[m_next]->first == rel) return &m_order[m_next++]->second;
+  auto hit = m_old.find(rel);
+  if (hit == m_old.end()) return nullptr;
+  // Go on from there: after a new or removed file the order holds again.
+  for (size_t i = m_next + 1; i < m_order.size() && i <= m_next + 8; ++i)
+    if (m_order[i] == &*hit) {
+      m_next = i + 1;
+      break;
+    }
+  return &hit->second;
+}
 
 Status Builder::write_tree(std::vector<TreeEntry>& entries, git_oid& out) {
   std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
@@ -436,8 +462,8 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
     // A path the last snapshot held was not excluded then, and the cache
     // is only used under the same guardrails (the cache file names them).
-    auto hit = dir ? m_old.end() : m_old.find(rel);
-    bool known = dir ? m_old_dirs.count(rel) > 0 : hit != m_old.end();
+    const Cached* hit = dir ? nullptr : cached(rel);
+    bool known = dir ? m_old_dirs.count(rel) > 0 : hit != nullptr;
     if (!known && excluded(m_g, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
       bool kaicoders = rel == m_g.state_dir || starts_with(rel, m_g.state_dir + "/") || rel == m_g.changelog;
@@ -462,7 +488,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
       continue;
     }
     if (!dir) {
-      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st, hit == m_old.end() ? nullptr : &hit->second, into));
+      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st, hit, into));
       continue;
     }
     int sfd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -681,7 +707,8 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   const fs::path cache_file = m_dir / k_cache_name;
   if (!m_cache) m_cache = std::make_shared<StatCache>();
   if (!m_cache->loaded) {
-    m_cache->files = load_cache(cache_file, cache_head(m_root, m_guards));
+    m_cache->order.clear();
+    m_cache->files = load_cache(cache_file, cache_head(m_root, m_guards), &m_cache->order);
     m_cache->loaded = true;
     for (const auto& [rel, c] : m_cache->files)
       for (auto slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
@@ -709,11 +736,15 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   // The cache only saves work: a snapshot stands without it.
   if (!same) {
     Cache fresh;
+    std::vector<const Cache::value_type*> order;
     fresh.reserve(b.fresh.size());
-    for (auto& [rel, c] : b.fresh) fresh.emplace(std::move(rel), c);
-    m_cache->files = std::move(fresh);
+    order.reserve(b.fresh.size());
+    for (auto& [rel, c] : b.fresh)
+      if (auto [it, added] = fresh.emplace(std::move(rel), c); added) order.push_back(&*it);
+    m_cache->files = std::move(fresh);  // a moved map keeps its nodes, so `order` stays valid
+    m_cache->order = std::move(order);
   }
-  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->files) && ::stat(cache_file.c_str(), &st) == 0)
+  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->order) && ::stat(cache_file.c_str(), &st) == 0)
     m_cache->on_disk = key_of(st);
   m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
   return out;
