@@ -132,6 +132,16 @@ struct StatCache {
   // tree meets them in the same order, so each lookup is a comparison).
   std::vector<const Cache::value_type*> order;
   std::unordered_set<std::string> dirs;  // the folders of the last snapshot
+  // Each folder's names as the last walk read them, by root-relative prefix
+  // ("" or "a/b/"), with the folder's stat data read before: while that
+  // stays the same (any entry added, removed or renamed changes a folder's
+  // ctime, which no one can set back) the names are the same, and a walk
+  // need not read the folder again. In memory only, like `order`.
+  struct Listing {
+    StatKey key;
+    std::vector<std::string> names;
+  };
+  std::unordered_map<std::string, Listing> listings;
   StatKey on_disk;  // the cache file as this object last wrote or read it
 };
 
@@ -235,9 +245,10 @@ struct TreeEntry {
 // object straight into the store (an unchanged tree is already there).
 class Builder {
 public:
-  Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, const StatCache& old,
+  Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, StatCache& old,
           const std::function<void(size_t)>& progress)
-      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_order(old.order), m_old_dirs(old.dirs), m_progress(progress),
+      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_order(old.order), m_old_dirs(old.dirs),
+        m_listings(old.listings), m_progress(progress),
         m_racy(now_ns() - 1000000000ull) {
     fresh.reserve(m_old.size());
   }
@@ -248,7 +259,15 @@ public:
   void guard_git();
   // The tree object of `entries` (any order), written into the store.
   Status write_tree(std::vector<TreeEntry>& entries, git_oid& out);
-  std::vector<std::pair<std::string, Cached>> fresh;  // the new cache, in walk order
+  // The new cache, in walk order: a file that matched its entry points at
+  // it (no copy while the tree is unchanged), any other is held here.
+  struct Fresh {
+    const Cache::value_type* same = nullptr;
+    std::string rel;
+    Cached c;
+  };
+  std::vector<Fresh> fresh;
+  std::unordered_map<std::string, StatCache::Listing> listings;  // what this walk read
 
 private:
   bool ignored(const std::string& rel, bool dir) const {
@@ -263,7 +282,7 @@ private:
     if (!m_tracked_read) KAI_TRY(read_tracked());
     return dir ? m_tracked_dirs.count(rel) > 0 : m_tracked.count(rel) > 0;
   }
-  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
+  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cache::value_type* old,
               std::vector<TreeEntry>& into);
   Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id, bool& stable);
   void count_ignored(int fd, const std::string& prefix, const std::string& top);
@@ -275,16 +294,17 @@ private:
   const std::vector<const Cache::value_type*>& m_order;
   size_t m_next = 0;  // where in m_order the next file probably is
   // The cache's entry for `rel`, or null.
-  const Cached* cached(const std::string& rel);
+  const Cache::value_type* cached(const std::string& rel);
   const std::unordered_set<std::string>& m_old_dirs;
+  std::unordered_map<std::string, StatCache::Listing>& m_listings;  // what a listing still valid is moved out of
   const std::function<void(size_t)>& m_progress;
   uint64_t m_racy;  // stat data this new or newer is not cached
   bool m_tracked_read = false;
   std::unordered_set<std::string> m_tracked, m_tracked_dirs;
 };
 
-const Cached* Builder::cached(const std::string& rel) {
-  if (m_next < m_order.size() && m_order[m_next]->first == rel) return &m_order[m_next++]->second;
+const Cache::value_type* Builder::cached(const std::string& rel) {
+  if (m_next < m_order.size() && m_order[m_next]->first == rel) return m_order[m_next++];
   auto hit = m_old.find(rel);
   if (hit == m_old.end()) return nullptr;
   // Go on from there: after a new or removed file the order holds again.
@@ -293,7 +313,7 @@ const Cached* Builder::cached(const std::string& rel) {
       m_next = i + 1;
       break;
     }
-  return &hit->second;
+  return &*hit;
 }
 
 Status Builder::write_tree(std::vector<TreeEntry>& entries, git_oid& out) {
@@ -380,8 +400,9 @@ Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel
   return ok_status();
 }
 
-Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
-                     std::vector<TreeEntry>& into) {
+Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st,
+                     const Cache::value_type* old, std::vector<TreeEntry>& into) {
+  const Cached* cached = old ? &old->second : nullptr;
   StatKey k = key_of(st);
   if (S_ISREG(st.st_mode) && k.size > k_snapshot_max_bytes) {
     m_out.large[rel] = k;
@@ -395,6 +416,12 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
   if (st.st_mode & (S_ISUID | S_ISGID)) m_out.setid[rel] = st.st_mode & 07777;
   if (cached && cached->usable && cached->st == k && cached->git_mode == mode) {
     id = cached->id;
+    if (cacheable) {  // the new entry would be the old one
+      fresh.push_back(Fresh{old, {}, {}});
+      into.push_back(TreeEntry{name, mode, id});
+      if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+      return ok_status();
+    }
   } else if (S_ISLNK(st.st_mode)) {
     std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
     ssize_t n = ::readlinkat(dirfd, name, buf.data(), buf.size());
@@ -410,7 +437,7 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
     cacheable = cacheable && stable;
     ++m_out.hashed;
   }
-  fresh.emplace_back(rel, Cached{k, id, mode, cacheable});
+  fresh.push_back(Fresh{nullptr, rel, Cached{k, id, mode, cacheable}});
   into.push_back(TreeEntry{name, mode, id});
   if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
   return ok_status();
@@ -447,22 +474,43 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     return ok_status();
   }
   Owned<DIR, close_dir> own(d);
-  std::vector<std::pair<std::string, struct stat>> entries;
-  while (dirent* e = ::readdir(d)) {
-    std::string_view name = e->d_name;
-    if (name == "." || name == ".." || name == ".git") continue;
-    struct stat st;
-    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    entries.emplace_back(std::string(name), st);
+  // The folder's stat data first: a change after it shows at the next walk.
+  struct stat self;
+  const bool have_self = ::fstat(::dirfd(d), &self) == 0;
+  const StatKey self_key = have_self ? key_of(self) : StatKey{};
+  auto was = have_self ? m_listings.find(prefix) : m_listings.end();
+  const std::vector<std::string>* names = nullptr;
+  std::vector<std::string> read;
+  if (was != m_listings.end() && was->second.key == self_key) {
+    names = &listings.insert(m_listings.extract(was)).position->second.names;  // moved, not copied
+  } else {
+    while (dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name != "." && name != ".." && name != ".git") read.emplace_back(name);
+    }
+    names = &read;
   }
+  std::vector<std::pair<const std::string*, struct stat>> entries;
+  entries.reserve(names->size());
+  for (const auto& name : *names) {
+    struct stat st;
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries.emplace_back(&name, st);
+  }
+  // Kept only out of the racy window (a change within the same clock tick
+  // could leave ctime as it was). Moving the vector keeps its strings where
+  // they are, so `entries` still points at them.
+  if (names == &read && have_self && std::max(self_key.mtime_ns, self_key.ctime_ns) < m_racy)
+    listings.emplace(prefix, StatCache::Listing{self_key, std::move(read)});
   std::vector<TreeEntry> into;
-  for (const auto& [name, st] : entries) {
+  for (const auto& [name_of, st] : entries) {
+    const std::string& name = *name_of;
     std::string rel = prefix + name;
     bool dir = S_ISDIR(st.st_mode);
     if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
     // A path the last snapshot held was not excluded then, and the cache
     // is only used under the same guardrails (the cache file names them).
-    const Cached* hit = dir ? nullptr : cached(rel);
+    const Cache::value_type* hit = dir ? nullptr : cached(rel);
     bool known = dir ? m_old_dirs.count(rel) > 0 : hit != nullptr;
     if (!known && excluded(m_g, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
@@ -739,14 +787,17 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
     std::vector<const Cache::value_type*> order;
     fresh.reserve(b.fresh.size());
     order.reserve(b.fresh.size());
-    for (auto& [rel, c] : b.fresh)
-      if (auto [it, added] = fresh.emplace(std::move(rel), c); added) order.push_back(&*it);
+    for (auto& f : b.fresh) {
+      auto [it, added] = f.same ? fresh.emplace(f.same->first, f.same->second) : fresh.emplace(std::move(f.rel), f.c);
+      if (added) order.push_back(&*it);
+    }
     m_cache->files = std::move(fresh);  // a moved map keeps its nodes, so `order` stays valid
     m_cache->order = std::move(order);
   }
   if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->order) && ::stat(cache_file.c_str(), &st) == 0)
     m_cache->on_disk = key_of(st);
   m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
+  m_cache->listings = std::move(b.listings);
   return out;
 }
 

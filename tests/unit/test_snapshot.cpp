@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <map>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "lib/git.hpp"
@@ -476,4 +477,32 @@ TEST_CASE("the stat cache finds every file again after files were added and remo
   auto third = store.take();
   REQUIRE(third);
   CHECK(third->tree == second->tree);
+}
+
+TEST_CASE("a folder's names kept from the last walk are read again once it changed, even with its mtime set back", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  auto store = store_of(t);
+  REQUIRE(store.take());  // creates the store, which changes root's ctime
+  ::usleep(1100 * 1000);
+  auto first = store.take();
+  REQUIRE(first);
+  auto same = store.take();  // names from memory: no folder changed
+  REQUIRE(same);
+  CHECK(same->tree == first->tree);
+  // New and renamed names, and each folder's times put back exactly as they
+  // were: only its ctime, which nobody can set back, tells.
+  struct stat src {}, top {};
+  REQUIRE(::stat((t / "src").c_str(), &src) == 0);
+  REQUIRE(::stat(t.path().c_str(), &top) == 0);
+  t.write("src/new.c", "int added;\n");
+  fs::rename(t / "README", t / "READ2");
+  const timespec src_times[2] = {src.st_atim, src.st_mtim}, top_times[2] = {top.st_atim, top.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, (t / "src").c_str(), src_times, 0) == 0);
+  REQUIRE(::utimensat(AT_FDCWD, t.path().c_str(), top_times, 0) == 0);
+  auto second = store.take();
+  REQUIRE(second);
+  auto d = store.diff(*first, *second);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"READ2", "README", "src/new.c"});
 }
