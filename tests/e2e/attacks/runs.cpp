@@ -568,3 +568,35 @@ TEST_CASE("run --network is confirm tier, shown to the approver, and only its ru
   CHECK(show_json(repo, 2).at("status") == "applied");
   CHECK_THAT(with.all(), Contains("CONNECTED"));
 }
+
+TEST_CASE("at the landlock level a proposal made while a run executes waits for it and survives the put-back", "[attack][runs]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  TempRepo repo{{"a.txt", "old\n"},
+                {"slow.py", "import time\nopen('.kaicoder/forged-approval', 'w').write('approved\\n')\ntime.sleep(3)\nprint('slept')\n"}};
+  repo.init();
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 slow.py\"\ndecision = \"allow\"\n");
+  use_landlock(repo);
+  // Policy-allowed: it runs at once, in the proposer's process.
+  Process run = repo.spawn_kai({"run", "--why", "slow", "--", "python3", "slow.py"});
+  for (int i = 0; i < 100 && !repo.exists(".kaicoder/forged-approval"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(repo.exists(".kaicoder/forged-approval"));  // the run is executing
+  Run p = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "meanwhile"});
+  // The proposal waited for the store lock, which the run held to its end.
+  CHECK(run.done());
+  Run r = run.finish();
+  INFO(r.all() << p.all());
+  KAI_CHECK_EXIT(r, 0);
+  KAI_CHECK_EXIT(p, 0);
+  CHECK_THAT(r.all(), Contains("slept"));
+  // The run's forgery is gone; the proposal made meanwhile is there and pending.
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
+  CHECK(show_json(repo, 2).at("status") == "pending");
+  std::string summary = log_entries(repo).at(0).at("summary");
+  CHECK_THAT(summary, Contains("created .kaicoder/forged-approval: removed"));
+  CHECK(summary.find("staging/2") == std::string::npos);
+}
