@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/manifest.hpp"
 #include "lib/redact.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/workspace.hpp"
@@ -151,12 +152,7 @@ SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std:
   const fs::path& root = ws.root;
   l.network = o.network || ws.cfg.network == "on";
   for (const auto& d : ws.cfg.devices) l.devices.emplace_back(d);
-  // Guarded paths in root.
-  l.read_only.push_back(root / ws.guards.state_dir);
-  for (const auto& c : ws.guards.config_files) l.read_only.push_back(root / c);
-  l.read_only.push_back(root / ws.guards.changelog);
-  for (const char* h : k_harness) l.read_only.push_back(root / h);
-  for (const auto& f : hook_files(ws)) l.read_only.push_back(f);
+  l.read_only = guarded_paths(ws);
   std::error_code ec;
   const fs::path git = root / ".git";
   if (fs::is_directory(fs::symlink_status(git, ec))) {
@@ -189,6 +185,17 @@ SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std:
 }
 
 }  // namespace
+
+std::vector<fs::path> guarded_paths(const Workspace& ws) {
+  std::vector<fs::path> out;
+  out.push_back(ws.root / ws.guards.state_dir);
+  for (const auto& c : ws.guards.config_files) out.push_back(ws.root / c);
+  out.push_back(ws.root / ws.guards.changelog);
+  out.push_back(ws.root / k_approvals_dir);
+  for (const char* h : k_harness) out.push_back(ws.root / h);
+  for (const auto& f : hook_files(ws)) out.push_back(f);
+  return out;
+}
 
 std::optional<std::string> env_name_refused(std::string_view name) {
   if (name.empty() || name.find('=') != std::string_view::npos) return "not a variable name";
@@ -247,13 +254,19 @@ GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {
     for (const auto& e : fs::directory_iterator(w.git_dir, ec)) w.git_top.insert(e.path().filename().string());
     w.alternates = lexists(w.git_dir / "objects" / "info" / "alternates");
   }
-  // A harness settings path that does not exist cannot be mounted read-only:
-  // at every level, whatever a run creates there is removed after it (SPEC §7).
-  for (const char* h : k_harness)
-    if (!lexists(ws.root / h)) w.saved[ws.root / h] = std::nullopt;
-  if (mode != SandboxMode::landlock) return w;
+  const fs::path changelog = ws.root / ws.guards.changelog;
+  if (mode != SandboxMode::landlock) {
+    // The full level mounts the guarded paths that exist read-only; one that
+    // does not exist yet (kaicoder.toml, .claude/, kaicoder-approvals/) could
+    // be created, and is removed after the run. Only kaicoder itself creates
+    // the changelog, and may while the run executes: it is left.
+    for (const auto& p : guarded_paths(ws))
+      if (!lexists(p) && p != changelog) w.absent.push_back(p);
+    return w;
+  }
   // The landlock level cannot keep a run out of these: their bytes are kept
-  // and put back after it.
+  // and put back after it. The caller holds the store lock for the whole
+  // run, so every change found here is the run's own.
   constexpr uintmax_t k_max_file = 1 << 20, k_max_total = 64u << 20;
   uintmax_t total = 0;
   auto save = [&](const fs::path& p) {
@@ -265,50 +278,53 @@ GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {
     }
     if (!fs::is_regular_file(st)) return;
     uintmax_t size = fs::file_size(p, e2);
-    if (e2 || size > k_max_file || total + size > k_max_total) return;
-    if (auto bytes = read_file(p)) {
-      total += size;
-      w.saved[p] = GuardWatch::Saved{std::move(*bytes), static_cast<unsigned>(st.permissions())};
+    if (!e2 && size <= k_max_file && total + size <= k_max_total) {
+      if (auto bytes = read_file(p)) {
+        total += size;
+        w.saved[p] = GuardWatch::Saved{std::move(*bytes), static_cast<unsigned>(st.permissions())};
+        return;
+      }
     }
+    auto t = fs::last_write_time(p, e2);
+    w.large[p] = {size, static_cast<long long>(t.time_since_epoch().count())};
   };
+  // A guarded folder: every file in it kept, anything new in it removed.
   auto save_tree = [&](const fs::path& dir) {
     w.sealed.push_back(dir);
     std::error_code e2;
     for (auto it = fs::recursive_directory_iterator(dir, e2); !e2 && it != fs::recursive_directory_iterator();
-         it.increment(e2))
-      if (!it->is_directory(e2)) save(it->path());
+         it.increment(e2)) {
+      const fs::path& p = it->path();
+      if (w.skipped(p)) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      auto st = it->symlink_status(e2);
+      if (fs::is_directory(st)) w.folders[p] = static_cast<unsigned>(st.permissions());
+      else w.present.insert(p);
+      if (fs::is_regular_file(st)) save(p);
+    }
   };
-  for (const auto& c : ws.guards.config_files) save(ws.root / c);
-  for (const auto& f : hook_files(ws)) save(f);
-  for (const char* h : k_harness) {
-    if (fs::is_directory(fs::symlink_status(ws.root / h, ec))) save_tree(ws.root / h);
-    else save(ws.root / h);
+  w.store = ws.root / ws.guards.state_dir;
+  for (const auto& p : guarded_paths(ws)) {
+    if (fs::is_directory(fs::symlink_status(p, ec))) save_tree(p);
+    else save(p);
   }
   if (!w.git_dir.empty()) {
     for (const char* f : {"config", "config.worktree", "commondir"}) save(w.git_dir / f);
     for (const char* d : {"hooks", "info"})
       if (fs::is_directory(w.git_dir / d, ec)) save_tree(w.git_dir / d);
   }
-  // kaicoder's own state: other kaicoder processes may write it during the
-  // run, so what is new there is reported, not removed.
-  w.store = ws.root / ws.guards.state_dir;
-  for (auto it = fs::recursive_directory_iterator(w.store, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_directory(ec)) {
-      if (it->path().filename() == "snapshots.git" || it->path().filename() == "scratch") it.disable_recursion_pending();
-      continue;
-    }
-    w.store_files.push_back(it->path());
-    std::error_code e2;
-    uintmax_t size = it->file_size(e2);
-    if (size > k_max_file || total + size > k_max_total) {
-      auto t = it->last_write_time(e2);
-      w.large[it->path()] = {size, static_cast<long long>(t.time_since_epoch().count())};
-    } else {
-      save(it->path());
-    }
-  }
   return w;
+}
+
+bool GuardWatch::skipped(const fs::path& p) const {
+  // The snapshot store (a run's undo, checked by its own ids) and the
+  // scratch folders of hooks and checks; the store lock, which a restore
+  // would replace by a new file nobody holds.
+  if (store.empty() || !is_under(p, store) || p == store) return false;
+  const fs::path first = *p.lexically_relative(store).begin();
+  return first == "snapshots.git" || first == "scratch" || first == "lock";
 }
 
 std::vector<std::string> check_guards(const GuardWatch& w) {
@@ -329,18 +345,20 @@ std::vector<std::string> check_guards(const GuardWatch& w) {
     const fs::path alt = w.git_dir / "objects" / "info" / "alternates";
     if (!w.alternates && lexists(alt)) remove(alt, "created");
   }
-  const auto in_store = [&w](const fs::path& p) { return !w.store.empty() && is_under(p, w.store); };
+  for (const auto& p : w.absent)
+    if (lexists(p)) remove(p, "created");
+  // Folders first, so that the files in a removed one have a place again.
+  for (const auto& [p, mode] : w.folders)
+    if (!lexists(p)) {
+      Status s = make_dirs(p, static_cast<mode_t>(mode));
+      out.push_back(s ? fmt::format("removed {}/: restored", rel(p))
+                      : fmt::format("removed {}/: could NOT restore it: {}", rel(p), s.error().message));
+    }
   for (const auto& [p, saved] : w.saved) {
     std::error_code e2;
     auto st = fs::symlink_status(p, e2);
-    if (saved && in_store(p) && !fs::exists(st)) {
-      // Another kaicoder may have removed it (an apply's intent file).
-      out.push_back(fmt::format("removed {}: NOT restored (another kaicoder may have removed it)", rel(p)));
-      continue;
-    }
     if (!saved) {
-      if (fs::exists(st) && std::find(w.store_files.begin(), w.store_files.end(), p) == w.store_files.end())
-        remove(p, "created");
+      if (fs::exists(st)) remove(p, "created");
       continue;
     }
     bool same = fs::is_regular_file(st) && static_cast<unsigned>(st.permissions()) == saved->mode;
@@ -349,17 +367,30 @@ std::vector<std::string> check_guards(const GuardWatch& w) {
       same = now && *now == saved->bytes;
     }
     if (same) continue;
-    if (fs::exists(st) && !fs::is_regular_file(st)) fs::remove_all(p, e2);
+    const bool gone = !fs::exists(st);
+    if (!gone && !fs::is_regular_file(st)) fs::remove_all(p, e2);
     Status s = make_dirs(p.parent_path(), 0755);
     if (s) s = write_file_atomic(p, saved->bytes, static_cast<mode_t>(saved->mode));
-    out.push_back(s ? fmt::format("changed {}: restored", rel(p))
-                    : fmt::format("changed {}: could NOT restore it: {}", rel(p), s.error().message));
+    const char* what = gone ? "removed" : "changed";
+    out.push_back(s ? fmt::format("{} {}: restored", what, rel(p))
+                    : fmt::format("{} {}: could NOT restore it: {}", what, rel(p), s.error().message));
   }
+  // Anything new in a guarded folder; what is new inside a new folder goes
+  // with it.
   std::vector<fs::path> created;
   for (const auto& dir : w.sealed)
     for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-      if (!it->is_directory(ec) && !w.saved.count(it->path())) created.push_back(it->path());
+         it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (w.skipped(p)) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      std::error_code e2;
+      if (fs::is_directory(it->symlink_status(e2)) ? w.folders.count(p) != 0 : w.present.count(p) != 0) continue;
+      created.push_back(p);
+      it.disable_recursion_pending();
+    }
   for (const auto& p : created) remove(p, "created");
   for (const auto& [p, was] : w.large) {
     std::error_code e2;
@@ -368,16 +399,6 @@ std::vector<std::string> check_guards(const GuardWatch& w) {
     if (e2 || size != was.first || static_cast<long long>(t.time_since_epoch().count()) != was.second)
       out.push_back(fmt::format("changed {}: too large to have been kept, NOT restored", rel(p)));
   }
-  if (!w.store.empty())
-    for (auto it = fs::recursive_directory_iterator(w.store, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (it->is_directory(ec)) {
-        if (it->path().filename() == "snapshots.git" || it->path().filename() == "scratch") it.disable_recursion_pending();
-        continue;
-      }
-      if (std::find(w.store_files.begin(), w.store_files.end(), it->path()) == w.store_files.end())
-        out.push_back(fmt::format("new in {}: {} (left: another kaicoder may have written it)", w.store.filename().string(), rel(it->path())));
-    }
   return out;
 }
 

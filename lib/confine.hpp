@@ -31,6 +31,13 @@ struct ConfineOptions {
   bool network = false;                           // besides [run] network = "on"
 };
 
+// The paths in root runs may never change: the state dir, kaicoder's config
+// files, the changelog, kaicoder-approvals/ (lib/manifest), the harness
+// settings (SPEC §7) and the files [hooks] and [validate] run. Absolute,
+// existing or not. The full level mounts them read-only; the landlock level
+// puts them back after the run (watch_guards, check_guards).
+std::vector<std::filesystem::path> guarded_paths(const Workspace& ws);
+
 // Fills spec.sandbox, spec.writable, spec.layout and spec.env for a command
 // of `ws`.
 void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o);
@@ -55,23 +62,34 @@ struct GuardWatch {
   std::filesystem::path root, git_dir;
   std::set<std::string> git_top;   // names at the top of .git/ before the run
   bool alternates = false;         // .git/objects/info/alternates existed
-  // Guarded files by path; nullopt = did not exist (at every level for the
-  // harness settings paths, else at the landlock level only).
+  // full level: guarded paths that did not exist; one the run creates is removed
+  std::vector<std::filesystem::path> absent;
+  // landlock level: guarded files by path; nullopt = did not exist.
   std::map<std::filesystem::path, std::optional<Saved>> saved;
-  // landlock level: folders where a new file is removed after the run
+  // landlock level: guarded folders, where anything new is removed after the
+  // run, and what they held: folders (with their mode) and other entries
   std::vector<std::filesystem::path> sealed;
-  // landlock level: .kaicoder/ files too large to copy, by size and mtime
+  std::map<std::filesystem::path, unsigned> folders;
+  std::set<std::filesystem::path> present;
+  // landlock level: files too large to copy, by size and mtime
   std::map<std::filesystem::path, std::pair<uintmax_t, long long>> large;
-  std::vector<std::filesystem::path> store_files;  // .kaicoder/ files before the run
-  std::filesystem::path store;
+  std::filesystem::path store;  // the state dir
+  // Not watched: the state dir's snapshot store, scratch folders and lock.
+  bool skipped(const std::filesystem::path& p) const;
 };
+// The guarded paths of the run `mode` confines. At the landlock level the
+// caller holds the store lock from here to check_guards(): nothing but the
+// run changes the store meanwhile, so the put-back can be exact.
 GuardWatch watch_guards(const Workspace& ws, SandboxMode mode);
 
 // After the run: removes entries the run added at the top of .git/ (and an
-// alternates file) and harness settings it created, and at the landlock level puts back every saved file it
-// changed or removed and removes what it created in guarded folders. Returns
-// one line per thing done or noticed ("restored kaicoder.toml"), relative to
-// root; empty when the run touched nothing guarded.
+// alternates file) and guarded paths it created; at the landlock level also
+// puts back every saved file it changed or removed (the state dir,
+// kaicoder's config, kaicoder-approvals/, harness settings, git's settings
+// and hooks), recreates the folders it removed and removes what it created
+// in guarded folders. Returns one line per thing done or noticed ("changed
+// kaicoder.toml: restored"), relative to root; empty when the run touched
+// nothing guarded.
 std::vector<std::string> check_guards(const GuardWatch& w);
 
 }  // namespace kai

@@ -11,6 +11,7 @@
 #include "lib/apply.hpp"
 #include "lib/beneath.hpp"
 #include "lib/certify.hpp"
+#include "lib/confine.hpp"
 #include "lib/git.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/sandbox.hpp"
@@ -309,7 +310,7 @@ void check_git(Workspace& ws, Checks& out) {
 // The guardrails, exercised through the same functions real requests use.
 void check_guardrails(Workspace& ws, Checks& out) {
   const char* must_refuse[] = {"../outside", "/etc/passwd", ".git/config", ".kaicoder/lock", ".env", "prod.env",
-                               ".env.local", "KAI-CODER-CHANGELOG.md", "kaicoder.toml", "a.txt.bak-kaicoder-x",
+                               ".env.local", "KAI-CODER-CHANGELOG.md", "kaicoder.toml", "kaicoder-approvals/x.toml", "a.txt.bak-kaicoder-x",
                                "node_modules/x.js", "build/out", "dist/x", "target/x", "id_rsa"};
   std::vector<std::string> passed;
   for (const char* p : must_refuse) {
@@ -348,10 +349,24 @@ void check_sandbox(const Workspace& ws, Checks& out) {
     add(out, "sandbox: " + name, refused ? Level::fail : good ? Level::ok : Level::warn, std::move(text));
   };
   if (refused) return line("runs", false, "refused: nothing runs until the level is supported or lowered");
+  // The guarded paths by name, from the list the sandbox itself uses.
+  std::vector<std::string> names;
+  for (const auto& p : guarded_paths(ws)) {
+    std::error_code ec;
+    std::string rel = p.lexically_relative(ws.root).generic_string();
+    if (fs::is_directory(fs::symlink_status(p, ec)) || rel == ws.guards.state_dir || rel == k_approvals_dir) rel += "/";
+    names.push_back(std::move(rel));
+  }
+  const std::string guarded = fmt::format("{}", fmt::join(names, ", "));
   line("writes", full,
-       full       ? "root and [run] writable only; kaicoder's state, config, changelog, backups, harness settings and git's "
-                    "own settings read-only (mounts); a private /tmp"
-       : landlock ? "root, /tmp and [run] writable (Landlock); guarded paths in root are checked after each run and put back"
+       full       ? fmt::format("root and [run] writable only; read-only (mounts): {}, *.bak-kaicoder-* backups, and "
+                                ".git/ but for what git writes in normal work (objects/, refs/, logs/, index, HEAD, *.lock, "
+                                "…); such a path a run creates is removed after it; a private /tmp",
+                                guarded)
+       : landlock ? fmt::format("root, /tmp and [run] writable (Landlock); put back after each run from a copy kept "
+                                "before it: {}, .git/config, .git/hooks/, .git/info/; other kaicoder commands wait for "
+                                "the run (it holds the store lock)",
+                                guarded)
                   : "anything this user can write");
   line("reads", full,
        full ? "root minus its secret files; the system; from home only the toolchains and [run] readable; no /run, no "

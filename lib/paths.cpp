@@ -301,7 +301,7 @@ Error never_write(const RootPath& p, std::string_view what) {
 }
 
 // The built-ins that guard kaicoder's own integrity: git's metadata, the
-// state dir, the changelog and kaicoder's config. `folded` is fold_rel(p.rel).
+// state dir, signed approvals, the changelog and kaicoder's config. `folded` is fold_rel(p.rel).
 std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, const std::string& folded) {
   std::vector<std::string> parts = split_path(folded);
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -319,6 +319,11 @@ std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, cons
   // the policy for anyone running kaicoder from sub/).
   for (size_t i = 0; i < parts.size(); ++i)
     if (parts[i] == ".kaicoder") return never_write(p, "is under .kaicoder/, a state dir kaicoder never writes");
+  // Signed approvals (`kaicoder certify`, lib/manifest): only the signer's
+  // own command writes them, never a proposal or a run.
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i] == "kaicoder-approvals")
+      return never_write(p, "is under kaicoder-approvals/, where only `kaicoder certify` writes signed approvals");
   std::string log = fold_rel(strip_slashes(g.changelog));
   const std::string& base = parts.back();
   bool is_log = !log.empty() && (folded == log || folded.starts_with(log + "."));  // and rotated copies

@@ -55,7 +55,8 @@ Result<RootPath> resolve(const std::filesystem::path& root, const std::filesyste
                          std::string_view user_path);
 
 // Errc::denied naming the rule when `p` is on the never-write list: .git/,
-// the state dir, the changelog (and its archives), kaicoder's config,
+// the state dir, kaicoder-approvals/ (signed approvals), the changelog (and
+// its archives), kaicoder's config,
 // existing `*.bak*` backups (looked up at p.abs) and any `*.bak-kaicoder-*`
 // name, .env/*.env/.env.* and other secret files (keys, credentials),
 // node_modules/, target/, dist/, build/, plus g.deny_write. Then

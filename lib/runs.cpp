@@ -316,10 +316,19 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network});
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
+  // The landlock level cannot keep the run out of the store; it puts back
+  // what the run changed there, which is exact only while no other kaicoder
+  // changes the store meanwhile: that level holds the lock for the run.
+  std::optional<FileLock> held;
+  if (spec.sandbox == SandboxMode::landlock) {
+    auto l = ws.store.lock();
+    if (!l) return l.error();
+    held.emplace(std::move(*l));
+  }
   GuardWatch guard = watch_guards(ws, spec.sandbox);
   auto r = run_command(spec);
   if (r) r->guards = check_guards(guard);
-  auto lock = ws.store.lock();
+  auto lock = held ? Result<FileLock>(std::move(*held)) : ws.store.lock();
   if (!lock) return lock.error();
   auto cur = ws.store.load(id);
   if (cur && cur->sealed == SealCheck::ok) p = std::move(*cur);

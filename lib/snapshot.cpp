@@ -128,7 +128,20 @@ using Cache = std::unordered_map<std::string, Cached>;
 struct StatCache {
   bool loaded = false;
   Cache files;
+  // The files in the order the last walk met them (a walk of an unchanged
+  // tree meets them in the same order, so each lookup is a comparison).
+  std::vector<const Cache::value_type*> order;
   std::unordered_set<std::string> dirs;  // the folders of the last snapshot
+  // Each folder's names as the last walk read them, by root-relative prefix
+  // ("" or "a/b/"), with the folder's stat data read before: while that
+  // stays the same (any entry added, removed or renamed changes a folder's
+  // ctime, which no one can set back) the names are the same, and a walk
+  // need not read the folder again. In memory only, like `order`.
+  struct Listing {
+    StatKey key;
+    std::vector<std::string> names;
+  };
+  std::unordered_map<std::string, Listing> listings;
   StatKey on_disk;  // the cache file as this object last wrote or read it
 };
 
@@ -154,8 +167,9 @@ std::string cache_head(const fs::path& root, const Guardrails& g) {
   return out;
 }
 
-Cache load_cache(const fs::path& file, const std::string& head) {
+Cache load_cache(const fs::path& file, const std::string& head, std::vector<const Cache::value_type*>* order = nullptr) {
   Cache out;
+  std::vector<const Cache::value_type*> seen;  // handed over only when the whole file parsed
   auto text = read_file(file);
   if (!text || !starts_with(*text, head)) return out;
   std::string_view t = *text;
@@ -177,18 +191,23 @@ Cache load_cache(const fs::path& file, const std::string& head) {
     c.st = {v[0], v[1], v[2], v[3], static_cast<uint32_t>(v[4])};
     c.git_mode = static_cast<uint32_t>(v[5]);
     c.usable = v[6] == 1;
-    out.emplace(std::string(t.substr(tab + 1, nul - tab - 1)), c);
+    auto [it, added] = out.emplace(std::string(t.substr(tab + 1, nul - tab - 1)), c);
+    if (added) seen.push_back(&*it);
     pos = nul + 1;
   }
+  if (order) *order = std::move(seen);
   return out;
 }
 
-Status save_cache(const fs::path& file, const std::string& head, const Cache& cache) {
+// Written in walk order, which load_cache() keeps.
+Status save_cache(const fs::path& file, const std::string& head, const std::vector<const Cache::value_type*>& order) {
   std::string out = head;
-  out.reserve(out.size() + cache.size() * 120);
-  for (const auto& [rel, c] : cache)
+  out.reserve(out.size() + order.size() * 120);
+  for (const auto* entry : order) {
+    const auto& [rel, c] = *entry;
     out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
                        c.usable ? 1 : 0, hex(c.id), rel) + '\0';
+  }
   return write_file_atomic(file, out, 0600);
 }
 
@@ -226,9 +245,10 @@ struct TreeEntry {
 // object straight into the store (an unchanged tree is already there).
 class Builder {
 public:
-  Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, const StatCache& old,
+  Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, StatCache& old,
           const std::function<void(size_t)>& progress)
-      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_old_dirs(old.dirs), m_progress(progress),
+      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_order(old.order), m_old_dirs(old.dirs),
+        m_listings(old.listings), m_progress(progress),
         m_racy(now_ns() - 1000000000ull) {
     fresh.reserve(m_old.size());
   }
@@ -239,7 +259,15 @@ public:
   void guard_git();
   // The tree object of `entries` (any order), written into the store.
   Status write_tree(std::vector<TreeEntry>& entries, git_oid& out);
-  std::vector<std::pair<std::string, Cached>> fresh;  // the new cache, in walk order
+  // The new cache, in walk order: a file that matched its entry points at
+  // it (no copy while the tree is unchanged), any other is held here.
+  struct Fresh {
+    const Cache::value_type* same = nullptr;
+    std::string rel;
+    Cached c;
+  };
+  std::vector<Fresh> fresh;
+  std::unordered_map<std::string, StatCache::Listing> listings;  // what this walk read
 
 private:
   bool ignored(const std::string& rel, bool dir) const {
@@ -254,7 +282,7 @@ private:
     if (!m_tracked_read) KAI_TRY(read_tracked());
     return dir ? m_tracked_dirs.count(rel) > 0 : m_tracked.count(rel) > 0;
   }
-  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
+  Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cache::value_type* old,
               std::vector<TreeEntry>& into);
   Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id, bool& stable);
   void count_ignored(int fd, const std::string& prefix, const std::string& top);
@@ -263,12 +291,30 @@ private:
   git_odb* m_odb;
   Snapshot& m_out;
   const Cache& m_old;
+  const std::vector<const Cache::value_type*>& m_order;
+  size_t m_next = 0;  // where in m_order the next file probably is
+  // The cache's entry for `rel`, or null.
+  const Cache::value_type* cached(const std::string& rel);
   const std::unordered_set<std::string>& m_old_dirs;
+  std::unordered_map<std::string, StatCache::Listing>& m_listings;  // what a listing still valid is moved out of
   const std::function<void(size_t)>& m_progress;
   uint64_t m_racy;  // stat data this new or newer is not cached
   bool m_tracked_read = false;
   std::unordered_set<std::string> m_tracked, m_tracked_dirs;
 };
+
+const Cache::value_type* Builder::cached(const std::string& rel) {
+  if (m_next < m_order.size() && m_order[m_next]->first == rel) return m_order[m_next++];
+  auto hit = m_old.find(rel);
+  if (hit == m_old.end()) return nullptr;
+  // Go on from there: after a new or removed file the order holds again.
+  for (size_t i = m_next + 1; i < m_order.size() && i <= m_next + 8; ++i)
+    if (m_order[i] == &*hit) {
+      m_next = i + 1;
+      break;
+    }
+  return &*hit;
+}
 
 Status Builder::write_tree(std::vector<TreeEntry>& entries, git_oid& out) {
   std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
@@ -354,8 +400,9 @@ Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel
   return ok_status();
 }
 
-Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cached* cached,
-                     std::vector<TreeEntry>& into) {
+Status Builder::file(int dirfd, const char* name, const std::string& rel, const struct stat& st,
+                     const Cache::value_type* old, std::vector<TreeEntry>& into) {
+  const Cached* cached = old ? &old->second : nullptr;
   StatKey k = key_of(st);
   if (S_ISREG(st.st_mode) && k.size > k_snapshot_max_bytes) {
     m_out.large[rel] = k;
@@ -369,6 +416,12 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
   if (st.st_mode & (S_ISUID | S_ISGID)) m_out.setid[rel] = st.st_mode & 07777;
   if (cached && cached->usable && cached->st == k && cached->git_mode == mode) {
     id = cached->id;
+    if (cacheable) {  // the new entry would be the old one
+      fresh.push_back(Fresh{old, {}, {}});
+      into.push_back(TreeEntry{name, mode, id});
+      if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+      return ok_status();
+    }
   } else if (S_ISLNK(st.st_mode)) {
     std::string buf(static_cast<size_t>(st.st_size) + 1, '\0');
     ssize_t n = ::readlinkat(dirfd, name, buf.data(), buf.size());
@@ -384,7 +437,7 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
     cacheable = cacheable && stable;
     ++m_out.hashed;
   }
-  fresh.emplace_back(rel, Cached{k, id, mode, cacheable});
+  fresh.push_back(Fresh{nullptr, rel, Cached{k, id, mode, cacheable}});
   into.push_back(TreeEntry{name, mode, id});
   if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
   return ok_status();
@@ -421,23 +474,44 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     return ok_status();
   }
   Owned<DIR, close_dir> own(d);
-  std::vector<std::pair<std::string, struct stat>> entries;
-  while (dirent* e = ::readdir(d)) {
-    std::string_view name = e->d_name;
-    if (name == "." || name == ".." || name == ".git") continue;
-    struct stat st;
-    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    entries.emplace_back(std::string(name), st);
+  // The folder's stat data first: a change after it shows at the next walk.
+  struct stat self;
+  const bool have_self = ::fstat(::dirfd(d), &self) == 0;
+  const StatKey self_key = have_self ? key_of(self) : StatKey{};
+  auto was = have_self ? m_listings.find(prefix) : m_listings.end();
+  const std::vector<std::string>* names = nullptr;
+  std::vector<std::string> read;
+  if (was != m_listings.end() && was->second.key == self_key) {
+    names = &listings.insert(m_listings.extract(was)).position->second.names;  // moved, not copied
+  } else {
+    while (dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name != "." && name != ".." && name != ".git") read.emplace_back(name);
+    }
+    names = &read;
   }
+  std::vector<std::pair<const std::string*, struct stat>> entries;
+  entries.reserve(names->size());
+  for (const auto& name : *names) {
+    struct stat st;
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries.emplace_back(&name, st);
+  }
+  // Kept only out of the racy window (a change within the same clock tick
+  // could leave ctime as it was). Moving the vector keeps its strings where
+  // they are, so `entries` still points at them.
+  if (names == &read && have_self && std::max(self_key.mtime_ns, self_key.ctime_ns) < m_racy)
+    listings.emplace(prefix, StatCache::Listing{self_key, std::move(read)});
   std::vector<TreeEntry> into;
-  for (const auto& [name, st] : entries) {
+  for (const auto& [name_of, st] : entries) {
+    const std::string& name = *name_of;
     std::string rel = prefix + name;
     bool dir = S_ISDIR(st.st_mode);
     if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
     // A path the last snapshot held was not excluded then, and the cache
     // is only used under the same guardrails (the cache file names them).
-    auto hit = dir ? m_old.end() : m_old.find(rel);
-    bool known = dir ? m_old_dirs.count(rel) > 0 : hit != m_old.end();
+    const Cache::value_type* hit = dir ? nullptr : cached(rel);
+    bool known = dir ? m_old_dirs.count(rel) > 0 : hit != nullptr;
     if (!known && excluded(m_g, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
       bool kaicoders = rel == m_g.state_dir || starts_with(rel, m_g.state_dir + "/") || rel == m_g.changelog;
@@ -462,7 +536,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
       continue;
     }
     if (!dir) {
-      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st, hit == m_old.end() ? nullptr : &hit->second, into));
+      KAI_TRY(file(::dirfd(d), name.c_str(), rel, st, hit, into));
       continue;
     }
     int sfd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -681,7 +755,8 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   const fs::path cache_file = m_dir / k_cache_name;
   if (!m_cache) m_cache = std::make_shared<StatCache>();
   if (!m_cache->loaded) {
-    m_cache->files = load_cache(cache_file, cache_head(m_root, m_guards));
+    m_cache->order.clear();
+    m_cache->files = load_cache(cache_file, cache_head(m_root, m_guards), &m_cache->order);
     m_cache->loaded = true;
     for (const auto& [rel, c] : m_cache->files)
       for (auto slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
@@ -709,13 +784,20 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   // The cache only saves work: a snapshot stands without it.
   if (!same) {
     Cache fresh;
+    std::vector<const Cache::value_type*> order;
     fresh.reserve(b.fresh.size());
-    for (auto& [rel, c] : b.fresh) fresh.emplace(std::move(rel), c);
-    m_cache->files = std::move(fresh);
+    order.reserve(b.fresh.size());
+    for (auto& f : b.fresh) {
+      auto [it, added] = f.same ? fresh.emplace(f.same->first, f.same->second) : fresh.emplace(std::move(f.rel), f.c);
+      if (added) order.push_back(&*it);
+    }
+    m_cache->files = std::move(fresh);  // a moved map keeps its nodes, so `order` stays valid
+    m_cache->order = std::move(order);
   }
-  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->files) && ::stat(cache_file.c_str(), &st) == 0)
+  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->order) && ::stat(cache_file.c_str(), &st) == 0)
     m_cache->on_disk = key_of(st);
   m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
+  m_cache->listings = std::move(b.listings);
   return out;
 }
 

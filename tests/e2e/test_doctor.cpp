@@ -430,10 +430,36 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
     verdict(d, "sandbox", "ok", "level \"full\"");
     verdict(d, "sandbox: process lifetime", "ok", "PID namespace");
     verdict(d, "sandbox: capabilities", "ok", "bounding set empty");
+    // The guarded paths by name, signed approvals included.
+    verdict(d, "sandbox: writes", "ok", "read-only (mounts): .kaicoder/, kaicoder.toml, KAI-CODER-CHANGELOG.md, kaicoder-approvals/");
   }
   json inst = check(d, "installation");
   REQUIRE_FALSE(inst.is_null());
   CHECK(inst.at("level") != "fail");
+}
+
+TEST_CASE("doctor names what the landlock level puts back after a run, signed approvals included", "[e2e][doctor]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  std::string toml = repo.read("kaicoder.toml");
+  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
+  repo.write("kaicoder.toml", toml);
+  repo.trust();
+  Doctor d = doctor(repo);
+  verdict(d, "sandbox", "warn", "level \"landlock\"");
+  json w = check(d, "sandbox: writes");
+  REQUIRE_FALSE(w.is_null());
+  CHECK(w.at("level") == "warn");
+  const std::string text = w.at("detail");
+  CHECK_THAT(text, Contains("put back after each run"));
+  for (const char* name : {".kaicoder/", "kaicoder.toml", "kaicoder-approvals/", ".git/config", ".git/hooks/", "store lock"}) {
+    INFO(name);
+    CHECK_THAT(text, Contains(name));
+  }
 }
 
 TEST_CASE("doctor works in a tree nobody trusted and says so, without reading its config", "[e2e][doctor][trust]") {

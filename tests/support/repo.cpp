@@ -576,6 +576,10 @@ TtyProcess TempRepo::spawn_kai_tty(const std::vector<std::string>& args, const E
                                    TtyOutput output) const {
   std::vector<std::string> argv{kaicoder_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_tty(argv, env, output);
+}
+
+TtyProcess TempRepo::spawn_tty(const std::vector<std::string>& argv, const EnvOverrides& env, TtyOutput output) const {
   ExecArgs x(argv, environment(env), m_repo, m_home);
   int out[2] = {-1, -1}, err[2] = {-1, -1};
   if (output == TtyOutput::pipes && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0))

@@ -151,6 +151,9 @@ public:
               TtyOutput output = TtyOutput::pipes, std::chrono::milliseconds limit = k_default_limit) const;
   TtyProcess spawn_kai_tty(const std::vector<std::string>& args, const EnvOverrides& env = {},
                            TtyOutput output = TtyOutput::pipes) const;
+  // Any program (argv[0] looked up in PATH) on a pseudo-terminal, the same way.
+  TtyProcess spawn_tty(const std::vector<std::string>& argv, const EnvOverrides& env = {},
+                       TtyOutput output = TtyOutput::pipes) const;
 
   // Make the repo a root kaicoder governs, the way its owner does it:
   // `kaicoder init` at a pseudo-terminal, answered y; throws when that fails.

@@ -265,6 +265,14 @@ std::vector<Case> write_cases() {
       {"", "", ".kaicoder/changelog-archive/2026.md", W, no(denied)},
       {"", "", "sub/.kaicoder/x", W, no(denied)},
       {"", "", ".kaicoder2/x", W, ok(".kaicoder2/x")},
+      // signed approvals (kaicoder certify), here and in nested roots
+      {"", "", "kaicoder-approvals/20261201T101500Z-3f2a.toml", W, no(denied)},
+      {"", "", "kaicoder-approvals/x.toml.sig", W, no(denied)},
+      {"", "", "kaicoder-approvals", W, no(denied)},
+      {"", "", "Kaicoder-Approvals/x.toml", W, no(denied)},
+      {"", "", "sub/kaicoder-approvals/x.toml", W, no(denied)},
+      {"", "", "kaicoder-approvals.md", W, ok("kaicoder-approvals.md")},
+      {"", "", "docs/kaicoder-approvals-howto/x.md", W, ok("docs/kaicoder-approvals-howto/x.md")},
       // the changelog
       {"", "", "KAI-CODER-CHANGELOG.md", W, no(denied)},
       {"", "", "kai-coder-changelog.md", W, no(denied)},
@@ -670,6 +678,8 @@ TEST_CASE("refusals name the rule that fired", "[paths]") {
         "'.kaicoder/lock' is under the state dir .kaicoder/, which kaicoder never writes");
   CHECK(write_msg("KAI-CODER-CHANGELOG.md") ==
         "'KAI-CODER-CHANGELOG.md' is the changelog, which kaicoder never writes");
+  CHECK(write_msg("kaicoder-approvals/x.toml") ==
+        "'kaicoder-approvals/x.toml' is under kaicoder-approvals/, where only `kaicoder certify` writes signed approvals");
   CHECK(write_msg("kaicoder.toml") == "'kaicoder.toml' is kaicoder's own config, which kaicoder never writes");
   CHECK(write_msg("a.bak") == "ok");  // a new file; an existing one is someone's backup
   t.write("r/a.bak", "x\n");

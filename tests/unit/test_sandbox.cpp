@@ -429,3 +429,105 @@ TEST_CASE("full: exit codes, signals and the time limit pass through the namespa
   CHECK(r->elapsed < 10s);
   CHECK(processes_with("sleep 600") == 0);
 }
+
+TEST_CASE("full: signed approvals in kaicoder-approvals/ cannot be changed, removed or added to", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  b.top.write("root/kaicoder-approvals/a.toml", "base = \"1\"\n");
+  b.top.write("root/kaicoder-approvals/a.toml.sig", "SIG\n");
+  RunResult r = b.run("echo forged > kaicoder-approvals/a.toml && echo CHANGED; rm -f kaicoder-approvals/a.toml.sig && echo GONE; "
+                      "echo forged > kaicoder-approvals/b.toml && echo ADDED; mv kaicoder-approvals k2 && echo MOVED; "
+                      "chmod 777 kaicoder-approvals/a.toml && echo CHMOD; echo END");
+  INFO(r.out << r.err);
+  CHECK_THAT(r.out, Contains("END"));
+  for (const char* done : {"CHANGED", "GONE", "ADDED", "MOVED", "CHMOD"}) CHECK(r.out.find(done) == std::string::npos);
+  CHECK(b.read("kaicoder-approvals/a.toml") == "base = \"1\"\n");
+  CHECK(b.read("kaicoder-approvals/a.toml.sig") == "SIG\n");
+  CHECK_FALSE(b.exists("kaicoder-approvals/b.toml"));
+  CHECK_FALSE(b.exists("k2"));
+  CHECK(r.guards.empty());
+}
+
+TEST_CASE("full: a guarded path that did not exist and that the run creates is removed and reported", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  REQUIRE_FALSE(b.exists("kaicoder-approvals"));
+  RunResult r = b.run("mkdir kaicoder-approvals && echo forged > kaicoder-approvals/x.toml && "
+                      "mkdir .claude && echo '{}' > .claude/settings.json && echo '{}' > .mcp.json && "
+                      "echo ok > ordinary.txt && echo MADE");
+  INFO(r.out << r.err);
+  CHECK_THAT(r.out, Contains("MADE"));
+  CHECK_FALSE(b.exists("kaicoder-approvals"));
+  CHECK_FALSE(b.exists(".claude"));
+  CHECK_FALSE(b.exists(".mcp.json"));
+  CHECK(b.read("ordinary.txt") == "ok\n");
+  const std::string g = Catch::Detail::stringify(r.guards);
+  CHECK_THAT(g, Contains("created kaicoder-approvals: removed") && Contains("created .claude: removed") &&
+                    Contains("created .mcp.json: removed"));
+  CHECK(g.find("ordinary") == std::string::npos);
+}
+
+TEST_CASE("landlock: kaicoder-approvals/ is put back after the run: changes, removals and new files", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  SECTION("an existing folder") {
+    Box b("landlock");
+    b.top.write("root/kaicoder-approvals/a.toml", "base = \"1\"\n");
+    b.top.write("root/kaicoder-approvals/a.toml.sig", "SIG\n");
+    RunResult r = b.run("echo forged > kaicoder-approvals/a.toml; rm -f kaicoder-approvals/a.toml.sig; "
+                        "echo forged > kaicoder-approvals/b.toml; mkdir kaicoder-approvals/sub; echo DONE");
+    CHECK_THAT(r.out, Contains("DONE"));
+    CHECK(b.read("kaicoder-approvals/a.toml") == "base = \"1\"\n");
+    CHECK(b.read("kaicoder-approvals/a.toml.sig") == "SIG\n");
+    CHECK_FALSE(b.exists("kaicoder-approvals/b.toml"));
+    CHECK_FALSE(b.exists("kaicoder-approvals/sub"));
+    const std::string g = Catch::Detail::stringify(r.guards);
+    CHECK_THAT(g, Contains("changed kaicoder-approvals/a.toml: restored") &&
+                      Contains("removed kaicoder-approvals/a.toml.sig: restored") &&
+                      Contains("created kaicoder-approvals/b.toml: removed") &&
+                      Contains("created kaicoder-approvals/sub: removed"));
+  }
+  SECTION("a folder the run creates") {
+    Box b("landlock");
+    RunResult r = b.run("mkdir kaicoder-approvals && echo forged > kaicoder-approvals/x.toml; echo DONE");
+    CHECK_THAT(r.out, Contains("DONE"));
+    CHECK_FALSE(b.exists("kaicoder-approvals"));
+    CHECK_THAT(Catch::Detail::stringify(r.guards), Contains("created kaicoder-approvals: removed"));
+  }
+}
+
+TEST_CASE("landlock: files the run creates or removes in the state dir are removed or put back", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  Box b("landlock");
+  b.top.write("root/.kaicoder/journal/LAST", "20260101T000000Z\n");
+  b.top.write("root/.kaicoder/staging/1/meta.json", "{\"id\": 1}\n");
+  b.top.mkdir("root/.kaicoder/intents");
+  b.top.write("root/.kaicoder/scratch/hook-1/out", "x\n");
+  const std::string meta = b.read(".kaicoder/staging/1/meta.json");
+  RunResult r = b.run("rm -f .kaicoder/state.json; rm -rf .kaicoder/journal; rmdir .kaicoder/intents; "
+                      "echo forged > .kaicoder/forged-approval; mkdir -p .kaicoder/staging/99 && "
+                      "echo '{\"state\": \"approved\"}' > .kaicoder/staging/99/meta.json; "
+                      "echo '{}' > .kaicoder/intents-x.json; echo y > .kaicoder/scratch/hook-1/out2; echo DONE");
+  INFO(r.out << r.err);
+  CHECK_THAT(r.out, Contains("DONE"));
+  CHECK(b.read(".kaicoder/state.json") == "{}\n");
+  CHECK(b.read(".kaicoder/journal/LAST") == "20260101T000000Z\n");
+  CHECK(fs::is_directory(b.root / ".kaicoder/intents"));
+  CHECK(b.read(".kaicoder/staging/1/meta.json") == meta);
+  CHECK_FALSE(b.exists(".kaicoder/forged-approval"));
+  CHECK_FALSE(b.exists(".kaicoder/staging/99"));
+  CHECK_FALSE(b.exists(".kaicoder/intents-x.json"));
+  // The scratch folders of hooks and checks are not watched.
+  CHECK(b.exists(".kaicoder/scratch/hook-1/out2"));
+  const std::string g = Catch::Detail::stringify(r.guards);
+  CHECK_THAT(g, Contains("removed .kaicoder/state.json: restored") && Contains("removed .kaicoder/journal/LAST: restored") &&
+                    Contains("removed .kaicoder/intents/: restored") &&
+                    Contains("created .kaicoder/forged-approval: removed") &&
+                    Contains("created .kaicoder/staging/99: removed"));
+  CHECK(g.find("scratch") == std::string::npos);
+}

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <map>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "lib/git.hpp"
@@ -443,4 +444,65 @@ TEST_CASE("a folder replaced by a symlink and a set-user-ID bit are diffed so a 
   CHECK_FALSE((*d)[1].before.exists);
   for (const auto& c : *d) CHECK(c.undoable);
   CHECK_FALSE((*d)[1].regular);
+}
+
+TEST_CASE("the stat cache finds every file again after files were added and removed between cached ones", "[snapshot]") {
+  TempDir t;
+  t.git_init();
+  for (int i = 0; i < 40; ++i) t.write("d/f" + std::to_string(i) + ".c", "int v" + std::to_string(i) + ";\n");
+  t.write(".gitignore", ".kaicoder/\n");
+  sh("cd '" + t.path().string() + "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
+  ::usleep(1100 * 1000);
+  auto store = store_of(t);
+  auto first = store.take();
+  REQUIRE(first);
+  CHECK(first->hashed == 41);
+  // A fresh store object reads the cache from disk, in the order it was written.
+  auto again = store_of(t).take();
+  REQUIRE(again);
+  CHECK(again->hashed == 0);
+  CHECK(again->tree == first->tree);
+  // Files gone and new files among the cached ones, and a same-size rewrite
+  // with its mtime set back further on: each is found, nothing else is read.
+  for (int i : {3, 4, 17}) fs::remove(t / ("d/f" + std::to_string(i) + ".c"));
+  for (const char* n : {"d/new1.c", "d/zz.c", "d/f4b.c"}) t.write(n, "int added;\n");
+  t.write("d/f30.c", "int vXX;\n");
+  sh("touch -d '2020-01-01 00:00:00' '" + (t / "d/f30.c").string() + "'");
+  auto second = store.take();
+  REQUIRE(second);
+  CHECK(second->hashed == 4);
+  auto d = store.diff(*first, *second);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"d/f17.c", "d/f3.c", "d/f30.c", "d/f4.c", "d/f4b.c", "d/new1.c", "d/zz.c"});
+  auto third = store.take();
+  REQUIRE(third);
+  CHECK(third->tree == second->tree);
+}
+
+TEST_CASE("a folder's names kept from the last walk are read again once it changed, even with its mtime set back", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  auto store = store_of(t);
+  REQUIRE(store.take());  // creates the store, which changes root's ctime
+  ::usleep(1100 * 1000);
+  auto first = store.take();
+  REQUIRE(first);
+  auto same = store.take();  // names from memory: no folder changed
+  REQUIRE(same);
+  CHECK(same->tree == first->tree);
+  // New and renamed names, and each folder's times put back exactly as they
+  // were: only its ctime, which nobody can set back, tells.
+  struct stat src {}, top {};
+  REQUIRE(::stat((t / "src").c_str(), &src) == 0);
+  REQUIRE(::stat(t.path().c_str(), &top) == 0);
+  t.write("src/new.c", "int added;\n");
+  fs::rename(t / "README", t / "READ2");
+  const timespec src_times[2] = {src.st_atim, src.st_mtim}, top_times[2] = {top.st_atim, top.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, (t / "src").c_str(), src_times, 0) == 0);
+  REQUIRE(::utimensat(AT_FDCWD, t.path().c_str(), top_times, 0) == 0);
+  auto second = store.take();
+  REQUIRE(second);
+  auto d = store.diff(*first, *second);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"READ2", "README", "src/new.c"});
 }

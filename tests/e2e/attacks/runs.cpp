@@ -90,6 +90,16 @@ Run approve_run(const TempRepo& repo, int id) {
   return a;
 }
 
+// Sets [run] sandbox = "landlock" and trusts the changed config, as the
+// owner does at a terminal; returns the new config's text.
+std::string use_landlock(const TempRepo& repo) {
+  std::string toml = repo.read("kaicoder.toml");
+  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
+  repo.write("kaicoder.toml", toml);
+  repo.trust();
+  return toml;
+}
+
 bool full_sandbox_or_warn() {
   kai::NamespaceStatus ns = kai::namespace_status();
   if (!ns.ok) WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
@@ -102,6 +112,18 @@ std::string read_file_or_empty(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Proposes `python3 script` as a run and approves it; the approver was
+// warned that it touched guarded paths. Returns its changelog summary, and
+// what the approval printed in `shown`.
+std::string run_touching_guards(const TempRepo& repo, const std::string& script, std::string& shown) {
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", script}), 0);
+  Run a = approve_run(repo, 1);
+  shown = a.all();
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.out, Contains("WARNING: the command touched paths kaicoder guards"));
+  return log_entries(repo).at(0).at("summary");
 }
 
 std::string git_config_value(const TempRepo& repo, const std::string& key) {
@@ -230,30 +252,141 @@ TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a 
   }
   TempRepo repo{{"a.txt", "a\n"}, {"probe.py", k_probe}};
   repo.init();
-  std::string toml = repo.read("kaicoder.toml");
-  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"landlock\"");
-  repo.write("kaicoder.toml", toml);
-  repo.trust();  // the owner trusts the changed config at a terminal
+  const std::string toml = use_landlock(repo);
   const std::string git_config = repo.read(".git/config");
-  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "check the build", "--", "python3", "probe.py"}), 0);
-  Run a = approve_run(repo, 1);
-  KAI_REQUIRE_EXIT(a, 0);
-  CHECK_THAT(a.out, Contains("WARNING: the command touched paths kaicoder guards"));
+  std::string shown;
+  const std::string summary = run_touching_guards(repo, "probe.py", shown);
+  INFO(shown);
   CHECK(repo.read("kaicoder.toml") == toml);
   CHECK(repo.read(".git/config") == git_config);
   CHECK_FALSE(repo.exists(".git/hooks/post-checkout"));
-  json e = log_entries(repo).at(0);
-  std::string summary = e.at("summary");
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
   CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder.toml: restored") &&
-                          Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed"));
+                          Contains(".git/config: restored") && Contains(".git/hooks/post-checkout: removed") &&
+                          Contains("created .kaicoder/forged-approval: removed"));
 }
 
-TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
+namespace {
+
+// An approved `python3 tidy.py` that goes for the signed approvals `kaicoder
+// verify` trusts: changes one, removes a signature, adds a manifest, and
+// swaps the folder for one of its own.
+constexpr const char* k_forge_approvals = R"(import os
+def attempt(label, f):
+    try:
+        f()
+        print(label, "DONE", flush=True)
+    except Exception as e:
+        print(label, "refused:", type(e).__name__, flush=True)
+def swap():
+    os.rename("kaicoder-approvals", "old-approvals")
+    os.mkdir("kaicoder-approvals")
+    open("kaicoder-approvals/all.toml", "w").write("forged\n")
+attempt("change", lambda: open("kaicoder-approvals/a.toml", "w").write("forged\n"))
+attempt("remove", lambda: os.remove("kaicoder-approvals/a.toml.sig"))
+attempt("add", lambda: open("kaicoder-approvals/b.toml", "w").write("forged\n"))
+attempt("swap", swap)
+)";
+
+constexpr const char* k_manifest = "base = \"0123\"\n";
+constexpr const char* k_signature = "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n";
+
+}  // namespace
+
+TEST_CASE("an approved run cannot change, remove, add or swap signed approvals, nor can a proposal", "[attack][runs]") {
   if (!full_sandbox_or_warn()) return;
-  if (::geteuid() != 0 || std::system("command -v setpriv useradd userdel >/dev/null 2>&1") != 0) {
-    WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
+  TempRepo repo{{"tidy.py", k_forge_approvals},
+                {"kaicoder-approvals/a.toml", k_manifest},
+                {"kaicoder-approvals/a.toml.sig", k_signature}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "tidy up", "--", "python3", "tidy.py"}), 0);
+  Run a = approve_run(repo, 1);
+  KAI_REQUIRE_EXIT(a, 0);
+  REQUIRE(show_json(repo, 1).at("status") == "applied");
+  INFO(a.all());
+  for (const char* label : {"change ", "remove ", "add ", "swap "}) CHECK_THAT(a.all(), Contains(label));
+  CHECK(a.all().find("DONE") == std::string::npos);
+  CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
+  CHECK(repo.read("kaicoder-approvals/a.toml.sig") == k_signature);
+  CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
+  CHECK_FALSE(repo.exists("old-approvals"));
+  // A proposal is refused before anything is staged.
+  Run p = repo.kai({"propose", "--path", "kaicoder-approvals/b.toml", "--content-file", "-", "--why", "w"}, "forged\n");
+  KAI_CHECK_EXIT(p, 3);
+  CHECK_THAT(p.all(), Contains("kaicoder-approvals/") && Contains("never-write"));
+  Run e = repo.kai({"propose", "--path", "kaicoder-approvals/a.toml", "--target", "0123", "--replacement", "4567", "--why", "w"});
+  KAI_CHECK_EXIT(e, 3);
+  CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
+  CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
+  CHECK_FALSE(repo.kai({"show", "2"}).ok());  // nothing was staged
+}
+
+TEST_CASE("at the landlock level a run that forges signed approvals is undone and its entry says so", "[attack][runs]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
     return;
   }
+  TempRepo repo{{"tidy.py", k_forge_approvals},
+                {"kaicoder-approvals/a.toml", k_manifest},
+                {"kaicoder-approvals/a.toml.sig", k_signature}};
+  repo.init();
+  use_landlock(repo);
+  std::string shown;
+  const std::string summary = run_touching_guards(repo, "tidy.py", shown);
+  INFO(shown);
+  CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
+  CHECK(repo.read("kaicoder-approvals/a.toml.sig") == k_signature);
+  CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
+  CHECK_FALSE(repo.exists("kaicoder-approvals/all.toml"));
+  CHECK_THAT(summary, Contains("THE RUN TOUCHED GUARDED PATHS") && Contains("kaicoder-approvals/a.toml: restored") &&
+                          Contains("kaicoder-approvals/a.toml.sig: restored"));
+}
+
+namespace {
+
+// A throwaway user, for the cases that run kaicoder as an unprivileged user
+// (root is needed to make one). Its home in the password database is the
+// case's home, so the root trusted there and its key are that user's own;
+// it owns the case's folder, and is removed at the end.
+struct ThrowawayUser {
+  std::string name;
+  fs::path home;
+  bool made = false;
+
+  static bool available() {
+    if (::geteuid() == 0 && std::system("command -v setpriv useradd userdel >/dev/null 2>&1") == 0) return true;
+    WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
+    return false;
+  }
+  explicit ThrowawayUser(const TempRepo& repo) : name("kaisbx" + std::to_string(::getpid() % 100000)), home(repo.home()) {
+    REQUIRE(std::system(("useradd -M -N -d '" + home.string() + "' -s /bin/sh " + name).c_str()) == 0);
+    made = true;
+    REQUIRE(std::system(("chown -R " + name + " '" + repo.path().parent_path().string() + "'").c_str()) == 0);
+  }
+  ThrowawayUser(const ThrowawayUser&) = delete;
+  ThrowawayUser& operator=(const ThrowawayUser&) = delete;
+  ~ThrowawayUser() {
+    if (made) (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str());
+  }
+  // argv that runs `argv` as this user, no groups, with a minimal environment.
+  std::vector<std::string> as(const std::vector<std::string>& argv) const {
+    std::vector<std::string> out = {"setpriv", "--reuid=" + name, "--regid=nogroup", "--clear-groups", "env", "-i",
+                                    "HOME=" + home.string(), "PATH=/usr/local/bin:/usr/bin:/bin", "TERM=xterm"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
+  // The same as a shell command line (the words single-quoted).
+  std::string shell(const std::vector<std::string>& argv) const {
+    std::string cmd;
+    for (const auto& w : as(argv)) cmd += (cmd.empty() ? "'" : " '") + w + "'";
+    return cmd;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
+  if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
   repo.init();
   repo.write(".env", k_env_file);
@@ -261,20 +394,11 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
                                   "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
   repo.trust();  // the owner trusts the changed config at a terminal
   const std::string toml = repo.read("kaicoder.toml");
-  const fs::path top = repo.path().parent_path();
-  // A throwaway user whose home (in the password database) is the case's
-  // home, so the root trusted there and its key are that user's own.
-  const std::string user = "kaisbx" + std::to_string(::getpid() % 100000);
-  REQUIRE(std::system(("useradd -M -N -d '" + repo.home().string() + "' -s /bin/sh " + user).c_str()) == 0);
-  struct Gone {
-    std::string name;
-    ~Gone() { (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str()); }
-  } gone{user};
-  REQUIRE(std::system(("chown -R " + user + " '" + top.string() + "'").c_str()) == 0);
-  const fs::path out = top / "run.out";
-  std::string cmd = "cd '" + repo.path().string() + "' && setpriv --reuid=" + user + " --regid=nogroup --clear-groups env -i HOME='" +
-                    repo.home().string() + "' PATH=/usr/local/bin:/usr/bin:/bin '" + kaicoder_bin() +
-                    "' run --why t -- python3 probe.py </dev/null >'" + out.string() + "' 2>&1";
+  ThrowawayUser user(repo);
+  const fs::path out = repo.path().parent_path() / "run.out";
+  std::string cmd = "cd '" + repo.path().string() + "' && " +
+                    user.shell({kaicoder_bin(), "run", "--why", "t", "--", "python3", "probe.py"}) + " </dev/null >'" +
+                    out.string() + "' 2>&1";
   int rc = std::system(cmd.c_str());
   const std::string seen = read_file_or_empty(out);
   INFO(seen);
@@ -289,6 +413,77 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
   CHECK(git_config_value(repo, "core.hooksPath").empty());
   CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
   CHECK(seen.find(k_env_base64) == std::string::npos);
+}
+
+namespace {
+
+size_t count_of(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane", "[attack][runs]") {
+  if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
+  TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
+  repo.init();
+  const fs::path top = repo.path().parent_path();
+  const fs::path sock = top / "tmux.sock", pane_out = top / "pane.out", elsewhere = top / "elsewhere";
+  fs::create_directories(elsewhere);
+  ThrowawayUser user(repo);
+  REQUIRE(std::system(("chown " + user.name + " '" + elsewhere.string() + "'").c_str()) == 0);
+  // The user's tmux pane, on a server socket outside root.
+  const bool have_tmux =
+      std::system("command -v tmux >/dev/null 2>&1") == 0 &&
+      std::system((user.shell({"tmux", "-S", sock.string(), "new-session", "-d", "-s", "victim", "cat > '" + pane_out.string() + "'"}) +
+                   " 2>/dev/null").c_str()) == 0;
+  struct KillServer {
+    std::string cmd;
+    ~KillServer() {
+      if (!cmd.empty()) (void)std::system(cmd.c_str());
+    }
+  } kill_server{have_tmux ? user.shell({"tmux", "-S", sock.string(), "kill-server"}) + " 2>/dev/null" : ""};
+  if (!have_tmux) WARN("SKIPPED in part: tmux is not installed or does not start, so the tmux part is not checked");
+
+  // Without kaicoder, the same script as the same user on a terminal of its
+  // own types into it (when the kernel still has the legacy TIOCSTI) and
+  // into the pane: what the sandbox has to stop.
+  TtyProcess control = repo.spawn_tty(user.as({"sh", "-c", "cd '" + elsewhere.string() + "' && exec python3 '" +
+                                                              repo.abs("inject.py").string() + "' '" + sock.string() + "'"}));
+  Run c = control.finish();
+  INFO("without kaicoder: " << c.all());
+  const bool legacy_tiocsti = c.all().find("typed into ['/dev/tty'") != std::string::npos;
+  if (!legacy_tiocsti)
+    WARN("SKIPPED in part: this kernel refuses the legacy TIOCSTI ioctl to unprivileged processes (dev.tty.legacy_tiocsti "
+         "= 0), so typing into a terminal is not checked");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the control's late child has acted by now
+  if (have_tmux) REQUIRE(count_of(read_file_or_empty(pane_out), "INJECTED") >= 1);
+  const size_t injected_before = count_of(read_file_or_empty(pane_out), "INJECTED");
+  if (!legacy_tiocsti && !have_tmux) return;
+
+  // The injector proposed by the user, then approved by the user at a terminal.
+  std::string propose = "cd '" + repo.path().string() + "' && " +
+                        user.shell({kaicoder_bin(), "run", "--why", "lint", "--", "python3", "inject.py", sock.string()}) +
+                        " </dev/null >/dev/null 2>&1";
+  REQUIRE(std::system(propose.c_str()) == 0);
+  Run a;
+  for (const char* answer : {"y", "CONFIRM"}) {  // as its tier asks
+    TtyProcess approver = repo.spawn_tty(user.as({kaicoder_bin(), "approve", "1"}));
+    REQUIRE(approver.wait_for_prompt());
+    approver.answer(answer);
+    a = approver.finish();
+    if (a.all().find("typed into") != std::string::npos) break;
+  }
+  INFO("approved: " << a.all());
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.all(), Contains("full sandbox"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the late child would have acted by now
+  CHECK_THAT(a.all(), Contains("typed into []"));
+  CHECK_FALSE(repo.exists("LATE"));
+  if (have_tmux) CHECK(count_of(read_file_or_empty(pane_out), "INJECTED") == injected_before);
+  CHECK(repo.read("a.txt") == "old\n");
 }
 
 namespace {
@@ -372,4 +567,36 @@ TEST_CASE("run --network is confirm tier, shown to the approver, and only its ru
   KAI_REQUIRE_EXIT(with, 0);
   CHECK(show_json(repo, 2).at("status") == "applied");
   CHECK_THAT(with.all(), Contains("CONNECTED"));
+}
+
+TEST_CASE("at the landlock level a proposal made while a run executes waits for it and survives the put-back", "[attack][runs]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  TempRepo repo{{"a.txt", "old\n"},
+                {"slow.py", "import time\nopen('.kaicoder/forged-approval', 'w').write('approved\\n')\ntime.sleep(3)\nprint('slept')\n"}};
+  repo.init();
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 slow.py\"\ndecision = \"allow\"\n");
+  use_landlock(repo);
+  // Policy-allowed: it runs at once, in the proposer's process.
+  Process run = repo.spawn_kai({"run", "--why", "slow", "--", "python3", "slow.py"});
+  for (int i = 0; i < 100 && !repo.exists(".kaicoder/forged-approval"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(repo.exists(".kaicoder/forged-approval"));  // the run is executing
+  Run p = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "meanwhile"});
+  // The proposal waited for the store lock, which the run held to its end.
+  CHECK(run.done());
+  Run r = run.finish();
+  INFO(r.all() << p.all());
+  KAI_CHECK_EXIT(r, 0);
+  KAI_CHECK_EXIT(p, 0);
+  CHECK_THAT(r.all(), Contains("slept"));
+  // The run's forgery is gone; the proposal made meanwhile is there and pending.
+  CHECK_FALSE(repo.exists(".kaicoder/forged-approval"));
+  CHECK(show_json(repo, 2).at("status") == "pending");
+  std::string summary = log_entries(repo).at(0).at("summary");
+  CHECK_THAT(summary, Contains("created .kaicoder/forged-approval: removed"));
+  CHECK(summary.find("staging/2") == std::string::npos);
 }
