@@ -50,16 +50,19 @@ public:
     std::lock_guard<std::mutex> g(m_mutex);
     m_cancelled.insert(id.dump());
   }
-  // End of input: whatever runs now ends; nothing queued is started.
+  // End of input: a wait ends at once; the calls already sent are answered.
   void client_gone() {
-    m_gone = true;
+    {
+      std::lock_guard<std::mutex> g(m_mutex);
+      m_gone = true;
+    }
     m_wake.notify_all();
   }
 
 private:
   bool is_cancelled(const std::string& id) {
     std::lock_guard<std::mutex> g(m_mutex);
-    return m_gone || m_cancelled.count(id) > 0;
+    return m_cancelled.count(id) > 0;
   }
   void loop() {
     for (;;) {
@@ -67,13 +70,13 @@ private:
       {
         std::unique_lock<std::mutex> g(m_mutex);
         m_wake.wait(g, [this] { return m_done || m_gone || !m_queue.empty(); });
-        if (m_gone || m_queue.empty()) return;
+        if (m_queue.empty()) return;  // done, or the client is gone and every call it sent is answered
         msg = std::move(m_queue.front());
         m_queue.pop_front();
       }
       const std::string id = msg["id"].dump();
       if (!is_cancelled(id)) {
-        mcp::Door door{m_send, [this, id] { return is_cancelled(id); }};
+        mcp::Door door{m_send, [this, id] { return is_cancelled(id); }, [this] { return m_gone.load(); }};
         if (auto reply = m_srv.handle(msg, door)) m_send(*reply);
       }
       std::lock_guard<std::mutex> g(m_mutex);

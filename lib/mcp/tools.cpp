@@ -164,7 +164,7 @@ Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const
   const int id = args.at("id").get<int>();
   const long limit = args.value("timeout_s", k_wait_default_s);
   WaitControl control;
-  control.stop = door.cancelled;
+  control.stop = [&door] { return (door.cancelled && door.cancelled()) || (door.gone && door.gone()); };
   if (!call.progress_token.is_null() && door.notify) {
     const std::string message = fmt::format("waiting for a person: kaicoder approve {}", id);
     control.tick = [&door, &call, message, limit](std::chrono::milliseconds waited) {

@@ -59,9 +59,12 @@ struct ServeOptions {
 struct Door {
   // A notification to the client now (notifications/progress).
   std::function<void(const json&)> notify;
-  // True once the request was cancelled or the client went away: a wait
-  // ends without deciding anything.
+  // True once the client cancelled the request: a wait ends without
+  // deciding anything, and the request gets no answer.
   std::function<bool()> cancelled;
+  // True once the client went away (end of input): a wait ends at once,
+  // deciding nothing; the answer is still sent, to whoever still reads.
+  std::function<bool()> gone;
 };
 
 struct ToolCall {

@@ -339,7 +339,7 @@ TEST_CASE("mcp: a cancelled wait gets no answer, sends progress while it waits, 
                    sent.push_back(n);
                    cancelled = true;  // the client cancels once it has seen progress
                  },
-                 [&] { return cancelled.load(); }};
+                 [&] { return cancelled.load(); }, nullptr};
   auto r = s.srv.handle(request(8, "tools/call", {{"name", "wait_for_decision"},
                                                   {"arguments", {{"id", id}, {"timeout_s", 30}}},
                                                   {"_meta", {{"progressToken", "tok-1"}}}}),
@@ -352,4 +352,15 @@ TEST_CASE("mcp: a cancelled wait gets no answer, sends progress while it waits, 
   CHECK(sent[0].at("params").at("message") == "waiting for a person: kaicoder approve " + std::to_string(id));
   CHECK(s.state(id) == kai::State::pending);
   CHECK(s.f.dir.read("a.txt") == "hello\n");
+}
+
+TEST_CASE("mcp: a wait whose client went away ends at once, answered, with the proposal still pending", "[mcp]") {
+  Served s;
+  const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  mcp::Door door{nullptr, [] { return false; }, [] { return true; }};
+  json r = call(s.srv, "wait_for_decision", {{"id", id}, {"timeout_s", 600}}, door);
+  REQUIRE(r.at("result").at("isError") == false);
+  CHECK(body(r).at("decided") == false);
+  CHECK_THAT(body(r).at("next").get<std::string>(), Catch::Contains("kaicoder approve " + std::to_string(id)));
+  CHECK(s.state(id) == kai::State::pending);
 }
