@@ -127,6 +127,7 @@ complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an 
 complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
 complete -c kaicoder -n __kaicoder_needs_command -a verify -d 'Check that certified paths changed only with signed approvals'
 complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval of the changes to certified paths'
+complete -c kaicoder -n __kaicoder_needs_command -a mcp -d 'Serve the Model Context Protocol on stdio: reads, proposals and waits as tools'
 complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
 
 # propose
@@ -227,3 +228,6 @@ set -l c '__kaicoder_using_command certify'
 complete -c kaicoder -n $c -l base -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to count changes from'
 complete -c kaicoder -n $c -l key -r -F -d 'SSH key to sign with (default ~/.ssh/id_ed25519)'
 complete -c kaicoder -n $c -l worktree -d 'Also sign uncommitted changes in the work tree'
+
+# mcp
+complete -c kaicoder -n '__kaicoder_using_command mcp' -l agent -x -d 'Name recorded as proposed-by'
