@@ -87,8 +87,10 @@ nlohmann::json failure_envelope(const std::string& command, const Error& e) {
 int emit(Session& s, nlohmann::json j, int rc, const std::optional<Error>& e) {
   j["ok"] = rc == k_exit_ok;
   j["command"] = s.command();
-  if (rc != k_exit_ok && e) j["error"] = error_object(*e);
-  else if (rc != k_exit_ok && !j.contains("error")) {
+  if (rc != k_exit_ok && e) {
+    j["error"] = error_object(*e);
+    j["error"]["code"] = rc;  // the code is always the exit status
+  } else if (rc != k_exit_ok && !j.contains("error")) {
     // A code of kaicoder's own (SPEC §3), or a run's own exit code.
     j["error"] = rc >= 1 && rc <= 8 ? error_object(make_error(static_cast<Errc>(rc), "the command failed")) : exit_error(rc);
   }

@@ -143,8 +143,15 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
       j["stderr"] = captured.err;
     }
     if (ran && rc != k_exit_ok) j["error"] = exit_error(rc);
-    if (auto e = outcome_error(*p); e && !ran && rc != k_exit_ok) return emit(s, j, rc, e);
-    return emit(s, j, rc);
+    std::optional<Error> e;
+    if (undecided)
+      e = make_error(Errc::pending,
+                     fmt::format("proposal {} is still {}", p->id,
+                                 p->state == State::pending ? "waiting for a person" : "approved and not carried out yet"),
+                     fmt::format("wait for it again with: kaicoder wait {}", p->id));
+    else if (!ran && rc != k_exit_ok)
+      e = outcome_error(*p);
+    return emit(s, j, rc, e);
   }
   if (run) {
     write_content(captured.out, 1);
