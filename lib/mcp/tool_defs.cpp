@@ -105,10 +105,10 @@ constexpr const char* k_tools = R"json([
 {
   "name": "wait_for_decision",
   "title": "Wait for a person's decision",
-  "description": "Block until a person decides proposal 'id' at a terminal, or 'timeout_s' seconds pass (default 60, at most 600). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself.",
+  "description": "Block until a person decides proposal 'id' at a terminal, or 'timeout_s' seconds pass (default 45, at most 600; keep it under your client's tool-call timeout). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself.",
   "inputSchema": {"type": "object", "additionalProperties": false, "required": ["id"], "properties": {
     "id": {"type": "integer", "minimum": 1, "description": "proposal id"},
-    "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600, "description": "seconds to wait at most (default 60)"}}},
+    "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600, "description": "seconds to wait at most (default 45)"}}},
   "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
 },
 {

@@ -97,7 +97,7 @@ json tool_result(const ToolOutcome& o, bool structured);
 
 // The longest wait_for_decision may block in one call, and its default.
 constexpr long k_wait_max_s = 600;
-constexpr long k_wait_default_s = 60;
+constexpr long k_wait_default_s = 45;  // under the 60 s some clients allow a tool call by default
 
 // Check `args` against the subset of JSON Schema the tools use (object,
 // properties of type string / integer / boolean / array of strings,
