@@ -26,16 +26,20 @@ RunFn setup_apply(CLI::App& sub) {
     if (!r) return report(s, r.error());
     if (r->ran) {
       if (s.json())
-        print_json({{"id", *id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
-                    {"stderr", r->ran->result.err}, {"entry", entry_json(r->ran->entry)}});
+        {
+        nlohmann::json j = with_proposal(r->proposal);
+        j.update({{"id", *id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
+                  {"stderr", r->ran->result.err}, {"entry", entry_object(r->ran->entry)}});
+        emit(s, j);
+      }
       else
         print_run_outcome(s, r->proposal, *r->ran);
       return k_exit_ok;
     }
     if (s.json()) {
-      nlohmann::json j = proposal_json(r->proposal);
-      if (r->applied) j["applied"] = outcome_json(*r->applied);
-      print_json(j);
+      nlohmann::json j = with_proposal(r->proposal);
+      if (r->applied) j["applied"] = outcome_object(*r->applied);
+      emit(s, j);
     } else if (r->applied) {
       print_outcome(s, r->proposal, *r->applied);
     }

@@ -46,7 +46,7 @@ RunFn setup_approve(CLI::App& sub) {
     if (!yes) return report(s, yes.error());
     if (!*yes) {
       if (!s.json()) out("not approved; proposal {} is still pending\n", p.id);
-      else print_json({{"ok", true}, {"approved", false}, {"id", p.id}, {"status", "pending"}});
+      else emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}});
       return k_exit_ok;
     }
     gate::Request req{a->id, who, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, opts};
@@ -54,17 +54,21 @@ RunFn setup_approve(CLI::App& sub) {
     if (!r) return report(s, r.error());
     if (r->ran) {
       if (s.json()) {
-        print_json({{"id", a->id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
-                    {"stderr", r->ran->result.err}, {"entry", entry_json(r->ran->entry)}});
+        {
+        nlohmann::json j = with_proposal(r->proposal);
+        j.update({{"id", a->id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
+                  {"stderr", r->ran->result.err}, {"entry", entry_object(r->ran->entry)}});
+        emit(s, j);
+      }
       } else {
         print_run_outcome(s, r->proposal, *r->ran);
       }
       return k_exit_ok;
     }
     if (s.json()) {
-      nlohmann::json j = proposal_json(r->proposal);
-      if (r->applied) j["applied"] = outcome_json(*r->applied);
-      print_json(j);
+      nlohmann::json j = with_proposal(r->proposal);
+      if (r->applied) j["applied"] = outcome_object(*r->applied);
+      emit(s, j);
     } else if (r->applied) {
       print_outcome(s, r->proposal, *r->applied);
     } else {

@@ -32,8 +32,8 @@ RunFn setup_certify(CLI::App& sub) {
     if (c->uncovered() == 0) {
       if (s.json()) {
         nlohmann::json j = certification_json(*c);
-        j.update({{"ok", true}, {"command", "certify"}, {"signed", false}, {"manifest", nullptr}});
-        print_json(j);
+        j.update({{"signed", false}, {"manifest", nullptr}});
+        emit(s, j);
       } else {
         out("nothing to certify: every change to a certified path is signed\n");
       }
@@ -55,14 +55,14 @@ RunFn setup_certify(CLI::App& sub) {
     auto yes = ask_on_terminal(fmt::format("Sign an approval of {} result(s)?", m.changes.size()), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (s.json()) print_json({{"ok", true}, {"command", "certify"}, {"signed", false}});
+      if (s.json()) emit(s, {{"signed", false}});
       else out("not signed; nothing was written\n");
       return k_exit_ok;
     }
     auto rel = write_signed_manifest(*c, m, key, req.ssh, s.clock().now());
     if (!rel) return report(s, rel.error());
     if (s.json()) {
-      print_json({{"ok", true}, {"command", "certify"}, {"signed", true}, {"manifest", *rel}, {"signature", *rel + ".sig"},
+      emit(s, {{"signed", true}, {"manifest", *rel}, {"signature", *rel + ".sig"},
                   {"entries", m.changes.size()}});
     } else {
       out("wrote {} and {}.sig\n", *rel, *rel);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/envelope.hpp"
 #include "lib/hooks.hpp"
 
 namespace kai::cmd {
@@ -51,24 +52,9 @@ void Session::finish() {
   if (m_ws) flush_notify(*m_ws);
 }
 
-static std::string_view errc_name(Errc c) {
-  switch (c) {
-    case Errc::io: return "error";
-    case Errc::usage: return "usage";
-    case Errc::denied: return "denied";
-    case Errc::rejected: return "rejected";
-    case Errc::timeout: return "timeout";
-    case Errc::conflict: return "conflict";
-    case Errc::not_found: return "not_found";
-    case Errc::pending: return "pending";
-  }
-  return "error";
-}
-
 int report(Session& s, const Error& e) {
   if (s.json()) {
-    print_json({{"ok", false},
-                {"error", {{"code", exit_code(e.code)}, {"kind", errc_name(e.code)}, {"message", e.message}, {"hint", e.hint}}}});
+    emit(s, nlohmann::json::object(), exit_code(e.code), e);
   } else {
     err("kaicoder: {}: {}\n", e.code == Errc::denied ? "denied" : "error", e.message);
     if (!e.hint.empty()) err("hint: {}\n", e.hint);
@@ -87,6 +73,29 @@ CLI::Validator whole_number(long lo, long hi) {
         return {};
       },
       fmt::format("{}..{}", lo, hi));
+}
+
+nlohmann::json exit_error(int rc) {
+  return {{"code", rc}, {"kind", "exit"}, {"message", fmt::format("the command exited with code {}", rc)},
+          {"hint", "its output is in stdout and stderr"}};
+}
+
+nlohmann::json failure_envelope(const std::string& command, const Error& e) {
+  return {{"ok", false}, {"command", command}, {"error", error_object(e)}};
+}
+
+int emit(Session& s, nlohmann::json j, int rc, const std::optional<Error>& e) {
+  j["ok"] = rc == k_exit_ok;
+  j["command"] = s.command();
+  if (rc != k_exit_ok && e) {
+    j["error"] = error_object(*e);
+    j["error"]["code"] = rc;  // the code is always the exit status
+  } else if (rc != k_exit_ok && !j.contains("error")) {
+    // A code of kaicoder's own (SPEC §3), or a run's own exit code.
+    j["error"] = rc >= 1 && rc <= 8 ? error_object(make_error(static_cast<Errc>(rc), "the command failed")) : exit_error(rc);
+  }
+  print_json(j);
+  return rc;
 }
 
 void print_json(const nlohmann::json& j) {

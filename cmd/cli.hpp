@@ -32,6 +32,7 @@ int outcome_exit_code(const Proposal& p);
 
 struct Options {
   std::string root, config, color = "auto";
+  std::string command;  // the subcommand, named in every --json envelope
   bool json = false, no_color = false;
 };
 
@@ -43,6 +44,7 @@ public:
   const Env& env() const { return m_env; }
   const Clock& clock() const { return m_clock; }
   bool json() const { return m_opts.json; }
+  const std::string& command() const { return m_opts.command; }
   bool color() const { return m_color; }
   const std::string& user() const { return m_env.user; }
   // After the command: send queued [hooks] notify events (no lock is held now).
@@ -63,7 +65,15 @@ using SetupFn = RunFn (*)(CLI::App&);
 
 // Print `e` (stderr, or as JSON on stdout with --json) and return its exit code.
 int report(Session& s, const Error& e);
-// One JSON object on stdout.
+// The --json envelope (SPEC §2): `j` with "ok" (rc is 0) and "command" set,
+// and for a failure an "error" object (`e`, or one made from rc when `j`
+// has none), printed as one object on stdout. Returns rc.
+int emit(Session& s, nlohmann::json j, int rc = 0, const std::optional<Error>& e = std::nullopt);
+// The error object of a run that ran and exited with `rc` (kind "exit").
+nlohmann::json exit_error(int rc);
+// The envelope of a failure before any command ran (a usage error).
+nlohmann::json failure_envelope(const std::string& command, const Error& e);
+// One JSON object on stdout, as it is.
 void print_json(const nlohmann::json& j);
 
 // An option check: a whole number from `lo` to `hi` written in digits (no
@@ -90,5 +100,6 @@ RunFn setup_certify(CLI::App& sub);
 RunFn setup_wait(CLI::App& sub);
 RunFn setup_hook(CLI::App& sub);
 RunFn setup_integrate(CLI::App& sub);
+RunFn setup_mcp(CLI::App& sub);
 
 }  // namespace kai::cmd

@@ -30,8 +30,9 @@ RunFn setup_doctor(CLI::App&) {
       arr.push_back({{"name", c.name}, {"level", to_string(c.level)}, {"detail", c.detail}, {"fix", c.fix}});
     }
     if (s.json()) {
-      print_json({{"ok", !failed}, {"checks", arr}});
-      return failed ? k_exit_error : k_exit_ok;
+      if (!failed) return emit(s, {{"checks", arr}});
+      return emit(s, {{"checks", arr}}, k_exit_error,
+                  make_error(Errc::io, "a check failed", "see the checks whose level is fail and their fix"));
     }
     for (const auto& c : checks) {
       const char* color = !s.color() ? "" : c.level == Level::ok ? "\x1b[32m" : c.level == Level::warn ? "\x1b[33m" : "\x1b[31m";

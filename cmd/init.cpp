@@ -21,7 +21,7 @@ RunFn setup_init(CLI::App&) {
     auto r = init_tree(s.env(), *root, iso_utc(s.clock().now()));
     if (!r) return report(s, r.error());
     if (s.json()) {
-      print_json({{"ok", true}, {"root", r->root.string()}, {"config", r->config.string()}, {"gitignore_added", r->gitignore_added}});
+      emit(s, {{"root", r->root.string()}, {"config", r->config.string()}, {"gitignore_added", r->gitignore_added}});
       return k_exit_ok;
     }
     out("initialised kaicoder in {}\n", r->root.string());

@@ -3,13 +3,13 @@
 // (completion runs it on every TAB): a pending proposal past its timeout is
 // shown as expired, and recorded by the next command that proposes or decides.
 
-#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
+#include "lib/status.hpp"
 
 namespace kai::cmd {
 
@@ -20,26 +20,10 @@ RunFn setup_list(CLI::App& sub) {
   return [status](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto ids = (*ws)->store.ids();
-    if (!ids) return report(s, ids.error());
-    std::vector<Proposal> rows;
-    std::vector<std::pair<int, std::string>> corrupt;
-    for (int id : *ids) {
-      auto p = (*ws)->store.load(id, Store::Payloads::none);  // a listing never reads payloads
-      if (!p) {
-        corrupt.emplace_back(id, p.error().message);
-        continue;
-      }
-      // Expired but not recorded yet counts as timeout, not pending.
-      std::string shown = past_timeout(**ws, *p) ? "timeout" : std::string(to_string(p->state));
-      if (status->empty() || shown == *status) rows.push_back(std::move(*p));
-    }
-    // Pending first (oldest first: they expire first), then the rest newest first.
-    std::stable_sort(rows.begin(), rows.end(), [](const Proposal& x, const Proposal& y) {
-      bool px = x.state == State::pending, py = y.state == State::pending;
-      if (px != py) return px;
-      return px ? x.id < y.id : x.id > y.id;
-    });
+    auto listing = list_proposals(**ws, *status);
+    if (!listing) return report(s, listing.error());
+    const std::vector<Proposal>& rows = listing->proposals;
+    const auto& corrupt = listing->corrupt;
     if (s.json()) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& p : rows) {
@@ -48,8 +32,7 @@ RunFn setup_list(CLI::App& sub) {
       }
       nlohmann::json bad = nlohmann::json::array();
       for (const auto& [id, why] : corrupt) bad.push_back({{"id", id}, {"error", why}});
-      print_json({{"proposals", arr}, {"corrupt", bad}});
-      return k_exit_ok;
+      return emit(s, {{"proposals", arr}, {"corrupt", bad}});
     }
     if (rows.empty() && corrupt.empty()) {
       out("no proposals{}\n", status->empty() ? "" : " with status " + *status);

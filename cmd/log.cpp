@@ -39,8 +39,8 @@ RunFn setup_log(CLI::App& sub) {
     if (!entries) return report(s, entries.error());
     if (s.json()) {
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& e : *entries) arr.push_back(entry_json(e));
-      print_json({{"entries", arr}});
+      for (const auto& e : *entries) arr.push_back(entry_object(e));
+      emit(s, {{"entries", arr}});
       return k_exit_ok;
     }
     Pager pager(s, a->no_pager ? Paging::off : Paging::automatic);

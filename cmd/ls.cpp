@@ -21,7 +21,7 @@ RunFn setup_ls(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& e : r->entries) arr.push_back({{"path", e.path}, {"type", std::string(1, e.type)}, {"size", e.size}});
-      print_json({{"entries", arr}, {"cut", r->cut}});
+      emit(s, {{"entries", arr}, {"cut", r->cut}});
       return k_exit_ok;
     }
     for (const auto& e : r->entries) out("{}  {:>10}  {}{}\n", e.type, e.size, e.path, e.type == 'd' ? "/" : "");

@@ -40,6 +40,7 @@ constexpr CommandSpec k_commands[] = {
     {"certify", "sign an approval of the changes to certified paths", setup_certify},
     {"hook", "an agent harness's pre-tool hook: the call on stdin, a decision on stdout (fails closed)", setup_hook},
     {"integrate", "at a terminal: wire an agent harness to write only through kaicoder", setup_integrate},
+    {"mcp", "serve the Model Context Protocol on stdio: reads, proposals and waits as tools", setup_mcp},
     {"doctor", "check config, store, changelog, backups, guardrails and installation", setup_doctor},
 };
 
@@ -70,6 +71,32 @@ Env make_env(const Options& o) {
   return env;
 }
 
+// Whether --json was asked for, looked up in argv itself: when parsing
+// fails, the parser may not have reached it.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a(argv[i]);
+    if (a == "--") break;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
+// The subcommand argv names (the first word that is one), "" when none does.
+std::string command_named(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a(argv[i]);
+    if (a == "--") break;
+    if (a == "--root" || a == "--config" || a == "--color") {
+      ++i;  // their value is no command
+      continue;
+    }
+    for (const auto& c : k_commands)
+      if (a == c.name) return c.name;
+  }
+  return "";
+}
+
 int run_main(int argc, char** argv) {
   CLI::App app{"kaicoder — propose, approve, apply, log and roll back changes made for coding agents"};
   app.name("kaicoder");
@@ -96,9 +123,19 @@ int run_main(int argc, char** argv) {
     std::ostringstream help, complaint;
     int rc = app.exit(e, help, complaint);
     write_stdout(help.str());
+    if (rc != 0 && wants_json(argc, argv)) {
+      // With --json the usage error is the envelope too (SPEC §2).
+      std::string first = complaint.str().substr(0, complaint.str().find('\n'));
+      print_json(failure_envelope(command_named(argc, argv),
+                                  make_error(Errc::usage, make_visible(first, Allow::nothing),
+                                             "see kaicoder --help, or kaicoder COMMAND --help")));
+      return k_exit_usage;
+    }
     write_stderr(make_visible(complaint.str(), Allow::tab_newline));
     return rc == 0 ? k_exit_ok : k_exit_usage;
   }
+  for (auto& [sub, fn] : subs)
+    if (sub->parsed()) opts.command = sub->get_name();
   if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
   Session session(make_env(opts), opts);
   for (auto& [sub, fn] : subs)

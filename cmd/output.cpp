@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "lib/envelope.hpp"
+
 namespace kai::cmd {
 namespace {
 const Redactor* g_redactor = nullptr;
@@ -32,11 +34,6 @@ void write_content(std::string_view bytes, int fd) {
   fd == 2 ? write_stderr(shown) : write_stdout(shown);
 }
 
-nlohmann::json redacted_json(nlohmann::json j) {
-  if (j.is_string()) return redacted(j.get<std::string>());
-  if (j.is_array() || j.is_object())
-    for (auto& v : j) v = redacted_json(std::move(v));
-  return j;
-}
+nlohmann::json redacted_json(nlohmann::json j) { return g_redactor ? kai::redacted_json(std::move(j), *g_redactor) : j; }
 
 }  // namespace kai::cmd

@@ -76,14 +76,13 @@ Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::Ap
 int print_staged(Session& s, const Staged& st, bool dry) {
   const Proposal& p = st.proposal;
   if (s.json()) {
-    nlohmann::json j = proposal_json(p);
+    nlohmann::json j = with_proposal(p);
     j["diff"] = st.diff.text;
-    j["diff_info"] = diff_json(st.diff);
+    j["diff_info"] = diff_object(st.diff);
     j["dry_run"] = dry;
     j["existing"] = st.existing;
-    if (st.applied) j["applied"] = outcome_json(*st.applied);
-    print_json(j);
-    return k_exit_ok;
+    if (st.applied) j["applied"] = outcome_object(*st.applied);
+    return emit(s, j);
   }
   if (dry) out("dry run: nothing staged\n");
   if (st.existing) out("the same change from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);

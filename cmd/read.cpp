@@ -25,7 +25,7 @@ RunFn setup_read(CLI::App& sub) {
     auto r = read_for_agent(**ws, s.env().cwd, a->path, range);
     if (!r) return report(s, r.error());
     if (s.json()) {
-      print_json({{"path", r->path}, {"text", r->text}, {"binary", r->binary}, {"cut", r->cut},
+      emit(s, {{"path", r->path}, {"text", r->text}, {"binary", r->binary}, {"cut", r->cut},
                   {"total_bytes", r->total_bytes}, {"total_lines", r->total_lines},
                   {"first_line", r->first_line}, {"last_line", r->last_line}});
       return k_exit_ok;

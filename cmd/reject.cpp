@@ -27,7 +27,7 @@ RunFn setup_reject(CLI::App& sub) {
     auto yes = ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (s.json()) print_json({{"ok", true}, {"rejected", false}, {"id", p->id}});
+      if (s.json()) emit(s, {{"rejected", false}, {"id", p->id}});
       else out("not rejected; proposal {} is unchanged\n", p->id);
       return k_exit_ok;
     }
@@ -37,7 +37,7 @@ RunFn setup_reject(CLI::App& sub) {
     req.answer = terminal_answer(Tier::normal);
     auto r = gate::reject(**ws, req, a->reason);
     if (!r) return report(s, r.error());
-    if (s.json()) print_json(proposal_json(*r));
+    if (s.json()) emit(s, with_proposal(*r));
     else out("rejected proposal {}; nothing was written\n", r->id);
     return k_exit_ok;
   };

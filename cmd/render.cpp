@@ -7,6 +7,7 @@
 #include "cmd/progress.hpp"
 #include "lib/decide.hpp"
 #include "lib/propose.hpp"
+#include "lib/status.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {
@@ -133,15 +134,24 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
   CapturedOutput captured;
   if (run) captured = run_output(ws, p->id);
   if (s.json()) {
-    json j = proposal_json(*p);
+    json j = with_proposal(*p);
     j["exit_code"] = rc;
+    const bool ran = run && p->state == State::applied;
     if (run) {
-      j["ran"] = p->state == State::applied;
+      j["ran"] = ran;
       j["stdout"] = captured.out;
       j["stderr"] = captured.err;
     }
-    print_json(j);
-    return rc;
+    if (ran && rc != k_exit_ok) j["error"] = exit_error(rc);
+    std::optional<Error> e;
+    if (undecided)
+      e = make_error(Errc::pending,
+                     fmt::format("proposal {} is still {}", p->id,
+                                 p->state == State::pending ? "waiting for a person" : "approved and not carried out yet"),
+                     fmt::format("wait for it again with: kaicoder wait {}", p->id));
+    else if (!ran && rc != k_exit_ok)
+      e = outcome_error(*p);
+    return emit(s, j, rc, e);
   }
   if (run) {
     write_content(captured.out, 1);
@@ -162,21 +172,12 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
 
 json proposal_json(const Proposal& p) { return proposal_object(p); }
 
-json diff_json(const FileDiff& d) {
-  return {{"text", d.text},         {"binary", d.binary},   {"truncated", d.truncated}, {"added", d.added},
-          {"removed", d.removed},   {"hunks", d.hunks},     {"old_blob", d.old_blob},   {"new_blob", d.new_blob},
-          {"old_size", d.old_size}, {"new_size", d.new_size}};
+json with_proposal(const Proposal& p) {
+  json j = proposal_object(p);
+  j["proposal"] = proposal_object(p);
+  return j;
 }
 
-json entry_json(const Entry& e) {
-  return {{"time", e.time},       {"kind", e.kind},       {"rollback_id", e.rollback_id}, {"files", e.files},
-          {"action", e.action},   {"summary", e.summary}, {"why", e.why},                 {"backup", e.backup},
-          {"approver", e.approver}, {"result", e.result}, {"rollback", e.rollback}};
-}
-
-json outcome_json(const Outcome& o) {
-  return {{"rollback_id", o.rollback_id}, {"backup", o.backup}, {"unchanged", o.unchanged}, {"entry", entry_json(o.entry)}};
-}
 
 Result<FileDiff> diff_for_display(Session&, Workspace& ws, const Proposal& p, bool full) {
   DiffOptions opts;

@@ -12,6 +12,7 @@
 #include "lib/certify.hpp"
 #include "lib/changelog.hpp"
 #include "lib/diff.hpp"
+#include "lib/envelope.hpp"
 #include "lib/proposal.hpp"
 #include "lib/runs.hpp"
 
@@ -22,9 +23,10 @@ void print_diff(Session& s, const Proposal& p, const FileDiff& d);
 void print_outcome(Session& s, const Proposal& p, const Outcome& o);
 
 nlohmann::json proposal_json(const Proposal& p);
-nlohmann::json diff_json(const FileDiff& d);
-nlohmann::json entry_json(const Entry& e);
-nlohmann::json outcome_json(const Outcome& o);
+// The proposal's fields at the top level, as earlier releases printed
+// them, and the same object under "proposal", where every command that
+// returns a proposal puts it (SPEC §2).
+nlohmann::json with_proposal(const Proposal& p);
 
 // Live output of a command run on the approver's terminal (redacted).
 void stream_output(std::string_view chunk, int fd);

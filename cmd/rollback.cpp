@@ -50,7 +50,7 @@ RunFn setup_rollback(CLI::App& sub) {
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);
       if (!yes) return report(s, yes.error());
       if (!*yes) {
-        if (s.json()) print_json({{"ok", true}, {"rolled_back", false}});
+        if (s.json()) emit(s, {{"rolled_back", false}});
         else out("nothing rolled back\n");
         return k_exit_ok;
       }
@@ -60,7 +60,7 @@ RunFn setup_rollback(CLI::App& sub) {
     if (!r) return report(s, r.error());
     const Outcome& o = r->outcome;
     if (s.json()) {
-      print_json(outcome_json(o));
+      emit(s, outcome_object(o));
     } else {
       out("rolled back {}\n", r->undone);
       std::string files;

@@ -78,8 +78,12 @@ RunFn setup_run(CLI::App& sub) {
       if (st->ran) j["ran"] = true, j["exit_code"] = st->ran->result.exit_code, j["stdout"] = st->ran->result.out,
                    j["stderr"] = st->ran->result.err;
       if (!(a->wait && p.id && !st->ran)) {
-        print_json(j);
-        return blocked ? exit_code(Errc::denied) : st->ran ? st->ran->result.exit_code : k_exit_ok;
+        if (blocked)
+          return emit(s, j, exit_code(Errc::denied),
+                      make_error(Errc::denied, "the command is blocked and was not staged", "see 'reasons'"));
+        const int rc = st->ran ? st->ran->result.exit_code : k_exit_ok;
+        if (rc != k_exit_ok) j["error"] = exit_error(rc);
+        return emit(s, j, rc);
       }
     } else {
       out("{} \u00b7 {}\n", blocked ? "blocked" : p.id ? fmt::format("proposal {} \u00b7 run", p.id) : std::string("dry run"),

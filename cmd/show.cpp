@@ -38,13 +38,11 @@ RunFn setup_show(CLI::App& sub) {
     if (p->kind == Kind::run) {
       CapturedOutput captured = run_output(**ws, p->id);
       if (s.json()) {
-        nlohmann::json j = proposal_json(*p);
+        nlohmann::json j = with_proposal(*p);
         if (late) j["expired"] = true;
-        j["command"] = command_text(*p);
         j["stdout"] = captured.out;
         j["stderr"] = captured.err;
-        print_json(j);
-        return k_exit_ok;
+        return emit(s, j);
       }
       print_run_header(s, *p);
       if (late) out("{}", k_expired_note);
@@ -61,13 +59,12 @@ RunFn setup_show(CLI::App& sub) {
       else diff_note = fmt::format("no diff: {}", r.error().message);
     }
     if (s.json()) {
-      nlohmann::json j = proposal_json(*p);
+      nlohmann::json j = with_proposal(*p);
       if (late) j["expired"] = true;
       j["diff"] = d ? d->text : "";
-      if (d) j["diff_info"] = diff_json(*d);
+      if (d) j["diff_info"] = diff_object(*d);
       if (!diff_note.empty()) j["diff_note"] = diff_note;
-      print_json(j);
-      return k_exit_ok;
+      return emit(s, j);
     }
     print_proposal_header(s, *p);
     if (late) out("{}", k_expired_note);

@@ -66,7 +66,7 @@ RunFn setup_trust(CLI::App&) {
         if (!made) return report(s, made.error());
         new_key = *made;
       }
-      if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", false}, {"new_key", new_key}});
+      if (s.json()) emit(s, {{"root", r->root.string()}, {"trusted", true}, {"changed", false}, {"new_key", new_key}});
       else out("{} is already trusted; kaicoder.toml is as you trusted it{}\n", r->root.string(), new_key ? "; a new key is in place" : "");
       return k_exit_ok;
     }
@@ -77,7 +77,7 @@ RunFn setup_trust(CLI::App&) {
     if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())), "kaicoder trust"); !yes)
       return report(s, yes.error());
     if (auto ok = accept_trust(s.env(), *r, iso_utc(s.clock().now())); !ok) return report(s, ok.error());
-    if (s.json()) print_json({{"ok", true}, {"root", r->root.string()}, {"trusted", true}, {"changed", true}});
+    if (s.json()) emit(s, {{"root", r->root.string()}, {"trusted", true}, {"changed", true}});
     else out("trusted {}\n", r->root.string());
     return k_exit_ok;
   };

@@ -29,13 +29,11 @@ RunFn setup_verify(CLI::App& sub) {
     const size_t bad = c->uncovered();
     if (s.json()) {
       nlohmann::json j = certification_json(*c);
-      j["ok"] = bad == 0;
-      j["command"] = "verify";
       if (bad > 0)
-        j["error"] = {{"code", exit_code(Errc::conflict)}, {"kind", "conflict"},
-                      {"message", fmt::format("{} change(s) to certified paths lack a signed approval", bad)},
-                      {"hint", "the owner reviews them and signs with 'kaicoder certify'"}};
-      print_json(j);
+        return emit(s, j, exit_code(Errc::conflict),
+                    make_error(Errc::conflict, fmt::format("{} change(s) to certified paths lack a signed approval", bad),
+                               "the owner reviews them and signs with 'kaicoder certify'"));
+      emit(s, j);
     } else {
       print_certification(*c);
       if (bad > 0) {

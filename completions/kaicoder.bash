@@ -10,7 +10,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="init trust propose run wait list show approve reject apply log rollback read ls verify certify hook integrate doctor"
+_kaicoder_commands="init trust propose run wait list show approve reject apply log rollback read ls verify certify hook integrate mcp doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -36,6 +36,7 @@ _kaicoder_command_options() {
         verify) echo "--base --head --worktree" ;;
         certify) echo "--base --key --worktree" ;;
         integrate) echo "--check --user" ;;
+        mcp) echo "--agent" ;;
     esac
 }
 

@@ -129,6 +129,7 @@ complete -c kaicoder -n __kaicoder_needs_command -a verify -d 'Check that certif
 complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval of the changes to certified paths'
 complete -c kaicoder -n __kaicoder_needs_command -a hook -d "An agent harness's pre-tool hook; fails closed"
 complete -c kaicoder -n __kaicoder_needs_command -a integrate -d 'At a terminal: wire an agent harness to write only through kaicoder'
+complete -c kaicoder -n __kaicoder_needs_command -a mcp -d 'Serve the Model Context Protocol on stdio: reads, proposals and waits as tools'
 complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
 
 # propose
@@ -234,3 +235,6 @@ set -l c '__kaicoder_using_command certify'
 complete -c kaicoder -n $c -l base -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to count changes from'
 complete -c kaicoder -n $c -l key -r -F -d 'SSH key to sign with (default ~/.ssh/id_ed25519)'
 complete -c kaicoder -n $c -l worktree -d 'Also sign uncommitted changes in the work tree'
+
+# mcp
+complete -c kaicoder -n '__kaicoder_using_command mcp' -l agent -x -d 'Name recorded as proposed-by'

@@ -262,9 +262,12 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string
   return rollback_entry(ws, id, user, force, check);
 }
 
-Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within) {
+Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within,
+                                   const WaitControl& control) {
   std::optional<TimePoint> until;
-  if (within) until = ws.clock->now() + *within;
+  const TimePoint start = ws.clock->now();
+  if (within) until = start + *within;
+  auto ticked = std::chrono::steady_clock::now();
   for (;;) {
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) return p.error();
@@ -278,6 +281,11 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     // (or the run) and what it did.
     if (p->state != State::pending && p->state != State::approved) return p;
     if (until && ws.clock->now() >= *until) return p;
+    if (control.stop && control.stop()) return p;
+    if (control.tick && std::chrono::steady_clock::now() - ticked >= std::chrono::seconds(1)) {
+      ticked = std::chrono::steady_clock::now();
+      control.tick(std::chrono::duration_cast<std::chrono::milliseconds>(ws.clock->now() - start));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

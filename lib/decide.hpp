@@ -101,10 +101,20 @@ bool past_timeout(const Workspace& ws, const Proposal& p);
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force,
                          CheckOnly check = CheckOnly::no);
 
+// How a door watches a wait: `stop` is asked every poll and, once true,
+// ends the wait with the proposal as it is (a cancelled request, a client
+// that went away: nothing is decided); `tick` is called about once a second
+// with the time waited so far (progress for the one who waits).
+struct WaitControl {
+  std::function<bool()> stop;
+  std::function<void(std::chrono::milliseconds waited)> tick;
+};
+
 // Block until proposal `id` is decided and, when approved, applied (or its
 // apply failed). Polls without holding the lock; expires it when due. With
 // `within`, returns it as it is (pending or approved) once that much time
 // has passed on the workspace's clock.
-Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within = std::nullopt);
+Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within = std::nullopt,
+                                   const WaitControl& control = {});
 
 }  // namespace kai

@@ -8,7 +8,15 @@ packages=(build-essential cmake pkg-config git util-linux
           catch2 nlohmann-json3-dev
           libmbedtls-dev)  # HMAC seals; libgit2-dev already pulls it in
 if [ "${1:-}" = "--test" ]; then
-  packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache)
+  # python3-jsonschema checks every --json output against schemas/.
+  packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache python3-jsonschema)
+  # The MCP end-to-end test runs the official SDK client on Node. A node and
+  # npm already here (from anywhere) are used as they are: Debian's npm
+  # conflicts with a Node installed another way, so Debian's pair comes
+  # only when there is neither.
+  if ! command -v node >/dev/null && ! command -v npm >/dev/null; then
+    packages+=(nodejs npm)
+  fi
 fi
 
 missing=()

@@ -41,6 +41,12 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
 cmake --build "$dir" -j"$jobs"
 
 echo "== test"
+# The MCP SDK client of tests/mcp, exactly as package-lock.json pins it.
+if command -v npm >/dev/null; then
+  (cd tests/mcp && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+else
+  echo "no npm: the MCP SDK client cannot be installed; its cases are skipped only when node is absent too"
+fi
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600)
 

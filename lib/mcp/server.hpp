@@ -1,0 +1,76 @@
+#pragma once
+// The Model Context Protocol over JSON-RPC 2.0, without a transport: one
+// parsed message in, the response to send (if any) out. cmd/mcp.cpp owns
+// the stdin/stdout loop; a test drives this class directly.
+//
+//   Server srv(ws, {root, "agent"}, "0.1.0");
+//   auto msg = parse_message(line);                  // or the error response to send
+//   if (Server::blocks(msg)) …run it beside the reading loop…
+//   if (auto reply = srv.handle(msg, door)) send(*reply);
+//
+// Handshake: initialize (the client's protocol version when this server
+// speaks it, else the newest it speaks), notifications/initialized, ping.
+// Then tools/list and tools/call (lib/mcp/tools). The root is the one the
+// workspace was opened on; nothing a client sends changes it.
+
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "lib/mcp/tools.hpp"
+
+namespace kai::mcp {
+
+// The protocol versions this server speaks, oldest first.
+std::span<const std::string_view> protocol_versions();
+// `asked` when spoken here, else the newest.
+std::string_view negotiate_version(std::string_view asked);
+// Whether tool results carry structuredContent and tools an outputSchema
+// (every version after 2024-11-05).
+bool has_structured_content(std::string_view version);
+
+// A JSON-RPC error response (id null when the request's id is unknown).
+json error_response(const json& id, int code, const std::string& message, const json& data = nullptr);
+
+// One line of the stream: the message, or (a string that is not JSON, a
+// message that is not a JSON-RPC 2.0 object) the error response to send.
+struct Parsed {
+  std::optional<json> message;
+  std::optional<json> error_reply;
+};
+Parsed parse_message(std::string_view line);
+
+class Server {
+public:
+  Server(Workspace& ws, ServeOptions opts, std::string server_version);
+
+  // Answer one message. No reply for notifications, for responses the
+  // client sends, and for a tool call that was cancelled while it ran.
+  // `door` serves a tools/call that waits (progress, cancellation).
+  // Thread use: tools/call may run on one thread while another handles
+  // everything else (initialize, ping, tools/list, notifications).
+  std::optional<json> handle(const json& msg, const Door& door = {});
+
+  // A request that may block for long (tools/call): a door runs it beside
+  // its reading loop, so that ping and cancellation are still read.
+  static bool blocks(const json& msg);
+  // The id of the request a notifications/cancelled names, if it is one.
+  static std::optional<json> cancelled_id(const json& msg);
+
+  // The version agreed in initialize ("" before it).
+  std::string version() const;
+
+private:
+  json initialize(const json& params);
+
+  Workspace& m_ws;
+  ServeOptions m_opts;
+  std::string m_server_version;
+  mutable std::mutex m_mutex;  // m_version and m_opts.agent: set by initialize, read by tool calls
+  std::string m_version;
+};
+
+}  // namespace kai::mcp

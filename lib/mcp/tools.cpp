@@ -1,0 +1,281 @@
+#include "lib/mcp/tools.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lib/decide.hpp"
+#include "lib/envelope.hpp"
+#include "lib/propose.hpp"
+#include "lib/reader.hpp"
+#include "lib/runs.hpp"
+#include "lib/status.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai::mcp {
+namespace {
+
+using Reply = std::variant<ToolOutcome, RpcError>;
+
+std::string str(const json& args, const char* key) { return args.contains(key) ? args.at(key).get<std::string>() : ""; }
+
+ToolOutcome failure(const Error& e, json extra = json::object()) {
+  extra["ok"] = false;
+  extra["error"] = error_object(e);
+  return {std::move(extra), true};
+}
+
+std::string approve_next(int id) {
+  return fmt::format(
+      "nothing is written until a person approves it at a terminal: kaicoder approve {} (or rejects it: kaicoder reject "
+      "{}); call wait_for_decision with id {} to learn the outcome",
+      id, id, id);
+}
+
+// A staged change, an allowed one already applied, or the pending twin of a retry.
+json staged_object(const Staged& st) {
+  const Proposal& p = st.proposal;
+  json j = {{"ok", true}, {"proposal", proposal_object(p)}, {"diff", st.diff.text}, {"diff_info", diff_object(st.diff)},
+            {"existing", st.existing}};
+  if (st.applied) {
+    j["applied"] = outcome_object(*st.applied);
+    j["next"] = "the policy allowed it: it is applied already; undo with kaicoder rollback " + st.applied->rollback_id;
+  } else {
+    j["next"] = (st.existing ? fmt::format("the same change is already waiting as proposal {}; ", p.id) : std::string()) +
+                approve_next(p.id);
+  }
+  return j;
+}
+
+Reply stage_file(Workspace& ws, const ServeOptions& opts, ProposeRequest req) {
+  req.agent = opts.agent.empty() ? "mcp" : opts.agent;
+  auto st = propose(ws, req, opts.cwd, DryRun::no, DiffOptions{});
+  if (!st) return failure(st.error());
+  return ToolOutcome{staged_object(*st), false};
+}
+
+Reply read_file(Workspace& ws, const ServeOptions& opts, const json& args) {
+  std::optional<LineRange> lines;
+  if (args.contains("lines")) {
+    auto r = parse_line_range(args.at("lines").get<std::string>());
+    if (!r) return RpcError{k_invalid_params, r.error().message, error_object(r.error())};
+    lines = *r;
+  }
+  auto r = read_for_agent(ws, opts.cwd, str(args, "path"), lines);
+  if (!r) return failure(r.error());
+  return ToolOutcome{{{"ok", true},
+                      {"path", r->path},
+                      {"text", r->text},
+                      {"binary", r->binary},
+                      {"cut", r->cut},
+                      {"first_line", r->first_line},
+                      {"last_line", r->last_line},
+                      {"total_lines", r->total_lines},
+                      {"total_bytes", r->total_bytes}},
+                     false};
+}
+
+Reply list_dir(Workspace& ws, const ServeOptions& opts, const json& args) {
+  auto r = list_for_agent(ws, opts.cwd, str(args, "path"), str(args, "glob"));
+  if (!r) return failure(r.error());
+  json entries = json::array();
+  for (const auto& e : r->entries) entries.push_back({{"path", e.path}, {"type", std::string(1, e.type)}, {"size", e.size}});
+  return ToolOutcome{{{"ok", true}, {"entries", entries}, {"cut", r->cut}}, false};
+}
+
+Reply run_command(Workspace& ws, const ServeOptions& opts, const json& args) {
+  const bool has_argv = args.contains("argv"), has_shell = args.contains("shell");
+  if (has_argv == has_shell)
+    return RpcError{k_invalid_params, "give exactly one of 'argv' and 'shell'",
+                    error_object(make_error(Errc::usage, "give exactly one of 'argv' and 'shell'",
+                                            R"(argv: ["make", "test"], or shell: "make test | tail")"))};
+  RunRequest req;
+  if (has_argv) req.argv = args.at("argv").get<std::vector<std::string>>();
+  req.shell = str(args, "shell");
+  req.cwd = str(args, "cwd");
+  req.timeout = args.value("timeout_s", 0L);
+  req.network = args.value("network", false);
+  req.why = str(args, "why");
+  req.agent = opts.agent.empty() ? "mcp" : opts.agent;
+  auto st = propose_run(ws, req, opts.cwd, DryRun::no, nullptr);
+  if (!st) return failure(st.error());
+  const Proposal& p = st->proposal;
+  json j = {{"verdict", st->verdict}, {"reasons", st->classification.reasons}, {"network", p.network}};
+  if (st->verdict == "blocked")
+    return failure(make_error(Errc::denied, "the command is blocked and was not staged",
+                              "see 'reasons'; a blocked command is never offered for approval"),
+                   std::move(j));
+  j["ok"] = true;
+  j["proposal"] = proposal_object(p);
+  j["existing"] = st->existing;
+  if (st->ran) {
+    j["ran"] = true;
+    j["exit_code"] = st->ran->result.exit_code;
+    j["stdout"] = st->ran->result.out;
+    j["stderr"] = st->ran->result.err;
+    j["next"] = "the policy allowed it: it ran already";
+  } else {
+    j["next"] = approve_next(p.id);
+  }
+  return ToolOutcome{std::move(j), false};
+}
+
+// A proposal and what became of it, as proposal_status and wait_for_decision report it.
+ToolOutcome decided_object(const Workspace& ws, const Proposal& p) {
+  json j = {{"proposal", proposal_object(p)}};
+  j["proposal"]["status"] = shown_state(ws, p);
+  const bool undecided = p.state == State::pending || p.state == State::approved;
+  j["decided"] = !undecided && !past_timeout(ws, p);
+  if (!p.backup.empty()) j["backup"] = p.backup;
+  if (!p.rollback_id.empty()) j["rollback_id"] = p.rollback_id;
+  if (p.kind == Kind::run && p.state == State::applied) {
+    CapturedOutput out = run_output(ws, p.id);
+    j["ran"] = true;
+    j["exit_code"] = p.outcome_code;
+    j["stdout"] = out.out;
+    j["stderr"] = out.err;
+  }
+  if (past_timeout(ws, p))
+    return failure(make_error(Errc::timeout, fmt::format("proposal {} expired before a person decided", p.id),
+                              "nothing was written; propose it again when someone can approve it"),
+                   std::move(j));
+  if (p.state == State::pending) {
+    j["ok"] = true;
+    j["next"] = fmt::format("still waiting for a person: kaicoder approve {}; call wait_for_decision again", p.id);
+    return {std::move(j), false};
+  }
+  if (p.state == State::approved) {
+    j["ok"] = true;
+    j["next"] = fmt::format("approved and not carried out yet: a person runs kaicoder apply {}", p.id);
+    return {std::move(j), false};
+  }
+  if (auto e = outcome_error(p)) return failure(*e, std::move(j));
+  j["ok"] = true;
+  return {std::move(j), false};
+}
+
+Reply proposal_status(Workspace& ws, const json& args) {
+  auto p = ws.store.load(args.at("id").get<int>(), Store::Payloads::none);  // reads only: no sweep
+  if (!p) return failure(p.error());
+  return decided_object(ws, *p);
+}
+
+Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const Door& door) {
+  const int id = args.at("id").get<int>();
+  const long limit = args.value("timeout_s", k_wait_default_s);
+  WaitControl control;
+  control.stop = [&door] { return (door.cancelled && door.cancelled()) || (door.gone && door.gone()); };
+  if (!call.progress_token.is_null() && door.notify) {
+    const std::string message = fmt::format("waiting for a person: kaicoder approve {}", id);
+    control.tick = [&door, &call, message, limit](std::chrono::milliseconds waited) {
+      door.notify({{"jsonrpc", "2.0"},
+                   {"method", "notifications/progress"},
+                   {"params",
+                    {{"progressToken", call.progress_token},
+                     {"progress", static_cast<double>(waited.count()) / 1000.0},
+                     {"total", static_cast<double>(limit)},
+                     {"message", message}}}});
+    };
+  }
+  auto p = wait_for_decision(ws, id, std::chrono::seconds(limit), control);
+  if (!p) return failure(p.error());
+  return decided_object(ws, *p);
+}
+
+Reply list(Workspace& ws, const json& args) {
+  auto l = list_proposals(ws, str(args, "status"));
+  if (!l) return failure(l.error());
+  json arr = json::array(), bad = json::array();
+  for (const auto& p : l->proposals) {
+    arr.push_back(proposal_object(p));
+    if (past_timeout(ws, p)) arr.back()["expired"] = true;
+  }
+  for (const auto& [id, why] : l->corrupt) bad.push_back({{"id", id}, {"error", why}});
+  return ToolOutcome{{{"ok", true}, {"proposals", arr}, {"corrupt", bad}}, false};
+}
+
+const json* find_tool(const json& tools, const std::string& name) {
+  for (const auto& t : tools)
+    if (t.at("name") == name) return &t;
+  return nullptr;
+}
+
+Status check_value(const std::string& key, const json& schema, const json& v) {
+  const std::string type = schema.value("type", "");
+  auto bad = [&](const std::string& what) { return make_error(Errc::usage, fmt::format("'{}' {}", key, what)); };
+  if (type == "string") {
+    if (!v.is_string()) return bad("must be a string");
+    if (v.get<std::string>().size() < schema.value("minLength", size_t{0})) return bad("must not be empty");
+    if (schema.contains("enum") && std::find(schema["enum"].begin(), schema["enum"].end(), v) == schema["enum"].end())
+      return bad(fmt::format("must be one of {}", schema["enum"].dump()));
+  } else if (type == "integer") {
+    if (!v.is_number_integer()) return bad("must be a whole number");
+    const auto n = v.get<long long>();
+    if (schema.contains("minimum") && n < schema["minimum"].get<long long>())
+      return bad(fmt::format("must be at least {}", schema["minimum"].dump()));
+    if (schema.contains("maximum") && n > schema["maximum"].get<long long>())
+      return bad(fmt::format("must be at most {}", schema["maximum"].dump()));
+  } else if (type == "boolean") {
+    if (!v.is_boolean()) return bad("must be true or false");
+  } else if (type == "array") {
+    if (!v.is_array()) return bad("must be an array");
+    if (v.size() < schema.value("minItems", size_t{0})) return bad("must not be empty");
+    for (const auto& item : v)
+      if (!item.is_string()) return bad("must hold strings only");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_arguments(const json& schema, const json& args) {
+  if (!args.is_object()) return make_error(Errc::usage, "arguments must be an object");
+  const json& props = schema.contains("properties") ? schema["properties"] : json::object();
+  if (schema.contains("required"))
+    for (const auto& r : schema["required"])
+      if (!args.contains(r.get<std::string>()))
+        return make_error(Errc::usage, fmt::format("'{}' is required", r.get<std::string>()));
+  for (const auto& [key, v] : args.items()) {
+    if (!props.contains(key)) {
+      if (schema.value("additionalProperties", true)) continue;
+      return make_error(Errc::usage, fmt::format("unknown argument '{}'", key));
+    }
+    KAI_TRY(check_value(key, props[key], v));
+  }
+  return ok_status();
+}
+
+std::variant<ToolOutcome, RpcError> call_tool(Workspace& ws, const ServeOptions& opts, const ToolCall& call,
+                                              const Door& door) {
+  static const json tools = tool_definitions(false);
+  const json* tool = find_tool(tools, call.name);
+  if (!tool) return RpcError{k_invalid_params, fmt::format("unknown tool: {}", call.name), nullptr};
+  if (auto ok = check_arguments(tool->at("inputSchema"), call.arguments); !ok)
+    return RpcError{k_invalid_params, fmt::format("invalid arguments for tool {}: {}", call.name, ok.error().message),
+                    error_object(ok.error())};
+  const json& a = call.arguments;
+  Reply r;
+  if (call.name == "read_file") r = read_file(ws, opts, a);
+  else if (call.name == "list_dir") r = list_dir(ws, opts, a);
+  else if (call.name == "propose_edit")
+    r = stage_file(ws, opts, {str(a, "path"), str(a, "old_text"), str(a, "new_text"), std::nullopt, false, str(a, "why"), "", str(a, "summary")});
+  else if (call.name == "write_file")
+    r = stage_file(ws, opts, {str(a, "path"), std::nullopt, std::nullopt, str(a, "content"), false, str(a, "why"), "", str(a, "summary")});
+  else if (call.name == "delete_file")
+    r = stage_file(ws, opts, {str(a, "path"), std::nullopt, std::nullopt, std::nullopt, true, str(a, "why"), "", str(a, "summary")});
+  else if (call.name == "run_command") r = run_command(ws, opts, a);
+  else if (call.name == "proposal_status") r = proposal_status(ws, a);
+  else if (call.name == "wait_for_decision") r = wait_decision(ws, a, call, door);
+  else r = list(ws, a);
+  if (auto* o = std::get_if<ToolOutcome>(&r)) o->structured = redacted_json(std::move(o->structured), ws.redactor);
+  return r;
+}
+
+json tool_result(const ToolOutcome& o, bool structured) {
+  json r = {{"content", json::array({{{"type", "text"}, {"text", o.structured.dump(2, ' ', false, json::error_handler_t::replace)}}})},
+            {"isError", o.is_error}};
+  if (structured) r["structuredContent"] = o.structured;
+  return r;
+}
+
+}  // namespace kai::mcp

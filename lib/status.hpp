@@ -1,0 +1,38 @@
+#pragma once
+// A proposal's state as a reader sees it, for every door that reports one
+// (list, show, wait, the MCP tools): pending past [approval] timeout reads as
+// expired before a sweep records it, the proposals in the order people read
+// them, and what a decided proposal means for the one who proposed it.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/proposal.hpp"
+#include "lib/result.hpp"
+
+namespace kai {
+
+class Workspace;
+
+// to_string(p.state), or "timeout" for a pending proposal past its timeout.
+std::string shown_state(const Workspace& ws, const Proposal& p);
+
+struct Listing {
+  std::vector<Proposal> proposals;                   // metadata only, no payloads
+  std::vector<std::pair<int, std::string>> corrupt;  // id, why it could not be read
+};
+
+// Every proposal (or those whose shown_state is `status`), pending first
+// (oldest first: they expire first), then the rest newest first. Only
+// reads: never sweeps, never fails on a corrupt record.
+Result<Listing> list_proposals(const Workspace& ws, const std::string& status = {});
+
+// What a decided proposal means for its proposer: nothing (applied,
+// approved, rolled back; a run that ran, whatever its own exit code) or the
+// error it ends in — rejected (4), timeout (5), failed with the code it was
+// recorded with (a conflict is 6), still pending (8).
+std::optional<Error> outcome_error(const Proposal& p);
+
+}  // namespace kai

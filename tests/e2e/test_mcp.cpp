@@ -1,0 +1,147 @@
+// kaicoder mcp driven by the official MCP TypeScript SDK client
+// (tests/mcp/client.mjs, installed by `npm ci` in scripts/test.sh) over
+// stdio. This side owns the repository and the person at the terminal: when
+// the client says "APPROVE N" or "REJECT N" it decides proposal N on a
+// pseudo-terminal, as a person does, while the client waits with progress.
+// Without node on PATH the cases are skipped with a warning.
+
+#include <cstdlib>
+#include <thread>
+
+#include "tests/support/checks.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+const fs::path k_client_dir = fs::path(KAICODER_SOURCE_DIR) / "tests" / "mcp";
+
+bool have_node() {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "";
+  while (!rest.empty()) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    std::error_code ec;
+    if (!dir.empty() && fs::exists(fs::path(dir) / "node", ec)) return true;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return false;
+}
+
+// Whether the SDK client can run here: node must be there (else the case is
+// skipped), and its packages installed (else the case fails and says how).
+bool client_ready() {
+  if (!have_node()) {
+    WARN("SKIPPED: node is not on PATH; the MCP SDK client cannot run (scripts/test.sh installs Debian's nodejs)");
+    return false;
+  }
+  INFO("the MCP SDK client is not installed: run `npm ci` in tests/mcp (scripts/test.sh does)");
+  REQUIRE(fs::exists(k_client_dir / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"));
+  return true;
+}
+
+Process start_client(const TempRepo& repo, const std::string& scenario) {
+  return repo.spawn({"node", (k_client_dir / "client.mjs").string(), scenario, kaicoder_bin()});
+}
+
+// The number after `word ` once the client printed such a line; 0 if it ended or 60 s passed first.
+int wait_for_line(Process& client, const std::string& word) {
+  for (int i = 0; i < 2400; ++i) {
+    const std::string& out = client.so_far().out;
+    if (size_t at = out.find(word + " "); at != std::string::npos && out.find('\n', at) != std::string::npos)
+      return std::atoi(out.c_str() + at + word.size() + 1);
+    if (client.done()) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return 0;
+}
+
+void check_passed(Process& client) {
+  Run r = client.finish(60s);
+  KAI_CHECK_EXIT(r, 0);
+  CHECK_THAT(r.out, Contains("PASS"));
+}
+
+}  // namespace
+
+TEST_CASE("mcp sdk: handshake, tools/list, ping, an unknown tool, bad arguments, denied paths, a 2024-11-05 client",
+          "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  if (!client_ready()) return;
+  const auto before = repo.tree_snapshot();
+  Process client = start_client(repo, "handshake");
+  check_passed(client);
+  CHECK(repo.tree_snapshot() == before);
+  CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
+}
+
+TEST_CASE("mcp sdk: a person approves at a terminal while the client waits with progress", "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  if (!client_ready()) return;
+  Process client = start_client(repo, "approve");
+  const int id = wait_for_line(client, "APPROVE");
+  INFO(client.so_far().all());
+  REQUIRE(id == 1);
+  CHECK(repo.read("a.txt") == "hello\n");  // nothing written before the person said yes
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  check_passed(client);
+  CHECK(repo.read("a.txt") == "hello, world\n");
+  CHECK(show_json(repo, 1).at("status") == "applied");
+}
+
+TEST_CASE("mcp sdk: a rejection is a tool error with kind rejected", "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  if (!client_ready()) return;
+  Process client = start_client(repo, "reject");
+  const int id = wait_for_line(client, "REJECT");
+  INFO(client.so_far().all());
+  REQUIRE(id == 1);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1", "--reason", "not now"}, "y"), 0);
+  check_passed(client);
+  CHECK_FALSE(repo.exists("b.txt"));
+}
+
+TEST_CASE("mcp sdk: a proposal that expires ends the wait with kind timeout", "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}, {"kaicoder.toml", "[approval]\ntimeout = 2\n"}};
+  repo.trust();
+  if (!client_ready()) return;
+  Process client = start_client(repo, "expire");
+  check_passed(client);
+  CHECK_FALSE(repo.exists("b.txt"));
+  CHECK(show_json(repo, 1).at("status") == "timeout");
+}
+
+TEST_CASE("mcp sdk: a cancelled wait decides nothing and the server keeps answering", "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  if (!client_ready()) return;
+  Process client = start_client(repo, "cancel");
+  check_passed(client);
+  CHECK(show_json(repo, 1).at("status") == "pending");
+  CHECK_FALSE(repo.exists("b.txt"));
+}
+
+TEST_CASE("mcp sdk: a client that disconnects mid-wait leaves the proposal pending for kaicoder wait", "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  if (!client_ready()) return;
+  Process client = start_client(repo, "disconnect");
+  const int id = wait_for_line(client, "DISCONNECTED");
+  INFO(client.so_far().all());
+  REQUIRE(id == 1);
+  check_passed(client);
+  CHECK(show_json(repo, 1).at("status") == "pending");
+  // The proposal outlived its client: a person approves, `kaicoder wait` reports it.
+  Process waiter = repo.spawn_kai({"--json", "wait", "1", "--timeout", "60"});
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  Run w = waiter.finish(60s);
+  KAI_CHECK_EXIT(w, 0);
+  CHECK(json_of(w).at("proposal").at("status") == "applied");
+  CHECK(repo.read("b.txt") == "b\n");
+}

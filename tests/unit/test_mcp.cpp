@@ -1,0 +1,366 @@
+// The MCP server's handlers called as cmd/mcp.cpp calls them, without a
+// process: the handshake, the tool list for each protocol version, every
+// tool's answer, the refusals, and waits that end by a decision, an expiry
+// or a cancellation.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/gate.hpp"
+#include "lib/mcp/server.hpp"
+#include "unit/ws_fixture.hpp"
+
+namespace {
+using json = nlohmann::json;
+using kai::test::WsFixture;
+namespace mcp = kai::mcp;
+namespace gate = kai::gate;
+
+json request(int id, const std::string& method, json params = json::object()) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+json call(mcp::Server& srv, const std::string& tool, json args, const mcp::Door& door = {}, json meta = nullptr) {
+  json params = {{"name", tool}, {"arguments", std::move(args)}};
+  if (!meta.is_null()) params["_meta"] = meta;
+  auto r = srv.handle(request(7, "tools/call", params), door);
+  REQUIRE(r);
+  return *r;
+}
+
+// A server over a fresh workspace whose client said `version` in initialize.
+struct Served {
+  WsFixture f;
+  mcp::Server srv;
+  explicit Served(const std::string& version = "2025-06-18", const std::string& config = "",
+                  std::initializer_list<std::pair<std::string, std::string>> files = {{"a.txt", "hello\n"}})
+      : f(config, files), srv(*f.ws, {f.dir.path(), ""}, "0.1.0") {
+    auto r = srv.handle(request(1, "initialize", {{"protocolVersion", version},
+                                                  {"capabilities", json::object()},
+                                                  {"clientInfo", {{"name", "unit-client"}, {"version", "1"}}}}));
+    REQUIRE(r);
+    REQUIRE(r->at("result").at("protocolVersion") == std::string(mcp::negotiate_version(version)));
+  }
+  kai::State state(int id) {
+    auto p = f.ws->store.load(id, kai::Store::Payloads::none);
+    REQUIRE(p);
+    return p->state;
+  }
+};
+
+int proposal_id(const json& response) {
+  INFO(response.dump(2));
+  REQUIRE(response.at("result").at("isError") == false);
+  return response.at("result").at("structuredContent").at("proposal").at("id").get<int>();
+}
+
+// structuredContent of a tool result, or the JSON in its one text block.
+json body(const json& response) {
+  const json& r = response.at("result");
+  json text = json::parse(r.at("content").at(0).at("text").get<std::string>());
+  if (r.contains("structuredContent")) CHECK(r.at("structuredContent") == text);
+  return text;
+}
+
+void approve_now(WsFixture& f, int id) {
+  const gate::Decider who{"tester", gate::Channel::terminal};
+  auto rv = gate::prepare_approval(*f.ws, id, who, {});
+  REQUIRE(rv);
+  gate::Request req;
+  req.id = id;
+  req.who = who;
+  req.answer = gate::Answer::yes;
+  req.seen_digest = rv->digest;
+  REQUIRE(gate::approve(*f.ws, req));
+}
+
+}  // namespace
+
+TEST_CASE("mcp: a supported protocol version is answered as asked, any other with the newest", "[mcp]") {
+  for (auto v : mcp::protocol_versions()) CHECK(mcp::negotiate_version(v) == v);
+  CHECK(mcp::negotiate_version("2099-01-01") == "2025-11-25");
+  CHECK(mcp::negotiate_version("") == "2025-11-25");
+  CHECK(mcp::protocol_versions().size() == 4);
+  CHECK(mcp::protocol_versions().front() == "2024-11-05");
+}
+
+TEST_CASE("mcp: initialize answers with the tools capability, ping with an empty result, notifications with nothing",
+          "[mcp]") {
+  WsFixture f("", {{"a.txt", "hello\n"}});
+  mcp::Server srv(*f.ws, {f.dir.path(), ""}, "0.1.0");
+  auto init = srv.handle(request(1, "initialize", {{"protocolVersion", "2025-03-26"}, {"capabilities", json::object()},
+                                                   {"clientInfo", {{"name", "c"}, {"version", "1"}}}}));
+  REQUIRE(init);
+  CHECK(init->at("id") == 1);
+  CHECK(init->at("result").at("protocolVersion") == "2025-03-26");
+  CHECK(init->at("result").at("capabilities").contains("tools"));
+  CHECK(init->at("result").at("serverInfo").at("name") == "kaicoder");
+  CHECK(srv.version() == "2025-03-26");
+  CHECK_FALSE(srv.handle({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
+  auto pong = srv.handle(request(2, "ping"));
+  REQUIRE(pong);
+  CHECK(pong->at("result") == json::object());
+  auto unknown = srv.handle(request(3, "resources/list"));
+  REQUIRE(unknown);
+  CHECK(unknown->at("error").at("code") == mcp::k_method_not_found);
+  // A response from the client (we send no requests) is not answered.
+  CHECK_FALSE(srv.handle({{"jsonrpc", "2.0"}, {"id", 9}, {"result", json::object()}}));
+}
+
+TEST_CASE("mcp: a line that is not JSON-RPC 2.0 gets the parse or invalid-request error", "[mcp]") {
+  auto bad = mcp::parse_message("{not json");
+  REQUIRE(bad.error_reply);
+  CHECK(bad.error_reply->at("error").at("code") == mcp::k_parse_error);
+  CHECK(bad.error_reply->at("id").is_null());
+  auto v1 = mcp::parse_message(R"({"jsonrpc": "1.0", "id": 4, "method": "ping"})");
+  REQUIRE(v1.error_reply);
+  CHECK(v1.error_reply->at("error").at("code") == mcp::k_invalid_request);
+  CHECK(v1.error_reply->at("id") == 4);
+  auto arr = mcp::parse_message("[1, 2]");
+  REQUIRE(arr.error_reply);
+  CHECK(arr.error_reply->at("error").at("code") == mcp::k_invalid_request);
+  auto good = mcp::parse_message(R"({"jsonrpc": "2.0", "id": "x", "method": "ping"})");
+  REQUIRE(good.message);
+  CHECK_FALSE(good.error_reply);
+  CHECK(mcp::Server::blocks(request(1, "tools/call")));
+  CHECK_FALSE(mcp::Server::blocks(request(1, "ping")));
+  CHECK(mcp::Server::cancelled_id({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 7}}}}) ==
+        json(7));
+}
+
+TEST_CASE("mcp: tools/list holds the fixed tools, none that decides, with schemas and annotations", "[mcp]") {
+  for (const std::string version : {"2024-11-05", "2025-11-25"}) {
+    Served s(version);
+    auto r = s.srv.handle(request(2, "tools/list"));
+    REQUIRE(r);
+    const json& tools = r->at("result").at("tools");
+    std::vector<std::string> names;
+    for (const auto& t : tools) {
+      names.push_back(t.at("name"));
+      CHECK(t.at("inputSchema").at("type") == "object");
+      CHECK(t.at("description").get<std::string>().size() > 40);
+      // outputSchema (with structuredContent) only where the protocol has it.
+      CHECK(t.contains("outputSchema") == (version != "2024-11-05"));
+      const bool read = t.at("annotations").at("readOnlyHint").get<bool>();
+      CHECK(t.at("annotations").at("destructiveHint").get<bool>() == !read);
+    }
+    CHECK(names == std::vector<std::string>{"read_file", "list_dir", "propose_edit", "write_file", "delete_file",
+                                            "run_command", "proposal_status", "wait_for_decision", "list_proposals"});
+    for (const auto& t : tools) {
+      const std::string n = t.at("name");
+      const bool read = n == "read_file" || n == "list_dir" || n == "proposal_status" || n == "wait_for_decision" ||
+                        n == "list_proposals";
+      CHECK(t.at("annotations").at("readOnlyHint").get<bool>() == read);
+    }
+  }
+}
+
+TEST_CASE("mcp: propose_edit returns its proposal id at once and writes nothing", "[mcp]") {
+  Served s;
+  json r = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "hello"}, {"new_text", "bye"}, {"why", "t"}});
+  const int id = proposal_id(r);
+  CHECK(id == 1);
+  json b = body(r);
+  CHECK(b.at("ok") == true);
+  CHECK(b.at("proposal").at("status") == "pending");
+  CHECK(b.at("proposal").at("agent") == "unit-client");  // the client's name from initialize
+  CHECK_THAT(b.at("next").get<std::string>(), Catch::Contains("kaicoder approve 1"));
+  CHECK_THAT(b.at("diff").get<std::string>(), Catch::Contains("+bye"));
+  CHECK(s.f.dir.read("a.txt") == "hello\n");
+  CHECK(s.state(id) == kai::State::pending);
+  // The retry of a denied write is the same proposal, not a second one.
+  json again = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "hello"}, {"new_text", "bye"}, {"why", "t"}});
+  CHECK(proposal_id(again) == 1);
+  CHECK(body(again).at("existing") == true);
+}
+
+TEST_CASE("mcp: write_file and delete_file stage, and a 2024-11-05 client gets no structuredContent", "[mcp]") {
+  Served s("2024-11-05");
+  json w = call(s.srv, "write_file", {{"path", "new.txt"}, {"content", "x\n"}, {"why", "t"}});
+  REQUIRE(w.at("result").at("isError") == false);
+  CHECK_FALSE(w.at("result").contains("structuredContent"));
+  CHECK(body(w).at("proposal").at("kind") == "write");
+  json d = call(s.srv, "delete_file", {{"path", "a.txt"}, {"why", "t"}});
+  CHECK(body(d).at("proposal").at("kind") == "delete");
+  CHECK_FALSE(s.f.dir.exists("new.txt"));
+  CHECK(s.f.dir.read("a.txt") == "hello\n");
+}
+
+TEST_CASE("mcp: a denied path or a target not found is a tool error with kaicoder's error object", "[mcp]") {
+  Served s("2025-06-18", "", {{"a.txt", "hello\n"}, {".env", "TOKEN=abcdef123456\n"}});
+  for (const std::string path : {".env", "../outside.txt", ".git/config"}) {
+    json r = call(s.srv, "write_file", {{"path", path}, {"content", "x"}, {"why", "t"}});
+    INFO(path << ": " << r.dump());
+    CHECK(r.at("result").at("isError") == true);
+    json b = body(r);
+    CHECK(b.at("ok") == false);
+    CHECK(b.at("error").at("kind") == "denied");
+    CHECK(b.at("error").at("code") == 3);
+  }
+  json read_secret = call(s.srv, "read_file", {{"path", ".env"}});
+  CHECK(read_secret.at("result").at("isError") == true);
+  CHECK(body(read_secret).at("error").at("kind") == "denied");
+  json missing = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "nowhere"}, {"new_text", "x"}, {"why", "t"}});
+  CHECK(missing.at("result").at("isError") == true);
+  CHECK(body(missing).at("error").at("kind") == "conflict");
+  CHECK(body(missing).at("error").at("code") == 6);
+  CHECK(s.f.dir.read(".env") == "TOKEN=abcdef123456\n");
+  CHECK(s.f.ws->store.ids()->empty());
+}
+
+TEST_CASE("mcp: an unknown tool or arguments off the schema are JSON-RPC errors", "[mcp]") {
+  Served s;
+  json unknown = call(s.srv, "approve", {{"id", 1}});
+  CHECK(unknown.at("error").at("code") == mcp::k_invalid_params);
+  CHECK_THAT(unknown.at("error").at("message").get<std::string>(), Catch::Contains("unknown tool"));
+  json no_why = call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x"}});
+  CHECK(no_why.at("error").at("code") == mcp::k_invalid_params);
+  CHECK_THAT(no_why.at("error").at("message").get<std::string>(), Catch::Contains("'why' is required"));
+  json extra = call(s.srv, "read_file", {{"path", "a.txt"}, {"root", "/"}});
+  CHECK(extra.at("error").at("code") == mcp::k_invalid_params);
+  CHECK_THAT(extra.at("error").at("message").get<std::string>(), Catch::Contains("unknown argument 'root'"));
+  json wrong_type = call(s.srv, "wait_for_decision", {{"id", "1"}});
+  CHECK(wrong_type.at("error").at("code") == mcp::k_invalid_params);
+  json too_long = call(s.srv, "wait_for_decision", {{"id", 1}, {"timeout_s", 601}});
+  CHECK(too_long.at("error").at("code") == mcp::k_invalid_params);
+  json both = call(s.srv, "run_command", {{"argv", {"true"}}, {"shell", "true"}, {"why", "t"}});
+  CHECK(both.at("error").at("code") == mcp::k_invalid_params);
+  json neither = call(s.srv, "run_command", {{"why", "t"}});
+  CHECK(neither.at("error").at("code") == mcp::k_invalid_params);
+  CHECK(s.f.ws->store.ids()->empty());
+}
+
+TEST_CASE("mcp: check_arguments follows the schema subset the tools use", "[mcp]") {
+  const json schema = json::parse(R"({"type": "object", "additionalProperties": false, "required": ["n"],
+    "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 5}, "s": {"type": "string", "minLength": 1,
+    "enum": ["a", "b"]}, "b": {"type": "boolean"}, "v": {"type": "array", "items": {"type": "string"}, "minItems": 1}}})");
+  CHECK(mcp::check_arguments(schema, {{"n", 1}, {"s", "a"}, {"b", true}, {"v", {"x"}}}));
+  CHECK_FALSE(mcp::check_arguments(schema, json::array()));
+  CHECK_FALSE(mcp::check_arguments(schema, json::object()));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 0}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 6}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1.5}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1}, {"s", "c"}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1}, {"s", ""}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1}, {"b", "yes"}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1}, {"v", json::array()}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1}, {"v", {1}}}));
+  CHECK_FALSE(mcp::check_arguments(schema, {{"n", 1}, {"other", 1}}));
+}
+
+TEST_CASE("mcp: run_command stages a command, network asks for the confirm tier, a blocked one is refused", "[mcp]") {
+  Served s;
+  json plain = call(s.srv, "run_command", {{"argv", {"ls", "-l"}}, {"why", "look"}});
+  CHECK(proposal_id(plain) == 1);
+  CHECK(body(plain).at("proposal").at("tier") == "normal");
+  json net = call(s.srv, "run_command", {{"argv", {"ls"}}, {"why", "fetch"}, {"network", true}});
+  CHECK(proposal_id(net) == 2);
+  CHECK(body(net).at("proposal").at("tier") == "confirm");
+  CHECK(body(net).at("proposal").at("network") == true);
+  json blocked = call(s.srv, "run_command", {{"shell", "rm -rf /"}, {"why", "oops"}});
+  CHECK(blocked.at("result").at("isError") == true);
+  CHECK(body(blocked).at("error").at("kind") == "denied");
+  CHECK(body(blocked).at("verdict") == "blocked");
+  CHECK(s.f.ws->store.ids()->size() == 2);
+}
+
+TEST_CASE("mcp: read_file and list_dir answer at once, secrets redacted", "[mcp]") {
+  Served s("2025-06-18", "", {{"a.txt", "hello\nkey abcdef123456 here\n"}, {".env", "API_TOKEN=abcdef123456\n"}, {"src/b.txt", "b\n"}});
+  json r = call(s.srv, "read_file", {{"path", "a.txt"}, {"lines", "2:2"}});
+  REQUIRE(r.at("result").at("isError") == false);
+  CHECK(body(r).at("text") == "key [REDACTED:API_TOKEN] here\n");
+  CHECK(r.dump().find("abcdef123456") == std::string::npos);
+  json bad_range = call(s.srv, "read_file", {{"path", "a.txt"}, {"lines", "x"}});
+  CHECK(bad_range.at("error").at("code") == mcp::k_invalid_params);
+  json l = call(s.srv, "list_dir", {{"path", "src"}});
+  REQUIRE(l.at("result").at("isError") == false);
+  CHECK(body(l).at("entries").at(0).at("path") == "src/b.txt");
+  json out = call(s.srv, "list_dir", {{"path", "/"}});
+  CHECK(out.at("result").at("isError") == true);
+}
+
+TEST_CASE("mcp: wait_for_decision reports an applied proposal with its rollback id", "[mcp]") {
+  Served s;
+  const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "new\n"}, {"why", "t"}}));
+  approve_now(s.f, id);
+  json r = call(s.srv, "wait_for_decision", {{"id", id}, {"timeout_s", 5}});
+  REQUIRE(r.at("result").at("isError") == false);
+  json b = body(r);
+  CHECK(b.at("decided") == true);
+  CHECK(b.at("proposal").at("status") == "applied");
+  CHECK_FALSE(b.at("rollback_id").get<std::string>().empty());
+  CHECK(s.f.dir.read("a.txt") == "new\n");
+  json st = call(s.srv, "proposal_status", {{"id", id}});
+  CHECK(body(st).at("proposal").at("status") == "applied");
+  json listed = call(s.srv, "list_proposals", {{"status", "applied"}});
+  CHECK(body(listed).at("proposals").size() == 1);
+}
+
+TEST_CASE("mcp: a rejected or expired proposal is a tool error; an unknown id too", "[mcp]") {
+  Served s("2025-06-18", "[approval]\ntimeout = 60\n");
+  const int rejected = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  const gate::Decider who{"tester", gate::Channel::terminal};
+  gate::Request req;
+  req.id = rejected;
+  req.who = who;
+  req.answer = gate::Answer::yes;
+  REQUIRE(gate::reject(*s.f.ws, req, "not this way"));
+  json r = call(s.srv, "wait_for_decision", {{"id", rejected}});
+  CHECK(r.at("result").at("isError") == true);
+  CHECK(body(r).at("error").at("kind") == "rejected");
+  CHECK(body(r).at("error").at("code") == 4);
+  CHECK_THAT(body(r).at("error").at("message").get<std::string>(), Catch::Contains("not this way"));
+
+  const int late = proposal_id(call(s.srv, "write_file", {{"path", "b.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  s.f.clock.t += std::chrono::seconds(61);
+  json st = call(s.srv, "proposal_status", {{"id", late}});
+  CHECK(st.at("result").at("isError") == true);
+  CHECK(body(st).at("error").at("kind") == "timeout");
+  json w = call(s.srv, "wait_for_decision", {{"id", late}});
+  CHECK(body(w).at("error").at("kind") == "timeout");
+  CHECK(body(w).at("error").at("code") == 5);
+  CHECK(s.state(late) == kai::State::timeout);  // the wait recorded the expiry
+  CHECK_FALSE(s.f.dir.exists("b.txt"));
+
+  json unknown = call(s.srv, "proposal_status", {{"id", 99}});
+  CHECK(unknown.at("result").at("isError") == true);
+  CHECK(body(unknown).at("error").at("kind") == "not_found");
+}
+
+TEST_CASE("mcp: a cancelled wait gets no answer, sends progress while it waits, and decides nothing", "[mcp]") {
+  Served s;
+  const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  std::vector<json> sent;
+  std::atomic<bool> cancelled{false};
+  mcp::Door door{[&](const json& n) {
+                   sent.push_back(n);
+                   cancelled = true;  // the client cancels once it has seen progress
+                 },
+                 [&] { return cancelled.load(); }, nullptr};
+  auto r = s.srv.handle(request(8, "tools/call", {{"name", "wait_for_decision"},
+                                                  {"arguments", {{"id", id}, {"timeout_s", 30}}},
+                                                  {"_meta", {{"progressToken", "tok-1"}}}}),
+                        door);
+  CHECK_FALSE(r);  // cancelled: no response
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].at("method") == "notifications/progress");
+  CHECK(sent[0].at("params").at("progressToken") == "tok-1");
+  CHECK(sent[0].at("params").at("total") == 30.0);
+  CHECK(sent[0].at("params").at("message") == "waiting for a person: kaicoder approve " + std::to_string(id));
+  CHECK(s.state(id) == kai::State::pending);
+  CHECK(s.f.dir.read("a.txt") == "hello\n");
+}
+
+TEST_CASE("mcp: a wait whose client went away ends at once, answered, with the proposal still pending", "[mcp]") {
+  Served s;
+  const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  mcp::Door door{nullptr, [] { return false; }, [] { return true; }};
+  json r = call(s.srv, "wait_for_decision", {{"id", id}, {"timeout_s", 600}}, door);
+  REQUIRE(r.at("result").at("isError") == false);
+  CHECK(body(r).at("decided") == false);
+  CHECK_THAT(body(r).at("next").get<std::string>(), Catch::Contains("kaicoder approve " + std::to_string(id)));
+  CHECK(s.state(id) == kai::State::pending);
+}
