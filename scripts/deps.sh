@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config git util-linux
           libcli11-dev libtomlplusplus-dev libfmt-dev libgit2-dev libdtl-dev
           catch2 nlohmann-json3-dev
-          libmbedtls-dev)  # HMAC seals; libgit2-dev already pulls it in
+          libmbedtls-dev   # HMAC seals; libgit2-dev already pulls it in
+          libcpp-httplib-dev)  # the HTTP server of `kaicoder serve`
 if [ "${1:-}" = "--test" ]; then
   packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache)
 fi
