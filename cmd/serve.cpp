@@ -96,12 +96,15 @@ RunFn setup_serve(CLI::App& sub) {
     web::App app([&env, &clock] { return Workspace::open(env, clock); }, Decider(s.user(), Channel::web),
                  std::move(*guard));
     std::mutex one_at_a_time;
-    server.set_pre_routing_handler([&](const httplib::Request& in, httplib::Response& out) {
+    // Every method and path goes to the App (the body read first: httplib
+    // reads it only for routed requests); it decides what exists.
+    auto handler = [&](const httplib::Request& in, httplib::Response& out) {
       web::Request r = to_web(in);
       std::lock_guard<std::mutex> hold(one_at_a_time);
       send(app.handle(r), out);
-      return httplib::Server::HandlerResponse::Handled;
-    });
+    };
+    server.Get(".*", handler).Post(".*", handler).Put(".*", handler).Patch(".*", handler).Delete(".*", handler);
+    server.Options(".*", handler);
 
     // The address carries the token: the terminal only, never stdout.
     auto told = tell_terminal(fmt::format(

@@ -86,8 +86,12 @@ std::string_view script() {
   }
   function poll() {
     fetch('/state.json', { credentials: 'same-origin' }).then(function (r) { return r.json(); }).then(function (state) {
-      if (mode === 'watch') watch(state);
-      else if (version !== null && state.version !== version && !busy()) swap();
+      if (mode === 'watch') return watch(state);
+      // A person typing keeps the page as it is; it catches up afterwards.
+      if (version !== null && state.version !== version) {
+        if (busy()) return;
+        swap();
+      }
       version = state.version;
     }).catch(function () {
       stale.textContent = 'kaicoder serve is not answering; this page may be out of date.';
