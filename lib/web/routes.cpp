@@ -212,7 +212,8 @@ Response App::approve(const Request& r, int id) {
   }
   lines.push_back(m_ws->redact(fmt::format("approver: {}", m_who.recorded())));
   return html_response(200, document({fmt::format("Proposal {} approved", id)},
-                                     outcome_main(fmt::format("Proposal {} approved", id), lines, "/", "Back to the proposals")));
+                                     outcome_main(fmt::format("Proposal {} approved", id), lines,
+                                                  fmt::format("/p/{}", id), "See the proposal as it is now")));
 }
 
 Response App::reject(const Request& r, int id) {

@@ -401,6 +401,23 @@ TEST_CASE("web: someone not on the approvers list gets no forms and no decision"
   CHECK(pg.load(id).state == kai::State::pending);
 }
 
+TEST_CASE("web: an expired proposal shows as expired and cannot be approved or rejected", "[web][serve]") {
+  Page pg("");
+  int id = pg.stage("a.txt", "new\n");
+  const std::string action = "/p/" + std::to_string(id) + "/approve";
+  auto page = pg.get("/p/" + std::to_string(id));
+  auto form = form_of(page.body, action);
+  pg.f.clock.t += std::chrono::seconds(301);  // past [approval] timeout (300 s)
+  auto late = pg.get("/p/" + std::to_string(id));
+  CHECK_THAT(late.body, Catch::Contains("expired"));
+  CHECK(late.body.find("<form class=\"decide\"") == std::string::npos);
+  auto r = pg.post(action, form);
+  CHECK(r.status == 410);
+  CHECK_THAT(r.body, Catch::Contains("expired"));
+  CHECK_FALSE(pg.exists("a.txt"));
+  CHECK(pg.load(id).state == kai::State::timeout);
+}
+
 TEST_CASE("web: rejecting with a reason, then the page of a decided proposal has no forms", "[web][serve]") {
   Page pg("");
   int id = pg.stage("a.txt", "new\n");
