@@ -89,7 +89,8 @@ std::string diff_html(std::string_view diff_text) {
     std::string_view line = rest.substr(0, nl);
     rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
     const char* cls = line_class(line);
-    out += fmt::format("<span class=\"l {}\">{}</span>\n", cls, escape(line));
+    // Block spans break the lines; a newline as well would double them.
+    out += fmt::format("<span class=\"l {}\">{}</span>", cls, escape(line));
   }
   out += "</pre></div>\n";
   return out;

@@ -88,12 +88,17 @@ bool Guard::host_ok(const Request& r) const {
 }
 
 bool Guard::origin_ok(const Request& r) const {
+  const std::string site = r.header("sec-fetch-site");
+  if (!site.empty() && site != "same-origin" && site != "none") return false;
   if (r.headers.count("origin")) {
     const std::string o = r.header("origin");
+    // Under Referrer-Policy: no-referrer a browser posts a form with Origin
+    // "null"; it is ours only when the browser itself says same-origin
+    // (Sec-Fetch-Site, which no page can set).
+    if (o == "null") return site == "same-origin";
     if (o != fmt::format("http://127.0.0.1:{}", m_port) && o != fmt::format("http://localhost:{}", m_port)) return false;
   }
-  const std::string site = r.header("sec-fetch-site");
-  return site.empty() || site == "same-origin" || site == "none";
+  return true;
 }
 
 std::optional<Response> Guard::refusal(const Request& r) const {

@@ -47,8 +47,8 @@ public:
   bool csrf_ok(const Request& r, std::string_view action) const;
   // Whether Host names this server (127.0.0.1:PORT or localhost:PORT).
   bool host_ok(const Request& r) const;
-  // Whether Origin (when sent) is this server, and Sec-Fetch-Site (when
-  // sent) is not cross-site.
+  // Whether Sec-Fetch-Site (when sent) is same-origin or none, and Origin
+  // (when sent) is this server, or "null" with Sec-Fetch-Site same-origin.
   bool origin_ok(const Request& r) const;
 
   // The refusal for a request that fails the Host or Origin check, or a

@@ -201,12 +201,25 @@ TEST_CASE("web: a foreign Host (DNS rebinding) or Origin is refused, even with t
     CHECK(res.status == 403);
     CHECK_THAT(res.body, Catch::Contains("Cross-site"));
   }
+  // "null" (a sandboxed frame, a data: page) passes only when the browser itself says same-origin.
+  web::Request null_cross = pg.request("POST", action);
+  null_cross.headers["origin"] = "null";
+  null_cross.headers["sec-fetch-site"] = "cross-site";
+  null_cross.form = form_of(page.body, action);
+  CHECK(pg.app.handle(null_cross).status == 403);
   web::Request fetch_site = pg.request("POST", action);
   fetch_site.headers["sec-fetch-site"] = "same-site";
   fetch_site.form = form_of(page.body, action);
   CHECK(pg.app.handle(fetch_site).status == 403);
   CHECK(pg.load(id).state == kai::State::pending);
   CHECK_FALSE(pg.exists("a.txt"));
+  // What Chromium sends for the page's own form under Referrer-Policy: no-referrer.
+  web::Request own = pg.request("POST", action);
+  own.headers["origin"] = "null";
+  own.headers["sec-fetch-site"] = "same-origin";
+  own.form = form_of(page.body, action);
+  CHECK(pg.app.handle(own).status == 200);
+  CHECK(pg.exists("a.txt"));
 }
 
 TEST_CASE("web: every response carries the strict security headers, and no third-party asset is named", "[web][serve]") {
