@@ -12,19 +12,11 @@ build=${1:?usage: scripts/browser-deps.sh BUILD_DIR}
 # is needed) and drives Debian's Chromium 15x over CDP.
 playwright_version=1.65.1
 
-missing=()
-for p in chromium nodejs npm; do
-  command -v "${p/nodejs/node}" >/dev/null 2>&1 && continue
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  as_root=()
-  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get update -qq
-  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# node and npm may come from elsewhere than Debian (Debian 12's nodejs is 18):
+# only what is not there at all is installed.
+wanted=(chromium)
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || wanted+=(nodejs npm)
+"$(dirname "$0")/deps.sh" --only "${wanted[@]}"
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" -lt 20 ]; then
@@ -32,6 +24,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 0
 fi
 mkdir -p "$build/browser"
+build=$(cd "$build" && pwd)  # node's require takes a relative name for a package
 if [ "$(node -p "try { require('$build/browser/node_modules/playwright-core/package.json').version } catch (e) { '' }")" != "$playwright_version" ]; then
   (cd "$build/browser" && npm install --no-audit --no-fund --silent "playwright-core@$playwright_version")
 fi

@@ -11,6 +11,11 @@ packages=(build-essential cmake pkg-config git util-linux
 if [ "${1:-}" = "--test" ]; then
   packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache)
 fi
+# `deps.sh --only P…`: just these (scripts/browser-deps.sh).
+if [ "${1:-}" = "--only" ]; then
+  shift
+  packages=("$@")
+fi
 
 missing=()
 for p in "${packages[@]}"; do
