@@ -48,7 +48,8 @@ web::Request to_web(const httplib::Request& in) {
 
 void send(const web::Response& in, httplib::Response& out) {
   out.status = in.status;
-  for (const auto& [k, v] : in.headers) out.set_header(k, v);
+  for (const auto& [k, v] : in.headers)
+    if (!out.has_header(k)) out.set_header(k, v);  // the server's defaults hold the security headers already
   out.set_content(in.body, in.content_type.c_str());
 }
 
@@ -83,6 +84,11 @@ RunFn setup_serve(CLI::App& sub) {
 
     httplib::Server server;
     server.set_payload_max_length(1 << 20);
+    // The security headers on what cpp-httplib answers by itself too (a
+    // malformed request, a body too large).
+    web::Response defaults;
+    web::add_security_headers(defaults);
+    server.set_default_headers(httplib::Headers(defaults.headers.begin(), defaults.headers.end()));
     server.set_keep_alive_max_count(20);
     const int port = a->port == 0 ? server.bind_to_any_port("127.0.0.1") : (server.bind_to_port("127.0.0.1", a->port) ? a->port : -1);
     if (port <= 0)

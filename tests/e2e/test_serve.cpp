@@ -148,6 +148,13 @@ TEST_CASE("serve: a wrong token, a missing or wrong CSRF token and a stale page 
   CHECK(repo.read("a.txt") == "old\n");
   CHECK(show_json(repo, 1).at("status") == "pending");
 
+  // What cpp-httplib refuses by itself (a body over 1 MiB) carries the security headers too.
+  auto huge = page.client().Post("/p/1/approve", page.headers(), std::string(2 << 20, 'x'), "application/x-www-form-urlencoded");
+  REQUIRE(huge);
+  CHECK(huge->status == 413);
+  CHECK_THAT(huge->get_header_value("Content-Security-Policy"), Contains("default-src 'none'"));
+  CHECK(repo.read("a.txt") == "old\n");
+
   // Rejected at the terminal while the page was open: its form is stale.
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
   auto stale = page.post("/p/1/approve", form);
