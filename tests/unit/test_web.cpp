@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/gate.hpp"
+#include "lib/runs.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
 #include "lib/web/routes.hpp"
@@ -513,4 +514,25 @@ TEST_CASE("web: shown() escapes markup after making hidden characters visible", 
   CHECK_THAT(d, Catch::Contains("<span class=\"l hunk\">"));
   CHECK(web::human_duration(59) == "59s");
   CHECK(web::human_duration(3725) == "1h 2m");
+}
+
+TEST_CASE("web: a run proposal shows its command escaped, its verdict, and Approve and run", "[web][serve]") {
+  Page pg("");
+  kai::RunRequest req;
+  req.argv = {"echo", "<script>alert(1)</script>"};  // the run checker itself blocks hidden characters
+  req.why = "say \xE2\x80\xAE it";
+  auto st = kai::propose_run(*pg.f.ws, req, pg.f.dir.path(), kai::DryRun::no, {});
+  REQUIRE(st);
+  INFO(st->verdict);
+  REQUIRE(st->proposal.id > 0);
+  auto page = pg.get("/p/" + std::to_string(st->proposal.id));
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<script>alert") == std::string::npos);
+  CHECK(page.body.find("\xE2\x80\xAE") == std::string::npos);
+  CHECK_THAT(page.body, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  CHECK_THAT(page.body, Catch::Contains("<dt>Verdict</dt>"));
+  CHECK_THAT(page.body, Catch::Contains("Approve and run"));
+  CHECK(page.body.find("<h2>Diff") == std::string::npos);
+  auto list = pg.get("/");
+  CHECK_THAT(list.body, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 }
