@@ -33,6 +33,7 @@ pre, code { font: 14px/1.4 ui-monospace, monospace; }
 .diff .l { display: block; padding: 0 8px; white-space: pre; }
 .diff .add { background: var(--add-bg); color: var(--add-fg); }
 .diff .del { background: var(--del-bg); color: var(--del-fg); }
+.diff mark { background: transparent; color: inherit; font-weight: 700; text-decoration: underline; }
 .diff .hunk { color: var(--hunk); font-weight: 600; }
 .diff .meta { font-weight: 600; }
 .notice, .warn { background: var(--warn-bg); color: var(--warn-fg); padding: 8px 12px; border-radius: 4px; margin: 12px 0; }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/diff.hpp"
+
 namespace kai::web {
 
 std::string escape(std::string_view text) {
@@ -82,15 +84,31 @@ std::string diff_html(std::string_view diff_text) {
   // Made visible first, as on the terminal: one line of the diff stays one
   // line of the page whatever separators the file holds.
   const std::string text = make_visible(diff_text);
+  // The words changed within an edited line, as on the terminal.
+  const std::vector<std::vector<Span>> spans = intraline_spans(text);
   std::string out = "<div class=\"diff\" role=\"region\" aria-label=\"diff\" tabindex=\"0\"><pre>";
   std::string_view rest(text);
-  while (!rest.empty()) {
+  for (size_t n = 0; !rest.empty(); ++n) {
     size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
     rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-    const char* cls = line_class(line);
     // Block spans break the lines; a newline as well would double them.
-    out += fmt::format("<span class=\"l {}\">{}</span>", cls, escape(line));
+    out += fmt::format("<span class=\"l {}\">", line_class(line));
+    if (n < spans.size() && !spans[n].empty() && !line.empty()) {
+      out += escape(line.substr(0, 1));
+      std::string_view body = line.substr(1);
+      size_t at = 0;
+      for (const Span& sp : spans[n]) {
+        if (sp.begin < at || sp.end > body.size() || sp.begin >= sp.end) continue;
+        out += escape(body.substr(at, sp.begin - at));
+        out += "<mark>" + escape(body.substr(sp.begin, sp.end - sp.begin)) + "</mark>";
+        at = sp.end;
+      }
+      out += escape(body.substr(at));
+    } else {
+      out += escape(line);
+    }
+    out += "</span>";
   }
   out += "</pre></div>\n";
   return out;

@@ -512,6 +512,10 @@ TEST_CASE("web: shown() escapes markup after making hidden characters visible", 
   CHECK_THAT(d, Catch::Contains("<span class=\"l add\">+&lt;x&gt;</span>"));
   CHECK_THAT(d, Catch::Contains("<span class=\"l del\">-y</span>"));
   CHECK_THAT(d, Catch::Contains("<span class=\"l hunk\">"));
+  // The words changed within an edited line are marked, escaped like the rest.
+  auto words = web::diff_html("@@ -1 +1 @@\n-int <a> = 1;\n+int <a> = 2;\n");
+  CHECK_THAT(words, Catch::Contains("<span class=\"l del\">-int &lt;a&gt; = <mark>1</mark>;</span>"));
+  CHECK_THAT(words, Catch::Contains("<span class=\"l add\">+int &lt;a&gt; = <mark>2</mark>;</span>"));
   CHECK(web::human_duration(59) == "59s");
   CHECK(web::human_duration(3725) == "1h 2m");
 }
