@@ -94,6 +94,7 @@ RunFn setup_rollback(CLI::App& sub);
 RunFn setup_read(CLI::App& sub);
 RunFn setup_ls(CLI::App& sub);
 RunFn setup_doctor(CLI::App& sub);
+RunFn setup_serve(CLI::App& sub);
 RunFn setup_run(CLI::App& sub);
 RunFn setup_verify(CLI::App& sub);
 RunFn setup_certify(CLI::App& sub);

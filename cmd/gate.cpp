@@ -24,6 +24,15 @@ Status require_terminal(const std::string& what) {
   return ok_status();
 }
 
+Status tell_terminal(std::string_view text) {
+  int fd = ::open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return no_terminal("no terminal to write to");
+  const bool ok = write_all(fd, text);
+  ::close(fd);
+  if (!ok) return make_error(Errc::denied, "cannot write to the terminal");
+  return ok_status();
+}
+
 Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   int fd = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return no_terminal("no terminal to approve from");

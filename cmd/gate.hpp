@@ -24,6 +24,11 @@ gate::Answer terminal_answer(Tier tier);
 // with no terminal, Errc::rejected when the answer is not yes.
 Status owner_says_yes(const std::string& question, std::string_view what);
 
+// Write `text` to /dev/tty only, never to stdout or stderr (which an agent
+// that started us may read): for what only the person may see. The caller
+// made it safe to show. Errc::denied when there is no terminal.
+Status tell_terminal(std::string_view text);
+
 // Errc::denied (with `what` as the message) unless /dev/tty can be opened:
 // for commands that must refuse before doing any work without a person.
 Status require_terminal(const std::string& what);

@@ -33,6 +33,7 @@ constexpr CommandSpec k_commands[] = {
     {"reject", "turn a proposal down; nothing is written", setup_reject},
     {"apply", "apply an approved proposal", setup_apply},
     {"log", "changelog entries, newest first", setup_log},
+    {"serve", "at a terminal: the local review page, the same gate in a browser", setup_serve},
     {"rollback", "undo a changelog entry from its backup", setup_rollback},
     {"read", "read a file for an agent: confined, secrets refused, redacted", setup_read},
     {"ls", "list a folder for an agent, confined to root", setup_ls},

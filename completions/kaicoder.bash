@@ -10,7 +10,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="init trust propose run wait list show approve reject apply log rollback read ls verify certify hook integrate mcp doctor"
+_kaicoder_commands="init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -31,6 +31,7 @@ _kaicoder_command_options() {
         apply) echo "--force" ;;
         log) echo "-n --kind --file --full --no-pager" ;;
         rollback) echo "--force" ;;
+        serve) echo "--port --address" ;;
         read) echo "--lines" ;;
         ls) echo "--glob" ;;
         verify) echo "--base --head --worktree" ;;

@@ -122,6 +122,7 @@ complete -c kaicoder -n __kaicoder_needs_command -a approve -d 'Review, approve 
 complete -c kaicoder -n __kaicoder_needs_command -a reject -d 'Turn a proposal down; nothing is written'
 complete -c kaicoder -n __kaicoder_needs_command -a apply -d 'Apply an approved proposal'
 complete -c kaicoder -n __kaicoder_needs_command -a log -d 'Changelog entries, newest first'
+complete -c kaicoder -n __kaicoder_needs_command -a serve -d 'At a terminal: the local review page, the same gate in a browser'
 complete -c kaicoder -n __kaicoder_needs_command -a rollback -d 'Undo a changelog entry from its backup'
 complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an agent: confined, secrets refused, redacted'
 complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
@@ -196,6 +197,9 @@ complete -c kaicoder -n '__kaicoder_using_command wait' -l timeout -x -d 'Give u
 complete -c kaicoder -n '__kaicoder_using_command hook integrate' -a 'claude-code codex gemini cursor' -d Harness
 complete -c kaicoder -n '__kaicoder_using_command integrate' -l check -d 'Only report what is not wired yet (exit 6 when missing)'
 complete -c kaicoder -n '__kaicoder_using_command integrate' -l user -d "Wire the harness's user-level settings instead"
+# serve
+complete -c kaicoder -n '__kaicoder_using_command serve' -l port -x -d 'Port on 127.0.0.1 (default: a free one)'
+complete -c kaicoder -n '__kaicoder_using_command serve' -l address -x -a '127.0.0.1 localhost' -d 'Address to listen on: only 127.0.0.1'
 
 # reject
 complete -c kaicoder -n '__kaicoder_using_command reject' -l reason -x -d 'Why, for the agent and the changelog'

@@ -33,10 +33,15 @@ bool past_timeout(const Workspace& ws, const Proposal& p) {
   return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
 }
 
-Status may_decide(const Workspace& ws, const std::string& user) {
+std::string Decider::recorded() const {
+  if (channel == Channel::terminal) return user;
+  return fmt::format("{} ({})", user, to_string(channel));
+}
+
+Status may_decide(const Workspace& ws, const Decider& who) {
   const auto& list = ws.cfg.approvers;
-  if (list.empty() || std::find(list.begin(), list.end(), user) != list.end()) return ok_status();
-  return make_error(Errc::denied, fmt::format("'{}' is not an approver here", user),
+  if (list.empty() || std::find(list.begin(), list.end(), who.user) != list.end()) return ok_status();
+  return make_error(Errc::denied, fmt::format("'{}' is not an approver here", who.user),
                     "[approval] approvers in kaicoder.toml names who may decide");
 }
 
@@ -151,9 +156,10 @@ Result<Proposal> load_for_decision(Workspace& ws, int id) {
   return ws.store.load(id);
 }
 
-Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
+Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const Decider& who, ApplyNow now,
                          Force force, const Recheck& recheck) {
-  KAI_TRY(may_decide(ws, user));
+  KAI_TRY(may_decide(ws, who));
+  const std::string user = who.recorded();
   if (now == ApplyNow::yes && ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
                       "approve with --no-apply to record the decision, or change [policy] mode");
@@ -171,6 +177,7 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (now == ApplyNow::yes) KAI_TRY(validation_permits_apply(*p, force));
   p->state = State::approved;
   p->decided_by = user;
+  p->channel = who.channel;
   p->decided_at = iso_utc(ws.clock->now());
   p->approved_digest = seen_digest;
   KAI_TRY(ws.store.save(*p));
@@ -186,8 +193,9 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   return out;
 }
 
-Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, const Error& why) {
-  KAI_TRY(may_decide(ws, user));
+Result<Proposal> fail_pending(Workspace& ws, int id, const Decider& who, const Error& why) {
+  KAI_TRY(may_decide(ws, who));
+  const std::string user = who.recorded();
   auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
   auto p = pending_or_error(ws, id);
@@ -210,8 +218,9 @@ RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force
   return {};
 }
 
-Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason) {
-  KAI_TRY(may_decide(ws, user));
+Result<Proposal> reject(Workspace& ws, int id, const Decider& who, const std::string& reason) {
+  KAI_TRY(may_decide(ws, who));
+  const std::string user = who.recorded();
   auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
   auto p = pending_or_error(ws, id);
@@ -223,6 +232,7 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
   }
   p->state = State::rejected;
   p->decided_by = user;
+  p->channel = who.channel;
   p->decided_at = iso_utc(ws.clock->now());
   p->reason = ws.redact(reason);
   p->result = reason.empty() ? "rejected" : fmt::format("rejected: {}", p->reason);
@@ -233,8 +243,9 @@ Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const st
   return p;
 }
 
-Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, Force force) {
-  KAI_TRY(may_decide(ws, user));
+Result<Approved> apply_approved(Workspace& ws, int id, const Decider& who, Force force) {
+  KAI_TRY(may_decide(ws, who));
+  const std::string user = who.recorded();
   if (ws.cfg.mode == "propose-only")
     return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies");
   auto lock = lock_and_sweep(ws);
@@ -255,11 +266,11 @@ Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, 
 
 namespace kai {
 
-Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force, CheckOnly check) {
-  KAI_TRY(may_decide(ws, user));
+Result<Outcome> rollback(Workspace& ws, const std::string& id, const Decider& who, Force force, CheckOnly check) {
+  KAI_TRY(may_decide(ws, who));
   auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();
-  return rollback_entry(ws, id, user, force, check);
+  return rollback_entry(ws, id, who.recorded(), force, check);
 }
 
 Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chrono::seconds> within,

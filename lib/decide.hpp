@@ -23,8 +23,21 @@ namespace kai {
 Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::string& kind, const std::string& approver,
                          const std::string& result, const std::string& summary);
 
-// denied when [approval] approvers is set and `user` is not on it.
-Status may_decide(const Workspace& ws, const std::string& user);
+// Who decides: the OS user that [approval] approvers is checked against,
+// and the door they decided through. The record and the changelog name
+// them as recorded(): "alice" at the terminal, "alice (web)" from the
+// review page.
+struct Decider {
+  std::string user;
+  Channel channel = Channel::terminal;
+  Decider() = default;
+  Decider(std::string u, Channel c = Channel::terminal) : user(std::move(u)), channel(c) {}  // NOLINT: a name is a terminal decider
+  Decider(const char* u) : user(u) {}  // NOLINT
+  std::string recorded() const;
+};
+
+// denied when [approval] approvers is set and `who.user` is not on it.
+Status may_decide(const Workspace& ws, const Decider& who);
 
 // Load for display; runs recovery and expiry first under the lock.
 Result<Proposal> load_for_decision(Workspace& ws, int id);
@@ -47,7 +60,7 @@ struct Approved {
 // `recheck`, when given, runs under the lock on the proposal as it is now,
 // after the digest check; its error refuses the approval.
 using Recheck = std::function<Status(const Proposal&)>;
-Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const std::string& user, ApplyNow now,
+Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, const Decider& who, ApplyNow now,
                          Force force = Force::no, const Recheck& recheck = {});
 
 // What the approval of a proposal takes at the terminal. CONFIRM when the
@@ -64,15 +77,15 @@ RequiredTier required_tier(const Proposal& p, bool diff_cut, ApplyNow now, Force
 // A pending proposal that cannot be carried out as proposed (its edit's
 // target is gone, its base changed): status failed with `why` as result
 // and `why.code` as the code a --wait-ing proposer exits with, a `failed`
-// changelog entry naming `user`, a notify event. Errors as approve().
-Result<Proposal> fail_pending(Workspace& ws, int id, const std::string& user, const Error& why);
+// changelog entry naming `who`, a notify event. Errors as approve().
+Result<Proposal> fail_pending(Workspace& ws, int id, const Decider& who, const Error& why);
 
 // Reject: status rejected, a `rejected` changelog entry, nothing in the tree.
-Result<Proposal> reject(Workspace& ws, int id, const std::string& user, const std::string& reason);
+Result<Proposal> reject(Workspace& ws, int id, const Decider& who, const std::string& reason);
 
 // Apply an approved proposal (after --no-apply or a failed apply).
 // Force::yes applies it even though its validation failed.
-Result<Approved> apply_approved(Workspace& ws, int id, const std::string& user, Force force = Force::no);
+Result<Approved> apply_approved(Workspace& ws, int id, const Decider& who, Force force = Force::no);
 
 // Housekeeping the commands that decide or propose run under the lock:
 // finish or undo interrupted changes, expire pending proposals older than
@@ -98,7 +111,7 @@ namespace kai {
 bool past_timeout(const Workspace& ws, const Proposal& p);
 
 // Roll back entry `id` or "last" under the lock (after may_decide).
-Result<Outcome> rollback(Workspace& ws, const std::string& id, const std::string& user, Force force,
+Result<Outcome> rollback(Workspace& ws, const std::string& id, const Decider& who, Force force,
                          CheckOnly check = CheckOnly::no);
 
 // How a door watches a wait: `stop` is asked every poll and, once true,

@@ -612,29 +612,51 @@ size_t covered(const std::vector<Span>& spans) {
 }
 
 // A run of removed lines followed by as many added lines: the i-th removed
-// and the i-th added are taken as one edited line. Returns the index after
-// the run.
-size_t append_change_block(std::string& out, const std::vector<DiffLine>& lines, size_t first) {
+// and the i-th added are taken as one edited line. Fills `spans` (indexed
+// from `first`) and returns the index after the run.
+size_t change_block_spans(const std::vector<DiffLine>& lines, size_t first, std::vector<std::vector<Span>>& spans) {
   std::vector<size_t> removed, added;
   size_t end = first;
   for (; end < lines.size() && (lines[end].kind == LineKind::removed || lines[end].kind == LineKind::marker); ++end)
     if (lines[end].kind == LineKind::removed) removed.push_back(end);
   for (; end < lines.size() && (lines[end].kind == LineKind::added || lines[end].kind == LineKind::marker); ++end)
     if (lines[end].kind == LineKind::added) added.push_back(end);
-  std::vector<std::vector<Span>> spans(end - first);
+  spans.assign(end - first, {});
   for (size_t k = 0; removed.size() == added.size() && k < removed.size(); ++k) {
     const std::string_view a = compared_text(lines[removed[k]]), b = compared_text(lines[added[k]]);
     IntraLine il = intraline(a, b);
-    // Everything changed on both sides: reverse video would add nothing.
+    // Everything changed on both sides: highlighting would add nothing.
     if (covered(il.removed) == a.size() && covered(il.added) == b.size()) continue;
     spans[removed[k] - first] = std::move(il.removed);
     spans[added[k] - first] = std::move(il.added);
   }
+  return end;
+}
+
+size_t append_change_block(std::string& out, const std::vector<DiffLine>& lines, size_t first) {
+  std::vector<std::vector<Span>> spans;
+  const size_t end = change_block_spans(lines, first, spans);
   for (size_t i = first; i < end; ++i) append_colored(out, lines[i], spans[i - first]);
   return end;
 }
 
 }  // namespace
+
+std::vector<std::vector<Span>> intraline_spans(std::string_view diff_text) {
+  const std::vector<DiffLine> lines = classify(diff_text);
+  std::vector<std::vector<Span>> out(lines.size());
+  for (size_t i = 0; i < lines.size();) {
+    if (lines[i].kind != LineKind::removed) {
+      ++i;
+      continue;
+    }
+    std::vector<std::vector<Span>> block;
+    const size_t end = change_block_spans(lines, i, block);
+    for (size_t k = i; k < end; ++k) out[k] = std::move(block[k - i]);
+    i = end;
+  }
+  return out;
+}
 
 std::string colorize_diff(std::string_view diff_text, const Progress& progress) {
   const std::vector<DiffLine> lines = classify(diff_text);

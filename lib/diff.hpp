@@ -67,6 +67,11 @@ struct IntraLine {
 };
 IntraLine intraline(std::string_view old_line, std::string_view new_line);
 
+// For each line of `diff_text` (split at "\n"), the spans colorize_diff
+// reverses, indexing the line's text after its +/-; empty for most lines.
+// For a door that draws the diff its own way (the review page).
+std::vector<std::vector<Span>> intraline_spans(std::string_view diff_text);
+
 // The diff text with ANSI colours: headers bold, hunks cyan, -/+ lines red/green,
 // and within paired -/+ lines the changed spans in reverse video. Only
 // escape sequences are added: stripping them gives `diff_text` back. Escape

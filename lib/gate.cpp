@@ -6,15 +6,6 @@
 
 namespace kai::gate {
 
-std::string_view to_string(Channel c) {
-  switch (c) {
-    case Channel::terminal: return "terminal";
-    case Channel::web: return "web";
-    case Channel::spool: return "spool";
-  }
-  return "terminal";
-}
-
 Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
   if (answer == Answer::no) return make_error(Errc::rejected, "not confirmed");
   if (tier == Tier::confirm && answer != Answer::confirm)
@@ -48,7 +39,7 @@ Status pending(const Proposal& p) {
 }  // namespace
 
 Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& who, const ApprovalOptions& opts) {
-  KAI_TRY(may_decide(ws, who.user));
+  KAI_TRY(may_decide(ws, who));
   auto p = load_for_decision(ws, id);
   if (!p) return p.error();
   KAI_TRY(pending(*p));
@@ -61,7 +52,7 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
     auto d = current_diff(ws, *p, DiffOptions{});
     if (!d && d.error().code == Errc::conflict) {
       // It can never be applied as proposed: say so to the waiter and the log too.
-      auto f = fail_pending(ws, id, who.user, d.error());
+      auto f = fail_pending(ws, id, who, d.error());
       if (!f) return f.error();
       return d.error();
     }
@@ -82,7 +73,7 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
 
 Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_output) {
   const ApprovalOptions& o = req.opts;
-  KAI_TRY(may_decide(ws, req.who.user));  // before anything about the proposal is told
+  KAI_TRY(may_decide(ws, req.who));  // before anything about the proposal is told
   if (o.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
   // Under the lock, on the proposal as it is now: the answer meets its tier.
   auto tier_check = [&](const Proposal& p) -> Status {
@@ -96,11 +87,11 @@ Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_o
   auto peek = ws.store.load(req.id, Store::Payloads::none);
   if (!peek) return peek.error();
   const bool run = peek->kind == Kind::run;
-  auto r = kai::approve(ws, req.id, req.seen_digest, req.who.user, run ? ApplyNow::no : o.now, o.force, tier_check);
+  auto r = kai::approve(ws, req.id, req.seen_digest, req.who, run ? ApplyNow::no : o.now, o.force, tier_check);
   if (!r) return r.error();
   Approval out{std::move(r->proposal), std::move(r->applied), std::nullopt};
   if (!run || o.now == ApplyNow::no) return out;
-  auto ran = execute_run(ws, req.id, req.who.user, on_output);
+  auto ran = execute_run(ws, req.id, req.who.recorded(), on_output);
   if (!ran) return ran.error();
   out.ran = std::move(*ran);
   return out;
@@ -109,20 +100,20 @@ Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_o
 Result<Approval> apply(Workspace& ws, const Request& req, const OnOutput& on_output) {
   auto p = ws.store.load(req.id, Store::Payloads::none);
   if (p && p->kind == Kind::run) {
-    KAI_TRY(may_decide(ws, req.who.user));
+    KAI_TRY(may_decide(ws, req.who));
     if (propose_only(ws)) return propose_only_run_error();
     // execute_run re-checks under the lock: sealed, approved, digest, once.
-    auto ran = execute_run(ws, req.id, p->decided_by.empty() ? req.who.user : p->decided_by, on_output);
+    auto ran = execute_run(ws, req.id, p->decided_by.empty() ? req.who.recorded() : p->decided_by, on_output);
     if (!ran) return ran.error();
     return Approval{std::move(*p), std::nullopt, std::move(*ran)};
   }
-  auto r = apply_approved(ws, req.id, req.who.user, req.opts.force);
+  auto r = apply_approved(ws, req.id, req.who, req.opts.force);
   if (!r) return r.error();
   return Approval{std::move(r->proposal), std::move(r->applied), std::nullopt};
 }
 
 Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
-  KAI_TRY(may_decide(ws, who.user));
+  KAI_TRY(may_decide(ws, who));
   auto p = load_for_decision(ws, id);
   if (!p) return p.error();
   if (p->state != State::pending && p->state != State::approved && p->state != State::failed)
@@ -134,11 +125,11 @@ Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
 Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& reason) {
   KAI_TRY(answer_meets(Tier::normal, req.answer));
   // lib/decide's reject re-checks the approver and the state under the lock.
-  return kai::reject(ws, req.id, req.who.user, reason);
+  return kai::reject(ws, req.id, req.who, reason);
 }
 
 Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
-  KAI_TRY(may_decide(ws, who.user));
+  KAI_TRY(may_decide(ws, who));
   RollbackReview r;
   r.asked = id;
   Verdict v = decide(ws.cfg, "rollback", id);
@@ -156,19 +147,19 @@ Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, co
   if (!rec) return rec.error();
   r.record = std::move(*rec);
   // Say what is wrong before asking, not after the person said yes.
-  auto pre = kai::rollback(ws, r.id, who.user, force, CheckOnly::yes);
+  auto pre = kai::rollback(ws, r.id, who, force, CheckOnly::yes);
   if (!pre) return pre.error();
   return r;
 }
 
 Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Request& req) {
-  KAI_TRY(may_decide(ws, req.who.user));
+  KAI_TRY(may_decide(ws, req.who));
   Verdict v = decide(ws.cfg, "rollback", shown.asked);
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
-  std::string approver = req.who.user;
+  Decider approver = req.who;
   if (v.decision == Decision::ask) KAI_TRY(answer_meets(Tier::normal, req.answer));
-  else approver = fmt::format("policy ({})", v.rule);
+  else approver = Decider(fmt::format("policy ({})", v.rule));
   auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
   if (!o) return o.error();
   return RolledBack{shown.id, std::move(*o)};

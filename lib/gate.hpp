@@ -23,17 +23,14 @@
 
 namespace kai::gate {
 
-// Through which door a decision came.
-enum class Channel { terminal, web, spool };
-std::string_view to_string(Channel c);
+// Through which door a decision came (stored with the decision), and who
+// decided: lib/decide's, so the store records both.
+using kai::Channel;
+using kai::Decider;
+using kai::to_string;
 
 // What the person answered: no, a plain yes, or CONFIRM typed out.
 enum class Answer { no, yes, confirm };
-
-struct Decider {
-  std::string user;
-  Channel channel = Channel::terminal;
-};
 
 // ok when `answer` is enough for `tier`: a yes for normal, CONFIRM for
 // confirm. Errc::rejected for no, Errc::denied for a yes where CONFIRM is due.

@@ -104,13 +104,9 @@ Result<bool> create_key(const fs::path& owner_dir) {
     if (!k) return k.error();
     return false;
   }
-  MacKey k;
-  for (size_t got = 0; got < k.bytes.size();) {
-    ssize_t n = ::getrandom(k.bytes.data() + got, k.bytes.size() - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(Errc::io, fmt::format("cannot get random bytes for a key: {}", errno_text(errno)));
-    got += static_cast<size_t>(n);
-  }
+  auto fresh = random_key();
+  if (!fresh) return fresh.error();
+  const MacKey& k = *fresh;
   const std::string name(k_key_file);
   Fd f(::openat(d.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (f.get() < 0) {
@@ -130,6 +126,17 @@ Result<bool> create_key(const fs::path& owner_dir) {
   }
   ::fsync(d.get());
   return true;
+}
+
+Result<MacKey> random_key() {
+  MacKey k;
+  for (size_t got = 0; got < k.bytes.size();) {
+    ssize_t n = ::getrandom(k.bytes.data() + got, k.bytes.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(Errc::io, fmt::format("cannot get random bytes for a key: {}", errno_text(errno)));
+    got += static_cast<size_t>(n);
+  }
+  return k;
 }
 
 std::string mac_hex(const MacKey& key, std::string_view bytes) {

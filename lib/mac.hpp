@@ -40,6 +40,9 @@ Result<bool> create_key(const std::filesystem::path& owner_dir);
 // readable or writable by group or others, or is not exactly 32 bytes.
 Result<MacKey> load_key(const std::filesystem::path& owner_dir);
 
+// 32 fresh bytes from getrandom(). Errors: io when the kernel gives none.
+Result<MacKey> random_key();
+
 // HMAC-SHA-256 of `bytes` under `key`, as 64 lowercase hex digits.
 std::string mac_hex(const MacKey& key, std::string_view bytes);
 

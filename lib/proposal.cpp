@@ -15,6 +15,7 @@ constexpr std::array<std::string_view, 4> k_kinds = {"edit", "write", "delete", 
 constexpr std::array<std::string_view, 4> k_actions = {"edit_file", "write_file", "delete_file", "run_shell"};
 constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied", "rejected",
                                                       "timeout", "failed",   "rolled-back"};
+constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spool"};
 }  // namespace
 
 std::string_view to_string(Kind k) { return k_kinds[static_cast<size_t>(k)]; }
@@ -30,6 +31,14 @@ std::optional<Kind> parse_kind(std::string_view s) {
 std::optional<State> parse_state(std::string_view s) {
   for (size_t i = 0; i < k_states.size(); ++i)
     if (k_states[i] == s) return static_cast<State>(i);
+  return std::nullopt;
+}
+
+std::string_view to_string(Channel c) { return k_channels[static_cast<size_t>(c)]; }
+
+std::optional<Channel> parse_channel(std::string_view s) {
+  for (size_t i = 0; i < k_channels.size(); ++i)
+    if (k_channels[i] == s) return static_cast<Channel>(i);
   return std::nullopt;
 }
 
@@ -88,7 +97,7 @@ Review review_from(const json& j) {
 }  // namespace
 
 json to_json(const Proposal& p) {
-  return json{
+  json j{
       {"id", p.id},
       {"kind", to_string(p.kind)},
       {"status", to_string(p.state)},
@@ -118,6 +127,8 @@ json to_json(const Proposal& p) {
       {"validation", to_json(p.validation)},
       {"review", to_json(p.review)},
   };
+  if (!p.decided_by.empty()) j["channel"] = to_string(p.channel);
+  return j;
 }
 
 Result<Proposal> from_json(const json& j) {
@@ -145,6 +156,10 @@ Result<Proposal> from_json(const json& j) {
     p.network = j.value("network", false);
     p.decided_by = j.value("decided_by", "");
     p.decided_at = j.value("decided_at", "");
+    // Records from before the channel was stored were decided at a terminal.
+    auto channel = parse_channel(j.value("channel", "terminal"));
+    if (!channel) return make_error(Errc::io, "unknown decision channel");
+    p.channel = *channel;
     p.approved_digest = j.value("approved_digest", "");
     p.reason = j.value("reason", "");
     p.rollback_id = j.value("rollback_id", "");

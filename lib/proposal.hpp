@@ -17,11 +17,15 @@ namespace kai {
 
 enum class Kind { edit, write, del, run };
 enum class State { pending, approved, applied, rejected, timeout, failed, rolled_back };
+// Through which door a decision came: stored with the decision.
+enum class Channel { terminal, web, spool };
 
 std::string_view to_string(Kind k);     // edit write delete run
 std::string_view to_string(State s);    // pending … rolled-back
 std::optional<Kind> parse_kind(std::string_view s);
 std::optional<State> parse_state(std::string_view s);
+std::string_view to_string(Channel c);  // terminal web spool
+std::optional<Channel> parse_channel(std::string_view s);
 std::string_view action_name(Kind k);   // edit_file write_file delete_file run_shell
 
 struct Base {  // the file as it was at propose time
@@ -72,6 +76,7 @@ struct Proposal {
   bool network = false;  // asked for network access (run --network): confirm tier
   // the decision
   std::string decided_by, decided_at, approved_digest, reason;
+  Channel channel = Channel::terminal;  // the door decided_by decided through
   // the outcome
   std::string rollback_id, backup, result;
   int outcome_code = 0;  // exit code a --wait-ing proposer reports

@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config git util-linux
           libcli11-dev libtomlplusplus-dev libfmt-dev libgit2-dev libdtl-dev
           catch2 nlohmann-json3-dev
-          libmbedtls-dev)  # HMAC seals; libgit2-dev already pulls it in
+          libmbedtls-dev   # HMAC seals; libgit2-dev already pulls it in
+          libcpp-httplib-dev)  # the HTTP server of `kaicoder serve`
 if [ "${1:-}" = "--test" ]; then
   # python3-jsonschema checks every --json output against schemas/.
   packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache python3-jsonschema)
@@ -17,6 +18,11 @@ if [ "${1:-}" = "--test" ]; then
   if ! command -v node >/dev/null && ! command -v npm >/dev/null; then
     packages+=(nodejs npm)
   fi
+fi
+# `deps.sh --only P…`: just these (scripts/browser-deps.sh).
+if [ "${1:-}" = "--only" ]; then
+  shift
+  packages=("$@")
 fi
 
 missing=()

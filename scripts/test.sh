@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kaicoder with AddressSanitizer and UndefinedBehaviorSanitizer,
 # warnings as errors and the crash-test fault points, runs every test (unit,
-# end-to-end and crash tests), then fuzzes the shell tokenizer, the import
+# end-to-end, crash and browser tests), then fuzzes the shell tokenizer, the import
 # scanners and the patch parsers for a bounded time, split between them.
 # Installs what is missing first.
 #
@@ -39,6 +39,9 @@ echo "== build ($dir, warnings as errors)"
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
       -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -DKAICODER_FAULTS=ON "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$jobs"
+
+echo "== browser test dependencies (Chromium, playwright-core)"
+scripts/browser-deps.sh "$dir" || echo "could not install them: the browser test of the review page will be skipped" >&2
 
 echo "== test"
 # The MCP SDK client of tests/mcp, exactly as package-lock.json pins it.

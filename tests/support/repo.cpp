@@ -402,6 +402,25 @@ bool TtyProcess::wait_for_prompt(std::chrono::milliseconds limit) {
   }
 }
 
+bool TtyProcess::wait_for_text(const std::string& text, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    size_t at = m_run.tty.find(text, m_prompt_scan);
+    if (at != std::string::npos) {
+      m_prompt_scan = at + text.size();
+      return true;
+    }
+    if (m_master < 0 || Clock::now() >= deadline) return false;
+    pump(std::min(50, ms_left(deadline)));
+  }
+}
+
+void TtyProcess::interrupt() {
+  if (m_master < 0) return;
+  const char ctrl_c = '\x03';
+  (void)!::write(m_master, &ctrl_c, 1);
+}
+
 void TtyProcess::answer(const std::string& text) {
   if (m_master < 0) return;
   std::string line = text + "\n";

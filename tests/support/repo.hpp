@@ -108,6 +108,13 @@ public:
   bool wait_for_prompt(std::chrono::milliseconds limit = k_default_limit);
   // Type `text` and Enter on the terminal.
   void answer(const std::string& text);
+  // Read until `text` shows on the terminal (after what earlier waits
+  // consumed). False when the child exited or the limit passed first.
+  bool wait_for_text(const std::string& text, std::chrono::milliseconds limit = k_default_limit);
+  // What the terminal showed so far.
+  const std::string& tty() const { return m_run.tty; }
+  // Ctrl-C on the terminal: SIGINT to its foreground process group.
+  void interrupt();
   Run finish(std::chrono::milliseconds limit = k_default_limit);
 
 private:

@@ -1,0 +1,253 @@
+#include "lib/web/pages.hpp"
+
+#include <fmt/format.h>
+
+#include "lib/util/time.hpp"
+#include "lib/web/html.hpp"
+
+namespace kai::web {
+
+namespace {
+
+// Agent-written text for the page: redacted as the terminal redacts it,
+// hidden characters spelled out, escaped.
+std::string say(const Workspace& ws, std::string_view text, Allow allow = Allow::nothing) {
+  return shown(ws.redact(text), allow);
+}
+
+// Text of many lines someone else wrote, set apart from kaicoder's own.
+std::string quoted(const Workspace& ws, std::string_view text) {
+  if (text.empty()) return "<p class=\"quoted\">\u2014</p>\n";
+  return fmt::format("<pre class=\"quoted\">{}</pre>\n", say(ws, text, Allow::tab_newline));
+}
+
+std::string fact(std::string_view label, const std::string& value_html) {
+  return fmt::format("<dt>{}</dt><dd>{}</dd>\n", escape(label), value_html);
+}
+
+std::optional<long> age_seconds(const Workspace& ws, const Proposal& p) {
+  TimePoint created;
+  if (!parse_iso_utc(p.created, created)) return std::nullopt;
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(ws.clock->now() - created).count());
+}
+
+std::string time_left(const Workspace& ws, const Proposal& p, bool expired) {
+  if (p.state != State::pending) return "\u2014";
+  if (expired) return "expired";
+  auto age = age_seconds(ws, p);
+  if (!age) return "unknown";
+  return human_duration(std::max(0L, ws.cfg.timeout - *age));
+}
+
+std::string what_of(const Workspace& ws, const Proposal& p) {
+  if (p.kind == Kind::run) return fmt::format("<code>{}</code>", say(ws, command_text(p)));
+  return fmt::format("<code>{}</code>", say(ws, p.path));
+}
+
+std::string hidden(std::string_view name, std::string_view value) {
+  return fmt::format("<input type=\"hidden\" name=\"{}\" value=\"{}\">\n", escape(name), escape(value));
+}
+
+std::string validation_html(const Workspace& ws, const Validation& v) {
+  if (v.status == "none") return "<p>No [validate] check applies.</p>\n";
+  std::string out = fmt::format("<p>Validation: <strong>{}</strong></p>\n", v.status == "failed" ? "FAILED" : escape(v.status));
+  for (const auto& c : v.checks) {
+    std::string how = c.status == "failed" ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
+                                           : c.status;
+    out += fmt::format("<p><code>{}</code> = <code>{}</code>: {}</p>\n", say(ws, c.pattern), say(ws, c.command), escape(how));
+    out += quoted(ws, c.output);
+  }
+  return out;
+}
+
+std::string cut_note(const FileDiff& d, int id) {
+  const size_t changed = d.added + d.removed;
+  const size_t not_shown = changed - std::min(changed, d.shown_changed);
+  return fmt::format(
+      "<p class=\"warn\" role=\"note\">The diff was cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} "
+      "hunks were not shown{}. Approving it takes CONFIRM; see all of it with <code>kaicoder show {} --full</code>.</p>\n",
+      not_shown, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks,
+      not_shown == 0 ? "; long lines were shortened" : "", id);
+}
+
+std::string diff_section(const FileDiff& d, int id) {
+  std::string out = fmt::format("<h2>Diff <span class=\"badge\">+{} \u2212{}</span></h2>\n", d.added, d.removed);
+  if (d.text.empty()) return out + "<p>No change: the file already holds this content.</p>\n";
+  out += diff_html(d.text);
+  if (has_hidden_characters(d.text))
+    out += "<p class=\"warn\">The diff contains control or invisible characters; they are shown as \\e, \\xNN and "
+           "&lt;U+XXXX&gt;.</p>\n";
+  if (d.truncated) out += cut_note(d, id);
+  return out;
+}
+
+std::string forms(const Guard& g, const gate::ApprovalReview& rv) {
+  const Proposal& p = rv.proposal;
+  std::string out;
+  if (rv.refusal) {
+    out += fmt::format("<p class=\"warn\" role=\"alert\">{}</p>\n", escape(rv.refusal->message));
+  } else {
+    const std::string action = fmt::format("/p/{}/approve", p.id);
+    const std::string cut = rv.diff_cut ? "1" : "0";
+    out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", action);
+    out += hidden("csrf", g.csrf_for(approve_binding(action, rv.digest, cut)));
+    out += hidden("digest", rv.digest);
+    out += hidden("cut", cut);
+    if (rv.need.tier == Tier::confirm) {
+      out += fmt::format("<p class=\"warn\">This approval takes CONFIRM typed out: {}.</p>\n", escape(rv.need.reason));
+      out += "<label for=\"confirm\">Type CONFIRM to approve</label>\n"
+             "<input type=\"text\" id=\"confirm\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
+             "spellcheck=\"false\" required>\n";
+    }
+    out += fmt::format("<button class=\"approve\" type=\"submit\">{}</button>\n</form>\n",
+                       p.kind == Kind::run ? "Approve and run" : "Approve and apply");
+  }
+  const std::string reject = fmt::format("/p/{}/reject", p.id);
+  out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
+  out += hidden("csrf", g.csrf_for(reject));
+  out += "<label for=\"reason\">Reason for rejecting (for the agent and the changelog)</label>\n"
+         "<input type=\"text\" id=\"reason\" name=\"reason\" autocomplete=\"off\">\n"
+         "<button class=\"reject\" type=\"submit\">Reject</button>\n</form>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string approve_binding(std::string_view action, std::string_view digest, std::string_view cut) {
+  return fmt::format("{}\n{}\n{}", action, digest, cut);
+}
+
+std::string human_duration(long s) {
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m {}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h {}m", s / 3600, (s % 3600) / 60);
+  return fmt::format("{}d {}h", s / 86400, (s % 86400) / 3600);
+}
+
+std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
+                      const std::vector<std::pair<int, std::string>>& corrupt) {
+  std::string out = "<h1>Proposals</h1>\n";
+  if (rows.empty() && corrupt.empty()) return out + "<p>No proposals yet.</p>\n";
+  out += "<table class=\"list\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th><th scope=\"col\">Kind</th>"
+         "<th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th><th scope=\"col\">Age</th>"
+         "<th scope=\"col\">Time left</th><th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
+  for (const auto& [p, expired] : rows) {
+    auto age = age_seconds(ws, p);
+    out += fmt::format(
+        "<tr><td><a href=\"/p/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td class=\"what\"><a href=\"/p/{0}\">{3}</a></td>"
+        "<td><span class=\"badge {4}\">{4}</span></td><td>{5}</td><td>{6}</td><td>{7}</td></tr>\n",
+        p.id, expired ? "expired" : escape(to_string(p.state)), escape(to_string(p.kind)), what_of(ws, p),
+        p.kind == Kind::run ? escape(to_string(p.tier)) : escape(to_string(p.risk)), age ? human_duration(*age) : "?",
+        time_left(ws, p, expired), p.agent.empty() ? "\u2014" : say(ws, p.agent));
+  }
+  for (const auto& [id, why] : corrupt)
+    out += fmt::format("<tr><td>{}</td><td>corrupt</td><td colspan=\"6\">{}</td></tr>\n", id, say(ws, why));
+  out += "</tbody>\n</table>\n";
+  return out;
+}
+
+std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalView& v) {
+  const Proposal& p = v.proposal;
+  std::string out = fmt::format("<h1>Proposal {} \u00b7 {} \u00b7 {}</h1>\n", p.id, escape(to_string(p.kind)), what_of(ws, p));
+  out += "<dl class=\"facts\">\n";
+  out += fact("Status", v.expired ? std::string("expired (past [approval] timeout; it can no longer be approved)")
+                                  : escape(to_string(p.state)));
+  if (p.kind == Kind::run) {
+    out += fact("Command", what_of(ws, p));
+    out += fact("Working folder", fmt::format("<code>{}</code>", say(ws, p.cwd.empty() ? "." : p.cwd)));
+    out += fact("Verdict", fmt::format("<span class=\"badge {0}\">{0}</span>{1}", escape(to_string(p.tier)),
+                                       p.tier_reason.empty() ? "" : " \u2014 " + say(ws, p.tier_reason)));
+    if (p.network) out += fact("Network", "on for this run: it can reach the internet and local services");
+  } else {
+    out += fact("Path", what_of(ws, p));
+    out += fact("Risk", fmt::format("<span class=\"badge {0}\">{0}</span>", escape(to_string(p.risk))));
+    out += fact("Blast radius", p.risk_reason.empty() ? "\u2014" : say(ws, p.risk_reason));
+    if (p.tier == Tier::confirm) out += fact("Tier", "confirm \u2014 " + say(ws, p.tier_reason));
+  }
+  out += fact("Policy", fmt::format("{} ({})", escape(to_string(p.decision)), say(ws, p.decision_rule)));
+  out += fact("Proposer", p.agent.empty() ? "\u2014" : say(ws, p.agent));
+  auto age = age_seconds(ws, p);
+  out += fact("Proposed", fmt::format("{} ({} ago)", escape(p.created), age ? human_duration(*age) : "?"));
+  if (p.state == State::pending) out += fact("Time left", time_left(ws, p, v.expired));
+  if (!p.decided_by.empty())
+    out += fact("Decided", fmt::format("{} by {}", escape(p.decided_at), say(ws, p.decided_by)));
+  if (!p.result.empty()) out += fact("Result", say(ws, p.result));
+  if (!p.rollback_id.empty()) out += fact("Rollback id", fmt::format("<code>{}</code>", say(ws, p.rollback_id)));
+  out += "</dl>\n";
+  out += "<h2>Why</h2>\n" + quoted(ws, p.why);
+  out += "<h2>Summary</h2>\n" + quoted(ws, p.summary);
+  if (!p.reason.empty()) out += "<h2>Reason</h2>\n" + quoted(ws, p.reason);
+  if (p.kind != Kind::run) out += "<h2>Validation</h2>\n" + validation_html(ws, p.validation);
+  if (p.review.status != "none") {
+    out += fmt::format("<h2>Review</h2>\n<p>Advisory text from [hooks] review ({}); untrusted, it cannot approve "
+                       "anything.</p>\n",
+                       escape(p.review.status));
+    out += quoted(ws, p.review.text);
+  }
+  if (v.review && v.review->diff) out += diff_section(*v.review->diff, p.id);
+  else if (v.diff) out += diff_section(*v.diff, p.id);
+  else if (!v.diff_note.empty()) out += fmt::format("<p>{}</p>\n", say(ws, v.diff_note));
+  if (!v.output.out.empty() || !v.output.err.empty()) {
+    out += "<h2>Output</h2>\n";
+    out += quoted(ws, v.output.out + v.output.err);
+  }
+  if (v.cannot_decide)
+    out += fmt::format("<p class=\"warn\" role=\"note\">No decision from this page: {}</p>\n",
+                       say(ws, v.cannot_decide->message));
+  else if (v.review)
+    out += "<h2>Decide</h2>\n" + forms(g, *v.review);
+  return out;
+}
+
+std::string log_main(const Workspace& ws, const Guard& g, const std::vector<Entry>& entries) {
+  std::string out = "<h1>Changelog</h1>\n";
+  if (entries.empty()) return out + "<p>Nothing has been logged yet.</p>\n";
+  for (const auto& e : entries) {
+    out += fmt::format("<section class=\"entry\" aria-label=\"{} {}\">\n<h2>{} \u00b7 {}</h2>\n<dl class=\"facts\">\n",
+                       escape(e.kind), escape(e.time), escape(e.time), escape(e.kind));
+    std::string files;
+    for (const auto& f : e.files) files += (files.empty() ? "" : "<br>") + fmt::format("<code>{}</code>", say(ws, f));
+    out += fact("File(s)", files.empty() ? "\u2014" : files);
+    out += fact("Action", say(ws, e.action));
+    out += fact("Summary", say(ws, e.summary));
+    out += fact("Why", say(ws, e.why));
+    out += fact("Approver", say(ws, e.approver));
+    out += fact("Result", say(ws, e.result));
+    out += fact("Rollback", say(ws, e.rollback));
+    out += fact("Rollback id", fmt::format("<code>{}</code>", say(ws, e.rollback_id)));
+    out += "</dl>\n";
+    if (e.rollback_id != k_none && e.rollback != k_none)
+      out += fmt::format("<form method=\"get\" action=\"/rollback/{0}\"><button class=\"rollback\" type=\"submit\" "
+                         "aria-label=\"Roll back {0}\">Roll back\u2026</button></form>\n",
+                         escape(e.rollback_id));
+    out += "</section>\n";
+  }
+  (void)g;
+  return out;
+}
+
+std::string rollback_main(const Workspace& ws, const Guard& g, const gate::RollbackReview& r) {
+  std::string out = fmt::format("<h1>Roll back {}</h1>\n<p>This restores every file the entry changed to what it was "
+                                "before, with its own backup and changelog entry:</p>\n<ul>\n",
+                                say(ws, r.id));
+  for (const auto& f : r.record.files) out += fmt::format("<li><code>{}</code></li>\n", say(ws, f.rel));
+  out += "</ul>\n";
+  if (r.decision == Decision::allow)
+    out += fmt::format("<p>The policy allows this rollback without a question ({}).</p>\n", say(ws, r.rule));
+  const std::string action = fmt::format("/rollback/{}", r.id);
+  out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", escape(action));
+  out += hidden("csrf", g.csrf_for(action));
+  out += "<button class=\"rollback\" type=\"submit\">Roll back</button>\n</form>\n";
+  out += "<p><a href=\"/log\">Back to the changelog</a></p>\n";
+  return out;
+}
+
+std::string outcome_main(std::string_view heading, const std::vector<std::string>& lines, std::string_view back_href,
+                         std::string_view back_text) {
+  std::string out = fmt::format("<h1>{}</h1>\n", escape(heading));
+  for (const auto& l : lines) out += fmt::format("<p role=\"status\">{}</p>\n", escape(make_visible(l, Allow::nothing)));
+  out += fmt::format("<p><a href=\"{}\">{}</a></p>\n", escape(back_href), escape(back_text));
+  return out;
+}
+
+}  // namespace kai::web

@@ -1,0 +1,59 @@
+#pragma once
+// The review page's views: what lib/gate and the store return, as HTML.
+// Pure rendering: no store access, no decision. Every agent-written value
+// goes through html.hpp's shown() after the workspace's redaction, as
+// everything printed on the terminal goes through cmd/output.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/changelog.hpp"
+#include "lib/gate.hpp"
+#include "lib/runs.hpp"
+#include "lib/web/session.hpp"
+
+namespace kai::web {
+
+// One row of the list: the proposal, and whether it is past its timeout
+// without that being recorded yet.
+struct Row {
+  Proposal proposal;
+  bool expired = false;
+};
+
+std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
+                      const std::vector<std::pair<int, std::string>>& corrupt);
+
+// What the proposal page knows about one proposal.
+struct ProposalView {
+  Proposal proposal;                          // as loaded (review: as prepared)
+  std::optional<gate::ApprovalReview> review; // pending and decidable: the forms are shown
+  std::optional<Error> cannot_decide;         // why there are no forms (not an approver, …)
+  std::optional<FileDiff> diff;               // a decided edit's diff when one can be made
+  std::string diff_note;                      // why there is no diff
+  CapturedOutput output;                      // a run's captured output
+  bool expired = false;
+};
+std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalView& v);
+
+// The changelog, newest first, a Roll back button on each reversible entry.
+std::string log_main(const Workspace& ws, const Guard& g, const std::vector<Entry>& entries);
+
+// What a rollback would restore, and the form that does it.
+std::string rollback_main(const Workspace& ws, const Guard& g, const gate::RollbackReview& r);
+
+// The outcome of a transition: a heading, lines of kaicoder's own text,
+// and where to go next.
+std::string outcome_main(std::string_view heading, const std::vector<std::string>& lines, std::string_view back_href,
+                         std::string_view back_text);
+
+// What an approval form's CSRF token is bound to: its action, the digest
+// it shows and whether its diff was cut, so that a page cannot be made to
+// post another digest or pretend it showed the whole diff.
+std::string approve_binding(std::string_view action, std::string_view digest, std::string_view cut);
+
+// "4m 10s", "2h 5m": a duration for people.
+std::string human_duration(long seconds);
+
+}  // namespace kai::web

@@ -1,0 +1,312 @@
+#include "lib/web/routes.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/hooks.hpp"
+#include "lib/propose.hpp"
+#include "lib/web/assets.hpp"
+#include "lib/web/html.hpp"
+#include "lib/web/pages.hpp"
+
+namespace kai::web {
+
+namespace {
+
+// "/p/12" → 12, "/p/12/approve" with `suffix` "/approve" → 12; nullopt
+// for anything else (a sign, a leading zero, too many digits).
+std::optional<int> proposal_id(std::string_view path, std::string_view suffix) {
+  if (!path.starts_with("/p/") || !path.ends_with(suffix)) return std::nullopt;
+  std::string_view digits = path.substr(3, path.size() - 3 - suffix.size());
+  if (digits.empty() || digits.size() > 9 || digits.front() == '0') return std::nullopt;
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  return std::stoi(std::string(digits));
+}
+
+// "/rollback/20260709T142530Z-2" → the id; only the characters rollback ids have.
+std::optional<std::string> rollback_id(std::string_view path) {
+  if (!path.starts_with("/rollback/")) return std::nullopt;
+  std::string_view id = path.substr(10);
+  if (id.empty() || id.size() > 40) return std::nullopt;
+  if (!std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '-';
+      }))
+    return std::nullopt;
+  return std::string(id);
+}
+
+Response asset(std::string_view body, std::string_view type) {
+  Response r;
+  r.content_type = std::string(type);
+  r.body = std::string(body);
+  return r;
+}
+
+// A post whose CSRF token is missing or belongs to another form.
+Response form_refused(std::string_view verb, std::string_view again) {
+  return error_page(403, "Form refused",
+                    fmt::format("The form's CSRF token is missing or does not match it: only a form this page served "
+                                "may {}.",
+                                verb),
+                    again);
+}
+
+std::string trimmed(std::string s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+}  // namespace
+
+App::App(Opener open, Decider who, Guard guard)
+    : m_open(std::move(open)), m_who(std::move(who)), m_guard(std::move(guard)) {}
+
+Response App::handle(const Request& r) {
+  Response out;
+  try {
+    if (auto no = m_guard.refusal(r)) {
+      out = std::move(*no);
+    } else if (r.path == "/app.css" || r.path == "/app.js" || r.path == "/login") {
+      out = route(r);
+    } else {
+      m_ws.reset();
+      auto ws = m_open();
+      if (!ws) {
+        out = error_page(ws.error().code == Errc::denied ? 403 : 500, "Cannot open the root",
+                         make_visible(ws.error().message, Allow::nothing), make_visible(ws.error().hint, Allow::nothing));
+      } else {
+        m_ws.emplace(std::move(*ws));
+        out = route(r);
+      }
+    }
+  } catch (const std::exception& e) {
+    out = error_page(500, "Internal error", make_visible(e.what(), Allow::nothing));
+  }
+  add_security_headers(out);
+  return out;
+}
+
+Response App::route(const Request& r) {
+  const std::string& path = r.path;
+  if (r.method == "GET") {
+    if (path == "/login") return login(r);
+    if (path == "/app.css") return asset(stylesheet(), "text/css; charset=utf-8");
+    if (path == "/app.js") return asset(script(), "text/javascript; charset=utf-8");
+    if (path == "/") return list_page();
+    if (path == "/log") return log_page();
+    if (path == "/state.json") return state_json();
+    if (auto id = proposal_id(path, "")) return proposal_page(*id);
+    if (auto id = rollback_id(path)) return rollback_page(*id);
+  } else if (r.method == "POST") {
+    if (auto id = proposal_id(path, "/approve")) return approve(r, *id);
+    if (auto id = proposal_id(path, "/reject")) return reject(r, *id);
+    if (auto id = rollback_id(path)) return rollback(r, *id);
+  } else {
+    Response no = error_page(405, "Method not allowed", "The review page answers GET and POST only.");
+    no.headers.emplace_back("Allow", "GET, POST");
+    return no;
+  }
+  return error_page(404, "Not found", "There is no such page here.");
+}
+
+Response App::login(const Request& r) {
+  auto t = r.query.find("token");
+  if (t == r.query.end() || !m_guard.token_ok(t->second))
+    return error_page(403, "Sign-in refused",
+                      "The sign-in address is wrong, or belongs to an earlier kaicoder serve.",
+                      "Open the address the running kaicoder serve wrote on its terminal.");
+  // The token leaves the address bar at once; from now on the cookie carries it.
+  Response out = redirect("/");
+  out.headers.emplace_back("Set-Cookie", m_guard.session_cookie());
+  return out;
+}
+
+Response App::list_page() {
+  auto ids = m_ws->store.ids();
+  if (!ids) return refused(ids.error(), "/");
+  std::vector<Row> rows;
+  std::vector<std::pair<int, std::string>> corrupt;
+  for (int id : *ids) {
+    auto p = m_ws->store.load(id, Store::Payloads::none);
+    if (!p) {
+      corrupt.emplace_back(id, p.error().message);
+      continue;
+    }
+    const bool late = past_timeout(*m_ws, *p);
+    rows.push_back({std::move(*p), late});
+  }
+  // As `kaicoder list`: pending first (oldest first, they expire first), then the rest newest first.
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    bool px = x.proposal.state == State::pending && !x.expired, py = y.proposal.state == State::pending && !y.expired;
+    if (px != py) return px;
+    return px ? x.proposal.id < y.proposal.id : x.proposal.id > y.proposal.id;
+  });
+  return html_response(200, document({"Proposals", Live::swap}, list_main(*m_ws, rows, corrupt)));
+}
+
+Response App::proposal_page(int id) {
+  auto p = m_ws->store.load(id);
+  if (!p) return refused(p.error(), "/");
+  ProposalView v;
+  v.expired = past_timeout(*m_ws, *p);
+  if (p->state == State::pending && !v.expired) {
+    // What the terminal's approve shows before it asks: the same call.
+    auto rv = gate::prepare_approval(*m_ws, id, m_who, gate::ApprovalOptions{});
+    after_change();
+    if (rv) {
+      v.proposal = rv->proposal;
+      v.review = std::move(*rv);
+    } else {
+      v.cannot_decide = rv.error();
+      auto again = m_ws->store.load(id);  // preparing may have recorded it failed or expired
+      if (!again) return refused(again.error(), "/");
+      p = std::move(again);
+    }
+  }
+  if (!v.review) {
+    v.proposal = *p;
+    if (p->kind == Kind::run) {
+      v.output = run_output(*m_ws, id);
+    } else if (p->state == State::approved || p->state == State::failed ||
+               (p->state == State::pending && !v.cannot_decide)) {
+      auto d = current_diff(*m_ws, *p, DiffOptions{});
+      if (d) v.diff = std::move(*d);
+      else v.diff_note = fmt::format("no diff: {}", d.error().message);
+    }
+  }
+  PageMeta meta{fmt::format("Proposal {}", id), Live::watch, id,
+                v.review ? v.review->digest : digest(v.proposal), std::string(to_string(v.proposal.state))};
+  return html_response(200, document(meta, proposal_main(*m_ws, m_guard, v)));
+}
+
+Response App::approve(const Request& r, int id) {
+  const std::string action = fmt::format("/p/{}/approve", id);
+  const std::string seen = r.field("digest"), cut = r.field("cut");
+  if (!m_guard.csrf_ok(r, approve_binding(action, seen, cut)))
+    return form_refused("approve", "Open the proposal again and decide from there.");
+  gate::Request req;
+  req.id = id;
+  req.who = m_who;
+  req.answer = trimmed(r.field("confirm")) == "CONFIRM" ? gate::Answer::confirm : gate::Answer::yes;
+  req.seen_digest = seen;
+  req.diff_cut = cut == "1";
+  auto a = gate::approve(*m_ws, req);
+  after_change();
+  if (!a) return refused(a.error(), fmt::format("/p/{}", id));
+  std::vector<std::string> lines;
+  const Proposal& p = a->proposal;
+  if (a->ran) {
+    lines.push_back(fmt::format("ran proposal {}: exit code {}", p.id, a->ran->result.exit_code));
+  } else if (a->applied && a->applied->unchanged) {
+    lines.push_back(fmt::format("proposal {}: the file already holds this content; nothing written", p.id));
+  } else if (a->applied) {
+    lines.push_back(m_ws->redact(fmt::format("applied proposal {} to {}", p.id, p.path)));
+    lines.push_back(m_ws->redact(fmt::format("backup: {}", a->applied->backup.empty() ? "\u2014 (new file)" : a->applied->backup)));
+    lines.push_back(fmt::format("rollback id: {}", a->applied->rollback_id));
+  } else {
+    lines.push_back(fmt::format("approved proposal {}; apply it with: kaicoder apply {}", p.id, p.id));
+  }
+  lines.push_back(m_ws->redact(fmt::format("approver: {}", m_who.recorded())));
+  return html_response(200, document({fmt::format("Proposal {} approved", id)},
+                                     outcome_main(fmt::format("Proposal {} approved", id), lines,
+                                                  fmt::format("/p/{}", id), "See the proposal as it is now")));
+}
+
+Response App::reject(const Request& r, int id) {
+  const std::string action = fmt::format("/p/{}/reject", id);
+  if (!m_guard.csrf_ok(r, action))
+    return form_refused("reject", "Open the proposal again and decide from there.");
+  gate::Request req;
+  req.id = id;
+  req.who = m_who;
+  req.answer = gate::Answer::yes;
+  auto p = gate::reject(*m_ws, req, r.field("reason"));
+  after_change();
+  if (!p) return refused(p.error(), fmt::format("/p/{}", id));
+  return html_response(200, document({fmt::format("Proposal {} rejected", id)},
+                                     outcome_main(fmt::format("Proposal {} rejected", id),
+                                                  {fmt::format("rejected proposal {}; nothing was written", id)}, "/",
+                                                  "Back to the proposals")));
+}
+
+Response App::log_page() {
+  auto entries = m_ws->changelog.newest(100);
+  if (!entries) return refused(entries.error(), "/");
+  return html_response(200, document({"Changelog", Live::swap}, log_main(*m_ws, m_guard, *entries)));
+}
+
+Response App::rollback_page(const std::string& id) {
+  auto rv = gate::prepare_rollback(*m_ws, id, m_who, Force::no);
+  after_change();
+  if (!rv) return refused(rv.error(), "/log");
+  return html_response(200, document({fmt::format("Roll back {}", id)}, rollback_main(*m_ws, m_guard, *rv)));
+}
+
+Response App::rollback(const Request& r, const std::string& id) {
+  const std::string action = fmt::format("/rollback/{}", id);
+  if (!m_guard.csrf_ok(r, action))
+    return form_refused("roll back", "Open the changelog again and roll back from there.");
+  auto shown = gate::prepare_rollback(*m_ws, id, m_who, Force::no);
+  after_change();
+  if (!shown) return refused(shown.error(), "/log");
+  gate::Request req;
+  req.who = m_who;
+  req.answer = gate::Answer::yes;
+  auto done = gate::rollback(*m_ws, *shown, req);
+  after_change();
+  if (!done) return refused(done.error(), "/log");
+  std::vector<std::string> lines{fmt::format("rolled back {}", done->undone)};
+  if (!done->outcome.rollback_id.empty()) lines.push_back(fmt::format("rollback id: {}", done->outcome.rollback_id));
+  return html_response(200, document({fmt::format("Rolled back {}", id)},
+                                     outcome_main(fmt::format("Rolled back {}", id), lines, "/log", "Back to the changelog")));
+}
+
+Response App::state_json() {
+  nlohmann::json proposals = nlohmann::json::object();
+  std::string all;
+  if (auto ids = m_ws->store.ids()) {
+    for (int id : *ids) {
+      auto p = m_ws->store.load(id, Store::Payloads::none);
+      if (!p) continue;
+      std::string status(to_string(p->state));
+      if (past_timeout(*m_ws, *p)) status = "timeout";
+      std::string dg;
+      if (p->state == State::pending)
+        if (auto full = m_ws->store.load(id)) dg = digest(*full);
+      proposals[std::to_string(id)] = {{"status", status}, {"digest", dg}};
+      all += fmt::format("{}:{}:{}\n", id, status, dg);
+    }
+  }
+  if (auto last = m_ws->journal.last()) all += *last;
+  Response r;
+  r.content_type = "application/json";
+  r.body = nlohmann::json{{"version", fmt::format("{:016x}", std::hash<std::string>{}(all))}, {"proposals", proposals}}.dump();
+  return r;
+}
+
+Response App::refused(const Error& e, std::string_view back_href) {
+  int status = 500;
+  std::string title = "Refused";
+  switch (e.code) {
+    case Errc::denied: status = 403; title = "Denied"; break;
+    case Errc::rejected: status = 403; title = "Not confirmed"; break;
+    case Errc::conflict: status = 409; title = "Conflict"; break;
+    case Errc::timeout: status = 410; title = "Expired"; break;
+    case Errc::not_found: status = 404; title = "Not found"; break;
+    case Errc::usage: status = 400; title = "Bad request"; break;
+    case Errc::pending: status = 409; title = "Still pending"; break;
+    case Errc::io: status = 500; title = "Error"; break;
+  }
+  Response out = error_page(status, title, make_visible(m_ws->redact(e.message), Allow::nothing),
+                            make_visible(m_ws->redact(e.hint), Allow::nothing));
+  out.body.insert(out.body.rfind("</main>"), fmt::format("<p><a href=\"{}\">Back</a></p>\n", escape(back_href)));
+  return out;
+}
+
+void App::after_change() { flush_notify(*m_ws); }
+
+}  // namespace kai::web

@@ -1,0 +1,61 @@
+// The review page in a real browser: headless Chromium (Debian's package)
+// driven by playwright-core (tests/browser/review.cjs) signs in with the
+// address `kaicoder serve` wrote on its terminal, checks labels and focus
+// order, approves one proposal and rejects another; the tree shows it.
+// Screenshots of the list and a proposal land in <build>/tests/artifacts/.
+// scripts/browser-deps.sh installs Chromium and playwright-core (the test
+// command runs it); without them this case says so and is skipped.
+
+#include <filesystem>
+
+#include "tests/support/checks.hpp"
+#include "tests/support/serve.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+bool have_browser() {
+  const fs::path modules = fs::path(KAICODER_BROWSER_DIR) / "node_modules" / "playwright-core";
+  for (const fs::path& need : {fs::path("/usr/bin/chromium"), fs::path("/usr/bin/node"), modules})
+    if (!fs::exists(need)) {
+      WARN("SKIPPED: " << need.string() << " is missing; scripts/browser-deps.sh installs it");
+      return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("browser: sign in, list, open, approve and reject in headless Chromium; labels and focus order hold", "[e2e][serve][web][browser]") {
+  if (!have_browser()) return;
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "a second file"}, "b\n"), 0);
+  ServePage page(repo);
+  const fs::path artifacts = fs::path(KAICODER_ARTIFACTS_DIR);
+  fs::create_directories(artifacts);
+  for (const char* shot : {"list.png", "proposal.png", "proposal-phone.png"}) fs::remove(artifacts / shot);
+
+  Process node = repo.spawn({"/usr/bin/node", std::string(KAICODER_SOURCE_DIR) + "/tests/browser/review.cjs"}, "",
+                            {{"NODE_PATH", std::string(KAICODER_BROWSER_DIR) + "/node_modules"},
+                             {"KAI_URL", "http://127.0.0.1:" + std::to_string(page.port) + "/login?token=" + page.token},
+                             {"KAI_BIN", kaicoder_bin()},
+                             {"KAI_ARTIFACTS", artifacts.string()}});
+  Run r = node.finish(std::chrono::seconds(120));
+  INFO(r.all());
+  KAI_CHECK_EXIT(r, 0);
+  CHECK_THAT(r.out, Contains("\"ok\":true") && Contains("\"live_update\":true"));
+  CHECK(repo.read("a.txt") == "new\n");
+  CHECK_FALSE(repo.exists("b.txt"));
+  CHECK(show_json(repo, 1).at("decided_by") == current_user() + " (web)");
+  CHECK(show_json(repo, 2).at("status") == "rejected");
+  CHECK(show_json(repo, 2).at("reason") == "not this one");
+  for (const char* shot : {"list.png", "proposal.png", "proposal-phone.png"}) {
+    CHECK(fs::exists(artifacts / shot));
+    if (fs::exists(artifacts / shot)) CHECK(fs::file_size(artifacts / shot) > 1000);
+  }
+  KAI_CHECK_EXIT(page.stop(), 0);
+}

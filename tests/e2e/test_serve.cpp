@@ -1,0 +1,168 @@
+// `kaicoder serve` end to end: the real binary on a pseudo-terminal, driven
+// over HTTP the way a browser drives it: sign in with the address from the
+// terminal, list, approve, reject, roll back, and the refusals.
+
+#include <filesystem>
+
+#include "tests/support/checks.hpp"
+#include "tests/support/serve.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+// Every byte kaicoder keeps for this root and its owner: the token must be in none of them.
+std::string everything_kept(const TempRepo& repo) {
+  std::string all;
+  for (const fs::path& top : {repo.path(), repo.home()})
+    for (const auto& e : fs::recursive_directory_iterator(top))
+      if (e.is_regular_file() && e.path().string().find("/.git/") == std::string::npos) {
+        std::ifstream in(e.path(), std::ios::binary);
+        all += std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("serve: sign in from the terminal's address, then list, approve, reject and roll back", "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "a second file"}, "b\n"), 0);
+  ServePage page(repo);
+
+  // Nothing without the cookie; the address signs in and drops the token from the address bar.
+  auto anon = page.get("/");
+  REQUIRE(anon);
+  CHECK(anon->status == 403);
+  auto login = page.sign_in();
+  REQUIRE(login);
+  CHECK(login->status == 303);
+  CHECK(login->get_header_value("Location") == "/");
+  CHECK_THAT(login->get_header_value("Set-Cookie"), Contains("HttpOnly") && Contains("SameSite=Strict"));
+  CHECK_THAT(login->get_header_value("Content-Security-Policy"), Contains("default-src 'none'"));
+
+  auto list = page.get("/");
+  REQUIRE(list);
+  CHECK(list->status == 200);
+  CHECK_THAT(list->body, Contains("a.txt") && Contains("b.txt") && Contains("Time left"));
+
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  CHECK_THAT(p1->body, Contains("<span class=\"l del\">-old</span>") && Contains("<span class=\"l add\">+new</span>"));
+  auto approved = page.post("/p/1/approve", ServePage::form_of(p1->body, "/p/1/approve"),
+                            {{"Origin", "http://127.0.0.1:" + std::to_string(page.port)}});
+  REQUIRE(approved);
+  CHECK(approved->status == 200);
+  CHECK(repo.read("a.txt") == "new\n");
+  auto shown = show_json(repo, 1);
+  CHECK(shown.at("status") == "applied");
+  CHECK(shown.at("decided_by") == current_user() + " (web)");
+  CHECK(shown.at("channel") == "web");
+
+  auto p2 = page.get("/p/2");
+  REQUIRE(p2);
+  auto form = ServePage::form_of(p2->body, "/p/2/reject");
+  form["reason"] = "not now";
+  auto rejected = page.post("/p/2/reject", form);
+  REQUIRE(rejected);
+  CHECK(rejected->status == 200);
+  CHECK_FALSE(repo.exists("b.txt"));
+  CHECK(show_json(repo, 2).at("status") == "rejected");
+
+  auto entries = log_entries(repo);
+  CHECK(entries.at(0).at("kind") == "rejected");
+  CHECK(entries.at(0).at("approver") == current_user() + " (web)");
+  CHECK(entries.at(1).at("approver") == current_user() + " (web)");
+
+  const std::string rid = shown.at("rollback_id");
+  auto log = page.get("/log");
+  REQUIRE(log);
+  CHECK_THAT(log->body, Contains("/rollback/" + rid));
+  auto ask = page.get("/rollback/" + rid);
+  REQUIRE(ask);
+  CHECK(ask->status == 200);
+  auto undone = page.post("/rollback/" + rid, ServePage::form_of(ask->body, "/rollback/" + rid));
+  REQUIRE(undone);
+  CHECK(undone->status == 200);
+  CHECK(repo.read("a.txt") == "old\n");
+  CHECK(log_entries(repo).at(0).at("kind") == "rollback");
+  CHECK(log_entries(repo).at(0).at("approver") == current_user() + " (web)");
+
+  Run r = page.stop();
+  KAI_CHECK_EXIT(r, 0);
+  // The token went to the terminal only: not stdout or stderr, not the store, the log or the owner's folder.
+  CHECK(r.out.find(page.token) == std::string::npos);
+  CHECK(r.err.find(page.token) == std::string::npos);
+  CHECK(everything_kept(repo).find(page.token) == std::string::npos);
+}
+
+TEST_CASE("serve: without a terminal it exits 3 and starts nothing", "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  Run r = repo.kai({"serve"});
+  KAI_CHECK_EXIT(r, 3);
+  CHECK_THAT(r.err, Contains("terminal"));
+  CHECK(r.out.find("token") == std::string::npos);
+}
+
+TEST_CASE("serve: an address other than 127.0.0.1 is refused with exit 3", "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  for (const char* addr : {"0.0.0.0", "::", "192.168.1.10", "127.0.0.2"}) {
+    Run r = repo.kai_tty({"serve", "--address", addr}, "");
+    KAI_CHECK_EXIT(r, 3);
+    CHECK_THAT(r.err, Contains("127.0.0.1 only"));
+    CHECK(r.tty.find("token=") == std::string::npos);
+  }
+  Run bad_port = repo.kai_tty({"serve", "--port", "70000"}, "");
+  KAI_CHECK_EXIT(bad_port, 2);
+}
+
+TEST_CASE("serve: a wrong token, a missing or wrong CSRF token and a stale page change nothing", "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  ServePage page(repo);
+  auto wrong = page.client().Get(("/login?token=" + std::string(page.token.size(), '0')).c_str());
+  REQUIRE(wrong);
+  CHECK(wrong->status == 403);
+  CHECK_FALSE(wrong->has_header("Set-Cookie"));
+  REQUIRE(page.sign_in());
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  auto form = ServePage::form_of(p1->body, "/p/1/approve");
+  REQUIRE(form.count("csrf"));
+  auto no_csrf = form;
+  no_csrf.erase("csrf");
+  auto r1 = page.post("/p/1/approve", no_csrf);
+  REQUIRE(r1);
+  CHECK(r1->status == 403);
+  auto bad_csrf = form;
+  bad_csrf["csrf"] = std::string(64, '1');
+  auto r2 = page.post("/p/1/approve", bad_csrf);
+  REQUIRE(r2);
+  CHECK(r2->status == 403);
+  CHECK(repo.read("a.txt") == "old\n");
+  CHECK(show_json(repo, 1).at("status") == "pending");
+
+  // What cpp-httplib refuses by itself (a body over 1 MiB) carries the security headers too.
+  auto huge = page.client().Post("/p/1/approve", page.headers(), std::string(2 << 20, 'x'), "application/x-www-form-urlencoded");
+  REQUIRE(huge);
+  CHECK(huge->status == 413);
+  CHECK_THAT(huge->get_header_value("Content-Security-Policy"), Contains("default-src 'none'"));
+  CHECK(repo.read("a.txt") == "old\n");
+
+  // Rejected at the terminal while the page was open: its form is stale.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
+  auto stale = page.post("/p/1/approve", form);
+  REQUIRE(stale);
+  INFO(stale->body);
+  CHECK(stale->status == 409);
+  CHECK(repo.read("a.txt") == "old\n");
+  CHECK(show_json(repo, 1).at("status") == "rejected");
+  CHECK(show_json(repo, 1).at("channel") == "terminal");
+  KAI_CHECK_EXIT(page.stop(), 0);
+}
