@@ -3,8 +3,11 @@
 // id; in the formats agents write (git diff, the *** Begin Patch envelope,
 // a list of changes on --json-input).
 
+#include <algorithm>
 #include <csignal>
+#include <iterator>
 #include <map>
+#include <random>
 #include <optional>
 #include <string>
 
@@ -494,4 +497,107 @@ TEST_CASE("a crash at any step of a three-file changeset rollback leaves all thr
     KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", applied}, "y"), 0);
     CHECK(three_of(repo) == k_three_old);
   }
+}
+
+namespace {
+
+// Text of `lines` lines, each ended with `eol`, the last one perhaps without.
+std::string text_of(std::mt19937& rng, size_t lines, const std::string& eol, bool final_newline) {
+  static const char* k_words[] = {"alpha", "beta", "gamma", "delta", "return x;", "}", "{", "int y = 2;", "", "  // note"};
+  std::string out;
+  for (size_t i = 0; i < lines; ++i) {
+    out += k_words[rng() % std::size(k_words)];
+    out += std::to_string(rng() % 50);
+    if (i + 1 < lines || final_newline) out += eol;
+  }
+  return out;
+}
+
+// The bytes of `text` with some lines changed, inserted or removed.
+std::string edited(std::mt19937& rng, const std::string& text) {
+  const std::string eol = text.find("\r\n") != std::string::npos ? "\r\n" : "\n";
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  const int edits = 1 + static_cast<int>(rng() % 3);
+  for (int e = 0; e < edits && !lines.empty(); ++e) {
+    size_t at = rng() % lines.size();
+    switch (rng() % 3) {
+      case 0: lines[at] = "changed " + std::to_string(rng() % 1000) + (lines[at].ends_with('\n') ? eol : ""); break;
+      case 1: lines.insert(lines.begin() + static_cast<long>(at), "inserted " + std::to_string(rng() % 1000) + eol); break;
+      default: if (lines.size() > 1) lines.erase(lines.begin() + static_cast<long>(at));
+    }
+  }
+  // Sometimes the final newline comes or goes.
+  if (!lines.empty() && rng() % 4 == 0) {
+    std::string& last = lines.back();
+    if (last.ends_with('\n')) last.resize(last.size() - eol.size());
+    else last += eol;
+  }
+  std::string out;
+  for (const auto& l : lines) out += l;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("corpus: git diff of generated multi-file commits, proposed, approved and applied, gives the tree git apply gives",
+          "[e2e][changeset][corpus]") {
+  const unsigned seed = GENERATE(range(1u, 7u));
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  TempRepo repo;
+  repo.init();
+  // The base: files in folders, LF and CRLF, with and without a final
+  // newline, some executable.
+  std::vector<std::string> names;
+  for (int i = 0; i < 10; ++i) {
+    std::string name = fmt::format("{}f{}.txt", i % 3 == 0 ? "" : i % 3 == 1 ? "src/" : "deep/er/", i);
+    repo.write(name, text_of(rng, 3 + rng() % 20, rng() % 3 == 0 ? "\r\n" : "\n", rng() % 4 != 0));
+    if (rng() % 4 == 0) repo.chmod(name, 0755);
+    names.push_back(name);
+  }
+  commit_all(repo);
+  // The commit: every kind of change, chosen by the seed.
+  std::shuffle(names.begin(), names.end(), rng);
+  repo.write(names[0], edited(rng, repo.read(names[0])));
+  repo.write(names[1], edited(rng, repo.read(names[1])));
+  repo.remove(names[2]);
+  {
+    std::string bytes = repo.read(names[3]);
+    unsigned mode = repo.mode(names[3]);
+    repo.remove(names[3]);
+    repo.write("moved/" + std::to_string(seed) + ".txt", seed % 2 ? bytes : edited(rng, bytes));
+    repo.chmod("moved/" + std::to_string(seed) + ".txt", mode);
+  }
+  repo.chmod(names[4], repo.mode(names[4]) & 0100 ? 0644 : 0755);
+  if (seed % 2) repo.write(names[5], edited(rng, repo.read(names[5])));
+  repo.write("new/file" + std::to_string(seed) + ".txt", text_of(rng, 1 + rng() % 5, seed % 3 ? "\n" : "\r\n", seed % 2));
+  const auto committed = files_of(repo);  // what the commit holds: the tree to reach
+  const std::string patch = diff_and_reset(repo);
+  const auto base = files_of(repo);
+  INFO(patch);
+  for (const char* part : {"new mode", "new file mode", "deleted file mode", "@@"}) CHECK_THAT(patch, Contains(part));
+
+  Run p = repo.kai({"propose", "--patch", "-", "--why", "corpus"}, patch);
+  KAI_REQUIRE_EXIT(p, 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  const auto by_kaicoder = files_of(repo);
+  const auto modes_by_kaicoder = modes_of(repo);
+  CHECK(by_kaicoder != base);
+  CHECK(by_kaicoder == committed);
+
+  git(repo, {"reset", "-q", "--hard", "HEAD"});
+  git(repo, {"clean", "-q", "-fd", "--", ".", ":!.kaicoder", ":!KAI-CODER-CHANGELOG.md"});
+  Run applied = repo.spawn({"git", "apply", "-"}, patch).finish();
+  INFO(applied.all());
+  REQUIRE(applied.ok());
+  std::map<std::string, std::string> by_git = files_of(repo);
+  CHECK(by_kaicoder == by_git);
+  CHECK(modes_by_kaicoder == modes_of(repo));
 }
