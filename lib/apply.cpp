@@ -161,20 +161,11 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   }
   t.rec.files.push_back(f);
   t.entry = make_entry(ws, t, t.rec.kind, std::string(action_name(p.kind)));
-  t.entry.summary = ws.redact(p.summary);
-  t.entry.why = ws.redact(p.why);
-  t.entry.approver = approver;
-  if (forced) t.entry.result = "ok (forced: validation failed)";
+  describe_apply(ws, t.entry, p, approver, forced);
   std::vector<Target> targets;
   targets.push_back(std::move(*tg));
   if (auto s = execute(ws, t, targets, {after}); !s) return s.error();
-  Outcome o{t.rec.id, f.backup_rel.empty() ? "" : (ws.root / f.backup_rel).string(), false, t.entry};
-  p.state = State::applied;
-  p.rollback_id = t.rec.id;
-  p.backup = o.backup;
-  p.result = t.entry.result;
-  queue_notify(ws, p, "applied");
-  return o;
+  return record_applied(ws, p, t, f.backup_rel.empty() ? "" : (ws.root / f.backup_rel).string());
 }
 
 namespace {

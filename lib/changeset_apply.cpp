@@ -7,7 +7,6 @@
 
 #include "lib/changeset.hpp"
 #include "lib/git.hpp"
-#include "lib/hooks.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/txn.hpp"
 
@@ -123,21 +122,12 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   // Folders made for new files are recorded: a rollback removes them again.
   for (const auto& d : made) t.rec.files.push_back({d, FileSide{}, FileSide{true, "", k_mode_dir}, "", ""});
   t.entry = make_entry(ws, t, "changeset", std::string(action_name(Kind::changeset)));
-  t.entry.summary = ws.redact(p.summary);
-  t.entry.why = ws.redact(p.why);
-  t.entry.approver = approver;
-  if (forced) t.entry.result = "ok (forced: validation failed)";
+  describe_apply(ws, t.entry, p, approver, forced);
   KAI_TRY(execute(ws, t, targets, after, Durability::batched));
   // As git apply does: a folder the changeset leaves empty goes. A rollback
   // brings it back with the files it restores.
   for (auto it = emptied.rbegin(); it != emptied.rend(); ++it) remove_empty_dir(ws, *it);
-  Outcome o{t.rec.id, t.entry.backup == k_none ? "" : t.entry.backup, false, t.entry};
-  p.state = State::applied;
-  p.rollback_id = t.rec.id;
-  p.backup = o.backup;
-  p.result = t.entry.result;
-  queue_notify(ws, p, "applied");
-  return o;
+  return record_applied(ws, p, t, t.entry.backup == k_none ? "" : t.entry.backup);
 }
 
 }  // namespace kai

@@ -11,6 +11,7 @@
 
 #include "lib/apply.hpp"
 #include "lib/git.hpp"
+#include "lib/hooks.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
@@ -340,6 +341,23 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
   e.backup = any_backup ? join(backups) : std::string(k_none);
   e.rollback = join(undo);
   return ws.redact(std::move(e));
+}
+
+void describe_apply(const Workspace& ws, Entry& e, const Proposal& p, const std::string& approver, bool forced) {
+  e.summary = ws.redact(p.summary);
+  e.why = ws.redact(p.why);
+  e.approver = approver;
+  if (forced) e.result = "ok (forced: validation failed)";
+}
+
+Outcome record_applied(Workspace& ws, Proposal& p, const Txn& t, std::string backup) {
+  Outcome o{t.rec.id, std::move(backup), false, t.entry};
+  p.state = State::applied;
+  p.rollback_id = t.rec.id;
+  p.backup = o.backup;
+  p.result = t.entry.result;
+  queue_notify(ws, p, "applied");
+  return o;
 }
 
 void remove_empty_dir(Workspace& ws, const std::string& rel) {

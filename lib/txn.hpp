@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/apply.hpp"
 #include "lib/beneath.hpp"
 #include "lib/changelog.hpp"
 #include "lib/journal.hpp"
@@ -75,6 +76,14 @@ Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets, const std::v
 // The changelog entry of `t`: every file, every backup in the same order
 // ("—" for a file that had none, when there are several), and how to undo.
 Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, const std::string& action);
+
+// The entry of an apply of proposal `p`: its summary and why, the approver,
+// and a result that says when a failed validation was overridden.
+void describe_apply(const Workspace& ws, Entry& e, const Proposal& p, const std::string& approver, bool forced);
+
+// `p` once `t` applied it (status, rollback id, `backup`, result), the
+// "applied" notify event queued, and the outcome to report.
+Outcome record_applied(Workspace& ws, Proposal& p, const Txn& t, std::string backup);
 
 // Remove folder `rel` if it is empty; anything else is left as it is.
 void remove_empty_dir(Workspace& ws, const std::string& rel);

@@ -601,3 +601,25 @@ TEST_CASE("corpus: git diff of generated multi-file commits, proposed, approved 
   CHECK(by_kaicoder == by_git);
   CHECK(modes_by_kaicoder == modes_of(repo));
 }
+
+TEST_CASE("a changeset whose diff is cut for display takes CONFIRM, however small each file", "[e2e][changeset]") {
+  TempRepo repo;
+  repo.init();
+  json changes = json::array();
+  for (int f = 0; f < 3; ++f) {
+    std::string content;
+    for (int l = 0; l < 800; ++l) content += fmt::format("file {} line {}\n", f, l);
+    changes.push_back({{"op", "write"}, {"path", fmt::format("gen/{}.txt", f)}, {"content", content}});
+  }
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "generated"}, {"changes", changes}}.dump()), 0);
+  Run shown = repo.kai({"show", "1"});
+  CHECK_THAT(shown.out, Contains("diff cut for display"));
+  CHECK_THAT(shown.out, Contains("in 3 files"));
+  CHECK_THAT(shown.out, Contains("kaicoder show 1 --file PATH"));
+  Run plain = repo.kai_tty({"approve", "1"}, "y");
+  KAI_CHECK_EXIT(plain, 0);
+  CHECK_THAT(plain.out, Contains("still pending"));
+  CHECK_FALSE(repo.exists("gen"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
+  CHECK(repo.read("gen/2.txt").size() > 10000);
+}
