@@ -623,3 +623,20 @@ TEST_CASE("a changeset whose diff is cut for display takes CONFIRM, however smal
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
   CHECK(repo.read("gen/2.txt").size() > 10000);
 }
+
+TEST_CASE("approve pages a changeset on a terminal before it asks", "[e2e][changeset][pager]") {
+  TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}};
+  repo.init();
+  const std::string patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n";
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "w"}, patch), 0);
+  Run a = repo.kai_tty({"approve", "1"}, "y", {{"KAICODER_PAGER", "sed 's/^/paged: /'"}, {"PAGER", std::nullopt}},
+                       TtyOutput::terminal);
+  KAI_REQUIRE_EXIT(a, 0);
+  REQUIRE(a.prompted);
+  const std::string seen = a.out + a.tty;
+  CHECK_THAT(seen, Contains("paged: 2 files changed"));
+  CHECK_THAT(seen, Contains("paged: +B"));
+  CHECK(seen.find("paged: +B") < seen.find("Apply proposal 1 to all 2 files?"));
+  CHECK(repo.read("a.txt") == "A\n");
+  CHECK(repo.read("b.txt") == "B\n");
+}
