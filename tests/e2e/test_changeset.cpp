@@ -209,6 +209,9 @@ TEST_CASE("--json-input changes: edit, replace_all, write, content_base64, delet
   Run p = repo.kai({"--json", "propose", "--json-input"}, req.dump());
   KAI_REQUIRE_EXIT(p, 0);
   CHECK(json_of(p).at("changes").size() == 6);
+  Run listed = repo.kai({"list"});
+  CHECK_THAT(listed.out, Contains("changeset"));
+  CHECK_THAT(listed.out, Contains("a.txt (+5 more)"));
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   CHECK(repo.read("a.txt") == "1 two 1\n");
   CHECK(repo.read("b.txt") == "BEE\n");
