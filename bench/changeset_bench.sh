@@ -16,6 +16,7 @@ runs=${RUNS:-5}
 
 # shellcheck source=bench/common.sh
 source "$root/bench/common.sh"
+BENCH_LIBS=-lmbedcrypto  # seals (lib/mac)
 bench_setup changeset "$build" changeset_driver git sync
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
@@ -48,8 +49,8 @@ for ((r = 0; r < runs; r++)); do
   done
   # The trees must agree, or the comparison means nothing.
   rm -rf "$work/g" && cp -a "$work/base" "$work/g" && (cd "$work/g" && git_ apply "$work/change.patch")
-  diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x '*.bak-kaicoder-*' "$work/g" "$work/t" >/dev/null ||
-    { echo "changeset: kaicoder's tree differs from git apply's" >&2; exit 1; }
+  diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x '*.bak-kaicoder-*' "$work/g" "$work/t" >/dev/null ||
+    { echo "changeset: kaicoder's tree differs from git apply's" >&2; diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x "*.bak-kaicoder-*" "$work/g" "$work/t" | head >&2; exit 1; }
 done
 
 echo "# a $patch_files-file patch: kaicoder propose + approve + apply vs git apply (and && sync)"

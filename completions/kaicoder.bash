@@ -157,7 +157,7 @@ _kaicoder() {
             return 0
             ;;
         --kind)
-            COMPREPLY=($(compgen -W "edit write delete run rollback rejected timeout blocked failed" -- "$cur"))
+            COMPREPLY=($(compgen -W "edit write delete changeset run rollback rejected timeout blocked failed" -- "$cur"))
             return 0
             ;;
         --target | --replacement | --why | --summary | --agent | --reason | -n | --lines | --glob | \

@@ -198,7 +198,7 @@ complete -c kaicoder -n '__kaicoder_using_command reject' -l reason -x -d 'Why, 
 # log
 complete -c kaicoder -n '__kaicoder_using_command log' -s n -x -d 'How many entries (0 = all)'
 complete -c kaicoder -n '__kaicoder_using_command log' -l kind -x \
-    -a 'edit write delete run rollback rejected timeout blocked failed' -d 'Only entries of this kind'
+    -a 'edit write delete changeset run rollback rejected timeout blocked failed' -d 'Only entries of this kind'
 complete -c kaicoder -n '__kaicoder_using_command log' -l file -r -F -d 'Only entries that touched this file'
 complete -c kaicoder -n '__kaicoder_using_command log' -l full -d 'Print the entries as markdown'
 complete -c kaicoder -n '__kaicoder_using_command log' -l no-pager -d 'Never page the output'

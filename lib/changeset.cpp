@@ -200,11 +200,6 @@ Result<Changeset> ops_from(Workspace& ws, const ChangesetRequest& req, const fs:
 
 unsigned git_mode(unsigned perms) { return perms & 0111u ? k_mode_executable : k_mode_regular; }
 
-size_t count_lines(std::string_view s) {
-  size_t n = static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
-  return n + (!s.empty() && s.back() != '\n');
-}
-
 // One file's diff for display: git's headers for a rename and a mode change.
 Result<FileDiff> diff_of(const Change& c, const std::optional<std::string_view>& before, const DiffOptions& opts) {
   std::optional<std::string_view> after;
@@ -232,8 +227,10 @@ Result<FileDiff> diff_of(const Change& c, const std::optional<std::string_view>&
 }
 
 // Diffs of all `changes`, their changed lines counted against one budget.
+// `counted`, when given, gets each file's whole counts (added, removed,
+// binary), cut or not.
 Result<FileDiff> diffs_of(const std::vector<Change>& changes, const std::vector<std::optional<std::string>>& befores,
-                          const DiffOptions& opts) {
+                          const DiffOptions& opts, std::vector<Change>* counted = nullptr) {
   FileDiff all;
   size_t budget = opts.max_changed_lines;
   for (size_t i = 0; i < changes.size(); ++i) {
@@ -243,6 +240,11 @@ Result<FileDiff> diffs_of(const std::vector<Change>& changes, const std::vector<
     if (befores[i]) before = *befores[i];
     auto d = diff_of(changes[i], before, o);
     if (!d) return d.error();
+    if (counted) {
+      (*counted)[i].added = d->added;
+      (*counted)[i].removed = d->removed;
+      (*counted)[i].binary = d->binary;
+    }
     all.added += d->added;
     all.removed += d->removed;
     all.hunks += d->hunks;
@@ -502,27 +504,14 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
     std::optional<std::string> before;
     if (op.kind != FileOpKind::copy) before = op.before;
     KAI_TRY(check_change(ws, c, before));
-    c.added = c.after_exists ? count_lines(c.after) : 0;
-    c.removed = before ? count_lines(*before) : 0;
     p.changes.push_back(std::move(c));
     befores.push_back(std::move(before));
   }
   if (p.changes.empty()) return make_error(Errc::usage, "the changeset changes no file");
   p.path = p.changes.front().path;
-  auto diff = diffs_of(p.changes, befores, opts);
+  // The diffstat: each file's whole counts, however much of it is shown.
+  auto diff = diffs_of(p.changes, befores, opts, &p.changes);
   if (!diff) return diff.error();
-  // The diffstat counts what the diff shows, file by file.
-  DiffOptions whole_opts = opts;
-  whole_opts.full = true;
-  for (size_t i = 0; i < p.changes.size(); ++i) {
-    std::optional<std::string_view> before;
-    if (befores[i]) before = *befores[i];
-    auto d = diff_of(p.changes[i], before, whole_opts);
-    if (!d) return d.error();
-    p.changes[i].added = d->added;
-    p.changes[i].removed = d->removed;
-    p.changes[i].binary = d->binary;
-  }
   auto verdict = grade(ws, p, befores);
   if (!verdict) return verdict.error();
   p.decision = verdict->decision;
