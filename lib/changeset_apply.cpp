@@ -73,20 +73,22 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
     std::string rel;
     std::optional<std::string> after;
     unsigned after_mode = 0644;
+    FileSide base;  // what the file must still be when it is opened
   };
   std::vector<Step> steps;
   std::vector<std::string> made;     // folders created for new files
   std::set<std::string> emptied;     // folders of removed files, perhaps empty afterwards
   for (const Change& c : p.changes) {
     const bool moves = c.op == "rename";
+    const FileSide base{c.base.exists, c.base.blob, c.base.mode};
     if (c.op == "delete" || moves) {
-      steps.push_back({c.path, std::nullopt, 0});
+      steps.push_back({c.path, std::nullopt, 0, base});
       for (std::string d = dir_of(c.path); !d.empty(); d = dir_of(d.substr(0, d.size() - 1)))
         emptied.insert(d.substr(0, d.size() - 1));
     } else {
-      steps.push_back({c.path, c.after, c.after_mode});
+      steps.push_back({c.path, c.after, c.after_mode, base});
     }
-    if (moves) steps.push_back({c.to, c.after, c.after_mode});
+    if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}});
     if (c.op == "create" || moves)
       for (auto& d : missing_folders(ws, moves ? c.to : c.path))
         if (std::find(made.begin(), made.end(), d) == made.end()) made.push_back(d);
@@ -96,6 +98,8 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   for (Step& s : steps) {
     auto tg = open_target(ws, s.rel, s.after ? CreateDirs::yes : CreateDirs::no);
     if (!tg) return tg.error();
+    // Read again as it is opened: still what was checked and shown.
+    if (!same(s.base, tg->current, true)) return stale(p, s.rel, "changed");
     targets.push_back(std::move(*tg));
     after.push_back(std::move(s.after));
   }
