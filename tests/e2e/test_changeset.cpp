@@ -250,6 +250,17 @@ TEST_CASE("one refused file refuses the whole changeset, naming it, and nothing 
     KAI_CHECK_EXIT(r, 3);
     CHECK_THAT(r.err, Contains(".env"));
   }
+  SECTION("a rename onto a never-write path, or through a symlinked folder") {
+    repo.symlink("out", "/tmp");
+    for (const json& c : {json{{"op", "rename"}, {"path", "oracle.html"}, {"to", ".git/hooks/pre-commit"}},
+                          json{{"op", "write"}, {"path", "out/planted.txt"}, {"content", "x\n"}}}) {
+      INFO(c.dump());
+      Run r = refused({{{"op", "edit"}, {"path", "src/a.c"}, {"target", "a"}, {"replacement", "b"}}, c});
+      KAI_CHECK_EXIT(r, 3);
+      CHECK_THAT(r.err, Contains(c.contains("to") ? ".git" : "out"));
+    }
+    repo.remove("out");
+  }
   SECTION("a protected file rewritten, deleted or renamed") {
     for (const json& c : {json{{"op", "write"}, {"path", "oracle.html"}, {"content", "x\n"}},
                           json{{"op", "delete"}, {"path", "oracle.html"}},
