@@ -178,6 +178,12 @@ TEST_CASE("a *** Begin Patch envelope adds, updates with anchors, moves and dele
       "+x = 2\n"
       "*** Delete File: dead.py\n"
       "*** End Patch\n";
+  Run dry = repo.kai({"propose", "--dry-run", "--patch", "-", "--why", "envelope"}, patch);
+  KAI_REQUIRE_EXIT(dry, 0);
+  CHECK_THAT(dry.out, Contains("dry run: nothing staged"));
+  CHECK_THAT(dry.out, Contains("4 files changed"));
+  CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
+  CHECK(files_of(repo) == before);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "envelope"}, patch), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   CHECK(repo.read("pkg/new.py") == "def new():\n    return 0\n");
