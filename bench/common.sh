@@ -5,8 +5,9 @@
 # checks that each TOOL and /usr/bin/time exist, makes sure BUILD_DIR holds
 # an up-to-date libkaicoder_core.a (configuring it as a Release build of only
 # that library when it has no build), creates a temporary $work folder removed at exit,
-# compiles bench/DRIVER.cpp against the library into $driver, and sets
-# $build_type. $root must be the source tree.
+# compiles bench/DRIVER.cpp against the library into $driver (with
+# $BENCH_LIBS too, for a driver that needs more of the library's own
+# dependencies), and sets $build_type. $root must be the source tree.
 
 bench_setup() {
   local name=$1 build=$2 src=$3
@@ -30,7 +31,7 @@ bench_setup() {
   driver=$work/$src
   # shellcheck disable=SC2046
   g++ -std=c++20 -O2 -I"$root" "$root/bench/$src.cpp" "$build/libkaicoder_core.a" \
-    $(pkg-config --libs libgit2 tomlplusplus) -lfmt -o "$driver"
+    $(pkg-config --libs libgit2 tomlplusplus) -lfmt ${BENCH_LIBS:-} -o "$driver"
 }
 
 # time_cmd NAME DIR CMD...: runs CMD in DIR under /usr/bin/time, appends

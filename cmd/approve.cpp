@@ -5,6 +5,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate.hpp"
 
@@ -32,6 +33,13 @@ RunFn setup_approve(CLI::App& sub) {
     send_text_to_stderr(s.json());
     if (is_run) {
       print_run_header(s, p);
+    } else if (p.kind == Kind::changeset) {
+      // Many files: paged on a terminal (the pager quits when it fits on
+      // one screen), then the question.
+      Pager pager(s, s.json() ? Paging::off : Paging::automatic);
+      print_proposal_header(s, p);
+      print_diffstat(s, p);
+      print_diff(s, p, *rv->diff);
     } else {
       print_proposal_header(s, p);
       print_diff(s, p, *rv->diff);
@@ -40,8 +48,9 @@ RunFn setup_approve(CLI::App& sub) {
     std::fflush(stdout);
     send_text_to_stderr(false);
     if (rv->refusal) return report(s, *rv->refusal);
-    auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p.id)
-                                      : fmt::format("Apply proposal {} to {}?", p.id, p.path),
+    auto yes = ask_on_terminal(is_run                         ? fmt::format("Run proposal {}?", p.id)
+                               : p.kind == Kind::changeset ? fmt::format("Apply proposal {} to all {} files?", p.id, p.changes.size())
+                                                           : fmt::format("Apply proposal {} to {}?", p.id, p.path),
                                rv->need.tier);
     if (!yes) return report(s, yes.error());
     if (!*yes) {

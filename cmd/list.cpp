@@ -42,8 +42,12 @@ RunFn setup_list(CLI::App& sub) {
     for (const auto& p : rows) {
       bool late = past_timeout(**ws, p);
       any_expired |= late;
+      // A changeset is named by its first file and how many more it changes.
+      const std::string what = p.kind == Kind::changeset && p.changes.size() > 1
+                                   ? fmt::format("{} (+{} more)", p.path, p.changes.size() - 1)
+                                   : p.path;
       out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, late ? "expired*" : to_string(p.state),
-          to_string(p.kind), p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), p.path, p.summary);
+          to_string(p.kind), p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), what, p.summary);
     }
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     if (any_expired)

@@ -18,7 +18,8 @@ RunFn setup_log(CLI::App& sub) {
   auto a = std::make_shared<Args>();
   sub.add_option("-n", a->n, "how many entries (0 = all)")->check(whole_number(0, 1000000000));
   sub.add_option("--kind", a->kind, "only entries of this kind")
-      ->check(CLI::IsMember({"edit", "write", "delete", "run", "rollback", "rejected", "timeout", "blocked", "failed"}));
+      ->check(CLI::IsMember(
+          {"edit", "write", "delete", "changeset", "run", "rollback", "rejected", "timeout", "blocked", "failed"}));
   sub.add_option("--file", a->file, "only entries that touched this file");
   sub.add_flag("--full", a->full, "print the entries as markdown");
   sub.add_flag("--no-pager", a->no_pager, "never page the output (default: page it on a terminal)");

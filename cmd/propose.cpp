@@ -1,11 +1,15 @@
-// kaicoder propose: stage a surgical edit, a whole-file write or a delete.
+// kaicoder propose: stage a surgical edit, a whole-file write or a delete,
+// or a changeset of many files (--patch, or --json-input with "changes").
 
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
+#include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/propose.hpp"
 #include "lib/reader.hpp"
@@ -15,8 +19,8 @@ namespace kai::cmd {
 namespace {
 
 struct Args {
-  std::string path, target, replacement, target_file, replacement_file, content_file, why, agent, summary;
-  bool del = false, json_input = false, dry_run = false, wait = false;
+  std::string path, target, replacement, target_file, replacement_file, content_file, patch, why, agent, summary;
+  bool del = false, json_input = false, dry_run = false, wait = false, replace_all = false;
 };
 
 // "-" is stdin (read once: it cannot be read twice); anything else a file
@@ -27,19 +31,27 @@ Result<std::string> read_arg_file(Session& s, Workspace& ws, const std::string& 
   return read_input_file(ws, s.env().cwd, f, ::getuid(), max);
 }
 
-Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::App& sub) {
+// A patch or a changeset's JSON may hold many files: up to this much.
+constexpr size_t k_changeset_max = size_t{64} << 20;
+
+// The --json-input text: room for a target and a replacement at the limit
+// and the rest, or for a changeset.
+Result<std::string> read_json_input(const Config::Limits& limits) {
+  const size_t json_max = std::max(2 * static_cast<size_t>(limits.content) + (size_t{1} << 20), k_changeset_max);
+  auto text = read_all(0, json_max);
+  if (!text) return text.error();
+  if (text->size() > json_max)
+    return make_error(Errc::usage, fmt::format("--json-input is over {} bytes", json_max),
+                      "send large content with --content-file, or split the change; nothing was staged");
+  return text;
+}
+
+Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::App& sub, const std::optional<std::string>& json_text) {
   const Config::Limits& limits = ws.cfg.limits;
   ProposeRequest r;
   const auto content_max = static_cast<size_t>(limits.content);
-  if (a.json_input) {
-    // Room for a target and a replacement at the limit, and the rest.
-    const size_t json_max = 2 * content_max + (size_t{1} << 20);
-    auto text = read_all(0, json_max);
-    if (!text) return text.error();
-    if (text->size() > json_max)
-      return make_error(Errc::usage, fmt::format("--json-input is over {} bytes (twice [limits] content, plus 1 MiB)", json_max),
-                        "send large content with --content-file; nothing was staged");
-    auto j = request_from_json(*text);
+  if (json_text) {
+    auto j = request_from_json(*json_text);
     if (!j) return j.error();
     r = std::move(*j);
   }
@@ -50,6 +62,7 @@ Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::Ap
   if (sub.count("--target")) r.target = a.target;
   if (sub.count("--replacement")) r.replacement = a.replacement;
   if (a.del) r.del = true;
+  if (a.replace_all) r.replace_all = true;
   int stdin_uses = (a.target_file == "-") + (a.replacement_file == "-") + (a.content_file == "-") + a.json_input;
   if (stdin_uses > 1) return make_error(Errc::usage, "only one input can come from stdin ('-')");
   auto load = [&](const char* opt, const std::string& f, std::optional<std::string>& into) -> Status {
@@ -73,6 +86,39 @@ Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::Ap
   return r;
 }
 
+// propose --patch, or --json-input with "changes".
+Result<ChangesetRequest> build_changeset(Session& s, Workspace& ws, Args& a, CLI::App& sub,
+                                         const std::optional<std::string>& json_text) {
+  for (const char* opt : {"--path", "--target", "--replacement", "--target-file", "--replacement-file", "--content-file",
+                          "--delete", "--replace-all"})
+    if (sub.count(opt))
+      return make_error(Errc::usage, fmt::format("{} does not go with a changeset (--patch, or \"changes\" in --json-input)", opt),
+                        "a changeset names its files itself");
+  ChangesetRequest r;
+  if (json_text) {
+    if (!a.patch.empty()) return make_error(Errc::usage, "give --patch or a changeset on --json-input, not both");
+    auto j = changeset_from_json(*json_text);
+    if (!j) return j.error();
+    r = std::move(*j);
+  } else {
+    auto text = a.patch == "-" ? read_all(0, k_changeset_max)
+                               : read_input_file(ws, s.env().cwd, a.patch, ::getuid(), k_changeset_max);
+    if (!text)
+      return make_error(text.error().code == Errc::io ? Errc::usage : text.error().code,
+                        fmt::format("--patch: {}", text.error().message), text.error().hint);
+    if (text->size() > k_changeset_max)
+      return make_error(Errc::usage, fmt::format("the patch is over {} bytes", k_changeset_max),
+                        "split it into smaller patches; nothing was staged");
+    r.patch = std::move(*text);
+  }
+  if (!a.why.empty()) r.why = a.why;
+  if (!a.summary.empty()) r.summary = a.summary;
+  if (!a.agent.empty()) r.agent = a.agent;
+  if (r.agent.empty())
+    if (const char* env_agent = std::getenv("KAICODER_AGENT")) r.agent = env_agent;
+  return r;
+}
+
 int print_staged(Session& s, const Staged& st, bool dry) {
   const Proposal& p = st.proposal;
   if (s.json()) {
@@ -87,6 +133,7 @@ int print_staged(Session& s, const Staged& st, bool dry) {
   if (dry) out("dry run: nothing staged\n");
   if (st.existing) out("the same change from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
   print_proposal_header(s, p);
+  if (p.kind == Kind::changeset) print_diffstat(s, p);
   print_diff(s, p, st.diff);
   if (st.applied) {
     out("\n");
@@ -108,6 +155,8 @@ RunFn setup_propose(CLI::App& sub) {
   sub.add_option("--replacement-file", a->replacement_file, "read the replacement from a file ('-' = stdin)");
   sub.add_option("--content-file", a->content_file, "whole new content of the file ('-' = stdin)");
   sub.add_flag("--delete", a->del, "remove the file");
+  sub.add_flag("--replace-all", a->replace_all, "replace every occurrence of the target (their count is recorded)");
+  sub.add_option("--patch", a->patch, "a changeset: a unified diff (git diff) or a *** Begin Patch envelope ('-' = stdin)");
   sub.add_flag("--json-input", a->json_input, "read one request object from stdin");
   sub.add_option("--why", a->why, "why the change is needed (goes into the changelog)");
   sub.add_option("--summary", a->summary, "one-line summary for the changelog (default: generated)");
@@ -117,10 +166,26 @@ RunFn setup_propose(CLI::App& sub) {
   return [a, &sub](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto req = build_request(s, **ws, *a, sub);
-    if (!req) return report(s, req.error());
+    std::optional<std::string> json_text;
+    if (a->json_input) {
+      if (a->patch == "-" || a->target_file == "-" || a->replacement_file == "-" || a->content_file == "-")
+        return report(s, make_error(Errc::usage, "only one input can come from stdin ('-')"));
+      auto t = read_json_input((*ws)->cfg.limits);
+      if (!t) return report(s, t.error());
+      json_text = std::move(*t);
+    }
     DiffOptions opts;
-    auto st = propose(**ws, *req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, opts);
+    const DryRun dry = a->dry_run ? DryRun::yes : DryRun::no;
+    Result<Staged> st = make_error(Errc::usage, "");
+    if (!a->patch.empty() || (json_text && is_changeset_json(*json_text))) {
+      auto req = build_changeset(s, **ws, *a, sub, json_text);
+      if (!req) return report(s, req.error());
+      st = propose_changeset(**ws, *req, s.env().cwd, dry, opts);
+    } else {
+      auto req = build_request(s, **ws, *a, sub, json_text);
+      if (!req) return report(s, req.error());
+      st = propose(**ws, *req, s.env().cwd, dry, opts);
+    }
     if (!st) return report(s, st.error());
     if (a->wait && !a->dry_run && !st->applied) {
       print_waiting(st->proposal.id);

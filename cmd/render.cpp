@@ -61,7 +61,8 @@ void print_proposal_header(Session& s, const Proposal& p) {
   const char* reset = s.color() ? "\x1b[0m" : "";
   out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind), to_string(p.risk),
       to_string(p.state));
-  if (p.kind != Kind::run) out("  path:     {}\n", p.path);
+  if (p.kind == Kind::changeset) out("  files:    {}\n", p.changes.size());
+  else if (p.kind != Kind::run) out("  path:     {}\n", p.path);
   // What the agent wrote, each under its label and quoted line by line, so
   // that nothing in it can look like kaicoder's own lines.
   print_field("why", p.why);
@@ -85,6 +86,35 @@ void print_run_header(Session& s, const Proposal& p) {
   print_field("command", command_text(p));
 }
 
+void print_diffstat(Session& s, const Proposal& p) {
+  size_t width = 0, added = 0, removed = 0;
+  std::vector<std::string> names;
+  for (const Change& c : p.changes) {
+    names.push_back(c.op == "rename" ? fmt::format("{} \u2192 {}", c.path, c.to) : c.path);
+    width = std::max(width, utf8_length(names.back()));
+    added += c.added;
+    removed += c.removed;
+  }
+  width = std::min<size_t>(width, 60);
+  const char* bold = s.color() ? "\x1b[1m" : "";
+  const char* reset = s.color() ? "\x1b[0m" : "";
+  out("\n{}{} file{} changed, +{} \u2212{} lines{}\n", Trusted{bold}, p.changes.size(), p.changes.size() == 1 ? "" : "s",
+      added, removed, Trusted{reset});
+  for (size_t i = 0; i < p.changes.size(); ++i) {
+    const Change& c = p.changes[i];
+    const std::string& name = names[i];
+    std::string pad(width > utf8_length(name) ? width - utf8_length(name) : 0, ' ');
+    std::string counts = c.binary ? std::string("binary") : fmt::format("+{} \u2212{}", c.added, c.removed);
+    std::string verdicts = fmt::format("risk {} \u00b7 {}", to_string(c.risk), to_string(c.decision));
+    if (c.tier == Tier::confirm) verdicts += " \u00b7 confirm";
+    if (c.validation != "none") verdicts += fmt::format(" \u00b7 validate {}", c.validation);
+    if (c.base.exists && c.after_exists && (c.base.mode & 0111u) != (c.after_mode & 0111u))
+      verdicts += fmt::format(" \u00b7 mode {:o} \u2192 {:o}", c.base.mode, c.after_mode);
+    out("  {:<6}  {}{}  {:<12}  {}\n", c.op, name, pad, counts, verdicts);
+    if (c.tier == Tier::confirm && !c.tier_reason.empty()) out("          confirm: {}\n", c.tier_reason);
+  }
+}
+
 void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
   if (d.text.empty()) return;
   // Escape sequences in the proposed bytes must not repaint the reviewer's screen.
@@ -101,16 +131,26 @@ void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
   if (d.truncated) {
     const size_t changed = d.added + d.removed;
     const size_t hidden = changed - std::min(changed, d.shown_changed);
-    out("\n[diff cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} hunks in 1 file not shown{}]\n"
-        "[see all of it: kaicoder show {} --full]\n",
-        hidden, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks,
-        hidden == 0 ? "; long lines were shortened" : "", p.id);
+    const size_t files = p.kind == Kind::changeset ? p.changes.size() : 1;
+    out("\n[diff cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} hunks in {} file{} not shown{}]\n"
+        "[see all of it: kaicoder show {} --full{}]\n",
+        hidden, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks, files,
+        files == 1 ? "" : "s", hidden == 0 ? "; long lines were shortened" : "", p.id,
+        files > 1 ? fmt::format(", or one file: kaicoder show {} --file PATH", p.id) : "");
   }
 }
 
 void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   if (o.unchanged) {
     out("proposal {}: the file already holds this content; nothing written\n", p.id);
+    return;
+  }
+  if (p.kind == Kind::changeset) {
+    out("applied proposal {}: changeset of {} file{}\n", p.id, p.changes.size(), p.changes.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < o.entry.files.size(); ++i)
+      out("  {}\n", o.entry.files[i]);
+    out("  backups:     {}\n", o.backup.empty() ? "\u2014 (new files only)" : o.backup);
+    out("  rollback-id: {}   (undo every file: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
     return;
   }
   out("applied proposal {} to {}\n", p.id, p.path);

@@ -20,6 +20,9 @@ namespace kai::cmd {
 
 void print_proposal_header(Session& s, const Proposal& p);
 void print_diff(Session& s, const Proposal& p, const FileDiff& d);
+// A changeset's files, one line each: op, path, lines added and removed,
+// and the verdicts on it (risk, tier, policy, validation).
+void print_diffstat(Session& s, const Proposal& p);
 void print_outcome(Session& s, const Proposal& p, const Outcome& o);
 
 nlohmann::json proposal_json(const Proposal& p);

@@ -7,6 +7,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
+#include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/runs.hpp"
 
@@ -21,11 +22,13 @@ RunFn setup_show(CLI::App& sub) {
   struct Args {
     int id = 0;
     bool full = false, no_pager = false;
+    std::string file;
   };
   auto a = std::make_shared<Args>();
   sub.add_option("id", a->id, "proposal to show")->required();
   sub.add_flag("--full", a->full, "the whole diff, however large");
   sub.add_flag("--no-pager", a->no_pager, "never page the output (default: page it on a terminal)");
+  sub.add_option("--file", a->file, "a changeset: show the diff of this one file (its path, either path of a rename)");
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
@@ -53,7 +56,16 @@ RunFn setup_show(CLI::App& sub) {
     bool live = p->state == State::pending || p->state == State::approved || p->state == State::failed;
     std::optional<FileDiff> d;
     std::string diff_note;
-    if (live) {
+    if (!a->file.empty() && p->kind != Kind::changeset && a->file != p->path)
+      return report(s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p->id, p->path, a->file)));
+    if (live && p->kind == Kind::changeset && !a->file.empty()) {
+      DiffOptions opts;
+      opts.full = a->full;
+      auto r = changeset_diff(**ws, *p, opts, a->file);
+      if (!r && r.error().code == Errc::not_found) return report(s, r.error());
+      if (r) d = std::move(*r);
+      else diff_note = fmt::format("no diff: {}", r.error().message);
+    } else if (live) {
       auto r = diff_for_display(s, **ws, *p, a->full);
       if (r) d = std::move(*r);
       else diff_note = fmt::format("no diff: {}", r.error().message);
@@ -68,6 +80,7 @@ RunFn setup_show(CLI::App& sub) {
     }
     print_proposal_header(s, *p);
     if (late) out("{}", k_expired_note);
+    if (p->kind == Kind::changeset) print_diffstat(s, *p);
     if (d) print_diff(s, *p, *d);
     if (!diff_note.empty()) out("\n{}\n", diff_note);
     return k_exit_ok;

@@ -19,13 +19,13 @@ _kaicoder_command_options() {
         init|trust) ;;
         propose)
             echo "--path --target --replacement --target-file --replacement-file" \
-                "--content-file --delete --json-input --why --summary --agent" \
+                "--content-file --delete --replace-all --patch --json-input --why --summary --agent" \
                 "--dry-run --wait"
             ;;
         run) echo "--why --cwd --timeout --shell --agent --network --dry-run --wait" ;;
         wait) echo "--timeout" ;;
         list) echo "--status" ;;
-        show) echo "--full --no-pager" ;;
+        show) echo "--full --no-pager --file" ;;
         approve) echo "--no-apply --force" ;;
         reject) echo "--reason" ;;
         apply) echo "--force" ;;
@@ -143,7 +143,7 @@ _kaicoder() {
             _kaicoder_add_files -d
             return 0
             ;;
-        --config | --path | --target-file | --replacement-file | --content-file | --file)
+        --config | --path | --target-file | --replacement-file | --content-file | --file | --patch)
             _kaicoder_add_files -f
             return 0
             ;;
@@ -160,7 +160,7 @@ _kaicoder() {
             return 0
             ;;
         --kind)
-            COMPREPLY=($(compgen -W "edit write delete run rollback rejected timeout blocked failed" -- "$cur"))
+            COMPREPLY=($(compgen -W "edit write delete changeset run rollback rejected timeout blocked failed" -- "$cur"))
             return 0
             ;;
         --target | --replacement | --why | --summary | --agent | --reason | -n | --lines | --glob | \

@@ -142,6 +142,8 @@ complete -c kaicoder -n $p -l target-file -r -F -d "Read the target from a file 
 complete -c kaicoder -n $p -l replacement-file -r -F -d "Read the replacement from a file ('-' = stdin)"
 complete -c kaicoder -n $p -l content-file -r -F -d "Whole new content of the file ('-' = stdin)"
 complete -c kaicoder -n $p -l delete -d 'Remove the file'
+complete -c kaicoder -n $p -l replace-all -d 'Replace every occurrence of the target (their count is recorded)'
+complete -c kaicoder -n $p -l patch -r -F -d "A changeset: a unified diff or a *** Begin Patch envelope ('-' = stdin)"
 complete -c kaicoder -n $p -l json-input -d 'Read one request object from stdin'
 complete -c kaicoder -n $p -l why -x -d 'Why the change is needed'
 complete -c kaicoder -n $p -l summary -x -d 'One-line summary for the changelog'
@@ -182,6 +184,7 @@ complete -c kaicoder -n '__kaicoder_using_command list' -l status -x \
 # show
 complete -c kaicoder -n '__kaicoder_using_command show' -l full -d 'The whole diff, however large'
 complete -c kaicoder -n '__kaicoder_using_command show' -l no-pager -d 'Never page the output'
+complete -c kaicoder -n '__kaicoder_using_command show' -l file -r -F -d 'A changeset: the diff of this one file'
 complete -c kaicoder -n '__kaicoder_using_command show apply' -a '(__kaicoder_proposal_ids)' -d Proposal
 
 # approve
@@ -207,7 +210,7 @@ complete -c kaicoder -n '__kaicoder_using_command reject' -l reason -x -d 'Why, 
 # log
 complete -c kaicoder -n '__kaicoder_using_command log' -s n -x -d 'How many entries (0 = all)'
 complete -c kaicoder -n '__kaicoder_using_command log' -l kind -x \
-    -a 'edit write delete run rollback rejected timeout blocked failed' -d 'Only entries of this kind'
+    -a 'edit write delete changeset run rollback rejected timeout blocked failed' -d 'Only entries of this kind'
 complete -c kaicoder -n '__kaicoder_using_command log' -l file -r -F -d 'Only entries that touched this file'
 complete -c kaicoder -n '__kaicoder_using_command log' -l full -d 'Print the entries as markdown'
 complete -c kaicoder -n '__kaicoder_using_command log' -l no-pager -d 'Never page the output'

@@ -192,8 +192,8 @@ Status sync_dir(const Dir& dir, std::string_view what) {
 }
 
 // Write, fsync and close `fd`; the caller unlinks `name` on failure.
-Status fill(int fd, std::string_view name, std::string_view data, mode_t mode) {
-  bool ok = ::fchmod(fd, mode & 07777) == 0 && write_all(fd, data) && ::fsync(fd) == 0;
+Status fill(int fd, std::string_view name, std::string_view data, mode_t mode, Sync sync) {
+  bool ok = ::fchmod(fd, mode & 07777) == 0 && write_all(fd, data) && (sync == Sync::later || ::fsync(fd) == 0);
   int err = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -264,7 +264,7 @@ Result<FileState> read_at(const Dir& dir, std::string_view name_in, size_t max) 
   return out;
 }
 
-Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_view data, mode_t mode) {
+Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_view data, mode_t mode, Sync sync) {
   if (!valid_name(name_in)) return bad_name(name_in);
   std::string name(name_in);
   int fd = ::openat(dir.fd(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
@@ -273,14 +273,14 @@ Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_
     return make_error(Errc::io, fmt::format("cannot create '{}': {}", name, errno_text(errno)));
   }
   fault_point("after-exclusive-create");  // a crash here leaves an empty file (backups: see apply's recovery)
-  if (auto s = fill(fd, name, data, mode); !s) {
+  if (auto s = fill(fd, name, data, mode, sync); !s) {
     ::unlinkat(dir.fd(), name.c_str(), 0);  // no half-written file left behind
     return s;
   }
-  return sync_dir(dir, name);
+  return sync == Sync::now ? sync_dir(dir, name) : ok_status();
 }
 
-Status replace_at(const Dir& dir, std::string_view name_in, std::string_view data, mode_t mode) {
+Status replace_at(const Dir& dir, std::string_view name_in, std::string_view data, mode_t mode, Sync sync) {
   if (!valid_name(name_in)) return bad_name(name_in);
   std::string name(name_in);
   struct stat st {};
@@ -301,7 +301,7 @@ Status replace_at(const Dir& dir, std::string_view name_in, std::string_view dat
   }
   if (fd < 0)
     return make_error(Errc::io, fmt::format("cannot create a temp file for '{}': {}", name, errno_text(errno)));
-  if (auto s = fill(fd, name, data, mode); !s) {
+  if (auto s = fill(fd, name, data, mode, sync); !s) {
     ::unlinkat(dir.fd(), tmp.c_str(), 0);
     return s;
   }
@@ -310,7 +310,7 @@ Status replace_at(const Dir& dir, std::string_view name_in, std::string_view dat
     ::unlinkat(dir.fd(), tmp.c_str(), 0);
     return make_error(Errc::io, fmt::format("cannot replace '{}': {}", name, errno_text(err)));
   }
-  return sync_dir(dir, name);
+  return sync == Sync::now ? sync_dir(dir, name) : ok_status();
 }
 
 namespace {
@@ -371,7 +371,7 @@ Result<std::string> read_owned(const fs::path& path) {
   return bytes;
 }
 
-Status unlink_at(const Dir& dir, std::string_view name_in) {
+Status unlink_at(const Dir& dir, std::string_view name_in, Sync sync) {
   if (!valid_name(name_in)) return bad_name(name_in);
   std::string name(name_in);
   if (::unlinkat(dir.fd(), name.c_str(), 0) != 0) {
@@ -384,7 +384,7 @@ Status unlink_at(const Dir& dir, std::string_view name_in) {
     }
     return make_error(Errc::io, fmt::format("cannot delete '{}': {}", name, errno_text(err)));
   }
-  return sync_dir(dir, name);
+  return sync == Sync::now ? sync_dir(dir, name) : ok_status();
 }
 
 }  // namespace kai

@@ -61,16 +61,21 @@ Result<Dir> open_parent_walk(const std::filesystem::path& root, std::string_view
 // Errc::denied; a missing file yields exists == false.
 Result<FileState> read_at(const Dir& dir, std::string_view name, size_t max = SIZE_MAX - 1);
 
+// When the writes below reach the disk: now (the file and its folder are
+// fsynced before the call returns), or later (nothing is synced: the caller
+// syncs the whole batch at once, lib/util/fs.hpp sync_file_system).
+enum class Sync { now, later };
+
 // Create `name` exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), write, fsync.
 // Errc::conflict when the name exists (file, symlink or anything else).
-Status write_exclusive_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode);
+Status write_exclusive_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode, Sync sync = Sync::now);
 
 // Atomic replace: temp in `dir`, write, fsync, chmod to `mode`, renameat over
 // `name`, fsync `dir`. The old file is wholly there or wholly replaced.
-Status replace_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode);
+Status replace_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode, Sync sync = Sync::now);
 
 // unlinkat + fsync dir. Missing is not an error.
-Status unlink_at(const Dir& dir, std::string_view name);
+Status unlink_at(const Dir& dir, std::string_view name, Sync sync = Sync::now);
 
 // The bytes of a file kaicoder keeps under a root (the changelog and its
 // archives, records under the state dir), held to the rules of user files:

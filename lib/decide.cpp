@@ -15,7 +15,14 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
   e.time = iso_utc(ws.clock->now());
   e.kind = kind;
   e.rollback_id = k_none;
-  if (!p.path.empty()) e.files = {(ws.root / p.path).string()};
+  if (p.kind == Kind::changeset) {
+    for (const Change& c : p.changes) {
+      e.files.push_back((ws.root / c.path).string());
+      if (!c.to.empty()) e.files.push_back((ws.root / c.to).string());
+    }
+  } else if (!p.path.empty()) {
+    e.files = {(ws.root / p.path).string()};
+  }
   e.action = std::string(action_name(p.kind));
   e.summary = make_visible(summary);
   e.why = p.why;

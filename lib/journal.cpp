@@ -54,12 +54,16 @@ Status Journal::write(const Record& r) const {
   auto mac = m_seal.seal("journal", r.id, j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
+  // The record first: a pointer must never name a record that is not there.
   KAI_TRY(write_file_atomic(m_dir / (r.id + ".json"), j.dump(2) + "\n", 0600));
+  // Then the pointers, all synced at once (a changeset has hundreds of files).
+  std::vector<std::pair<fs::path, std::string>> pointers;
   for (const auto& f : r.files) {
     auto pm = m_seal.seal("journal-path", f.rel, r.id);
     if (!pm) return pm.error();
-    KAI_TRY(write_file_atomic(m_dir / "paths" / blob_id(f.rel), r.id + "\n" + *pm + "\n", 0600));
+    pointers.emplace_back(m_dir / "paths" / blob_id(f.rel), r.id + "\n" + *pm + "\n");
   }
+  KAI_TRY(write_files_atomic(pointers, 0600));
   auto lm = m_seal.seal("journal-last", "LAST", r.id);
   if (!lm) return lm.error();
   return write_file_atomic(m_dir / "LAST", r.id + "\n" + *lm + "\n", 0600);

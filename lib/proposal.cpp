@@ -11,8 +11,9 @@ namespace kai {
 using json = nlohmann::json;
 
 namespace {
-constexpr std::array<std::string_view, 4> k_kinds = {"edit", "write", "delete", "run"};
-constexpr std::array<std::string_view, 4> k_actions = {"edit_file", "write_file", "delete_file", "run_shell"};
+constexpr std::array<std::string_view, 5> k_kinds = {"edit", "write", "delete", "run", "changeset"};
+constexpr std::array<std::string_view, 5> k_actions = {"edit_file", "write_file", "delete_file", "run_shell",
+                                                       "apply_changeset"};
 constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied", "rejected",
                                                       "timeout", "failed",   "rolled-back"};
 constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spool"};
@@ -57,6 +58,14 @@ std::string digest(const Proposal& p) {
   put("timeout", std::to_string(p.timeout));
   // Only when asked for, so that the digests of records without it stay as they were.
   if (p.network) put("network", "on");
+  if (p.replace_all) put("replace_all", std::to_string(p.occurrences));
+  for (const Change& c : p.changes) {
+    put("op", c.op);
+    put("file", c.path);
+    put("to", c.to);
+    put("base", fmt::format("{} {} {:o}", c.base.exists, c.base.blob, c.base.mode));
+    put("after", fmt::format("{} {} {:o}", c.after_exists, c.after_exists ? blob_id(c.after) : "", c.after_mode));
+  }
   return blob_id(s);
 }
 
@@ -96,8 +105,53 @@ Review review_from(const json& j) {
 
 }  // namespace
 
+namespace {
+
+json changes_json(const std::vector<Change>& changes) {
+  json out = json::array();
+  for (const Change& c : changes)
+    out.push_back({{"op", c.op}, {"path", c.path}, {"to", c.to},
+                   {"base", {{"exists", c.base.exists}, {"blob", c.base.blob}, {"mode", c.base.mode}}},
+                   {"after_exists", c.after_exists}, {"after_mode", c.after_mode}, {"size", c.after.size()},
+                   {"added", c.added}, {"removed", c.removed}, {"binary", c.binary},
+                   {"risk", to_string(c.risk)}, {"risk_reason", c.risk_reason}, {"tier", to_string(c.tier)},
+                   {"tier_reason", c.tier_reason}, {"decision", to_string(c.decision)},
+                   {"decision_rule", c.decision_rule}, {"validation", c.validation}});
+  return out;
+}
+
+std::vector<Change> changes_from(const json& j) {
+  std::vector<Change> out;
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    Change c;
+    c.op = e.value("op", "");
+    c.path = e.value("path", "");
+    c.to = e.value("to", "");
+    const json b = e.value("base", json::object());
+    c.base = {b.value("exists", false), b.value("blob", ""), b.value("mode", 0644u)};
+    c.after_exists = e.value("after_exists", true);
+    c.after_mode = e.value("after_mode", 0644u);
+    c.after.resize(e.value("size", size_t{0}));  // the bytes are a payload: Store::load fills them
+    c.added = e.value("added", size_t{0});
+    c.removed = e.value("removed", size_t{0});
+    c.binary = e.value("binary", false);
+    c.risk = parse_risk(e.value("risk", "low")).value_or(Risk::high);
+    c.risk_reason = e.value("risk_reason", "");
+    c.tier = parse_tier(e.value("tier", "normal")).value_or(Tier::confirm);
+    c.tier_reason = e.value("tier_reason", "");
+    c.decision = parse_decision(e.value("decision", "ask")).value_or(Decision::ask);
+    c.decision_rule = e.value("decision_rule", "");
+    c.validation = e.value("validation", "none");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
 json to_json(const Proposal& p) {
-  json j{
+  json j = json{
       {"id", p.id},
       {"kind", to_string(p.kind)},
       {"status", to_string(p.state)},
@@ -128,6 +182,12 @@ json to_json(const Proposal& p) {
       {"review", to_json(p.review)},
   };
   if (!p.decided_by.empty()) j["channel"] = to_string(p.channel);
+  // Only when used, so that records of other proposals stay as they were.
+  if (p.replace_all) {
+    j["replace_all"] = true;
+    j["occurrences"] = p.occurrences;
+  }
+  if (p.kind == Kind::changeset) j["changes"] = changes_json(p.changes);
   return j;
 }
 
@@ -175,6 +235,9 @@ Result<Proposal> from_json(const json& j) {
     p.decision_rule = j.value("decision_rule", "");
     if (j.contains("validation")) p.validation = validation_from(j.at("validation"));
     if (j.contains("review")) p.review = review_from(j.at("review"));
+    p.replace_all = j.value("replace_all", false);
+    p.occurrences = j.value("occurrences", size_t{0});
+    if (j.contains("changes")) p.changes = changes_from(j.at("changes"));
     return p;
   } catch (const std::exception& e) {
     return make_error(Errc::io, fmt::format("malformed proposal record: {}", e.what()));

@@ -15,18 +15,18 @@
 
 namespace kai {
 
-enum class Kind { edit, write, del, run };
+enum class Kind { edit, write, del, run, changeset };
 enum class State { pending, approved, applied, rejected, timeout, failed, rolled_back };
 // Through which door a decision came: stored with the decision.
 enum class Channel { terminal, web, spool };
 
-std::string_view to_string(Kind k);     // edit write delete run
+std::string_view to_string(Kind k);     // edit write delete run changeset
 std::string_view to_string(State s);    // pending … rolled-back
 std::optional<Kind> parse_kind(std::string_view s);
 std::optional<State> parse_state(std::string_view s);
 std::string_view to_string(Channel c);  // terminal web spool
 std::optional<Channel> parse_channel(std::string_view s);
-std::string_view action_name(Kind k);   // edit_file write_file delete_file run_shell
+std::string_view action_name(Kind k);   // edit_file write_file delete_file run_shell apply_changeset
 
 struct Base {  // the file as it was at propose time
   bool exists = false;
@@ -59,6 +59,30 @@ struct Review {
   std::string text;              // its stdout, capped, redacted, made visible
 };
 
+// One file of a changeset proposal (lib/changeset.hpp), as staged: what
+// the file was at propose time, the bytes and mode it ends with, and the
+// verdicts on it. `after` is a payload (raw bytes); the rest is metadata.
+struct Change {
+  std::string op;     // edit write create delete rename mode
+  std::string path;   // root-relative: the file as it is (the one created, for create)
+  std::string to;     // rename: the new path, which gets `after`
+  Base base;          // `path` at propose time (exists false for create)
+  bool after_exists = true;  // false for delete and for the old path of a rename
+  unsigned after_mode = 0644;
+  std::string after;  // the resulting bytes
+  size_t added = 0, removed = 0;  // lines, for the diffstat
+  bool binary = false;
+  Risk risk = Risk::low;
+  std::string risk_reason;
+  Tier tier = Tier::normal;
+  std::string tier_reason;
+  Decision decision = Decision::ask;
+  std::string decision_rule;
+  std::string validation = "none";  // this file's validation status
+  // The path that holds the result: `to` for a rename, else `path`.
+  const std::string& target() const { return op == "rename" ? to : path; }
+};
+
 struct Proposal {
   int id = 0;
   Kind kind = Kind::edit;
@@ -69,6 +93,12 @@ struct Proposal {
   Base base;
   // payloads (files in the staging folder)
   std::string target, replacement, content;
+  // edit --replace-all: every occurrence of target is replaced, and there
+  // were `occurrences` of them at propose time (apply refuses another count).
+  bool replace_all = false;
+  size_t occurrences = 0;
+  // changeset proposals: every file it changes, in order; `path` is the first.
+  std::vector<Change> changes;
   // run proposals
   std::vector<std::string> argv;
   std::string shell, cwd;
@@ -101,7 +131,10 @@ struct Proposal {
 };
 
 // The digest an approval binds to: kind, path, target, replacement, content,
-// command, cwd, timeout and a network request, hashed as a git blob of a length-prefixed serialisation.
+// command, cwd, timeout and a network request, a replace-all and its count,
+// and for a changeset every file's op, paths, base (existence, blob id,
+// mode) and result (existence, blob id, mode), hashed as a git blob of a
+// length-prefixed serialisation.
 std::string digest(const Proposal& p);
 
 // Metadata (everything but the payloads) to/from JSON.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
+#include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/git.hpp"
 #include "lib/hooks.hpp"
@@ -24,14 +25,15 @@ Result<ProposeRequest> request_from_json(std::string_view text) {
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
                       R"(send {"path": …, "target": …, "replacement": …, "why": …})");
-  static const char* k_known[] = {"path", "target", "replacement", "content", "delete", "why", "agent", "summary"};
+  static const char* k_known[] = {"path", "target", "replacement", "content", "delete", "replace_all", "why", "agent",
+                                  "summary"};
   ProposeRequest r;
   for (const auto& [key, v] : j.items()) {
     if (std::find_if(std::begin(k_known), std::end(k_known), [&](const char* k) { return key == k; }) == std::end(k_known))
       return make_error(Errc::usage, fmt::format("--json-input: unknown field '{}'", key));
-    if (key == "delete") {
-      if (!v.is_boolean()) return make_error(Errc::usage, "--json-input: 'delete' must be true or false");
-      r.del = v.get<bool>();
+    if (key == "delete" || key == "replace_all") {
+      if (!v.is_boolean()) return make_error(Errc::usage, fmt::format("--json-input: '{}' must be true or false", key));
+      (key == "delete" ? r.del : r.replace_all) = v.get<bool>();
       continue;
     }
     if (v.is_null()) continue;
@@ -67,6 +69,8 @@ Status validate(const ProposeRequest& r, const Config::Limits& l) {
     return make_error(Errc::usage, "give exactly one of --target/--replacement, --content-file, or --delete");
   if (r.target.has_value() != r.replacement.has_value())
     return make_error(Errc::usage, "a surgical edit needs both --target and --replacement");
+  if (r.replace_all && !r.target) return make_error(Errc::usage, "--replace-all goes with --target and --replacement");
+  if (r.target && r.target->empty()) return make_error(Errc::usage, "the target is empty", "give the exact text to replace");
   return ok_status();
 }
 
@@ -79,6 +83,9 @@ std::string default_summary(const Proposal& p, const FileState& cur, const FileD
   if (p.kind == Kind::del) return fmt::format("deleted {} ({} lines)", p.path, count_lines(cur.bytes));
   if (p.kind == Kind::write && !cur.exists) return fmt::format("created {} ({} lines)", p.path, count_lines(p.content));
   if (d.binary) return fmt::format("{} {} ({} \u2192 {} bytes)", p.kind == Kind::edit ? "edited" : "rewrote", p.path, d.old_size, d.new_size);
+  if (p.kind == Kind::edit && p.replace_all)
+    return fmt::format("edited {}: {} occurrence{} replaced (+{}/\u2212{} lines)", p.path, p.occurrences,
+                       p.occurrences == 1 ? "" : "s", d.added, d.removed);
   if (p.kind == Kind::edit) {
     size_t at = cur.bytes.find(p.target);
     size_t line = 1 + static_cast<size_t>(std::count(cur.bytes.begin(), cur.bytes.begin() + static_cast<long>(at), '\n'));
@@ -107,9 +114,40 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
   if (!cur.exists) return make_error(Errc::conflict, fmt::format("'{}' does not exist", p.path),
                                      p.kind == Kind::edit ? "create it with --content-file" : "");
   if (p.kind == Kind::del) return std::optional<std::string>{};
+  if (p.replace_all) {
+    ReplacedAll all = replace_every(cur.bytes, p.target, p.replacement);
+    if (all.count == 0)
+      return make_error(Errc::conflict, fmt::format("target not found in '{}'", p.path),
+                        "read the file again ('kaicoder read') and copy the exact text, whitespace included");
+    // Staged: the count the person saw. Later: the count must not have changed.
+    if (p.occurrences != 0 && all.count != p.occurrences)
+      return make_error(Errc::conflict,
+                        fmt::format("target now occurs {} times in '{}', not {} as when it was proposed", all.count,
+                                    p.path, p.occurrences),
+                        "propose the change again against the file as it is now");
+    return std::optional<std::string>(std::move(all.bytes));
+  }
   auto r = apply_edit(cur.bytes, p.target, p.replacement, p.path);
   if (!r) return r.error();
   return std::optional<std::string>(std::move(*r));
+}
+
+}  // namespace
+
+ReplacedAll replace_every(std::string_view current, std::string_view target, std::string_view replacement) {
+  ReplacedAll r;
+  if (target.empty()) {
+    r.bytes = current;
+    return r;
+  }
+  size_t from = 0;
+  for (size_t at = current.find(target); at != std::string_view::npos; at = current.find(target, from)) {
+    r.bytes.append(current.substr(from, at - from)).append(replacement);
+    from = at + target.size();
+    ++r.count;
+  }
+  r.bytes.append(current.substr(from));
+  return r;
 }
 
 // Store the proposal under the lock and, for an allow, apply it at once.
@@ -149,9 +187,8 @@ Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   return ok_status();
 }
 
-}  // namespace
-
 Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts) {
+  if (p.kind == Kind::changeset) return changeset_diff(ws, p, opts);
   auto rp = resolve(ws.root, ws.root, p.path);
   if (!rp) return rp.error();
   auto cur = read_current(ws, *rp, p.kind);
@@ -180,12 +217,14 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   p.target = req.target.value_or("");
   p.replacement = req.replacement.value_or("");
   p.content = req.content.value_or("");
+  p.replace_all = req.replace_all;
   p.created = iso_utc(ws.clock->now());
   if (p.kind != Kind::edit && is_protected(ws.cfg, p.path))
     return make_error(Errc::denied, fmt::format("'{}' is a protected path: surgical edits only", p.path),
                       "propose an edit with --target/--replacement instead");
   auto cur = read_current(ws, *rp, p.kind);
   if (!cur) return cur.error();
+  if (p.replace_all && cur->exists) p.occurrences = replace_every(cur->bytes, p.target, p.replacement).count;
   auto after = proposed_bytes(p, *cur);
   if (!after) return after.error();
   if (*after && cur->exists && **after == cur->bytes)

@@ -9,6 +9,7 @@
 
 #include "lib/apply.hpp"
 #include "lib/diff.hpp"
+#include "lib/policy.hpp"
 #include "lib/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/workspace.hpp"
@@ -19,18 +20,19 @@ struct ProposeRequest {
   std::string path;
   std::optional<std::string> target, replacement, content;
   bool del = false;
+  bool replace_all = false;  // an edit replaces every occurrence of target (at least one)
   std::string why, agent, summary;
 };
 
 // Parse the --json-input object {"path","target","replacement","content",
-// "delete","why","agent","summary"}. usage error naming the bad field.
+// "delete","replace_all","why","agent","summary"}. usage error naming the bad field.
 Result<ProposeRequest> request_from_json(std::string_view text);
 
 enum class DryRun { no, yes };
 
 struct Staged {
   Proposal proposal;  // id 0 on a dry run
-  FileDiff diff;
+  FileDiff diff;      // a changeset: every file's diff, one after the other
   std::optional<Outcome> applied;  // set when the policy allowed it
   bool existing = false;  // a retry: `proposal` is the pending one it repeats, nothing new was staged
 };
@@ -42,7 +44,22 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const std::file
                        const DiffOptions& diff_opts);
 
 // The proposal's diff against the file as it is now (or as it was proposed,
-// when it no longer applies).
+// when it no longer applies). A changeset: the diffs of all its files
+// (lib/changeset.hpp changeset_diff).
 Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts);
+
+// Store `out.proposal` under the lock (a pending retry of the same request
+// returns that one instead, `existing` set) and, when the policy verdict
+// `v` allows it in normal mode, apply it at once. For propose and
+// propose_changeset alike.
+Status stage(Workspace& ws, Staged& out, const Verdict& v);
+
+// The text `target` occurs in `current`, counted as replace-all replaces it
+// (left to right, never overlapping), and the bytes with every one replaced.
+struct ReplacedAll {
+  std::string bytes;
+  size_t count = 0;
+};
+ReplacedAll replace_every(std::string_view current, std::string_view target, std::string_view replacement);
 
 }  // namespace kai

@@ -331,17 +331,22 @@ Risk risk_level(size_t dependents, const Config& cfg) {
   return Risk::low;
 }
 
-RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& progress) {
-  RiskResult r;
-  r.level = Risk::low;
-  std::vector<std::string> reasons;
+namespace {
+
+Result<GraphLoad> graph_for_risk(const Workspace& ws, const ScanProgress& progress) {
   // ensure() refuses a state dir that is a symlink: the cache is never written through one.
   fs::path cache = ws.store.exists() && ws.store.ensure().ok() ? ws.store.dir() / "cache" / "deps" : fs::path{};
   ScanOptions opts;
   opts.sealer = &ws.sealer;
   const TimePoint deadline = ws.clock->now() + k_scan_time;
   opts.past_deadline = [&ws, deadline] { return ws.clock->now() > deadline; };
-  auto g = load_graph(ws.root, cache, progress, opts);
+  return load_graph(ws.root, cache, progress, opts);
+}
+
+RiskResult risk_from(const Workspace& ws, const Result<GraphLoad>& g, Proposal& p) {
+  RiskResult r;
+  r.level = Risk::low;
+  std::vector<std::string> reasons;
   if (g && !g->complete) {
     reasons.push_back(fmt::format("the dependency scan stopped at its {} limit with {} of {} files not scanned: "
                                   "risk from paths only (the next proposal goes on with the scan)",
@@ -379,6 +384,18 @@ RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& pro
     p.tier = Tier::confirm;
   }
   return r;
+}
+
+}  // namespace
+
+RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& progress) {
+  return risk_from(ws, graph_for_risk(ws, progress), p);
+}
+
+void assess_risk_each(const Workspace& ws, std::vector<Proposal>& ps, const ScanProgress& progress) {
+  if (ps.empty()) return;
+  const auto g = graph_for_risk(ws, progress);
+  for (Proposal& p : ps) risk_from(ws, g, p);
 }
 
 }  // namespace kai

@@ -124,4 +124,8 @@ struct RiskResult {
 // dir (cache/deps) when the state dir exists.
 RiskResult assess_risk(const Workspace& ws, Proposal& p, const ScanProgress& progress = {});
 
+// assess_risk for each of `ps` (the files of a changeset), the dependency
+// graph loaded once for all of them.
+void assess_risk_each(const Workspace& ws, std::vector<Proposal>& ps, const ScanProgress& progress = {});
+
 }  // namespace kai

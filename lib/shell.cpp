@@ -366,29 +366,6 @@ void rule_printf(Walker& w, Call& c) {
   c.info.output_computed = computed;
 }
 
-std::optional<std::string> base64_decode(std::string_view s) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char ch : s) {
-    int v = ch >= 'A' && ch <= 'Z' ? ch - 'A'
-            : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
-            : is_digit(ch) ? ch - '0' + 52
-            : ch == '+' || ch == '-' ? 62
-            : ch == '/' || ch == '_' ? 63 : -1;
-    if (ch == '=') break;
-    if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') continue;
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  return out;
-}
-
 std::optional<std::string> hex_decode(std::string_view s) {
   std::string out;
   int hi = -1;

@@ -99,6 +99,14 @@ Status Store::create(Proposal& p) const {
     nlohmann::json cmd = {{"argv", p.argv}, {"shell", p.shell}};
     KAI_TRY(write_file_exclusive(dir / "command", cmd.dump(), 0600));
   }
+  // A changeset's resulting bytes, one file after the other in the order of
+  // its changes (the record holds each one's size): one payload file, one
+  // sync, however many files it changes.
+  if (p.kind == Kind::changeset) {
+    std::string all;
+    for (const Change& c : p.changes) all += c.after;
+    KAI_TRY(write_file_exclusive(dir / "changes", all, 0600));
+  }
   return save(p);
 }
 
@@ -171,12 +179,34 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
     p->argv = cmd.value("argv", std::vector<std::string>{});
     p->shell = cmd.value("shell", "");
   }
+  bool split_failed = false;
+  if (p->kind == Kind::changeset) {
+    if (payloads == Payloads::none) {
+      if (!fs::exists(fs::symlink_status(dir / "changes", ec)))
+        return make_error(Errc::io, fmt::format("proposal {} is missing its 'changes' payload", id));
+    } else {
+      auto all = read_owned(dir / "changes");
+      if (!all) return make_error(Errc::io, fmt::format("proposal {} is missing its 'changes' payload", id));
+      size_t at = 0;
+      for (Change& c : p->changes) {
+        const size_t n = c.after.size();
+        if (at + n > all->size()) {
+          split_failed = true;
+          break;
+        }
+        c.after.assign(*all, at, n);
+        at += n;
+      }
+      split_failed = split_failed || at != all->size();
+    }
+  }
   // The folder names the id: a record copied from another folder keeps its
   // own id inside, and its seal is bound to that one.
   p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), j.dump(), mac);
   p->sealed_payload_digest = j.value("payload_digest", "");
   p->payloads_loaded = payloads == Payloads::all;
-  p->payload_changed = p->sealed == SealCheck::ok && p->payloads_loaded && p->sealed_payload_digest != digest(*p);
+  p->payload_changed =
+      p->sealed == SealCheck::ok && p->payloads_loaded && (split_failed || p->sealed_payload_digest != digest(*p));
   p->id = id;
   return p;
 }

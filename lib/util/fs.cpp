@@ -75,6 +75,7 @@ static Status sync_folder(const fs::path& dir, bool whole_file_system) {
 }
 
 Status fsync_dir(const fs::path& dir) { return sync_folder(dir, false); }
+Status sync_file_system(const fs::path& dir) { return sync_folder(dir, true); }
 
 Status make_dirs(const fs::path& dir, mode_t mode) {
   std::error_code ec;

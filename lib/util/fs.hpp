@@ -38,6 +38,9 @@ Status write_file_exclusive(const std::filesystem::path& p, std::string_view dat
 Status append_file(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
 
 Status fsync_dir(const std::filesystem::path& dir);
+// syncfs(2) of the file system that holds `dir`: every write to it so far
+// reaches the disk, in one call.
+Status sync_file_system(const std::filesystem::path& dir);
 
 // The nearest of `start` and its ancestors that holds an entry `name` (any
 // type, a dangling symlink too), or nullopt. `start` should be canonical.

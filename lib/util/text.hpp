@@ -67,4 +67,9 @@ size_t utf8_length(std::string_view text);
 // `text` cut to at most `max` characters, the last of them "…" when cut.
 std::string cut_to_length(std::string_view text, size_t max);
 
+// Base64 (standard or URL-safe alphabet) decoded; whitespace is skipped and
+// the text ends at the first '='. nullopt when a character is outside both
+// alphabets.
+std::optional<std::string> base64_decode(std::string_view s);
+
 }  // namespace kai
