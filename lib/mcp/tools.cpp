@@ -47,6 +47,21 @@ json staged_object(const Staged& st) {
   return j;
 }
 
+// One file's request from a tool's arguments.
+ProposeRequest file_request(const json& a, std::optional<std::string> target, std::optional<std::string> replacement,
+                            std::optional<std::string> content, bool del) {
+  ProposeRequest r;
+  r.path = str(a, "path");
+  r.target = std::move(target);
+  r.replacement = std::move(replacement);
+  r.content = std::move(content);
+  r.del = del;
+  r.replace_all = a.is_object() && a.contains("replace_all") && a["replace_all"].is_boolean() && a["replace_all"].get<bool>();
+  r.why = str(a, "why");
+  r.summary = str(a, "summary");
+  return r;
+}
+
 Reply stage_file(Workspace& ws, const ServeOptions& opts, ProposeRequest req) {
   req.agent = opts.agent.empty() ? "mcp" : opts.agent;
   auto st = propose(ws, req, opts.cwd, DryRun::no, DiffOptions{});
@@ -258,11 +273,11 @@ std::variant<ToolOutcome, RpcError> call_tool(Workspace& ws, const ServeOptions&
   if (call.name == "read_file") r = read_file(ws, opts, a);
   else if (call.name == "list_dir") r = list_dir(ws, opts, a);
   else if (call.name == "propose_edit")
-    r = stage_file(ws, opts, {str(a, "path"), str(a, "old_text"), str(a, "new_text"), std::nullopt, false, str(a, "why"), "", str(a, "summary")});
+    r = stage_file(ws, opts, file_request(a, str(a, "old_text"), str(a, "new_text"), std::nullopt, false));
   else if (call.name == "write_file")
-    r = stage_file(ws, opts, {str(a, "path"), std::nullopt, std::nullopt, str(a, "content"), false, str(a, "why"), "", str(a, "summary")});
+    r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, str(a, "content"), false));
   else if (call.name == "delete_file")
-    r = stage_file(ws, opts, {str(a, "path"), std::nullopt, std::nullopt, std::nullopt, true, str(a, "why"), "", str(a, "summary")});
+    r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, std::nullopt, true));
   else if (call.name == "run_command") r = run_command(ws, opts, a);
   else if (call.name == "proposal_status") r = proposal_status(ws, a);
   else if (call.name == "wait_for_decision") r = wait_decision(ws, a, call, door);
