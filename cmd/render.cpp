@@ -113,7 +113,7 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
     return;
   }
   out("applied proposal {} to {}\n", p.id, p.path);
-  out("  backup:      {}\n", o.backup.empty() ? "\u2014 (new file)" : o.backup);
+  out("  backup:      {}\n", o.backup.empty() ? or_none("") + " (new file)" : o.backup);
   out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
 }
 
@@ -169,9 +169,9 @@ json diff_json(const FileDiff& d) {
 }
 
 json entry_json(const Entry& e) {
-  return {{"time", e.time},       {"kind", e.kind},       {"rollback_id", e.rollback_id}, {"files", e.files},
-          {"action", e.action},   {"summary", e.summary}, {"why", e.why},                 {"backup", e.backup},
-          {"approver", e.approver}, {"result", e.result}, {"rollback", e.rollback}};
+  return {{"time", e.time},       {"kind", e.kind},       {"rollback_id", or_none(e.rollback_id)}, {"files", e.files},
+          {"action", or_none(e.action)}, {"summary", e.summary}, {"why", e.why}, {"backup", or_none(e.backup)},
+          {"approver", or_none(e.approver)}, {"result", e.result}, {"rollback", or_none(e.rollback)}};
 }
 
 json outcome_json(const Outcome& o) {

@@ -190,7 +190,7 @@ Status finish(Workspace& ws, const Txn& t) {
       p->state = t.done_state;
       if (t.done_state == State::applied) {
         p->rollback_id = t.rec.id;
-        p->backup = t.entry.backup == k_none ? "" : t.entry.backup;
+        p->backup = t.entry.backup;
         // A run keeps its own outcome (its exit code) when its files come back.
         if (p->kind != Kind::run) {
           p->result = t.entry.result;
@@ -254,7 +254,7 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s.empty() ? std::string(k_none) : s;
+    return s;
   };
   e.backup = join(backups);
   e.rollback = join(undo);

@@ -214,12 +214,12 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   const Classification& c = out.classification;
   p.summary = ws.redact(cut_to_length(make_visible(command_text(p)), static_cast<size_t>(ws.cfg.limits.summary)));
   if (c.verdict == RunVerdict::blocked) {
-    out.verdict = "blocked";
+    out.verdict = RunVerdict::blocked;
     if (dry == DryRun::no) {
       auto lock = ws.store.lock();
       if (!lock) return lock.error();
       std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
-      KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", k_none, why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+      KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", "", why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
       p.result = why;
       queue_notify(ws, p, "blocked");
     }
@@ -236,7 +236,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   p.decision_rule = v.rule;
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));
-  out.verdict = v.decision == Decision::allow ? "allow" : std::string(to_string(c.verdict));
+  out.verdict = v.decision == Decision::allow ? RunVerdict::allow : c.verdict;
   if (dry == DryRun::yes) return out;
   p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
   {
