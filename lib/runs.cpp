@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
 #include "lib/confine.hpp"
