@@ -15,6 +15,7 @@
 #include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -311,8 +312,10 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
   // --timeout may shorten the owner's limit, never lengthen it.
-  long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
-  spec.timeout = std::chrono::seconds(limit);
+  // --timeout (whole seconds) may only shorten [run] timeout
+  spec.timeout = ws.cfg.run_timeout;
+  if (p.timeout > 0 && p.timeout < std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count())
+    spec.timeout = std::chrono::seconds(p.timeout);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
   confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network});
   spec.on_output = on_output;
@@ -335,7 +338,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   }
   (void)write_file_atomic(ws.store.staging_dir(id) / "stdout", r->out, 0600);
   (void)write_file_atomic(ws.store.staging_dir(id) / "stderr", r->err, 0600);
-  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", limit)
+  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", seconds_text(spec.timeout))
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
