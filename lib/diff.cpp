@@ -90,6 +90,14 @@ Result<PatchPtr> make_patch(std::string_view path, std::optional<std::string_vie
   return patch;
 }
 
+// The hex id libgit2 found for `bytes`, or their hash when it left none.
+std::string id_or_hash(const git_oid& id, std::string_view bytes) {
+  if (git_oid_is_zero(&id)) return blob_id(bytes);
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, &id);
+  return hex;
+}
+
 bool is_body_line(char origin) {
   return origin == GIT_DIFF_LINE_CONTEXT || origin == GIT_DIFF_LINE_ADDITION || origin == GIT_DIFF_LINE_DELETION;
 }
@@ -280,23 +288,24 @@ Result<FileDiff> diff_buffers(std::string_view rel_path, std::optional<std::stri
                               std::optional<std::string_view> after, unsigned mode, const DiffOptions& opts) {
   git_init_once();
   FileDiff d;
-  if (before) {
-    d.old_size = before->size();
-    d.old_blob = blob_id(*before);
-  }
-  if (after) {
-    d.new_size = after->size();
-    d.new_blob = blob_id(*after);
-  }
+  if (before) d.old_size = before->size();
+  if (after) d.new_size = after->size();
   // Bytes, not ids, decide "unchanged": equal ids must never hide a change.
-  if (before.has_value() == after.has_value() && (!before || *before == *after)) return d;
-  if (is_binary(before) || is_binary(after)) {
+  const bool unchanged = before.has_value() == after.has_value() && (!before || *before == *after);
+  if (unchanged || is_binary(before) || is_binary(after)) {
+    if (before) d.old_blob = blob_id(*before);
+    if (after) d.new_blob = blob_id(*after);
+    if (unchanged) return d;
     d.binary = true;
     d.text = binary_summary(rel_path, d);
     return d;
   }
   Result<PatchPtr> patch = make_patch(rel_path, before, after, opts.context);
   if (!patch) return patch.error();
+  // libgit2 hashed both sides to build the patch: a large file is not hashed twice.
+  const git_diff_delta* delta = git_patch_get_delta(patch->get());
+  if (before) d.old_blob = delta ? id_or_hash(delta->old_file.id, *before) : blob_id(*before);
+  if (after) d.new_blob = delta ? id_or_hash(delta->new_file.id, *after) : blob_id(*after);
   Result<Scan> scan = scan_patch(patch->get());
   if (!scan) return scan.error();
   d.added = scan->added;
