@@ -131,6 +131,7 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   if (due.size() == 1) KAI_TRY(expire(ws, due.front()));
   else if (due.size() > 1) KAI_TRY(expire_burst(ws, due));
   std::vector<int> out;
+  out.reserve(due.size());
   for (const auto& p : due) out.push_back(p.id);
   return out;
 }

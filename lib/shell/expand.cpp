@@ -49,8 +49,8 @@ Braces brace_sequence(std::string_view body, std::vector<std::string>& out, size
   long x = 0, y = 0;
   bool chars = a.size() == 1 && b.size() == 1 && is_alpha(a[0]) && is_alpha(b[0]);
   if (chars) {
-    x = a[0];
-    y = b[0];
+    x = static_cast<unsigned char>(a[0]);
+    y = static_cast<unsigned char>(b[0]);
   } else if (!number(a, x) || !number(b, y)) {
     return Braces::literal;
   }

@@ -97,6 +97,7 @@ void rule_find(Walker& w, Call& c) {
   }
   if (!del) return;
   std::vector<Field> roots;
+  roots.reserve(starts.size() + 1);
   for (size_t s : starts) roots.push_back(c.argv[s]);
   if (roots.empty()) roots.push_back(literal_field("."));  // find's default
   for (const Field& r : roots) {
