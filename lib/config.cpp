@@ -128,7 +128,7 @@ Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
 std::map<std::string, Handler> handlers() {
   std::map<std::string, Handler> h;
   // Choices are copied into the lambda: an initializer_list would dangle.
-  auto str = [](std::string Config::*m, Choices allowed) {
+  auto str = [](std::string Config::*m, const Choices& allowed) {
     return [m, allowed](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       auto s = get_string(c, n, key);
       if (!s) return s.error();
@@ -163,7 +163,7 @@ std::map<std::string, Handler> handlers() {
     };
   };
   // Absolute, normalised paths starting with `prefix`, other than "/".
-  auto abs_paths = [](std::vector<std::string> Config::*m, std::string prefix) {
+  auto abs_paths = [](std::vector<std::string> Config::*m, const std::string& prefix) {
     return [m, prefix](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       const toml::array* a = n.as_array();
       auto v = get_list(c, n, key, false);
