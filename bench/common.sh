@@ -24,13 +24,15 @@ bench_setup() {
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
   fi
   cmake --build "$build" --target kaicoder_core -j"$(nproc)" >/dev/null
+  # kaicoder_core and the pure libraries it links (lib/shell, lib/util/text)
+  core_libs=("$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a")
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
   work=$(mktemp -d "${TMPDIR:-/tmp}/kai-$name-XXXXXX")
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" EXIT
   driver=$work/$src
   # shellcheck disable=SC2046
-  g++ -std=c++20 -O2 -I"$root" "$root/bench/$src.cpp" "$build/libkaicoder_core.a" \
+  g++ -std=c++20 -O2 -I"$root" "$root/bench/$src.cpp" "${core_libs[@]}" \
     $(pkg-config --libs libgit2 tomlplusplus) -lfmt ${BENCH_LIBS:-} -o "$driver"
 }
 

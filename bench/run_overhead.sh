@@ -32,7 +32,7 @@ if [[ -n ${OLD_SNAPSHOT:-} ]]; then
   old_root=$(cd "$(dirname "$OLD_SNAPSHOT")/.." && pwd)
   g++ -std=c++20 -O2 -I"$old_root" -c "$OLD_SNAPSHOT" -o "$work/old_snapshot.o"
   # shellcheck disable=SC2046
-  g++ -std=c++20 -O2 -I"$old_root" "$root/bench/snapshot_driver.cpp" "$work/old_snapshot.o" "$build/libkaicoder_core.a" \
+  g++ -std=c++20 -O2 -I"$old_root" "$root/bench/snapshot_driver.cpp" "$work/old_snapshot.o" "${core_libs[@]}" \
     $(pkg-config --libs libgit2 tomlplusplus) -lfmt -o "$work/driver_old"
   drivers=(old new)
 fi

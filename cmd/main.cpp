@@ -11,6 +11,7 @@
 
 #include "cmd/cli.hpp"
 #include "lib/util/fault.hpp"
+#include "lib/version.hpp"
 
 namespace kai::cmd {
 namespace {
@@ -101,7 +102,7 @@ std::string command_named(int argc, char** argv) {
 int run_main(int argc, char** argv) {
   CLI::App app{"kaicoder — propose, approve, apply, log and roll back changes made for coding agents"};
   app.name("kaicoder");
-  app.set_version_flag("--version", std::string("kaicoder ") + KAICODER_VERSION);
+  app.set_version_flag("--version", "kaicoder " + std::string(kai::version()));
   app.require_subcommand(1);
   app.fallthrough();
   Options opts;

@@ -154,7 +154,7 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
     return;
   }
   out("applied proposal {} to {}\n", p.id, p.path);
-  out("  backup:      {}\n", o.backup.empty() ? "\u2014 (new file)" : o.backup);
+  out("  backup:      {}\n", o.backup.empty() ? or_none("") + " (new file)" : o.backup);
   out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
 }
 

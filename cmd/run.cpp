@@ -20,7 +20,7 @@ struct Args {
 nlohmann::json verdict_json(const StagedRun& st) {
   nlohmann::json leaves = nlohmann::json::array();
   for (const auto& l : st.classification.leaves) leaves.push_back({{"text", l.text}, {"argv", l.argv}, {"understood", l.understood}});
-  return {{"verdict", st.verdict}, {"reasons", st.classification.reasons}, {"leaves", leaves},
+  return {{"verdict", to_string(st.verdict)}, {"reasons", st.classification.reasons}, {"leaves", leaves},
           {"understood", st.classification.understood}, {"write_targets", st.classification.write_targets},
           {"network", st.proposal.network}};
 }
@@ -43,7 +43,7 @@ void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
     out("  WARNING: the command touched paths kaicoder guards; what was done about it:\n");
     for (const auto& g : o.result.guards) out("    {}\n", g);
   }
-  if (o.entry.rollback_id != "\u2014")
+  if (!o.entry.rollback_id.empty())
     out("  rollback-id: {}   (undo its changes to {} file(s): kaicoder rollback {})\n", o.entry.rollback_id,
         o.entry.files.size(), o.entry.rollback_id);
 }
@@ -70,7 +70,7 @@ RunFn setup_run(CLI::App& sub) {
     auto st = propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);
     if (!st) return report(s, st.error());
     const Proposal& p = st->proposal;
-    bool blocked = st->verdict == "blocked";
+    bool blocked = st->verdict == RunVerdict::blocked;
     if (s.json()) {
       nlohmann::json j = verdict_json(*st);
       if (p.id) j["proposal"] = proposal_json(p);
@@ -88,7 +88,7 @@ RunFn setup_run(CLI::App& sub) {
     } else {
       out("{} \u00b7 {}\n", blocked ? "blocked" : p.id ? fmt::format("proposal {} \u00b7 run", p.id) : std::string("dry run"),
           command_text(p));
-      out("  verdict:  {}{}\n", st->verdict, st->classification.understood ? "" : " (not fully understood: never auto-allowed)");
+      out("  verdict:  {}{}\n", to_string(st->verdict), st->classification.understood ? "" : " (not fully understood: never auto-allowed)");
       for (const auto& r : st->classification.reasons) out("  reason:   {}\n", r);
       if (blocked) {
         err("kaicoder: denied: the command is blocked and was not staged\n");

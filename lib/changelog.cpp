@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr std::string_view k_none = "\xE2\x80\x94";       // "—": no file, no backup, not reversible
 constexpr std::string_view k_dot = "\xC2\xB7";            // "·"
 constexpr std::string_view k_sep = "  \xC2\xB7  ";        // heading separator
 constexpr size_t k_value_column = 13;                     // after "- approver:  "
@@ -55,10 +56,7 @@ std::string flatten(std::string_view v) {
   return make_visible(trim(out), Allow::tab);
 }
 
-std::string or_none(std::string_view v) {
-  std::string s = flatten(v);
-  return s.empty() ? std::string(k_none) : s;
-}
+std::string flat_or_none(std::string_view v) { return or_none(flatten(v)); }
 
 void append_field(std::string& out, std::string_view label, std::string_view value) {
   size_t used = label.size() + 3;  // "- " + label + ":"
@@ -141,7 +139,7 @@ bool parse_heading(std::string_view l, Entry& e, std::string& reason) {
   if (!reason.empty()) return false;
   e.time = parts[0];
   e.kind = parts[1];
-  e.rollback_id = id;
+  e.rollback_id = id == k_none ? std::string_view() : id;
   return true;
 }
 
@@ -149,7 +147,7 @@ bool parse_heading(std::string_view l, Entry& e, std::string& reason) {
 // two of them: a comma inside a file name then survives the round trip.
 std::vector<std::string> split_files(std::string_view v) {
   std::vector<std::string> out;
-  if (v == std::string_view(k_none)) return out;
+  if (v == k_none) return out;
   std::string_view sep = v.substr(0, 1) == "/" ? ", /" : ", ";
   for (size_t at; (at = v.find(sep)) != std::string_view::npos; v.remove_prefix(at + 2))
     out.emplace_back(v.substr(0, at));
@@ -197,7 +195,7 @@ size_t parse_entry(const std::vector<Line>& lines, size_t at, Entry& e, Malforme
     if (idx == 0)
       e.files = split_files(value);
     else
-      e.*k_members[idx] = value;
+      e.*k_members[idx] = value == k_none ? std::string_view() : value;
   }
   if (found < k_field_count) {
     size_t missing = static_cast<size_t>(std::find(seen, seen + k_field_count, false) - seen);
@@ -211,7 +209,7 @@ size_t parse_entry(const std::vector<Line>& lines, size_t at, Entry& e, Malforme
 // and the live file leaves byte-identical copies; entries without an id are
 // compared whole so that two of them in one second are not merged.
 std::string dedup_key(const Entry& e) {
-  if (!e.rollback_id.empty() && e.rollback_id != k_none) return e.rollback_id + '\n' + e.time;
+  if (!e.rollback_id.empty()) return e.rollback_id + '\n' + e.time;
   return format_entry(e);
 }
 
@@ -219,7 +217,7 @@ std::string dedup_key(const Entry& e) {
 // plain characters so they can never name another folder or split wrongly.
 std::string name_key(const Entry& e) {
   std::string id = e.rollback_id;
-  if (id.empty() || id == k_none) {
+  if (id.empty()) {
     id.clear();
     for (char c : e.time)
       if (c != '-' && c != ':') id += c;
@@ -366,6 +364,8 @@ struct Collector {
 
 }  // namespace
 
+std::string or_none(std::string_view value) { return value.empty() ? std::string(k_none) : std::string(value); }
+
 std::string format_entry(const Entry& e) {
   std::string files;
   for (const std::string& f : e.files) {
@@ -374,10 +374,10 @@ std::string format_entry(const Entry& e) {
     if (!files.empty()) files += ", ";
     files += one;
   }
-  std::string out = fmt::format("## {}{}{}{}rollback-id: {}\n", or_none(e.time), k_sep, or_none(e.kind), k_sep,
-                                or_none(e.rollback_id));
-  append_field(out, k_labels[0], files.empty() ? std::string(k_none) : files);
-  for (size_t i = 1; i < k_field_count; ++i) append_field(out, k_labels[i], or_none(e.*k_members[i]));
+  std::string out = fmt::format("## {}{}{}{}rollback-id: {}\n", flat_or_none(e.time), k_sep, flat_or_none(e.kind),
+                                k_sep, flat_or_none(e.rollback_id));
+  append_field(out, k_labels[0], or_none(files));
+  for (size_t i = 1; i < k_field_count; ++i) append_field(out, k_labels[i], flat_or_none(e.*k_members[i]));
   out += '\n';
   return out;
 }

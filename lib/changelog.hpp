@@ -25,28 +25,32 @@
 
 namespace kai {
 
-inline constexpr const char* k_none = "\xE2\x80\x94";  // "—"
-
 struct Entry {
   std::string time;         // 2026-07-09T14:25:30Z
   std::string kind;         // edit write delete run rollback rejected timeout blocked
-  std::string rollback_id;  // 20260709T142530Z[-N], or "—"
-  std::vector<std::string> files;  // absolute paths; empty prints "—"
-  std::string action;       // edit_file write_file delete_file run_shell rollback, or "—"
+  // An empty value is "none" (no file, no backup, not reversible), which
+  // the changelog prints as "—".
+  std::string rollback_id;  // 20260709T142530Z[-N], or empty
+  std::vector<std::string> files;  // absolute paths
+  std::string action;       // edit_file write_file delete_file run_shell rollback, or empty
   std::string summary;
   std::string why;
-  std::string backup;       // absolute path or "—"
+  std::string backup;       // absolute path(s), or empty
   std::string approver;
   std::string result;       // ok, failed: …, rejected: …
-  std::string rollback;     // "restore a.bak-kaicoder-X → a", "delete a", "—"
+  std::string rollback;     // "restore a.bak-kaicoder-X → a", "delete a", or empty
   size_t line = 0;          // 1-based line of the heading when parsed
 };
 
 // The entry exactly as SPEC §6 prints it, ending with a blank line. Every
 // value is flattened to one trimmed line (line breaks become a space); an
-// empty value prints "—", and parse_changelog gives "—" back for it (files:
-// an empty list).
+// empty value prints "—", and parse_changelog gives an empty value back for
+// it (files: an empty list).
 std::string format_entry(const Entry& e);
+
+// `value`, or the changelog's mark for none ("—") when it is empty: for any
+// other place that shows an entry's field (the JSON of an entry).
+std::string or_none(std::string_view value);
 
 struct Malformed {
   size_t line = 0;

@@ -131,7 +131,7 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   // As git apply does: a folder the changeset leaves empty goes. A rollback
   // brings it back with the files it restores.
   for (auto it = emptied.rbegin(); it != emptied.rend(); ++it) remove_empty_dir(ws, *it);
-  return record_applied(ws, p, t, t.entry.backup == k_none ? "" : t.entry.backup);
+  return record_applied(ws, p, t, t.entry.backup);
 }
 
 }  // namespace kai

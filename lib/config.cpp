@@ -128,7 +128,7 @@ Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
 std::map<std::string, Handler> handlers() {
   std::map<std::string, Handler> h;
   // Choices are copied into the lambda: an initializer_list would dangle.
-  auto str = [](std::string Config::*m, Choices allowed) {
+  auto str = [](std::string Config::*m, const Choices& allowed) {
     return [m, allowed](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       auto s = get_string(c, n, key);
       if (!s) return s.error();
@@ -145,6 +145,15 @@ std::map<std::string, Handler> handlers() {
       return ok_status();
     };
   };
+  // A time limit written in seconds, kept in milliseconds.
+  auto secs = [](std::chrono::milliseconds Config::*m, long lo, long hi) {
+    return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_int(c, n, key, lo, hi);
+      if (!v) return v.error();
+      c.cfg.*m = std::chrono::seconds(*v);
+      return ok_status();
+    };
+  };
   auto add = [](std::vector<std::string> Config::*m, bool globs) {
     return [m, globs](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       auto v = get_list(c, n, key, globs);
@@ -154,7 +163,7 @@ std::map<std::string, Handler> handlers() {
     };
   };
   // Absolute, normalised paths starting with `prefix`, other than "/".
-  auto abs_paths = [](std::vector<std::string> Config::*m, std::string prefix) {
+  auto abs_paths = [](std::vector<std::string> Config::*m, const std::string& prefix) {
     return [m, prefix](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       const toml::array* a = n.as_array();
       auto v = get_list(c, n, key, false);
@@ -210,7 +219,7 @@ std::map<std::string, Handler> handlers() {
     c.cfg.allow_unusual_names = b->get();
     return ok_status();
   };
-  h["run.timeout"] = num(&Config::run_timeout, 1, 24 * 3600);
+  h["run.timeout"] = secs(&Config::run_timeout, 1, 24 * 3600);
   h["run.max_output"] = num(&Config::max_output, 1024, 64L << 20);
   h["run.sandbox"] = str(&Config::sandbox, {"full", "landlock", "none"});
   h["run.network"] = str(&Config::network, {"off", "on"});
@@ -250,10 +259,10 @@ std::map<std::string, Handler> handlers() {
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});
   h["hooks.review"] = str(&Config::review, {});
-  h["hooks.timeout"] = num(&Config::notify_timeout, 1, 300);
-  h["hooks.review_timeout"] = num(&Config::review_timeout, 1, 3600);
+  h["hooks.timeout"] = secs(&Config::notify_timeout, 1, 300);
+  h["hooks.review_timeout"] = secs(&Config::review_timeout, 1, 3600);
   h["hooks.adapter.wait"] = num(&Config::hook_wait, 0, 3600);
-  h["run.validate_timeout"] = num(&Config::validate_timeout, 1, 3600);
+  h["run.validate_timeout"] = secs(&Config::validate_timeout, 1, 3600);
   h["changelog.path"] = str(&Config::changelog, {});
   h["changelog.keep"] = num(&Config::changelog_keep, 10, 100000);
   h["certify.paths"] = add(&Config::certify_paths, true);

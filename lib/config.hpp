@@ -9,6 +9,7 @@
 // deny_read/deny_write/protected/confirm lists; any other key is an error.
 
 #include <filesystem>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -48,9 +49,10 @@ struct Config {
                                       "compose*.y*ml", ".claude/**", ".cursor/**", ".codex/**", ".gemini/**",
                                       ".mcp.json", ".vscode/**", ".husky/**",
                                       ".pre-commit-config.yaml", ".gitlab-ci.yml", "kaicoder-approvals/**"};
-  // [run]
-  long run_timeout = 600;
-  long validate_timeout = 60;  // seconds each [validate] command may take
+  // [run] The files give these limits in seconds; inside lib/ they are
+  // milliseconds, so tests can use short ones.
+  std::chrono::milliseconds run_timeout{600'000};
+  std::chrono::milliseconds validate_timeout{60'000};  // each [validate] command
   long max_output = 65536;
   std::string sandbox = "full";   // full, landlock or none (lib/sandbox.hpp)
   std::string network = "off";    // "on": runs share the host's network
@@ -64,7 +66,7 @@ struct Config {
   long risk_medium = 5, risk_high = 20;
   // [hooks] — shell strings run with /bin/sh -c from root; empty = none
   std::string notify, review;
-  long notify_timeout = 10, review_timeout = 60;
+  std::chrono::milliseconds notify_timeout{10'000}, review_timeout{60'000};
   bool hooks_network = false;  // [hooks] network: hooks share the host's network
   // [hooks.adapter] wait: seconds `kaicoder hook` waits for a person to decide
   // what it staged before it answers the harness; 0 = answer at once

@@ -14,7 +14,6 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
   Entry e;
   e.time = iso_utc(ws.clock->now());
   e.kind = kind;
-  e.rollback_id = k_none;
   if (p.kind == Kind::changeset) {
     for (const Change& c : p.changes) {
       e.files.push_back((ws.root / c.path).string());
@@ -26,10 +25,8 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
   e.action = std::string(action_name(p.kind));
   e.summary = make_visible(summary);
   e.why = p.why;
-  e.backup = k_none;
   e.approver = approver;
   e.result = result;
-  e.rollback = k_none;
   return ws.redact(std::move(e));
 }
 
@@ -61,7 +58,7 @@ Status expire(Workspace& ws, Proposal& p) {
   p.outcome_code = static_cast<int>(Errc::timeout);
   // Entry first: if we die in between, the next sweep logs it again rather
   // than never; the status change is what makes it happen once.
-  KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "timeout", k_none, p.result, p.summary)));
+  KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "timeout", "", p.result, p.summary)));
   KAI_TRY(ws.store.save(p));
   queue_notify(ws, p, "timeout");
   return ok_status();
@@ -117,11 +114,11 @@ Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
-  Entry e = unreversible_entry(ws, due.front(), "timeout", k_none, due.front().result,
+  Entry e = unreversible_entry(ws, due.front(), "timeout", "", due.front().result,
                                fmt::format("{} proposals expired: {}", ids.size(), id_ranges(ids)));
   e.files = std::move(files);
   bool one_action = std::all_of(due.begin(), due.end(), [&](const Proposal& p) { return p.kind == due.front().kind; });
-  e.action = one_action ? std::string(action_name(due.front().kind)) : k_none;
+  e.action = one_action ? std::string(action_name(due.front().kind)) : "";
   e.why = "";  // each had its own; `kaicoder show ID` has it
   KAI_TRY(ws.changelog.prepend(ws.redact(std::move(e))));
   KAI_TRY(ws.store.save_all(due));
@@ -146,6 +143,7 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   if (due.size() == 1) KAI_TRY(expire(ws, due.front()));
   else if (due.size() > 1) KAI_TRY(expire_burst(ws, due));
   std::vector<int> out;
+  out.reserve(due.size());
   for (const auto& p : due) out.push_back(p.id);
   return out;
 }

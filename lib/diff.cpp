@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "lib/git.hpp"
+#include "lib/util/git_quote.hpp"
 
 namespace kai {
 namespace {
@@ -31,45 +32,12 @@ bool is_binary(std::optional<std::string_view> side) {
 
 std::string short_id(const std::string& blob) { return blob.substr(0, 7); }
 
-// git quotes a header path holding control characters, '"', '\\' or
-// non-ASCII bytes (core.quotePath), C style; `git apply` undoes exactly this.
-std::string quote_path(std::string_view prefix, std::string_view path) {
-  std::string whole = std::string(prefix) + std::string(path);
-  bool plain = std::none_of(whole.begin(), whole.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u >= 0x7f || c == '"' || c == '\\';
-  });
-  if (plain) return whole;
-  std::string out = "\"";
-  for (char c : whole) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '\a': out += "\\a"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\v': out += "\\v"; continue;
-      case '\f': out += "\\f"; continue;
-      case '\r': out += "\\r"; continue;
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      default: break;
-    }
-    if (u < 0x20 || u >= 0x7f)
-      fmt::format_to(std::back_inserter(out), "\\{:03o}", u);
-    else
-      out += c;
-  }
-  out += '"';
-  return out;
-}
-
 // Only the executable bit survives into a git tree entry.
 unsigned git_file_mode(unsigned mode) { return (mode & 0111) != 0 ? 0100755 : 0100644; }
 
 void append_headers(std::string& out, std::string_view path, const FileDiff& d, unsigned mode) {
   const bool has_old = !d.old_blob.empty(), has_new = !d.new_blob.empty();
-  const std::string a = quote_path("a/", path), b = quote_path("b/", path);
+  const std::string a = quote_c_style("a/", path), b = quote_c_style("b/", path);
   auto it = std::back_inserter(out);
   fmt::format_to(it, "diff --git {} {}\n", a, b);
   if (!has_old)
@@ -88,7 +56,7 @@ void append_headers(std::string& out, std::string_view path, const FileDiff& d, 
 }
 
 std::string binary_summary(std::string_view path, const FileDiff& d) {
-  const std::string name = quote_path("", path);
+  const std::string name = quote_c_style("", path);
   if (d.old_blob.empty())
     return fmt::format("Binary file {} created ({} bytes, blob {})\n", name, d.new_size, short_id(d.new_blob));
   if (d.new_blob.empty())
@@ -120,6 +88,14 @@ Result<PatchPtr> make_patch(std::string_view path, std::optional<std::string_vie
   PatchPtr patch(raw);
   KAI_TRY(git_check(rc, "diffing"));
   return patch;
+}
+
+// The hex id libgit2 found for `bytes`, or their hash when it left none.
+std::string id_or_hash(const git_oid& id, std::string_view bytes) {
+  if (git_oid_is_zero(&id)) return blob_id(bytes);
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, &id);
+  return hex;
 }
 
 bool is_body_line(char origin) {
@@ -312,23 +288,24 @@ Result<FileDiff> diff_buffers(std::string_view rel_path, std::optional<std::stri
                               std::optional<std::string_view> after, unsigned mode, const DiffOptions& opts) {
   git_init_once();
   FileDiff d;
-  if (before) {
-    d.old_size = before->size();
-    d.old_blob = blob_id(*before);
-  }
-  if (after) {
-    d.new_size = after->size();
-    d.new_blob = blob_id(*after);
-  }
+  if (before) d.old_size = before->size();
+  if (after) d.new_size = after->size();
   // Bytes, not ids, decide "unchanged": equal ids must never hide a change.
-  if (before.has_value() == after.has_value() && (!before || *before == *after)) return d;
-  if (is_binary(before) || is_binary(after)) {
+  const bool unchanged = before.has_value() == after.has_value() && (!before || *before == *after);
+  if (unchanged || is_binary(before) || is_binary(after)) {
+    if (before) d.old_blob = blob_id(*before);
+    if (after) d.new_blob = blob_id(*after);
+    if (unchanged) return d;
     d.binary = true;
     d.text = binary_summary(rel_path, d);
     return d;
   }
   Result<PatchPtr> patch = make_patch(rel_path, before, after, opts.context);
   if (!patch) return patch.error();
+  // libgit2 hashed both sides to build the patch: a large file is not hashed twice.
+  const git_diff_delta* delta = git_patch_get_delta(patch->get());
+  if (before) d.old_blob = delta ? id_or_hash(delta->old_file.id, *before) : blob_id(*before);
+  if (after) d.new_blob = delta ? id_or_hash(delta->new_file.id, *after) : blob_id(*after);
   Result<Scan> scan = scan_patch(patch->get());
   if (!scan) return scan.error();
   d.added = scan->added;

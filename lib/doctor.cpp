@@ -345,7 +345,7 @@ void check_sandbox(const Workspace& ws, Checks& out) {
   const SandboxMode at = refused ? SandboxMode::none : want;
   const bool full = at == SandboxMode::full, landlock = at == SandboxMode::landlock;
   const bool net_on = ws.cfg.network == "on";
-  auto line = [&](std::string name, bool good, std::string text) {
+  auto line = [&](const std::string& name, bool good, std::string text) {
     add(out, "sandbox: " + name, refused ? Level::fail : good ? Level::ok : Level::warn, std::move(text));
   };
   if (refused) return line("runs", false, "refused: nothing runs until the level is supported or lowered");

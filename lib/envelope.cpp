@@ -35,9 +35,9 @@ json diff_object(const FileDiff& d) {
 }
 
 json entry_object(const Entry& e) {
-  return {{"time", e.time},       {"kind", e.kind},       {"rollback_id", e.rollback_id}, {"files", e.files},
-          {"action", e.action},   {"summary", e.summary}, {"why", e.why},                 {"backup", e.backup},
-          {"approver", e.approver}, {"result", e.result}, {"rollback", e.rollback}};
+  return {{"time", e.time},       {"kind", e.kind},       {"rollback_id", or_none(e.rollback_id)}, {"files", e.files},
+          {"action", or_none(e.action)}, {"summary", e.summary}, {"why", e.why}, {"backup", or_none(e.backup)},
+          {"approver", or_none(e.approver)}, {"result", e.result}, {"rollback", or_none(e.rollback)}};
 }
 
 json outcome_object(const Outcome& o) {

@@ -8,6 +8,7 @@
 #include "lib/runs.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -35,7 +36,8 @@ void log_line(const Workspace& ws, const std::string& line) {
 
 // One hook run: `command` with `doc` on stdin, from root, in a scratch folder
 // of its own that is removed afterwards.
-Result<RunResult> run_hook(const Workspace& ws, const std::string& command, const std::string& doc, long timeout,
+Result<RunResult> run_hook(const Workspace& ws, const std::string& command, const std::string& doc,
+                           std::chrono::milliseconds timeout,
                            size_t max_output, bool root_writable,
                            const std::vector<std::pair<std::string, std::string>>& vars) {
   auto scratch = ws.store.make_scratch("hook");
@@ -51,7 +53,7 @@ Result<RunResult> run_hook(const Workspace& ws, const std::string& command, cons
     spec.env = with_env(std::move(spec.env), "TMPDIR", scratch->string());
     for (const auto& [name, value] : vars) spec.env = with_env(std::move(spec.env), name, value);
     spec.stdin_path = *scratch / "stdin.json";
-    spec.timeout = std::chrono::seconds(timeout);
+    spec.timeout = timeout;
     spec.max_output = max_output;
     spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
     r = run_command(spec);
@@ -101,7 +103,7 @@ void flush_notify(Workspace& ws) {
                       {{"KAICODER_EVENT", event}, {"KAICODER_PROPOSAL", which}});
     const std::string what = fmt::format("notify {} proposal{} {}", event, ids.empty() ? "" : "s", which);
     if (!r) log_line(ws, fmt::format("{}: not run: {}", what, r.error().message));
-    else if (r->timed_out) log_line(ws, fmt::format("{}: timed out after {} s; killed", what, ws.cfg.notify_timeout));
+    else if (r->timed_out) log_line(ws, fmt::format("{}: timed out after {} s; killed", what, seconds_text(ws.cfg.notify_timeout)));
     else if (r->exit_code != 0) log_line(ws, fmt::format("{}: failed: exit {}: {}", what, r->exit_code, last_line(r->err)));
     else log_line(ws, fmt::format("{}: ok ({} ms)", what, r->elapsed.count()));
   }
@@ -126,7 +128,7 @@ Review review_proposal(const Workspace& ws, const Proposal& p, const FileDiff& d
   std::string text = r->out;
   if (rv.status != "ok") {
     text += r->err;
-    text += r->timed_out ? fmt::format("[review timed out after {} s; killed]\n", ws.cfg.review_timeout)
+    text += r->timed_out ? fmt::format("[review timed out after {} s; killed]\n", seconds_text(ws.cfg.review_timeout))
                          : fmt::format("[review exited {}]\n", r->exit_code);
   }
   rv.text = make_visible(text);

@@ -5,51 +5,11 @@
 #include <optional>
 #include <utility>
 
+#include "lib/util/git_quote.hpp"
+
 namespace kai {
 
 using patch_detail::shown;
-
-Result<std::string> unquote_c_style(std::string_view s, size_t& end) {
-  std::string out;
-  auto bad = [] { return make_error(Errc::usage, "malformed quoted path in the patch"); };
-  if (s.empty() || s[0] != '"') return bad();
-  for (size_t i = 1; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '"') {
-      end = i + 1;
-      return out;
-    }
-    if (c != '\\') {
-      out += c;
-      continue;
-    }
-    if (++i >= s.size()) return bad();
-    c = s[i];
-    switch (c) {
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 't': out += '\t'; break;
-      case 'n': out += '\n'; break;
-      case 'v': out += '\v'; break;
-      case 'f': out += '\f'; break;
-      case 'r': out += '\r'; break;
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      default: {
-        if (c < '0' || c > '3' || i + 2 >= s.size()) return bad();
-        unsigned v = 0;
-        for (size_t k = 0; k < 3; ++k) {
-          char d = s[i + k];
-          if (d < '0' || d > '7') return bad();
-          v = v * 8 + static_cast<unsigned>(d - '0');
-        }
-        out += static_cast<char>(v);
-        i += 2;
-      }
-    }
-  }
-  return bad();
-}
 
 namespace {
 

@@ -27,8 +27,4 @@ namespace kai {
 // Errors: see parse_patch in lib/patch.hpp. Reads nothing but `text`.
 Result<Changeset> parse_unified(std::string_view text, const PatchLimits& limits = {});
 
-// `s` unquoted from git's C-style quoting (the opening '"' at s[0]); `end`
-// is set past the closing quote. Errc::usage when the quoting is malformed.
-Result<std::string> unquote_c_style(std::string_view s, size_t& end);
-
 }  // namespace kai

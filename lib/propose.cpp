@@ -109,11 +109,13 @@ Result<FileState> read_current(Workspace& ws, const RootPath& rp, Kind kind) {
   return st;
 }
 
-Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileState& cur) {
-  if (p.kind == Kind::write) return std::optional<std::string>(p.content);
+// The bytes the proposal leaves: a view of a write's content or of an edit's
+// result, kept in `edited`; nullopt for a deletion. Large files are not copied.
+Result<std::optional<std::string_view>> proposed_bytes(const Proposal& p, const FileState& cur, std::string& edited) {
+  if (p.kind == Kind::write) return std::optional<std::string_view>(p.content);
   if (!cur.exists) return make_error(Errc::conflict, fmt::format("'{}' does not exist", p.path),
                                      p.kind == Kind::edit ? "create it with --content-file" : "");
-  if (p.kind == Kind::del) return std::optional<std::string>{};
+  if (p.kind == Kind::del) return std::optional<std::string_view>{};
   if (p.replace_all) {
     ReplacedAll all = replace_every(cur.bytes, p.target, p.replacement);
     if (all.count == 0)
@@ -125,11 +127,13 @@ Result<std::optional<std::string>> proposed_bytes(const Proposal& p, const FileS
                         fmt::format("target now occurs {} times in '{}', not {} as when it was proposed", all.count,
                                     p.path, p.occurrences),
                         "propose the change again against the file as it is now");
-    return std::optional<std::string>(std::move(all.bytes));
+    edited = std::move(all.bytes);
+    return std::optional<std::string_view>(edited);
   }
   auto r = apply_edit(cur.bytes, p.target, p.replacement, p.path);
   if (!r) return r.error();
-  return std::optional<std::string>(std::move(*r));
+  edited = std::move(*r);
+  return std::optional<std::string_view>(edited);
 }
 
 }  // namespace
@@ -193,13 +197,12 @@ Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOption
   if (!rp) return rp.error();
   auto cur = read_current(ws, *rp, p.kind);
   if (!cur) return cur.error();
-  auto after = proposed_bytes(p, *cur);
-  if (!after) return after.error();
+  std::string edited;
+  auto next = proposed_bytes(p, *cur, edited);
+  if (!next) return next.error();
   std::optional<std::string_view> before;
   if (cur->exists) before = cur->bytes;
-  std::optional<std::string_view> next;
-  if (*after) next = **after;
-  return diff_buffers(p.path, before, next, cur->exists ? cur->mode : 0644u, opts);
+  return diff_buffers(p.path, before, *next, cur->exists ? cur->mode : 0644u, opts);
 }
 
 Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path& cwd, DryRun dry, const DiffOptions& opts) {
@@ -225,17 +228,19 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   auto cur = read_current(ws, *rp, p.kind);
   if (!cur) return cur.error();
   if (p.replace_all && cur->exists) p.occurrences = replace_every(cur->bytes, p.target, p.replacement).count;
-  auto after = proposed_bytes(p, *cur);
+  std::string edited;
+  auto after = proposed_bytes(p, *cur, edited);
   if (!after) return after.error();
-  if (*after && cur->exists && **after == cur->bytes)
+  const std::optional<std::string_view> next = *after;
+  if (next && cur->exists && *next == cur->bytes)
     return make_error(Errc::usage, fmt::format("the proposed content of '{}' is what the file already holds", p.path),
                       "nothing to change; nothing was staged");
-  p.base = {cur->exists, cur->exists ? blob_id(cur->bytes) : "", cur->exists ? cur->mode : 0644u};
-  std::optional<std::string_view> before, next;
+  std::optional<std::string_view> before;
   if (cur->exists) before = cur->bytes;
-  if (*after) next = **after;
-  auto diff = diff_buffers(p.path, before, next, p.base.mode, opts);
+  auto diff = diff_buffers(p.path, before, next, cur->exists ? cur->mode : 0644u, opts);
   if (!diff) return diff.error();
+  // The diff has hashed the current bytes already.
+  p.base = {cur->exists, cur->exists ? diff->old_blob : "", cur->exists ? cur->mode : 0644u};
   p.summary = ws.redact(req.summary.empty() ? cut_to_length(default_summary(p, *cur, *diff), static_cast<size_t>(ws.cfg.limits.summary))
                                             : req.summary);
   std::string why_tier;
@@ -264,7 +269,7 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   if (v.decision == Decision::allow && p.validation.status == "failed") v = {Decision::ask, v.rule + ", validation failed"};
   p.decision = v.decision;
   p.decision_rule = v.rule;
-  Staged out{p, std::move(*diff), std::nullopt};
+  Staged out{std::move(p), std::move(*diff), std::nullopt};
   if (dry == DryRun::yes) return out;
   out.proposal.review = review_proposal(ws, out.proposal, out.diff);  // slow: before the lock
   auto staged = stage(ws, out, v);

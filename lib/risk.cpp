@@ -13,6 +13,7 @@
 #include "lib/git.hpp"
 #include "lib/policy.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/version.hpp"
 #include "lib/workspace.hpp"
 
 namespace kai {
@@ -64,7 +65,7 @@ std::vector<Tracked> tracked_entries(git_index* idx) {
 // Same entries, same paths → same graph; stat data that `git status`
 // refreshes in the index does not change it, so it is not part of the key.
 std::string index_key(const std::vector<Tracked>& entries) {
-  std::string buf = fmt::format("{} {}\n", k_cache_magic, KAICODER_VERSION);
+  std::string buf = fmt::format("{} {}\n", k_cache_magic, version());
   buf.reserve(buf.size() + entries.size() * 64);
   for (const auto& e : entries) {
     buf += e.path;

@@ -30,7 +30,6 @@ namespace {
 using Steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr auto k_kill_grace = std::chrono::seconds(2);  // SIGTERM → SIGKILL
 constexpr auto k_linger = milliseconds(250);            // leftovers may finish writing
 constexpr auto k_last_drain = milliseconds(1000);       // after SIGKILL, for escaped holders of the pipes
 constexpr size_t k_read_chunk = 65536;
@@ -342,7 +341,7 @@ private:
       if (due) {
         signal_group(SIGTERM);
         m_term_sent = true;
-        m_kill_at = now + k_kill_grace;
+        m_kill_at = now + m_spec.kill_grace;
       }
     }
     if (m_term_sent && !m_kill_sent && now >= *m_kill_at) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
 #include "lib/confine.hpp"
@@ -14,6 +15,7 @@
 #include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -214,12 +216,12 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   const Classification& c = out.classification;
   p.summary = ws.redact(cut_to_length(make_visible(command_text(p)), static_cast<size_t>(ws.cfg.limits.summary)));
   if (c.verdict == RunVerdict::blocked) {
-    out.verdict = "blocked";
+    out.verdict = RunVerdict::blocked;
     if (dry == DryRun::no) {
       auto lock = ws.store.lock();
       if (!lock) return lock.error();
       std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
-      KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", k_none, why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+      KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", "", why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
       p.result = why;
       queue_notify(ws, p, "blocked");
     }
@@ -236,7 +238,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   p.decision_rule = v.rule;
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));
-  out.verdict = v.decision == Decision::allow ? "allow" : std::string(to_string(c.verdict));
+  out.verdict = v.decision == Decision::allow ? RunVerdict::allow : c.verdict;
   if (dry == DryRun::yes) return out;
   p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
   {
@@ -310,8 +312,10 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
   // --timeout may shorten the owner's limit, never lengthen it.
-  long limit = p.timeout > 0 ? std::min(p.timeout, ws.cfg.run_timeout) : ws.cfg.run_timeout;
-  spec.timeout = std::chrono::seconds(limit);
+  // --timeout (whole seconds) may only shorten [run] timeout
+  spec.timeout = ws.cfg.run_timeout;
+  if (p.timeout > 0 && p.timeout < std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count())
+    spec.timeout = std::chrono::seconds(p.timeout);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
   confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network});
   spec.on_output = on_output;
@@ -343,7 +347,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   }
   (void)write_file_atomic(ws.store.staging_dir(id) / "stdout", r->out, 0600);
   (void)write_file_atomic(ws.store.staging_dir(id) / "stderr", r->err, 0600);
-  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", limit)
+  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", seconds_text(spec.timeout))
                                     : fmt::format("exit {}", r->exit_code);
   std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                                     r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);

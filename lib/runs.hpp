@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "lib/changelog.hpp"
 #include "lib/proposal.hpp"
@@ -38,7 +38,7 @@ struct RunOutcome {
 struct StagedRun {
   Proposal proposal;              // id 0 on a dry run or when blocked
   Classification classification;
-  std::string verdict;            // blocked | confirm | ask | allow
+  RunVerdict verdict = RunVerdict::ask;  // allow only when the policy allowed it
   std::optional<RunOutcome> ran;  // set when the policy allowed it and it ran
   bool existing = false;          // a retry: `proposal` is the pending one it repeats, nothing new was staged
 };

@@ -196,7 +196,7 @@ Status finish(Workspace& ws, const Txn& t) {
       p->state = t.done_state;
       if (t.done_state == State::applied) {
         p->rollback_id = t.rec.id;
-        p->backup = t.entry.backup == k_none ? "" : t.entry.backup;
+        p->backup = t.entry.backup;
         // A run keeps its own outcome (its exit code) when its files come back.
         if (p->kind != Kind::run) {
           p->result = t.entry.result;
@@ -328,17 +328,17 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
     e.files.push_back((ws.root / f.rel).string());
     // Several files: a backup for each, in the same order ("—" for a new one).
     if (!f.backup_rel.empty()) backups.push_back((ws.root / f.backup_rel).string());
-    else if (n > 1) backups.push_back(std::string(k_none));
+    else if (n > 1) backups.push_back(or_none(""));  // keeps the list in line with the files
     undo.push_back(f.before.exists ? fmt::format("restore {} \u2192 {}", base_of(f.backup_rel), base_of(f.rel))
                                    : fmt::format("delete {}", base_of(f.rel)));
   }
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s.empty() ? std::string(k_none) : s;
+    return s;
   };
-  const bool any_backup = std::any_of(backups.begin(), backups.end(), [](const std::string& b) { return b != k_none; });
-  e.backup = any_backup ? join(backups) : std::string(k_none);
+  const bool any_backup = std::any_of(backups.begin(), backups.end(), [](const std::string& b) { return b != or_none(""); });
+  e.backup = any_backup ? join(backups) : std::string();
   e.rollback = join(undo);
   return ws.redact(std::move(e));
 }

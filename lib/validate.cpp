@@ -8,6 +8,7 @@
 #include "lib/shell.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -41,7 +42,7 @@ ValidationCheck run_check(const Workspace& ws, const fs::path& dir, const fs::pa
   spec.cwd = ws.root;  // scripts named relative to root are found; writes stay confined
   confine(ws, spec, ConfineOptions{false, {dir}, false});
   spec.env = with_env(std::move(spec.env), "TMPDIR", (dir / ".tmp").string());
-  spec.timeout = std::chrono::seconds(ws.cfg.validate_timeout);
+  spec.timeout = ws.cfg.validate_timeout;
   spec.max_output = k_max_check_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   auto r = run_command(spec);
@@ -53,7 +54,7 @@ ValidationCheck run_check(const Workspace& ws, const fs::path& dir, const fs::pa
   c.timed_out = r->timed_out;
   c.status = r->exit_code == 0 && !r->timed_out ? "ok" : "failed";
   std::string text = r->out + r->err;
-  if (r->timed_out) text += fmt::format("[timed out after {} s; killed]\n", ws.cfg.validate_timeout);
+  if (r->timed_out) text += fmt::format("[timed out after {} s; killed]\n", seconds_text(ws.cfg.validate_timeout));
   // The output names the private copy; the reviewer knows the file by its path.
   c.output = make_visible(replace_all(text, copy.string(), copy.lexically_relative(dir).string()));
   return c;

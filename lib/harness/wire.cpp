@@ -78,12 +78,12 @@ Result<Written> write_user_file(Workspace& ws, const IntegratePlan& plan, const 
   Entry e;
   e.time = iso_utc(t);
   e.kind = "write";
-  e.rollback_id = "\u2014";
+  e.rollback_id.clear();  // not reversible: the changelog prints its mark for none
   e.files = {f.abs.string()};
   e.action = "write_file";
   e.summary = fmt::format("wired {} in the owner's user settings", harness_name(plan.harness));
   e.why = why_of(plan);
-  e.backup = w.backup.empty() ? "\u2014" : w.backup;
+  e.backup = w.backup;
   e.approver = who.user;
   e.result = "ok";
   e.rollback = w.backup.empty() ? fmt::format("outside root: delete {} by hand", f.abs.string())

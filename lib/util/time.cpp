@@ -42,4 +42,17 @@ int64_t unix_seconds(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
+std::string seconds_text(std::chrono::milliseconds d) {
+  const auto ms = d.count();
+  std::string out = std::to_string(ms / 1000);
+  if (long long frac = ms % 1000; frac != 0) {
+    char digits[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                      static_cast<char>('0' + frac % 10), '\0'};
+    std::string f = digits;
+    while (f.back() == '0') f.pop_back();
+    out += '.' + f;
+  }
+  return out;
+}
+
 }  // namespace kai

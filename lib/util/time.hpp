@@ -23,5 +23,7 @@ std::string iso_utc(TimePoint t);
 // Parses iso_utc() output; returns false when malformed.
 bool parse_iso_utc(const std::string& s, TimePoint& out);
 int64_t unix_seconds(TimePoint t);
+// A duration in seconds as messages show it: "600", "0.25".
+std::string seconds_text(std::chrono::milliseconds d);
 
 }  // namespace kai

@@ -216,7 +216,7 @@ std::string log_main(const Workspace& ws, const Guard& g, const std::vector<Entr
     out += fact("Rollback", say(ws, e.rollback));
     out += fact("Rollback id", fmt::format("<code>{}</code>", say(ws, e.rollback_id)));
     out += "</dl>\n";
-    if (e.rollback_id != k_none && e.rollback != k_none)
+    if (!e.rollback_id.empty() && !e.rollback.empty())
       out += fmt::format("<form method=\"get\" action=\"/rollback/{0}\"><button class=\"rollback\" type=\"submit\" "
                          "aria-label=\"Roll back {0}\">Roll back\u2026</button></form>\n",
                          escape(e.rollback_id));

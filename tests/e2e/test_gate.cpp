@@ -6,7 +6,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "tests/support/checks.hpp"
+#include "tests/support/loop.hpp"
 
 namespace {
 using namespace kai::test;
@@ -205,7 +205,7 @@ TEST_CASE("an approved run executes once and a waiting proposer gets its output 
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
   Process waiter = repo.spawn_kai({"run", "--why", "t", "--wait", "--shell", "echo hello-from-run; exit 7"});
-  for (int i = 0; i < 100 && !repo.exists(".kaicoder/staging/1/meta.json"); ++i) std::this_thread::sleep_for(50ms);
+  REQUIRE(staged(repo, 1));
   Run a = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(a, 0);
   Run w = waiter.finish(30s);

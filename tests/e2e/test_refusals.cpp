@@ -7,7 +7,7 @@
 #include <iterator>
 #include <thread>
 
-#include "tests/support/checks.hpp"
+#include "tests/support/loop.hpp"
 
 namespace {
 using namespace kai::test;
@@ -21,13 +21,6 @@ std::string compact_utc(std::time_t t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
   return buf;
-}
-
-// Approve proposal `id` and return its rollback id.
-std::string approve(const TempRepo& repo, int id) {
-  Run a = repo.kai_tty({"--json", "approve", std::to_string(id)}, "y");
-  KAI_REQUIRE_EXIT(a, 0);
-  return json_of(a).at("applied").at("rollback_id").get<std::string>();
 }
 
 // The changelog holds nothing but `failed` entries: refusals, no change.
@@ -527,12 +520,7 @@ TEST_CASE("a --wait proposer learns that the apply was refused", "[e2e][refusal]
   repo.init();
   Process waiter = repo.spawn_kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w", "--wait"},
                                   "from the agent\n");
-  bool staged = false;
-  for (int i = 0; i < 200 && !staged; ++i) {
-    staged = repo.exists(".kaicoder/staging/1/meta.json");
-    if (!staged) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  REQUIRE(staged);
+  REQUIRE(staged(repo, 1));
   repo.write("a.txt", "hand edit\n");
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 6);
   Run w = waiter.finish(15s);

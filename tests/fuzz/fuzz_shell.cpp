@@ -1,4 +1,4 @@
-// libFuzzer target for the shell tokenizer and classifier (lib/shell*).
+// libFuzzer target for the shell tokenizer and classifier (lib/shell/).
 // Built and run by tests/fuzz/run.sh. Besides crashes, leaks, undefined
 // behaviour and hangs, it checks the promises the rest of kaicoder relies on:
 //   - the classifier never returns `allow` (only the policy may);

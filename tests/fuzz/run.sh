@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the fuzz targets (libFuzzer, AddressSanitizer and
-# UndefinedBehaviorSanitizer) straight from the lib/ sources each needs, and
-# run them for a bounded time, shared between them: fuzz_shell (the shell
+# UndefinedBehaviorSanitizer) with CMake's KAICODER_FUZZ option, which links
+# each to the code it exercises (tests/fuzz/CMakeLists.txt), and run them for
+# a bounded time, shared between them: fuzz_shell (the shell
 # tokenizer and classifier), fuzz_deps (the import scanners) and fuzz_patch
 # (the patch parsers and applier).
 #
@@ -35,29 +36,31 @@ fi
 
 mkdir -p "$out/artifacts"
 
-# fuzz TARGET SECONDS CORPUS DICT LIBS SOURCE... : build (when a source is
-# newer than the binary) and run one target. LIBS is a space-separated list.
-fuzz() {
-  local target=$1 secs=$2 corpus=$3 dict=$4 libs=$5
-  shift 5
-  local sources=("$@") binary="$out/$target" needs_build=0 f
-  mkdir -p "$corpus"
-  [ -x "$binary" ] || needs_build=1
-  for f in "${sources[@]}" "${sources[@]/%.cpp/.hpp}" lib/result.hpp "tests/fuzz/$target.cpp"; do
-    [ -e "$root/$f" ] && [ "$root/$f" -nt "$binary" ] && needs_build=1
-  done
-  if [ "$needs_build" -eq 1 ]; then
-    echo "fuzz: building $binary" >&2
-    # shellcheck disable=SC2086 # libs is a list of options
-    clang++ -std=c++20 -O1 -g -fno-omit-frame-pointer \
-      -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -I"$root" "$here/$target.cpp" "${sources[@]/#/$root/}" $libs -o "$binary"
+# A clang build of the fuzz targets only, in $out; ninja and ccache when
+# they are there, so that a second run rebuilds only what changed.
+configure() {
+  local gen=() launcher=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  if [ -f "$out/CMakeCache.txt" ] && ! grep -q '^KAICODER_FUZZ:BOOL=ON$' "$out/CMakeCache.txt"; then
+    rm -f "$out/CMakeCache.txt"
   fi
+  cmake -S "$root" -B "$out" "${gen[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DKAICODER_FUZZ=ON \
+    -DKAICODER_TESTS=OFF -DKAICODER_PCH=OFF >/dev/null
+}
+
+# fuzz TARGET SECONDS CORPUS DICT: build and run one target.
+fuzz() {
+  local target=$1 secs=$2 corpus=$3 dict=$4
+  mkdir -p "$corpus"
+  echo "fuzz: building $out/$target" >&2
+  cmake --build "$out" --target "$target" >/dev/null
   echo "fuzz: running $target for ${secs}s" >&2
   local dict_opt=()
   [ -n "$dict" ] && dict_opt=(-dict="$dict")
   # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of options
-  "$binary" \
+  "$out/$target" \
     -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
     "${dict_opt[@]}" -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 \
     ${FUZZ_FLAGS:-} "$corpus"
@@ -73,6 +76,7 @@ seed_lines() {
   done <"$2"
 }
 
+configure
 read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch}"
 share=$((seconds / ${#targets[@]}))
 [ "$share" -gt 0 ] || share=1
@@ -81,16 +85,14 @@ for target in "${targets[@]}"; do
   case "$target" in
     shell)
       seed_lines "$out/corpus" "$here/seeds.txt"
-      fuzz fuzz_shell "$share" "$out/corpus" "$here/shell.dict" "-lfmt" \
-        lib/shell.cpp lib/shell_parse.cpp lib/shell_classify.cpp lib/util/text.cpp || status=1 ;;
+      fuzz fuzz_shell "$share" "$out/corpus" "$here/shell.dict" || status=1 ;;
     deps)
       seed_lines "$out/corpus-deps" "$here/deps_seeds.txt"
-      fuzz fuzz_deps "$share" "$out/corpus-deps" "" "-lfmt" lib/deps.cpp || status=1 ;;
+      fuzz fuzz_deps "$share" "$out/corpus-deps" "" || status=1 ;;
     patch)
       mkdir -p "$out/corpus-patch"
       cp "$here"/patch-seeds/* "$out/corpus-patch/"
-      fuzz fuzz_patch "$share" "$out/corpus-patch" "$here/patch.dict" "-lfmt" \
-        lib/patch.cpp lib/patch_unified.cpp lib/patch_envelope.cpp lib/util/text.cpp || status=1 ;;
+      fuzz fuzz_patch "$share" "$out/corpus-patch" "$here/patch.dict" || status=1 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
 done

@@ -134,13 +134,22 @@ TEST_CASE("every kind of entry survives format and parse", "[changelog]") {
   }
   if (e.kind == "write") e.files = {"/p/a.txt", "/p/dir, with comma/b.txt", "/p/c.txt"};
 
-  // "none" comes back as "—" (files: empty), everything else unchanged.
-  Entry expected = e;
-  for (std::string* v : {&expected.rollback_id, &expected.action, &expected.backup, &expected.result,
-                         &expected.rollback})
-    if (v->empty()) *v = kai::k_none;
-  CHECK(fields(round_trip(e)) == fields(expected));
+  // "none" is printed "—" and comes back empty, everything else unchanged.
+  CHECK(fields(round_trip(e)) == fields(e));
   CHECK(kai::format_entry(round_trip(e)) == kai::format_entry(e));
+}
+
+TEST_CASE("an empty field prints as the mark for none, and only the changelog's text holds it", "[changelog]") {
+  Entry e = spec_entry();
+  e.rollback_id = "";
+  e.backup = "";
+  e.files.clear();
+  const std::string text = kai::format_entry(e);
+  CHECK(text.find("rollback-id: \u2014\n") != std::string::npos);
+  CHECK(text.find("- backup:    \u2014\n") != std::string::npos);
+  CHECK(text.find("- file(s):   \u2014\n") != std::string::npos);
+  CHECK(kai::or_none("") == "\u2014");
+  CHECK(kai::or_none("/p/a.txt") == "/p/a.txt");
 }
 
 TEST_CASE("multi-line values come back as the single line that was written", "[changelog]") {

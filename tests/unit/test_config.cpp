@@ -4,6 +4,7 @@
 
 #include "lib/config.hpp"
 #include "lib/policy.hpp"
+#include "lib/util/time.hpp"
 
 namespace {
 using kai::test::TempDir;
@@ -22,10 +23,11 @@ TEST_CASE("the shipped example is a valid config with the documented defaults", 
   CHECK(c->mode == "normal");
   CHECK(c->defaults.at("read") == "allow");
   CHECK(c->defaults.at("edit") == "ask");
-  CHECK(c->run_timeout == 600);
-  CHECK(c->validate_timeout == 60);
-  CHECK(c->notify_timeout == 10);
-  CHECK(c->review_timeout == 60);
+  // written in seconds, kept in milliseconds
+  CHECK(c->run_timeout == std::chrono::seconds(600));
+  CHECK(c->validate_timeout == std::chrono::seconds(60));
+  CHECK(c->notify_timeout == std::chrono::seconds(10));
+  CHECK(c->review_timeout == std::chrono::seconds(60));
   CHECK(c->notify.empty());
   CHECK(c->validate.empty());
   CHECK(c->snapshots_keep == 50);
@@ -38,6 +40,21 @@ TEST_CASE("the shipped example is a valid config with the documented defaults", 
   CHECK(c->limits.path_component == 255);
   CHECK(c->limits.content == 64L << 20);
   CHECK(c->limits.pending == 100);
+}
+
+TEST_CASE("time limits are written in seconds, kept in milliseconds and shown in seconds", "[config]") {
+  TempDir d;
+  auto c = load_text(d, "[run]\ntimeout = 2\nvalidate_timeout = 3\n[hooks]\ntimeout = 4\nreview_timeout = 5\n");
+  REQUIRE(c);
+  CHECK(c->run_timeout == std::chrono::milliseconds(2000));
+  CHECK(c->validate_timeout == std::chrono::milliseconds(3000));
+  CHECK(c->notify_timeout == std::chrono::milliseconds(4000));
+  CHECK(c->review_timeout == std::chrono::milliseconds(5000));
+  CHECK(kai::seconds_text(c->run_timeout) == "2");
+  CHECK(kai::seconds_text(std::chrono::milliseconds(200)) == "0.2");
+  CHECK(kai::seconds_text(std::chrono::milliseconds(1250)) == "1.25");
+  CHECK(kai::seconds_text(std::chrono::milliseconds(86'400'000)) == "86400");
+  CHECK(kai::seconds_text(std::chrono::milliseconds(7)) == "0.007");
 }
 
 TEST_CASE("[limits] keys are read and bounded", "[config][limits]") {

@@ -82,9 +82,10 @@ TEST_CASE("a notify hook that fails, hangs or cannot start is logged and the pro
     const char* logged;
   };
   for (const Case& c : {Case{"notify = \"echo cannot reach chat >&2; exit 1\"", "proposal 1: failed: exit 1: cannot reach chat"},
-                        Case{"notify = \"sleep 100\"\ntimeout = 1", "proposal 1: timed out after 1 s"},
+                        Case{"notify = \"sleep 100\"", "proposal 1: timed out after 0.2 s"},
                         Case{"notify = \"./no-such-hook\"", "proposal 1: failed: exit 127"}}) {
     WsFixture f(std::string("[hooks]\n") + c.hook + "\n");
+    f.ws->cfg.notify_timeout = std::chrono::milliseconds(200);
     auto st = f.write("a.txt", "new\n");
     REQUIRE(st);
     CHECK(f.ws->store.load(st->proposal.id)->state == kai::State::pending);
@@ -122,10 +123,12 @@ TEST_CASE("a reviewer that fails or hangs says so in its status", "[hooks]") {
   CHECK(st->proposal.review.status == "failed");
   CHECK_THAT(st->proposal.review.text, Contains("half a thought"));
   CHECK_THAT(st->proposal.review.text, Contains("exited 2"));
-  WsFixture hanging("[hooks]\nreview = \"sleep 100\"\nreview_timeout = 1\n");
+  WsFixture hanging("[hooks]\nreview = \"sleep 100\"\n");
+  hanging.ws->cfg.review_timeout = std::chrono::milliseconds(200);
   auto h = hanging.write("a.txt", "x\n");
   REQUIRE(h);
   CHECK(h->proposal.review.status == "timeout");
+  CHECK_THAT(h->proposal.review.text, Contains("timed out after 0.2 s"));
   CHECK(hanging.ws->store.load(h->proposal.id)->state == kai::State::pending);
 }
 

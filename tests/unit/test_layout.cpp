@@ -93,6 +93,20 @@ TEST_CASE("lib/ never includes from cmd/, and lib/util/ includes only itself and
     }
 }
 
+TEST_CASE("lib/shell/ is pure: it includes only itself, its public header and the text scanner", "[meta][layout]") {
+  size_t files = 0;
+  for (const auto& [file, incs] : lib_includes()) {
+    if (!file.starts_with("lib/shell/")) continue;
+    ++files;
+    for (const auto& inc : incs) {
+      INFO(file << " includes " << inc);
+      CHECK((inc.starts_with("lib/shell/") || inc == "lib/shell.hpp" || inc == "lib/result.hpp" ||
+             inc == "lib/util/text.hpp"));
+    }
+  }
+  CHECK(files > 20);
+}
+
 TEST_CASE("every source file is named in a CMakeLists.txt, so none is left out of the build", "[meta][layout]") {
   const fs::path src = source_dir();
   auto slurp = [](const fs::path& p) {

@@ -47,12 +47,12 @@ TEST_CASE("asking for the network makes a run confirm tier, even under an allow 
   WsFixture f("[run]\nsandbox = \"none\"\n[[policy.rule]]\naction = \"run\"\ncommand = \"echo\"\ndecision = \"allow\"\n");
   auto plain = kai::propose_run(*f.ws, echo_request(false), f.dir.path(), kai::DryRun::yes, nullptr);
   REQUIRE(plain);
-  CHECK(plain->verdict == "allow");  // the twin: the same command without the request
+  CHECK(plain->verdict == kai::RunVerdict::allow);  // the twin: the same command without the request
   CHECK_FALSE(plain->proposal.network);
 
   auto st = kai::propose_run(*f.ws, echo_request(true), f.dir.path(), kai::DryRun::no, nullptr);
   REQUIRE(st);
-  CHECK(st->verdict == "confirm");
+  CHECK(st->verdict == kai::RunVerdict::confirm);
   CHECK_FALSE(st->ran);
   CHECK(st->proposal.tier == kai::Tier::confirm);
   CHECK_THAT(st->proposal.tier_reason, Contains("asks for network access"));
@@ -70,7 +70,7 @@ TEST_CASE("a command that is already confirm tier keeps its own reason first", "
   r.network = true;
   auto st = kai::propose_run(*f.ws, r, f.dir.path(), kai::DryRun::yes, nullptr);
   REQUIRE(st);
-  CHECK(st->verdict == "confirm");
+  CHECK(st->verdict == kai::RunVerdict::confirm);
   CHECK_THAT(st->proposal.tier_reason, Contains("out.txt"));
   const auto& reasons = st->classification.reasons;
   CHECK(std::find(reasons.begin(), reasons.end(), std::string(kai::k_network_reason)) != reasons.end());

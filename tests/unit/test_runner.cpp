@@ -187,13 +187,13 @@ TEST_CASE("run refuses a malformed request", "[runner]") {
 TEST_CASE("run kills the whole process group when the time limit expires", "[runner]") {
   TempDir t;
   RunSpec s = shell_spec(t.path(), "sleep 100 & echo $! > bg.pid; sleep 100");
-  s.timeout = 1s;
+  s.timeout = 200ms;
   auto start = std::chrono::steady_clock::now();
   RunResult r = run_ok(s);
-  CHECK(std::chrono::steady_clock::now() - start < 4s);
+  CHECK(std::chrono::steady_clock::now() - start < 3s);
   CHECK(r.timed_out);
   CHECK(r.exit_code == 128 + SIGTERM);
-  CHECK(r.elapsed >= 900ms);
+  CHECK(r.elapsed >= 190ms);
   CHECK(stopped_soon(read_pid(t, "bg.pid")));
 }
 
@@ -202,11 +202,13 @@ TEST_CASE("run escalates to SIGKILL when the command ignores SIGTERM", "[runner]
   // The ignored disposition is inherited by sleep, so neither process dies
   // of SIGTERM.
   RunSpec s = shell_spec(t.path(), "trap '' TERM; sleep 100 & echo $! > bg.pid; sleep 100");
-  s.timeout = 1s;
+  s.timeout = 200ms;
+  s.kill_grace = 200ms;
   RunResult r = run_ok(s);
   CHECK(r.timed_out);
   CHECK(r.signal == SIGKILL);
-  CHECK(r.elapsed < 5s);
+  CHECK(r.elapsed >= 390ms);
+  CHECK(r.elapsed < 3s);
   CHECK(stopped_soon(read_pid(t, "bg.pid")));
 }
 

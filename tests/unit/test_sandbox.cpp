@@ -421,7 +421,8 @@ TEST_CASE("full: exit codes, signals and the time limit pass through the namespa
   RunSpec s;
   s.shell = "trap '' TERM; (setsid sleep 600 &); sleep 600";
   s.cwd = b.root;
-  s.timeout = 1s;
+  s.timeout = 200ms;
+  s.kill_grace = 200ms;
   kai::confine(*b.ws, s, kai::ConfineOptions{});
   auto r = kai::run_command(s);
   REQUIRE(r);

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "tests/support/checks.hpp"
+#include "tests/support/loop.hpp"
 
 namespace {
 using namespace kai::test;
@@ -56,14 +56,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   }
   if (!cur.empty()) out.push_back(cur);
   return out;
-}
-
-bool staged(const TempRepo& repo, int id) {
-  for (int i = 0; i < 400; ++i) {
-    if (repo.exists(".kaicoder/staging/" + std::to_string(id) + "/meta.json")) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return false;
 }
 
 }  // namespace

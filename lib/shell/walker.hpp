@@ -1,7 +1,7 @@
 #pragma once
-// Internal to lib/shell*: the walker that visits every command of a parsed
-// script (lib/shell_classify.cpp) and the interface the per-command rules
-// (lib/shell.cpp) use to report what a leaf does.
+// Internal to lib/shell/: the walker that visits every command of a parsed
+// script (walker.cpp, findings.cpp, unwrap.cpp) and the interface the
+// per-command rules (rules/) use to report what a leaf does.
 //
 // Usage sequence (classify_shell):
 //   Walker w(ctx, out, depth);
@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "lib/shell.hpp"
-#include "lib/shell_parse.hpp"
+#include "lib/shell/expand.hpp"
+#include "lib/shell/syntax.hpp"
 
 namespace kai::shell {
 
@@ -181,7 +182,7 @@ private:
   std::map<std::string, Written> m_written;
 };
 
-// The per-command rules (lib/shell.cpp).
+// The per-command rules (rules/table.cpp).
 void apply_rule(Walker& w, Call& c);
 // Commands whose arguments are only printed or compared, never opened: an
 // argument known only at run time does not make them unjudgeable.
@@ -197,5 +198,19 @@ std::optional<std::string> protected_in(const ShellContext& ctx, std::string_vie
 // Lexical normalisation: "./a/b/../c" -> "a/c"; a relative path that climbs
 // out keeps its leading ".."; "" is the starting folder itself.
 std::string normalize(std::string_view path);
+
+// ---- shared by the walker's files (findings.cpp) ----
+
+// The order of verdicts: allow < ask < confirm < blocked.
+int rank(RunVerdict v);
+bool starts_with(std::string_view s, std::string_view p);
+bool word_char(char c);
+bool has_glob_chars(std::string_view s);
+// How an argument is named in a reason: as written, or where it comes from.
+std::string what_of(const Field& f);
+// `name` appears in `text` as a whole word.
+bool name_hit(std::string_view text, std::string_view name);
+// A URL's path or a public key names no secret file of the run's.
+bool not_a_secret_file(std::string_view v);
 
 }  // namespace kai::shell

@@ -1,0 +1,113 @@
+// `kaicoder rollback`: by id and by last, answered n, of a rollback, of a
+// created or deleted file.
+
+#include "tests/support/loop.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+TEST_CASE("rollback by id and by last restores the old bytes", "[e2e][rollback]") {
+  TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
+  KAI_REQUIRE_EXIT(repo.kai(edit("b.txt", "b", "B")), 0);
+  std::string ra = approve(repo, 1);
+  std::string rb = approve(repo, 2);
+
+  Run last = repo.kai_tty({"rollback", "last"}, "y");
+  KAI_REQUIRE_EXIT(last, 0);
+  CHECK_THAT(last.out, Contains("rolled back " + rb));
+  CHECK(repo.read("b.txt") == "b\n");
+  CHECK(repo.read("a.txt") == "A\n");
+  CHECK(show_json(repo, 2).at("status") == "rolled-back");
+
+  Run by_id = repo.kai_tty({"--json", "rollback", ra}, "y");
+  KAI_REQUIRE_EXIT(by_id, 0);
+  json j = json_of(by_id);
+  CHECK(is_rollback_id(j.at("rollback_id")));
+  CHECK(j.at("entry").at("kind") == "rollback");
+  CHECK(j.at("backup") == repo.abs("a.txt.bak-kaicoder-" + j.at("rollback_id").get<std::string>()).string());
+  CHECK(repo.read("a.txt") == "a\n");
+  CHECK(show_json(repo, 1).at("status") == "rolled-back");
+  CHECK(log_entries(repo).size() == 4);
+}
+
+TEST_CASE("answering n to rollback changes nothing", "[e2e][rollback]") {
+  TempRepo repo{{"a.txt", "a\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
+  approve(repo, 1);
+  auto before = repo.tree_snapshot();
+  Run r = repo.kai_tty({"rollback", "last"}, "n");
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_THAT(r.out, Contains("nothing rolled back"));
+  CHECK(repo.tree_snapshot() == before);
+}
+
+TEST_CASE("a rollback can itself be rolled back", "[e2e][rollback]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  std::string id = approve(repo, 1);
+  Run r1 = repo.kai_tty({"--json", "rollback", id}, "y");
+  KAI_REQUIRE_EXIT(r1, 0);
+  std::string undo_id = json_of(r1).at("rollback_id");
+  CHECK(repo.read("a.txt") == "old\n");
+  Run r2 = repo.kai_tty({"--json", "rollback", undo_id}, "y");
+  KAI_REQUIRE_EXIT(r2, 0);
+  CHECK(repo.read("a.txt") == "new\n");
+  std::string redo_id = json_of(r2).at("rollback_id");
+  CHECK(repo.read("a.txt.bak-kaicoder-" + redo_id) == "old\n");
+  // And `last` is now that second rollback.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  CHECK(repo.read("a.txt") == "old\n");
+  CHECK(log_entries(repo).size() == 4);
+}
+
+TEST_CASE("rolling back a created file deletes it", "[e2e][rollback]") {
+  TempRepo repo{{"c.in", "new file\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "sub/new.txt", "--content-file", "c.in", "--why", "w"}), 0);
+  std::string id = approve(repo, 1);
+  REQUIRE(repo.read("sub/new.txt") == "new file\n");
+  Run r = repo.kai_tty({"rollback", id}, "y");
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_FALSE(repo.exists("sub/new.txt"));
+  // The created file's last bytes are kept, so this rollback is reversible too.
+  std::vector<std::string> baks = repo.find("new.txt.bak-kaicoder-");
+  REQUIRE(baks.size() == 1);
+  CHECK(repo.read(baks[0]) == "new file\n");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  CHECK(repo.read("sub/new.txt") == "new file\n");
+}
+
+TEST_CASE("rolling back a delete recreates the file with its mode", "[e2e][rollback][mode]") {
+  TempRepo repo{{"tool.sh.txt", "#!/bin/sh\necho hi\n"}};
+  repo.init();
+  repo.chmod("tool.sh.txt", 0755);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "tool.sh.txt", "--delete", "--why", "w"}), 0);
+  std::string id = approve(repo, 1);
+  REQUIRE_FALSE(repo.exists("tool.sh.txt"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  REQUIRE(repo.exists("tool.sh.txt"));
+  CHECK(repo.read("tool.sh.txt") == "#!/bin/sh\necho hi\n");
+  CHECK(repo.mode("tool.sh.txt") == 0755);
+}
+
+// The rollback of a rollback carries the proposal along: once its change is
+// live again, `show` must not call it rolled back.
+TEST_CASE("undoing the rollback of a proposal marks the proposal applied again", "[e2e][rollback]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  approve(repo, 1);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  CHECK(show_json(repo, 1).at("status") == "rolled-back");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  REQUIRE(repo.read("a.txt") == "new\n");
+  CHECK(show_json(repo, 1).at("status") == "applied");
+}
+
+}  // namespace
