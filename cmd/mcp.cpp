@@ -17,6 +17,7 @@
 #include "cmd/cli.hpp"
 #include "lib/envelope.hpp"
 #include "lib/mcp/server.hpp"
+#include "lib/version.hpp"
 
 namespace kai::cmd {
 namespace {
@@ -113,7 +114,7 @@ RunFn setup_mcp(CLI::App& sub) {
     std::string name = *agent;
     if (name.empty())
       if (const char* env_agent = std::getenv("KAICODER_AGENT")) name = env_agent;
-    mcp::Server srv(**ws, {(*ws)->root, name}, KAICODER_VERSION);
+    mcp::Server srv(**ws, {(*ws)->root, name}, std::string(version()));
     std::mutex out_mutex;
     auto send = [&out_mutex](const json& j) {
       std::lock_guard<std::mutex> g(out_mutex);

@@ -179,7 +179,7 @@ struct Call {
     r.agent = pr.agent;
     auto st = propose_run(ws, r, base, DryRun::no, nullptr);
     if (!st) return refused(st.error());
-    if (st->verdict == "blocked") {
+    if (st->verdict == RunVerdict::blocked) {
       std::string why;
       for (const auto& reason : st->classification.reasons) why += "\n  " + reason;
       return deny("kaicoder blocks this command; it was not staged and cannot be approved:" + why);

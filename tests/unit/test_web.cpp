@@ -527,7 +527,7 @@ TEST_CASE("web: a run proposal shows its command escaped, its verdict, and Appro
   req.why = "say \xE2\x80\xAE it";
   auto st = kai::propose_run(*pg.f.ws, req, pg.f.dir.path(), kai::DryRun::no, {});
   REQUIRE(st);
-  INFO(st->verdict);
+  INFO(kai::to_string(st->verdict));
   REQUIRE(st->proposal.id > 0);
   auto page = pg.get("/p/" + std::to_string(st->proposal.id));
   CHECK(page.status == 200);
