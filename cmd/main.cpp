@@ -38,6 +38,8 @@ constexpr CommandSpec k_commands[] = {
     {"ls", "list a folder for an agent, confined to root", setup_ls},
     {"verify", "check that certified paths changed only with signed approvals", setup_verify},
     {"certify", "sign an approval of the changes to certified paths", setup_certify},
+    {"intake", "two-user mode: take the agent's spooled proposals in (--watch: as they arrive)", setup_intake},
+    {"agent-user", "two-user mode: set the agent's own Unix user up (as root) or check it", setup_agent_user},
     {"doctor", "check config, store, changelog, backups, guardrails and installation", setup_doctor},
 };
 
@@ -98,6 +100,8 @@ int run_main(int argc, char** argv) {
     return rc == 0 ? k_exit_ok : k_exit_usage;
   }
   if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
+  for (auto& [sub, fn] : subs)
+    if (sub->parsed()) opts.command = sub->get_name();
   Session session(make_env(opts), opts);
   for (auto& [sub, fn] : subs)
     if (sub->parsed()) {

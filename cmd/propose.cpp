@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
@@ -120,6 +121,9 @@ RunFn setup_propose(CLI::App& sub) {
     if (!ws) return report(s, ws.error());
     auto req = build_request(s, **ws, *a, sub);
     if (!req) return report(s, req.error());
+    // Two-user mode, the agent user's side: the owner's intake stages it.
+    if (s.agent_side() && !a->dry_run)
+      return submit_to_spool(s, **ws, SpoolEntry{EntryType::propose, "", request_json(*req)}, "propose", a->wait);
     DiffOptions opts;
     auto st = propose(**ws, *req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, opts);
     if (!st) return report(s, st.error());

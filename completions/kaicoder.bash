@@ -10,7 +10,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="init trust propose run wait list show approve reject apply log rollback read ls verify certify doctor"
+_kaicoder_commands="init trust propose run wait list show approve reject apply log rollback read ls verify certify intake agent-user doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -35,6 +35,7 @@ _kaicoder_command_options() {
         ls) echo "--glob" ;;
         verify) echo "--base --head --worktree" ;;
         certify) echo "--base --key --worktree" ;;
+        intake) echo "--watch --interval" ;;
     esac
 }
 
@@ -211,6 +212,9 @@ _kaicoder() {
             ;;
         ls)
             _kaicoder_add_files -d
+            ;;
+        agent-user)
+            [[ $prev == agent-user ]] && COMPREPLY=($(compgen -W "setup check" -- "$cur"))
             ;;
     esac
     return 0

@@ -127,6 +127,8 @@ complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an 
 complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
 complete -c kaicoder -n __kaicoder_needs_command -a verify -d 'Check that certified paths changed only with signed approvals'
 complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval of the changes to certified paths'
+complete -c kaicoder -n __kaicoder_needs_command -a intake -d "Two-user mode: take the agent's spooled proposals in"
+complete -c kaicoder -n __kaicoder_needs_command -a agent-user -d "Two-user mode: set the agent's own Unix user up (as root) or check it"
 complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
 
 # propose
@@ -227,3 +229,10 @@ set -l c '__kaicoder_using_command certify'
 complete -c kaicoder -n $c -l base -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to count changes from'
 complete -c kaicoder -n $c -l key -r -F -d 'SSH key to sign with (default ~/.ssh/id_ed25519)'
 complete -c kaicoder -n $c -l worktree -d 'Also sign uncommitted changes in the work tree'
+
+# intake
+complete -c kaicoder -n '__kaicoder_using_command intake' -l watch -d 'Keep taking entries in as they arrive, until interrupted'
+complete -c kaicoder -n '__kaicoder_using_command intake' -l interval -x -d 'Seconds between looks at the spool with --watch'
+
+# agent-user
+complete -c kaicoder -n '__kaicoder_using_command agent-user' -a 'setup check' -d 'Two-user mode action'

@@ -88,7 +88,7 @@ Review review_from(const json& j) {
 }  // namespace
 
 json to_json(const Proposal& p) {
-  return json{
+  json j{
       {"id", p.id},
       {"kind", to_string(p.kind)},
       {"status", to_string(p.state)},
@@ -118,6 +118,9 @@ json to_json(const Proposal& p) {
       {"validation", to_json(p.validation)},
       {"review", to_json(p.review)},
   };
+  // Only when set, so a record from before two-user mode keeps its bytes and seal.
+  if (p.proposer_uid >= 0) j["proposer_uid"] = p.proposer_uid;
+  return j;
 }
 
 Result<Proposal> from_json(const json& j) {
@@ -132,6 +135,7 @@ Result<Proposal> from_json(const json& j) {
     p.path = j.value("path", "");
     p.why = j.value("why", "");
     p.agent = j.value("agent", "");
+    p.proposer_uid = j.value("proposer_uid", -1L);
     p.summary = j.value("summary", "");
     p.created = j.value("created", "");
     if (j.contains("base")) {

@@ -20,6 +20,7 @@ struct ProposeRequest {
   std::optional<std::string> target, replacement, content;
   bool del = false;
   std::string why, agent, summary;
+  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
 };
 
 // Parse the --json-input object {"path","target","replacement","content",
