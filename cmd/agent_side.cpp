@@ -112,6 +112,8 @@ int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command
 
 Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
   if (is_number(id_or_ticket)) return std::stoi(id_or_ticket);
+  // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.
+  if (!has_spool(ws.store.dir())) return make_error(Errc::usage, fmt::format("'{}' is not a proposal id", id_or_ticket));
   if (!is_ticket(id_or_ticket))
     return make_error(Errc::usage, fmt::format("'{}' is neither a proposal id nor a ticket", id_or_ticket));
   return proposal_of_ticket(ws.store.dir(), id_or_ticket);

@@ -146,6 +146,8 @@ AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const U
       if (can(st, who, 2)) a.writable.push_back(rel);
       if (can(st, who, 4) && is_secret(guards, root, rel)) a.secrets_readable.push_back(rel);
     }
+  std::sort(a.writable.begin(), a.writable.end());
+  std::sort(a.secrets_readable.begin(), a.secrets_readable.end());
   if (reaches(owner_dir, who)) {
     for (const fs::path& p : {owner_dir, owner_dir / "key", owner_dir / "config.toml", owner_dir / "trusted-roots.json"}) {
       if (::lstat(p.c_str(), &st) != 0) continue;

@@ -60,7 +60,7 @@ UnixUser lookup_uid(uid_t uid);
 // read): files and folders it can write (a folder: create, rename, remove in
 // it), secret files it can read (by the never-read rules of `guards`), and
 // the owner's folder and key if it can read or write them. The spool it is
-// meant to write is not listed. Walks at most 200000 names.
+// meant to write is not listed; paths are sorted. Walks at most 200000 names.
 struct AgentAccess {
   bool reaches_root = false;               // it can pass through every folder down to root
   std::vector<std::string> writable;       // root-relative ('.' for root itself), or absolute outside it
