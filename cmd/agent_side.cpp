@@ -110,6 +110,17 @@ int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command
   return k_exit_ok;
 }
 
+int submit_run_to_spool(Session& s, Workspace& ws, const RunRequest& req, bool wait) {
+  auto judged = propose_run(ws, req, s.env().cwd, DryRun::yes, nullptr);
+  if (!judged) return report(s, judged.error());
+  if (judged->verdict == "blocked") {
+    std::string why;
+    for (const auto& r : judged->classification.reasons) why += (why.empty() ? "" : "; ") + r;
+    return report(s, make_error(Errc::denied, "the command is blocked and was not spooled" + (why.empty() ? "" : ": " + why)));
+  }
+  return submit_to_spool(s, ws, SpoolEntry{EntryType::run, "", run_request_json(req)}, "run", wait);
+}
+
 Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
   if (is_number(id_or_ticket)) return std::stoi(id_or_ticket);
   // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.

@@ -33,6 +33,10 @@ nlohmann::json intake_json(const IntakeReport& r);
 // Agent side of propose and run: write `e` to the spool, print the ticket;
 // with `wait`, then wait as agent_wait does.
 int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command, bool wait);
+// The same for a run, after judging it here with the built-in rules: a
+// blocked command is refused at once (exit 3) and never spooled; the
+// owner's intake judges it again with the owner's.
+int submit_run_to_spool(Session& s, Workspace& ws, const RunRequest& req, bool wait);
 // The working folder relative to root, for a spool entry; usage when outside.
 Result<std::string> cwd_in_root(const Session& s, const Workspace& ws);
 

@@ -10,10 +10,10 @@
 
 #include "lib/agent_user.hpp"
 #include "lib/apply.hpp"
-#include "lib/intake.hpp"
 #include "lib/beneath.hpp"
 #include "lib/certify.hpp"
 #include "lib/git.hpp"
+#include "lib/intake.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/trust.hpp"
@@ -57,6 +57,8 @@ void check_state_dir(Workspace& ws, Checks& out) {
     add(out, "state dir", Level::fail,
         fmt::format("{} can be written by other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));
+  else if ((st.st_mode & 0777) == 0711 && has_spool(dir))
+    add(out, "state dir", Level::ok, fmt::format("{} (mode 711: the agent user passes through to the spool, two-user mode)", dir.string()));
   else if ((st.st_mode & 077) != 0)
     add(out, "state dir", Level::warn, fmt::format("{} is open to other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));

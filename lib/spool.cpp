@@ -198,7 +198,12 @@ Result<std::optional<TicketInfo>> read_ticket(const fs::path& state, const std::
 Status mirror_status(const fs::path& state, int id, std::string_view record) {
   const fs::path dir = spool::status(state);
   if (!real_dir(dir)) return ok_status();
-  return write_file_atomic(dir / fmt::format("{}.json", id), record, 0640);
+  // The status, not what binds a decision: the approval digest, the
+  // payloads' digest and the seal stay where the agent user cannot read them.
+  json j = json::parse(record, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, "not a proposal record");
+  for (const char* k : {"approved_digest", "payload_digest", "seal"}) j.erase(k);
+  return write_file_atomic(dir / fmt::format("{}.json", id), j.dump(2) + "\n", 0640);
 }
 
 Result<std::string> read_status(const fs::path& state, int id) {

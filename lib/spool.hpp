@@ -100,8 +100,9 @@ Status write_ticket(const std::filesystem::path& state, const TicketInfo& t);
 Result<std::optional<TicketInfo>> read_ticket(const std::filesystem::path& state, const std::string& ticket);
 
 // The copy of proposal `id`'s record the agent may read, written by the
-// store on every save when status/ exists (mode 0640). Errors are ignored by
-// the caller: the store's own record is what counts.
+// store on every save when status/ exists (mode 0640), without the approval
+// digest, the payloads' digest and the seal. Errors are ignored by the
+// caller: the store's own record is what counts.
 Status mirror_status(const std::filesystem::path& state, int id, std::string_view record);
 // The mirrored records, for the agent's list/show/wait: the raw JSON text.
 // not_found for an id with no copy.

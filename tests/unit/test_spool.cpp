@@ -237,12 +237,13 @@ TEST_CASE("status copies are written only where status/ exists", "[spool]") {
   CHECK_FALSE(fs::exists(kai::spool::status(state)));
   fs::create_directories(kai::spool::status(state));
   REQUIRE(kai::mirror_status(state, 3, R"({"id":3})"));
-  REQUIRE(kai::mirror_status(state, 12, R"({"id":12})"));
+  REQUIRE(kai::mirror_status(state, 12, R"({"id":12,"approved_digest":"d","payload_digest":"p","seal":"s","status":"approved"})"));
+  CHECK_FALSE(kai::mirror_status(state, 13, "not json"));
   t.write(".kaicoder/status/junk.json", "{}");
   CHECK(kai::status_ids(state) == std::vector<int>{3, 12});
   auto s = kai::read_status(state, 12);
   REQUIRE(s);
-  CHECK(*s == R"({"id":12})");
+  CHECK(nlohmann::json::parse(*s) == nlohmann::json{{"id", 12}, {"status", "approved"}});
   CHECK(mode_of(kai::spool::status(state) / "3.json") == 0640);
   auto missing = kai::read_status(state, 4);
   REQUIRE_FALSE(missing);

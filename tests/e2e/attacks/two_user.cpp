@@ -114,6 +114,10 @@ TEST_CASE("two-user: the agent proposes through the spool, the owner approves at
                                   "--why", "t", "--agent", "someone-else"});
   KAI_REQUIRE_EXIT(p, 0);
   const std::string ticket = spooled_ticket(p);
+  // A dry run is judged on the agent's side and spools nothing.
+  Run dry = agent_kai(repo, agent, {"propose", "--dry-run", "--path", "a.txt", "--target", "old", "--replacement", "x", "--why", "t"});
+  KAI_CHECK_EXIT(dry, 0);
+  CHECK_THAT(dry.out, Contains("dry run"));
   // Not taken in yet: the agent's wait says so and exits 8.
   Run early = agent_kai(repo, agent, {"wait", ticket, "--timeout", "0"});
   KAI_CHECK_EXIT(early, 8);
@@ -142,6 +146,12 @@ TEST_CASE("two-user: the agent proposes through the spool, the owner approves at
   Run a = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(a, 0);
   CHECK(repo.read("a.txt") == "new\n");
+  // The agent reads the status, never what binds the decision.
+  Run copy = agent_sh(repo, agent, "cat .kaicoder/status/1.json");
+  KAI_CHECK_EXIT(copy, 0);
+  CHECK_THAT(copy.out, Contains("\"applied\""));
+  CHECK(copy.out.find("approved_digest") == std::string::npos);
+  CHECK(copy.out.find("seal") == std::string::npos);
   Run done = agent_kai(repo, agent, {"wait", ticket, "--timeout", "5"});
   KAI_CHECK_EXIT(done, 0);
   CHECK_THAT(done.out, Contains("proposal 1 is applied"));
@@ -158,6 +168,11 @@ TEST_CASE("two-user: a run proposed by the agent is taken in and runs in the own
   ThrowawayUser agent;
   TempRepo repo{{"a.txt", "old\n"}};
   set_up(repo, agent);
+  // A blocked command is refused on the agent's side at once and never spooled.
+  Run blocked = agent_kai(repo, agent, {"run", "--why", "t", "--", "rm", "-rf", "/"});
+  KAI_CHECK_EXIT(blocked, 3);
+  CHECK_THAT(blocked.err, Contains("blocked"));
+  CHECK(names_in(repo.abs(".kaicoder/spool")).empty());
   Run r = agent_kai(repo, agent, {"--json", "run", "--why", "t", "--", "touch", "made-by-run"});
   KAI_REQUIRE_EXIT(r, 0);
   const std::string ticket = spooled_ticket(r);
@@ -322,6 +337,8 @@ TEST_CASE("two-user: check and doctor name what the agent user can still write; 
   CHECK((repo.mode("config/.env") & 0007) == 0);
   Run d = repo.kai({"doctor"});
   CHECK_THAT(d.out, Contains("two-user: the agent cannot write the tree or approve"));
+  CHECK_THAT(d.out, Contains("mode 711: the agent user passes through to the spool"));
+  CHECK_THAT(d.out, Contains("nothing waiting for intake"));
   repo.chmod("a.txt", 0666);
   repo.chmod("config/.env", 0644);
   Run c = repo.kai({"agent-user", "check"});
