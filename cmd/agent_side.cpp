@@ -156,12 +156,18 @@ int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::
     if (done || out_of_time()) {
       if (!p) return report(s, make_error(Errc::pending, fmt::format("proposal {} has no status yet", id)));
       const int rc = done ? outcome_exit_code(*p) : exit_code(Errc::pending);
+      const bool run = p->kind == Kind::run;
+      const std::string so = run ? read_status_output(ws.store.dir(), id, "stdout") : "",
+                        se = run ? read_status_output(ws.store.dir(), id, "stderr") : "";
       if (s.json()) {
         json j = proposal_json(*p);
         j["exit_code"] = rc;
+        if (run) j["ran"] = p->state == State::applied, j["stdout"] = so, j["stderr"] = se;
         print_json(j);
         return rc;
       }
+      write_content(so, 1);
+      write_content(se, 2);
       out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
       if (!p->decided_by.empty()) out("  decided by:  {}\n", p->decided_by);
       if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);

@@ -121,10 +121,13 @@ void take_one(Workspace& ws, const std::string& name, IntakeReport& out) {
   TicketInfo t;
   t.ticket = name.substr(0, name.size() - 5);
   // Taken in before a crash cut the clean-up short: the ticket says what became of it.
-  if (auto done = read_ticket(state, t.ticket); done && *done) {
+  if (auto done = read_ticket(state, t.ticket); done && *done && ((*done)->proposal > 0 || (*done)->error)) {
     ::unlink(claimed.c_str());
     return;
   }
+  // The entry has left the spool, where its writer could see it: a ticket
+  // that names nothing yet says it is being taken in.
+  (void)write_ticket(state, t);
   auto refuse = [&](const Error& e) {
     quarantine_file(state, claimed, name);
     t.quarantined = true;
@@ -207,7 +210,8 @@ Result<int> proposal_of_ticket(const fs::path& state, const std::string& ticket)
   }
   if ((*t)->proposal > 0) return (*t)->proposal;
   if ((*t)->error) return *(*t)->error;
-  return make_error(Errc::io, fmt::format("ticket {} names no proposal", ticket));
+  return make_error(Errc::not_found, fmt::format("ticket {} is waiting for intake (being taken in)", ticket),
+                    "the owner's kaicoder is taking it in now");
 }
 
 }  // namespace kai

@@ -203,7 +203,24 @@ Status mirror_status(const fs::path& state, int id, std::string_view record) {
   json j = json::parse(record, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, "not a proposal record");
   for (const char* k : {"approved_digest", "payload_digest", "seal"}) j.erase(k);
+  // What a run printed (captured, capped and redacted when it ran) goes with
+  // it, so the agent's `run --wait` reports it as the owner's would.
+  for (const char* stream : {"stdout", "stderr"}) {
+    const fs::path from = state / "staging" / std::to_string(id) / stream;
+    struct stat st {};
+    if (::lstat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (auto bytes = read_file(from, 16 << 20))
+      (void)write_file_atomic(dir / fmt::format("{}.{}", id, stream), *bytes, 0640);
+  }
   return write_file_atomic(dir / fmt::format("{}.json", id), j.dump(2) + "\n", 0640);
+}
+
+std::string read_status_output(const fs::path& state, int id, const std::string& stream) {
+  const fs::path p = spool::status(state) / fmt::format("{}.{}", id, stream);
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  auto bytes = read_file(p, 16 << 20);
+  return bytes ? *bytes : std::string();
 }
 
 Result<std::string> read_status(const fs::path& state, int id) {

@@ -101,13 +101,16 @@ Result<std::optional<TicketInfo>> read_ticket(const std::filesystem::path& state
 
 // The copy of proposal `id`'s record the agent may read, written by the
 // store on every save when status/ exists (mode 0640), without the approval
-// digest, the payloads' digest and the seal. Errors are ignored by the
-// caller: the store's own record is what counts.
+// digest, the payloads' digest and the seal; a run's captured output beside
+// it (<id>.stdout, <id>.stderr). Errors are ignored by the caller: the
+// store's own record is what counts.
 Status mirror_status(const std::filesystem::path& state, int id, std::string_view record);
 // The mirrored records, for the agent's list/show/wait: the raw JSON text.
 // not_found for an id with no copy.
 Result<std::string> read_status(const std::filesystem::path& state, int id);
 std::vector<int> status_ids(const std::filesystem::path& state);
+// A run's captured "stdout" or "stderr" as copied beside its status; empty when none.
+std::string read_status_output(const std::filesystem::path& state, int id, const std::string& stream);
 
 // Entries waiting in the spool (names of *.json files; hidden temp files
 // are not entries yet).

@@ -215,6 +215,14 @@ TEST_CASE("tickets: names, what intake writes and what the agent reads", "[spool
   CHECK(refused.error().code == Errc::usage);
   CHECK(refused.error().message == "malformed spool entry: x");
 
+  kai::TicketInfo taking;
+  taking.ticket = "t-4";
+  REQUIRE(kai::write_ticket(state, taking));
+  auto being = kai::proposal_of_ticket(state, "t-4");
+  REQUIRE_FALSE(being);
+  CHECK(being.error().code == Errc::not_found);
+  CHECK_THAT(being.error().message, Catch::Matchers::Contains("waiting for intake"));
+
   auto unknown = kai::proposal_of_ticket(state, "t-3");
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == Errc::not_found);

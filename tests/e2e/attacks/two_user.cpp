@@ -11,12 +11,14 @@
 // (useradd) and removed after the case (userdel -r). That takes root, which
 // CI has; elsewhere every case says why it is skipped and passes.
 
+#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <pwd.h>
 #include <random>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "tests/support/checks.hpp"
@@ -173,7 +175,7 @@ TEST_CASE("two-user: a run proposed by the agent is taken in and runs in the own
   KAI_CHECK_EXIT(blocked, 3);
   CHECK_THAT(blocked.err, Contains("blocked"));
   CHECK(names_in(repo.abs(".kaicoder/spool")).empty());
-  Run r = agent_kai(repo, agent, {"--json", "run", "--why", "t", "--", "touch", "made-by-run"});
+  Run r = agent_kai(repo, agent, {"--json", "run", "--why", "t", "--shell", "touch made-by-run && echo said-so"});
   KAI_REQUIRE_EXIT(r, 0);
   const std::string ticket = spooled_ticket(r);
   Run a = repo.kai_tty({"approve", "1"}, "CONFIRM");  // takes the spool in first
@@ -185,6 +187,32 @@ TEST_CASE("two-user: a run proposed by the agent is taken in and runs in the own
   CHECK(st.st_uid == ::getuid());  // the owner's process ran it, not the agent's
   Run w = agent_kai(repo, agent, {"wait", ticket, "--timeout", "5"});
   KAI_CHECK_EXIT(w, 0);
+  CHECK_THAT(w.out, Contains("said-so"));  // the run's output reaches the agent
+}
+
+TEST_CASE("two-user: intake --watch takes entries in as they arrive, and the agent's --wait hears the outcome",
+          "[e2e][attack][twouser][spool]") {
+  KAI_NEED_USERS();
+  ThrowawayUser agent;
+  TempRepo repo{{"a.txt", "old\n"}};
+  set_up(repo, agent);
+  Process watcher = repo.spawn_kai({"intake", "--watch"});
+  Process waiter = repo.spawn(
+      as(agent, {kaicoder_bin(), "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t", "--wait"}));
+  // Taken in by the watcher alone: no other command of the owner runs meanwhile.
+  for (int i = 0; i < 150 && !repo.exists(".kaicoder/staging/1/meta.json"); ++i) std::this_thread::sleep_for(100ms);
+  REQUIRE(repo.exists(".kaicoder/staging/1/meta.json"));
+  Run a = repo.kai_tty({"approve", "1"}, "y");
+  KAI_CHECK_EXIT(a, 0);
+  Run w = waiter.finish();
+  KAI_CHECK_EXIT(w, 0);
+  CHECK_THAT(w.err, Contains("is in the spool for the owner"));
+  CHECK_THAT(w.out, Contains("proposal 1 is applied"));
+  REQUIRE(::kill(watcher.pid(), SIGTERM) == 0);
+  Run wr = watcher.finish();
+  KAI_CHECK_EXIT(wr, 0);
+  CHECK_THAT(wr.out, Contains("proposal 1"));
+  CHECK(repo.read("a.txt") == "new\n");
 }
 
 TEST_CASE("two-user: the agent user cannot write the tree, the changelog or the store, nor read secrets or the key",
