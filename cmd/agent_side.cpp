@@ -62,6 +62,13 @@ void take_in_spool(Workspace& ws, const std::string& command, IntakeReport& into
     err("kaicoder: quarantined spool entry {}: {}\n", t.ticket.empty() ? "(bad name)" : t.ticket, t.error ? t.error->message : "");
 }
 
+void note_waiting_spool(const Workspace& ws) {
+  if (!two_user(ws)) return;
+  if (size_t n = waiting_entries(ws.store.dir()).size())
+    err("kaicoder: {} spool entr{} of the agent user wait{} for intake: kaicoder intake (or any command that decides)\n", n,
+        n == 1 ? "y" : "ies", n == 1 ? "s" : "");
+}
+
 json intake_json(const IntakeReport& r) {
   json taken = json::array(), quarantined = json::array();
   for (const auto& t : r.taken) taken.push_back(to_json(t));

@@ -26,6 +26,9 @@ bool takes_in_first(const std::string& command);
 // Take the spool in for `command` and say on stderr what was taken in or
 // quarantined (not for `intake`, which prints it itself).
 void take_in_spool(Workspace& ws, const std::string& command, IntakeReport& into);
+// For the owner's commands that only read: say on stderr how many entries
+// wait in the spool, and how to take them in.
+void note_waiting_spool(const Workspace& ws);
 // One line per ticket of `r`, on stdout (kaicoder intake).
 void print_intake(const IntakeReport& r);
 nlohmann::json intake_json(const IntakeReport& r);

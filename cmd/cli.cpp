@@ -52,6 +52,7 @@ Result<Workspace*> Session::workspace() {
     set_redactor(&m_ws->redactor);
     m_ws->progress = m_progress.callback();
     if (!m_agent && takes_in_first(m_opts.command)) take_in_spool(*m_ws, m_opts.command, m_taken_in);
+    else if (!m_agent) note_waiting_spool(*m_ws);
   }
   return &*m_ws;
 }

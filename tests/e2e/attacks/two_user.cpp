@@ -125,6 +125,12 @@ TEST_CASE("two-user: the agent proposes through the spool, the owner approves at
   KAI_CHECK_EXIT(early, 8);
   CHECK_THAT(early.err, Contains("waiting for intake"));
 
+  // The owner's list only reads: it takes nothing in, and says what waits.
+  Run owner_list = repo.kai({"list"});
+  KAI_CHECK_EXIT(owner_list, 0);
+  CHECK_THAT(owner_list.out, Contains("no proposals"));
+  CHECK_THAT(owner_list.err, Contains("1 spool entry of the agent user waits for intake"));
+
   Run in = repo.kai({"--json", "intake"});
   KAI_REQUIRE_EXIT(in, 0);
   json j = json::parse(json_text(in.out));
