@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include "lib/agent_user.hpp"
+#include "lib/gate.hpp"
 #include "lib/intake.hpp"
 #include "lib/spool.hpp"
+#include "unit/ws_fixture.hpp"
 
 namespace {
 using kai::Errc;
@@ -332,4 +334,91 @@ TEST_CASE("agent-user names and the store a setup governs", "[spool][twouser]") 
   CHECK(*r == t.path());
   auto none = kai::store_root("/proc/self");
   CHECK_FALSE(none);
+}
+
+TEST_CASE("intake stages sound entries with the entry's owner as proposer and quarantines the rest", "[spool][twouser]") {
+  kai::test::WsFixture f("[two_user]\nagent = \"nobody-here\"\n", {{"a.txt", "old\n"}});
+  const fs::path state = f.ws->store.dir();
+  REQUIRE(f.ws->store.ensure());
+  // Nothing happens without a spool.
+  auto none = kai::intake(*f.ws);
+  REQUIRE(none);
+  CHECK(none->taken.empty());
+  fs::create_directories(kai::spool::dir(state));
+  fs::create_directories(kai::spool::status(state));
+  // This process owns its entries: it is the owner, whose entries intake accepts.
+  auto good = kai::write_entry(
+      state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"old","replacement":"new","why":"t"}})",
+      1 << 20, some_time());
+  REQUIRE(good);
+  auto bad = kai::write_entry(state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","nope":1}})", 1 << 20,
+                              some_time());
+  REQUIRE(bad);
+  auto conflict = kai::write_entry(
+      state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"absent","replacement":"x","why":"t"}})",
+      1 << 20, some_time());
+  REQUIRE(conflict);
+  auto r = kai::intake(*f.ws);
+  REQUIRE(r);
+  REQUIRE(r->taken.size() == 2);
+  REQUIRE(r->quarantined.size() == 1);
+  CHECK(r->quarantined[0].ticket == *bad);
+  CHECK_THAT(r->quarantined[0].error->message, Catch::Matchers::Contains("unknown field 'nope'"));
+  CHECK(fs::exists(kai::spool::quarantine(state) / (*bad + ".json")));
+  CHECK(kai::waiting_entries(state).empty());
+  const kai::TicketInfo* staged = nullptr;
+  for (const auto& t : r->taken)
+    if (t.ticket == *good) staged = &t;
+  REQUIRE(staged);
+  REQUIRE(staged->proposal > 0);
+  auto p = f.ws->store.load(staged->proposal);
+  REQUIRE(p);
+  CHECK(p->proposer_uid == static_cast<long>(::getuid()));
+  CHECK(p->agent == kai::uid_name(::getuid()));
+  CHECK(p->sealed == kai::SealCheck::ok);
+  // Its status copy is there for the agent.
+  CHECK(kai::read_status(state, staged->proposal));
+  // A request the guardrails refuse is a ticket with the error, not a quarantine.
+  auto refused = kai::proposal_of_ticket(state, *conflict);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == Errc::conflict);
+  CHECK(f.dir.read("a.txt") == "old\n");
+}
+
+TEST_CASE("gate: the uid that proposed through the spool never approves, and the agent user never decides",
+          "[twouser][gate]") {
+  namespace gate = kai::gate;
+  kai::test::WsFixture f("[two_user]\nagent = \"eve\"\n");
+  kai::ProposeRequest r;
+  r.path = "a.txt";
+  r.content = "new\n";
+  r.why = "t";
+  r.agent = "bob";
+  r.proposer_uid = 1001;
+  auto st = kai::propose(*f.ws, r, f.dir.path(), kai::DryRun::no, {});
+  REQUIRE(st);
+  const int id = st->proposal.id;
+  for (const char* who : {"bob", "eve"}) {
+    INFO(who);
+    auto rv = gate::prepare_approval(*f.ws, id, gate::Decider{who, gate::Channel::terminal}, {});
+    REQUIRE_FALSE(rv);
+    CHECK(rv.error().code == Errc::denied);
+  }
+  auto alice = gate::prepare_approval(*f.ws, id, gate::Decider{"alice", gate::Channel::terminal}, {});
+  REQUIRE(alice);
+  // A request sent straight to approve, past what a door shows, is refused under the lock too.
+  gate::Request req;
+  req.id = id;
+  req.who = gate::Decider{"bob", gate::Channel::spool};
+  req.answer = gate::Answer::yes;
+  req.seen_digest = alice->digest;
+  auto by_bob = gate::approve(*f.ws, req);
+  REQUIRE_FALSE(by_bob);
+  CHECK(by_bob.error().code == Errc::denied);
+  CHECK_THAT(by_bob.error().message, Catch::Matchers::Contains("who may not approve it"));
+  CHECK_FALSE(fs::exists(f.dir.path() / "a.txt"));
+  req.who = gate::Decider{"alice", gate::Channel::terminal};
+  auto by_alice = gate::approve(*f.ws, req);
+  REQUIRE(by_alice);
+  CHECK(f.dir.read("a.txt") == "new\n");
 }
