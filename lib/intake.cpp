@@ -125,9 +125,7 @@ void take_one(Workspace& ws, const std::string& name, IntakeReport& out) {
     ::unlink(claimed.c_str());
     return;
   }
-  // The entry has left the spool, where its writer could see it: a ticket
-  // that names nothing yet says it is being taken in.
-  (void)write_ticket(state, t);
+  (void)write_ticket(state, t, Replace::no);  // being taken in (a leftover may not have one yet)
   auto refuse = [&](const Error& e) {
     quarantine_file(state, claimed, name);
     t.quarantined = true;
@@ -189,6 +187,11 @@ Result<IntakeReport> intake(Workspace& ws) {
       out.quarantined.push_back(std::move(t));
       continue;
     }
+    // Before the entry leaves the spool, where its writer sees it: a ticket
+    // that names nothing yet says it is being taken in.
+    TicketInfo taking;
+    taking.ticket = name.substr(0, name.size() - 5);
+    (void)write_ticket(state, taking, Replace::no);
     // The rename is the claim: of two intakes at once, one wins each entry.
     const fs::path to = spool::claimed(state) / name;
     if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) continue;

@@ -161,9 +161,19 @@ json to_json(const TicketInfo& t) {
   return j;
 }
 
-Status write_ticket(const fs::path& state, const TicketInfo& t) {
+Status write_ticket(const fs::path& state, const TicketInfo& t, Replace replace) {
   if (!is_ticket(t.ticket)) return make_error(Errc::usage, "not a ticket name");
-  return write_file_atomic(spool::tickets(state) / (t.ticket + ".json"), to_json(t).dump() + "\n", 0640);
+  const fs::path to = spool::tickets(state) / (t.ticket + ".json");
+  const std::string text = to_json(t).dump() + "\n";
+  if (replace == Replace::yes) return write_file_atomic(to, text, 0640);
+  const fs::path tmp = spool::tickets(state) / ("." + t.ticket + "." + random_hex(6) + ".tmp");
+  KAI_TRY(write_file_exclusive(tmp, text, 0640));
+  // link() never replaces: the whole ticket appears at once, or not at all when one is there.
+  const bool linked = ::link(tmp.c_str(), to.c_str()) == 0;
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (!linked && err != EEXIST) return make_error(Errc::io, fmt::format("cannot write ticket '{}': {}", t.ticket, errno_text(err)));
+  return ok_status();
 }
 
 Result<std::optional<TicketInfo>> read_ticket(const fs::path& state, const std::string& ticket) {

@@ -94,8 +94,11 @@ struct TicketInfo {
   std::optional<Error> error; // why nothing was staged
 };
 nlohmann::json to_json(const TicketInfo& t);
-// tickets/<ticket>.json, atomically, mode 0640.
-Status write_ticket(const std::filesystem::path& state, const TicketInfo& t);
+// tickets/<ticket>.json, atomically, mode 0640. Replace::no writes it only
+// when there is none yet (a temp file linked into place), so that a ticket
+// saying "being taken in" never overwrites what an intake already decided.
+enum class Replace { yes, no };
+Status write_ticket(const std::filesystem::path& state, const TicketInfo& t, Replace replace = Replace::yes);
 // nullopt while intake has not taken the entry in; io for a malformed ticket.
 Result<std::optional<TicketInfo>> read_ticket(const std::filesystem::path& state, const std::string& ticket);
 

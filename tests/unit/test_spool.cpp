@@ -219,7 +219,16 @@ TEST_CASE("tickets: names, what intake writes and what the agent reads", "[spool
 
   kai::TicketInfo taking;
   taking.ticket = "t-4";
-  REQUIRE(kai::write_ticket(state, taking));
+  REQUIRE(kai::write_ticket(state, taking, kai::Replace::no));
+  // Never over a ticket already there.
+  kai::TicketInfo late = taking;
+  late.proposal = 99;
+  REQUIRE(kai::write_ticket(state, late, kai::Replace::no));
+  CHECK((*kai::read_ticket(state, "t-4"))->proposal == 0);
+  REQUIRE(kai::write_ticket(state, ok, kai::Replace::no));
+  CHECK((*kai::read_ticket(state, "t-1"))->proposal == 7);
+  for (const auto& e : fs::directory_iterator(kai::spool::tickets(state)))
+    CHECK(e.path().filename().string().front() != '.');  // no temp file left behind
   auto being = kai::proposal_of_ticket(state, "t-4");
   REQUIRE_FALSE(being);
   CHECK(being.error().code == Errc::not_found);
