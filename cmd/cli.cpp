@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "lib/envelope.hpp"
+#include "cmd/agent_side.hpp"
 #include "lib/hooks.hpp"
 
 namespace kai::cmd {
@@ -28,6 +29,7 @@ int outcome_exit_code(const Proposal& p) {
 }
 
 Session::Session(Env env, Options opts) : m_env(std::move(env)), m_opts(std::move(opts)) {
+  m_agent = find_agent_side(m_env, ::getuid());
   m_env_redactor.add_env(m_env.vars);
   set_redactor(&m_env_redactor);
   const char* nc = std::getenv("NO_COLOR");
@@ -39,11 +41,19 @@ Session::Session(Env env, Options opts) : m_env(std::move(env)), m_opts(std::mov
 
 Result<Workspace*> Session::workspace() {
   if (!m_ws) {
-    auto ws = Workspace::open(m_env, m_clock);
-    if (!ws) return ws.error();
-    m_ws.emplace(std::move(*ws));
+    if (m_agent) {
+      auto ws = open_agent_workspace(m_env, m_clock, *m_agent, m_opts.command);
+      if (!ws) return ws.error();
+      m_ws.emplace(std::move(*ws));
+    } else {
+      auto ws = Workspace::open(m_env, m_clock);
+      if (!ws) return ws.error();
+      m_ws.emplace(std::move(*ws));
+    }
     set_redactor(&m_ws->redactor);
     m_ws->progress = m_progress.callback();
+    if (!m_agent && takes_in_first(m_opts.command)) take_in_spool(*m_ws, m_opts.command, m_taken_in);
+    else if (!m_agent) note_waiting_spool(*m_ws);
   }
   return &*m_ws;
 }

@@ -12,6 +12,8 @@
 
 #include "cmd/output.hpp"
 #include "cmd/progress.hpp"
+#include "lib/agent_user.hpp"
+#include "lib/intake.hpp"
 #include "lib/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
@@ -31,6 +33,7 @@ int exit_code(Errc c);
 int outcome_exit_code(const Proposal& p);
 
 struct Options {
+  std::string command;  // the subcommand given
   std::string root, config, color = "auto";
   std::string command;  // the subcommand, named in every --json envelope
   bool json = false, no_color = false;
@@ -49,6 +52,14 @@ public:
   const std::string& user() const { return m_env.user; }
   // After the command: send queued [hooks] notify events (no lock is held now).
   void finish();
+  // Two-user mode, the agent user's side (lib/agent_user find_agent_side):
+  // the store belongs to another uid and has a spool. workspace() then opens
+  // the root with built-in rules for the commands the agent may use
+  // (propose, run, wait, list, show, read, ls, log) and refuses the others;
+  // propose and run write the spool instead of the store.
+  const std::optional<AgentSide>& agent_side() const { return m_agent; }
+  // What the owner-side workspace() took in from the spool before the command.
+  const IntakeReport& taken_in() const { return m_taken_in; }
 
 private:
   Env m_env;
@@ -58,6 +69,8 @@ private:
   bool m_color = false;
   ProgressLine m_progress;  // declared before m_ws, so it outlives the callback it hands out
   std::optional<Workspace> m_ws;
+  std::optional<AgentSide> m_agent;
+  IntakeReport m_taken_in;
 };
 
 using RunFn = std::function<int(Session&)>;
@@ -102,5 +115,7 @@ RunFn setup_wait(CLI::App& sub);
 RunFn setup_hook(CLI::App& sub);
 RunFn setup_integrate(CLI::App& sub);
 RunFn setup_mcp(CLI::App& sub);
+RunFn setup_intake(CLI::App& sub);
+RunFn setup_agent_user(CLI::App& sub);
 
 }  // namespace kai::cmd

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
@@ -20,6 +21,7 @@ RunFn setup_list(CLI::App& sub) {
   return [status](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    if (s.agent_side()) return agent_list(s, **ws, *status);
     auto listing = list_proposals(**ws, *status);
     if (!listing) return report(s, listing.error());
     const std::vector<Proposal>& rows = listing->proposals;

@@ -43,6 +43,8 @@ constexpr CommandSpec k_commands[] = {
     {"hook", "an agent harness's pre-tool hook: the call on stdin, a decision on stdout (fails closed)", setup_hook},
     {"integrate", "at a terminal: wire an agent harness to write only through kaicoder", setup_integrate},
     {"mcp", "serve the Model Context Protocol on stdio: reads, proposals and waits as tools", setup_mcp},
+    {"intake", "two-user mode: take the agent's spooled proposals in (--watch: as they arrive)", setup_intake},
+    {"agent-user", "two-user mode: set the agent's own Unix user up (as root) or check it", setup_agent_user},
     {"doctor", "check config, store, changelog, backups, guardrails and installation", setup_doctor},
 };
 
@@ -139,6 +141,8 @@ int run_main(int argc, char** argv) {
   for (auto& [sub, fn] : subs)
     if (sub->parsed()) opts.command = sub->get_name();
   if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
+  for (auto& [sub, fn] : subs)
+    if (sub->parsed()) opts.command = sub->get_name();
   Session session(make_env(opts), opts);
   for (auto& [sub, fn] : subs)
     if (sub->parsed()) {

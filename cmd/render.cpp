@@ -67,7 +67,8 @@ void print_proposal_header(Session& s, const Proposal& p) {
   // that nothing in it can look like kaicoder's own lines.
   print_field("why", p.why);
   print_field("summary", p.summary);
-  if (!p.agent.empty()) print_field("agent", p.agent);
+  if (p.proposer_uid >= 0) out("  proposer: {} (uid {}, through the spool)\n", p.agent, p.proposer_uid);
+  else if (!p.agent.empty()) print_field("agent", p.agent);
   if (!p.reason.empty()) print_field("reason", p.reason);
   if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", to_string(p.risk), p.risk_reason);
   if (p.tier == Tier::confirm) out("  tier:     confirm ({})\n", p.tier_reason);

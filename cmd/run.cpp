@@ -1,6 +1,7 @@
 // kaicoder run: stage a shell command. Blocked commands are refused at once
 // and logged; the rest wait for a person (or run at once under an allow rule).
 
+#include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/decide.hpp"
@@ -67,6 +68,9 @@ RunFn setup_run(CLI::App& sub) {
     RunRequest req{a->argv, a->shell, a->cwd, a->timeout, a->network, a->why, a->agent};
     if (req.agent.empty())
       if (const char* env_agent = std::getenv("KAICODER_AGENT")) req.agent = env_agent;
+    // Two-user mode, the agent user's side: the owner's intake stages it.
+    if (s.agent_side() && !a->dry_run)
+      return submit_run_to_spool(s, **ws, req, a->wait);
     auto st = propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);
     if (!st) return report(s, st.error());
     const Proposal& p = st->proposal;

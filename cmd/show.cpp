@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
@@ -20,19 +21,22 @@ constexpr const char* k_expired_note =
 
 RunFn setup_show(CLI::App& sub) {
   struct Args {
-    int id = 0;
+    std::string id;
     bool full = false, no_pager = false;
     std::string file;
   };
   auto a = std::make_shared<Args>();
-  sub.add_option("id", a->id, "proposal to show")->required();
+  sub.add_option("id", a->id, "proposal (or ticket, in two-user mode) to show")->required();
   sub.add_flag("--full", a->full, "the whole diff, however large");
   sub.add_flag("--no-pager", a->no_pager, "never page the output (default: page it on a terminal)");
   sub.add_option("--file", a->file, "a changeset: show the diff of this one file (its path, either path of a rename)");
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto p = (*ws)->store.load(a->id);
+    if (s.agent_side()) return agent_show(s, **ws, a->id);
+    auto id = resolve_id(**ws, a->id);
+    if (!id) return report(s, id.error());
+    auto p = (*ws)->store.load(*id);
     if (!p) return report(s, p.error());
     Pager pager(s, a->no_pager ? Paging::off : Paging::automatic);
     const bool late = past_timeout(**ws, *p);

@@ -10,7 +10,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp doctor"
+_kaicoder_commands="init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp intake agent-user doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -38,6 +38,7 @@ _kaicoder_command_options() {
         certify) echo "--base --key --worktree" ;;
         integrate) echo "--check --user" ;;
         mcp) echo "--agent" ;;
+        intake) echo "--watch --interval" ;;
     esac
 }
 
@@ -217,6 +218,9 @@ _kaicoder() {
             ;;
         hook | integrate)
             COMPREPLY=($(compgen -W "claude-code codex gemini cursor" -- "$cur"))
+            ;;
+        agent-user)
+            [[ $prev == agent-user ]] && COMPREPLY=($(compgen -W "setup check" -- "$cur"))
             ;;
     esac
     return 0

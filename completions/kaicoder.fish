@@ -131,6 +131,9 @@ complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval
 complete -c kaicoder -n __kaicoder_needs_command -a hook -d "An agent harness's pre-tool hook; fails closed"
 complete -c kaicoder -n __kaicoder_needs_command -a integrate -d 'At a terminal: wire an agent harness to write only through kaicoder'
 complete -c kaicoder -n __kaicoder_needs_command -a mcp -d 'Serve the Model Context Protocol on stdio: reads, proposals and waits as tools'
+
+complete -c kaicoder -n __kaicoder_needs_command -a intake -d "Two-user mode: take the agent's spooled proposals in"
+complete -c kaicoder -n __kaicoder_needs_command -a agent-user -d "Two-user mode: set the agent's own Unix user up (as root) or check it"
 complete -c kaicoder -n __kaicoder_needs_command -a doctor -d 'Check config, store, changelog, backups, guardrails and installation'
 
 # propose
@@ -245,3 +248,10 @@ complete -c kaicoder -n $c -l worktree -d 'Also sign uncommitted changes in the 
 
 # mcp
 complete -c kaicoder -n '__kaicoder_using_command mcp' -l agent -x -d 'Name recorded as proposed-by'
+
+# intake
+complete -c kaicoder -n '__kaicoder_using_command intake' -l watch -d 'Keep taking entries in as they arrive, until interrupted'
+complete -c kaicoder -n '__kaicoder_using_command intake' -l interval -x -d 'Seconds between looks at the spool with --watch'
+
+# agent-user
+complete -c kaicoder -n '__kaicoder_using_command agent-user' -a 'setup check' -d 'Two-user mode action'

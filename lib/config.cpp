@@ -184,7 +184,7 @@ std::map<std::string, Handler> handlers() {
       return walk_table(c, *t, name, h);
     };
   };
-  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter", "changelog", "certify", "limits"})
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter", "changelog", "certify", "limits", "two_user"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
@@ -258,6 +258,7 @@ std::map<std::string, Handler> handlers() {
   h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});
+  h["two_user.agent"] = str(&Config::two_user_agent, {});
   h["hooks.review"] = str(&Config::review, {});
   h["hooks.timeout"] = secs(&Config::notify_timeout, 1, 300);
   h["hooks.review_timeout"] = secs(&Config::review_timeout, 1, 3600);

@@ -93,6 +93,12 @@ struct Config {
     long pending = 100;          // pending proposals of one proposer (agent name); past it: exit 3
   } limits;
 
+  // [two_user] — the Unix user the agent runs as (kaicoder-agent-user(1));
+  // set: two-user mode, where proposals arrive through the spool and the
+  // uid that proposed one never approves it. Only the owner's config or the
+  // trusted kaicoder.toml may set it.
+  std::string two_user_agent;
+
   std::vector<std::filesystem::path> loaded;  // files that were read, lowest precedence first
 };
 

@@ -8,12 +8,14 @@
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/agent_user.hpp"
 #include "lib/apply.hpp"
 #include "lib/beneath.hpp"
 #include "lib/certify.hpp"
 #include "lib/confine.hpp"
 #include "lib/git.hpp"
 #include "lib/harness/integrate.hpp"
+#include "lib/intake.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/trust.hpp"
@@ -57,6 +59,8 @@ void check_state_dir(Workspace& ws, Checks& out) {
     add(out, "state dir", Level::fail,
         fmt::format("{} can be written by other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));
+  else if ((st.st_mode & 0777) == 0711 && has_spool(dir))
+    add(out, "state dir", Level::ok, fmt::format("{} (mode 711: the agent user passes through to the spool, two-user mode)", dir.string()));
   else if ((st.st_mode & 077) != 0)
     add(out, "state dir", Level::warn, fmt::format("{} is open to other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));
@@ -394,14 +398,46 @@ void check_sandbox(const Workspace& ws, Checks& out) {
   if (ll.abi >= 6 && at != SandboxMode::none) line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
 }
 
+void add_two_user_check(Workspace& ws, Checks& out);
+
 void check_isolation(Workspace& ws, Checks& out) {
-  if (::access(ws.root.c_str(), W_OK) == 0)
+  if (two_user(ws)) {
+    add_two_user_check(ws, out);
+  } else if (::access(ws.root.c_str(), W_OK) == 0) {
     add(out, "isolation", Level::warn,
-        fmt::format("user '{}' can write the tree directly: if agents run as this user the gate is advisory", ws.user),
-        "run agents as a separate user that can read the tree but not write it");
-  else
+        fmt::format("single-user: the gate is advisory against an agent with a shell (user '{}' can write the tree directly)",
+                    ws.user),
+        "run the agent as its own user: sudo kaicoder agent-user setup NAME (kaicoder-agent-user(1))");
+  } else {
     add(out, "isolation", Level::ok, fmt::format("user '{}' cannot write the tree directly", ws.user));
+  }
   check_sandbox(ws, out);
+}
+
+// Two-user mode as it stands: what the agent user can still write or read
+// that it must not, and entries waiting in the spool.
+void add_two_user_check(Workspace& ws, Checks& out) {
+  const std::string& name = ws.cfg.two_user_agent;
+  auto agent = lookup_user(name);
+  if (!agent) {
+    add(out, "isolation", Level::fail, fmt::format("two-user: [two_user] agent names '{}', who is not a user here", name),
+        "sudo kaicoder agent-user setup " + name);
+    return;
+  }
+  const AgentAccess a = agent_access(ws.root, ws.guards, *agent, ws.owner_dir);
+  const std::string level = two_user_level(a, name);
+  if (a.writable.empty() && a.secrets_readable.empty() && a.owner_dir.empty())
+    add(out, "isolation", a.reaches_root ? Level::ok : Level::warn, level,
+        a.reaches_root ? "" : fmt::format("'{}' cannot reach the root to read it; give the folders above it o+x", name));
+  else
+    add(out, "isolation", Level::fail, level, "sudo kaicoder agent-user setup " + name + " (then: kaicoder agent-user check)");
+  if (!has_spool(ws.store.dir()))
+    add(out, "spool", Level::fail, "two-user mode is set but there is no spool", "sudo kaicoder agent-user setup " + name);
+  else if (size_t n = waiting_entries(ws.store.dir()).size())
+    add(out, "spool", Level::warn, fmt::format("{} entr{} waiting for intake", n, n == 1 ? "y" : "ies"),
+        "kaicoder intake (or keep kaicoder intake --watch running)");
+  else
+    add(out, "spool", Level::ok, "nothing waiting for intake");
 }
 
 void check_install(const DoctorInput& in, Checks& out) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/agent_user.hpp"
 #include "lib/propose.hpp"
 
 namespace kai::gate {
@@ -43,6 +44,7 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
   auto p = load_for_decision(ws, id);
   if (!p) return p.error();
   KAI_TRY(pending(*p));
+  KAI_TRY(not_self_approval(ws, *p, who.user));
   // Refused before the question: a "yes" to a record kaicoder did not seal is never carried out.
   KAI_TRY(require_sealed(ws.store, *p));
   if (opts.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
@@ -77,6 +79,7 @@ Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_o
   if (o.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
   // Under the lock, on the proposal as it is now: the answer meets its tier.
   auto tier_check = [&](const Proposal& p) -> Status {
+    KAI_TRY(not_self_approval(ws, p, req.who.user));
     RequiredTier need = required_tier(p, req.diff_cut, o.now, o.force);
     return answer_meets(need.tier, req.answer, need.reason);
   };

@@ -188,6 +188,8 @@ json to_json(const Proposal& p) {
     j["occurrences"] = p.occurrences;
   }
   if (p.kind == Kind::changeset) j["changes"] = changes_json(p.changes);
+  // Only when set, so a record from before two-user mode keeps its bytes and seal.
+  if (p.proposer_uid >= 0) j["proposer_uid"] = p.proposer_uid;
   return j;
 }
 
@@ -203,6 +205,7 @@ Result<Proposal> from_json(const json& j) {
     p.path = j.value("path", "");
     p.why = j.value("why", "");
     p.agent = j.value("agent", "");
+    p.proposer_uid = j.value("proposer_uid", -1L);
     p.summary = j.value("summary", "");
     p.created = j.value("created", "");
     if (j.contains("base")) {

@@ -89,6 +89,10 @@ struct Proposal {
   State state = State::pending;
   std::string path;     // root-relative
   std::string why, agent, summary;
+  // Who proposed it as the kernel says: the uid that owned the spool entry
+  // it came from (two-user mode, lib/intake); -1 for a proposal made in the
+  // owner's own process. `agent` then holds that uid's user name.
+  long proposer_uid = -1;
   std::string created;  // ISO UTC
   Base base;
   // payloads (files in the staging folder)

@@ -217,6 +217,7 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   // Metadata is stored and shown; payloads are the bytes to write and stay raw.
   p.why = ws.redact(req.why);
   p.agent = ws.redact(req.agent);
+  p.proposer_uid = req.proposer_uid;
   p.target = req.target.value_or("");
   p.replacement = req.replacement.value_or("");
   p.content = req.content.value_or("");

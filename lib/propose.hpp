@@ -22,6 +22,7 @@ struct ProposeRequest {
   bool del = false;
   bool replace_all = false;  // an edit replaces every occurrence of target (at least one)
   std::string why, agent, summary;
+  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
 };
 
 // Parse the --json-input object {"path","target","replacement","content",

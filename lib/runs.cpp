@@ -200,6 +200,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   p.network = req.network;
   p.why = ws.redact(req.why);
   p.agent = ws.redact(req.agent);
+  p.proposer_uid = req.proposer_uid;
   p.created = iso_utc(ws.clock->now());
   ShellContext ctx = shell_context(ws, p.cwd);
   out.classification = req.shell.empty() ? classify_argv(req.argv, ctx) : classify_shell(req.shell, ctx);

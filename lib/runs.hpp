@@ -28,6 +28,7 @@ struct RunRequest {
   long timeout = 0;               // seconds; 0 = [run] timeout
   bool network = false;           // --network: this run gets the host's network (confirm tier)
   std::string why, agent;
+  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
 };
 
 struct RunOutcome {

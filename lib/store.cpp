@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/beneath.hpp"
+#include "lib/spool.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -45,7 +46,9 @@ Status refuse_symlinked_folders(const fs::path& dir) {
 
 Status Store::ensure() const {
   KAI_TRY(refuse_symlinked_folders(m_dir));
-  KAI_TRY(make_dirs(m_dir, 0700));
+  // Two-user mode: the agent user passes through to the spool and its
+  // tickets (lib/spool), and reads nothing else here.
+  KAI_TRY(make_dirs(m_dir, has_spool(m_dir) ? 0711 : 0700));
   KAI_TRY(make_dirs(m_dir / "staging", 0700));
   KAI_TRY(make_dirs(m_dir / "journal", 0700));
   return ok_status();
@@ -132,6 +135,7 @@ Status Store::save(Proposal& p) const {
   if (!text) return text.error();
   KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
+  (void)mirror_status(m_dir, p.id, *text);  // the agent's view; the record above is what counts
   return ok_status();
 }
 
@@ -145,6 +149,7 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   }
   KAI_TRY(write_files_atomic(files, 0600));
   for (auto& p : ps) p.sealed = SealCheck::ok;
+  for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second);
   return ok_status();
 }
 

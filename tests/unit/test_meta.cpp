@@ -50,6 +50,12 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
+// cmd/<verb>.cpp, the verb's '-' written '_' as in every file name.
+fs::path verb_source(const fs::path& src, std::string verb) {
+  std::replace(verb.begin(), verb.end(), '-', '_');
+  return src / "cmd" / (verb + ".cpp");
+}
+
 // The verbs of k_commands, in table order.
 std::vector<std::string> table_verbs(const fs::path& src) {
   std::vector<std::string> verbs = kai::test::command_table_verbs(src);
@@ -154,7 +160,7 @@ TEST_CASE("every verb has a man page that names each of its options", "[meta]") 
     REQUIRE(fs::exists(page));
     const std::string text = slurp(page);
     CHECK(has_token(overview, "kaicoder-" + verb));
-    const fs::path code = src / "cmd" / (verb + ".cpp");
+    const fs::path code = verb_source(src, verb);
     REQUIRE(fs::exists(code));
     for (const auto& opt : long_options(code)) {
       INFO("option: --" << opt);
@@ -209,7 +215,7 @@ TEST_CASE("every verb and its options appear in all three completion files", "[m
     for (const auto& verb : table_verbs(src)) {
       INFO("verb: " << verb);
       CHECK(has_token(script, verb));
-      for (const auto& opt : long_options(src / "cmd" / (verb + ".cpp"))) {
+      for (const auto& opt : long_options(verb_source(src, verb))) {
         INFO("option: --" << opt);
         CHECK(completion_mentions(script, opt));
       }
@@ -271,7 +277,7 @@ TEST_CASE("bash completion loads and completes verbs and options", "[meta]") {
   for (const auto& verb : table_verbs(src)) {
     Ran opts = complete("kaicoder " + verb + " --", 2);
     auto got = lines_of(opts.out);
-    for (const auto& opt : long_options(src / "cmd" / (verb + ".cpp"))) {
+    for (const auto& opt : long_options(verb_source(src, verb))) {
       INFO("kaicoder " << verb << " --<TAB> offers:\n" << opts.out << "missing: --" << opt);
       CHECK(got.count("--" + opt) == 1);
     }
@@ -302,7 +308,7 @@ TEST_CASE("fish completion lists matching verbs", "[meta]") {
   for (const auto& verb : table_verbs(src)) {
     Ran opts = complete("kaicoder " + verb + " --");
     auto got = lines_of(opts.out);
-    for (const auto& opt : long_options(src / "cmd" / (verb + ".cpp"))) {
+    for (const auto& opt : long_options(verb_source(src, verb))) {
       INFO("kaicoder " << verb << " --<TAB> offers:\n" << opts.out << "missing: --" << opt);
       CHECK(got.count("--" + opt) == 1);
     }

@@ -1,0 +1,59 @@
+#pragma once
+// Intake: spool entries (lib/spool) become proposals in the owner's process.
+// Each entry is hostile input: claimed by a rename into <state>/intake/
+// (so two intakes never take one entry twice), read with O_NOFOLLOW and
+// checked (lib/spool read_claimed_entry), strictly parsed, then staged by
+// the same propose/propose_run as every other door, with the entry's owner
+// uid as the proposer — the name it claims is ignored. A malformed entry is
+// moved to <state>/spool-quarantine/ and reported; it never stops the
+// others and nothing of it is staged. Every entry ends with a ticket the
+// agent reads (lib/spool write_ticket).
+//
+// Usage: if (two_user(ws)) { auto r = intake(ws); … render r … }
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/propose.hpp"
+#include "lib/result.hpp"
+#include "lib/runs.hpp"
+#include "lib/spool.hpp"
+#include "lib/workspace.hpp"
+
+namespace kai {
+
+// Two-user mode: [two_user] agent is set in the owner's config or the
+// trusted kaicoder.toml.
+bool two_user(const Workspace& ws);
+
+// The largest entry intake reads: room for a target and a replacement at
+// [limits] content, and 1 MiB for the rest (as --json-input).
+size_t max_entry_size(const Workspace& ws);
+
+// The user name of `uid` from the password database, else "uid<N>".
+std::string uid_name(unsigned uid);
+
+// The request objects a spool entry carries: a propose request as
+// --json-input takes it, and a run request {"argv", "shell", "cwd",
+// "timeout", "network", "why", "agent"}, parsed as strictly (usage error
+// naming the field).
+nlohmann::json request_json(const ProposeRequest& r);
+nlohmann::json run_request_json(const RunRequest& r);
+Result<RunRequest> run_request_from_json(const nlohmann::json& j);
+
+struct IntakeReport {
+  std::vector<TicketInfo> taken;        // staged, or refused by a guardrail (error set)
+  std::vector<TicketInfo> quarantined;  // malformed; kept in spool-quarantine/
+};
+
+// Take in every entry waiting in the spool, oldest first. Errc::io only
+// when the spool itself cannot be read; a bad entry is in the report. Does
+// nothing when `ws` has no spool.
+Result<IntakeReport> intake(Workspace& ws);
+
+// The proposal a ticket became: not_found while intake has not taken the
+// entry in (`hint` says so), the ticket's error when nothing was staged.
+Result<int> proposal_of_ticket(const std::filesystem::path& state, const std::string& ticket);
+
+}  // namespace kai
