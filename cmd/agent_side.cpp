@@ -120,7 +120,7 @@ int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command
 int submit_run_to_spool(Session& s, Workspace& ws, const RunRequest& req, bool wait) {
   auto judged = propose_run(ws, req, s.env().cwd, DryRun::yes, nullptr);
   if (!judged) return report(s, judged.error());
-  if (judged->verdict == "blocked") {
+  if (judged->verdict == RunVerdict::blocked) {
     std::string why;
     for (const auto& r : judged->classification.reasons) why += (why.empty() ? "" : "; ") + r;
     return report(s, make_error(Errc::denied, "the command is blocked and was not spooled" + (why.empty() ? "" : ": " + why)));

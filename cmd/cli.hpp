@@ -33,7 +33,6 @@ int exit_code(Errc c);
 int outcome_exit_code(const Proposal& p);
 
 struct Options {
-  std::string command;  // the subcommand given
   std::string root, config, color = "auto";
   std::string command;  // the subcommand, named in every --json envelope
   bool json = false, no_color = false;

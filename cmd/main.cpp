@@ -141,8 +141,6 @@ int run_main(int argc, char** argv) {
   for (auto& [sub, fn] : subs)
     if (sub->parsed()) opts.command = sub->get_name();
   if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
-  for (auto& [sub, fn] : subs)
-    if (sub->parsed()) opts.command = sub->get_name();
   Session session(make_env(opts), opts);
   for (auto& [sub, fn] : subs)
     if (sub->parsed()) {

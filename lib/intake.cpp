@@ -110,8 +110,8 @@ Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
     return t;
   }
   t.proposal = st->proposal.id;
-  t.verdict = st->verdict;
-  if (st->verdict == "blocked") t.error = make_error(Errc::denied, "the command is blocked and was not staged");
+  t.verdict = std::string(to_string(st->verdict));
+  if (st->verdict == RunVerdict::blocked) t.error = make_error(Errc::denied, "the command is blocked and was not staged");
   return t;
 }
 
