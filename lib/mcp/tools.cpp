@@ -115,7 +115,7 @@ Reply run_command(Workspace& ws, const ServeOptions& opts, const json& args) {
   auto st = propose_run(ws, req, opts.cwd, DryRun::no, nullptr);
   if (!st) return failure(st.error());
   const Proposal& p = st->proposal;
-  json j = {{"verdict", st->verdict}, {"reasons", st->classification.reasons}, {"network", p.network}};
+  json j = {{"verdict", to_string(st->verdict)}, {"reasons", st->classification.reasons}, {"network", p.network}};
   if (st->verdict == RunVerdict::blocked)
     return failure(make_error(Errc::denied, "the command is blocked and was not staged",
                               "see 'reasons'; a blocked command is never offered for approval"),
