@@ -9,10 +9,10 @@ constexpr std::array<std::string_view, 4> k_versions = {"2024-11-05", "2025-03-2
 
 constexpr const char* k_instructions =
     "kaicoder is the only way to change this project. Reads (read_file, list_dir) answer at once. Every change "
-    "(propose_edit, write_file, delete_file, run_command) is staged as a proposal and returns its id at once; "
-    "nothing is written until a person approves it at a terminal with `kaicoder approve N`. Call wait_for_decision "
-    "with the id to learn the outcome (applied with a rollback id, rejected with a reason, expired). No tool can "
-    "approve, reject, apply or roll back.";
+    "(propose_edit, propose_patch, write_file, delete_file, run_command) is staged as a proposal and returns its id "
+    "at once; nothing is written until a person approves it at a terminal with `kaicoder approve N`. Call "
+    "wait_for_decision with the id to learn the outcome (applied with a rollback id, rejected with a reason, "
+    "expired). No tool can approve, reject, apply or roll back.";
 
 json result_response(const json& id, json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};

@@ -51,11 +51,22 @@ constexpr const char* k_tools = R"json([
 {
   "name": "propose_edit",
   "title": "Propose an edit",
-  "description": "Stage a surgical edit: replace old_text, which must occur exactly once in the file, by new_text. Nothing is written now: the call returns a proposal id at once and a person approves or rejects it at a terminal (kaicoder approve N). Then call wait_for_decision with that id. If old_text is not found or found several times, read the file again and send a longer, unique old_text.",
+  "description": "Stage a surgical edit: replace old_text, which must occur exactly once in the file, by new_text (with replace_all true: every occurrence, at least one). Nothing is written now: the call returns a proposal id at once and a person approves or rejects it at a terminal (kaicoder approve N). Then call wait_for_decision with that id. If old_text is not found or found several times, read the file again and send a longer, unique old_text.",
   "inputSchema": {"type": "object", "additionalProperties": false, "required": ["path", "old_text", "new_text", "why"], "properties": {
     "path": {"type": "string", "minLength": 1, "description": "file to change, relative to the project root"},
-    "old_text": {"type": "string", "minLength": 1, "description": "exact text to replace; must occur exactly once"},
+    "old_text": {"type": "string", "minLength": 1, "description": "exact text to replace; must occur exactly once unless replace_all"},
     "new_text": {"type": "string", "description": "text to put in its place"},
+    "replace_all": {"type": "boolean", "description": "replace every occurrence of old_text (default false: exactly one)"},
+    "why": {"type": "string", "minLength": 1, "description": "why the change is needed; the person reads it and it goes into the changelog"},
+    "summary": {"type": "string", "description": "one-line summary for the changelog (default: generated)"}}},
+  "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
+},
+{
+  "name": "propose_patch",
+  "title": "Propose a patch of several files",
+  "description": "Stage a patch as one changeset: every file it creates, changes, renames or deletes is decided at once, applied together and rolled back together. Give a unified diff as git diff writes it (paths relative to the project root), or an apply_patch envelope (*** Begin Patch … *** End Patch). Nothing is written now: the call returns a proposal id at once and a person approves or rejects it at a terminal (kaicoder approve N). Then call wait_for_decision with that id. A patch whose hunk does not apply is refused whole, naming the file and hunk: read the file again and send a patch made against it.",
+  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["patch", "why"], "properties": {
+    "patch": {"type": "string", "minLength": 1, "description": "the patch text: a unified diff (diff --git …) or a *** Begin Patch envelope"},
     "why": {"type": "string", "minLength": 1, "description": "why the change is needed; the person reads it and it goes into the changelog"},
     "summary": {"type": "string", "description": "one-line summary for the changelog (default: generated)"}}},
   "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}

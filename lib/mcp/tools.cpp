@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/envelope.hpp"
 #include "lib/propose.hpp"
@@ -65,6 +66,17 @@ ProposeRequest file_request(const json& a, std::optional<std::string> target, st
 Reply stage_file(Workspace& ws, const ServeOptions& opts, ProposeRequest req) {
   req.agent = opts.agent.empty() ? "mcp" : opts.agent;
   auto st = propose(ws, req, opts.cwd, DryRun::no, DiffOptions{});
+  if (!st) return failure(st.error());
+  return ToolOutcome{staged_object(*st), false};
+}
+
+Reply stage_patch(Workspace& ws, const ServeOptions& opts, const json& a) {
+  ChangesetRequest req;
+  req.patch = str(a, "patch");
+  req.why = str(a, "why");
+  req.summary = str(a, "summary");
+  req.agent = opts.agent.empty() ? "mcp" : opts.agent;
+  auto st = propose_changeset(ws, req, opts.cwd, DryRun::no, DiffOptions{});
   if (!st) return failure(st.error());
   return ToolOutcome{staged_object(*st), false};
 }
@@ -274,6 +286,7 @@ std::variant<ToolOutcome, RpcError> call_tool(Workspace& ws, const ServeOptions&
   else if (call.name == "list_dir") r = list_dir(ws, opts, a);
   else if (call.name == "propose_edit")
     r = stage_file(ws, opts, file_request(a, str(a, "old_text"), str(a, "new_text"), std::nullopt, false));
+  else if (call.name == "propose_patch") r = stage_patch(ws, opts, a);
   else if (call.name == "write_file")
     r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, str(a, "content"), false));
   else if (call.name == "delete_file")

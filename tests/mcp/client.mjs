@@ -113,7 +113,7 @@ const scenarios = {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
     assert.deepEqual(names, ["delete_file", "list_dir", "list_proposals", "proposal_status", "propose_edit",
-                             "read_file", "run_command", "wait_for_decision", "write_file"]);
+                             "propose_patch", "read_file", "run_command", "wait_for_decision", "write_file"]);
     for (const t of tools) {
       assert.equal(t.inputSchema.type, "object");
       assert.equal(t.outputSchema.type, "object");

@@ -147,8 +147,9 @@ TEST_CASE("mcp: tools/list holds the fixed tools, none that decides, with schema
       const bool read = t.at("annotations").at("readOnlyHint").get<bool>();
       CHECK(t.at("annotations").at("destructiveHint").get<bool>() == !read);
     }
-    CHECK(names == std::vector<std::string>{"read_file", "list_dir", "propose_edit", "write_file", "delete_file",
-                                            "run_command", "proposal_status", "wait_for_decision", "list_proposals"});
+    CHECK(names == std::vector<std::string>{"read_file", "list_dir", "propose_edit", "propose_patch", "write_file",
+                                            "delete_file", "run_command", "proposal_status", "wait_for_decision",
+                                            "list_proposals"});
     for (const auto& t : tools) {
       const std::string n = t.at("name");
       const bool read = n == "read_file" || n == "list_dir" || n == "proposal_status" || n == "wait_for_decision" ||
@@ -175,6 +176,67 @@ TEST_CASE("mcp: propose_edit returns its proposal id at once and writes nothing"
   json again = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "hello"}, {"new_text", "bye"}, {"why", "t"}});
   CHECK(proposal_id(again) == 1);
   CHECK(body(again).at("existing") == true);
+}
+
+TEST_CASE("mcp: propose_edit with replace_all stages every occurrence, without it several are refused", "[mcp]") {
+  Served s("2025-06-18", "", {{"a.txt", "one two one\n"}});
+  json twice = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "one"}, {"new_text", "1"}, {"why", "t"}});
+  CHECK(twice.at("result").at("isError") == true);
+  CHECK(body(twice).at("error").at("kind") == "conflict");
+  CHECK(s.f.ws->store.ids()->empty());
+  json r = call(s.srv, "propose_edit",
+                {{"path", "a.txt"}, {"old_text", "one"}, {"new_text", "1"}, {"replace_all", true}, {"why", "t"}});
+  const int id = proposal_id(r);
+  CHECK_THAT(body(r).at("diff").get<std::string>(), Catch::Contains("+1 two 1"));
+  CHECK(s.f.dir.read("a.txt") == "one two one\n");
+  approve_now(s.f, id);
+  CHECK(s.f.dir.read("a.txt") == "1 two 1\n");
+  // replace_all must be a boolean.
+  json bad = call(s.srv, "propose_edit",
+                  {{"path", "a.txt"}, {"old_text", "1"}, {"new_text", "x"}, {"replace_all", "yes"}, {"why", "t"}});
+  CHECK(bad.at("error").at("code") == mcp::k_invalid_params);
+}
+
+TEST_CASE("mcp: propose_patch stages a two-file patch as one changeset, written only when approved", "[mcp]") {
+  Served s("2025-06-18", "", {{"a.txt", "hello\n"}, {"b.txt", "one\ntwo\n"}});
+  const std::string patch =
+      "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-hello\n+bye\n"
+      "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n";
+  json r = call(s.srv, "propose_patch", {{"patch", patch}, {"why", "t"}, {"summary", "two files"}});
+  const int id = proposal_id(r);
+  json b = body(r);
+  CHECK(b.at("proposal").at("kind") == "changeset");
+  CHECK(b.at("proposal").at("status") == "pending");
+  CHECK_THAT(b.at("next").get<std::string>(), Catch::Contains("kaicoder approve " + std::to_string(id)));
+  CHECK_THAT(b.at("diff").get<std::string>(), Catch::Contains("+bye"));
+  CHECK_THAT(b.at("diff").get<std::string>(), Catch::Contains("+three"));
+  CHECK(s.f.ws->store.ids()->size() == 1);
+  CHECK(s.f.dir.read("a.txt") == "hello\n");
+  CHECK(s.f.dir.read("b.txt") == "one\ntwo\n");
+  // A retry is the same changeset.
+  CHECK(proposal_id(call(s.srv, "propose_patch", {{"patch", patch}, {"why", "t"}, {"summary", "two files"}})) == id);
+  approve_now(s.f, id);
+  CHECK(s.f.dir.read("a.txt") == "bye\n");
+  CHECK(s.f.dir.read("b.txt") == "one\ntwo\nthree\n");
+}
+
+TEST_CASE("mcp: propose_patch refuses a patch that does not apply, naming file and hunk, staging nothing", "[mcp]") {
+  Served s("2025-06-18", "", {{"a.txt", "hello\n"}, {"b.txt", "one\ntwo\n"}});
+  const std::string patch =
+      "*** Begin Patch\n*** Update File: a.txt\n@@\n-hello\n+bye\n"
+      "*** Update File: b.txt\n@@\n-not there\n+x\n*** End Patch\n";
+  json r = call(s.srv, "propose_patch", {{"patch", patch}, {"why", "t"}});
+  REQUIRE(r.at("result").at("isError") == true);
+  json b = body(r);
+  CHECK(b.at("ok") == false);
+  CHECK(b.at("error").at("kind") == "conflict");
+  CHECK(b.at("error").at("code") == 6);
+  CHECK_THAT(b.at("error").at("message").get<std::string>(), Catch::Contains("'b.txt': hunk 1"));
+  CHECK(s.f.ws->store.ids()->empty());
+  CHECK(s.f.dir.read("a.txt") == "hello\n");
+  CHECK(s.f.dir.read("b.txt") == "one\ntwo\n");
+  // An empty patch is off the schema: a JSON-RPC error.
+  CHECK(call(s.srv, "propose_patch", {{"patch", ""}, {"why", "t"}}).at("error").at("code") == mcp::k_invalid_params);
 }
 
 TEST_CASE("mcp: write_file and delete_file stage, and a 2024-11-05 client gets no structuredContent", "[mcp]") {
