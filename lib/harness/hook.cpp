@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/apply.hpp"
+#include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/harness/access.hpp"
 #include "lib/patch_envelope.hpp"
@@ -45,7 +46,17 @@ std::string cap(std::string_view text) {
 
 std::string what_of(const Proposal& p) {
   if (p.kind == Kind::run) return fmt::format("run of `{}`", command_text(p));
+  if (p.kind == Kind::changeset) {
+    std::string files;
+    for (const Change& c : p.changes)
+      files += (files.empty() ? "" : ", ") + (c.to.empty() ? c.path : c.path + " -> " + c.to);
+    return fmt::format("changeset of {} file{}: {}", p.changes.size(), p.changes.size() == 1 ? "" : "s", files);
+  }
   return fmt::format("{} of {}", to_string(p.kind), p.path);
+}
+
+std::string_view holds(const Proposal& p) {
+  return p.kind == Kind::changeset && p.changes.size() > 1 ? "the files hold" : "the file holds";
 }
 
 std::string staged_text(const Proposal& p, bool existing) {
@@ -77,9 +88,10 @@ Said after_wait(Workspace& ws, const Proposal& staged, long seconds) {
         r.err = std::move(o.err);
         return deny(ran_text(*p, r, "a person approved and kaicoder ran"), p->id);
       }
-      return deny(fmt::format("a person approved proposal {} ({}) and kaicoder applied it{}: the file holds the change "
-                              "now; do not write it again",
-                              p->id, what_of(*p), p->rollback_id.empty() ? "" : " (rollback id " + p->rollback_id + ")"),
+      return deny(fmt::format("a person approved proposal {} ({}) and kaicoder applied it{}: {} the change now; do not "
+                              "write it again",
+                              p->id, what_of(*p), p->rollback_id.empty() ? "" : " (rollback id " + p->rollback_id + ")",
+                              holds(*p)),
                   p->id);
     case State::rejected:
       return deny(fmt::format("a person rejected proposal {} ({}){}; nothing was changed", p->id, what_of(*p),
@@ -101,10 +113,11 @@ Said staged_file(Workspace& ws, const Result<Staged>& st) {
   if (!st) return refused(st.error());
   const Proposal& p = st->proposal;
   if (st->applied)
-    return deny(fmt::format("kaicoder applied this itself under the owner's policy (proposal {}, {}{}): the file "
-                            "holds the change now; do not write it again",
+    return deny(fmt::format("kaicoder applied this itself under the owner's policy (proposal {}, {}{}): {} the change "
+                            "now; do not write it again",
                             p.id, what_of(p),
-                            st->applied->rollback_id.empty() ? "" : ", rollback id " + st->applied->rollback_id),
+                            st->applied->rollback_id.empty() ? "" : ", rollback id " + st->applied->rollback_id,
+                            holds(p)),
                 p.id);
   if (ws.cfg.hook_wait > 0) return after_wait(ws, p, ws.cfg.hook_wait);
   return deny(staged_text(p, st->existing), p.id);
@@ -205,12 +218,16 @@ struct Call {
     }
     auto cs = parse_envelope(text);
     if (!cs) return refused(cs.error());
-    const std::string later = "stage it with `kaicoder propose --patch -` (the patch on stdin), one decision for every file";
-    if (cs->ops.size() != 1) {
-      std::string files;
-      for (const auto& op : cs->ops) files += (files.empty() ? "" : ", ") + op.path;
-      return deny(fmt::format("this patch changes {} files ({}); the hook stages one file at a time: {}", cs->ops.size(),
-                              files, later));
+    // Several files, a rename or a mode change: one changeset, one decision.
+    if (cs->ops.size() != 1 || cs->ops.front().new_mode || !cs->ops.front().to.empty() ||
+        (cs->ops.front().kind != FileOpKind::create && cs->ops.front().kind != FileOpKind::remove &&
+         cs->ops.front().kind != FileOpKind::edit)) {
+      ChangesetRequest req;
+      req.patch = std::move(text);
+      ProposeRequest r = request();
+      req.agent = r.agent;
+      req.why = r.why;
+      return staged_file(ws, propose_changeset(ws, req, ws.root, DryRun::no, DiffOptions{}));
     }
     const FileOp& op = cs->ops.front();
     ProposeRequest r = request();
@@ -223,8 +240,6 @@ struct Call {
       r.del = true;
       return file(std::move(r));
     }
-    if (op.kind != FileOpKind::edit || op.new_mode || !op.to.empty())
-      return deny(fmt::format("this patch does more than edit {} ({}): {}", op.path, op_kind_name(op.kind), later));
     auto cur = current(op.path);
     if (!cur) return refused(cur.error());
     uint64_t steps = 0;

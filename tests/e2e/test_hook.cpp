@@ -154,8 +154,7 @@ TEST_CASE("Claude Code: malformed JSON and unknown tools are denied with valid J
   CHECK(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-mcp-kaicoder.json"))).empty());
 }
 
-TEST_CASE("Codex: Bash with an argument vector and a one-file apply_patch are staged; a larger patch is denied",
-          "[e2e][hook]") {
+TEST_CASE("Codex: Bash with an argument vector and a one-file apply_patch are staged", "[e2e][hook]") {
   Fixture f;
   Run b = hook(f.repo, "codex", payload(f.repo, "codex-bash.json"));
   KAI_REQUIRE_EXIT(b, 0);
@@ -163,9 +162,6 @@ TEST_CASE("Codex: Bash with an argument vector and a one-file apply_patch are st
   Run p = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch.json"));
   KAI_REQUIRE_EXIT(p, 0);
   CHECK_THAT(claude_denial(p), Contains("proposal 2 (write of src/b.txt)"));
-  Run many = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-many.json"));
-  KAI_REQUIRE_EXIT(many, 0);
-  CHECK_THAT(claude_denial(many), Contains("kaicoder propose --patch -"));
   CHECK(f.repo.read("src/b.txt") == "b\n");
   KAI_REQUIRE_EXIT(f.repo.kai_tty({"approve", "2"}, "y"), 0);
   CHECK(f.repo.read("src/b.txt") == "b\nc\n");
@@ -173,6 +169,58 @@ TEST_CASE("Codex: Bash with an argument vector and a one-file apply_patch are st
   KAI_REQUIRE_EXIT(secret, 0);
   CHECK_THAT(claude_denial(secret), Contains(".env"));
   CHECK(f.repo.read(".env") == "TOKEN=s3cr3t-value\n");
+}
+
+TEST_CASE("Codex: an apply_patch of several files is one changeset, written only once a person approves it",
+          "[e2e][hook]") {
+  Fixture f;
+  auto before = tree_but_log(f.repo);
+  Run many = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-many.json"));
+  KAI_REQUIRE_EXIT(many, 0);
+  const std::string why = claude_denial(many);
+  CHECK_THAT(why, Contains("staged this as proposal 1 (changeset of 2 files: notes/new.txt, src/b.txt)"));
+  CHECK_THAT(why, Contains("kaicoder approve 1"));
+  CHECK_THAT(why, Contains("kaicoder wait 1"));
+  CHECK(tree_but_log(f.repo) == before);
+  json p = pending(f.repo);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].at("kind") == "changeset");
+  // The model retries the denied call: the same changeset, not a second one.
+  CHECK_THAT(claude_denial(hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-many.json"))),
+             Contains("already holds this change as proposal 1"));
+  CHECK(pending(f.repo).size() == 1);
+  CHECK(tree_but_log(f.repo) == before);
+  KAI_REQUIRE_EXIT(f.repo.kai_tty({"approve", "1"}, "y"), 0);
+  CHECK(f.repo.read("notes/new.txt") == "hello\n");
+  CHECK_FALSE(f.repo.exists("src/b.txt"));
+  CHECK(pending(f.repo).empty());
+}
+
+TEST_CASE("Codex: an apply_patch that moves a file is a changeset too, renamed only once approved", "[e2e][hook]") {
+  Fixture f;
+  auto before = tree_but_log(f.repo);
+  Run r = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-move.json"));
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_THAT(claude_denial(r), Contains("staged this as proposal 1 (changeset of 1 file: src/b.txt -> src/c.txt)"));
+  CHECK(tree_but_log(f.repo) == before);
+  KAI_REQUIRE_EXIT(f.repo.kai_tty({"approve", "1"}, "y"), 0);
+  CHECK_FALSE(f.repo.exists("src/b.txt"));
+  CHECK(f.repo.read("src/c.txt") == "b\nc\n");
+}
+
+TEST_CASE("Codex: an apply_patch of several files whose hunk does not apply is refused whole, naming it",
+          "[e2e][hook]") {
+  Fixture f;
+  auto before = tree_but_log(f.repo);
+  Run r = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-stale.json"));
+  KAI_REQUIRE_EXIT(r, 0);
+  const std::string why = claude_denial(r);
+  CHECK_THAT(why, Contains("kaicoder refused this"));
+  CHECK_THAT(why, Contains("src/b.txt"));
+  CHECK_THAT(why, Contains("hunk"));
+  CHECK(tree_but_log(f.repo) == before);
+  CHECK_FALSE(f.repo.exists("notes/new.txt"));
+  CHECK(pending(f.repo).empty());
 }
 
 TEST_CASE("Gemini CLI: BeforeTool writes, replaces and shell calls are staged and answered with decision deny",
