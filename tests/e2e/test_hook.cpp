@@ -223,6 +223,26 @@ TEST_CASE("Codex: an apply_patch of several files whose hunk does not apply is r
   CHECK(pending(f.repo).empty());
 }
 
+TEST_CASE("Codex: an apply_patch of several files that touches a secret or leaves root is refused whole", "[e2e][hook]") {
+  Fixture f;
+  auto before = tree_but_log(f.repo);
+  Run secret = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-many-secret.json"));
+  KAI_REQUIRE_EXIT(secret, 0);
+  const std::string why = claude_denial(secret);
+  CHECK_THAT(why, Contains("kaicoder refused this"));
+  CHECK_THAT(why, Contains(".env"));
+  CHECK_THAT(why, !Contains("s3cr3t-value"));
+  Run outside = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-many-outside.json"));
+  KAI_REQUIRE_EXIT(outside, 0);
+  CHECK_THAT(claude_denial(outside), Contains("kaicoder refused this"));
+  CHECK_THAT(claude_denial(outside), Contains("escaped.txt"));
+  CHECK(tree_but_log(f.repo) == before);
+  CHECK(f.repo.read(".env") == "TOKEN=s3cr3t-value\n");
+  CHECK_FALSE(f.repo.exists("notes/ok.txt"));
+  CHECK_FALSE(std::filesystem::exists(f.repo.path().parent_path() / "escaped.txt"));
+  CHECK(pending(f.repo).empty());
+}
+
 TEST_CASE("Gemini CLI: BeforeTool writes, replaces and shell calls are staged and answered with decision deny",
           "[e2e][hook]") {
   Fixture f;
