@@ -21,10 +21,15 @@ Result<std::filesystem::path> root_here(const Session& s) {
 int report_access(Session& s, const std::string& name, const AgentAccess& a) {
   const bool holds = a.writable.empty() && a.secrets_readable.empty() && a.owner_dir.empty();
   if (s.json()) {
-    print_json({{"ok", holds}, {"command", "agent-user check"}, {"agent", name}, {"holds", holds},
-                {"reaches_root", a.reaches_root}, {"writable", a.writable}, {"secrets_readable", a.secrets_readable},
-                {"owner_dir", a.owner_dir}, {"cut_short", a.cut_short}, {"level", two_user_level(a, name)}});
-    return holds ? k_exit_ok : exit_code(Errc::denied);
+    const int rc = holds ? k_exit_ok : exit_code(Errc::denied);
+    return emit(s,
+                {{"action", "check"}, {"agent", name}, {"holds", holds}, {"reaches_root", a.reaches_root},
+                 {"writable", a.writable}, {"secrets_readable", a.secrets_readable}, {"owner_dir", a.owner_dir},
+                 {"cut_short", a.cut_short}, {"level", two_user_level(a, name)}},
+                rc,
+                holds ? std::nullopt
+                      : std::optional<Error>(make_error(Errc::denied, two_user_level(a, name),
+                                                        fmt::format("sudo kaicoder agent-user setup {} fixes the modes", name))));
   }
   out("{}\n", two_user_level(a, name));
   for (const auto& w : a.writable) out("  writable:       {}\n", w);

@@ -18,10 +18,7 @@ void on_signal(int) { g_stop = 1; }
 void render(Session& s, const IntakeReport& r, bool always) {
   if (s.json()) {
     if (!always && r.taken.empty() && r.quarantined.empty()) return;
-    nlohmann::json j = intake_json(r);
-    j["ok"] = true;
-    j["command"] = "intake";
-    print_json(j);
+    emit(s, intake_json(r));
   } else {
     print_intake(r);
   }

@@ -83,9 +83,11 @@ RunFn setup_integrate(CLI::App& sub) {
     if (a->check || plan->wired() || refused) {
       const int rc = plan->wired() ? k_exit_ok : exit_code(Errc::conflict);
       if (s.json()) {
-        nlohmann::json j = plan_json(*plan);
-        j["ok"] = rc == 0;
-        print_json(j);
+        return emit(s, plan_json(*plan), rc,
+                    rc == 0 ? std::nullopt
+                            : std::optional<Error>(make_error(Errc::conflict, fmt::format("{} is not wired to kaicoder",
+                                                                                          harness::harness_name(h)),
+                                                              fmt::format("wire it with: kaicoder integrate {}", a->harness))));
       } else {
         out("{} is {}wired to kaicoder{}\n", harness::harness_name(h), plan->wired() ? "" : "not ",
             plan->wired() ? "" : (a->check ? "" : "; nothing was written"));
@@ -115,7 +117,7 @@ RunFn setup_integrate(CLI::App& sub) {
       if (s.json()) std::fflush(stdout);
       return report(s, *res.error);
     }
-    if (s.json()) print_json({{"ok", true}, {"harness", a->harness}, {"written", written}});
+    if (s.json()) return emit(s, {{"harness", a->harness}, {"written", written}});
     else out("{} now writes only through kaicoder; check with: kaicoder integrate {} --check\n", a->harness, a->harness);
     return k_exit_ok;
   };

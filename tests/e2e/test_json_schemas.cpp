@@ -105,6 +105,10 @@ TEST_CASE("every command's --json output fits its schema, failures and usage err
   o.add(repo.kai({"--json", "verify", "--base", "no-such-revision"}), "verify");
   o.add(repo.kai({"--json", "certify", "--base", "HEAD"}), "certify");  // no terminal to sign from
   o.add(repo.kai({"--json", "doctor"}), "doctor");
+  o.add(repo.kai({"--json", "serve"}), "serve");                                // no terminal: refused
+  o.add(repo.kai({"--json", "integrate", "claude-code", "--check"}), "integrate");  // not wired: 6
+  o.add(repo.kai({"--json", "intake"}), "intake");
+  o.add(repo.kai({"--json", "agent-user", "check", "no-such-agent-user"}), "agent-user");
 
   // Every command has a schema, and this case covered each one; but for the
   // doors whose stdout belongs to someone else's format: mcp (the protocol)
