@@ -38,6 +38,7 @@ bool past_timeout(const Workspace& ws, const Proposal& p) {
 }
 
 std::string Decider::recorded() const {
+  if (!policy_rule.empty()) return fmt::format("policy ({})", policy_rule);
   if (channel == Channel::terminal) return user;
   return fmt::format("{} ({})", user, to_string(channel));
 }

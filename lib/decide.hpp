@@ -30,6 +30,10 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
 struct Decider {
   std::string user;
   Channel channel = Channel::terminal;
+  // Set when the policy allowed the transition without asking: `user` is
+  // still who asked for it (and is checked against the approvers), and the
+  // record names the rule instead.
+  std::string policy_rule;
   Decider() = default;
   Decider(std::string u, Channel c = Channel::terminal) : user(std::move(u)), channel(c) {}  // NOLINT: a name is a terminal decider
   Decider(const char* u) : user(u) {}  // NOLINT

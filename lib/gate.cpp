@@ -162,7 +162,7 @@ Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Re
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
   Decider approver = req.who;
   if (v.decision == Decision::ask) KAI_TRY(answer_meets(Tier::normal, req.answer));
-  else approver = Decider(fmt::format("policy ({})", v.rule));
+  else approver.policy_rule = v.rule;
   auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
   if (!o) return o.error();
   return RolledBack{shown.id, std::move(*o)};

@@ -320,3 +320,28 @@ TEST_CASE("gate: an approved run is carried out once, through approve or through
   REQUIRE(ran->ran);
   CHECK(exists(f, "later.txt"));
 }
+
+TEST_CASE("gate: a rollback the policy allows is checked against the approvers as the person who asked, and logged as the rule", "[gate][rollback]") {
+  WsFixture f("[approval]\napprovers = [\"alice\"]\n[policy.default]\nrollback = \"allow\"\n");
+  int id = stage(f, "a.txt", "new\n");
+  auto p = f.ws->store.load(id);
+  REQUIRE(p);
+  gate::Request req;
+  req.id = id;
+  req.who.user = "alice";
+  req.answer = gate::Answer::yes;
+  req.seen_digest = kai::digest(*p);
+  REQUIRE(gate::approve(*f.ws, req));
+  // Someone not on the list is still refused, even though no question is asked.
+  CHECK(gate::prepare_rollback(*f.ws, "last", k_tester, kai::Force::no).error().code == Errc::denied);
+  auto rb = gate::prepare_rollback(*f.ws, "last", req.who, kai::Force::no);
+  REQUIRE(rb);
+  CHECK(rb->decision == kai::Decision::allow);
+  gate::Request undo;
+  undo.who.user = "alice";
+  undo.answer = gate::Answer::no;  // allowed by the policy: no answer is needed
+  auto done = gate::rollback(*f.ws, *rb, undo);
+  REQUIRE(done);
+  CHECK_FALSE(exists(f, "a.txt"));
+  CHECK_THAT(done->outcome.entry.approver, Catch::StartsWith("policy ("));
+}
