@@ -196,7 +196,7 @@ TEST_CASE("a *** Begin Patch envelope adds, updates with anchors, moves and dele
   CHECK(files_of(repo) == before);
 }
 
-TEST_CASE("--json-input changes: edit, replace_all, write, content_base64, delete, rename and mode in one changeset",
+TEST_CASE("changes given with --json-input: edit, replace_all, write, content_base64, delete, rename and mode in one changeset",
           "[e2e][changeset]") {
   TempRepo repo{{"a.txt", "one two one\n"}, {"b.txt", "bee\n"}, {"c.txt", "sea\n"}, {"d.txt", "dee\n"},
                 {"tool", "#!/bin/sh\n"}};

@@ -77,7 +77,7 @@ TEST_CASE("a changeset's record keeps every file's metadata; the bytes are a pay
   CHECK_FALSE(kai::to_json(kai::Proposal{}).contains("changes"));    // other records stay as they were
 }
 
-TEST_CASE("--json-input changes are checked field by field, naming the change", "[changeset]") {
+TEST_CASE("changes given with --json-input are checked field by field, naming the change", "[changeset]") {
   CHECK(kai::is_changeset_json(R"({"changes": [], "why": "w"})"));
   CHECK_FALSE(kai::is_changeset_json(R"({"path": "a", "why": "w"})"));
   auto ok = kai::changeset_from_json(

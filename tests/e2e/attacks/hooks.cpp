@@ -63,6 +63,9 @@ TEST_CASE("attack: reading a secret through a symlink, the state folder or .git 
   CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Grep", {{"pattern", "x"}, {"glob", "!*.md"}}))).empty());
 }
 
+constexpr char k_nul_inside[] =
+    "{\"tool_name\": \"Write\", \"tool_input\": {\"file_path\": \"a.txt\", \"content\": \"x\"}}\0trailing";
+
 TEST_CASE("attack: payloads built to crash or confuse the hook are denied with valid JSON", "[e2e][attack][hook]") {
   Planted p;
   auto before = tree_but_log(p.repo);
@@ -70,7 +73,7 @@ TEST_CASE("attack: payloads built to crash or confuse the hook are denied with v
   const std::vector<std::string> payloads = {
       deep,
       std::string("\xff\xfe{\"tool_name\"", 13),
-      std::string("{\"tool_name\": \"Write\", \"tool_input\": {\"file_path\": \"a.txt\", \"content\": \"x\"}}\0trailing", 90),
+      std::string(k_nul_inside, sizeof k_nul_inside - 1),  // a NUL, then more bytes
       R"({"tool_name": "Write"})",
       R"({"tool_name": ["Write"], "tool_input": {}})",
       R"({"tool_name": "Edit", "tool_input": {"file_path": "a.txt", "old_string": "a", "new_string": 1}})",
