@@ -78,11 +78,11 @@ Status check_search(const Workspace& ws, const fs::path& cwd, const std::string&
   if (ec) return make_error(Errc::denied, fmt::format("cannot look at '{}': {}", top->rel, ec.message()));
   if (fs::is_regular_file(st)) return ok_status();  // the one file, checked above
   const std::string base = top->rel.empty() ? "" : top->rel + "/";
-  std::vector<fs::path> todo{top->abs};
+  std::vector<fs::path> folders{top->abs};  // still to walk
   size_t seen = 0;
-  while (!todo.empty()) {
-    fs::path d = std::move(todo.back());
-    todo.pop_back();
+  while (!folders.empty()) {
+    fs::path d = std::move(folders.back());
+    folders.pop_back();
     for (fs::directory_iterator it(d, fs::directory_options::none, ec), end; !ec && it != end; it.increment(ec)) {
       if (++seen > max_entries)
         return make_error(Errc::denied, fmt::format("more than {} entries to check below '{}'", max_entries,
@@ -104,7 +104,7 @@ Status check_search(const Workspace& ws, const fs::path& cwd, const std::string&
         continue;
       }
       if (fs::is_directory(s)) {
-        todo.push_back(p);
+        folders.push_back(p);
         continue;
       }
       if (!glob.empty() && !glob_match(glob, in_search)) continue;

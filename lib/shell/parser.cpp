@@ -76,26 +76,7 @@ Word Parser::read_heredoc_word() {
   Word w;
   add_text(w, "", true);
   while (!at_end()) {
-    char c = cur();
-    if (c == '\\') {
-      char n = peek(1);
-      if (n == '\n') {
-        m_pos += 2;
-      } else if (n == '$' || n == '`' || n == '\\') {
-        add_text(w, std::string(1, n), true);
-        m_pos += 2;
-      } else {
-        add_text(w, "\\", true);
-        ++m_pos;
-      }
-    } else if (c == '$') {
-      read_dollar(w, true);
-    } else if (c == '`') {
-      read_backtick(w, true);
-    } else {
-      add_text(w, m_src.substr(m_pos, 1), true);
-      ++m_pos;
-    }
+    read_quoted_char(w, false);
   }
   w.raw = std::string(m_src);
   return w;

@@ -112,6 +112,7 @@ private:
   Word read_word();
   void read_single(Word& w);
   void read_double(Word& w);
+  void read_quoted_char(Word& w, bool dquote);
   void read_dollar(Word& w, bool in_dq);
   void read_subst(Word& w, bool in_dq);
   bool arith_closes() const;

@@ -173,25 +173,33 @@ void Parser::read_double(Word& w) {
       ++m_pos;
       return;
     }
-    if (c == '\\') {
-      char n = peek(1);
-      if (n == '\n') {
-        m_pos += 2;
-      } else if (n == '$' || n == '`' || n == '"' || n == '\\') {
-        add_text(w, std::string(1, n), true);
-        m_pos += 2;
-      } else {
-        add_text(w, "\\", true);
-        ++m_pos;
-      }
-    } else if (c == '$') {
-      read_dollar(w, true);
-    } else if (c == '`') {
-      read_backtick(w, true);
+    read_quoted_char(w, true);
+  }
+}
+
+// One character where double-quote rules hold: inside "…" (`dquote`) or a
+// here-document body, where a backslash escapes only $ ` \ (and " inside
+// quotes) and drops a newline.
+void Parser::read_quoted_char(Word& w, bool dquote) {
+  const char c = cur();
+  if (c == '\\') {
+    const char n = peek(1);
+    if (n == '\n') {
+      m_pos += 2;
+    } else if (n == '$' || n == '`' || n == '\\' || (dquote && n == '"')) {
+      add_text(w, std::string(1, n), true);
+      m_pos += 2;
     } else {
-      add_text(w, m_src.substr(m_pos, 1), true);
+      add_text(w, "\\", true);
       ++m_pos;
     }
+  } else if (c == '$') {
+    read_dollar(w, true);
+  } else if (c == '`') {
+    read_backtick(w, true);
+  } else {
+    add_text(w, m_src.substr(m_pos, 1), true);
+    ++m_pos;
   }
 }
 
