@@ -12,6 +12,7 @@
 
 #include "lib/beneath.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai {
@@ -30,12 +31,6 @@ constexpr std::string_view k_labels[k_field_count] = {"file(s)", "action",   "su
 std::string Entry::*const k_members[k_field_count] = {nullptr,       &Entry::action,   &Entry::summary,
                                                       &Entry::why,   &Entry::backup,   &Entry::approver,
                                                       &Entry::result, &Entry::rollback};
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Values must stay on one line, or the entry would no longer parse: every
 // run of line breaks becomes one space, and edges are trimmed because the

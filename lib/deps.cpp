@@ -4,18 +4,18 @@
 #include <array>
 #include <optional>
 
+#include "lib/util/strings.hpp"
+
 namespace kai {
 namespace {
 
 using Names = std::vector<std::string>;
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 bool ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
 }
-bool space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+constexpr std::string_view k_blank = " \t\r\n\f\v";
+bool space(char c) { return k_blank.find(c) != std::string_view::npos; }
 
 std::string_view dir_of(std::string_view path) {
   size_t slash = path.rfind('/');
@@ -25,19 +25,6 @@ std::string_view dir_of(std::string_view path) {
 std::string_view file_name(std::string_view path) {
   size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-// The pieces of `s` between each `sep` (empty ones included).
-std::vector<std::string_view> split(std::string_view s, std::string_view sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) end = s.size();
-    out.push_back(s.substr(start, end - start));
-    start = end + sep.size();
-  }
-  return out;
 }
 
 // `rel` from folder `dir`, with "." and ".." folded; nullopt when it climbs
@@ -147,7 +134,7 @@ public:
     for (uint32_t i : cands) {
       if (!budget.step()) break;
       std::string_view p = files.paths()[i];
-      if (!ends_with(p, rest)) continue;
+      if (!p.ends_with(rest)) continue;
       std::string_view dir;
       if (p.size() > rest.size()) {
         if (p[p.size() - rest.size() - 1] != '/') continue;
@@ -176,15 +163,10 @@ void each_line(std::string_view text, F&& line) {
   }
 }
 
-std::string_view trim_left(std::string_view s) {
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  return s;
-}
-
 // Strips `word` and the blanks after it when `s` starts with it as a whole word.
 bool eat_word(std::string_view& s, std::string_view word) {
   if (s.substr(0, word.size()) != word || (s.size() > word.size() && ident_char(s[word.size()]))) return false;
-  s = trim_left(s.substr(word.size()));
+  s = trim_left(s.substr(word.size()), k_blank);
   return true;
 }
 
@@ -193,9 +175,9 @@ bool eat_word(std::string_view& s, std::string_view word) {
 Names c_includes(std::string_view text) {
   Names out;
   each_line(text, [&](std::string_view l, size_t) {
-    l = trim_left(l);
+    l = trim_left(l, k_blank);
     if (l.empty() || l.front() != '#') return;
-    l = trim_left(l.substr(1));
+    l = trim_left(l.substr(1), k_blank);
     if (!eat_word(l, "include") && !eat_word(l, "import")) return;
     if (l.empty() || (l.front() != '"' && l.front() != '<')) return;
     size_t end = l.find(l.front() == '"' ? '"' : '>', 1);
@@ -242,7 +224,7 @@ Names js_imports(std::string_view text) {
     if (i > 0 && (ident_char(text[i - 1]) || text[i - 1] == '.')) continue;
     std::string_view rest = text.substr(i);
     if (!eat_word(rest, "from") && !eat_word(rest, "import") && !eat_word(rest, "require")) continue;
-    if (!rest.empty() && rest.front() == '(') rest = trim_left(rest.substr(1));
+    if (!rest.empty() && rest.front() == '(') rest = trim_left(rest.substr(1), k_blank);
     if (rest.empty() || (rest.front() != '\'' && rest.front() != '"' && rest.front() != '`')) continue;
     // A name never spans lines: the closing quote is looked for on this line
     // only, so a thousand unclosed quotes cost one pass, not a thousand.
@@ -270,7 +252,7 @@ void resolve_js(const FileSet& files, std::string_view path, const Names& names,
     for (auto e : k_js_ext) cands.push_back(*base + "/index" + std::string(e));
     // TypeScript sources import their compiled names: './x.js' is x.ts.
     for (std::string_view js : {".js", ".jsx", ".mjs", ".cjs"})
-      if (ends_with(*base, js)) {
+      if (base->ends_with(js)) {
         std::string stem = base->substr(0, base->size() - js.size());
         for (std::string_view ts : {".ts", ".tsx", ".mts", ".cts"}) cands.push_back(stem + std::string(ts));
       }
@@ -291,11 +273,11 @@ Names py_imports(std::string_view text) {
   size_t skip_to = 0;
   each_line(text, [&](std::string_view l, size_t line_end) {
     if (line_end < skip_to) return;
-    l = trim_left(l);
+    l = trim_left(l, k_blank);
     auto names_of = [](std::string_view list) {
       Names n;
       for (std::string_view item : split(list, ",")) {
-        item = trim_left(item);
+        item = trim_left(item, k_blank);
         size_t stop = 0;
         while (stop < item.size() && (ident_char(item[stop]) || item[stop] == '.')) ++stop;
         if (stop > 0) add_name(n, item.substr(0, stop));
@@ -309,7 +291,7 @@ Names py_imports(std::string_view text) {
       size_t stop = 0;
       while (stop < l.size() && (ident_char(l[stop]) || l[stop] == '.')) ++stop;
       std::string module(l.substr(0, stop));
-      std::string_view rest = trim_left(l.substr(stop));
+      std::string_view rest = trim_left(l.substr(stop), k_blank);
       if (module.empty() || !eat_word(rest, "import")) return;
       std::string_view list = cut(rest);
       if (!rest.empty() && rest.front() == '(') {
@@ -462,12 +444,12 @@ Names rust_imports(std::string_view text, ScanBudget& budget) {
   size_t skip_to = 0;
   each_line(text, [&](std::string_view l, size_t line_end) {
     if (line_end < skip_to) return;  // inside a use statement already read
-    l = trim_left(l);
-    if (eat_word(l, "pub") && !l.empty() && l.front() == '(') l = trim_left(l.substr(l.find(')') + 1));
+    l = trim_left(l, k_blank);
+    if (eat_word(l, "pub") && !l.empty() && l.front() == '(') l = trim_left(l.substr(l.find(')') + 1), k_blank);
     if (eat_word(l, "mod")) {
       size_t stop = 0;
       while (stop < l.size() && ident_char(l[stop])) ++stop;
-      if (stop > 0 && trim_left(l.substr(stop)).substr(0, 1) == ";") add_name(out, "mod:" + std::string(l.substr(0, stop)));
+      if (stop > 0 && trim_left(l.substr(stop), k_blank).substr(0, 1) == ";") add_name(out, "mod:" + std::string(l.substr(0, stop)));
     } else if (eat_word(l, "use")) {
       // A use statement may run over several lines up to its semicolon.
       size_t at = static_cast<size_t>(l.data() - text.data());
@@ -578,7 +560,7 @@ Names go_imports(std::string_view text) {
   size_t skip_to = 0;
   each_line(text, [&](std::string_view l, size_t line_end) {
     if (line_end < skip_to) return;  // inside an import block already read
-    l = trim_left(l);
+    l = trim_left(l, k_blank);
     if (!eat_word(l, "import")) return;
     if (!l.empty() && l.front() == '(') {
       size_t open = static_cast<size_t>(l.data() - text.data());
@@ -608,7 +590,7 @@ void resolve_go(const FileSet& files, const std::vector<GoModule>& mods, std::st
     if (!budget.step(in_dir.size())) return;
     for (uint32_t i : in_dir) {
       std::string_view p = files.paths()[i];
-      if (ends_with(p, ".go") && !ends_with(p, "_test.go") && p != path) out.push_back(i);
+      if (p.ends_with(".go") && !p.ends_with("_test.go") && p != path) out.push_back(i);
     }
   }
 }
@@ -687,10 +669,10 @@ const std::vector<uint32_t>& FileSet::named(std::string_view name) const {
 std::string go_module_path(std::string_view go_mod) {
   std::string found;
   each_line(go_mod, [&](std::string_view l, size_t) {
-    l = trim_left(l);
+    l = trim_left(l, k_blank);
     if (!found.empty() || !eat_word(l, "module")) return;
     l = l.substr(0, l.find("//"));
-    while (!l.empty() && space(l.back())) l.remove_suffix(1);
+    l = trim_right(l, k_blank);
     if (l.size() >= 2 && (l.front() == '"' || l.front() == '`')) l = l.substr(1, l.size() - 2);
     found = std::string(l);
   });

@@ -4,23 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "lib/util/strings.hpp"
+
 namespace kai {
 namespace {
-
-// Splits on '/', keeping empty pieces so that validate_glob can see `a//b`.
-std::vector<std::string_view> split(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t slash = s.find('/', start);
-    if (slash == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
-    }
-    out.push_back(s.substr(start, slash - start));
-    start = slash + 1;
-  }
-}
 
 // Matches one bracket expression starting at pat[pi] == '['. Sets `end` to the
 // index after the closing ']'; returns false with end == npos when the class
@@ -132,7 +119,7 @@ bool glob_match(std::string_view pattern, std::string_view rel_path) {
   if (pattern.empty()) return false;
   while (!rel_path.empty() && rel_path.front() == '/') rel_path.remove_prefix(1);
 
-  std::vector<std::string_view> path = split(rel_path);
+  std::vector<std::string_view> path = split(rel_path, "/");
   // A folder pattern can only name a proper ancestor of the path, since the
   // last component is the file itself; any other pattern may also name the
   // path itself. Either way a match on an ancestor covers everything below.
@@ -142,7 +129,7 @@ bool glob_match(std::string_view pattern, std::string_view rel_path) {
       if (match_name(pattern, path[i])) return true;
     return false;
   }
-  std::vector<std::string_view> pat = split(pattern);
+  std::vector<std::string_view> pat = split(pattern, "/");
   for (size_t end = 1; end <= limit; ++end)
     if (match_segments(pat, 0, path, 0, end)) return true;
   return false;
@@ -179,7 +166,7 @@ Status validate_glob(std::string_view pattern) {
   std::string_view body = pattern;
   if (body.front() == '/') body.remove_prefix(1);
   while (!body.empty() && body.back() == '/') body.remove_suffix(1);
-  for (std::string_view seg : split(body)) {
+  for (std::string_view seg : split(body, "/")) {
     if (seg == "..") return bad("'..' cannot appear in a pattern");
     if (seg == ".") return bad("'.' cannot appear in a pattern");
     if (seg.empty()) return bad("empty folder name ('//')");

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "lib/util/strings.hpp"
+
 namespace kai {
 
 using patch_detail::shown;
@@ -20,21 +22,13 @@ constexpr std::string_view k_update = "*** Update File: ";
 constexpr std::string_view k_move = "*** Move to: ";
 constexpr std::string_view k_eof = "*** End of File";
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) s.remove_prefix(1);
-  return s.substr(0, s.find_last_not_of(" \t\r\n") + 1);
-}
+// An envelope's lines may carry blanks and a CR either side.
+std::string_view strip(std::string_view s) { return trim(s, " \t\r\n"); }
 
-std::string_view rtrim(std::string_view s) {
-  size_t e = s.find_last_not_of(" \t\r\n\f\v");
-  return e == std::string_view::npos ? std::string_view() : s.substr(0, e + 1);
-}
-
-bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // An envelope handed over as a shell here-document's text: `<<'EOF'` first.
 bool is_heredoc(std::string_view line) {
-  line = trim(line);
+  line = strip(line);
   return line == "<<EOF" || line == "<<'EOF'" || line == "<<\"EOF\"";
 }
 
@@ -59,14 +53,14 @@ public:
     Changeset cs;
     cs.format = PatchFormat::envelope;
     size_t first = 0, last = m_lines.size();
-    while (first < last && trim(m_lines[first]).empty()) ++first;
-    while (last > first && trim(m_lines[last - 1]).empty()) --last;
-    if (last - first >= 4 && is_heredoc(m_lines[first]) && trim(m_lines[last - 1]).ends_with("EOF")) {
+    while (first < last && strip(m_lines[first]).empty()) ++first;
+    while (last > first && strip(m_lines[last - 1]).empty()) --last;
+    if (last - first >= 4 && is_heredoc(m_lines[first]) && strip(m_lines[last - 1]).ends_with("EOF")) {
       ++first;
       --last;
     }
-    if (first == last || trim(m_lines[first]) != k_begin) return bad(first, "the envelope must start with '*** Begin Patch'");
-    if (last - first < 2 || trim(m_lines[last - 1]) != k_end) return bad(last, "the envelope must end with '*** End Patch'");
+    if (first == last || strip(m_lines[first]) != k_begin) return bad(first, "the envelope must start with '*** Begin Patch'");
+    if (last - first < 2 || strip(m_lines[last - 1]) != k_end) return bad(last, "the envelope must end with '*** End Patch'");
     for (size_t i = 0; i < m_lines.size(); ++i)
       if (m_lines[i].size() > m_limits.max_line_bytes)
         return bad(i, fmt::format("line is longer than {} bytes", m_limits.max_line_bytes));
@@ -92,30 +86,30 @@ private:
   }
 
   Result<std::string> path_after(std::string_view prefix) {
-    std::string path(trim(trim(m_lines[m_i]).substr(prefix.size())));
+    std::string path(strip(strip(m_lines[m_i]).substr(prefix.size())));
     KAI_TRY(patch_detail::check_patch_path(path, m_i + 1, m_limits));
     return path;
   }
 
   Result<FileOp> file_op() {
-    std::string_view head = trim(m_lines[m_i]);
+    std::string_view head = strip(m_lines[m_i]);
     FileOp op;
     op.format = PatchFormat::envelope;
     op.patch_line = m_i + 1;
-    if (starts(head, k_add)) {
+    if (head.starts_with(k_add)) {
       Result<std::string> p = path_after(k_add);
       if (!p) return p.error();
       op.kind = FileOpKind::create;
       op.path = std::move(*p);
       ++m_i;
-      while (m_i < m_end && starts(m_lines[m_i], "+")) {
+      while (m_i < m_end && m_lines[m_i].starts_with("+")) {
         op.content.append(m_lines[m_i].substr(1));
         op.content += '\n';
         ++m_i;
       }
       return op;
     }
-    if (starts(head, k_delete)) {
+    if (head.starts_with(k_delete)) {
       Result<std::string> p = path_after(k_delete);
       if (!p) return p.error();
       op.kind = FileOpKind::remove;
@@ -123,13 +117,13 @@ private:
       ++m_i;
       return op;
     }
-    if (!starts(head, k_update)) return bad(m_i, "expected '*** Add File:', '*** Update File:' or '*** Delete File:'");
+    if (!head.starts_with(k_update)) return bad(m_i, "expected '*** Add File:', '*** Update File:' or '*** Delete File:'");
     Result<std::string> p = path_after(k_update);
     if (!p) return p.error();
     op.kind = FileOpKind::edit;
     op.path = std::move(*p);
     ++m_i;
-    if (m_i < m_end && starts(trim(m_lines[m_i]), k_move)) {
+    if (m_i < m_end && strip(m_lines[m_i]).starts_with(k_move)) {
       Result<std::string> to = path_after(k_move);
       if (!to) return to.error();
       op.kind = FileOpKind::rename;
@@ -137,8 +131,8 @@ private:
       ++m_i;
     }
     while (true) {
-      while (m_i < m_end && trim(m_lines[m_i]).empty()) ++m_i;  // blank lines between hunks
-      if (m_i >= m_end || starts(m_lines[m_i], "*** ")) break;
+      while (m_i < m_end && strip(m_lines[m_i]).empty()) ++m_i;  // blank lines between hunks
+      if (m_i >= m_end || m_lines[m_i].starts_with("*** ")) break;
       Result<Hunk> h = hunk(op.hunks.empty());
       if (!h) return h.error();
       op.hunks.push_back(std::move(*h));
@@ -151,10 +145,10 @@ private:
   Result<Hunk> hunk(bool first) {
     Hunk h;
     h.patch_line = m_i + 1;
-    while (m_i < m_end && starts(m_lines[m_i], "@@")) {
+    while (m_i < m_end && m_lines[m_i].starts_with("@@")) {
       std::string_view anchor = m_lines[m_i].substr(2);
       if (!anchor.empty() && anchor[0] == ' ') anchor.remove_prefix(1);
-      if (!trim(anchor).empty()) h.anchors.emplace_back(anchor);
+      if (!strip(anchor).empty()) h.anchors.emplace_back(anchor);
       ++m_i;
     }
     if (h.patch_line == m_i + 1 && !first) return bad(m_i, "expected '@@' before the hunk's lines");
@@ -217,7 +211,7 @@ bool looks_like_envelope(std::string_view text) {
   size_t pos = 0;
   bool heredoc = false;
   while (pos < text.size()) {
-    std::string_view l = trim(patch_detail::next_line(text, pos));
+    std::string_view l = strip(patch_detail::next_line(text, pos));
     if (l.empty()) continue;
     if (!heredoc && is_heredoc(l)) {
       heredoc = true;
@@ -251,8 +245,8 @@ Result<std::string> apply_envelope_hunks(const FileOp& op, std::string_view befo
   };
   using Eq = bool (*)(std::string_view, std::string_view);
   const Eq exact = [](std::string_view a, std::string_view b) { return a == b; };
-  const Eq loose_end = [](std::string_view a, std::string_view b) { return rtrim(a) == rtrim(b); };
-  const Eq loose = [](std::string_view a, std::string_view b) { return trim(a) == trim(b); };
+  const Eq loose_end = [](std::string_view a, std::string_view b) { return trim_right(a, " \t\r\n\f\v") == trim_right(b, " \t\r\n\f\v"); };
+  const Eq loose = [](std::string_view a, std::string_view b) { return strip(a) == strip(b); };
 
   std::vector<Placed> placed;
   size_t cursor = 0;

@@ -21,8 +21,6 @@ std::string_view chomp(std::string_view line) {
   return line;
 }
 
-bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 // One file's section as read from the patch.
 struct Section {
   size_t line = 0;  // where it starts
@@ -48,11 +46,11 @@ public:
       std::string_view line = take();
       KAI_TRY(refuse_binary(line, nullptr));
       std::optional<Section> sec;
-      if (starts(line, "diff --git ")) {
+      if (line.starts_with("diff --git ")) {
         Result<Section> s = git_section(line);
         if (!s) return s.error();
         sec = std::move(*s);
-      } else if (starts(line, "--- ") && starts(peek(0), "+++ ") && starts(peek(1), "@@ -")) {
+      } else if (line.starts_with("--- ") && peek(0).starts_with("+++ ") && peek(1).starts_with("@@ -")) {
         m_pos = mark;
         m_no = mark_no;
         Section s;
@@ -108,7 +106,7 @@ private:
   }
 
   Status refuse_binary(std::string_view line, const Section* s) const {
-    if (!starts(line, "GIT binary patch") && !(starts(line, "Binary files ") && chomp(line).ends_with(" differ")))
+    if (!line.starts_with("GIT binary patch") && !(line.starts_with("Binary files ") && chomp(line).ends_with(" differ")))
       return ok_status();
     std::string name = s && name_of(*s) ? *name_of(*s) : std::string(chomp(line).substr(13));
     return make_error(Errc::usage, fmt::format("patch line {}: binary patch for '{}' is not supported", m_no, shown(name)),
@@ -205,15 +203,15 @@ private:
     git_header_names(first.substr(11), s);
     while (!at_end()) {
       std::string_view line = peek(0);
-      if (starts(line, "@@ -") || starts(line, "diff --git ")) break;
-      if (starts(line, "--- ")) {
+      if (line.starts_with("@@ -") || line.starts_with("diff --git ")) break;
+      if (line.starts_with("--- ")) {
         KAI_TRY(names_and_hunks(s));
         break;
       }
       take();
       KAI_TRY(refuse_binary(line, &s));
       auto field = [&](std::string_view key, std::optional<std::string>& into) -> Result<bool> {
-        if (!starts(line, key)) return false;
+        if (!line.starts_with(key)) return false;
         Result<std::optional<std::string>> p = path_field(line.substr(key.size()), false);
         if (!p) return p.error();
         if (!*p) return malformed("/dev/null where a path belongs", &s);
@@ -221,7 +219,7 @@ private:
         return true;
       };
       auto mode = [&](std::string_view key, std::optional<unsigned>& into) -> Result<bool> {
-        if (!starts(line, key)) return false;
+        if (!line.starts_with(key)) return false;
         Result<unsigned> m = parse_mode(line.substr(key.size()), s);
         if (!m) return m.error();
         into = *m;
@@ -241,9 +239,9 @@ private:
         if (!r) return r.error();
         known = known || *r;
       }
-      if (starts(line, "deleted file mode ")) s.is_deleted = true;
-      if (starts(line, "new file mode ")) s.is_new = true;
-      if (starts(line, "index ")) {
+      if (line.starts_with("deleted file mode ")) s.is_deleted = true;
+      if (line.starts_with("new file mode ")) s.is_new = true;
+      if (line.starts_with("index ")) {
         std::string_view rest = chomp(line).substr(6);
         size_t sp = rest.find(' ');
         if (sp != std::string_view::npos) {
@@ -252,10 +250,10 @@ private:
         }
         known = true;
       }
-      if (starts(line, "similarity index ") || starts(line, "dissimilarity index ")) known = true;
+      if (line.starts_with("similarity index ") || line.starts_with("dissimilarity index ")) known = true;
       if (!known) break;  // the header ends; git apply skips what follows up to the next section
     }
-    while (starts(peek(0), "@@ -")) KAI_TRY(hunk(s));
+    while (peek(0).starts_with("@@ -")) KAI_TRY(hunk(s));
     KAI_TRY(check_line_length());
     return s;
   }
@@ -264,7 +262,7 @@ private:
   Status names_and_hunks(Section& s) {
     std::string_view minus = take();
     std::string_view plus = peek(0);
-    if (!starts(plus, "+++ ")) return malformed("'--- ' without a '+++ ' line after it", &s);
+    if (!plus.starts_with("+++ ")) return malformed("'--- ' without a '+++ ' line after it", &s);
     take();
     Result<std::optional<std::string>> a = path_field(minus.substr(4), true);
     if (!a) return a.error();
@@ -273,8 +271,8 @@ private:
     s.minus = std::move(*a);
     s.plus = std::move(*b);
     s.has_minus = s.has_plus = true;
-    if (!starts(peek(0), "@@ -") && !s.git) return malformed("no hunk after the '+++ ' line", &s);
-    while (starts(peek(0), "@@ -")) KAI_TRY(hunk(s));
+    if (!peek(0).starts_with("@@ -") && !s.git) return malformed("no hunk after the '+++ ' line", &s);
+    while (peek(0).starts_with("@@ -")) KAI_TRY(hunk(s));
     return check_line_length();
   }
 
@@ -306,9 +304,9 @@ private:
     Hunk h;
     h.patch_line = m_no;
     std::string_view r = head.substr(4);
-    if (!range(r, h.old_start, h.old_count) || !starts(r, " +")) return malformed("bad hunk header", &s);
+    if (!range(r, h.old_start, h.old_count) || !r.starts_with(" +")) return malformed("bad hunk header", &s);
     r.remove_prefix(2);
-    if (!range(r, h.new_start, h.new_count) || !starts(r, " @@")) return malformed("bad hunk header", &s);
+    if (!range(r, h.new_start, h.new_count) || !r.starts_with(" @@")) return malformed("bad hunk header", &s);
     if (h.old_start == 0 && h.old_count != 0) return malformed("bad hunk header", &s);
     h.header = std::string(head.substr(0, head.size() - r.size() + 3));
     if (h.old_count == 0 && h.new_count == 0) return malformed(fmt::format("hunk {} is empty", h.header), &s);
@@ -334,7 +332,7 @@ private:
       if (text.empty() || text.back() != '\n') text += '\n';  // the patch's own last line
       h.lines.push_back(HunkLine{tag, std::move(text)});
     }
-    if (starts(peek(0), "\\")) {
+    if (peek(0).starts_with("\\")) {
       take();
       no_newline(h);
     }
@@ -386,7 +384,7 @@ private:
     } else {
       old_name = s.minus;
       new_name = s.plus;
-      bool ab = (!old_name || starts(*old_name, "a/")) && (!new_name || starts(*new_name, "b/"));
+      bool ab = (!old_name || old_name->starts_with("a/")) && (!new_name || new_name->starts_with("b/"));
       bool agree_after = old_name && new_name && *old_name != *new_name && old_name->find('/') != std::string::npos &&
                          new_name->find('/') != std::string::npos &&
                          old_name->substr(old_name->find('/')) == new_name->substr(new_name->find('/'));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lib/glob.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai {
 
@@ -37,14 +38,9 @@ Verdict decide(const Config& cfg, std::string_view action, std::string_view subj
 }
 
 namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 // Tiers only ever add a confirmation, so they match ignoring case: on a
 // case-insensitive file system ORACLE.html is oracle.html.
-bool tier_match(const std::string& pattern, std::string_view rel) { return glob_match(lower(pattern), lower(rel)); }
+bool tier_match(const std::string& pattern, std::string_view rel) { return glob_match(ascii_lower(pattern), ascii_lower(rel)); }
 }  // namespace
 
 bool is_protected(const Config& cfg, std::string_view rel) {

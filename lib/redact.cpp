@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "lib/util/strings.hpp"
+
 namespace kai {
 
 namespace {
@@ -13,11 +15,8 @@ std::string upper(std::string_view s) {
   return u;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+// Blanks either side, and the CR of a CRLF line.
+std::string_view strip(std::string_view s) { return trim_right(trim_left(s), " \t\r"); }
 
 bool token_char(char c, std::string_view extra) {
   return std::isalnum(static_cast<unsigned char>(c)) || extra.find(c) != std::string_view::npos;
@@ -102,17 +101,17 @@ void Redactor::add_secret_file(std::string_view label, std::string_view content)
   size_t pos = 0;
   while (pos < content.size()) {
     size_t eol = content.find('\n', pos);
-    std::string_view line = trim(content.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
+    std::string_view line = strip(content.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
     pos = eol == std::string_view::npos ? content.size() : eol + 1;
     if (line.empty() || line.front() == '#') continue;
-    if (line.substr(0, 7) == "export ") line = trim(line.substr(7));
+    if (line.substr(0, 7) == "export ") line = strip(line.substr(7));
     size_t sep = line.find_first_of("=:");
     if (sep == std::string_view::npos) continue;
-    std::string_view name = trim(line.substr(0, sep));
-    std::string_view value = trim(line.substr(sep + 1));
+    std::string_view name = strip(line.substr(0, sep));
+    std::string_view value = strip(line.substr(sep + 1));
     // JSON credential files (auth.json, .docker/config.json): "name": "value",
     if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-    if (!value.empty() && value.back() == ',') value = trim(value.substr(0, value.size() - 1));
+    if (!value.empty() && value.back() == ',') value = strip(value.substr(0, value.size() - 1));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
       value = value.substr(1, value.size() - 2);
     add(name.empty() ? std::string(label) : std::string(name), std::string(value));

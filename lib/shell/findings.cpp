@@ -15,7 +15,6 @@ namespace {
 
 constexpr size_t k_shown_max = 160;
 
-bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
 
 std::vector<std::string> split_components(std::string_view p) {
   std::vector<std::string> out;
@@ -42,13 +41,13 @@ bool is_build_name(std::string_view c) {
       ".eggs",        ".angular",    ".expo",         "storybook-static", ".docusaurus", "cmake-build",
   };
   if (std::find(std::begin(k_names), std::end(k_names), c) != std::end(k_names)) return true;
-  return starts_with(c, "build-") || starts_with(c, "build_") || starts_with(c, "cmake-build-") ||
-         starts_with(c, "bazel-") || ends_with(c, ".egg-info");
+  return c.starts_with("build-") || c.starts_with("build_") || c.starts_with("cmake-build-") ||
+         c.starts_with("bazel-") || c.ends_with(".egg-info");
 }
 
 bool under_temp(std::string_view norm) {
   for (std::string_view t : {"/tmp/", "/var/tmp/", "/dev/shm/"})
-    if (starts_with(norm, t) && norm.size() > t.size()) return true;
+    if (norm.starts_with(t) && norm.size() > t.size()) return true;
   return false;
 }
 
@@ -56,7 +55,7 @@ bool under_temp(std::string_view norm) {
 bool harmless_device(std::string_view p) {
   static constexpr std::string_view k_ok[] = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"};
   if (std::find(std::begin(k_ok), std::end(k_ok), p) != std::end(k_ok)) return true;
-  return starts_with(p, "/dev/fd/") || starts_with(p, "/proc/self/fd/");
+  return p.starts_with("/dev/fd/") || p.starts_with("/proc/self/fd/");
 }
 
 // Names a glob may reach that must never be written: `rm *` reaches the
@@ -104,7 +103,6 @@ int rank(RunVerdict v) {
   return 3;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -228,7 +226,7 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   }
   std::string path = normalize(*r);
   if (path.empty()) path.push_back('.');  // not = ".": GCC 12 -O2 warns falsely (-Wrestrict) on that
-  if (starts_with(path, "/dev/") || starts_with(path, "/proc/self/fd/")) {
+  if (path.starts_with("/dev/") || path.starts_with("/proc/self/fd/")) {
     if (!harmless_device(path)) find(c, RunVerdict::blocked, "writes to the device '" + path + "'");
     return;
   }
@@ -280,7 +278,7 @@ void Walker::check_glob_target(Call& c, const std::string& path, RunVerdict tier
 
 // A URL's path or a public key names no secret file of the run's.
 bool not_a_secret_file(std::string_view v) {
-  return v.find("://") != std::string_view::npos || starts_with(v, "//") || ends_with(v, ".pub");
+  return v.find("://") != std::string_view::npos || v.starts_with("//") || v.ends_with(".pub");
 }
 
 void Walker::read(Call& c, const Field& f) {
@@ -305,7 +303,7 @@ void Walker::read_args(Call& c, size_t from) {
   for (size_t i = from; i < c.argv.size(); ++i) {
     const Field& a = c.argv[i];
     // --exclude=.env, --ignore .env: naming a file in order not to read it
-    if (starts_with(a.value, "-") &&
+    if (a.value.starts_with("-") &&
         (a.value.find("exclude") != std::string::npos || a.value.find("ignore") != std::string::npos)) {
       if (a.value.find('=') == std::string::npos) ++i;
       continue;
@@ -320,7 +318,7 @@ void Walker::read_args(Call& c, size_t from) {
 
 bool Walker::in_root(std::string_view abs) const {
   const std::string& r = m_ctx.root;
-  return !r.empty() && starts_with(abs, r) && (abs.size() == r.size() || abs[r.size()] == '/');
+  return !r.empty() && abs.starts_with(r) && (abs.size() == r.size() || abs[r.size()] == '/');
 }
 
 bool Walker::inside_root(const Field& f) const {
@@ -329,7 +327,7 @@ bool Walker::inside_root(const Field& f) const {
   if (!r) return false;
   std::string n = normalize(*r);
   if (!n.empty() && n[0] == '/') return in_root(n) && n != m_ctx.root;
-  return !(n.empty() || n == "." || n == ".." || starts_with(n, "../") || n[0] == '~');
+  return !(n.empty() || n == "." || n == ".." || n.starts_with("../") || n[0] == '~');
 }
 
 bool Walker::disposable(const Field& f) const {
@@ -338,7 +336,7 @@ bool Walker::disposable(const Field& f) const {
   if (!r) return false;
   std::string n = normalize(*r);
   if (!n.empty() && n[0] == '/') return under_temp(n) && !in_root(n);
-  if (n.empty() || n == ".." || starts_with(n, "../") || n[0] == '~') return false;
+  if (n.empty() || n == ".." || n.starts_with("../") || n[0] == '~') return false;
   for (const std::string& comp : split_components(n)) {
     if (has_glob_chars(comp)) return false;
     if (is_build_name(comp)) return true;

@@ -29,7 +29,7 @@ std::optional<std::string> literal_at(std::string_view code, size_t& q) {
   if (q >= code.size()) return std::nullopt;
   char open = code[q];
   size_t body = q + 1;
-  if (starts_with(code.substr(q), "[[")) {
+  if (code.substr(q).starts_with("[[")) {
     size_t end = code.find("]]", q + 2);
     if (end == std::string_view::npos) return std::nullopt;
     std::string lit(code.substr(q + 2, end - q - 2));
@@ -78,7 +78,7 @@ std::vector<std::string> spawned_commands(std::string_view code, std::string_vie
       if ((call == "run" || call == "call" || call == "Popen") && (at < 11 || code.substr(at - 11, 11) != "subprocess."))
         continue;
       bool paren = false, list = false;
-      while (q < code.size() && !starts_with(code.substr(q), "[[") &&
+      while (q < code.size() && !code.substr(q).starts_with("[[") &&
              (code[q] == ' ' || (!paren && code[q] == '(') || (!list && code[q] == '['))) {
         paren = paren || code[q] == '(';
         list = list || code[q] == '[';
@@ -97,10 +97,10 @@ std::vector<std::string> spawned_commands(std::string_view code, std::string_vie
     }
   }
   std::string name = basename_of(program);
-  if (starts_with(name, "perl") || starts_with(name, "ruby") || starts_with(name, "php")) {
+  if (name.starts_with("perl") || name.starts_with("ruby") || name.starts_with("php")) {
     for (size_t at = 0; at < code.size(); ++at) {
       bool tick = code[at] == '`';
-      bool quoted = (starts_with(code.substr(at), "qx") || starts_with(code.substr(at), "%x")) &&
+      bool quoted = (code.substr(at).starts_with("qx") || code.substr(at).starts_with("%x")) &&
                     (at == 0 || !word_char(code[at - 1]));
       if (!tick && !quoted) continue;
       size_t q = at;
@@ -301,7 +301,7 @@ void Walker::opaque(Call& c, const std::string& code) {
         while (v.size() > 1 && v.back() == '/') v.pop_back();
         bool named = v == "/" || v == "~" || v == ".." || v == "$HOME" || v == ".git" ||
                      v.rfind(".git/", 0) == 0 || v == ".kaicoder" || v == "kaicoder.toml" ||
-                     (!m_ctx.root.empty() && (v == m_ctx.root || starts_with(m_ctx.root, v + "/")));
+                     (!m_ctx.root.empty() && (v == m_ctx.root || m_ctx.root.starts_with(v + "/")));
         if (named) find(c, RunVerdict::blocked, "program text deletes files and names '" + t + "'");
       }
       for (std::string_view h : {"expanduser", "os.homedir", "Dir.home", "HOME"})
@@ -351,7 +351,7 @@ bool Walker::run_file(Call& c, const Field& f, Lang lang) {
   }
   if (it->second.computed) unknown(c, "runs a file holding decoded or computed text");
   const std::string& text = *it->second.content;
-  bool shell = lang == Lang::shell || !starts_with(text, "#!") || is_shell(basename_of(text.substr(2, text.find_first_of(" \n", 2) - 2)));
+  bool shell = lang == Lang::shell || !text.starts_with("#!") || is_shell(basename_of(text.substr(2, text.find_first_of(" \n", 2) - 2)));
   if (shell) {
     Call inner = c;
     inner.in = Stdin{};

@@ -53,7 +53,7 @@ bool calls_itself(const Script& s, const std::string& self, bool parallel) {
 // The fallback word of `${NAME:-word}` (also `-`, `:=`, `=`), when plain.
 std::optional<std::string> default_word(std::string_view raw) {
   if (raw.size() > 2 && raw.front() == '"' && raw.back() == '"') raw = raw.substr(1, raw.size() - 2);
-  if (!starts_with(raw, "${") || raw.back() != '}') return std::nullopt;
+  if (!raw.starts_with("${") || raw.back() != '}') return std::nullopt;
   std::string_view body = raw.substr(2, raw.size() - 3);
   size_t op = body.find_first_of(":-=");
   if (op == std::string_view::npos || op == 0) return std::nullopt;
@@ -308,8 +308,8 @@ void Walker::check_assignment(Call& c, const std::string& name, const Field& val
       "SUDO_EDITOR", "BROWSER",
   };
   auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
-  if (in(k_exec_vars) || starts_with(name, "LD_") || starts_with(name, "DYLD_") || starts_with(name, "BASH_FUNC_") ||
-      starts_with(name, "GIT_CONFIG")) {
+  if (in(k_exec_vars) || name.starts_with("LD_") || name.starts_with("DYLD_") || name.starts_with("BASH_FUNC_") ||
+      name.starts_with("GIT_CONFIG")) {
     find(c, RunVerdict::blocked, "sets " + name + ", which makes programs load or run other code");
   } else if (in(k_command_vars)) {
     judge(c, name, value);
@@ -358,7 +358,7 @@ LeafInfo Walker::classify(Call& c) {
   for (const std::string& p : m_ctx.extra_blocked) {
     auto match = [&p](std::string_view text) {
       if (has_glob_chars(p)) return ::fnmatch(p.c_str(), std::string(text).c_str(), 0) == 0;
-      return starts_with(text, p) && (text.size() == p.size() || text[p.size()] == ' ' || text[p.size()] == '\t');
+      return text.starts_with(p) && (text.size() == p.size() || text[p.size()] == ' ' || text[p.size()] == '\t');
     };
     if (match(c.text) || match(normal)) find(c, RunVerdict::blocked, "matches the [run] blocked pattern '" + p + "'");
   }

@@ -203,7 +203,6 @@ std::string normalize(std::string_view path);
 
 // The order of verdicts: allow < ask < confirm < blocked.
 int rank(RunVerdict v);
-bool starts_with(std::string_view s, std::string_view p);
 bool word_char(char c);
 bool has_glob_chars(std::string_view s);
 // How an argument is named in a reason: as written, or where it comes from.

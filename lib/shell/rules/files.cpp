@@ -338,7 +338,7 @@ void rule_editor(Walker& w, Call& c) {
     }
     if (cmd) {
       // `:!cmd` runs a shell command; other editor commands may too
-      std::string text = trim(cmd->value);
+      std::string text(trim(cmd->value));
       while (!text.empty() && text[0] == ':') text = text.substr(1);
       if (sw(text, "!")) {
         w.judge(c, c.name + " :!", with_value(*cmd, text.substr(1)));

@@ -47,7 +47,7 @@ void git_config_value(Walker& w, Call& c, const std::string& key, const Field& v
 
 void git_config_pair(Walker& w, Call& c, const Field& pair) {
   size_t eq = pair.value.find('=');
-  std::string key = lower(pair.value.substr(0, eq));
+  std::string key = ascii_lower(pair.value.substr(0, eq));
   if (!git_exec_key(key)) return;
   git_config_value(w, c, key, with_value(pair, eq == std::string::npos ? "" : pair.value.substr(eq + 1)));
 }
@@ -128,7 +128,7 @@ void git_config(Walker& w, Call& c, const Args& a) {
   if (get) return;
   if (pos.size() >= 2 || changes) w.find(c, V::confirm, "changes git configuration");
   if (pos.size() >= 2 && !pos[0]->dynamic) {
-    std::string key = lower(pos[0]->value);
+    std::string key = ascii_lower(pos[0]->value);
     if (git_exec_key(key)) git_config_value(w, c, key, *pos[1]);
   }
 }
@@ -314,7 +314,7 @@ void rule_git(Walker& w, Call& c) {
       git_config_pair(w, c, c.argv[i + 1]);
       i += 2;
     } else if (sw(v, "--config-env=")) {
-      std::string key = lower(v.substr(13, v.find('=', 13) - 13));
+      std::string key = ascii_lower(v.substr(13, v.find('=', 13) - 13));
       if (git_exec_key(key)) w.find(c, V::blocked, "git --config-env sets " + key + " from a variable that cannot be judged");
       ++i;
     } else if (sw(v, "--exec-path=")) {

@@ -332,7 +332,7 @@ SedScan scan_sed(std::string_view s) {
   size_t i = 0;
   auto rest_of_line = [&] {
     size_t e = s.find('\n', i);
-    std::string t = trim(s.substr(i, e == std::string_view::npos ? std::string_view::npos : e - i));
+    std::string t(trim(s.substr(i, e == std::string_view::npos ? std::string_view::npos : e - i)));
     i = e == std::string_view::npos ? s.size() : e + 1;
     return t;
   };

@@ -29,7 +29,7 @@ void rule_curl(Walker& w, Call& c) {
              "--form-string", "-T", "--upload-file"}))
     w.find(c, V::confirm, "sends data over the network");
   if (const Field* m = o.value({"-X", "--request"}))
-    if (one_of(lower(m->value), {"post", "put", "patch", "delete"})) w.find(c, V::confirm, "sends a " + m->value + " request");
+    if (one_of(ascii_lower(m->value), {"post", "put", "patch", "delete"})) w.find(c, V::confirm, "sends a " + m->value + " request");
   if (o.has({"-K", "--config"})) w.unknown(c, "reads curl options from a file");
   for (const Field* f : o.values({"-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--stderr"}))
     if (f->value != "-") w.write(c, *f);
@@ -57,7 +57,7 @@ void rule_wget(Walker& w, Call& c) {
   if (o.has({"--post-data", "--post-file", "--body-data", "--body-file"}))
     w.find(c, V::confirm, "sends data over the network");
   if (const Field* m = o.value({"--method"}))
-    if (one_of(lower(m->value), {"post", "put", "patch", "delete"})) w.find(c, V::confirm, "sends a " + m->value + " request");
+    if (one_of(ascii_lower(m->value), {"post", "put", "patch", "delete"})) w.find(c, V::confirm, "sends a " + m->value + " request");
   if (o.has({"-e", "--execute"})) w.unknown(c, "wget -e runs configuration commands");
   for (const Field* f : o.values({"-o", "--output-file", "-a", "--append-output", "--save-cookies"})) w.write(c, *f);
   std::optional<Field> saved;
@@ -94,10 +94,10 @@ bool remote_path(const Field& f) {
 
 void ssh_options(Walker& w, Call& c, const Opts& o) {
   for (const Field* opt : o.values({"-o"})) {
-    std::string key = lower(opt->value.substr(0, opt->value.find_first_of("= ")));
+    std::string key = ascii_lower(opt->value.substr(0, opt->value.find_first_of("= ")));
     size_t at = opt->value.find_first_of("= ");
     if (one_of(key, {"proxycommand", "localcommand", "knownhostscommand", "remotecommand", "match"}) && at != std::string::npos)
-      w.judge(c, "ssh -o " + key, with_value(*opt, trim(opt->value.substr(at + 1))));
+      w.judge(c, "ssh -o " + key, with_value(*opt, std::string(trim(opt->value.substr(at + 1)))));
     if (one_of(key, {"proxyjump", "include"})) w.unknown(c, "ssh -o " + key + " cannot be judged");
   }
   if (const Field* prog = o.value({"-S"}))
@@ -153,7 +153,7 @@ void rule_netcat(Walker& w, Call& c) {
     const Field& f = c.argv[i];
     std::optional<Field> prog;
     if (one_of(f.value, {"-e", "-c", "--exec", "--sh-exec", "--lua-exec"}) && i + 1 < c.argv.size()) prog = c.argv[++i];
-    std::string low = lower(f.value);
+    std::string low = ascii_lower(f.value);
     for (std::string_view kind : {"exec:", "system:"}) {
       size_t at = low.find(kind);
       if (at != std::string::npos) {

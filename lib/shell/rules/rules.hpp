@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/shell/walker.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::shell {
@@ -26,8 +27,6 @@ inline bool one_of(std::string_view x, List l) { return std::find(l.begin(), l.e
 
 inline bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 
-std::string lower(std::string_view s);
-std::string trim(std::string_view s);
 Field literal_field(std::string v);
 Field with_value(const Field& f, std::string v);
 Field joined(const Args& a, size_t from);

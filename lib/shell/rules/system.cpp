@@ -92,11 +92,11 @@ void rule_pkill(Walker& w, Call& c) {
       w.unknown(c, "kills processes matched at run time");
       continue;
     }
-    std::string pat = lower(f.value);
+    std::string pat = ascii_lower(f.value);
     if (one_of(pat, {"init", "systemd", "1"})) w.find(c, V::blocked, "kills PID 1 (init)");
     if (pat.empty() || one_of(pat, {".", ".*", "^", "$", "*"})) w.find(c, V::blocked, "kills every process");
     for (const std::string& p : w.ctx().protected_processes) {
-      std::string name = lower(p);
+      std::string name = ascii_lower(p);
       bool port = !name.empty() && name[0] == ':';
       // pkill matches a pattern anywhere in the name: `pkill postg` kills postgres
       if (!port && !name.empty() && (name.find(pat) != std::string::npos || pat.find(name) != std::string::npos))

@@ -1,0 +1,33 @@
+#include <catch2/catch.hpp>
+
+#include "lib/util/strings.hpp"
+
+using namespace kai;
+
+TEST_CASE("trim takes only the named characters, from the named side", "[strings]") {
+  CHECK(trim("  \ta b\t ") == "a b");
+  CHECK(trim(" \r\n x \r\n", " \t\r\n") == "x");
+  CHECK(trim(" \r x \r") == "\r x \r");  // CR is not a blank unless named
+  CHECK(trim_left("  x  ") == "x  ");
+  CHECK(trim_right("  x \r", " \t\r") == "  x");
+  CHECK(trim("   ").empty());
+  CHECK(trim("").empty());
+  CHECK(trim_left(" \t").empty());
+  CHECK(trim_right(" \t").empty());
+}
+
+TEST_CASE("split keeps empty pieces and takes separators of any length", "[strings]") {
+  using V = std::vector<std::string_view>;
+  CHECK(split("a//b", "/") == V{"a", "", "b"});
+  CHECK(split("", "/") == V{""});
+  CHECK(split("/a/", "/") == V{"", "a", ""});
+  CHECK(split("a::b::c", "::") == V{"a", "b", "c"});
+  CHECK(split("a:b", "::") == V{"a:b"});
+  CHECK(split("abc", "") == V{"abc"});
+}
+
+TEST_CASE("ascii_lower lowers ASCII letters only", "[strings]") {
+  CHECK(ascii_lower("POST Put") == "post put");
+  CHECK(ascii_lower("\xC3\x89T\xC3\x89") == "\xC3\x89t\xC3\x89");  // ÉTÉ: only the T changes
+  CHECK(ascii_lower("").empty());
+}
