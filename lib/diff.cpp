@@ -65,10 +65,7 @@ std::string binary_summary(std::string_view path, const FileDiff& d) {
                      short_id(d.old_blob), short_id(d.new_blob));
 }
 
-struct PatchFree {
-  void operator()(git_patch* p) const { git_patch_free(p); }
-};
-using PatchPtr = std::unique_ptr<git_patch, PatchFree>;
+using PatchPtr = GitOwned<git_patch, git_patch_free>;
 
 Result<PatchPtr> make_patch(std::string_view path, std::optional<std::string_view> before,
                             std::optional<std::string_view> after, unsigned context) {

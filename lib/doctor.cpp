@@ -292,17 +292,17 @@ void check_key(Workspace& ws, Checks& out) {
 
 void check_git(Workspace& ws, Checks& out) {
   git_init_once();
-  git_repository* repo = nullptr;
-  if (git_repository_open_ext(&repo, ws.root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) {
+  git_repository* raw = nullptr;
+  if (git_repository_open_ext(&raw, ws.root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) {
     add(out, "git", Level::warn, "root is not the top of a git work tree",
         "kaicoder works without git, but git history is a second line of undo");
     return;
   }
+  const GitOwned<git_repository, git_repository_free> repo(raw);
   int ignored_bak = 0, ignored_state = 0;
-  git_ignore_path_is_ignored(&ignored_bak, repo, "a.bak-kaicoder-20260101T000000Z");
-  git_ignore_path_is_ignored(&ignored_state, repo, (ws.guards.state_dir + "/lock").c_str());
-  git_repository_state_t state = static_cast<git_repository_state_t>(git_repository_state(repo));
-  git_repository_free(repo);
+  git_ignore_path_is_ignored(&ignored_bak, repo.get(), "a.bak-kaicoder-20260101T000000Z");
+  git_ignore_path_is_ignored(&ignored_state, repo.get(), (ws.guards.state_dir + "/lock").c_str());
+  git_repository_state_t state = static_cast<git_repository_state_t>(git_repository_state(repo.get()));
   if (state != GIT_REPOSITORY_STATE_NONE)
     add(out, "git", Level::warn, "a merge, rebase or similar is in progress", "finish it before approving changes");
   else if (!ignored_bak || !ignored_state)

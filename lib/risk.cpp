@@ -28,14 +28,10 @@ constexpr std::string_view k_cache_magic = "kaicoder-deps 3";
 // they stay in the graph as targets but are not scanned.
 constexpr size_t k_max_scan_bytes = 1 << 20;
 
-template <typename T, void (*F)(T*)>
-struct GitFree {
-  void operator()(T* p) const { F(p); }
-};
-using RepoPtr = std::unique_ptr<git_repository, GitFree<git_repository, git_repository_free>>;
-using IndexPtr = std::unique_ptr<git_index, GitFree<git_index, git_index_free>>;
-using OdbPtr = std::unique_ptr<git_odb, GitFree<git_odb, git_odb_free>>;
-using ObjPtr = std::unique_ptr<git_odb_object, GitFree<git_odb_object, git_odb_object_free>>;
+using RepoPtr = GitOwned<git_repository, git_repository_free>;
+using IndexPtr = GitOwned<git_index, git_index_free>;
+using OdbPtr = GitOwned<git_odb, git_odb_free>;
+using ObjPtr = GitOwned<git_odb_object, git_odb_object_free>;
 
 struct Tracked {
   std::string path;
