@@ -12,6 +12,7 @@ struct Formatter {
 };
 
 const Formatter* formatter(std::string_view name) {
+  // clang-format off
   static const Formatter k_fmt[] = {
       {"clang-format", {"-i"}, {}},  {"gofmt", {"-w"}, {}}, {"rustfmt", {}, {"--check"}},
       {"black", {}, {"--check", "--diff"}}, {"prettier", {"--write", "-w"}, {}}, {"eslint", {"--fix"}, {}},
@@ -21,6 +22,7 @@ const Formatter* formatter(std::string_view name) {
       {"clang-tidy", {"--fix", "-fix", "--fix-errors", "-fix-errors"}, {}}, {"standard", {"--fix"}, {}},
       {"yq", {"-i", "--inplace"}, {}, 1}, {"sponge", {}, {}}, {"ruff", {"--fix", "format"}, {"--check", "--diff"}},
   };
+  // clang-format on
   for (const Formatter& f : k_fmt)
     if (f.name == name) return &f;
   return nullptr;

@@ -8,6 +8,7 @@ namespace kai::shell {
 namespace {
 
 bool git_exec_key(const std::string& key) {
+  // clang-format off
   static constexpr std::string_view k_exact[] = {
       "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.fsmonitor", "core.hookspath",
       "core.gitproxy", "sequence.editor", "diff.external", "credential.helper", "gpg.program", "web.browser",
@@ -82,6 +83,7 @@ void git_push(Walker& w, Call& c, const Args& a) {
     if (sw(b, "refs/heads/")) b = b.substr(11);
     return std::find(prot.begin(), prot.end(), b) != prot.end();
   };
+  // clang-format on
   if (mirror && force) w.find(c, V::blocked, "force push of every branch, protected ones included");
   if (pos.size() <= 1 && force) w.find(c, V::blocked, "force push of the current branch, which may be protected");
   for (size_t k = 1; k < pos.size(); ++k) {

@@ -11,6 +11,7 @@ struct Manager {
 };
 
 const Manager* manager(std::string_view name) {
+  // clang-format off
   static const Manager k_managers[] = {
       {"apt", {"install", "remove", "purge", "upgrade", "full-upgrade", "dist-upgrade", "autoremove", "update", "reinstall", "build-dep", "autopurge"}, {}},
       {"apt-get", {"install", "remove", "purge", "upgrade", "dist-upgrade", "autoremove", "update", "reinstall", "build-dep", "autoclean", "clean"}, {}},
@@ -63,6 +64,7 @@ const Manager* manager(std::string_view name) {
       {"terraform", {"apply", "destroy", "import", "state", "taint", "untaint", "force-unlock", "workspace", "init"}, {}},
       {"gh", {"pr", "issue", "release", "repo", "gist", "secret", "variable", "workflow", "run", "label", "api", "ssh-key", "gpg-key", "auth", "codespace"}, {}},
   };
+  // clang-format on
   for (const Manager& m : k_managers)
     if (m.name == name) return &m;
   return nullptr;

@@ -10,6 +10,7 @@ namespace {
 using RuleFn = void (*)(Walker&, Call&);
 
 const std::map<std::string_view, RuleFn>& rules() {
+  // clang-format off
   static const std::map<std::string_view, RuleFn> k_rules = {
       {"sudo", rule_sudo}, {"sudoedit", rule_sudo}, {"doas", rule_doas}, {"env", rule_env}, {"time", rule_time},
       {"command", rule_command}, {"which", rule_which}, {"type", rule_which}, {"whereis", rule_which}, {"strace", rule_strace}, {"ltrace", rule_strace}, {"flock", rule_flock},
@@ -53,6 +54,7 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"batch", rule_at}, {"crontab", rule_crontab}, {"tmux", rule_multiplexer}, {"screen", rule_multiplexer}, {"kaicoder", rule_kaicoder},
       {"openssl", rule_openssl},
   };
+  // clang-format on
   return k_rules;
 }
 
