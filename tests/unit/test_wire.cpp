@@ -8,6 +8,7 @@
 
 #include "lib/apply.hpp"
 #include "lib/decide.hpp"
+#include "lib/gate.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/harness/wire.hpp"
 #include "lib/txn.hpp"
@@ -23,7 +24,8 @@ struct Fixture {
   kai::Clock clock;
   std::optional<kai::Workspace> ws;
 
-  Fixture() {
+  explicit Fixture(const std::string& config = "") {
+    if (!config.empty()) std::ofstream(dir.path() / "kaicoder.toml") << config;
     kai::Env env;
     env.cwd = dir.path();
     env.root_override = dir.path();
@@ -102,4 +104,38 @@ TEST_CASE("a user-level integration is one journal record, and its rollback rest
   REQUIRE(o);
   CHECK(f.read_home(".claude.json") == state);
   CHECK(f.read_home(".claude/settings.json") == "<missing>");
+}
+
+TEST_CASE("a rollback outside root is asked at a terminal whatever the policy allows, and never from the review page",
+          "[integrate][txn][gate]") {
+  Fixture f("[policy.default]\nrollback = \"allow\"\n");
+  auto user = h::plan_integration(*f.ws, h::Harness::gemini, h::Scope::user, f.home.path());
+  REQUIRE(user);
+  auto wu = h::write_plan(*f.ws, *user, kai::Decider("tester"));
+  REQUIRE(wu);
+  auto project = h::plan_integration(*f.ws, h::Harness::gemini, h::Scope::project, f.home.path());
+  REQUIRE(project);
+  auto wp = h::write_plan(*f.ws, *project, kai::Decider("tester"));
+  REQUIRE(wp);
+  CHECK(wp->proposal == 1);
+  // Inside root the policy's allow holds: no question.
+  auto inside = kai::gate::prepare_rollback(*f.ws, wp->rollback_id, kai::Decider("tester"), kai::Force::no);
+  REQUIRE(inside);
+  CHECK(inside->decision == kai::Decision::allow);
+  // Outside root: asked, at a terminal only.
+  auto outside = kai::gate::prepare_rollback(*f.ws, wu->rollback_id, kai::Decider("tester"), kai::Force::no);
+  REQUIRE(outside);
+  CHECK(outside->decision == kai::Decision::ask);
+  auto web = kai::gate::prepare_rollback(*f.ws, wu->rollback_id, kai::Decider("tester", kai::Channel::web), kai::Force::no);
+  REQUIRE_FALSE(web);
+  CHECK(web.error().code == kai::Errc::denied);
+  // A door that skips the question gets no further: the answer is checked again.
+  kai::gate::Request req;
+  req.who = kai::Decider("tester");
+  auto unanswered = kai::gate::rollback(*f.ws, *outside, req);
+  REQUIRE_FALSE(unanswered);
+  CHECK(f.read_home(".gemini/settings.json").find("kaicoder") != std::string::npos);
+  req.answer = kai::gate::Answer::yes;
+  REQUIRE(kai::gate::rollback(*f.ws, *outside, req));
+  CHECK(f.read_home(".gemini/settings.json") == "<missing>");
 }
