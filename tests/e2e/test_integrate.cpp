@@ -170,7 +170,14 @@ TEST_CASE("integrate gemini and cursor write their settings and pass --check", "
   CHECK(has(g.at("tools").at("exclude"), "run_shell_command"));
   CHECK(g.at("hooks").at("BeforeTool").at(0).at("hooks").at(0).at("command") == "kaicoder hook gemini");
   KAI_CHECK_EXIT(repo.kai({"integrate", "gemini", "--check"}), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "cursor"}, "CONFIRM"), 0);
+  Run cr = repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM");
+  KAI_REQUIRE_EXIT(cr, 0);
+  json out = json_of(cr);
+  CHECK(out.at("ok") == true);
+  CHECK(out.at("proposal") == 2);  // gemini's changeset was 1
+  CHECK(out.at("rollback_id") == log_entries(repo).at(0).at("rollback_id"));
+  REQUIRE(out.at("written").size() == 2);
+  CHECK(out.at("written").at(0).at("backup") == "");
   json c = settings(repo, ".cursor/hooks.json");
   CHECK(c.at("version") == 1);
   CHECK(c.at("hooks").at("beforeShellExecution").at(0).at("failClosed") == true);
