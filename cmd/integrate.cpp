@@ -1,7 +1,8 @@
 // kaicoder integrate HARNESS: wire an agent harness to write only through
 // kaicoder. The owner, at a terminal, sees every settings file it would
-// write as a diff, types CONFIRM, and each file is written through kaicoder's
-// own transaction (lib/harness/wire). --check only reports.
+// write as a diff, types CONFIRM, and every file is written in one of
+// kaicoder's own transactions, one changelog entry and one rollback id
+// (lib/harness/wire). --check only reports.
 
 #include <fmt/format.h>
 
@@ -104,21 +105,22 @@ RunFn setup_integrate(CLI::App& sub) {
     if (!yes) return report(s, yes.error());
     if (!*yes) return report(s, make_error(Errc::rejected, "not confirmed; nothing was written"));
     auto res = harness::write_plan(**ws, *plan, gate::Decider{s.user(), gate::Channel::terminal});
+    if (!res) return report(s, res.error());
     nlohmann::json written = nlohmann::json::array();
-    for (const auto& w : res.written) {
-      written.push_back({{"file", w.rel}, {"proposal", w.proposal}, {"rollback_id", w.rollback_id}, {"backup", w.backup}});
+    for (const auto& f : res->files) {
+      written.push_back({{"file", f.path}, {"backup", f.backup}});
       if (s.json()) continue;
-      out("wrote {}", w.rel);
-      if (w.proposal) out(" (proposal {}, rollback-id {}: undo with kaicoder rollback {})", w.proposal, w.rollback_id, w.rollback_id);
-      else if (!w.backup.empty()) out(" (backup {})", w.backup);
+      out("wrote {}", f.path);
+      if (!f.backup.empty()) out(" (backup {})", f.backup);
       out("\n");
     }
-    if (res.error) {
-      if (s.json()) std::fflush(stdout);
-      return report(s, *res.error);
-    }
-    if (s.json()) return emit(s, {{"harness", a->harness}, {"written", written}});
-    else out("{} now writes only through kaicoder; check with: kaicoder integrate {} --check\n", a->harness, a->harness);
+    if (s.json())
+      return emit(s, {{"harness", a->harness}, {"proposal", res->proposal}, {"rollback_id", res->rollback_id}, {"written", written}});
+    if (res->proposal) out("one changeset, proposal {}", res->proposal);
+    else out("one transaction outside root");
+    out(", one changelog entry: undo every file with kaicoder rollback {}\n", res->rollback_id);
+    out("{} now writes only through kaicoder; check with: kaicoder integrate {}{} --check\n", a->harness, a->harness,
+        a->user ? " --user" : "");
     return k_exit_ok;
   };
 }

@@ -314,7 +314,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   if (t.proposal > 0)
     if (auto q = ws.store.load(t.proposal, Store::Payloads::none)) queue_notify(ws, *q, "rolled-back");
   bool backup = !t.rec.files.empty() && !t.rec.files[0].backup_rel.empty();
-  return Outcome{t.rec.id, backup ? (ws.root / t.rec.files[0].backup_rel).string() : "", false, t.entry};
+  return Outcome{t.rec.id, backup ? abs_path(ws, t.rec.files[0].backup_rel).string() : "", false, t.entry};
 }
 
 }  // namespace kai

@@ -111,20 +111,9 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   auto fresh = fresh_txn_id(ws, now, targets);
   if (!fresh) return fresh.error();
   t.rec.id = std::move(*fresh);
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const Target& tg = targets[i];
-    FileChange f;
-    f.rel = tg.rel;
-    f.before = side_of(tg.current);
-    f.after = after[i] ? FileSide{true, blob_id(*after[i]), steps[i].after_mode} : FileSide{};
-    if (tg.current.exists) {
-      f.backup_rel = dir_of(tg.rel) + backup_name(tg.name, t.rec.id);
-      f.backup_blob = f.before.blob;
-    }
-    t.rec.files.push_back(std::move(f));
-  }
+  for (size_t i = 0; i < targets.size(); ++i) t.rec.files.push_back(change_of(targets[i], after[i], steps[i].after_mode, t.rec.id));
   // Folders made for new files are recorded: a rollback removes them again.
-  for (const auto& d : made) t.rec.files.push_back({d, FileSide{}, FileSide{true, "", k_mode_dir}, "", ""});
+  for (const auto& d : made) t.rec.files.push_back(made_folder(d));
   t.entry = make_entry(ws, t, "changeset", std::string(action_name(Kind::changeset)));
   describe_apply(ws, t.entry, p, approver, forced);
   KAI_TRY(execute(ws, t, targets, after, Durability::batched));

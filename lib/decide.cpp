@@ -303,7 +303,8 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
       ticked = std::chrono::steady_clock::now();
       control.tick(std::chrono::duration_cast<std::chrono::milliseconds>(ws.clock->now() - start));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (control.sleep) control.sleep(std::chrono::milliseconds(100));
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 

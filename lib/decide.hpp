@@ -122,9 +122,12 @@ Result<Outcome> rollback(Workspace& ws, const std::string& id, const Decider& wh
 // ends the wait with the proposal as it is (a cancelled request, a client
 // that went away: nothing is decided); `tick` is called about once a second
 // with the time waited so far (progress for the one who waits).
+// `sleep`, when set, is how the wait pauses between polls (a door that
+// shares the workspace with other threads lets them use it meanwhile).
 struct WaitControl {
   std::function<bool()> stop;
   std::function<void(std::chrono::milliseconds waited)> tick;
+  std::function<void(std::chrono::milliseconds)> sleep;
 };
 
 // Block until proposal `id` is decided and, when approved, applied (or its

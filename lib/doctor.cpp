@@ -19,6 +19,7 @@
 #include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/trust.hpp"
+#include "lib/txn.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/lock.hpp"
 
@@ -129,7 +130,7 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
     for (const auto& f : rec->files) {
       if (f.backup_rel.empty()) continue;
       named.insert(f.backup_rel);
-      auto bytes = read_file(ws.root / f.backup_rel);
+      auto bytes = read_file(txn::abs_path(ws, f.backup_rel));
       if (!bytes) ++missing;
       else if (blob_id(*bytes) != f.backup_blob) ++changed;
       else continue;

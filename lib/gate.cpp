@@ -1,5 +1,7 @@
 #include "lib/gate.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lib/agent_user.hpp"
@@ -131,6 +133,23 @@ Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& re
   return kai::reject(ws, req.id, req.who, reason);
 }
 
+namespace {
+// A rollback of `id` that writes outside root (the user-level settings
+// `integrate --user` wired) is, like that write, decided at a terminal and
+// asked whatever the policy allows.
+Status outside_root_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
+  auto rec = ws.journal.load(id);
+  if (!rec) return ok_status();  // the rollback itself says why
+  const bool outside = std::any_of(rec->files.begin(), rec->files.end(), [](const FileChange& f) { return f.rel.starts_with("~/"); });
+  if (!outside) return ok_status();
+  if (who.channel != Channel::terminal)
+    return make_error(Errc::denied, fmt::format("rollback {} writes your user settings outside root: it is decided at a terminal", id),
+                      fmt::format("run kaicoder rollback {} at a terminal", id));
+  decision = Decision::ask;
+  return ok_status();
+}
+}  // namespace
+
 Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
   KAI_TRY(may_decide(ws, who));
   RollbackReview r;
@@ -149,6 +168,7 @@ Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, co
   auto rec = ws.journal.load(r.id);
   if (!rec) return rec.error();
   r.record = std::move(*rec);
+  KAI_TRY(outside_root_check(ws, r.id, who, r.decision));
   // Say what is wrong before asking, not after the person said yes.
   auto pre = kai::rollback(ws, r.id, who, force, CheckOnly::yes);
   if (!pre) return pre.error();
@@ -160,6 +180,7 @@ Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Re
   Verdict v = decide(ws.cfg, "rollback", shown.asked);
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
+  KAI_TRY(outside_root_check(ws, shown.id, req.who, v.decision));
   Decider approver = req.who;
   if (v.decision == Decision::ask) KAI_TRY(answer_meets(Tier::normal, req.answer));
   else approver.policy_rule = v.rule;

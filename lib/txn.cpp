@@ -22,6 +22,45 @@ using json = nlohmann::json;
 
 namespace txn {
 
+namespace {
+constexpr std::string_view k_home = "~/";
+// The user-level settings files `kaicoder integrate --user` writes
+// (lib/harness/integrate), and nothing else in the owner's home.
+constexpr std::string_view k_user_settings[] = {"~/.claude.json",        "~/.claude/settings.json", "~/.codex/config.toml",
+                                                "~/.codex/hooks.json",   "~/.gemini/settings.json", "~/.cursor/mcp.json",
+                                                "~/.cursor/hooks.json"};
+}  // namespace
+
+bool user_settings_file(std::string_view rel) {
+  for (std::string_view f : k_user_settings)
+    if (rel == f || (f.starts_with(rel) && f.size() > rel.size() && f[rel.size()] == '/' && rel.size() > k_home.size()))
+      return true;
+  return false;
+}
+
+Result<Place> place_of(const Workspace& ws, const std::string& rel) {
+  if (!rel.starts_with(k_home)) return Place{ws.root, rel};
+  if (!user_settings_file(rel))
+    return make_error(Errc::denied, fmt::format("'{}' is outside root and not a harness's user settings file", rel),
+                      "kaicoder writes outside root only the user-level settings kaicoder integrate --user wires");
+  if (ws.home.empty() || !ws.home.is_absolute())
+    return make_error(Errc::denied, fmt::format("cannot write '{}': the owner's home is unknown", rel));
+  return Place{ws.home, rel.substr(k_home.size())};
+}
+
+fs::path abs_path(const Workspace& ws, const std::string& rel) {
+  return rel.starts_with(k_home) ? ws.home / rel.substr(k_home.size()) : ws.root / rel;
+}
+
+namespace {
+// The folder holding a transaction's file `rel`, wherever it lives.
+Result<Dir> parent_of(const Workspace& ws, const std::string& rel, CreateDirs create) {
+  auto pl = place_of(ws, rel);
+  if (!pl) return pl.error();
+  return open_parent(pl->base, pl->rel, create);
+}
+}  // namespace
+
 std::string dir_of(const std::string& rel) {
   auto slash = rel.rfind('/');
   return slash == std::string::npos ? std::string{} : rel.substr(0, slash + 1);
@@ -55,12 +94,16 @@ bool mode_matters(const FileChange& f) {
 }
 
 Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create) {
-  auto rp = resolve(ws.root, ws.root, rel);
-  if (!rp) return rp.error();
-  KAI_TRY(check_write(ws.guards, *rp));
-  auto d = open_parent(ws.root, rp->rel, create);
+  std::string r = rel;
+  if (!rel.starts_with(k_home)) {
+    auto rp = resolve(ws.root, ws.root, rel);
+    if (!rp) return rp.error();
+    KAI_TRY(check_write(ws.guards, *rp));
+    r = rp->rel;
+  }
+  auto d = parent_of(ws, r, create);
   if (!d) return d.error();
-  Target t{rp->rel, base_of(rp->rel), std::move(*d), {}};
+  Target t{r, base_of(r), std::move(*d), {}};
   auto st = read_at(t.dir, t.name);
   if (!st) return st.error();
   if (st->exists && !st->regular)
@@ -69,6 +112,20 @@ Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs cre
   t.current = std::move(*st);
   return t;
 }
+
+FileChange change_of(const Target& tg, const std::optional<std::string>& after, unsigned mode, const std::string& id) {
+  FileChange f;
+  f.rel = tg.rel;
+  f.before = side_of(tg.current);
+  f.after = after ? FileSide{true, blob_id(*after), mode} : FileSide{};
+  if (tg.current.exists) {
+    f.backup_rel = dir_of(tg.rel) + backup_name(tg.name, id);
+    f.backup_blob = f.before.blob;
+  }
+  return f;
+}
+
+FileChange made_folder(const std::string& rel) { return {rel, FileSide{}, FileSide{true, "", k_mode_dir}, "", ""}; }
 
 Result<std::string> fresh_txn_id(Workspace& ws, TimePoint t, const std::vector<Target>& targets) {
   return ws.journal.fresh_id(t, [&](const std::string& cand) -> Result<bool> {
@@ -152,10 +209,15 @@ Result<Txn> read_intent(Workspace& ws, const std::string& name, const std::strin
   // Sealed, so kaicoder wrote it; the guardrails are checked again anyway,
   // as they are before every write: what was allowed then may not be now.
   for (const auto& f : t->rec.files) {
-    auto rp = resolve(ws.root, ws.root, f.rel);
-    if (!rp) return rp.error();
-    if (rp->rel != f.rel) return make_error(Errc::denied, fmt::format("it names '{}' in a form kaicoder never writes", f.rel));
-    KAI_TRY(check_write(ws.guards, *rp));
+    if (f.rel.starts_with(k_home)) {
+      auto pl = place_of(ws, f.rel);  // a user settings file, by name
+      if (!pl) return pl.error();
+    } else {
+      auto rp = resolve(ws.root, ws.root, f.rel);
+      if (!rp) return rp.error();
+      if (rp->rel != f.rel) return make_error(Errc::denied, fmt::format("it names '{}' in a form kaicoder never writes", f.rel));
+      KAI_TRY(check_write(ws.guards, *rp));
+    }
     if (!f.backup_rel.empty() && f.backup_rel != dir_of(f.rel) + backup_name(base_of(f.rel), t->rec.id))
       return make_error(Errc::denied, fmt::format("it names '{}', which is not the backup of '{}'", f.backup_rel, f.rel));
   }
@@ -237,7 +299,7 @@ Status undo(Workspace& ws, const Txn& t) {
       if (!f.before.exists) made.push_back(f.rel);
       continue;
     }
-    auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+    auto d = parent_of(ws, f.rel, CreateDirs::no);
     if (!d) continue;  // its folder never appeared: nothing of this file landed
     auto cur = read_at(*d, base_of(f.rel));
     if (!cur) return cur.error();
@@ -266,7 +328,7 @@ Status undo(Workspace& ws, const Txn& t) {
 bool landed(Workspace& ws, const Txn& t) {
   for (const auto& f : t.rec.files) {
     if (is_dir_entry(f)) continue;
-    auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+    auto d = parent_of(ws, f.rel, CreateDirs::no);
     if (!d) return !f.after.exists;  // a file removed with its folder
     auto cur = read_at(*d, base_of(f.rel));
     if (!cur || !same(f.after, *cur, mode_matters(f))) return false;
@@ -325,9 +387,9 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
   for (const auto& f : t.rec.files) n += !is_dir_entry(f);
   for (const auto& f : t.rec.files) {
     if (is_dir_entry(f)) continue;
-    e.files.push_back((ws.root / f.rel).string());
+    e.files.push_back(abs_path(ws, f.rel).string());
     // Several files: a backup for each, in the same order ("—" for a new one).
-    if (!f.backup_rel.empty()) backups.push_back((ws.root / f.backup_rel).string());
+    if (!f.backup_rel.empty()) backups.push_back(abs_path(ws, f.backup_rel).string());
     else if (n > 1) backups.push_back(or_none(""));  // keeps the list in line with the files
     undo.push_back(f.before.exists ? fmt::format("restore {} \u2192 {}", base_of(f.backup_rel), base_of(f.rel))
                                    : fmt::format("delete {}", base_of(f.rel)));
@@ -361,7 +423,7 @@ Outcome record_applied(Workspace& ws, Proposal& p, const Txn& t, std::string bac
 }
 
 void remove_empty_dir(Workspace& ws, const std::string& rel) {
-  if (auto d = open_parent(ws.root, rel, CreateDirs::no)) (void)::unlinkat(d->fd(), base_of(rel).c_str(), AT_REMOVEDIR);
+  if (auto d = parent_of(ws, rel, CreateDirs::no)) (void)::unlinkat(d->fd(), base_of(rel).c_str(), AT_REMOVEDIR);
 }
 
 }  // namespace txn
@@ -395,7 +457,7 @@ std::vector<IntentInfo> inspect_intents(Workspace& ws) {
     info.rollback_id = t->rec.id;
     for (const auto& f : t->rec.files) {
       if (f.backup_rel.empty()) continue;
-      auto d = open_parent(ws.root, f.rel, CreateDirs::no);
+      auto d = parent_of(ws, f.rel, CreateDirs::no);
       if (!d) continue;
       auto b = read_at(*d, base_of(f.backup_rel));
       auto cur = read_at(*d, base_of(f.rel));

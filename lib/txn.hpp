@@ -11,7 +11,16 @@
 // undoes it otherwise, so the tree ends wholly old or wholly new.
 //
 // All functions here expect the caller to hold the store lock.
+//
+// A transaction's files are root-relative, with one exception: the
+// user-level settings files of agent harnesses, which `kaicoder integrate
+// --user` writes in the owner's home (Workspace::home), are named "~/REL".
+// Only the names user_settings_file() accepts may be written there, each
+// opened beneath the home as files are beneath root (no symlink followed),
+// with its backup beside it: the same intent, journal record, changelog
+// entry and rollback as any transaction.
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +34,22 @@
 #include "lib/workspace.hpp"
 
 namespace kai::txn {
+
+// Whether `rel` names a harness's user-level settings file in the owner's
+// home ("~/.claude.json", "~/.codex/config.toml", …) or the folder holding
+// one ("~/.codex"): the only places outside root a transaction may touch.
+bool user_settings_file(std::string_view rel);
+
+// Where a transaction's file lives: `base` (root, or the owner's home for a
+// "~/" name) and the path beneath it. denied for a "~/" name that is not a
+// user settings file, or when the owner's home is unknown.
+struct Place {
+  std::filesystem::path base;
+  std::string rel;
+};
+Result<Place> place_of(const Workspace& ws, const std::string& rel);
+// The absolute path of a transaction's file (or backup), as the changelog shows it.
+std::filesystem::path abs_path(const Workspace& ws, const std::string& rel);
 
 std::string dir_of(const std::string& rel);   // "a/b/" for "a/b/c", "" for "c"
 std::string base_of(const std::string& rel);  // "c" for "a/b/c"
@@ -47,6 +72,13 @@ struct Target {
   FileState current;
 };
 Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create);
+
+// The record of `tg` becoming `after` (nullopt: removed) with permission
+// bits `mode`, its backup named for transaction `id` when it exists now.
+FileChange change_of(const Target& tg, const std::optional<std::string>& after, unsigned mode, const std::string& id);
+// A folder made for new files: recorded, so that an undo or a rollback
+// removes it again when it is empty.
+FileChange made_folder(const std::string& rel);
 
 // A rollback id for a transaction at `t` over `targets`: free in the
 // journal, and its backup name free beside every target.

@@ -94,15 +94,23 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
   };
   switch (h) {
     case Harness::claude_code: {
-      // Claude Code reads project servers from .mcp.json only.
-      out.push_back({".mcp.json", false, {server({"mcpServers", "kaicoder"}, json::object())}, {}, false});
-      FileWants s{user ? ".claude/settings.json" : ".claude/settings.json", user, {}, {}, false};
+      // Claude Code reads project servers from .mcp.json only, and user
+      // servers (`claude mcp add --scope user`) from the top-level
+      // "mcpServers" of ~/.claude.json, a large file of its own state whose
+      // other keys the text editor keeps.
+      if (user)
+        out.push_back({".claude.json", true, {server({"mcpServers", "kaicoder"}, {{"type", "stdio"}})}, {}, false});
+      else
+        out.push_back({".mcp.json", false, {server({"mcpServers", "kaicoder"}, json::object())}, {}, false});
+      FileWants s{".claude/settings.json", user, {}, {}, false};
       for (const char* tool : {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})
         s.json_wants.push_back({{"permissions", "deny"}, tool, true, fmt::format("its own {} tool denied", tool), {}});
       json entry = {{"matcher", "*"}, {"hooks", json::array({{{"type", "command"}, {"command", cmd}, {"timeout", hook_timeout}}})}};
       s.json_wants.push_back({{"hooks", "PreToolUse"}, entry, true, "`" + cmd + "` as its PreToolUse hook",
                               hook_present({"hooks", "PreToolUse"}, cmd)});
-      s.json_wants.push_back({{"enabledMcpjsonServers"}, "kaicoder", true, "kaicoder's server enabled without a prompt", {}});
+      // A project server asks before its first use unless enabled; a user server does not.
+      if (!user)
+        s.json_wants.push_back({{"enabledMcpjsonServers"}, "kaicoder", true, "kaicoder's server enabled without a prompt", {}});
       out.push_back(std::move(s));
       break;
     }

@@ -1,14 +1,23 @@
 #pragma once
 // Writing an integration plan (lib/harness/integrate) once its owner has
-// seen it at a terminal and typed CONFIRM. A settings file inside root goes
-// through kaicoder's own transaction: a `write` proposal (confirm tier:
-// harness settings) approved through the gate with what the owner
-// answered, so it has its backup, its changelog entry and its rollback id
-// like any change — one per file, as the gate decides one file at a time.
-// A user-level file (`--user`, outside root, which only this door may write)
-// gets a backup beside it, an atomic replace and a changelog entry that
-// says how to restore it by hand (rollback works inside root only).
+// seen it at a terminal and typed CONFIRM: every file it changes in ONE
+// transaction, with one changelog entry and one rollback id that restores
+// them all (created files removed).
+//
+// Project files (inside root) go as one changeset proposal (lib/changeset:
+// confirm tier, harness settings) approved through the gate with what the
+// owner answered: backups, entry (`changeset` / `apply_changeset`) and
+// rollback as for any changeset.
+//
+// User-level files (`--user`, in the owner's home, outside root: only this
+// door writes there) cannot be a proposal, whose paths are root-relative by
+// construction. They go as one transaction of lib/txn with no proposal: the
+// same intent (crash recovery), backups beside each file, journal record,
+// changelog entry listing every file and backup, and rollback id
+// (`kaicoder rollback ID`, at a terminal only). lib/txn accepts there only
+// the user settings files of the harnesses (txn::user_settings_file).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,22 +29,20 @@
 namespace kai::harness {
 
 struct Written {
-  std::string rel;          // as SettingsFile::rel
-  int proposal = 0;         // project files: the proposal that carried it
-  std::string rollback_id;  // project files
-  std::string backup;       // absolute; empty when the file was new
+  int proposal = 0;          // the changeset that carried project files; 0 for user files
+  std::string rollback_id;   // undoes every file at once
+  struct File {
+    std::string path;    // absolute
+    std::string backup;  // absolute; empty when the file was new
+  };
+  std::vector<File> files;
 };
 
-// Write every file of `plan` that changes, in order, for `who`. Stops at
-// the first failure, returning what it wrote so far with the error's text
-// (the files written stay written: each is its own entry, undone with
-// `kaicoder rollback`). conflict when a file changed since the plan was made
-// (its proposal is then rejected: nothing written for it); the errors of
-// propose and the gate otherwise.
-struct WriteResult {
-  std::vector<Written> written;
-  std::optional<Error> error;
-};
-WriteResult write_plan(Workspace& ws, const IntegratePlan& plan, const gate::Decider& who);
+// Write every file of `plan` that changes, for `who`, all or nothing.
+// conflict when a file changed since the plan was made (a staged changeset
+// is then rejected: nothing is written); usage for a plan that mixes
+// project and user files; the errors of propose, the gate and lib/txn
+// otherwise (denied for a symlink on the way to a user file).
+Result<Written> write_plan(Workspace& ws, const IntegratePlan& plan, const gate::Decider& who);
 
 }  // namespace kai::harness

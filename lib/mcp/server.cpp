@@ -1,6 +1,7 @@
 #include "lib/mcp/server.hpp"
 
 #include <array>
+#include <thread>
 
 namespace kai::mcp {
 namespace {
@@ -39,6 +40,10 @@ json error_response(const json& id, int code, const std::string& message, const 
 Parsed parse_message(std::string_view line) {
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded()) return {std::nullopt, error_response(nullptr, k_parse_error, "parse error: not JSON")};
+  return check_message(std::move(j));
+}
+
+Parsed check_message(json j) {
   const bool id_ok = !j.is_object() || !j.contains("id") || j["id"].is_string() || j["id"].is_number_integer();
   if (!j.is_object() || j.value("jsonrpc", "") != "2.0" || !id_ok ||
       (j.contains("method") && !j["method"].is_string()) ||
@@ -106,7 +111,16 @@ std::optional<json> Server::handle(const json& msg, const Door& door) {
     std::lock_guard<std::mutex> g(m_mutex);
     opts = m_opts;
   }
-  auto r = call_tool(m_ws, opts, call, door);
+  // The workspace is held while the call runs; a wait lets go of it between polls.
+  std::unique_lock<std::mutex> ws_turn(m_ws_mutex);
+  Door d = door;
+  d.sleep = [&ws_turn](std::chrono::milliseconds pause) {
+    ws_turn.unlock();
+    std::this_thread::sleep_for(pause);
+    ws_turn.lock();
+  };
+  auto r = call_tool(m_ws, opts, call, d);
+  ws_turn.unlock();
   if (door.cancelled && door.cancelled()) return std::nullopt;  // the client asked for no answer
   if (auto* e = std::get_if<RpcError>(&r)) return error_response(id, e->code, e->message, e->data);
   return result_response(id, tool_result(std::get<ToolOutcome>(r), structured));

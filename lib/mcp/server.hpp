@@ -42,6 +42,12 @@ struct Parsed {
   std::optional<json> error_reply;
 };
 Parsed parse_message(std::string_view line);
+// The same check on one message already parsed (an element of a batch).
+Parsed check_message(json j);
+
+// The protocol version that has JSON-RPC batches (arrays of messages);
+// they were dropped again in the next one.
+inline constexpr std::string_view k_batch_version = "2025-03-26";
 
 class Server {
 public:
@@ -50,8 +56,11 @@ public:
   // Answer one message. No reply for notifications, for responses the
   // client sends, and for a tool call that was cancelled while it ran.
   // `door` serves a tools/call that waits (progress, cancellation).
-  // Thread use: tools/call may run on one thread while another handles
-  // everything else (initialize, ping, tools/list, notifications).
+  // Thread use: any number of threads may call handle() at once. The
+  // workspace (its store, journal, redactor, notify queue) is not
+  // thread-safe, so tool calls take turns on it: each holds it while it
+  // runs, and a wait_for_decision lets go of it between its polls, so a
+  // read or a proposal is answered while a wait blocks.
   std::optional<json> handle(const json& msg, const Door& door = {});
 
   // A request that may block for long (tools/call): a door runs it beside
@@ -71,6 +80,7 @@ private:
   std::string m_server_version;
   mutable std::mutex m_mutex;  // m_version and m_opts.agent: set by initialize, read by tool calls
   std::string m_version;
+  std::mutex m_ws_mutex;  // m_ws: one tool call at a time, a wait only while it polls
 };
 
 }  // namespace kai::mcp

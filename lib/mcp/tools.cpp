@@ -192,6 +192,7 @@ Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const
   const long limit = args.value("timeout_s", k_wait_default_s);
   WaitControl control;
   control.stop = [&door] { return (door.cancelled && door.cancelled()) || (door.gone && door.gone()); };
+  control.sleep = door.sleep;
   if (!call.progress_token.is_null() && door.notify) {
     const std::string message = fmt::format("waiting for a person: kaicoder approve {}", id);
     control.tick = [&door, &call, message, limit](std::chrono::milliseconds waited) {

@@ -65,6 +65,9 @@ struct Door {
   // True once the client went away (end of input): a wait ends at once,
   // deciding nothing; the answer is still sent, to whoever still reads.
   std::function<bool()> gone;
+  // How a wait pauses between polls; unset: it sleeps. The server sets it
+  // to let go of the workspace meanwhile, so other calls run beside a wait.
+  std::function<void(std::chrono::milliseconds)> sleep;
 };
 
 struct ToolCall {

@@ -1,8 +1,11 @@
 // kaicoder integrate HARNESS: on empty and on existing settings files (every
 // key and comment kept), idempotent, --check exit 6, the owner's CONFIRM at
-// a terminal (exit 3 without one), and each file written through kaicoder's
-// own transaction (a proposal, a backup, a changelog entry, a rollback id).
+// a terminal (exit 3 without one), and every file written in ONE of
+// kaicoder's own transactions: one changeset proposal (project files) or one
+// transaction outside root (--user), one changelog entry, one rollback id
+// that restores every file byte for byte and removes the created ones.
 
+#include <csignal>
 #include <fstream>
 
 #include <toml++/toml.h>
@@ -23,6 +26,36 @@ bool has(const json& list, const std::string& v) {
   return list.is_array() && std::find(list.begin(), list.end(), v) != list.end();
 }
 
+// Backups stay after a rollback (SPEC §5): everything else must be as before.
+std::map<std::string, std::string> without_backups(std::map<std::string, std::string> t) {
+  std::erase_if(t, [](const auto& kv) { return kv.first.find(".bak-kaicoder-") != std::string::npos; });
+  return t;
+}
+
+// The harness files in the test's private home (not kaicoder's own folder),
+// path → bytes. Folders are left out: a rollback keeps, beside a file it
+// removes, the backup of what it removed, and so the folder.
+std::map<std::string, std::string> home_snapshot(const TempRepo& repo) {
+  std::map<std::string, std::string> out;
+  for (auto it = std::filesystem::recursive_directory_iterator(repo.home()); it != std::filesystem::recursive_directory_iterator();
+       ++it) {
+    const std::string rel = it->path().lexically_relative(repo.home()).generic_string();
+    if (rel == ".config" || rel == ".cache" || rel == ".npm") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) out[rel] = read_outside(it->path());
+  }
+  return out;
+}
+
+// The newest changelog entry, which must be the only one added since `before` entries.
+json one_new_entry(const TempRepo& repo, size_t before) {
+  json entries = log_entries(repo);
+  REQUIRE(entries.size() == before + 1);
+  return entries.at(0);
+}
+
 }  // namespace
 
 TEST_CASE("integrate refuses without a terminal and writes nothing", "[e2e][integrate]") {
@@ -35,12 +68,14 @@ TEST_CASE("integrate refuses without a terminal and writes nothing", "[e2e][inte
   CHECK(repo.tree_snapshot() == before);
 }
 
-TEST_CASE("integrate claude-code on an empty project wires it through proposals, and a second run changes nothing",
+TEST_CASE("integrate claude-code on an empty project wires it through one changeset, and its rollback id undoes it whole",
           "[e2e][integrate]") {
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 6);
   CHECK_FALSE(repo.exists(".mcp.json"));
+  const auto before = tree_but_log(repo);
+  const size_t entries_before = log_entries(repo).size();
   Run r = repo.kai_tty({"integrate", "claude-code"}, "CONFIRM");
   KAI_REQUIRE_EXIT(r, 0);
   CHECK_THAT(r.out, Contains("Write"));
@@ -50,20 +85,35 @@ TEST_CASE("integrate claude-code on an empty project wires it through proposals,
   json s = settings(repo, ".claude/settings.json");
   for (const char* tool : {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}) CHECK(has(s.at("permissions").at("deny"), tool));
   CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "kaicoder hook claude-code");
-  // Through the transaction: two write proposals, applied, logged, each with a rollback id.
-  json entries = log_entries(repo);
-  REQUIRE(entries.size() >= 2);
-  CHECK(entries.at(0).at("action") == "write_file");
-  CHECK(show_json(repo, 1).at("status") == "applied");
-  CHECK(show_json(repo, 2).at("status") == "applied");
+  // One transaction: one changeset proposal, applied, one changelog entry
+  // listing both files, one rollback id.
+  json e = one_new_entry(repo, entries_before);
+  CHECK(e.at("kind") == "changeset");
+  CHECK(e.at("action") == "apply_changeset");
+  REQUIRE(e.at("files").size() == 2);
+  CHECK(e.at("files").dump().find(".mcp.json") != std::string::npos);
+  CHECK(e.at("files").dump().find(".claude/settings.json") != std::string::npos);
+  const std::string id = e.at("rollback_id");
+  CHECK_THAT(r.out, Contains("kaicoder rollback " + id));
+  json p = show_json(repo, 1);
+  CHECK(p.at("status") == "applied");
+  CHECK(p.at("kind") == "changeset");
+  CHECK(p.at("tier") == "confirm");
+  KAI_CHECK_EXIT(repo.kai({"show", "2"}), 7);  // no second proposal
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
+  // Idempotent: a second run writes nothing and logs nothing.
   auto wired = repo.tree_snapshot();
   Run again = repo.kai_tty({"integrate", "claude-code"}, "CONFIRM");
   KAI_CHECK_EXIT(again, 0);
   CHECK_THAT(again.out, Contains("is wired"));
   CHECK(repo.tree_snapshot() == wired);
-  // Rolling back the settings entry unwires it again.
-  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  CHECK(log_entries(repo).size() == entries_before + 1);
+  // The one rollback id removes both created files (a rollback backs up
+  // what it replaces, so .claude/ keeps that backup).
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
+  CHECK(without_backups(tree_but_log(repo)) == before);
+  CHECK_FALSE(repo.exists(".mcp.json"));
+  CHECK_FALSE(repo.exists(".claude/settings.json"));
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 6);
 }
 
@@ -74,6 +124,7 @@ TEST_CASE("integrate keeps every key and comment of existing settings", "[e2e][i
                             "[profiles.fast]\nmodel = \"o4-mini\"\n";
   TempRepo repo{{".claude/settings.json", claude}, {".codex/config.toml", codex}};
   repo.init();
+  const auto before = tree_but_log(repo);
   KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
   const std::string after = repo.read(".claude/settings.json");
   CHECK_THAT(after, Contains("// the team's model"));
@@ -97,6 +148,17 @@ TEST_CASE("integrate keeps every key and comment of existing settings", "[e2e][i
   CHECK(settings(repo, ".codex/hooks.json").at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") ==
         "kaicoder hook codex");
   KAI_CHECK_EXIT(repo.kai({"integrate", "codex", "--check"}), 0);
+  // Codex's two files were one entry; its rollback id gives back the team's
+  // config.toml byte for byte and removes hooks.json, which it created.
+  json e = log_entries(repo).at(0);
+  CHECK(e.at("action") == "apply_changeset");
+  REQUIRE(e.at("files").size() == 2);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id").get<std::string>()}, "y"), 0);
+  CHECK(repo.read(".codex/config.toml") == codex);
+  CHECK_FALSE(repo.exists(".codex/hooks.json"));
+  // And Claude Code's entry, the one before it, gives back its settings.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", log_entries(repo).at(2).at("rollback_id").get<std::string>()}, "y"), 0);
+  CHECK(without_backups(tree_but_log(repo)) == before);
 }
 
 TEST_CASE("integrate gemini and cursor write their settings and pass --check", "[e2e][integrate]") {
@@ -108,7 +170,14 @@ TEST_CASE("integrate gemini and cursor write their settings and pass --check", "
   CHECK(has(g.at("tools").at("exclude"), "run_shell_command"));
   CHECK(g.at("hooks").at("BeforeTool").at(0).at("hooks").at(0).at("command") == "kaicoder hook gemini");
   KAI_CHECK_EXIT(repo.kai({"integrate", "gemini", "--check"}), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "cursor"}, "CONFIRM"), 0);
+  Run cr = repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM");
+  KAI_REQUIRE_EXIT(cr, 0);
+  json out = json_of(cr);
+  CHECK(out.at("ok") == true);
+  CHECK(out.at("proposal") == 2);  // gemini's changeset was 1
+  CHECK(out.at("rollback_id") == log_entries(repo).at(0).at("rollback_id"));
+  REQUIRE(out.at("written").size() == 2);
+  CHECK(out.at("written").at(0).at("backup") == "");
   json c = settings(repo, ".cursor/hooks.json");
   CHECK(c.at("version") == 1);
   CHECK(c.at("hooks").at("beforeShellExecution").at(0).at("failClosed") == true);
@@ -153,40 +222,96 @@ TEST_CASE("harness settings are confirm tier for proposals", "[e2e][integrate]")
   }
 }
 
-TEST_CASE("integrate --user writes the owner's user settings with a backup and a changelog entry", "[e2e][integrate]") {
+TEST_CASE("integrate --user wires Claude Code's user files in one transaction outside root, undone by one rollback id",
+          "[e2e][integrate]") {
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
   const auto user_settings = repo.home() / ".claude" / "settings.json";
+  const auto claude_json = repo.home() / ".claude.json";
   std::filesystem::create_directories(user_settings.parent_path());
+  const std::string settings_text = "{\n  // mine\n  \"theme\": \"dark\"\n}\n";
+  // Claude Code's own state file: large, many keys, a project-scoped server.
+  const std::string state_text =
+      "{\n  \"numStartups\": 34,\n  \"oauthAccount\": {\"emailAddress\": \"me@example.com\"},\n"
+      "  \"projects\": {\n    \"/home/me/p\": {\"allowedTools\": [], \"mcpServers\": {\"db\": {\"command\": \"db-mcp\"}}}\n  },\n"
+      "  \"mcpServers\": {\n    \"memory\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"mem\"]}\n  }\n}\n";
   {
-    std::ofstream out(user_settings);
-    out << "{\n  // mine\n  \"theme\": \"dark\"\n}\n";
+    std::ofstream(user_settings) << settings_text;
+    std::ofstream(claude_json) << state_text;
   }
+  const auto home_before = home_snapshot(repo);
+  const auto tree_before = tree_but_log(repo);
+  const size_t entries_before = log_entries(repo).size();
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--user", "--check"}), 6);
   Run r = repo.kai_tty({"integrate", "claude-code", "--user"}, "CONFIRM");
   KAI_REQUIRE_EXIT(r, 0);
   CHECK_THAT(r.out, Contains("outside root"));
+  // ~/.claude.json: kaicoder at the top level, every other key as it was.
+  json state = json::parse(read_outside(claude_json));
+  CHECK(state.at("mcpServers").at("kaicoder").at("type") == "stdio");
+  CHECK(state.at("mcpServers").at("kaicoder").at("command") == "kaicoder");
+  CHECK(state.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp", "--root", repo.path().string()}));
+  CHECK(state.at("mcpServers").at("memory").at("command") == "npx");
+  CHECK(state.at("numStartups") == 34);
+  CHECK(state.at("oauthAccount").at("emailAddress") == "me@example.com");
+  CHECK(state.at("projects").at("/home/me/p").at("mcpServers").size() == 1);
+  // ~/.claude/settings.json: its comment kept, the writers denied, the hook wired.
   const std::string after = read_outside(user_settings);
   CHECK_THAT(after, Contains("// mine"));
   json s = json::parse(after, nullptr, true, true);
   CHECK(s.at("theme") == "dark");
   CHECK(has(s.at("permissions").at("deny"), "Bash"));
-  // The backup beside it holds the old bytes; the changelog says how to restore it.
-  bool backup = false;
-  for (const auto& e : std::filesystem::directory_iterator(user_settings.parent_path()))
-    if (e.path().filename().string().starts_with("settings.json.bak-kaicoder-"))
-      backup = read_outside(e.path()) == "{\n  // mine\n  \"theme\": \"dark\"\n}\n";
-  CHECK(backup);
-  json entries = log_entries(repo);
-  bool logged = false;
-  for (const auto& e : entries)
-    // The owner's home as kaicoder sees it (the test's home is mounted over it).
-    if (e.at("files").dump().find("/.claude/settings.json") != std::string::npos)
-      logged = e.at("rollback").get<std::string>().find("by hand") != std::string::npos;
-  CHECK(logged);
-  // The project's .mcp.json carries the server.
-  CHECK(settings(repo, ".mcp.json").at("mcpServers").contains("kaicoder"));
+  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "kaicoder hook claude-code");
+  CHECK_FALSE(s.contains("enabledMcpjsonServers"));
+  // Nothing in the project: user scope registers the server in the home.
+  CHECK(tree_but_log(repo) == tree_before);
+  // One changelog entry for both files, each with its backup beside it.
+  json e = one_new_entry(repo, entries_before);
+  CHECK(e.at("action") == "apply_changeset");
+  REQUIRE(e.at("files").size() == 2);
+  CHECK(e.at("files").dump().find("/.claude.json") != std::string::npos);
+  CHECK(e.at("files").dump().find("/.claude/settings.json") != std::string::npos);
+  const std::string id = e.at("rollback_id");
+  CHECK(read_outside(repo.home() / (".claude.json.bak-kaicoder-" + id)) == state_text);
+  CHECK(read_outside(repo.home() / ".claude" / ("settings.json.bak-kaicoder-" + id)) == settings_text);
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--user", "--check"}), 0);
+  // Idempotent.
+  const auto wired = home_snapshot(repo);
+  Run again = repo.kai_tty({"integrate", "claude-code", "--user"}, "CONFIRM");
+  KAI_CHECK_EXIT(again, 0);
+  CHECK_THAT(again.out, Contains("is wired"));
+  CHECK(home_snapshot(repo) == wired);
+  // A rollback outside root is decided at a terminal: without one, nothing moves.
+  Run no_tty = repo.kai({"rollback", id});
+  KAI_CHECK_EXIT(no_tty, 3);
+  CHECK(home_snapshot(repo) == wired);
+  // The one rollback id gives both files back byte for byte.
+  Run back = repo.kai_tty({"rollback", id}, "y");
+  KAI_REQUIRE_EXIT(back, 0);
+  CHECK_THAT(back.out, Contains("~/.claude.json"));
+  CHECK(without_backups(home_snapshot(repo)) == home_before);
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--user", "--check"}), 6);
+}
+
+TEST_CASE("integrate --user on an empty home creates the user files, and the rollback id removes them",
+          "[e2e][integrate]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  const auto home_before = home_snapshot(repo);
+  for (const char* h : {"claude-code", "gemini"}) {
+    INFO(h);
+    Run r = repo.kai_tty({"integrate", h, "--user"}, "CONFIRM");
+    KAI_REQUIRE_EXIT(r, 0);
+    KAI_CHECK_EXIT(repo.kai({"integrate", h, "--user", "--check"}), 0);
+  }
+  CHECK(json::parse(read_outside(repo.home() / ".claude.json")).at("mcpServers").contains("kaicoder"));
+  CHECK(json::parse(read_outside(repo.home() / ".gemini" / "settings.json")).at("mcpServers").at("kaicoder").at("trust") == false);
+  CHECK_FALSE(repo.exists(".mcp.json"));
+  // Newest first: gemini's entry, then Claude Code's.
+  json entries = log_entries(repo);
+  for (size_t i = 0; i < 2; ++i)
+    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", entries.at(i).at("rollback_id").get<std::string>()}, "y"), 0);
+  CHECK(without_backups(home_snapshot(repo)) == home_before);  // every created file gone
 }
 
 TEST_CASE("integrate refuses a settings file that is a symlink out of root", "[e2e][integrate][attack]") {
@@ -216,4 +341,37 @@ TEST_CASE("doctor names a harness that still has a writer of its own", "[e2e][in
   KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
   Run after = repo.kai({"doctor"});
   CHECK_THAT(after.out, Contains("kaicoder is its only writer"));
+}
+
+TEST_CASE("a crash at any step of integrate --user leaves both user files old or both new",
+          "[e2e][integrate][crash]") {
+  std::vector<std::string> points{"after-intent", "after-backup:1", "after-replace:1", "after-backup:2", "after-replace:2",
+                                  "after-journal", "after-changelog", "after-status"};
+  const std::string point = GENERATE_COPY(from_range(points));
+  INFO("fault " << point);
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  const auto user_settings = repo.home() / ".claude" / "settings.json";
+  const auto claude_json = repo.home() / ".claude.json";
+  std::filesystem::create_directories(user_settings.parent_path());
+  std::ofstream(user_settings) << "{\"theme\": \"dark\"}\n";
+  std::ofstream(claude_json) << "{\"numStartups\": 3}\n";
+  const auto old_home = home_snapshot(repo);
+  Run crashed = repo.kai_tty({"integrate", "claude-code", "--user"}, "CONFIRM", {{"KAICODER_FAULT", point}});
+  INFO(crashed.all());
+  REQUIRE(crashed.killed_by(SIGKILL));
+  // The next command that takes the lock finishes or undoes it.
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "next"}, "next\n"), 0);
+  CHECK(repo.ls(".kaicoder/intents").empty());
+  const auto now = without_backups(home_snapshot(repo));
+  const bool wired = repo.kai({"integrate", "claude-code", "--user", "--check"}).exit_code == 0;
+  if (!wired) {
+    CHECK(now == old_home);
+    CHECK(home_snapshot(repo) == old_home);  // and no backup left behind
+  } else {
+    json e = log_entries(repo).at(0);
+    REQUIRE(e.at("action") == "apply_changeset");
+    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id").get<std::string>()}, "y"), 0);
+    CHECK(without_backups(home_snapshot(repo)) == old_home);
+  }
 }

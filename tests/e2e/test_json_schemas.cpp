@@ -107,6 +107,7 @@ TEST_CASE("every command's --json output fits its schema, failures and usage err
   o.add(repo.kai({"--json", "doctor"}), "doctor");
   o.add(repo.kai({"--json", "serve"}), "serve");                                // no terminal: refused
   o.add(repo.kai({"--json", "integrate", "claude-code", "--check"}), "integrate");  // not wired: 6
+  o.add(repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM"), "integrate");    // written: one transaction
   o.add(repo.kai({"--json", "intake"}), "intake");
   o.add(repo.kai({"--json", "agent-user", "check", "no-such-agent-user"}), "agent-user");
 

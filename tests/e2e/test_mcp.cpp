@@ -145,3 +145,20 @@ TEST_CASE("mcp sdk: a client that disconnects mid-wait leaves the proposal pendi
   CHECK(json_of(w).at("proposal").at("status") == "applied");
   CHECK(repo.read("b.txt") == "b\n");
 }
+
+TEST_CASE("mcp sdk: a read_file and a second proposal are answered while a wait_for_decision is in flight",
+          "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  if (!client_ready()) return;
+  Process client = start_client(repo, "parallel");
+  const int id = wait_for_line(client, "APPROVE");
+  INFO(client.so_far().all());
+  REQUIRE(id == 1);
+  CHECK_FALSE(repo.exists("b.txt"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  check_passed(client);
+  CHECK(repo.read("b.txt") == "b\n");
+  CHECK(show_json(repo, 2).at("status") == "pending");
+  CHECK_FALSE(repo.exists("c.txt"));
+}

@@ -200,6 +200,36 @@ const scenarios = {
     await transport.close();
   },
 
+  // Tool calls run side by side: a read and a second proposal are answered
+  // while a wait_for_decision blocks for a person.
+  async parallel() {
+    const { client, transport, errors } = await connect();
+    const id = await propose(client, "b.txt", "b\n");
+    const order = [];
+    let inFlight;
+    const started = new Promise((resolve) => (inFlight = resolve));
+    const waiting = waitFor(client, id, 60, { onprogress: () => inFlight() }).then((w) => {
+      order.push("wait");
+      return w;
+    });
+    await started;  // the server has been waiting for a second
+    const read = await client.callTool({ name: "read_file", arguments: { path: "a.txt" } });
+    order.push("read");
+    assert.equal(read.isError, false, JSON.stringify(read));
+    assert.equal(body(read).text, "hello\n");
+    const second = await propose(client, "c.txt", "c\n");
+    order.push("propose");
+    assert.equal(second, id + 1);
+    assert.deepEqual(order, ["read", "propose"]);  // the wait is still waiting
+    say(`APPROVE ${id}`);
+    const { result } = await waiting;
+    assert.equal(result.isError, false, JSON.stringify(result));
+    assert.equal(body(result).proposal.status, "applied");
+    assert.deepEqual(order, ["read", "propose", "wait"]);
+    await transport.close();
+    assert.deepEqual(errors, []);
+  },
+
   async disconnect() {
     const { client, transport } = await connect();
     const id = await propose(client, "b.txt", "b\n");

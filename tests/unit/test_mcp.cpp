@@ -6,10 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
 #include "lib/gate.hpp"
+#include "lib/mcp/dispatch.hpp"
 #include "lib/mcp/server.hpp"
 #include "unit/ws_fixture.hpp"
 
@@ -401,7 +404,7 @@ TEST_CASE("mcp: a cancelled wait gets no answer, sends progress while it waits, 
                    sent.push_back(n);
                    cancelled = true;  // the client cancels once it has seen progress
                  },
-                 [&] { return cancelled.load(); }, nullptr};
+                 [&] { return cancelled.load(); }, nullptr, {}};
   auto r = s.srv.handle(request(8, "tools/call", {{"name", "wait_for_decision"},
                                                   {"arguments", {{"id", id}, {"timeout_s", 30}}},
                                                   {"_meta", {{"progressToken", "tok-1"}}}}),
@@ -419,10 +422,151 @@ TEST_CASE("mcp: a cancelled wait gets no answer, sends progress while it waits, 
 TEST_CASE("mcp: a wait whose client went away ends at once, answered, with the proposal still pending", "[mcp]") {
   Served s;
   const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
-  mcp::Door door{nullptr, [] { return false; }, [] { return true; }};
+  mcp::Door door{nullptr, [] { return false; }, [] { return true; }, {}};
   json r = call(s.srv, "wait_for_decision", {{"id", id}, {"timeout_s", 600}}, door);
   REQUIRE(r.at("result").at("isError") == false);
   CHECK(body(r).at("decided") == false);
   CHECK_THAT(body(r).at("next").get<std::string>(), Catch::Contains("kaicoder approve " + std::to_string(id)));
   CHECK(s.state(id) == kai::State::pending);
+}
+
+namespace {
+
+// What a Dispatcher sends, in order, as the client reads it.
+struct Collector {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<json> got;
+  std::function<void(const json&)> sink() {
+    return [this](const json& j) {
+      {
+        std::lock_guard<std::mutex> g(m);
+        got.push_back(j);
+      }
+      cv.notify_all();
+    };
+  }
+  // The place of the response to request `id` once it came (at most 20 s).
+  std::optional<size_t> wait_for(const json& id) {
+    std::unique_lock<std::mutex> g(m);
+    std::optional<size_t> at;
+    cv.wait_for(g, std::chrono::seconds(20), [&] {
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got[i].is_object() && got[i].contains("id") && got[i]["id"] == id) at = i;
+      return at.has_value();
+    });
+    return at;
+  }
+  std::vector<json> all() {
+    std::lock_guard<std::mutex> g(m);
+    return got;
+  }
+};
+
+std::string line(int id, const std::string& tool, json args) {
+  return request(id, "tools/call", {{"name", tool}, {"arguments", std::move(args)}}).dump();
+}
+
+bool answered(const std::vector<json>& got, int id) {
+  for (const auto& j : got)
+    if (j.is_object() && j.value("id", json()) == id) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("mcp: a read and a second proposal are answered while a wait_for_decision is in flight", "[mcp][mcp_dispatch]") {
+  Served s;
+  Collector c;
+  mcp::Dispatcher d(s.srv, c.sink());
+  d.feed(line(2, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  auto staged = c.wait_for(2);
+  REQUIRE(staged);
+  const int id = proposal_id(c.all()[*staged]);
+  d.feed(line(3, "wait_for_decision", {{"id", id}, {"timeout_s", 30}}));
+  d.feed(line(4, "read_file", {{"path", "a.txt"}}));
+  d.feed(line(5, "write_file", {{"path", "b.txt"}, {"content", "y\n"}, {"why", "t"}}));
+  d.feed(request(6, "ping").dump());
+  REQUIRE(c.wait_for(4));
+  REQUIRE(c.wait_for(5));
+  REQUIRE(c.wait_for(6));
+  CHECK_FALSE(answered(c.all(), 3));  // the wait is still waiting
+  CHECK(body(c.all()[*c.wait_for(4)]).at("text") == "hello\n");
+  const int second = proposal_id(c.all()[*c.wait_for(5)]);
+  CHECK(second == id + 1);
+  // The person approves the first: the wait answers with its rollback id.
+  approve_now(s.f, id);
+  auto waited = c.wait_for(3);
+  REQUIRE(waited);
+  CHECK(*waited > *c.wait_for(4));
+  CHECK(body(c.all()[*waited]).at("decided") == true);
+  CHECK(s.f.dir.read("a.txt") == "x\n");
+  d.finish();
+  CHECK(s.state(second) == kai::State::pending);
+}
+
+TEST_CASE("mcp: a cancel ends only the call it names; end of input ends the other waits, answered", "[mcp][mcp_dispatch]") {
+  Served s;
+  Collector c;
+  const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
+  mcp::Dispatcher d(s.srv, c.sink());
+  d.feed(line(10, "wait_for_decision", {{"id", id}, {"timeout_s", 60}}));
+  d.feed(line(11, "wait_for_decision", {{"id", id}, {"timeout_s", 60}}));
+  d.feed(json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 10}}}}.dump());
+  d.feed(request(12, "ping").dump());
+  REQUIRE(c.wait_for(12));
+  d.finish();  // end of input: the remaining wait ends at once, deciding nothing
+  auto got = c.all();
+  CHECK_FALSE(answered(got, 10));
+  REQUIRE(answered(got, 11));
+  CHECK(body(got[*c.wait_for(11)]).at("decided") == false);
+  CHECK(s.state(id) == kai::State::pending);
+}
+
+TEST_CASE("mcp: a batch is answered as one array under 2025-03-26 and refused under other versions", "[mcp][mcp_dispatch]") {
+  const json batch = json::array({request(20, "ping"),
+                                  {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                                  request(21, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}),
+                                  {{"jsonrpc", "1.0"}, {"id", 22}, {"method", "ping"}}});
+  SECTION("2025-03-26 has batches") {
+    Served s("2025-03-26");
+    Collector c;
+    {
+      mcp::Dispatcher d(s.srv, c.sink());
+      d.feed(batch.dump());
+      d.feed(json::array({{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}}).dump());  // nothing to answer
+      d.feed("[]");
+      d.finish();
+    }
+    auto got = c.all();
+    REQUIRE(got.size() == 2);
+    const json& answers = got[0].is_array() ? got[0] : got[1];
+    const json& empty = got[0].is_array() ? got[1] : got[0];
+    REQUIRE(answers.is_array());
+    REQUIRE(answers.size() == 3);  // the notification gets none
+    std::set<json> ids;
+    for (const auto& a : answers) ids.insert(a.at("id"));
+    CHECK(ids == std::set<json>{20, 21, 22});
+    for (const auto& a : answers)
+      if (a.at("id") == 21) CHECK(body(a).at("text") == "hello\n");
+      else if (a.at("id") == 22) CHECK(a.at("error").at("code") == mcp::k_invalid_request);
+    CHECK(empty.at("error").at("code") == mcp::k_invalid_request);
+  }
+  SECTION("any other version refuses them, running nothing") {
+    Served s("2025-06-18");
+    Collector c;
+    {
+      mcp::Dispatcher d(s.srv, c.sink());
+      d.feed(json::array({request(30, "tools/call", {{"name", "write_file"},
+                                                     {"arguments", {{"path", "b.txt"}, {"content", "y\n"}, {"why", "t"}}}})})
+                 .dump());
+      d.finish();
+    }
+    auto got = c.all();
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].at("id").is_null());
+    CHECK(got[0].at("error").at("code") == mcp::k_invalid_request);
+    CHECK_THAT(got[0].at("error").at("message").get<std::string>(), Catch::Contains("2025-03-26"));
+    CHECK_FALSE(s.f.ws->store.load(1, kai::Store::Payloads::none));
+  }
 }
