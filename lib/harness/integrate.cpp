@@ -120,6 +120,9 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
           {"", "sandbox_mode", "\"read-only\"", "its sandbox read-only: it cannot write the tree itself"},
           {"", "approval_policy", "\"never\"", "no escalation out of the sandbox"},
           {"features", "shell_tool", "false", "its shell tool off"},
+          // The newer PTY shell (exec_command) is a feature of its own, on by
+          // default in current versions: turning shell_tool off leaves it.
+          {"features", "unified_exec", "false", "its unified exec shell off"},
           {"features", "hooks", "true", "hooks on"},
           {"mcp_servers.kaicoder", "command", "\"kaicoder\"", "kaicoder's MCP server registered (kaicoder mcp)"},
           {"mcp_servers.kaicoder", "args", fmt::format("[\"mcp\", \"--root\", {}]", json(ws.root.string()).dump()),
@@ -174,7 +177,7 @@ void describe(IntegratePlan& p) {
     case Harness::codex:
       p.keeps = {"reading inside its read-only sandbox", "kaicoder's MCP tools, with an hour's tool timeout for waits"};
       p.loses = {"writing the tree (read-only sandbox, no escalation)", "its shell tool",
-                 "apply_patch outside kaicoder: a one-file patch is staged as a proposal, a larger one is denied"};
+                 "apply_patch outside kaicoder: each patch is staged as one proposal (a changeset when it touches several files)"};
       break;
     case Harness::gemini:
       p.keeps = {"read_file, list_directory, glob and search inside root (no secret files)",

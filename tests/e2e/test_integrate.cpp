@@ -144,6 +144,7 @@ TEST_CASE("integrate keeps every key and comment of existing settings", "[e2e][i
   CHECK(t["sandbox_mode"].value_or(std::string()) == "read-only");
   CHECK(t["profiles"]["fast"]["model"].value_or(std::string()) == "o4-mini");
   CHECK(t["features"]["shell_tool"].value_or(true) == false);
+  CHECK(t["features"]["unified_exec"].value_or(true) == false);
   CHECK(t["mcp_servers"]["kaicoder"]["tool_timeout_sec"].value_or(0) >= 600);
   CHECK(settings(repo, ".codex/hooks.json").at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") ==
         "kaicoder hook codex");
