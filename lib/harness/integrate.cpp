@@ -82,10 +82,14 @@ std::function<bool(const json&)> server_present(JsonPath path, json server) {
 std::string hook_command(Harness h) { return fmt::format("kaicoder hook {}", harness_name(h)); }
 
 std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
-  const json args = json::array({"mcp", "--root", ws.root.string()});
+  const bool user = scope == Scope::user;
+  // A project's server serves that root. A user-level one is started by the
+  // harness in whichever project it runs, so it serves the nearest trusted
+  // root above the folder it starts in (and refuses where there is none),
+  // never the root that happened to run integrate.
+  const json args = user ? json::array({"mcp"}) : json::array({"mcp", "--root", ws.root.string()});
   const std::string cmd = hook_command(h);
   const long hook_timeout = std::max(60L, ws.cfg.hook_wait + 30);
-  const bool user = scope == Scope::user;
   std::vector<FileWants> out;
   auto server = [&](JsonPath path, json extra) {
     json s = {{"command", "kaicoder"}, {"args", args}};
@@ -125,8 +129,9 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
           {"features", "unified_exec", "false", "its unified exec shell off"},
           {"features", "hooks", "true", "hooks on"},
           {"mcp_servers.kaicoder", "command", "\"kaicoder\"", "kaicoder's MCP server registered (kaicoder mcp)"},
-          {"mcp_servers.kaicoder", "args", fmt::format("[\"mcp\", \"--root\", {}]", json(ws.root.string()).dump()),
-           "kaicoder's MCP server serving this root"},
+          {"mcp_servers.kaicoder", "args",
+           user ? std::string("[\"mcp\"]") : fmt::format("[\"mcp\", \"--root\", {}]", json(ws.root.string()).dump()),
+           user ? "kaicoder's MCP server serving the project it starts in" : "kaicoder's MCP server serving this root"},
           {"mcp_servers.kaicoder", "tool_timeout_sec", std::to_string(k_mcp_timeout_s), "a long tool timeout for waits"},
       };
       out.push_back(std::move(c));

@@ -251,7 +251,8 @@ TEST_CASE("integrate --user wires Claude Code's user files in one transaction ou
   json state = json::parse(read_outside(claude_json));
   CHECK(state.at("mcpServers").at("kaicoder").at("type") == "stdio");
   CHECK(state.at("mcpServers").at("kaicoder").at("command") == "kaicoder");
-  CHECK(state.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp", "--root", repo.path().string()}));
+  // User level: no --root, so it serves the project the harness starts it in.
+  CHECK(state.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp"}));
   CHECK(state.at("mcpServers").at("memory").at("command") == "npx");
   CHECK(state.at("numStartups") == 34);
   CHECK(state.at("oauthAccount").at("emailAddress") == "me@example.com");
