@@ -91,7 +91,7 @@ void print_diffstat(Session& s, const Proposal& p) {
   size_t width = 0, added = 0, removed = 0;
   std::vector<std::string> names;
   for (const Change& c : p.changes) {
-    names.push_back(c.op == "rename" ? fmt::format("{} \u2192 {}", c.path, c.to) : c.path);
+    names.push_back(change_name(c));
     width = std::max(width, utf8_length(names.back()));
     added += c.added;
     removed += c.removed;
@@ -106,12 +106,7 @@ void print_diffstat(Session& s, const Proposal& p) {
     const std::string& name = names[i];
     std::string pad(width > utf8_length(name) ? width - utf8_length(name) : 0, ' ');
     std::string counts = c.binary ? std::string("binary") : fmt::format("+{} \u2212{}", c.added, c.removed);
-    std::string verdicts = fmt::format("risk {} \u00b7 {}", to_string(c.risk), to_string(c.decision));
-    if (c.tier == Tier::confirm) verdicts += " \u00b7 confirm";
-    if (c.validation != "none") verdicts += fmt::format(" \u00b7 validate {}", c.validation);
-    if (c.base.exists && c.after_exists && (c.base.mode & 0111u) != (c.after_mode & 0111u))
-      verdicts += fmt::format(" \u00b7 mode {:o} \u2192 {:o}", c.base.mode, c.after_mode);
-    out("  {:<6}  {}{}  {:<12}  {}\n", c.op, name, pad, counts, verdicts);
+    out("  {:<6}  {}{}  {:<12}  {}\n", c.op, name, pad, counts, change_verdicts(c));
     if (c.tier == Tier::confirm && !c.tier_reason.empty()) out("          confirm: {}\n", c.tier_reason);
   }
 }

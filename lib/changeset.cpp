@@ -228,7 +228,7 @@ Result<FileDiff> diff_of(const Change& c, const std::optional<std::string_view>&
 
 // Diffs of all `changes`, their changed lines counted against one budget.
 // `counted`, when given, gets each file's whole counts (added, removed,
-// binary), cut or not.
+// binary), cut or not. Each file's share of the text is one of `parts`.
 Result<FileDiff> diffs_of(const std::vector<Change>& changes, const std::vector<std::optional<std::string>>& befores,
                           const DiffOptions& opts, std::vector<Change>* counted = nullptr) {
   FileDiff all;
@@ -251,14 +251,21 @@ Result<FileDiff> diffs_of(const std::vector<Change>& changes, const std::vector<
     all.binary = all.binary || d->binary;
     all.old_size += d->old_size;
     all.new_size += d->new_size;
+    DiffPart part{i, all.text.size(), 0, true, d->truncated, d->added, d->removed, d->hunks, 0, 0};
     if (!opts.full && budget == 0 && (d->added + d->removed) > 0) {
       all.truncated = true;  // past the budget: this file's diff is not shown
+      part.shown = part.truncated = false;
+      all.parts.push_back(part);
       continue;
     }
     all.truncated = all.truncated || d->truncated;
-    all.shown_changed += d->truncated ? d->shown_changed : d->added + d->removed;
-    all.shown_hunks += d->truncated ? d->shown_hunks : d->hunks;
-    budget -= std::min(budget, d->truncated ? d->shown_changed : d->added + d->removed);
+    part.shown_changed = d->truncated ? d->shown_changed : d->added + d->removed;
+    part.shown_hunks = d->truncated ? d->shown_hunks : d->hunks;
+    all.shown_changed += part.shown_changed;
+    all.shown_hunks += part.shown_hunks;
+    budget -= std::min(budget, part.shown_changed);
+    part.length = d->text.size();
+    all.parts.push_back(part);
     all.text += d->text;
   }
   return all;
@@ -529,9 +536,11 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
 Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts,
                                 const std::optional<std::string>& only) {
   std::vector<Change> shown;
+  std::vector<size_t> index;  // of each shown change in p.changes
   std::vector<std::optional<std::string>> befores;
   for (const Change& c : p.changes) {
     if (only && *only != c.path && *only != c.to) continue;
+    index.push_back(static_cast<size_t>(&c - p.changes.data()));
     auto cur = read_checked(ws, c.path);
     if (!cur) return cur.error();
     const bool same = c.base.exists ? (*cur && blob_id((*cur)->bytes) == c.base.blob && (*cur)->mode == c.base.mode)
@@ -554,7 +563,10 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
   if (only && shown.empty())
     return make_error(Errc::not_found, fmt::format("proposal {} does not change '{}'", p.id, *only),
                       fmt::format("see the files it changes: kaicoder show {}", p.id));
-  return diffs_of(shown, befores, opts);
+  auto d = diffs_of(shown, befores, opts);
+  if (!d) return d.error();
+  for (DiffPart& part : d->parts) part.change = index[part.change];
+  return d;
 }
 
 }  // namespace kai

@@ -74,8 +74,10 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
 // The diff of changeset `p`, file after file, against the files as they are
 // now. conflict when a file is no longer what it was at propose (the
 // changeset can never apply). The cut of a long diff (opts) counts changed
-// lines over all files together. `only`, when set, keeps one file (its
-// path, or for a rename either path): not_found when it is not in `p`.
+// lines over all files together; FileDiff::parts says which file each
+// stretch of the text is and how much of that file is shown. `only`, when
+// set, keeps one file (its path, or for a rename either path): not_found
+// when it is not in `p`.
 Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts,
                                 const std::optional<std::string>& only = std::nullopt);
 

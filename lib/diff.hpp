@@ -24,6 +24,17 @@ struct DiffOptions {
   bool full = false;  // ignore the limits above
 };
 
+// One file's share of a diff of many files (a changeset): which change it
+// is, where its text lies in FileDiff::text, and how much of it is shown.
+struct DiffPart {
+  size_t change = 0;              // index into the proposal's changes
+  size_t offset = 0, length = 0;  // its text within FileDiff::text (empty when not shown)
+  bool shown = true;              // false: past the display limit, none of it is in the text
+  bool truncated = false;         // only its first hunks are in the text
+  size_t added = 0, removed = 0, hunks = 0;
+  size_t shown_changed = 0, shown_hunks = 0;
+};
+
 struct FileDiff {
   bool binary = false;     // never diffed as text: `text` says so with sizes and blob ids
   bool truncated = false;  // `text` holds only the first hunks
@@ -35,6 +46,8 @@ struct FileDiff {
   size_t shown_changed = 0, shown_hunks = 0;
   size_t old_size = 0, new_size = 0;
   std::string old_blob, new_blob;  // blob ids; empty when that side is absent
+  // A changeset's diff: one part per file, in order (empty for one file).
+  std::vector<DiffPart> parts;
 };
 
 // Diff `before` → `after` of root-relative `rel_path`. nullopt on a side

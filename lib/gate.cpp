@@ -19,9 +19,9 @@ Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
   return ok_status();
 }
 
-namespace {
-
 bool propose_only(const Workspace& ws) { return ws.cfg.mode == "propose-only"; }
+
+namespace {
 
 Error propose_only_error() {
   return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",

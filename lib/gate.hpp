@@ -36,6 +36,10 @@ enum class Answer { no, yes, confirm };
 // confirm. Errc::rejected for no, Errc::denied for a yes where CONFIRM is due.
 Status answer_meets(Tier tier, Answer answer, std::string_view reason = {});
 
+// Whether the policy mode is propose-only: an approval is recorded, never
+// applied or run (ApplyNow::yes is refused).
+bool propose_only(const Workspace& ws);
+
 struct ApprovalOptions {
   ApplyNow now = ApplyNow::yes;  // apply (or run) right after the approval
   Force force = Force::no;       // override a failed validation

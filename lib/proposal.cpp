@@ -43,6 +43,19 @@ std::optional<Channel> parse_channel(std::string_view s) {
   return std::nullopt;
 }
 
+std::string change_name(const Change& c) {
+  return c.op == "rename" ? fmt::format("{} \u2192 {}", c.path, c.to) : c.path;
+}
+
+std::string change_verdicts(const Change& c) {
+  std::string out = fmt::format("risk {} \u00b7 {}", to_string(c.risk), to_string(c.decision));
+  if (c.tier == Tier::confirm) out += " \u00b7 confirm";
+  if (c.validation != "none") out += fmt::format(" \u00b7 validate {}", c.validation);
+  if (c.base.exists && c.after_exists && (c.base.mode & 0111u) != (c.after_mode & 0111u))
+    out += fmt::format(" \u00b7 mode {:o} \u2192 {:o}", c.base.mode, c.after_mode);
+  return out;
+}
+
 std::string digest(const Proposal& p) {
   // Length prefixes keep "ab"+"c" and "a"+"bc" apart.
   std::string s;

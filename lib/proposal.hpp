@@ -141,6 +141,13 @@ struct Proposal {
 // length-prefixed serialisation.
 std::string digest(const Proposal& p);
 
+// How a changeset's diffstat names change `c`: its path, or "old → new"
+// for a rename; and its verdicts there: "risk low · ask", then "confirm",
+// "validate failed" and "mode 644 → 755" when they apply. Every door's
+// diffstat says the same words.
+std::string change_name(const Change& c);
+std::string change_verdicts(const Change& c);
+
 // Metadata (everything but the payloads) to/from JSON.
 nlohmann::json to_json(const Proposal& p);
 nlohmann::json to_json(const Validation& v);

@@ -40,11 +40,19 @@ pre, code { font: 14px/1.4 ui-monospace, monospace; }
 .error { font-weight: 600; }
 .badge { display: inline-block; padding: 0 6px; border: 1px solid var(--line); border-radius: 4px; }
 .badge.high, .badge.confirm, .badge.blocked { border-color: currentColor; font-weight: 700; }
+table.diffstat caption { text-align: left; color: var(--muted); padding: 4px 0; }
+details.file { border: 1px solid var(--line); border-radius: 4px; margin: 8px 0; }
+details.file summary { padding: 6px 8px; cursor: pointer; overflow-wrap: anywhere; }
+details.file[open] summary { border-bottom: 1px solid var(--line); }
+details.file .diff { border: 0; }
+details.file p { margin: 8px; }
 form.decide { border: 1px solid var(--line); border-radius: 6px; padding: 12px; margin: 16px 0; }
 form.decide label { display: block; font-weight: 600; margin-bottom: 4px; }
 form.decide input[type=text] { font: inherit; width: 100%; max-width: 28rem; padding: 6px; margin-bottom: 8px; }
 button { font: inherit; padding: 8px 16px; border-radius: 4px; border: 1px solid var(--fg); cursor: pointer; }
 button.approve { background: #0b5d1e; color: #fff; border-color: #0b5d1e; }
+button.later { background: var(--bg); color: var(--fg); }
+form.decide button + button { margin-left: 8px; }
 button.reject, button.rollback { background: #8a1111; color: #fff; border-color: #8a1111; }
 button:disabled { opacity: .5; cursor: not-allowed; }
 @media (max-width: 640px) { table.list thead { display: none; } table.list td { display: block; border: 0; padding: 2px 0; }

@@ -80,13 +80,14 @@ const char* line_class(std::string_view line) {
 
 }  // namespace
 
-std::string diff_html(std::string_view diff_text) {
+std::string diff_html(std::string_view diff_text, std::string_view label) {
   // Made visible first, as on the terminal: one line of the diff stays one
   // line of the page whatever separators the file holds.
   const std::string text = make_visible(diff_text);
   // The words changed within an edited line, as on the terminal.
   const std::vector<std::vector<Span>> spans = intraline_spans(text);
-  std::string out = "<div class=\"diff\" role=\"region\" aria-label=\"diff\" tabindex=\"0\"><pre>";
+  std::string out =
+      fmt::format("<div class=\"diff\" role=\"region\" aria-label=\"{}\" tabindex=\"0\"><pre>", shown(label, Allow::nothing));
   std::string_view rest(text);
   for (size_t n = 0; !rest.empty(); ++n) {
     size_t nl = rest.find('\n');

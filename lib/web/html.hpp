@@ -44,7 +44,8 @@ Response redirect(std::string_view location);
 
 // A unified diff as a table of lines, each classed for its colour (header,
 // hunk, added, removed, context) and marked with + and − for readers who
-// do not see colour. Hidden characters are made visible.
-std::string diff_html(std::string_view diff_text);
+// do not see colour. Hidden characters are made visible. `label` names the
+// region for screen readers (made visible and escaped too).
+std::string diff_html(std::string_view diff_text, std::string_view label = "diff");
 
 }  // namespace kai::web

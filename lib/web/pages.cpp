@@ -39,9 +39,22 @@ std::string time_left(const Workspace& ws, const Proposal& p, bool expired) {
   return human_duration(std::max(0L, ws.cfg.timeout - *age));
 }
 
+std::string files_count(size_t n) { return fmt::format("{} file{}", n, n == 1 ? "" : "s"); }
+
 std::string what_of(const Workspace& ws, const Proposal& p) {
   if (p.kind == Kind::run) return fmt::format("<code>{}</code>", say(ws, command_text(p)));
+  if (p.kind == Kind::changeset) return files_count(p.changes.size());
   return fmt::format("<code>{}</code>", say(ws, p.path));
+}
+
+// A changeset in the list: how many files, and the first few of them.
+constexpr size_t k_listed_files = 3;
+std::string files_of(const Workspace& ws, const Proposal& p) {
+  std::string out = files_count(p.changes.size()) + ":";
+  for (size_t i = 0; i < p.changes.size() && i < k_listed_files; ++i)
+    out += fmt::format("{} <code>{}</code>", i == 0 ? "" : ",", say(ws, change_name(p.changes[i])));
+  if (p.changes.size() > k_listed_files) out += fmt::format(" and {} more", p.changes.size() - k_listed_files);
+  return out;
 }
 
 std::string hidden(std::string_view name, std::string_view value) {
@@ -70,37 +83,152 @@ std::string cut_note(const FileDiff& d, int id) {
       not_shown == 0 ? "; long lines were shortened" : "", id);
 }
 
+constexpr const char* k_hidden_note =
+    "<p class=\"warn\">The diff contains control or invisible characters; they are shown as \\e, \\xNN and "
+    "&lt;U+XXXX&gt;.</p>\n";
+
 std::string diff_section(const FileDiff& d, int id) {
   std::string out = fmt::format("<h2>Diff <span class=\"badge\">+{} \u2212{}</span></h2>\n", d.added, d.removed);
   if (d.text.empty()) return out + "<p>No change: the file already holds this content.</p>\n";
   out += diff_html(d.text);
-  if (has_hidden_characters(d.text))
-    out += "<p class=\"warn\">The diff contains control or invisible characters; they are shown as \\e, \\xNN and "
-           "&lt;U+XXXX&gt;.</p>\n";
+  if (has_hidden_characters(d.text)) out += k_hidden_note;
   if (d.truncated) out += cut_note(d, id);
   return out;
 }
 
-std::string forms(const Guard& g, const gate::ApprovalReview& rv) {
-  const Proposal& p = rv.proposal;
-  std::string out;
-  if (rv.refusal) {
-    out += fmt::format("<p class=\"warn\" role=\"alert\">{}</p>\n", escape(rv.refusal->message));
-  } else {
-    const std::string action = fmt::format("/p/{}/approve", p.id);
-    const std::string cut = rv.diff_cut ? "1" : "0";
-    out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", action);
-    out += hidden("csrf", g.csrf_for(approve_binding(action, rv.digest, cut)));
-    out += hidden("digest", rv.digest);
-    out += hidden("cut", cut);
-    if (rv.need.tier == Tier::confirm) {
-      out += fmt::format("<p class=\"warn\">This approval takes CONFIRM typed out: {}.</p>\n", escape(rv.need.reason));
-      out += "<label for=\"confirm\">Type CONFIRM to approve</label>\n"
-             "<input type=\"text\" id=\"confirm\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
-             "spellcheck=\"false\" required>\n";
+std::string lines_of(const Change& c) {
+  return c.binary ? std::string("binary") : fmt::format("+{} \u2212{}", c.added, c.removed);
+}
+
+// A changeset's diffstat: one row a file with its operation, path (both
+// paths of a rename), lines added and removed and its own verdicts.
+std::string diffstat_html(const Workspace& ws, const Proposal& p) {
+  size_t added = 0, removed = 0;
+  for (const Change& c : p.changes) {
+    added += c.added;
+    removed += c.removed;
+  }
+  std::string out = fmt::format("<h2>Files <span class=\"badge\">{} changed, +{} \u2212{} lines</span></h2>\n",
+                                files_count(p.changes.size()), added, removed);
+  out += "<table class=\"list diffstat\">\n<caption>What the changeset does, file by file</caption>\n"
+         "<thead><tr><th scope=\"col\">Operation</th><th scope=\"col\">File</th><th scope=\"col\">Lines</th>"
+         "<th scope=\"col\">Verdicts</th></tr></thead>\n<tbody>\n";
+  for (const Change& c : p.changes) {
+    std::string file = c.op == "rename" ? fmt::format("<code>{}</code> \u2192 <code>{}</code>", say(ws, c.path), say(ws, c.to))
+                                        : fmt::format("<code>{}</code>", say(ws, c.path));
+    std::string verdicts = say(ws, change_verdicts(c));
+    if (c.tier == Tier::confirm && !c.tier_reason.empty()) verdicts += "<br>confirm: " + say(ws, c.tier_reason);
+    out += fmt::format("<tr><td>{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td></tr>\n", say(ws, c.op), file,
+                       lines_of(c), verdicts);
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+// What of a cut changeset diff was not shown, file by file, in words.
+std::string changeset_cut_note(const Workspace& ws, const Proposal& p, const FileDiff& d) {
+  const size_t changed = d.added + d.removed;
+  const size_t not_shown = changed - std::min(changed, d.shown_changed);
+  size_t files = 0;
+  std::string items;
+  for (const DiffPart& part : d.parts) {
+    const size_t lines = part.added + part.removed;
+    if (part.shown && !part.truncated) continue;
+    ++files;
+    const std::string name = say(ws, change_name(p.changes.at(part.change)));
+    if (!part.shown)
+      items += fmt::format("<li><code>{}</code>: not shown at all ({} changed lines)</li>\n", name, lines);
+    else if (part.shown_changed < lines)
+      items += fmt::format("<li><code>{}</code>: {} of {} changed lines not shown</li>\n", name,
+                           lines - part.shown_changed, lines);
+    else
+      items += fmt::format("<li><code>{}</code>: long lines shortened</li>\n", name);
+  }
+  return fmt::format(
+      "<div class=\"warn\" role=\"note\"><p>The diff was cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} "
+      "hunks were not shown, in {} of {}:</p>\n<ul>\n{}</ul>\n<p>Approving it takes CONFIRM; see all of it with "
+      "<code>kaicoder show {} --full</code>, or one file with <code>kaicoder show {} --file PATH</code>.</p></div>\n",
+      not_shown, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks, files,
+      files_count(p.changes.size()), items, p.id, p.id);
+}
+
+// A changeset's diff: one collapsible section a file (<details>, no script
+// needed), each with its own part of the diff as it was cut for display.
+std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const FileDiff& d) {
+  std::string out = fmt::format("<h2>Diff <span class=\"badge\">+{} \u2212{}</span></h2>\n", d.added, d.removed);
+  if (d.truncated) out += changeset_cut_note(ws, p, d);
+  if (has_hidden_characters(d.text)) out += k_hidden_note;
+  out += "<p>Open a file to see its diff.</p>\n";
+  for (const DiffPart& part : d.parts) {
+    const Change& c = p.changes.at(part.change);
+    const std::string name = ws.redact(change_name(c));
+    std::string mark;
+    if (!part.shown) mark = " <span class=\"badge confirm\">not shown</span>";
+    else if (part.truncated) mark = " <span class=\"badge confirm\">cut</span>";
+    out += fmt::format("<details class=\"file\">\n<summary>{} <code>{}</code> <span class=\"badge\">{}</span>{}</summary>\n",
+                       say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
+    if (!part.shown) {
+      out += fmt::format("<p>Not shown: its changed lines are past the display limit. See it with <code>kaicoder show "
+                         "{} --file {}</code>.</p>\n",
+                         p.id, say(ws, c.target()));
+    } else {
+      const std::string_view text = std::string_view(d.text).substr(part.offset, part.length);
+      if (text.empty()) out += "<p>No change to its lines.</p>\n";
+      else out += diff_html(text, "diff of " + name);
+      if (part.truncated)
+        out += fmt::format("<p class=\"warn\">Cut: {} of {} changed lines of this file are shown.</p>\n",
+                           part.shown_changed, part.added + part.removed);
     }
-    out += fmt::format("<button class=\"approve\" type=\"submit\">{}</button>\n</form>\n",
-                       p.kind == Kind::run ? "Approve and run" : "Approve and apply");
+    out += "</details>\n";
+  }
+  return out;
+}
+
+// The CONFIRM field of an approval form; `id` tells two forms' fields apart.
+std::string confirm_field(std::string_view id, std::string_view reason) {
+  return fmt::format("<p class=\"warn\">This approval takes CONFIRM typed out: {}.</p>\n"
+                     "<label for=\"{}\">Type CONFIRM to approve</label>\n"
+                     "<input type=\"text\" id=\"{}\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
+                     "spellcheck=\"false\" required>\n",
+                     escape(reason), escape(id), escape(id));
+}
+
+// The opening of a form posting to /p/N/approve: its token binds the
+// digest shown and whether the diff was cut.
+std::string approve_form_head(const Guard& g, const gate::ApprovalReview& rv) {
+  const std::string action = fmt::format("/p/{}/approve", rv.proposal.id);
+  const std::string cut = rv.diff_cut ? "1" : "0";
+  std::string out = fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", action);
+  out += hidden("csrf", g.csrf_for(approve_binding(action, rv.digest, cut)));
+  out += hidden("digest", rv.digest);
+  out += hidden("cut", cut);
+  return out;
+}
+
+// The approval forms, with the choices `kaicoder approve` has: approve and
+// apply (or run), approve only (--no-apply), and after a failed validation
+// approve and apply anyway (--force, with CONFIRM). Each button names its
+// choice in the field "then"; the gate checks the tier the choice needs.
+std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_only) {
+  const Proposal& p = rv.proposal;
+  const bool run = p.kind == Kind::run;
+  const std::string later = run ? "Approve only (run later)" : "Approve only (apply later)";
+  std::string out = approve_form_head(g, rv);
+  if (rv.refusal) out += fmt::format("<p class=\"warn\" role=\"alert\">{}</p>\n", escape(rv.refusal->message));
+  if (record_only)
+    out += "<p>The policy mode is propose-only: an approval is recorded, and nothing is applied or run.</p>\n";
+  if (rv.need.tier == Tier::confirm) out += confirm_field("confirm", rv.need.reason);
+  if (!rv.refusal && !record_only)
+    out += fmt::format("<button class=\"approve\" type=\"submit\" name=\"then\" value=\"apply\">{}</button>\n",
+                       run ? "Approve and run" : "Approve and apply");
+  out += fmt::format("<button class=\"later\" type=\"submit\" name=\"then\" value=\"record\">{}</button>\n</form>\n",
+                     record_only ? "Approve (record only)" : later);
+  if (rv.refusal && !record_only) {
+    // As `kaicoder approve --force`: the failed validation overridden, with CONFIRM.
+    const RequiredTier forced = required_tier(p, rv.diff_cut, ApplyNow::yes, Force::yes);
+    out += "<h3>Override the failed validation</h3>\n" + approve_form_head(g, rv);
+    out += confirm_field("confirm-force", forced.reason);
+    out += "<button class=\"approve\" type=\"submit\" name=\"then\" value=\"force\">Approve and apply anyway</button>\n"
+           "</form>\n";
   }
   const std::string reject = fmt::format("/p/{}/reject", p.id);
   out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
@@ -136,7 +264,8 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
     out += fmt::format(
         "<tr><td><a href=\"/p/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td class=\"what\"><a href=\"/p/{0}\">{3}</a></td>"
         "<td><span class=\"badge {4}\">{4}</span></td><td>{5}</td><td>{6}</td><td>{7}</td></tr>\n",
-        p.id, expired ? "expired" : escape(to_string(p.state)), escape(to_string(p.kind)), what_of(ws, p),
+        p.id, expired ? "expired" : escape(to_string(p.state)), escape(to_string(p.kind)),
+        p.kind == Kind::changeset ? files_of(ws, p) : what_of(ws, p),
         p.kind == Kind::run ? escape(to_string(p.tier)) : escape(to_string(p.risk)), age ? human_duration(*age) : "?",
         time_left(ws, p, expired), p.agent.empty() ? "\u2014" : say(ws, p.agent));
   }
@@ -159,7 +288,7 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
                                        p.tier_reason.empty() ? "" : " \u2014 " + say(ws, p.tier_reason)));
     if (p.network) out += fact("Network", "on for this run: it can reach the internet and local services");
   } else {
-    out += fact("Path", what_of(ws, p));
+    out += fact(p.kind == Kind::changeset ? "Files" : "Path", what_of(ws, p));
     out += fact("Risk", fmt::format("<span class=\"badge {0}\">{0}</span>", escape(to_string(p.risk))));
     out += fact("Blast radius", p.risk_reason.empty() ? "\u2014" : say(ws, p.risk_reason));
     if (p.tier == Tier::confirm) out += fact("Tier", "confirm \u2014 " + say(ws, p.tier_reason));
@@ -184,8 +313,10 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
                        escape(p.review.status));
     out += quoted(ws, p.review.text);
   }
-  if (v.review && v.review->diff) out += diff_section(*v.review->diff, p.id);
-  else if (v.diff) out += diff_section(*v.diff, p.id);
+  if (p.kind == Kind::changeset) out += diffstat_html(ws, p);
+  const FileDiff* d = v.review && v.review->diff ? &*v.review->diff : v.diff ? &*v.diff : nullptr;
+  if (d && p.kind == Kind::changeset && !d->parts.empty()) out += changeset_diff_section(ws, p, *d);
+  else if (d) out += diff_section(*d, p.id);
   else if (!v.diff_note.empty()) out += fmt::format("<p>{}</p>\n", say(ws, v.diff_note));
   if (!v.output.out.empty() || !v.output.err.empty()) {
     out += "<h2>Output</h2>\n";
@@ -195,7 +326,7 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
     out += fmt::format("<p class=\"warn\" role=\"note\">No decision from this page: {}</p>\n",
                        say(ws, v.cannot_decide->message));
   else if (v.review)
-    out += "<h2>Decide</h2>\n" + forms(g, *v.review);
+    out += "<h2>Decide</h2>\n" + forms(g, *v.review, v.record_only);
   return out;
 }
 

@@ -29,6 +29,7 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
 struct ProposalView {
   Proposal proposal;                          // as loaded (review: as prepared)
   std::optional<gate::ApprovalReview> review; // pending and decidable: the forms are shown
+  bool record_only = false;                   // propose-only mode: the review was prepared for approving only
   std::optional<Error> cannot_decide;         // why there are no forms (not an approver, …)
   std::optional<FileDiff> diff;               // a decided edit's diff when one can be made
   std::string diff_note;                      // why there is no diff

@@ -154,8 +154,10 @@ Response App::proposal_page(int id) {
   ProposalView v;
   v.expired = past_timeout(*m_ws, *p);
   if (p->state == State::pending && !v.expired) {
-    // What the terminal's approve shows before it asks: the same call.
-    auto rv = gate::prepare_approval(*m_ws, id, m_who, gate::ApprovalOptions{});
+    // What the terminal's approve shows before it asks: the same call (as
+    // `approve --no-apply` in propose-only mode, where nothing is applied).
+    v.record_only = gate::propose_only(*m_ws);
+    auto rv = gate::prepare_approval(*m_ws, id, m_who, {v.record_only ? ApplyNow::no : ApplyNow::yes, Force::no});
     after_change();
     if (rv) {
       v.proposal = rv->proposal;
@@ -188,12 +190,18 @@ Response App::approve(const Request& r, int id) {
   const std::string seen = r.field("digest"), cut = r.field("cut");
   if (!m_guard.csrf_ok(r, approve_binding(action, seen, cut)))
     return form_refused("approve", "Open the proposal again and decide from there.");
+  // Which button: apply now (the default), approve only (--no-apply), or
+  // apply with a failed validation overridden (--force).
+  const std::string then = r.field("then");
+  if (then != "" && then != "apply" && then != "record" && then != "force")
+    return error_page(400, "Bad request", "The form asked for something an approval cannot do.");
   gate::Request req;
   req.id = id;
   req.who = m_who;
   req.answer = trimmed(r.field("confirm")) == "CONFIRM" ? gate::Answer::confirm : gate::Answer::yes;
   req.seen_digest = seen;
   req.diff_cut = cut == "1";
+  req.opts = {then == "record" ? ApplyNow::no : ApplyNow::yes, then == "force" ? Force::yes : Force::no};
   auto a = gate::approve(*m_ws, req);
   after_change();
   if (!a) return refused(a.error(), fmt::format("/p/{}", id));
@@ -203,12 +211,19 @@ Response App::approve(const Request& r, int id) {
     lines.push_back(fmt::format("ran proposal {}: exit code {}", p.id, a->ran->result.exit_code));
   } else if (a->applied && a->applied->unchanged) {
     lines.push_back(fmt::format("proposal {}: the file already holds this content; nothing written", p.id));
+  } else if (a->applied && p.kind == Kind::changeset) {
+    lines.push_back(fmt::format("applied proposal {}: changeset of {} file{}", p.id, p.changes.size(),
+                                p.changes.size() == 1 ? "" : "s"));
+    for (const auto& f : a->applied->entry.files) lines.push_back(m_ws->redact(fmt::format("file: {}", f)));
+    lines.push_back(m_ws->redact(fmt::format("backups: {}", a->applied->backup.empty() ? "\u2014 (new files only)" : a->applied->backup)));
+    lines.push_back(fmt::format("rollback id: {} (undoes every file)", a->applied->rollback_id));
   } else if (a->applied) {
     lines.push_back(m_ws->redact(fmt::format("applied proposal {} to {}", p.id, p.path)));
     lines.push_back(m_ws->redact(fmt::format("backup: {}", a->applied->backup.empty() ? "\u2014 (new file)" : a->applied->backup)));
     lines.push_back(fmt::format("rollback id: {}", a->applied->rollback_id));
   } else {
-    lines.push_back(fmt::format("approved proposal {}; apply it with: kaicoder apply {}", p.id, p.id));
+    lines.push_back(fmt::format("approved proposal {}; {} it at a terminal with: kaicoder apply {}", p.id,
+                                p.kind == Kind::run ? "run" : "apply", p.id));
   }
   lines.push_back(m_ws->redact(fmt::format("approver: {}", m_who.recorded())));
   return html_response(200, document({fmt::format("Proposal {} approved", id)},

@@ -22,15 +22,24 @@ async function focused(page) {
     if (e.id) return e.tagName.toLowerCase() + '#' + e.id;
     if (e.classList.contains('skip')) return 'skip';
     if (e.tagName === 'BUTTON') return 'button:' + e.textContent.trim();
+    if (e.tagName === 'SUMMARY') return 'summary';
     if (e.tagName === 'A') return 'a:' + e.textContent.trim();
     return e.tagName.toLowerCase() + '.' + e.className;
   });
 }
 
-async function tab_order(page, count) {
-  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+// The first `count` stops of Tab from the top of the page; from `start`
+// (a selector, its own stop the first) when a click has moved where Tab
+// begins.
+async function tab_order(page, count, start) {
   const order = [];
-  for (let i = 0; i < count; i++) {
+  if (start) {
+    await page.focus(start);
+    order.push(await focused(page));
+  } else {
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  }
+  while (order.length < count) {
     await page.keyboard.press('Tab');
     order.push(await focused(page));
   }
@@ -76,7 +85,7 @@ async function unlabelled(page) {
 
     // A proposal made while the list is open shows up without a reload.
     execFileSync(process.env.KAI_BIN, ['propose', '--path', 'c.txt', '--content-file', '-', '--why', 'late'], { input: 'c\n' });
-    await page.waitForSelector('a[href="/p/3"]', { timeout: 15000 });
+    await page.waitForSelector('a[href="/p/4"]', { timeout: 15000 });
     seen.live_update = true;
 
     await page.click('a[href="/p/1"] >> nth=0');
@@ -88,8 +97,9 @@ async function unlabelled(page) {
     await page.setViewportSize({ width: 1280, height: 900 });
     seen.proposal_unlabelled = await unlabelled(page);
     check(seen.proposal_unlabelled.length === 0, 'labels on the proposal: ' + seen.proposal_unlabelled);
-    seen.proposal_focus = await tab_order(page, 7);
-    const want = ['skip', 'a:Proposals', 'a:Changelog', 'div.diff', 'button:Approve and apply', 'input#reason', 'button:Reject'];
+    seen.proposal_focus = await tab_order(page, 8);
+    const want = ['skip', 'a:Proposals', 'a:Changelog', 'div.diff', 'button:Approve and apply',
+                  'button:Approve only (apply later)', 'input#reason', 'button:Reject'];
     check(JSON.stringify(seen.proposal_focus) === JSON.stringify(want), 'focus order on the proposal: ' + seen.proposal_focus);
 
     await page.click('button.approve');
@@ -99,6 +109,26 @@ async function unlabelled(page) {
     await page.fill('#reason', 'not this one');
     await page.click('button.reject');
     check((await page.textContent('h1')) === 'Proposal 2 rejected', 'rejected: ' + (await page.textContent('main')));
+
+    // A changeset: its diffstat first, then one collapsed diff a file; open one, then approve the whole.
+    await page.goto(new URL('/p/3', page.url()).href);
+    check((await page.textContent('h1')).startsWith('Proposal 3 \u00b7 changeset'), 'the changeset page');
+    check(await page.isVisible('table.diffstat'), 'the diffstat is shown');
+    seen.changeset_files = await page.locator('details.file').count();
+    check(seen.changeset_files === 3, 'one collapsible diff a file: ' + seen.changeset_files);
+    const first = page.locator('details.file').nth(0);
+    check(!(await first.locator('.diff').isVisible()), 'a file\'s diff starts collapsed');
+    await first.locator('summary').click();
+    check(await first.locator('.diff .add').isVisible(), 'the opened file\'s diff is shown in colour');
+    await page.screenshot({ path: path.join(artifacts, 'changeset.png'), fullPage: true });
+    seen.changeset_unlabelled = await unlabelled(page);
+    check(seen.changeset_unlabelled.length === 0, 'labels on the changeset: ' + seen.changeset_unlabelled);
+    seen.changeset_focus = await tab_order(page, 11, 'a.skip');
+    const want_cs = ['skip', 'a:Proposals', 'a:Changelog', 'summary', 'div.diff', 'summary', 'summary',
+                     'button:Approve and apply', 'button:Approve only (apply later)', 'input#reason', 'button:Reject'];
+    check(JSON.stringify(seen.changeset_focus) === JSON.stringify(want_cs), 'focus order on the changeset: ' + seen.changeset_focus);
+    await page.click('button.approve');
+    check((await page.textContent('h1')) === 'Proposal 3 approved', 'changeset approved: ' + (await page.textContent('main')));
     check(seen.csp_violations.length === 0, 'no CSP violation: ' + seen.csp_violations);
     seen.ok = true;
   } finally {

@@ -1,8 +1,9 @@
 // The review page in a real browser: headless Chromium (Debian's package)
 // driven by playwright-core (tests/browser/review.cjs) signs in with the
 // address `kaicoder serve` wrote on its terminal, checks labels and focus
-// order, approves one proposal and rejects another; the tree shows it.
-// Screenshots of the list and a proposal land in <build>/tests/artifacts/.
+// order, approves one proposal, rejects another, opens one file's diff of a
+// changeset and approves the changeset; the tree shows it. Screenshots of
+// the list, a proposal and the changeset land in <build>/tests/artifacts/.
 // scripts/browser-deps.sh installs Chromium and playwright-core (the test
 // command runs it); without them this case says so and is skipped.
 
@@ -28,16 +29,20 @@ bool have_browser() {
 
 }  // namespace
 
-TEST_CASE("browser: sign in, list, open, approve and reject in headless Chromium; labels and focus order hold", "[e2e][serve][web][browser]") {
+TEST_CASE("browser: sign in, list, open, approve and reject, and approve a changeset in headless Chromium; labels and focus order hold", "[e2e][serve][web][browser]") {
   if (!have_browser()) return;
-  TempRepo repo{{"a.txt", "old\n"}};
+  TempRepo repo{{"a.txt", "old\n"}, {"x.txt", "one\n"}, {"y.txt", "moved\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "a second file"}, "b\n"), 0);
+  const std::string patch = "*** Begin Patch\n*** Update File: x.txt\n@@\n-one\n+ONE\n"
+                            "*** Update File: y.txt\n*** Move to: z.txt\n*** Add File: w.txt\n+fresh\n*** End Patch\n";
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three files"}, patch), 0);
   ServePage page(repo);
   const fs::path artifacts = fs::path(KAICODER_ARTIFACTS_DIR);
   fs::create_directories(artifacts);
-  for (const char* shot : {"list.png", "proposal.png", "proposal-phone.png"}) fs::remove(artifacts / shot);
+  const auto shots = {"list.png", "proposal.png", "proposal-phone.png", "changeset.png"};
+  for (const char* shot : shots) fs::remove(artifacts / shot);
 
   Process node = repo.spawn({"/usr/bin/node", std::string(KAICODER_SOURCE_DIR) + "/tests/browser/review.cjs"}, "",
                             {{"NODE_PATH", std::string(KAICODER_BROWSER_DIR) + "/node_modules"},
@@ -53,7 +58,13 @@ TEST_CASE("browser: sign in, list, open, approve and reject in headless Chromium
   CHECK(show_json(repo, 1).at("decided_by") == current_user() + " (web)");
   CHECK(show_json(repo, 2).at("status") == "rejected");
   CHECK(show_json(repo, 2).at("reason") == "not this one");
-  for (const char* shot : {"list.png", "proposal.png", "proposal-phone.png"}) {
+  CHECK(repo.read("x.txt") == "ONE\n");
+  CHECK(repo.read("z.txt") == "moved\n");
+  CHECK(repo.read("w.txt") == "fresh\n");
+  CHECK_FALSE(repo.exists("y.txt"));
+  CHECK(show_json(repo, 3).at("status") == "applied");
+  CHECK(show_json(repo, 3).at("decided_by") == current_user() + " (web)");
+  for (const char* shot : shots) {
     CHECK(fs::exists(artifacts / shot));
     if (fs::exists(artifacts / shot)) CHECK(fs::file_size(artifacts / shot) > 1000);
   }

@@ -166,3 +166,34 @@ TEST_CASE("serve: a wrong token, a missing or wrong CSRF token and a stale page 
   CHECK(show_json(repo, 1).at("channel") == "terminal");
   KAI_CHECK_EXIT(page.stop(), 0);
 }
+
+TEST_CASE("serve: a changeset shows its diffstat and one diff per file, and one approval applies every file", "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "one\n"}, {"b.txt", "moved\n"}};
+  repo.init();
+  const std::string patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n"
+                            "*** Update File: b.txt\n*** Move to: c.txt\n*** Add File: d.txt\n+fresh\n*** End Patch\n";
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three files"}, patch), 0);
+  ServePage page(repo);
+  REQUIRE(page.sign_in());
+  auto list = page.get("/");
+  REQUIRE(list);
+  CHECK_THAT(list->body, Contains("3 files: <code>a.txt</code>"));
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  CHECK_THAT(p1->body, Contains("<table class=\"list diffstat\">") && Contains("<code>b.txt</code> \u2192 <code>c.txt</code>"));
+  CHECK(p1->body.find("<table class=\"list diffstat\">") < p1->body.find("<details class=\"file\">"));
+  CHECK_THAT(p1->body, Contains("<span class=\"l add\">+ONE</span>") && Contains("<span class=\"l add\">+fresh</span>"));
+  auto done = page.post("/p/1/approve", ServePage::form_of(p1->body, "/p/1/approve"));
+  REQUIRE(done);
+  CHECK(done->status == 200);
+  CHECK(repo.read("a.txt") == "ONE\n");
+  CHECK(repo.read("c.txt") == "moved\n");
+  CHECK(repo.read("d.txt") == "fresh\n");
+  CHECK_FALSE(repo.exists("b.txt"));
+  auto entries = log_entries(repo);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries.at(0).at("action") == "apply_changeset");
+  CHECK(entries.at(0).at("approver") == current_user() + " (web)");
+  CHECK(entries.at(0).at("rollback_id") == show_json(repo, 1).at("rollback_id"));
+  KAI_CHECK_EXIT(page.stop(), 0);
+}

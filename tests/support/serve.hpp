@@ -66,7 +66,7 @@ public:
     size_t at = html.find("action=\"" + action + "\"");
     if (at == std::string::npos) return out;
     std::string form = html.substr(at, html.find("</form>", at) - at);
-    std::regex hidden("name=\"([a-z]+)\" value=\"([^\"]*)\"");
+    std::regex hidden("type=\"hidden\" name=\"([a-z]+)\" value=\"([^\"]*)\"");
     for (std::sregex_iterator it(form.begin(), form.end(), hidden), end; it != end; ++it) out[(*it)[1]] = (*it)[2];
     return out;
   }

@@ -14,104 +14,15 @@
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
 #include "lib/web/routes.hpp"
-#include "unit/ws_fixture.hpp"
+#include "unit/web_page.hpp"
 
 namespace {
 using kai::Errc;
-using kai::test::WsFixture;
+using kai::test::Page;
+using kai::test::field;
+using kai::test::form_of;
 namespace web = kai::web;
 namespace gate = kai::gate;
-
-constexpr int k_port = 48123;
-
-kai::MacKey test_key() {
-  kai::MacKey k;
-  for (size_t i = 0; i < k.bytes.size(); ++i) k.bytes[i] = static_cast<unsigned char>(i * 7 + 1);
-  return k;
-}
-
-// A review page over a WsFixture's root, as the user "tester".
-struct Page {
-  WsFixture f;
-  web::App app;
-  std::string cookie;
-
-  explicit Page(const std::string& config)
-      : f(config), app(opener(f), kai::Decider("tester", kai::Channel::web), web::Guard(test_key(), k_port)) {
-    cookie = app.guard().cookie_name() + "=" + token();
-  }
-
-  static web::App::Opener opener(WsFixture& fx) {
-    return [&fx]() {
-      kai::Env env;
-      env.cwd = fx.dir.path();
-      env.root_override = fx.dir.path();
-      env.user_config_dir = fx.dir.path() / ".no-user-config";
-      env.user = "tester";
-      return kai::Workspace::open(env, fx.clock);
-    };
-  }
-
-  std::string token() const {
-    std::string url = app.guard().login_url();
-    return url.substr(url.find("token=") + 6);
-  }
-
-  web::Request request(const std::string& method, const std::string& path) const {
-    web::Request r;
-    r.method = method;
-    r.path = path;
-    r.headers["host"] = "127.0.0.1:" + std::to_string(k_port);
-    r.headers["cookie"] = cookie;
-    return r;
-  }
-  web::Response get(const std::string& path) { return app.handle(request("GET", path)); }
-  web::Response post(const std::string& path, std::map<std::string, std::string> form) {
-    web::Request r = request("POST", path);
-    r.headers["origin"] = "http://127.0.0.1:" + std::to_string(k_port);
-    r.form = std::move(form);
-    return app.handle(r);
-  }
-
-  int stage(const std::string& path, const std::string& content, const std::string& why = "test",
-            const std::string& agent = "") {
-    kai::ProposeRequest r;
-    r.path = path;
-    r.content = content;
-    r.why = why;
-    r.agent = agent;
-    auto st = kai::propose(*f.ws, r, f.dir.path(), kai::DryRun::no, {});
-    if (!st) FAIL(st.error().message);
-    return st->proposal.id;
-  }
-  kai::Proposal load(int id) {
-    auto p = f.ws->store.load(id, kai::Store::Payloads::none);
-    REQUIRE(p);
-    return *p;
-  }
-  bool exists(const std::string& rel) const { return std::filesystem::exists(f.dir.path() / rel); }
-};
-
-// The value of hidden field `name` in the form posting to `action`.
-std::string field(const std::string& html, const std::string& action, const std::string& name) {
-  size_t at = html.find("action=\"" + action + "\"");
-  if (at == std::string::npos) return {};
-  size_t end = html.find("</form>", at);
-  std::smatch m;
-  std::string form = html.substr(at, end - at);
-  if (!std::regex_search(form, m, std::regex("name=\"" + name + "\" value=\"([^\"]*)\""))) return {};
-  return m[1];
-}
-
-// The form fields a page served for `action`, as a browser posts them.
-std::map<std::string, std::string> form_of(const std::string& html, const std::string& action) {
-  std::map<std::string, std::string> out;
-  for (const char* n : {"csrf", "digest", "cut"}) {
-    std::string v = field(html, action, n);
-    if (!v.empty()) out[n] = v;
-  }
-  return out;
-}
 
 void check_security_headers(const web::Response& r) {
   const std::string csp = r.header("Content-Security-Policy");
@@ -539,4 +450,84 @@ TEST_CASE("web: a run proposal shows its command escaped, its verdict, and Appro
   CHECK(page.body.find("<h2>Diff") == std::string::npos);
   auto list = pg.get("/");
   CHECK_THAT(list.body, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+TEST_CASE("web: 'Approve only' records the approval without applying, as approve --no-apply", "[web][serve]") {
+  Page pg("");
+  int id = pg.stage("a.txt", "new\n");
+  const std::string action = "/p/" + std::to_string(id) + "/approve";
+  auto page = pg.get("/p/" + std::to_string(id));
+  CHECK_THAT(page.body, Catch::Contains("name=\"then\" value=\"apply\">Approve and apply</button>"));
+  CHECK_THAT(page.body, Catch::Contains("name=\"then\" value=\"record\">Approve only (apply later)</button>"));
+  auto form = form_of(page.body, action);
+  form["then"] = "record";
+  auto r = pg.post(action, form);
+  CHECK(r.status == 200);
+  CHECK_THAT(r.body, Catch::Contains("apply it at a terminal with: kaicoder apply " + std::to_string(id)));
+  CHECK(pg.load(id).state == kai::State::approved);
+  CHECK(pg.load(id).decided_by == "tester (web)");
+  CHECK_FALSE(pg.exists("a.txt"));
+  // Anything else in "then" is refused, and decides nothing.
+  int other = pg.stage("b.txt", "b\n");
+  const std::string other_action = "/p/" + std::to_string(other) + "/approve";
+  auto odd = form_of(pg.get("/p/" + std::to_string(other)).body, other_action);
+  odd["then"] = "apply-and-skip-checks";
+  CHECK(pg.post(other_action, odd).status == 400);
+  CHECK(pg.load(other).state == kai::State::pending);
+}
+
+TEST_CASE("web: in propose-only mode the page approves only, and an apply is refused", "[web][serve]") {
+  Page pg("[policy]\nmode = \"propose-only\"\n");
+  int id = pg.stage("a.txt", "new\n");
+  const std::string action = "/p/" + std::to_string(id) + "/approve";
+  auto page = pg.get("/p/" + std::to_string(id));
+  CHECK_THAT(page.body, Catch::Contains("propose-only"));
+  CHECK_THAT(page.body, Catch::Contains("value=\"record\">Approve (record only)</button>"));
+  CHECK(page.body.find("value=\"apply\"") == std::string::npos);
+  auto form = form_of(page.body, action);
+  auto apply = form;
+  apply["then"] = "apply";
+  auto no = pg.post(action, apply);
+  CHECK(no.status == 403);
+  CHECK_THAT(no.body, Catch::Contains("propose-only"));
+  CHECK(pg.load(id).state == kai::State::pending);
+  form["then"] = "record";
+  CHECK(pg.post(action, form).status == 200);
+  CHECK(pg.load(id).state == kai::State::approved);
+  CHECK_FALSE(pg.exists("a.txt"));
+}
+
+TEST_CASE("web: after a failed validation the page applies only with the override and CONFIRM, as approve --force",
+          "[web][serve]") {
+  Page pg("[validate]\n\"*.txt\" = \"grep -q ok {file}\"\n");
+  int id = pg.stage("a.txt", "bad\n");
+  REQUIRE(pg.load(id).validation.status == "failed");
+  const std::string action = "/p/" + std::to_string(id) + "/approve";
+  auto page = pg.get("/p/" + std::to_string(id));
+  CHECK_THAT(page.body, Catch::Contains("failed validation; not applied"));
+  CHECK(page.body.find("value=\"apply\"") == std::string::npos);
+  CHECK_THAT(page.body, Catch::Contains("value=\"record\">Approve only (apply later)</button>"));
+  CHECK_THAT(page.body, Catch::Contains("<h3>Override the failed validation</h3>"));
+  CHECK_THAT(page.body, Catch::Contains("<label for=\"confirm-force\">Type CONFIRM to approve</label>"));
+  CHECK_THAT(page.body, Catch::Contains("overriding a failed validation"));
+  CHECK_THAT(page.body, Catch::Contains("value=\"force\">Approve and apply anyway</button>"));
+  auto form = form_of(page.body, action);
+  auto plain = form;
+  plain["then"] = "apply";
+  CHECK(pg.post(action, plain).status == 409);  // a plain approve-and-apply refuses a failed validation
+  auto forced = form;
+  forced["then"] = "force";
+  auto unconfirmed = pg.post(action, forced);
+  CHECK(unconfirmed.status == 403);
+  CHECK_THAT(unconfirmed.body, Catch::Contains("CONFIRM"));
+  CHECK(pg.load(id).state == kai::State::pending);
+  CHECK_FALSE(pg.exists("a.txt"));
+  forced["confirm"] = "CONFIRM";
+  CHECK(pg.post(action, forced).status == 200);
+  CHECK(pg.load(id).state == kai::State::applied);
+  CHECK(pg.f.dir.read("a.txt") == "bad\n");
+  auto log = pg.f.ws->changelog.newest(1);
+  REQUIRE(log);
+  CHECK_THAT(log->front().result, Catch::Contains("forced"));
+  CHECK(log->front().approver == "tester (web)");
 }
