@@ -361,7 +361,7 @@ TEST_CASE("mcp: wait_for_decision reports an applied proposal with its rollback 
   CHECK(body(listed).at("proposals").size() == 1);
 }
 
-TEST_CASE("mcp: a rejected or expired proposal is a tool error; an unknown id too", "[mcp]") {
+TEST_CASE("mcp: a rejected or expired proposal is a tool error, and so is an unknown id", "[mcp]") {
   Served s("2025-06-18", "[approval]\ntimeout = 60\n");
   const int rejected = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
   const gate::Decider who{"tester", gate::Channel::terminal};
