@@ -151,12 +151,30 @@ TEST_CASE("content over a configured limit is refused from a file, stdin or JSON
 TEST_CASE("an agent with 100 pending proposals is refused the 101st", "[attack][limits]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
+  // The flood goes through one `kaicoder mcp` (the same propose path, one
+  // process instead of a hundred): a hundred write_file calls as agent bot.
+  std::string calls = json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                           {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
+                                       {"clientInfo", {{"name", "flood"}, {"version", "1"}}}}}}.dump() + "\n";
+  calls += json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n";
   for (int i = 1; i <= 100; ++i) {
-    Run r = repo.kai({"propose", "--path", "f" + std::to_string(i) + ".txt", "--content-file", "-", "--why", "flood",
-                      "--agent", "bot"},
-                     "x\n");
-    KAI_REQUIRE_EXIT(r, 0);
+    json args = {{"path", "f" + std::to_string(i) + ".txt"}, {"content", "x\n"}, {"why", "flood"}};
+    calls += json{{"jsonrpc", "2.0"}, {"id", i}, {"method", "tools/call"},
+                  {"params", {{"name", "write_file"}, {"arguments", args}}}}.dump() + "\n";
   }
+  Run flood = repo.kai({"mcp", "--agent", "bot"}, calls, {}, 120s);
+  KAI_REQUIRE_EXIT(flood, 0);
+  std::istringstream replies(flood.out);
+  int proposed = 0;
+  for (std::string line; std::getline(replies, line);) {
+    json reply = json::parse(line);
+    if (reply.at("id") == 0) continue;
+    INFO(line);
+    REQUIRE(reply.at("result").at("structuredContent").at("ok") == true);
+    CHECK(reply.at("result").at("structuredContent").at("proposal").at("agent") == "bot");
+    ++proposed;
+  }
+  REQUIRE(proposed == 100);
   const auto tree = repo.tree_snapshot();
   const std::string log_before = changelog(repo);
   Run r = repo.kai({"propose", "--path", "f101.txt", "--content-file", "-", "--why", "flood", "--agent", "bot"}, "x\n");
