@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/support/checks.hpp"
+#include "tests/support/mcp_calls.hpp"
 
 namespace {
 using namespace kai::test;
@@ -153,28 +154,14 @@ TEST_CASE("an agent with 100 pending proposals is refused the 101st", "[attack][
   repo.init();
   // The flood goes through one `kaicoder mcp` (the same propose path, one
   // process instead of a hundred): a hundred write_file calls as agent bot.
-  std::string calls = json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                           {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
-                                       {"clientInfo", {{"name", "flood"}, {"version", "1"}}}}}}.dump() + "\n";
-  calls += json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n";
-  for (int i = 1; i <= 100; ++i) {
-    json args = {{"path", "f" + std::to_string(i) + ".txt"}, {"content", "x\n"}, {"why", "flood"}};
-    calls += json{{"jsonrpc", "2.0"}, {"id", i}, {"method", "tools/call"},
-                  {"params", {{"name", "write_file"}, {"arguments", args}}}}.dump() + "\n";
+  std::vector<std::pair<std::string, json>> calls;
+  for (int i = 1; i <= 100; ++i)
+    calls.push_back({"write_file", {{"path", "f" + std::to_string(i) + ".txt"}, {"content", "x\n"}, {"why", "flood"}}});
+  for (const json& reply : mcp_tool_calls(repo, "bot", calls)) {
+    INFO(reply.dump());
+    REQUIRE(reply.at("ok") == true);
+    CHECK(reply.at("proposal").at("agent") == "bot");
   }
-  Run flood = repo.kai({"mcp", "--agent", "bot"}, calls, {}, 120s);
-  KAI_REQUIRE_EXIT(flood, 0);
-  std::istringstream replies(flood.out);
-  int proposed = 0;
-  for (std::string line; std::getline(replies, line);) {
-    json reply = json::parse(line);
-    if (reply.at("id") == 0) continue;
-    INFO(line);
-    REQUIRE(reply.at("result").at("structuredContent").at("ok") == true);
-    CHECK(reply.at("result").at("structuredContent").at("proposal").at("agent") == "bot");
-    ++proposed;
-  }
-  REQUIRE(proposed == 100);
   const auto tree = repo.tree_snapshot();
   const std::string log_before = changelog(repo);
   Run r = repo.kai({"propose", "--path", "f101.txt", "--content-file", "-", "--why", "flood", "--agent", "bot"}, "x\n");
