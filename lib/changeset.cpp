@@ -48,7 +48,7 @@ Result<ChangeRequest> change_from(const json& c, size_t i) {
   static const char* k_known[] = {"op", "path", "target", "replacement", "replace_all", "content", "content_base64", "to", "mode"};
   ChangeRequest r;
   for (const auto& [key, v] : c.items()) {
-    if (std::find_if(std::begin(k_known), std::end(k_known), [&](const char* k) { return key == k; }) == std::end(k_known))
+    if (std::find_if(std::begin(k_known), std::end(k_known), [&name = key](const char* k) { return name == k; }) == std::end(k_known))
       return bad_change(i, fmt::format("unknown field '{}'", key));
     if (v.is_null()) continue;
     if (key == "replace_all") {

@@ -29,7 +29,7 @@ Result<ProposeRequest> request_from_json(std::string_view text) {
                                   "summary"};
   ProposeRequest r;
   for (const auto& [key, v] : j.items()) {
-    if (std::find_if(std::begin(k_known), std::end(k_known), [&](const char* k) { return key == k; }) == std::end(k_known))
+    if (std::find_if(std::begin(k_known), std::end(k_known), [&name = key](const char* k) { return name == k; }) == std::end(k_known))
       return make_error(Errc::usage, fmt::format("--json-input: unknown field '{}'", key));
     if (key == "delete" || key == "replace_all") {
       if (!v.is_boolean()) return make_error(Errc::usage, fmt::format("--json-input: '{}' must be true or false", key));

@@ -872,7 +872,7 @@ Result<std::vector<TreeChange>> SnapshotStore::diff(const Snapshot& a, const Sna
   for (const auto& [rel, mode] : b.setid) {
     auto was = a.setid.find(rel);
     if ((was != a.setid.end() && was->second == mode) ||
-        std::any_of(out.begin(), out.end(), [&](const TreeChange& c) { return c.rel == rel; }))
+        std::any_of(out.begin(), out.end(), [&name = rel](const TreeChange& c) { return c.rel == name; }))
       continue;
     git_tree_entry* e = nullptr;
     if (git_tree_entry_bypath(&e, tb, rel.c_str()) != 0) continue;

@@ -11,7 +11,7 @@
 namespace kai {
 namespace fs = std::filesystem;
 
-Workspace::Workspace(fs::path r, Config c, const Clock& clk, std::string u)
+Workspace::Workspace(const fs::path& r, Config c, const Clock& clk, std::string u)
     : root(r),
       cfg(std::move(c)),
       store(r / ".kaicoder"),

@@ -84,7 +84,7 @@ public:
   std::filesystem::path abs(const std::string& rel) const { return root / rel; }
 
 private:
-  Workspace(std::filesystem::path r, Config c, const Clock& clk, std::string u);
+  Workspace(const std::filesystem::path& r, Config c, const Clock& clk, std::string u);
 };
 
 }  // namespace kai

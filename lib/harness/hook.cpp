@@ -160,7 +160,7 @@ struct Call {
     return r;
   }
 
-  Said file(ProposeRequest r) const { return staged_file(ws, propose(ws, r, base, DryRun::no, DiffOptions{})); }
+  Said file(const ProposeRequest& r) const { return staged_file(ws, propose(ws, r, base, DryRun::no, DiffOptions{})); }
 
   Result<std::string> current(const std::string& path) const {
     return read_input_file(ws, base, path, env.uid, static_cast<size_t>(ws.cfg.limits.content));
@@ -171,7 +171,7 @@ struct Call {
     if (c.edits.size() == 1 && !c.edits[0].all) {
       r.target = c.edits[0].old_text;
       r.replacement = c.edits[0].new_text;
-      return file(std::move(r));
+      return file(r);
     }
     // Several edits, or every occurrence: one whole-file write of the result,
     // which kaicoder applies only if the file is still what it was now.
@@ -180,7 +180,7 @@ struct Call {
     auto next = replaced(std::move(*cur), c.edits, c.path);
     if (!next) return refused(next.error());
     r.content = std::move(*next);
-    return file(std::move(r));
+    return file(r);
   }
 
   Said shell() const {
@@ -234,11 +234,11 @@ struct Call {
     r.path = op.path;
     if (op.kind == FileOpKind::create && !op.new_mode) {
       r.content = op.content;
-      return file(std::move(r));
+      return file(r);
     }
     if (op.kind == FileOpKind::remove) {
       r.del = true;
-      return file(std::move(r));
+      return file(r);
     }
     auto cur = current(op.path);
     if (!cur) return refused(cur.error());
@@ -246,7 +246,7 @@ struct Call {
     auto after = apply_envelope_hunks(op, *cur, steps, PatchLimits{});
     if (!after) return refused(after.error());
     r.content = std::move(*after);
-    return file(std::move(r));
+    return file(r);
   }
 
   Said decide() const {
@@ -270,13 +270,13 @@ struct Call {
       case Op::write: {
         ProposeRequest r = request();
         r.content = c.content;
-        return file(std::move(r));
+        return file(r);
       }
       case Op::edit: return edit();
       case Op::remove: {
         ProposeRequest r = request();
         r.del = true;
-        return file(std::move(r));
+        return file(r);
       }
       case Op::shell: return shell();
       case Op::patch: return patch();

@@ -91,7 +91,7 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
   const std::string cmd = hook_command(h);
   const long hook_timeout = std::max(60L, ws.cfg.hook_wait + 30);
   std::vector<FileWants> out;
-  auto server = [&](JsonPath path, json extra) {
+  auto server = [&](const JsonPath& path, const json& extra) {
     json s = {{"command", "kaicoder"}, {"args", args}};
     s.update(extra);
     return JsonWant{path, s, false, "kaicoder's MCP server registered (kaicoder mcp)", server_present(path, s)};

@@ -138,11 +138,28 @@ bool has_glob(const Piece& p) {
   return false;
 }
 
+// What one expansion leaves on the fields it reaches. When it is split,
+// every word it gives keeps them, not only the first: `x=$(curl ...)`
+// split into `a b` taints `b` as much as `a`.
+struct Marks {
+  bool from_var = false;
+  bool computed = false;
+  bool glob = false;
+  bool download = false;
+};
+
 class FieldBuilder {
 public:
   FieldBuilder(const Word& w, bool braces) : m_raw(w.raw), m_braces(braces) {}
 
   Field& flags() { return m_flags; }
+
+  void mark(const Marks& m) {
+    m_flags.from_var = m_flags.from_var || m.from_var;
+    m_flags.computed = m_flags.computed || m.computed;
+    m_flags.glob = m_flags.glob || m.glob;
+    m_flags.download = m_flags.download || m.download;
+  }
 
   void add(std::string_view s, char mask) {
     m_cur.value += s;
@@ -152,7 +169,9 @@ public:
 
   // An unquoted expansion, split as the shell would with this IFS:
   // whitespace in it separates fields, any other character of it ends one.
-  void split(std::string_view v, const std::optional<std::string>& ifs) {
+  // Each field that holds a part of it (or is made empty by it) gets `m`.
+  void split(std::string_view v, const std::optional<std::string>& ifs, const Marks& m) {
+    mark(m);
     if (!ifs) {  // splitting only known at run time
       m_flags.dynamic = true;
       add(v, k_quoted);
@@ -168,6 +187,7 @@ public:
         continue;
       }
       if (in_ifs(v[i])) {
+        mark(m);
         m_started = true;  // a delimiter ends a field even when it is empty
         end_field();
         ++i;
@@ -176,6 +196,7 @@ public:
       }
       size_t j = i;
       while (j < v.size() && !in_ifs(v[j])) ++j;
+      mark(m);
       add(v.substr(i, j - i), k_expanded);
       i = j;
     }
@@ -230,12 +251,13 @@ void expand_param(FieldBuilder& b, const Seg& s, ExpandEnv& env) {
   char m = s.quoted ? k_quoted : k_expanded;
   if (s.text == "@" || s.text == "*") {
     if (auto pos = env.positional()) {
-      b.flags().from_var = true;
+      const Marks arg{.from_var = true};
+      b.mark(arg);
       for (size_t i = 0; i < pos->size(); ++i) {
         if (i > 0) {
           if (s.quoted && s.text == "@") {
             b.end_field();
-            b.flags().from_var = true;
+            b.mark(arg);
           } else if (s.quoted) {
             b.add(" ", k_quoted);
           }
@@ -243,7 +265,7 @@ void expand_param(FieldBuilder& b, const Seg& s, ExpandEnv& env) {
         if (s.quoted) {
           b.add((*pos)[i], k_quoted);
         } else {
-          b.split((*pos)[i], env.ifs());
+          b.split((*pos)[i], env.ifs(), arg);
           b.end_field();
         }
       }
@@ -255,13 +277,12 @@ void expand_param(FieldBuilder& b, const Seg& s, ExpandEnv& env) {
     b.add("$" + s.text, k_quoted);
     return;
   } else if (v) {
-    b.flags().from_var = true;
-    b.flags().computed = b.flags().computed || v->computed;
-    b.flags().glob = b.flags().glob || v->glob;
+    const Marks var{.from_var = true, .computed = v->computed, .glob = v->glob, .download = v->download};
     if (s.quoted) {
+      b.mark(var);
       b.add(v->text, k_quoted);
     } else {
-      b.split(v->text, env.ifs());
+      b.split(v->text, env.ifs(), var);
     }
     return;
   } else if (s.text == "HOME") {
@@ -304,11 +325,12 @@ std::vector<Field> expand(const Word& w, ExpandEnv& env, bool braces) {
         }
         std::string out = *r.output;
         while (!out.empty() && out.back() == '\n') out.pop_back();
-        b.flags().computed = true;
+        const Marks sub{.computed = true, .download = r.download};
         if (s.quoted) {
+          b.mark(sub);
           b.add(out, k_quoted);
         } else {
-          b.split(out, env.ifs());
+          b.split(out, env.ifs(), sub);
         }
         break;
       }

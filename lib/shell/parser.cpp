@@ -104,8 +104,20 @@ void Parser::expect_word(std::string_view kw) {
   }
 }
 
+// `a &&`, `a ||` and `a |` at the end of the text, or before something that
+// ends the list: bash refuses them ("unexpected end of file"), so they are
+// errors here too and the script is not understood.
+void Parser::missing_command(std::string_view op) {
+  if (at_end()) {
+    error("unexpected end of file after '" + std::string(op) + "'");
+  } else {
+    error("'" + std::string(op) + "' without a command after it");
+  }
+}
+
 Script Parser::parse_list(const Stops& stops) {
   Script s;
+  std::string_view dangling;  // the `&&` or `||` just read, until a command follows it
   while (true) {
     skip_blanks();
     if (at_end()) break;
@@ -135,8 +147,10 @@ Script Parser::parse_list(const Stops& stops) {
     if (!kw.empty() && std::find(stops.words.begin(), stops.words.end(), kw) != stops.words.end()) break;
     size_t before = m_pos;
     s.pipelines.push_back(parse_pipeline());
+    dangling = {};
     skip_blanks();
     if (starts("&&") || starts("||")) {
+      dangling = starts("&&") ? "&&" : "||";
       m_pos += 2;
       skip_newlines();
     } else if (cur() == ';' && peek(1) != ';' && peek(1) != '&') {
@@ -149,6 +163,7 @@ Script Parser::parse_list(const Stops& stops) {
       ++m_pos;
     }
   }
+  if (!dangling.empty()) missing_command(dangling);
   return s;
 }
 
@@ -158,9 +173,12 @@ Pipeline Parser::parse_pipeline() {
   while (true) {
     skip_blanks();
     if (cur() != '|' || peek(1) == '|') break;
-    advance(peek(1) == '&' ? 2 : 1);  // `|&` also pipes stderr
+    std::string_view op = peek(1) == '&' ? "|&" : "|";  // `|&` also pipes stderr
+    advance(op.size());
     skip_newlines();
     p.cmds.push_back(parse_command());
+    const Command& c = p.cmds.back();
+    if (c.kind == CmdKind::simple && c.words.empty() && c.assigns.empty() && c.redirs.empty()) missing_command(op);
   }
   return p;
 }

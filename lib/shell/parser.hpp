@@ -89,6 +89,7 @@ private:
   void read_heredoc_body(Pending& p);
   std::string_view peek_word() const;
   void expect_word(std::string_view kw);
+  void missing_command(std::string_view op);
 
   Script parse_list(const Stops& stops);
   Pipeline parse_pipeline();

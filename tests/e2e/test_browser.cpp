@@ -29,7 +29,7 @@ bool have_browser() {
 
 }  // namespace
 
-TEST_CASE("browser: sign in, list, open, approve and reject, and approve a changeset in headless Chromium; labels and focus order hold", "[e2e][serve][web][browser]") {
+TEST_CASE("browser: sign in, list, open, approve and reject, and approve a changeset in headless Chromium, and labels and focus order hold", "[e2e][serve][web][browser]") {
   if (!have_browser()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"x.txt", "one\n"}, {"y.txt", "moved\n"}};
   repo.init();

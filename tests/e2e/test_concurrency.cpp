@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tests/support/checks.hpp"
+#include "tests/support/mcp_calls.hpp"
 
 namespace {
 using namespace kai::test;
@@ -34,15 +35,24 @@ TEST_CASE("racing apply processes apply every approved proposal exactly once", "
   TempRepo repo{{"shared.txt", shared}, {"o1.txt", "one\n"}, {"o2.txt", "two\n"}, {"o3.txt", "three\n"}};
   repo.init();
 
-  // Proposals 1..10 edit one line each of shared.txt; 11..13 touch other files.
+  // Proposals 1..10 edit one line each of shared.txt; 11..13 touch other
+  // files. Proposed through one kaicoder mcp: the race is in the applies.
   std::map<int, std::string> replacement;
+  std::vector<std::pair<std::string, json>> calls;
   for (int i = 1; i <= k_lines; ++i) {
     replacement[i] = line_name(i) + " edited by proposal " + std::to_string(i);
-    KAI_REQUIRE_EXIT(repo.kai(edit("shared.txt", line_name(i) + "\n", replacement[i] + "\n")), 0);
+    calls.push_back({"propose_edit", {{"path", "shared.txt"}, {"old_text", line_name(i) + "\n"},
+                                      {"new_text", replacement[i] + "\n"}, {"why", "w"}}});
   }
-  KAI_REQUIRE_EXIT(repo.kai(edit("o1.txt", "one", "ONE")), 0);
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "o2.txt", "--content-file", "-", "--why", "w"}, "TWO\n"), 0);
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "o3.txt", "--delete", "--why", "w"}), 0);
+  calls.push_back({"propose_edit", {{"path", "o1.txt"}, {"old_text", "one"}, {"new_text", "ONE"}, {"why", "w"}}});
+  calls.push_back({"write_file", {{"path", "o2.txt"}, {"content", "TWO\n"}, {"why", "w"}}});
+  calls.push_back({"delete_file", {{"path", "o3.txt"}, {"why", "w"}}});
+  const std::vector<json> proposed = mcp_tool_calls(repo, "racer", calls);
+  for (size_t i = 0; i < proposed.size(); ++i) {
+    INFO(proposed[i].dump());
+    REQUIRE(proposed[i].at("ok") == true);
+    REQUIRE(proposed[i].at("proposal").at("id") == i + 1);
+  }
   const int total = k_lines + 3;
   std::vector<int> ids;
   for (int id = 1; id <= total; ++id) {

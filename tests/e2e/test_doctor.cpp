@@ -312,7 +312,7 @@ TEST_CASE("doctor: a backup file no entry names is listed as an orphan", "[e2e][
   diagnostics_work(repo, 1);
 }
 
-TEST_CASE("doctor: a pending proposal past its timeout is reported; the next proposal expires it",
+TEST_CASE("doctor: a pending proposal past its timeout is reported, and the next proposal expires it",
           "[e2e][doctor][proposals]") {
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\ntwo\n"}};
   applied_and_pending(repo);

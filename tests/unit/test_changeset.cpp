@@ -61,7 +61,7 @@ TEST_CASE("a changeset's digest binds every file's op, paths, base and result", 
   CHECK_FALSE(differs([](kai::Proposal& q) { q.changes[0].risk = kai::Risk::high; }));
 }
 
-TEST_CASE("a changeset's record keeps every file's metadata; the bytes are a payload", "[changeset]") {
+TEST_CASE("a changeset's record keeps every file's metadata, and the bytes are a payload", "[changeset]") {
   kai::Proposal p = two_file_changeset();
   p.changes[1].tier = kai::Tier::confirm;
   p.changes[1].tier_reason = "confirm path";

@@ -364,7 +364,7 @@ TEST_CASE("mcp: wait_for_decision reports an applied proposal with its rollback 
   CHECK(body(listed).at("proposals").size() == 1);
 }
 
-TEST_CASE("mcp: a rejected or expired proposal is a tool error; an unknown id too", "[mcp]") {
+TEST_CASE("mcp: a rejected or expired proposal is a tool error, and so is an unknown id", "[mcp]") {
   Served s("2025-06-18", "[approval]\ntimeout = 60\n");
   const int rejected = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
   const gate::Decider who{"tester", gate::Channel::terminal};
@@ -505,7 +505,7 @@ TEST_CASE("mcp: a read and a second proposal are answered while a wait_for_decis
   CHECK(s.state(second) == kai::State::pending);
 }
 
-TEST_CASE("mcp: a cancel ends only the call it names; end of input ends the other waits, answered", "[mcp][mcp_dispatch]") {
+TEST_CASE("mcp: a cancel ends only the call it names, and end of input ends the other waits, answered", "[mcp][mcp_dispatch]") {
   Served s;
   Collector c;
   const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));

@@ -258,7 +258,7 @@ TEST_CASE("a failing scan falls back to paths only and says why", "[risk]") {
   CHECK_THAT(p.risk_reason, Catch::Matchers::EndsWith("): risk from paths only"));
 }
 
-TEST_CASE("symlinks are targets but never scanned; submodules are not files", "[risk]") {
+TEST_CASE("symlinks are targets but never scanned, and submodules are not files", "[risk]") {
   TempDir d;
   git_repo(d, {{"real.h", ""}, {"a.c", "#include \"link.h\"\n"}});
   d.symlink("link.h", "real.h");

@@ -445,6 +445,17 @@ const Row k_rows[] = {
     {"trap 'rm -rf /' EXIT", B, "deletion"},
     {"alias ll='rm -rf /'", B, "alias"},
     {"case $1 in (start) ls ;; (*) rm -rf ~ ;; esac", B, "deletion"},
+    // a list or pipe cut short is a syntax error for bash: not understood,
+    // and what comes before it is still judged
+    {"ls &&", A, "shell syntax: unexpected end of file after '&&'"},
+    {"ls ||", A, "shell syntax: unexpected end of file after '||'"},
+    {"ls |", A, "shell syntax: unexpected end of file after '|'"},
+    {"(ls &&)", A, "shell syntax: '&&' without a command after it"},
+    {"rm -rf / &&", B, "deletion"},
+    {"ls && pwd", A},
+    {"ls || pwd", A},
+    {"ls | wc", A},
+    {"echo 'ls &&'", A},
     // ---- a script written, then run, in the same command ----
     {"echo 'rm -rf /' > x.sh && bash x.sh", B, "deletion"},
     {"echo 'rm -rf /' > x.sh; chmod +x x.sh; ./x.sh", B, "deletion"},
@@ -458,6 +469,10 @@ const Row k_rows[] = {
     {"IFS=/; x=rm/-rf; $x /", B, "deletion"},
     {"$(which rm) -rf /", B, "deletion"},
     {"$(command -v rm) -rf /", B, "deletion"},
+    // every word of a split substitution is computed, not only the first
+    {"timeout $(echo 5 ls)", A, "the command name is computed ('$(echo 5 ls)' is 'ls')"},
+    {"x='5 ls'; timeout $x", A, "the command name is computed ('$x' is 'ls')"},
+    {"timeout $(echo 5) ls", A},
     {"vim -c ':!rm -rf /' notes.txt", B, "deletion"},
     {"man -P 'rm -rf /' ls", B, "deletion"},
     // ---- disks ----
@@ -1101,14 +1116,16 @@ TEST_CASE("what depends on run-time values is never understood", "[shell]") {
                                "eval \"$X\"", "make -j$(nproc)", "echo bHM= | base64 -d | sh", "cat s.sh | sh",
                                "echo 'unterminated", "ls | xargs cat", "cd $DIR && make", "git co main",
                                "awk -f prog.awk data", "sh -c \"$SCRIPT\"", "cp a.sh x.sh && sh x.sh",
-                               "make -f - all", "IFS=$X; $c", "${x//a/b}"}) {
+                               "make -f - all", "IFS=$X; $c", "${x//a/b}", "ls &&", "ls ||", "ls |",
+                               "(ls &&)", "timeout $(echo 5 ls)"}) {
     Classification c = kai::classify_shell(cmd, ctx);
     INFO("command: " << cmd << "\nreasons:" << reasons_of(c));
     CHECK_FALSE(c.understood);
     CHECK(has_reason(c, "not understood"));
   }
   for (std::string_view cmd : {"ls -la", "cargo test", "X=1; echo $X", "for f in *.c; do cc -c $f; done",
-                               "git status", "echo hi > out.txt", "rm -rf build"}) {
+                               "git status", "echo hi > out.txt", "rm -rf build", "ls && pwd", "ls || pwd",
+                               "ls | wc", "echo 'ls &&'", "echo \"ls |\"", "timeout $(echo 5) ls"}) {
     INFO("command: " << cmd);
     CHECK(kai::classify_shell(cmd, ctx).understood);
   }

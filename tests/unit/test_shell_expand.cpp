@@ -20,6 +20,7 @@ public:
   std::optional<std::vector<std::string>> args;
   std::optional<std::string> split_on = std::string(" \t\n");
   std::optional<std::string> output;  // what every substitution prints
+  bool download = false;               // every substitution runs a download
   int subs = 0;
 
   std::optional<Value> param(const std::string& name) override {
@@ -32,6 +33,7 @@ public:
   SubResult sub(const Script&, bool want_output) override {
     ++subs;
     SubResult r;
+    r.download = download;
     if (want_output) r.output = output;
     return r;
   }
@@ -166,4 +168,62 @@ TEST_CASE("substitutions inside a dynamic word are still walked", "[shell][shell
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].dynamic);
   CHECK(env.subs == 1);
+}
+
+TEST_CASE("every word split from an expansion keeps its marks, not only the first", "[shell][shell_expand]") {
+  Env env;
+  SECTION("a substitution that downloads") {
+    env.output = "sh -c x\n";
+    env.download = true;
+    std::vector<Field> fs = fields("$(curl -s u; echo)", env);
+    REQUIRE(values(fs) == std::vector<std::string>{"sh", "-c", "x"});
+    for (const Field& f : fs) {
+      INFO(f.value);
+      CHECK(f.computed);
+      CHECK(f.download);
+    }
+  }
+  SECTION("a variable holding computed or downloaded text") {
+    env.vars["X"] = ExpandEnv::Value{"5 rm -rf", false, true, false, true};
+    std::vector<Field> fs = fields("pre$X", env);
+    REQUIRE(values(fs) == std::vector<std::string>{"pre5", "rm", "-rf"});
+    for (const Field& f : fs) {
+      INFO(f.value);
+      CHECK(f.from_var);
+      CHECK(f.computed);
+      CHECK(f.download);
+    }
+  }
+  SECTION("a variable bound to a glob, split on another IFS, empty fields too") {
+    env.vars["G"] = ExpandEnv::Value{"a::b", true, false, false, false};
+    env.split_on = ":";
+    std::vector<Field> fs = fields("$G", env);
+    REQUIRE(values(fs) == std::vector<std::string>{"a", "", "b"});
+    for (const Field& f : fs) {
+      INFO(f.value);
+      CHECK(f.from_var);
+      CHECK(f.glob);
+    }
+  }
+  SECTION("unquoted positional parameters") {
+    env.args = std::vector<std::string>{"a b", "c"};
+    std::vector<Field> fs = fields("$@", env);
+    REQUIRE(values(fs) == std::vector<std::string>{"a", "b", "c"});
+    for (const Field& f : fs) CHECK(f.from_var);
+  }
+  SECTION("text after the expansion's last word is not marked") {
+    env.vars["X"] = ExpandEnv::Value{"a ", false, true, false, false};
+    std::vector<Field> fs = fields("${X}.txt", env);
+    REQUIRE(values(fs) == std::vector<std::string>{"a", ".txt"});
+    CHECK(fs[0].computed);
+    CHECK_FALSE(fs[1].computed);
+    CHECK_FALSE(fs[1].from_var);
+  }
+  SECTION("a literal word is not marked") {
+    std::vector<Field> fs = fields("a", env);
+    REQUIRE(fs.size() == 1);
+    CHECK_FALSE(fs[0].computed);
+    CHECK_FALSE(fs[0].download);
+    CHECK_FALSE(fs[0].from_var);
+  }
 }

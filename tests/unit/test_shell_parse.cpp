@@ -185,6 +185,39 @@ TEST_CASE("the parser records errors and keeps reading instead of failing", "[sh
   CHECK(raw_words(p.script.pipelines[0].cmds.at(0)) == std::vector<std::string>{"rm", "-rf", "/"});
 }
 
+TEST_CASE("a list or pipe with nothing after its operator is an error, as in bash", "[shell][shell_parse]") {
+  struct Case {
+    const char* text;
+    const char* error;
+  };
+  for (const Case& c : {Case{"make &&", "unexpected end of file after '&&'"},
+                        Case{"make ||", "unexpected end of file after '||'"},
+                        Case{"make |", "unexpected end of file after '|'"},
+                        Case{"make |&", "unexpected end of file after '|&'"},
+                        Case{"make && \n\n", "unexpected end of file after '&&'"},
+                        Case{"make && # done", "unexpected end of file after '&&'"},
+                        Case{"(make &&)", "'&&' without a command after it"},
+                        Case{"echo $(make ||)", "'||' without a command after it"},
+                        Case{"(make |)", "'|' without a command after it"},
+                        Case{"make | ; ls", "'|' without a command after it"},
+                        Case{"case x in x) make && ;; esac", "'&&' without a command after it"},
+                        Case{"if make &&; then ls; fi", "unexpected ';'"}}) {
+    INFO(c.text);
+    Parsed p = parse(c.text);
+    REQUIRE_FALSE(p.errors.empty());
+    CHECK(p.errors.front() == c.error);
+    // the command before the operator is still there
+    REQUIRE_FALSE(p.script.pipelines.empty());
+  }
+  // the same operators with a command after them, quoted, or across lines
+  for (const char* good : {"make && ls", "make || ls", "make | wc", "make |& wc", "make &&\n  ls", "make |\nwc",
+                           "echo 'a &&' \"b |\" c\\|", "make | > log", "make &", "(make && ls)",
+                           "cat <<EOF &&\nbody\nEOF\nls", "make && ! ls"}) {
+    INFO(good);
+    CHECK(parse(good).errors.empty());
+  }
+}
+
 TEST_CASE("nesting beyond the limit stops the parse and says so", "[shell][shell_parse]") {
   std::string deep;
   for (int i = 0; i < k_max_nesting + 4; ++i) deep += "$(";

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/support/checks.hpp"
+#include "tests/support/mcp_calls.hpp"
 
 namespace {
 using namespace kai::test;
@@ -151,11 +152,15 @@ TEST_CASE("content over a configured limit is refused from a file, stdin or JSON
 TEST_CASE("an agent with 100 pending proposals is refused the 101st", "[attack][limits]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
-  for (int i = 1; i <= 100; ++i) {
-    Run r = repo.kai({"propose", "--path", "f" + std::to_string(i) + ".txt", "--content-file", "-", "--why", "flood",
-                      "--agent", "bot"},
-                     "x\n");
-    KAI_REQUIRE_EXIT(r, 0);
+  // The flood goes through one `kaicoder mcp` (the same propose path, one
+  // process instead of a hundred): a hundred write_file calls as agent bot.
+  std::vector<std::pair<std::string, json>> calls;
+  for (int i = 1; i <= 100; ++i)
+    calls.push_back({"write_file", {{"path", "f" + std::to_string(i) + ".txt"}, {"content", "x\n"}, {"why", "flood"}}});
+  for (const json& reply : mcp_tool_calls(repo, "bot", calls)) {
+    INFO(reply.dump());
+    REQUIRE(reply.at("ok") == true);
+    CHECK(reply.at("proposal").at("agent") == "bot");
   }
   const auto tree = repo.tree_snapshot();
   const std::string log_before = changelog(repo);

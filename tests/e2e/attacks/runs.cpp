@@ -347,7 +347,8 @@ namespace {
 // A throwaway user, for the cases that run kaicoder as an unprivileged user
 // (root is needed to make one). Its home in the password database is the
 // case's home, so the root trusted there and its key are that user's own;
-// it owns the case's folder, and is removed at the end.
+// it owns the case's folder, and is removed at the end. Cases that make one
+// are tagged [users]: ctest runs them one at a time (tests/CMakeLists.txt).
 struct ThrowawayUser {
   std::string name;
   fs::path home;
@@ -385,7 +386,7 @@ struct ThrowawayUser {
 
 }  // namespace
 
-TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs]") {
+TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs][users]") {
   if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
   repo.init();
@@ -425,7 +426,7 @@ size_t count_of(const std::string& text, const std::string& word) {
 
 }  // namespace
 
-TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane", "[attack][runs]") {
+TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane", "[attack][runs][users]") {
   if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
   repo.init();

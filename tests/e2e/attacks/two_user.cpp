@@ -9,7 +9,8 @@
 //
 // The agent user is a throwaway account made by `kaicoder agent-user setup`
 // (useradd) and removed after the case (userdel -r). That takes root, which
-// CI has; elsewhere every case says why it is skipped and passes.
+// CI has; elsewhere every case says why it is skipped and passes. ctest runs
+// the [twouser] cases one at a time (tests/CMakeLists.txt).
 
 #include <csignal>
 #include <fcntl.h>
@@ -362,7 +363,7 @@ TEST_CASE("two-user: malformed, symlinked, foreign-owned and oversized spool ent
   CHECK_THAT(w.err, Contains("malformed spool entry"));
 }
 
-TEST_CASE("two-user: check and doctor name what the agent user can still write; setup puts it right and is idempotent",
+TEST_CASE("two-user: check and doctor name what the agent user can still write, and setup puts it right and is idempotent",
           "[e2e][attack][twouser]") {
   KAI_NEED_USERS();
   ThrowawayUser agent;
