@@ -27,6 +27,8 @@
 
 namespace kai {
 class Workspace;
+struct Proposal;
+struct CapturedOutput;
 }
 
 namespace kai::mcp {
@@ -98,6 +100,14 @@ json tool_result(const ToolOutcome& o, bool structured);
 // The longest wait_for_decision may block in one call, and its default.
 constexpr long k_wait_max_s = 600;
 constexpr long k_wait_default_s = 45;  // under the 60 s some clients allow a tool call by default
+
+// What a proposal's status means to the agent, as proposal_status and
+// wait_for_decision answer: `expired` when it is past its timeout, `ran`
+// a run's captured output once it ran. For the owner's side and the agent
+// side (lib/mcp/spooled) alike.
+ToolOutcome decided_outcome(const Proposal& p, bool expired, const CapturedOutput* ran);
+// A business outcome: {"ok": false, "error": {…}} with `extra`'s fields, isError.
+ToolOutcome tool_failure(const Error& e, json extra = json::object());
 
 // Check `args` against the subset of JSON Schema the tools use (object,
 // properties of type string / integer / boolean / array of strings,
