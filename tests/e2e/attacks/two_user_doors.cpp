@@ -81,7 +81,8 @@ std::map<std::string, int> take_in(const TempRepo& repo) {
   Run in = repo.kai({"--json", "intake"});
   KAI_REQUIRE_EXIT(in, 0);
   std::map<std::string, int> out;
-  for (const auto& t : json_of(in).at("taken")) out[t.at("ticket").get<std::string>()] = t.at("proposal").get<int>();
+  const json report = json_of(in);
+  for (const auto& t : report.at("taken")) out[t.at("ticket").get<std::string>()] = t.at("proposal").get<int>();
   return out;
 }
 
@@ -252,10 +253,13 @@ TEST_CASE("two-user: changesets from the agent user go through the spool and lan
   CHECK(spj.at("kind") == "changeset");
   CHECK_THAT(spj.at("diff").get<std::string>(), Contains("+uno"));
   for (const std::string& t : {patch_ticket, json_ticket}) {
-    Run id = agent_kai(repo, agent, {"--json", "show", t});
-    Run a = repo.kai_tty({"approve", std::to_string(json_of(id).at("id").get<int>())}, "y");
+    const json shown = json_of(agent_kai(repo, agent, {"--json", "show", t}));
+    // A new executable file is confirm tier: the person types CONFIRM.
+    const std::string answer = shown.at("tier") == "confirm" ? "CONFIRM" : "y";
+    Run a = repo.kai_tty({"approve", std::to_string(shown.at("id").get<int>())}, answer);
     INFO(a.all());
     KAI_CHECK_EXIT(a, 0);
+    CHECK(json_of(repo.kai({"--json", "show", std::to_string(shown.at("id").get<int>())})).at("status") == "applied");
   }
   CHECK(repo.read("a.txt") == "uno\n");
   CHECK_FALSE(repo.exists("gone.txt"));
@@ -314,8 +318,13 @@ TEST_CASE("two-user: the agent's show carries the diff, redacted and made visibl
 TEST_CASE("two-user: the agent's wait sees an expiry without any command of the owner", "[e2e][attack][twouser][spool]") {
   KAI_NEED_USERS();
   ThrowawayUser agent;
-  TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = 5\n"}};
+  TempRepo repo{{"a.txt", "old\n"}};
   set_up(repo, agent);
+  std::string cfg = repo.read("kaicoder.toml");
+  const size_t at = cfg.find("timeout = 300");
+  REQUIRE(at != std::string::npos);
+  repo.write("kaicoder.toml", cfg.replace(at, std::string("timeout = 300").size(), "timeout = 5"));
+  repo.trust();
   Run p = agent_kai(repo, agent, {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(p, 0);
   const std::string ticket = spooled_ticket(p);
