@@ -1,7 +1,6 @@
 #include "cmd/agent_side.hpp"
 
 #include <algorithm>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -9,7 +8,6 @@
 #include "lib/status.hpp"
 
 namespace kai::cmd {
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {

@@ -228,7 +228,8 @@ Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const
   WaitControl control;
   control.stop = [&door] { return (door.cancelled && door.cancelled()) || (door.gone && door.gone()); };
   if (!call.progress_token.is_null() && door.notify) {
-    const std::string message = fmt::format("waiting for a person: kaicoder approve {}", id);
+    const std::string message = args.contains("id") ? fmt::format("waiting for a person: kaicoder approve {}", id)
+                                                    : fmt::format("waiting for the owner to take ticket {} in and decide", id);
     control.tick = [&door, &call, message, limit](std::chrono::milliseconds waited) {
       door.notify({{"jsonrpc", "2.0"},
                    {"method", "notifications/progress"},

@@ -10,7 +10,10 @@
 //   json result = tool_result(std::get<ToolOutcome>(r), /*structured=*/true);
 //
 // Mutating tools only stage: each returns its proposal id at once, and a
-// person decides at a terminal (`kaicoder approve N`). No tool approves,
+// person decides at a terminal (`kaicoder approve N`). In a process of the
+// agent user (two-user mode) they write the spool instead and return a
+// ticket, which proposal_status and wait_for_decision take as they take an
+// id (lib/mcp/spooled). No tool approves,
 // rejects, applies or rolls back, and the tool set is fixed: nothing in a
 // config or a request adds one.
 
