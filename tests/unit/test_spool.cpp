@@ -88,9 +88,11 @@ TEST_CASE("a run request from the spool is parsed strictly", "[spool]") {
   pr.target = "old";
   pr.replacement = "new";
   pr.why = "w";
+  pr.replace_all = true;
   auto pj = kai::request_from_json(kai::request_json(pr).dump());
   REQUIRE(pj);
   CHECK(pj->path == "a.txt");
+  CHECK(pj->replace_all);  // --replace-all travels through the spool too
   CHECK(pj->target == std::optional<std::string>("old"));
   CHECK_FALSE(pj->content);
 }
