@@ -141,15 +141,21 @@ int agent_list(Session& s, Workspace& ws, const std::string& status) {
   return k_exit_ok;
 }
 
-int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket) {
+int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const std::string& file) {
   auto id = resolve_id(ws, id_or_ticket);
   if (!id) return report(s, id.error());
   auto c = read_status_copy(ws, *id);
   if (!c) return report(s, c.error());
   const Proposal& p = c->proposal;
+  const bool names_file = file.empty() || file == p.path ||
+                          std::any_of(p.changes.begin(), p.changes.end(),
+                                      [&](const Change& ch) { return ch.path == file || ch.to == file; });
+  if (!names_file)
+    return report(s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file)));
   // The diff the owner's side left for the agent while it can still apply; never a secret file's.
   const bool live = p.state == State::pending || p.state == State::approved || p.state == State::failed;
   std::optional<std::string> diff = live ? read_status_diff(ws, p.id) : std::nullopt;
+  if (diff && !file.empty() && p.kind == Kind::changeset) diff = diff_of_file(*diff, file);
   const std::string note = diff ? "" : live ? "two-user mode: no diff was left for the agent user (a proposal it did not make, "
                                               "or a file it may not read); the owner sees it"
                                             : "";

@@ -43,6 +43,7 @@ int report_spooled(Session& s, Workspace& ws, const Result<std::string>& ticket,
 // owner's timeout.
 int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::optional<std::chrono::seconds> within);
 int agent_list(Session& s, Workspace& ws, const std::string& status);
-int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket);
+// `file`: of a changeset, that one file's diff (not_found when it changes no such file).
+int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const std::string& file = {});
 
 }  // namespace kai::cmd

@@ -12,6 +12,7 @@
 #include "lib/intake.hpp"
 #include "lib/paths.hpp"
 #include "lib/spool.hpp"
+#include "lib/util/git_quote.hpp"
 #include "lib/util/text.hpp"
 #include "lib/util/time.hpp"
 
@@ -181,6 +182,24 @@ std::optional<std::string> read_status_diff(const Workspace& ws, int id) {
   struct stat st {};
   if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return read_status_output(ws.store.dir(), id, "diff");
+}
+
+std::string diff_of_file(std::string_view diff, const std::string& path) {
+  const std::string a = quote_c_style("a/", path) + " ", b = " " + quote_c_style("b/", path);
+  std::string out;
+  bool keep = false;
+  for (size_t at = 0; at < diff.size();) {
+    const size_t nl = diff.find('\n', at);
+    const size_t end = nl == std::string_view::npos ? diff.size() : nl + 1;
+    const std::string_view line = diff.substr(at, end - at);
+    if (line.starts_with("diff --git ")) {
+      const std::string_view names = line.substr(11, line.size() - 11 - (line.ends_with('\n') ? 1 : 0));
+      keep = names.starts_with(a) || names.ends_with(b);
+    }
+    if (keep) out.append(line);
+    at = end;
+  }
+  return out;
 }
 
 Status mirror_diff(const Workspace& ws, const Proposal& p, const FileDiff& d) {

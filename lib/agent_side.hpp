@@ -92,6 +92,9 @@ Result<AgentWaited> wait_on_agent_side(const Workspace& ws, const std::string& i
 // agent's show; nullopt when there is none (a proposal the agent did not
 // make, a file it may not read, a run).
 std::optional<std::string> read_status_diff(const Workspace& ws, int id);
+// Of a changeset's diff text, the part of one file: the sections whose
+// "diff --git" line names `path` on either side (a rename by either path).
+std::string diff_of_file(std::string_view diff, const std::string& path);
 
 // Owner side, when a proposal is staged in two-user mode: leave its diff
 // beside its status copy (status/<id>.diff, 0640), redacted with the

@@ -594,3 +594,18 @@ TEST_CASE("a status copy carries the owner's timeout, and the agent side sees th
   REQUIRE(old);
   CHECK_FALSE(old->expired);
 }
+
+TEST_CASE("the agent's show --file keeps one file's part of a changeset's diff", "[spool][twouser]") {
+  const std::string a = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+uno\n";
+  const std::string gone = "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
+  const std::string moved = "diff --git a/old.txt b/new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new.txt\n";
+  const std::string quoted = "diff --git \"a/sp\\303\\251cial\" \"b/sp\\303\\251cial\"\n@@ -1 +1 @@\n-x\n+y\n";
+  const std::string all = a + gone + moved + quoted;
+  CHECK(kai::diff_of_file(all, "a.txt") == a);
+  CHECK(kai::diff_of_file(all, "gone.txt") == gone);
+  CHECK(kai::diff_of_file(all, "old.txt") == moved);
+  CHECK(kai::diff_of_file(all, "new.txt") == moved);
+  CHECK(kai::diff_of_file(all, "sp\xc3\xa9" "cial") == quoted);
+  CHECK(kai::diff_of_file(all, "a.tx").empty());  // a prefix of a name is not the name
+  CHECK(kai::diff_of_file(all, "absent.txt").empty());
+}

@@ -252,6 +252,11 @@ TEST_CASE("two-user: changesets from the agent user go through the spool and lan
   json spj = json_of(sp);
   CHECK(spj.at("kind") == "changeset");
   CHECK_THAT(spj.at("diff").get<std::string>(), Contains("+uno"));
+  Run one = agent_kai(repo, agent, {"show", patch_ticket, "--file", "gone.txt"});
+  KAI_CHECK_EXIT(one, 0);
+  CHECK_THAT(one.out, Contains("-bye"));
+  CHECK(one.out.find("+uno") == std::string::npos);
+  KAI_CHECK_EXIT(agent_kai(repo, agent, {"show", patch_ticket, "--file", "b.txt"}), 7);
   for (const std::string& t : {patch_ticket, json_ticket}) {
     const json shown = json_of(agent_kai(repo, agent, {"--json", "show", t}));
     // A new executable file is confirm tier: the person types CONFIRM.
