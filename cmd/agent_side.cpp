@@ -1,32 +1,20 @@
 #include "cmd/agent_side.hpp"
 
 #include <algorithm>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "cmd/render.hpp"
+#include "lib/status.hpp"
 
 namespace kai::cmd {
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-constexpr const char* k_agent_commands[] = {"propose", "run", "wait", "list", "show", "read", "ls", "log"};
-
-bool is_number(const std::string& s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-// A proposal as its status copy says it is, or not_found.
-Result<Proposal> status_of(const Workspace& ws, int id) {
-  auto text = read_status(ws.store.dir(), id);
-  if (!text) return text.error();
-  json j = json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, fmt::format("the status of proposal {} is malformed", id));
-  return from_json(j);
-}
+// kaicoder mcp and kaicoder hook take the agent side's path inside lib/
+// (lib/agent_side): their writes go to the spool too.
+constexpr const char* k_agent_commands[] = {"propose", "run", "wait", "list", "show", "read", "ls", "log", "mcp", "hook"};
 
 }  // namespace
 
@@ -87,21 +75,7 @@ void print_intake(const IntakeReport& r) {
         t.error ? t.error->message : "");
 }
 
-Result<std::string> cwd_in_root(const Session& s, const Workspace& ws) {
-  std::error_code ec;
-  fs::path cwd = fs::weakly_canonical(s.env().cwd, ec);
-  std::string rel = cwd.lexically_relative(ws.root).generic_string();
-  if (rel.empty() || rel == "..") return make_error(Errc::usage, "the working folder is outside root");
-  if (rel.rfind("../", 0) == 0) return make_error(Errc::usage, "the working folder is outside root");
-  return rel == "." ? std::string() : rel;
-}
-
-int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command, bool wait) {
-  auto cwd = cwd_in_root(s, ws);
-  if (!cwd) return report(s, cwd.error());
-  e.cwd = *cwd;
-  const size_t max = 2 * static_cast<size_t>(ws.cfg.limits.content) + (size_t{1} << 20);
-  auto ticket = write_entry(ws.store.dir(), entry_text(e), max, s.clock().now());
+int report_spooled(Session& s, Workspace& ws, const Result<std::string>& ticket, const char* command, bool wait) {
   if (!ticket) return report(s, ticket.error());
   if (wait) {
     err("kaicoder: ticket {} is in the spool for the owner: resume with kaicoder wait {}\n", *ticket, *ticket);
@@ -117,89 +91,47 @@ int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command
   return k_exit_ok;
 }
 
-int submit_run_to_spool(Session& s, Workspace& ws, const RunRequest& req, bool wait) {
-  auto judged = propose_run(ws, req, s.env().cwd, DryRun::yes, nullptr);
-  if (!judged) return report(s, judged.error());
-  if (judged->verdict == RunVerdict::blocked) {
-    std::string why;
-    for (const auto& r : judged->classification.reasons) why += (why.empty() ? "" : "; ") + r;
-    return report(s, make_error(Errc::denied, "the command is blocked and was not spooled" + (why.empty() ? "" : ": " + why)));
-  }
-  return submit_to_spool(s, ws, SpoolEntry{EntryType::run, "", run_request_json(req)}, "run", wait);
-}
-
-Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
-  if (is_number(id_or_ticket)) return std::stoi(id_or_ticket);
-  // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.
-  if (!has_spool(ws.store.dir())) return make_error(Errc::usage, fmt::format("'{}' is not a proposal id", id_or_ticket));
-  if (!is_ticket(id_or_ticket))
-    return make_error(Errc::usage, fmt::format("'{}' is neither a proposal id nor a ticket", id_or_ticket));
-  return proposal_of_ticket(ws.store.dir(), id_or_ticket);
-}
-
 int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::optional<std::chrono::seconds> within) {
-  const auto start = std::chrono::steady_clock::now();
-  auto out_of_time = [&] { return within && std::chrono::steady_clock::now() - start >= *within; };
-  auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
-  int id = 0;
-  for (;;) {
-    auto r = resolve_id(ws, id_or_ticket);
-    if (r) {
-      id = *r;
-      break;
-    }
-    // Not taken in yet: wait like for a decision; anything else is the answer.
-    if (r.error().code != Errc::not_found || r.error().message.find("waiting for intake") == std::string::npos)
-      return report(s, r.error());
-    if (out_of_time())
-      return report(s, make_error(Errc::pending, fmt::format("ticket {} is still waiting for intake", id_or_ticket),
-                                  "the owner's kaicoder takes it in; wait again with: kaicoder wait " + id_or_ticket));
-    pause();
+  auto w = wait_on_agent_side(ws, id_or_ticket, within);
+  if (!w) return report(s, w.error());
+  if (!w->id)
+    return report(s, make_error(Errc::pending, fmt::format("ticket {} is still waiting for intake", id_or_ticket),
+                                "the owner's kaicoder takes it in; wait again with: kaicoder wait " + id_or_ticket));
+  if (!w->status) return report(s, make_error(Errc::pending, fmt::format("proposal {} has no status yet", w->id)));
+  const Proposal& p = w->status->proposal;
+  const bool done = copy_done(*w->status);
+  const int rc = done ? outcome_exit_code(p) : exit_code(Errc::pending);
+  const bool run = p.kind == Kind::run;
+  const std::string so = run ? read_status_output(ws.store.dir(), p.id, "stdout") : "",
+                    se = run ? read_status_output(ws.store.dir(), p.id, "stderr") : "";
+  if (s.json()) {
+    json j = with_proposal(p);
+    j["exit_code"] = rc;
+    if (w->status->expired) j["expired"] = true;
+    if (run) j["ran"] = p.state == State::applied, j["stdout"] = so, j["stderr"] = se;
+    const std::optional<Error> e =
+        done ? outcome_error(p)
+             : std::optional<Error>(make_error(Errc::pending, fmt::format("proposal {} is still waiting for the owner", p.id)));
+    return emit(s, j, rc, run && p.state == State::applied ? std::nullopt : e);
   }
-  for (;;) {
-    auto p = status_of(ws, id);
-    if (!p && p.error().code != Errc::not_found) return report(s, p.error());
-    const bool done = p && p->state != State::pending && p->state != State::approved;
-    if (done || out_of_time()) {
-      if (!p) return report(s, make_error(Errc::pending, fmt::format("proposal {} has no status yet", id)));
-      const int rc = done ? outcome_exit_code(*p) : exit_code(Errc::pending);
-      const bool run = p->kind == Kind::run;
-      const std::string so = run ? read_status_output(ws.store.dir(), id, "stdout") : "",
-                        se = run ? read_status_output(ws.store.dir(), id, "stderr") : "";
-      if (s.json()) {
-        json j = proposal_json(*p);
-        j["exit_code"] = rc;
-        if (run) j["ran"] = p->state == State::applied, j["stdout"] = so, j["stderr"] = se;
-        print_json(j);
-        return rc;
-      }
-      write_content(so, 1);
-      write_content(se, 2);
-      out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
-      if (!p->decided_by.empty()) out("  decided by:  {}\n", p->decided_by);
-      if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);
-      if (!done) err("kaicoder: proposal {} is still waiting for the owner\nhint: wait for it again with: kaicoder wait {}\n", id, id);
-      return rc;
-    }
-    pause();
-  }
+  write_content(so, 1);
+  write_content(se, 2);
+  out("proposal {} is {}{}\n", p.id, to_string(p.state), p.result.empty() ? "" : ": " + p.result);
+  if (w->status->expired) out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n");
+  if (!p.decided_by.empty()) out("  decided by:  {}\n", p.decided_by);
+  if (!p.rollback_id.empty()) out("  rollback-id: {}\n", p.rollback_id);
+  if (!done) err("kaicoder: proposal {} is still waiting for the owner\nhint: wait for it again with: kaicoder wait {}\n", p.id, p.id);
+  return rc;
 }
 
 int agent_list(Session& s, Workspace& ws, const std::string& status) {
   std::vector<Proposal> rows;
-  for (int id : status_ids(ws.store.dir()))
-    if (auto p = status_of(ws, id); p && (status.empty() || to_string(p->state) == status)) rows.push_back(std::move(*p));
-  std::stable_sort(rows.begin(), rows.end(), [](const Proposal& x, const Proposal& y) {
-    bool px = x.state == State::pending, py = y.state == State::pending;
-    if (px != py) return px;
-    return px ? x.id < y.id : x.id > y.id;
-  });
+  for (auto& c : status_copies(ws, status)) rows.push_back(std::move(c.proposal));
   const size_t spooled = waiting_entries(ws.store.dir()).size();
   if (s.json()) {
     json arr = json::array();
     for (const auto& p : rows) arr.push_back(proposal_json(p));
-    print_json({{"proposals", arr}, {"corrupt", json::array()}, {"spooled", spooled}});
-    return k_exit_ok;
+    return emit(s, {{"proposals", arr}, {"corrupt", json::array()}, {"spooled", spooled}});
   }
   if (rows.empty()) out("no proposals{}\n", status.empty() ? "" : " with status " + status);
   for (const auto& p : rows)
@@ -209,20 +141,41 @@ int agent_list(Session& s, Workspace& ws, const std::string& status) {
   return k_exit_ok;
 }
 
-int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket) {
+int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const std::string& file) {
   auto id = resolve_id(ws, id_or_ticket);
   if (!id) return report(s, id.error());
-  auto p = status_of(ws, *id);
-  if (!p) return report(s, p.error());
+  auto c = read_status_copy(ws, *id);
+  if (!c) return report(s, c.error());
+  const Proposal& p = c->proposal;
+  const bool names_file = file.empty() || file == p.path ||
+                          std::any_of(p.changes.begin(), p.changes.end(),
+                                      [&](const Change& ch) { return ch.path == file || ch.to == file; });
+  if (!names_file)
+    return report(s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file)));
+  // The diff the owner's side left for the agent while it can still apply; never a secret file's.
+  const bool live = p.state == State::pending || p.state == State::approved || p.state == State::failed;
+  std::optional<std::string> diff = live ? read_status_diff(ws, p.id) : std::nullopt;
+  if (diff && !file.empty() && p.kind == Kind::changeset) diff = diff_of_file(*diff, file);
+  const std::string note = diff ? "" : live ? "two-user mode: no diff was left for the agent user (a proposal it did not make, "
+                                              "or a file it may not read); the owner sees it"
+                                            : "";
   if (s.json()) {
-    json j = proposal_json(*p);
-    j["diff"] = "";
-    j["diff_note"] = "two-user mode: the agent user sees the status; the diff is shown to the owner";
-    print_json(j);
-    return k_exit_ok;
+    json j = with_proposal(p);
+    if (c->expired) j["expired"] = true;
+    j["diff"] = diff.value_or("");
+    if (!note.empty()) j["diff_note"] = note;
+    return emit(s, j);
   }
-  print_proposal_header(s, *p);
-  out("\n(two-user mode: the agent user sees the status; the diff is shown to the owner)\n");
+  if (p.kind == Kind::run) print_run_header(s, p);
+  else print_proposal_header(s, p);
+  if (c->expired) out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n");
+  if (p.kind == Kind::changeset) print_diffstat(s, p);
+  if (diff) {
+    FileDiff d;
+    d.text = std::move(*diff);
+    print_diff(s, p, d);
+  }
+  if (!note.empty() && p.kind != Kind::run) out("\n({})\n", note);
   return k_exit_ok;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cmd/cli.hpp"
+#include "lib/agent_side.hpp"
 #include "lib/agent_user.hpp"
 #include "lib/intake.hpp"
 #include "lib/spool.hpp"
@@ -33,22 +34,16 @@ void note_waiting_spool(const Workspace& ws);
 void print_intake(const IntakeReport& r);
 nlohmann::json intake_json(const IntakeReport& r);
 
-// Agent side of propose and run: write `e` to the spool, print the ticket;
-// with `wait`, then wait as agent_wait does.
-int submit_to_spool(Session& s, Workspace& ws, SpoolEntry e, const char* command, bool wait);
-// The same for a run, after judging it here with the built-in rules: a
-// blocked command is refused at once (exit 3) and never spooled; the
-// owner's intake judges it again with the owner's.
-int submit_run_to_spool(Session& s, Workspace& ws, const RunRequest& req, bool wait);
-// The working folder relative to root, for a spool entry; usage when outside.
-Result<std::string> cwd_in_root(const Session& s, const Workspace& ws);
+// Agent side of propose and run: report the ticket a lib/agent_side spool_*
+// call returned (or its error); with `wait`, then wait as agent_wait does.
+int report_spooled(Session& s, Workspace& ws, const Result<std::string>& ticket, const char* command, bool wait);
 
-// Agent side of wait, list and show: tickets and the status copies only.
+// Agent side of wait, list and show: tickets and the status copies only
+// (lib/agent_side); a wait ends with exit 5 once the copy is past the
+// owner's timeout.
 int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::optional<std::chrono::seconds> within);
 int agent_list(Session& s, Workspace& ws, const std::string& status);
-int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket);
-
-// A proposal id, or a ticket resolved to the proposal it became.
-Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket);
+// `file`: of a changeset, that one file's diff (not_found when it changes no such file).
+int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const std::string& file = {});
 
 }  // namespace kai::cmd

@@ -54,8 +54,9 @@ public:
   // Two-user mode, the agent user's side (lib/agent_user find_agent_side):
   // the store belongs to another uid and has a spool. workspace() then opens
   // the root with built-in rules for the commands the agent may use
-  // (propose, run, wait, list, show, read, ls, log) and refuses the others;
-  // propose and run write the spool instead of the store.
+  // (propose, run, wait, list, show, read, ls, log, mcp, hook) and refuses
+  // the others; propose, run and the writes of mcp and hook go to the spool
+  // instead of the store (lib/agent_side).
   const std::optional<AgentSide>& agent_side() const { return m_agent; }
   // What the owner-side workspace() took in from the spool before the command.
   const IntakeReport& taken_in() const { return m_taken_in; }

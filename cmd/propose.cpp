@@ -181,16 +181,16 @@ RunFn setup_propose(CLI::App& sub) {
     if (!a->patch.empty() || (json_text && is_changeset_json(*json_text))) {
       auto req = build_changeset(s, **ws, *a, sub, json_text);
       if (!req) return report(s, req.error());
+      // Two-user mode, the agent user's side: the owner's intake stages it.
       if (s.agent_side() && !a->dry_run)
-        return report(s, make_error(Errc::denied, "a changeset cannot be sent through the two-user spool yet",
-                                    "propose its files one at a time, or ask the owner to propose the patch"));
+        return report_spooled(s, **ws, spool_changeset(**ws, *req, s.env().cwd), "propose", a->wait);
       st = propose_changeset(**ws, *req, s.env().cwd, dry, opts);
     } else {
       auto req = build_request(s, **ws, *a, sub, json_text);
       if (!req) return report(s, req.error());
       // Two-user mode, the agent user's side: the owner's intake stages it.
       if (s.agent_side() && !a->dry_run)
-        return submit_to_spool(s, **ws, SpoolEntry{EntryType::propose, "", request_json(*req)}, "propose", a->wait);
+        return report_spooled(s, **ws, spool_propose(**ws, *req, s.env().cwd), "propose", a->wait);
       st = propose(**ws, *req, s.env().cwd, dry, opts);
     }
     if (!st) return report(s, st.error());

@@ -70,7 +70,7 @@ RunFn setup_run(CLI::App& sub) {
       if (const char* env_agent = std::getenv("KAICODER_AGENT")) req.agent = env_agent;
     // Two-user mode, the agent user's side: the owner's intake stages it.
     if (s.agent_side() && !a->dry_run)
-      return submit_run_to_spool(s, **ws, req, a->wait);
+      return report_spooled(s, **ws, spool_run(**ws, req, s.env().cwd), "run", a->wait);
     auto st = propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);
     if (!st) return report(s, st.error());
     const Proposal& p = st->proposal;

@@ -33,7 +33,7 @@ RunFn setup_show(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (s.agent_side()) return agent_show(s, **ws, a->id);
+    if (s.agent_side()) return agent_show(s, **ws, a->id, a->file);
     auto id = resolve_id(**ws, a->id);
     if (!id) return report(s, id.error());
     auto p = (*ws)->store.load(*id);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/acl.hpp"
 #include "lib/config.hpp"
 #include "lib/intake.hpp"
 #include "lib/spool.hpp"
@@ -87,10 +88,12 @@ fs::path store_owner_dir(const fs::path& root) {
 
 namespace {
 
-// Whether `who` has every bit of `bits` (4 read, 2 write, 1 search) on a
-// file with this stat data, as the kernel decides it without ACLs.
-bool can(const struct stat& st, const UnixUser& who, unsigned bits) {
+// Whether `who` has every bit of `bits` (4 read, 2 write, 1 search) on the
+// file at `p` with this stat data, as the kernel decides it: by its access
+// ACL when it has one (lib/acl), else by the mode bits.
+bool can(const fs::path& p, const struct stat& st, const UnixUser& who, unsigned bits) {
   if (who.uid == 0) return true;
+  if (auto acl = read_access_acl(p)) return acl_permits(*acl, st, who.uid, who.groups, bits);
   unsigned shift = 0;
   if (st.st_uid == who.uid) shift = 6;
   else if (std::find(who.groups.begin(), who.groups.end(), st.st_gid) != who.groups.end()) shift = 3;
@@ -104,7 +107,7 @@ bool reaches(const fs::path& dir, const UnixUser& who) {
   for (const auto& part : dir.relative_path()) chain.push_back(cur /= part);
   for (const auto& p : chain) {
     struct stat st {};
-    if (::stat(p.c_str(), &st) != 0 || !can(st, who, 1)) return false;
+    if (::stat(p.c_str(), &st) != 0 || !can(p, st, who, 1)) return false;
   }
   return true;
 }
@@ -117,11 +120,17 @@ constexpr size_t k_walk_limit = 200000;
 
 }  // namespace
 
+bool user_may_read(const fs::path& p, const UnixUser& who) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR;  // nothing there to show
+  return reaches(p.parent_path(), who) && can(p, st, who, 4);
+}
+
 AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const UnixUser& who, const fs::path& owner_dir) {
   AgentAccess a;
   a.reaches_root = reaches(root, who);
   struct stat st {};
-  if (a.reaches_root && ::stat(root.c_str(), &st) == 0 && can(st, who, 3)) a.writable.push_back(".");
+  if (a.reaches_root && ::stat(root.c_str(), &st) == 0 && can(root, st, who, 3)) a.writable.push_back(".");
   const std::string spool_rel = (fs::path(guards.state_dir) / "spool").generic_string();
   std::error_code ec;
   size_t seen = 0;
@@ -135,16 +144,16 @@ AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const U
       if (::lstat(it->path().c_str(), &st) != 0) continue;
       const std::string rel = it->path().lexically_relative(root).generic_string();
       if (S_ISDIR(st.st_mode)) {
-        if (!can(st, who, 1)) {
+        if (!can(it->path(), st, who, 1)) {
           it.disable_recursion_pending();  // nothing below it is within its reach
           continue;
         }
-        if (can(st, who, 3) && rel != spool_rel) a.writable.push_back(rel + "/");
+        if (can(it->path(), st, who, 3) && rel != spool_rel) a.writable.push_back(rel + "/");
         continue;
       }
       if (!S_ISREG(st.st_mode)) continue;
-      if (can(st, who, 2)) a.writable.push_back(rel);
-      if (can(st, who, 4) && is_secret(guards, root, rel)) a.secrets_readable.push_back(rel);
+      if (can(it->path(), st, who, 2)) a.writable.push_back(rel);
+      if (can(it->path(), st, who, 4) && is_secret(guards, root, rel)) a.secrets_readable.push_back(rel);
     }
   std::sort(a.writable.begin(), a.writable.end());
   std::sort(a.secrets_readable.begin(), a.secrets_readable.end());
@@ -152,8 +161,8 @@ AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const U
     for (const fs::path& p : {owner_dir, owner_dir / "key", owner_dir / "config.toml", owner_dir / "trusted-roots.json"}) {
       if (::lstat(p.c_str(), &st) != 0) continue;
       bool dir = S_ISDIR(st.st_mode);
-      if (can(st, who, 4) || can(st, who, 2)) a.owner_dir.push_back(p.string() + (dir ? "/" : ""));
-      if (dir && !can(st, who, 1)) break;  // what lies inside is out of reach
+      if (can(p, st, who, 4) || can(p, st, who, 2)) a.owner_dir.push_back(p.string() + (dir ? "/" : ""));
+      if (dir && !can(p, st, who, 1)) break;  // what lies inside is out of reach
     }
   }
   return a;

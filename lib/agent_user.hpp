@@ -9,7 +9,8 @@
 //     exists, is the agent's, and may only propose and read;
 //   - who may approve (not_self_approval): never the uid that proposed;
 //   - what the agent user can reach (agent_access), for `agent-user check`
-//     and `doctor`, judged from mode bits and group membership;
+//     and `doctor`, judged from mode bits, group membership and POSIX
+//     access ACLs (lib/acl);
 //   - setting the mode up (apply_setup), as root.
 //
 // The mode itself is `[two_user] agent = "NAME"` in the owner's config or
@@ -56,8 +57,8 @@ Result<UnixUser> lookup_user(const std::string& name);
 // The same for a uid (name "uid<N>" and no groups but its own when unknown).
 UnixUser lookup_uid(uid_t uid);
 
-// What `who` can do to what lies under `root`, from mode bits (ACLs are not
-// read): files and folders it can write (a folder: create, rename, remove in
+// What `who` can do to what lies under `root`, from mode bits and access
+// ACLs (a user:NAME or group entry, within the mask): files and folders it can write (a folder: create, rename, remove in
 // it), secret files it can read (by the never-read rules of `guards`), and
 // the owner's folder and key if it can read or write them. The spool it is
 // meant to write is not listed; paths are sorted. Walks at most 200000 names.
@@ -70,6 +71,10 @@ struct AgentAccess {
 };
 AgentAccess agent_access(const std::filesystem::path& root, const Guardrails& guards, const UnixUser& who,
                          const std::filesystem::path& owner_dir);
+
+// Whether `who` can read the file at `p` (passing through every folder
+// above it); true when there is nothing there (nothing of it to show).
+bool user_may_read(const std::filesystem::path& p, const UnixUser& who);
 
 // The level in one plain line: "two-user: the agent cannot write the tree
 // or approve", or what agent `name` can still write or read, naming the

@@ -504,6 +504,7 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
   p.kind = Kind::changeset;
   p.why = ws.redact(req.why);
   p.agent = ws.redact(req.agent);
+  p.proposer_uid = req.proposer_uid;
   p.created = iso_utc(ws.clock->now());
   std::vector<std::optional<std::string>> befores;
   for (const FileOp& op : cs.ops) {

@@ -49,6 +49,7 @@ struct ChangesetRequest {
   std::optional<std::string> patch;  // a unified diff or a `*** Begin Patch` envelope
   std::vector<ChangeRequest> changes;  // or these
   std::string why, agent, summary;
+  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
 };
 
 // Whether a --json-input object asks for a changeset (it has "changes").

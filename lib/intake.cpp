@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "lib/patch.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -27,7 +29,8 @@ std::string uid_name(unsigned uid) {
 }
 
 json request_json(const ProposeRequest& r) {
-  json j{{"path", r.path}, {"delete", r.del}, {"why", r.why}, {"agent", r.agent}, {"summary", r.summary}};
+  json j{{"path", r.path},   {"delete", r.del},         {"replace_all", r.replace_all},
+         {"why", r.why},     {"agent", r.agent},        {"summary", r.summary}};
   if (r.target) j["target"] = *r.target;
   if (r.replacement) j["replacement"] = *r.replacement;
   if (r.content) j["content"] = *r.content;
@@ -68,6 +71,84 @@ Result<RunRequest> run_request_from_json(const json& j) {
 
 namespace {
 
+Status utf8_field(std::string_view what, std::string_view text) {
+  if (auto bad = not_utf8(what, text))
+    return make_error(Errc::usage, *bad + "; it cannot go through the spool", "send it as UTF-8 text");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<json> changeset_request_json(const ChangesetRequest& r) {
+  for (auto [what, text] : {std::pair{"why", &r.why}, {"summary", &r.summary}, {"agent", &r.agent}})
+    KAI_TRY(utf8_field(what, *text));
+  json j{{"why", r.why}, {"summary", r.summary}, {"agent", r.agent}};
+  if (r.patch) {
+    if (first_invalid_utf8(*r.patch)) j["patch_base64"] = base64_encode(*r.patch);
+    else j["patch"] = *r.patch;
+    return j;
+  }
+  json changes = json::array();
+  for (const ChangeRequest& c : r.changes) {
+    json o{{"op", c.op}, {"path", c.path}};
+    KAI_TRY(utf8_field("a path", c.path));
+    if (!c.to.empty()) {
+      KAI_TRY(utf8_field("a path", c.to));
+      o["to"] = c.to;
+    }
+    if (c.target) {
+      KAI_TRY(utf8_field("an edit's target", *c.target));
+      o["target"] = *c.target;
+    }
+    if (c.replacement) {
+      KAI_TRY(utf8_field("an edit's replacement", *c.replacement));
+      o["replacement"] = *c.replacement;
+    }
+    if (c.replace_all) o["replace_all"] = true;
+    if (c.content) {
+      if (first_invalid_utf8(*c.content)) o["content_base64"] = base64_encode(*c.content);
+      else o["content"] = *c.content;
+    }
+    if (c.mode) o["mode"] = *c.mode == 0755u ? "0755" : "0644";
+    changes.push_back(std::move(o));
+  }
+  j["changes"] = std::move(changes);
+  return j;
+}
+
+Result<ChangesetRequest> changeset_request_from_json(const json& j) {
+  auto bad = [](const std::string& why) { return make_error(Errc::usage, "malformed changeset request: " + why); };
+  if (!j.is_object()) return bad("not an object");
+  const int bodies = int(j.contains("patch")) + int(j.contains("patch_base64")) + int(j.contains("changes"));
+  if (bodies != 1) return bad("it needs exactly one of 'patch', 'patch_base64' and 'changes'");
+  if (j.contains("changes")) {
+    const json& c = j["changes"];
+    if (!c.is_array() || c.empty()) return bad("'changes' must be a non-empty list");
+    if (c.size() > PatchLimits{}.max_files) return bad(fmt::format("more than {} changes", PatchLimits{}.max_files));
+    // The --json-input reader is as strict: unknown fields, wrong types, an unknown op are errors.
+    auto r = changeset_from_json(j.dump());
+    if (!r) return bad(r.error().message);
+    return r;
+  }
+  ChangesetRequest r;
+  for (const auto& [key, v] : j.items()) {
+    if (key != "patch" && key != "patch_base64" && key != "why" && key != "summary" && key != "agent")
+      return bad(fmt::format("unknown field '{}'", key));
+    if (!v.is_string()) return bad(fmt::format("'{}' must be a string", key));
+    const std::string s = v.get<std::string>();
+    if (key == "patch") r.patch = s;
+    else if (key == "patch_base64") {
+      r.patch = base64_decode(s);
+      if (!r.patch) return bad("'patch_base64' is not base64");
+    } else (key == "why" ? r.why : key == "summary" ? r.summary : r.agent) = s;
+  }
+  if (r.patch->empty()) return bad("the patch is empty");
+  if (r.patch->size() > PatchLimits{}.max_patch_bytes) return bad(fmt::format("the patch is over {} bytes", PatchLimits{}.max_patch_bytes));
+  return r;
+}
+
+namespace {
+
 // Move `from` into the quarantine under a name that is not taken yet.
 void quarantine_file(const fs::path& state, const fs::path& from, const std::string& name) {
   const fs::path q = spool::quarantine(state);
@@ -90,15 +171,24 @@ Status entry_owner_ok(const Workspace& ws, unsigned uid) {
 // guardrail, a target not found) is the ticket's error: the entry was sound.
 Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
   const fs::path cwd = (ws.root / e.cwd).lexically_normal();
+  auto staged = [&](const Result<Staged>& st) {
+    if (st) t.proposal = st->proposal.id;
+    else t.error = Error{st.error().code, ws.redact(st.error().message), ws.redact(st.error().hint)};
+    return t;
+  };
   if (e.type == EntryType::propose) {
     auto r = request_from_json(e.request.dump());
     if (!r) return r.error();
     r->agent = t.proposer;  // who proposed is the entry's owner, never a name it claims
     r->proposer_uid = t.uid;
-    auto st = propose(ws, *r, cwd, DryRun::no, DiffOptions{});
-    if (st) t.proposal = st->proposal.id;
-    else t.error = Error{st.error().code, ws.redact(st.error().message), ws.redact(st.error().hint)};
-    return t;
+    return staged(propose(ws, *r, cwd, DryRun::no, DiffOptions{}));
+  }
+  if (e.type == EntryType::changeset) {
+    auto r = changeset_request_from_json(e.request);
+    if (!r) return r.error();
+    r->agent = t.proposer;
+    r->proposer_uid = t.uid;
+    return staged(propose_changeset(ws, *r, cwd, DryRun::no, DiffOptions{}));
   }
   auto r = run_request_from_json(e.request);
   if (!r) return r.error();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/changeset.hpp"
 #include "lib/propose.hpp"
 #include "lib/result.hpp"
 #include "lib/runs.hpp"
@@ -28,7 +29,8 @@ namespace kai {
 bool two_user(const Workspace& ws);
 
 // The largest entry intake reads: room for a target and a replacement at
-// [limits] content, and 1 MiB for the rest (as --json-input).
+// [limits] content, and 1 MiB for the rest (as --json-input); a changeset
+// must fit in it too.
 size_t max_entry_size(const Workspace& ws);
 
 // The user name of `uid` from the password database, else "uid<N>".
@@ -41,6 +43,18 @@ std::string uid_name(unsigned uid);
 nlohmann::json request_json(const ProposeRequest& r);
 nlohmann::json run_request_json(const RunRequest& r);
 Result<RunRequest> run_request_from_json(const nlohmann::json& j);
+
+// A changeset request as a spool entry carries it: {"patch" or
+// "patch_base64", or "changes" as --json-input takes them, and "why",
+// "summary", "agent"}. Bytes that are not UTF-8 travel as base64 (the
+// patch, a change's content); usage when another field is not UTF-8.
+Result<nlohmann::json> changeset_request_json(const ChangesetRequest& r);
+// Read strictly, as hostile input: an object with exactly one of "patch",
+// "patch_base64" and "changes" (at most 10000 changes, each as
+// changeset_from_json reads it), strings where strings go, nothing else.
+// usage naming what is wrong. Paths are only text here: intake resolves
+// every one of them again under the owner's rules (propose_changeset).
+Result<ChangesetRequest> changeset_request_from_json(const nlohmann::json& j);
 
 struct IntakeReport {
   std::vector<TicketInfo> taken;        // staged, or refused by a guardrail (error set)

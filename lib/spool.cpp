@@ -65,7 +65,8 @@ bool is_ticket(std::string_view s) {
 }
 
 std::string entry_text(const SpoolEntry& e) {
-  json j{{"version", 1}, {"type", e.type == EntryType::run ? "run" : "propose"}, {"cwd", e.cwd}, {"request", e.request}};
+  const char* type = e.type == EntryType::run ? "run" : e.type == EntryType::changeset ? "changeset" : "propose";
+  json j{{"version", 1}, {"type", type}, {"cwd", e.cwd}, {"request", e.request}};
   return j.dump() + "\n";
 }
 
@@ -80,11 +81,13 @@ Result<SpoolEntry> parse_entry(std::string_view text) {
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<long>() != 1)
     return bad("'version' must be 1");
   SpoolEntry e;
-  if (!j.contains("type") || !j["type"].is_string()) return bad("'type' must be \"propose\" or \"run\"");
+  const char* k_types = "'type' must be \"propose\", \"run\" or \"changeset\"";
+  if (!j.contains("type") || !j["type"].is_string()) return bad(k_types);
   const std::string type = j["type"].get<std::string>();
   if (type == "propose") e.type = EntryType::propose;
   else if (type == "run") e.type = EntryType::run;
-  else return bad("'type' must be \"propose\" or \"run\"");
+  else if (type == "changeset") e.type = EntryType::changeset;
+  else return bad(k_types);
   if (!j.contains("cwd") || !j["cwd"].is_string()) return bad("'cwd' must be a string");
   e.cwd = j["cwd"].get<std::string>();
   const fs::path cwd(e.cwd);
@@ -205,7 +208,7 @@ Result<std::optional<TicketInfo>> read_ticket(const fs::path& state, const std::
   }
 }
 
-Status mirror_status(const fs::path& state, int id, std::string_view record) {
+Status mirror_status(const fs::path& state, int id, std::string_view record, long approval_timeout) {
   const fs::path dir = spool::status(state);
   if (!real_dir(dir)) return ok_status();
   // The status, not what binds a decision: the approval digest, the
@@ -213,6 +216,7 @@ Status mirror_status(const fs::path& state, int id, std::string_view record) {
   json j = json::parse(record, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, "not a proposal record");
   for (const char* k : {"approved_digest", "payload_digest", "seal"}) j.erase(k);
+  if (approval_timeout > 0) j["approval_timeout"] = approval_timeout;
   // What a run printed (captured, capped and redacted when it ran) goes with
   // it, so the agent's `run --wait` reports it as the owner's would.
   for (const char* stream : {"stdout", "stderr"}) {
@@ -223,6 +227,12 @@ Status mirror_status(const fs::path& state, int id, std::string_view record) {
       (void)write_file_atomic(dir / fmt::format("{}.{}", id, stream), *bytes, 0640);
   }
   return write_file_atomic(dir / fmt::format("{}.json", id), j.dump(2) + "\n", 0640);
+}
+
+Status mirror_status_diff(const fs::path& state, int id, std::string_view diff) {
+  const fs::path dir = spool::status(state);
+  if (!real_dir(dir)) return ok_status();
+  return write_file_atomic(dir / fmt::format("{}.diff", id), diff, 0640);
 }
 
 std::string read_status_output(const fs::path& state, int id, const std::string& stream) {

@@ -50,8 +50,9 @@ bool has_spool(const std::filesystem::path& state);
 bool is_ticket(std::string_view s);
 
 // What an entry asks for. `request` is the --json-input object of propose
-// (lib/propose request_from_json) or a run request (run_request_json).
-enum class EntryType { propose, run };
+// (lib/propose request_from_json), a run request (run_request_json) or a
+// changeset request (changeset_request_json), all in lib/intake.
+enum class EntryType { propose, run, changeset };
 struct SpoolEntry {
   EntryType type = EntryType::propose;
   std::string cwd;  // the agent's working folder, relative to root ("" = root)
@@ -62,7 +63,7 @@ struct SpoolEntry {
 std::string entry_text(const SpoolEntry& e);
 
 // Strict reading of an entry's bytes: one JSON object, exactly the keys
-// above, version 1, a known type, a cwd that is relative and never climbs
+// above, version 1, a known type ("propose", "run" or "changeset"), a cwd that is relative and never climbs
 // out ("..") , a request object. usage error naming what is wrong.
 Result<SpoolEntry> parse_entry(std::string_view text);
 
@@ -104,15 +105,19 @@ Result<std::optional<TicketInfo>> read_ticket(const std::filesystem::path& state
 
 // The copy of proposal `id`'s record the agent may read, written by the
 // store on every save when status/ exists (mode 0640), without the approval
-// digest, the payloads' digest and the seal; a run's captured output beside
-// it (<id>.stdout, <id>.stderr). Errors are ignored by the caller: the
-// store's own record is what counts.
-Status mirror_status(const std::filesystem::path& state, int id, std::string_view record);
+// digest, the payloads' digest and the seal, with "approval_timeout" (the
+// owner's [approval] timeout, when above 0) so that the agent's side sees
+// it expire; a run's captured output beside it (<id>.stdout, <id>.stderr).
+// Errors are ignored by the caller: the store's own record is what counts.
+Status mirror_status(const std::filesystem::path& state, int id, std::string_view record, long approval_timeout = 0);
+// Beside it, <id>.diff: the diff of a proposal the agent may see (lib/agent_side mirror_diff).
+Status mirror_status_diff(const std::filesystem::path& state, int id, std::string_view diff);
 // The mirrored records, for the agent's list/show/wait: the raw JSON text.
 // not_found for an id with no copy.
 Result<std::string> read_status(const std::filesystem::path& state, int id);
 std::vector<int> status_ids(const std::filesystem::path& state);
-// A run's captured "stdout" or "stderr" as copied beside its status; empty when none.
+// A run's captured "stdout" or "stderr" (or a proposal's "diff") as copied
+// beside its status; empty when none.
 std::string read_status_output(const std::filesystem::path& state, int id, const std::string& stream);
 
 // Entries waiting in the spool (names of *.json files; hidden temp files

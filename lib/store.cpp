@@ -135,7 +135,7 @@ Status Store::save(Proposal& p) const {
   if (!text) return text.error();
   KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
-  (void)mirror_status(m_dir, p.id, *text);  // the agent's view; the record above is what counts
+  (void)mirror_status(m_dir, p.id, *text, m_approval_timeout);  // the agent's view; the record above is what counts
   return ok_status();
 }
 
@@ -149,7 +149,7 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   }
   KAI_TRY(write_files_atomic(files, 0600));
   for (auto& p : ps) p.sealed = SealCheck::ok;
-  for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second);
+  for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second, m_approval_timeout);
   return ok_status();
 }
 

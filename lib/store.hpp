@@ -35,6 +35,9 @@ public:
   // Seal and check records with `s` (Workspace::open sets the owner's).
   void use(Sealer s) { m_seal = std::move(s); }
   const Sealer& sealer() const { return m_seal; }
+  // [approval] timeout, written into the agent's status copies (lib/spool
+  // mirror_status) so that its side sees a proposal expire on time.
+  void use_approval_timeout(long seconds) { m_approval_timeout = seconds; }
 
   // The store lock. Every state change holds it, and every state change
   // writes sealed records: denied (with the fix) when there is no usable key.
@@ -72,6 +75,7 @@ private:
   Result<std::string> sealed_record(Proposal& p) const;
   std::filesystem::path m_dir;
   Sealer m_seal;
+  long m_approval_timeout = 0;
 };
 
 // The refusal for acting on proposal `p` when its record did not verify or

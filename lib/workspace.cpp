@@ -24,6 +24,7 @@ Workspace::Workspace(const fs::path& r, Config c, const Clock& clk, std::string 
   guards.deny_read = cfg.deny_read;
   guards.break_hardlinks = cfg.hardlinks == "break";
   guards.allow_unusual_names = cfg.allow_unusual_names;
+  store.use_approval_timeout(cfg.timeout);
 }
 
 void Workspace::use_owner_dir(const fs::path& dir) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/agent_side.hpp"
 #include "lib/apply.hpp"
 #include "lib/changeset.hpp"
 #include "lib/decide.hpp"
@@ -109,6 +110,17 @@ Said after_wait(Workspace& ws, const Proposal& staged, long seconds) {
   return deny(staged_text(*p, false) + fmt::format(" (still undecided after {} s)", seconds), p->id);
 }
 
+// Two-user mode, the agent user's side: the call became a spool entry.
+Said spooled(const Result<std::string>& ticket) {
+  if (!ticket) return refused(ticket.error());
+  const std::string& t = *ticket;
+  return deny(fmt::format(
+      "kaicoder staged this as ticket {} in the two-user spool — the owner's kaicoder takes it in as a proposal and a "
+      "person decides at the owner's terminal; call wait_for_decision with ticket \"{}\" / kaicoder wait {} to learn the "
+      "proposal id and the outcome. Do not make this change another way: once approved, kaicoder writes it itself",
+      t, t, t));
+}
+
 Said staged_file(Workspace& ws, const Result<Staged>& st) {
   if (!st) return refused(st.error());
   const Proposal& p = st->proposal;
@@ -160,7 +172,10 @@ struct Call {
     return r;
   }
 
-  Said file(const ProposeRequest& r) const { return staged_file(ws, propose(ws, r, base, DryRun::no, DiffOptions{})); }
+  Said file(const ProposeRequest& r) const {
+    if (on_agent_side(ws)) return spooled(spool_propose(ws, r, base));
+    return staged_file(ws, propose(ws, r, base, DryRun::no, DiffOptions{}));
+  }
 
   Result<std::string> current(const std::string& path) const {
     return read_input_file(ws, base, path, env.uid, static_cast<size_t>(ws.cfg.limits.content));
@@ -190,6 +205,7 @@ struct Call {
     ProposeRequest pr = request();
     r.why = pr.why;
     r.agent = pr.agent;
+    if (on_agent_side(ws)) return spooled(spool_run(ws, r, base));
     auto st = propose_run(ws, r, base, DryRun::no, nullptr);
     if (!st) return refused(st.error());
     if (st->verdict == RunVerdict::blocked) {
@@ -227,6 +243,7 @@ struct Call {
       ProposeRequest r = request();
       req.agent = r.agent;
       req.why = r.why;
+      if (on_agent_side(ws)) return spooled(spool_changeset(ws, req, ws.root));
       return staged_file(ws, propose_changeset(ws, req, ws.root, DryRun::no, DiffOptions{}));
     }
     const FileOp& op = cs->ops.front();

@@ -11,6 +11,8 @@
 //
 // It fails closed: bad JSON, a missing field, an unknown tool, a refusal or
 // any error becomes a deny in the harness's format, never a silent pass.
+// In a process of the agent user (two-user mode, lib/agent_side) a write or
+// a command goes into the spool instead, and the deny names its ticket.
 
 #include <filesystem>
 #include <string>

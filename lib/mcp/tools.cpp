@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "lib/agent_side.hpp"
 #include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/envelope.hpp"
+#include "lib/mcp/spooled.hpp"
 #include "lib/propose.hpp"
 #include "lib/reader.hpp"
 #include "lib/runs.hpp"
@@ -65,6 +67,7 @@ ProposeRequest file_request(const json& a, std::optional<std::string> target, st
 
 Reply stage_file(Workspace& ws, const ServeOptions& opts, ProposeRequest req) {
   req.agent = opts.agent.empty() ? "mcp" : opts.agent;
+  if (on_agent_side(ws)) return spooled_outcome(spool_propose(ws, req, opts.cwd));
   auto st = propose(ws, req, opts.cwd, DryRun::no, DiffOptions{});
   if (!st) return failure(st.error());
   return ToolOutcome{staged_object(*st), false};
@@ -76,6 +79,7 @@ Reply stage_patch(Workspace& ws, const ServeOptions& opts, const json& a) {
   req.why = str(a, "why");
   req.summary = str(a, "summary");
   req.agent = opts.agent.empty() ? "mcp" : opts.agent;
+  if (on_agent_side(ws)) return spooled_outcome(spool_changeset(ws, req, opts.cwd));
   auto st = propose_changeset(ws, req, opts.cwd, DryRun::no, DiffOptions{});
   if (!st) return failure(st.error());
   return ToolOutcome{staged_object(*st), false};
@@ -124,6 +128,7 @@ Reply run_command(Workspace& ws, const ServeOptions& opts, const json& args) {
   req.network = args.value("network", false);
   req.why = str(args, "why");
   req.agent = opts.agent.empty() ? "mcp" : opts.agent;
+  if (on_agent_side(ws)) return spooled_outcome(spool_run(ws, req, opts.cwd));
   auto st = propose_run(ws, req, opts.cwd, DryRun::no, nullptr);
   if (!st) return failure(st.error());
   const Proposal& p = st->proposal;
@@ -147,22 +152,22 @@ Reply run_command(Workspace& ws, const ServeOptions& opts, const json& args) {
   return ToolOutcome{std::move(j), false};
 }
 
-// A proposal and what became of it, as proposal_status and wait_for_decision report it.
-ToolOutcome decided_object(const Workspace& ws, const Proposal& p) {
+}  // namespace
+
+ToolOutcome decided_outcome(const Proposal& p, bool expired, const CapturedOutput* ran) {
   json j = {{"proposal", proposal_object(p)}};
-  j["proposal"]["status"] = shown_state(ws, p);
+  j["proposal"]["status"] = expired ? std::string("timeout") : std::string(to_string(p.state));
   const bool undecided = p.state == State::pending || p.state == State::approved;
-  j["decided"] = !undecided && !past_timeout(ws, p);
+  j["decided"] = !undecided && !expired;
   if (!p.backup.empty()) j["backup"] = p.backup;
   if (!p.rollback_id.empty()) j["rollback_id"] = p.rollback_id;
-  if (p.kind == Kind::run && p.state == State::applied) {
-    CapturedOutput out = run_output(ws, p.id);
+  if (ran) {
     j["ran"] = true;
     j["exit_code"] = p.outcome_code;
-    j["stdout"] = out.out;
-    j["stderr"] = out.err;
+    j["stdout"] = ran->out;
+    j["stderr"] = ran->err;
   }
-  if (past_timeout(ws, p))
+  if (expired)
     return failure(make_error(Errc::timeout, fmt::format("proposal {} expired before a person decided", p.id),
                               "nothing was written; propose it again when someone can approve it"),
                    std::move(j));
@@ -181,20 +186,51 @@ ToolOutcome decided_object(const Workspace& ws, const Proposal& p) {
   return {std::move(j), false};
 }
 
+ToolOutcome tool_failure(const Error& e, json extra) { return failure(e, std::move(extra)); }
+
+namespace {
+
+// A proposal and what became of it, as proposal_status and wait_for_decision report it.
+ToolOutcome decided_object(const Workspace& ws, const Proposal& p) {
+  const bool ran = p.kind == Kind::run && p.state == State::applied;
+  const CapturedOutput out = ran ? run_output(ws, p.id) : CapturedOutput{};
+  return decided_outcome(p, past_timeout(ws, p), ran ? &out : nullptr);
+}
+
+// The proposal a status or wait call names: its "id", or the "ticket" a
+// two-user spool entry got (the proposal it became, once taken in).
+std::variant<std::string, RpcError> named(const json& args) {
+  if (args.contains("id") == args.contains("ticket")) {
+    const Error e = make_error(Errc::usage, "give exactly one of 'id' and 'ticket'",
+                               "id: the proposal id a tool returned; ticket: the ticket a two-user spool entry got");
+    return RpcError{k_invalid_params, e.message, error_object(e)};
+  }
+  return args.contains("id") ? std::to_string(args.at("id").get<int>()) : args.at("ticket").get<std::string>();
+}
+
 Reply proposal_status(Workspace& ws, const json& args) {
-  auto p = ws.store.load(args.at("id").get<int>(), Store::Payloads::none);  // reads only: no sweep
+  auto which = named(args);
+  if (auto* bad = std::get_if<RpcError>(&which)) return *bad;
+  const std::string& name = std::get<std::string>(which);
+  if (on_agent_side(ws)) return spooled_status(ws, name);
+  auto id = resolve_id(ws, name);
+  if (!id) return failure(id.error());
+  auto p = ws.store.load(*id, Store::Payloads::none);  // reads only: no sweep
   if (!p) return failure(p.error());
   return decided_object(ws, *p);
 }
 
 Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const Door& door) {
-  const int id = args.at("id").get<int>();
+  auto which = named(args);
+  if (auto* bad = std::get_if<RpcError>(&which)) return *bad;
+  const std::string& id = std::get<std::string>(which);
   const long limit = args.value("timeout_s", k_wait_default_s);
   WaitControl control;
   control.stop = [&door] { return (door.cancelled && door.cancelled()) || (door.gone && door.gone()); };
   control.sleep = door.sleep;
   if (!call.progress_token.is_null() && door.notify) {
-    const std::string message = fmt::format("waiting for a person: kaicoder approve {}", id);
+    const std::string message = args.contains("id") ? fmt::format("waiting for a person: kaicoder approve {}", id)
+                                                    : fmt::format("waiting for the owner to take ticket {} in and decide", id);
     control.tick = [&door, &call, message, limit](std::chrono::milliseconds waited) {
       door.notify({{"jsonrpc", "2.0"},
                    {"method", "notifications/progress"},
@@ -205,12 +241,16 @@ Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const
                      {"message", message}}}});
     };
   }
-  auto p = wait_for_decision(ws, id, std::chrono::seconds(limit), control);
+  if (on_agent_side(ws)) return spooled_wait(ws, id, limit, control);
+  auto n = resolve_id(ws, id);
+  if (!n) return failure(n.error());
+  auto p = wait_for_decision(ws, *n, std::chrono::seconds(limit), control);
   if (!p) return failure(p.error());
   return decided_object(ws, *p);
 }
 
 Reply list(Workspace& ws, const json& args) {
+  if (on_agent_side(ws)) return spooled_list(ws, str(args, "status"));
   auto l = list_proposals(ws, str(args, "status"));
   if (!l) return failure(l.error());
   json arr = json::array(), bad = json::array();

@@ -10,7 +10,10 @@
 //   json result = tool_result(std::get<ToolOutcome>(r), /*structured=*/true);
 //
 // Mutating tools only stage: each returns its proposal id at once, and a
-// person decides at a terminal (`kaicoder approve N`). No tool approves,
+// person decides at a terminal (`kaicoder approve N`). In a process of the
+// agent user (two-user mode) they write the spool instead and return a
+// ticket, which proposal_status and wait_for_decision take as they take an
+// id (lib/mcp/spooled). No tool approves,
 // rejects, applies or rolls back, and the tool set is fixed: nothing in a
 // config or a request adds one.
 
@@ -27,6 +30,8 @@
 
 namespace kai {
 class Workspace;
+struct Proposal;
+struct CapturedOutput;
 }
 
 namespace kai::mcp {
@@ -101,6 +106,14 @@ json tool_result(const ToolOutcome& o, bool structured);
 // The longest wait_for_decision may block in one call, and its default.
 constexpr long k_wait_max_s = 600;
 constexpr long k_wait_default_s = 45;  // under the 60 s some clients allow a tool call by default
+
+// What a proposal's status means to the agent, as proposal_status and
+// wait_for_decision answer: `expired` when it is past its timeout, `ran`
+// a run's captured output once it ran. For the owner's side and the agent
+// side (lib/mcp/spooled) alike.
+ToolOutcome decided_outcome(const Proposal& p, bool expired, const CapturedOutput* ran);
+// A business outcome: {"ok": false, "error": {…}} with `extra`'s fields, isError.
+ToolOutcome tool_failure(const Error& e, json extra = json::object());
 
 // Check `args` against the subset of JSON Schema the tools use (object,
 // properties of type string / integer / boolean / array of strings,

@@ -172,4 +172,20 @@ std::optional<std::string> base64_decode(std::string_view s) {
   return out;
 }
 
+std::string base64_encode(std::string_view bytes) {
+  static constexpr char k_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
+    out += k_alphabet[(n >> 18) & 63];
+    out += k_alphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? k_alphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? k_alphabet[n & 63] : '=';
+  }
+  return out;
+}
+
 }  // namespace kai

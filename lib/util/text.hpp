@@ -71,5 +71,7 @@ std::string cut_to_length(std::string_view text, size_t max);
 // the text ends at the first '='. nullopt when a character is outside both
 // alphabets.
 std::optional<std::string> base64_decode(std::string_view s);
+// Standard base64 with '=' padding, which base64_decode reads back.
+std::string base64_encode(std::string_view bytes);
 
 }  // namespace kai

@@ -295,6 +295,20 @@ TEST_CASE("mcp: an unknown tool or arguments off the schema are JSON-RPC errors"
   CHECK(both.at("error").at("code") == mcp::k_invalid_params);
   json neither = call(s.srv, "run_command", {{"why", "t"}});
   CHECK(neither.at("error").at("code") == mcp::k_invalid_params);
+  // A status or a wait names one proposal: by its id or by a two-user ticket, never both or neither.
+  for (const char* tool : {"proposal_status", "wait_for_decision"}) {
+    INFO(tool);
+    json none = call(s.srv, tool, json::object());
+    CHECK(none.at("error").at("code") == mcp::k_invalid_params);
+    CHECK_THAT(none.at("error").at("message").get<std::string>(), Catch::Contains("exactly one of 'id' and 'ticket'"));
+    json two = call(s.srv, tool, {{"id", 1}, {"ticket", "20260101T000000Z-1-ab"}});
+    CHECK(two.at("error").at("code") == mcp::k_invalid_params);
+    json empty = call(s.srv, tool, {{"ticket", ""}});
+    CHECK(empty.at("error").at("code") == mcp::k_invalid_params);
+  }
+  // Where there is no spool, a ticket names nothing: a business outcome, not a protocol error.
+  json no_spool = call(s.srv, "proposal_status", {{"ticket", "20260101T000000Z-1-ab"}});
+  CHECK(no_spool.at("result").at("isError") == true);
   CHECK(s.f.ws->store.ids()->empty());
 }
 

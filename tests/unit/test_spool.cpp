@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/agent_side.hpp"
 #include "lib/agent_user.hpp"
 #include "lib/gate.hpp"
 #include "lib/intake.hpp"
@@ -87,9 +88,11 @@ TEST_CASE("a run request from the spool is parsed strictly", "[spool]") {
   pr.target = "old";
   pr.replacement = "new";
   pr.why = "w";
+  pr.replace_all = true;
   auto pj = kai::request_from_json(kai::request_json(pr).dump());
   REQUIRE(pj);
   CHECK(pj->path == "a.txt");
+  CHECK(pj->replace_all);  // --replace-all travels through the spool too
   CHECK(pj->target == std::optional<std::string>("old"));
   CHECK_FALSE(pj->content);
 }
@@ -430,4 +433,179 @@ TEST_CASE("gate: the uid that proposed through the spool never approves, and the
   auto by_alice = gate::approve(*f.ws, req);
   REQUIRE(by_alice);
   CHECK(f.dir.read("a.txt") == "new\n");
+}
+
+TEST_CASE("a changeset request from the spool round-trips and is parsed strictly", "[spool][twouser]") {
+  kai::ChangesetRequest r;
+  r.changes.push_back({"write", "bin/x", "", std::nullopt, std::nullopt, false, std::string("\x7f" "ELF\xff\x00", 6), 0755u});
+  r.changes.push_back({"edit", "a.txt", "", std::string("old"), std::string("new"), true, std::nullopt, std::nullopt});
+  r.changes.push_back({"rename", "b.txt", "c.txt", std::nullopt, std::nullopt, false, std::nullopt, std::nullopt});
+  r.why = "w";
+  auto j = kai::changeset_request_json(r);
+  REQUIRE(j);
+  CHECK(j->at("changes")[0].contains("content_base64"));  // bytes that are not UTF-8 travel as base64
+  auto back = kai::changeset_request_from_json(*j);
+  REQUIRE(back);
+  REQUIRE(back->changes.size() == 3);
+  CHECK(back->changes[0].content == r.changes[0].content);
+  CHECK(back->changes[0].mode == std::optional<unsigned>(0755u));
+  CHECK(back->changes[1].replace_all);
+  CHECK(back->changes[2].to == "c.txt");
+  CHECK(back->proposer_uid == -1);  // never taken from the request
+
+  kai::ChangesetRequest patch;
+  patch.patch = std::string("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-\xe9t\xe9\n+ete\n");
+  auto pj = kai::changeset_request_json(patch);
+  REQUIRE(pj);
+  CHECK(pj->contains("patch_base64"));
+  auto pback = kai::changeset_request_from_json(*pj);
+  REQUIRE(pback);
+  CHECK(pback->patch == patch.patch);
+
+  kai::ChangesetRequest bad_why;
+  bad_why.patch = "x";
+  bad_why.why = "\xff";
+  CHECK_FALSE(kai::changeset_request_json(bad_why));
+
+  const std::string many = [] {
+    std::string s = R"({"changes":[)";
+    for (int i = 0; i <= 10000; ++i) s += std::string(i ? "," : "") + R"({"op":"delete","path":"f)" + std::to_string(i) + "\"}";
+    return s + "]}";
+  }();
+  for (const std::string& text : {
+           std::string(R"({})"),
+           std::string(R"({"patch":"x","changes":[{"op":"delete","path":"a"}]})"),
+           std::string(R"({"patch":"x","patch_base64":"eA=="})"),
+           std::string(R"({"patch":""})"),
+           std::string(R"({"patch":5})"),
+           std::string(R"({"patch_base64":"*not base64*"})"),
+           std::string(R"({"patch":"x","proposer_uid":0})"),
+           std::string(R"({"changes":[]})"),
+           std::string(R"({"changes":"a.txt"})"),
+           std::string(R"({"changes":[{"op":"chmod","path":"a"}]})"),
+           std::string(R"({"changes":[{"op":"delete","path":"a","extra":1}]})"),
+           std::string(R"({"changes":[{"op":"mode","path":"a","mode":"4755"}]})"),
+           std::string(R"({"changes":[{"op":"delete","path":"a"}],"agent":7})"),
+           many,
+           std::string(R"([])"),
+       }) {
+    INFO(text.substr(0, 120));
+    auto p = kai::changeset_request_from_json(nlohmann::json::parse(text));
+    REQUIRE_FALSE(p);
+    CHECK(p.error().code == Errc::usage);
+    CHECK_THAT(p.error().message, Catch::Matchers::StartsWith("malformed changeset request"));
+  }
+  // The entry type itself.
+  auto e = kai::parse_entry(R"({"version":1,"type":"changeset","cwd":"","request":{"patch":"x"}})");
+  REQUIRE(e);
+  CHECK(e->type == kai::EntryType::changeset);
+  auto again = kai::parse_entry(kai::entry_text(*e));
+  REQUIRE(again);
+  CHECK(again->type == kai::EntryType::changeset);
+}
+
+TEST_CASE("intake stages a changeset entry whole and quarantines a malformed one without touching the others",
+          "[spool][twouser]") {
+  kai::test::WsFixture f("[two_user]\nagent = \"nobody-here\"\n", {{"a.txt", "old\n"}, {"b.txt", "bee\n"}});
+  const fs::path state = f.ws->store.dir();
+  REQUIRE(f.ws->store.ensure());
+  fs::create_directories(kai::spool::dir(state));
+  fs::create_directories(kai::spool::status(state));
+  kai::ChangesetRequest r;
+  r.changes.push_back({"edit", "a.txt", "", std::string("old"), std::string("new"), false, std::nullopt, std::nullopt});
+  r.changes.push_back({"write", "c.txt", "", std::nullopt, std::nullopt, false, std::string("made\n"), std::nullopt});
+  r.why = "two files";
+  r.agent = "claims-to-be-root";
+  auto j = kai::changeset_request_json(r);
+  REQUIRE(j);
+  auto good = kai::write_entry(state, kai::entry_text({kai::EntryType::changeset, "", *j}), 1 << 20, some_time());
+  REQUIRE(good);
+  auto malformed = kai::write_entry(
+      state, R"({"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"edit","path":"b.txt","target":"bee"}]}})",
+      1 << 20, some_time());
+  REQUIRE(malformed);
+  // Well formed, but it leaves root: a refusal on its ticket, not a quarantine.
+  auto outside = kai::write_entry(
+      state, R"({"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"write","path":"../x.txt","content":"x"}]}})",
+      1 << 20, some_time());
+  REQUIRE(outside);
+  auto plain = kai::write_entry(
+      state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"b.txt","target":"bee","replacement":"bea","why":"t"}})",
+      1 << 20, some_time());
+  REQUIRE(plain);
+  auto in = kai::intake(*f.ws);
+  REQUIRE(in);
+  REQUIRE(in->quarantined.size() == 1);
+  CHECK(in->quarantined[0].ticket == *malformed);
+  CHECK_THAT(in->quarantined[0].error->message, Catch::Matchers::Contains("malformed changeset request"));
+  REQUIRE(in->taken.size() == 3);
+  auto id = kai::proposal_of_ticket(state, *good);
+  REQUIRE(id);
+  auto p = f.ws->store.load(*id);
+  REQUIRE(p);
+  CHECK(p->kind == kai::Kind::changeset);
+  CHECK(p->changes.size() == 2);
+  CHECK(p->proposer_uid == static_cast<long>(::getuid()));
+  CHECK(p->agent == kai::uid_name(::getuid()));
+  auto refused = kai::proposal_of_ticket(state, *outside);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("malformed") == std::string::npos);
+  bool on_its_ticket = false;
+  for (const auto& t : in->taken) on_its_ticket |= t.ticket == *outside && t.error && !t.quarantined;
+  CHECK(on_its_ticket);
+  CHECK_FALSE(fs::exists(kai::spool::quarantine(state) / (*outside + ".json")));
+  CHECK(kai::proposal_of_ticket(state, *plain));
+  CHECK(f.dir.read("a.txt") == "old\n");
+  CHECK(f.dir.read("b.txt") == "bee\n");
+  CHECK_FALSE(fs::exists(f.dir.path() / "c.txt"));
+}
+
+TEST_CASE("a status copy carries the owner's timeout, and the agent side sees the expiry", "[spool][twouser]") {
+  kai::test::WsFixture f("[approval]\ntimeout = 60\n", {{"a.txt", "old\n"}});
+  const fs::path state = f.ws->store.dir();
+  REQUIRE(f.ws->store.ensure());
+  fs::create_directories(kai::spool::status(state));
+  auto st = f.write("a.txt", "new\n");
+  REQUIRE(st);
+  const int id = st->proposal.id;
+  auto text = kai::read_status(state, id);
+  REQUIRE(text);
+  CHECK(nlohmann::json::parse(*text).at("approval_timeout") == 60);
+  auto fresh = kai::read_status_copy(*f.ws, id);
+  REQUIRE(fresh);
+  CHECK_FALSE(fresh->expired);
+  CHECK(fresh->proposal.state == kai::State::pending);
+  CHECK_FALSE(kai::copy_done(*fresh));
+  f.clock.t += std::chrono::seconds(61);
+  auto late = kai::read_status_copy(*f.ws, id);
+  REQUIRE(late);
+  CHECK(late->expired);
+  CHECK(late->proposal.state == kai::State::timeout);
+  CHECK(kai::copy_done(*late));
+  auto w = kai::wait_on_agent_side(*f.ws, std::to_string(id), std::chrono::seconds(5));
+  REQUIRE(w);
+  REQUIRE(w->status);
+  CHECK(w->status->expired);
+  // A copy without the owner's timeout never expires on this side.
+  auto j = nlohmann::json::parse(*text);
+  j.erase("approval_timeout");
+  f.dir.write(".kaicoder/status/" + std::to_string(id) + ".json", j.dump());
+  auto old = kai::read_status_copy(*f.ws, id);
+  REQUIRE(old);
+  CHECK_FALSE(old->expired);
+}
+
+TEST_CASE("the agent's show --file keeps one file's part of a changeset's diff", "[spool][twouser]") {
+  const std::string a = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+uno\n";
+  const std::string gone = "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
+  const std::string moved = "diff --git a/old.txt b/new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new.txt\n";
+  const std::string quoted = "diff --git \"a/sp\\303\\251cial\" \"b/sp\\303\\251cial\"\n@@ -1 +1 @@\n-x\n+y\n";
+  const std::string all = a + gone + moved + quoted;
+  CHECK(kai::diff_of_file(all, "a.txt") == a);
+  CHECK(kai::diff_of_file(all, "gone.txt") == gone);
+  CHECK(kai::diff_of_file(all, "old.txt") == moved);
+  CHECK(kai::diff_of_file(all, "new.txt") == moved);
+  CHECK(kai::diff_of_file(all, "sp\xc3\xa9" "cial") == quoted);
+  CHECK(kai::diff_of_file(all, "a.tx").empty());  // a prefix of a name is not the name
+  CHECK(kai::diff_of_file(all, "absent.txt").empty());
 }

@@ -12,95 +12,12 @@
 // CI has; elsewhere every case says why it is skipped and passes. ctest runs
 // the [twouser] cases one at a time (tests/CMakeLists.txt).
 
-#include <csignal>
-#include <fcntl.h>
-#include <filesystem>
-#include <fstream>
-#include <pwd.h>
-#include <random>
-#include <sys/stat.h>
-#include <thread>
-#include <unistd.h>
-
-#include "tests/support/checks.hpp"
+#include "tests/e2e/attacks/two_user_support.hpp"
 
 namespace {
 using namespace kai::test;
+using namespace kai::test::two_user;
 using Catch::Matchers::Contains;
-using json = nlohmann::json;
-namespace fs = std::filesystem;
-
-bool can_make_users() {
-  return ::geteuid() == 0 && ::access("/usr/sbin/useradd", X_OK) == 0 && ::access("/usr/sbin/userdel", X_OK) == 0 &&
-         ::access("/usr/bin/setpriv", X_OK) == 0;
-}
-
-#define KAI_NEED_USERS()                                                                                  \
-  do {                                                                                                    \
-    if (!can_make_users()) {                                                                              \
-      WARN("skipped: two-user cases create a throwaway user, which needs root, useradd and setpriv");    \
-      return;                                                                                             \
-    }                                                                                                     \
-  } while (0)
-
-// A user name nobody has; the account (made by setup) is removed at the end.
-struct ThrowawayUser {
-  std::string name;
-  ThrowawayUser() {
-    std::random_device rd;
-    name = "kaitest" + std::to_string(rd() % 1000000);
-  }
-  ~ThrowawayUser() {
-    std::string cmd = "userdel -r " + name + " >/dev/null 2>&1; groupdel " + name + " >/dev/null 2>&1";
-    (void)!std::system(cmd.c_str());
-  }
-  uid_t uid() const {
-    const passwd* pw = ::getpwnam(name.c_str());
-    return pw ? pw->pw_uid : static_cast<uid_t>(-1);
-  }
-};
-
-// A trusted root with two-user mode set up for `agent` by the owner (root here).
-void set_up(TempRepo& repo, const ThrowawayUser& agent) {
-  repo.init();
-  // The case's folder is made private by mkdtemp; the agent must reach the repo.
-  fs::permissions(repo.path().parent_path(), fs::perms(0755));
-  Run s = repo.kai({"agent-user", "setup", agent.name});
-  KAI_REQUIRE_EXIT(s, 0);
-  REQUIRE(agent.uid() != static_cast<uid_t>(-1));
-}
-
-std::vector<std::string> as(const ThrowawayUser& u, std::vector<std::string> argv) {
-  std::vector<std::string> all{"setpriv", "--reuid=" + u.name, "--regid=" + u.name, "--init-groups"};
-  all.insert(all.end(), argv.begin(), argv.end());
-  return all;
-}
-
-// kaicoder run as the agent user, with no terminal.
-Run agent_kai(const TempRepo& repo, const ThrowawayUser& u, std::vector<std::string> args, const std::string& in = "") {
-  args.insert(args.begin(), kaicoder_bin());
-  return repo.spawn(as(u, args), in).finish();
-}
-
-// A shell command run as the agent user.
-Run agent_sh(const TempRepo& repo, const ThrowawayUser& u, const std::string& script) {
-  return repo.spawn(as(u, {"/bin/sh", "-c", script})).finish();
-}
-
-std::string spooled_ticket(const Run& r) {
-  json j = json::parse(json_text(r.out));
-  REQUIRE(j.value("spooled", false));
-  return j.at("ticket").get<std::string>();
-}
-
-std::vector<std::string> names_in(const fs::path& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("two-user: the agent proposes through the spool, the owner approves at a terminal, the change lands",
