@@ -95,7 +95,7 @@ Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
     if (!r) return r.error();
     r->agent = t.proposer;  // who proposed is the entry's owner, never a name it claims
     r->proposer_uid = t.uid;
-    auto st = propose(ws, *r, cwd, DryRun::no, DiffOptions{});
+    auto st = propose(ws, std::move(*r), cwd, DryRun::no, DiffOptions{});
     if (st) t.proposal = st->proposal.id;
     else t.error = Error{st.error().code, ws.redact(st.error().message), ws.redact(st.error().hint)};
     return t;

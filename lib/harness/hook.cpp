@@ -160,7 +160,7 @@ struct Call {
     return r;
   }
 
-  Said file(ProposeRequest r) const { return staged_file(ws, propose(ws, r, base, DryRun::no, DiffOptions{})); }
+  Said file(ProposeRequest r) const { return staged_file(ws, propose(ws, std::move(r), base, DryRun::no, DiffOptions{})); }
 
   Result<std::string> current(const std::string& path) const {
     return read_input_file(ws, base, path, env.uid, static_cast<size_t>(ws.cfg.limits.content));

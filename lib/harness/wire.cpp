@@ -26,7 +26,7 @@ Result<Written> write_project_file(Workspace& ws, const IntegratePlan& plan, con
   r.content = f.after;
   r.why = why_of(plan);
   r.agent = "kaicoder integrate";
-  auto st = propose(ws, r, ws.root, DryRun::no, DiffOptions{});
+  auto st = propose(ws, std::move(r), ws.root, DryRun::no, DiffOptions{});
   if (!st) return st.error();
   const Proposal& p = st->proposal;
   Written w{f.rel, p.id, "", ""};
