@@ -13,7 +13,9 @@
 # (default 100000), RUNS the repetitions (default 5; the median CPU time is
 # shown), REPS how many times each command runs back to back inside one
 # timing (default 10; the time shown is per run), since /usr/bin/time counts
-# in hundredths of a second. Needs root or unprivileged user namespaces: `kaicoder init` runs in
+# in hundredths of a second. OLD=path/to/kaicoder also times that binary (an
+# older build) in the same rounds, after git and before the new one, so the
+# machine's load falls on all of them alike. Needs root or unprivileged user namespaces: `kaicoder init` runs in
 # a private mount namespace over a scratch home, so the owner's real
 # configuration is never read or written.
 set -euo pipefail
@@ -61,8 +63,13 @@ rm -f "$work"/*.times
 # Each timing: one namespace, then REPS runs of the command, every one writing
 # its whole output.
 loop() { printf 'for i in $(seq %s); do %s; done' "$reps" "$1"; }
+old_kai=${OLD:+$(realpath "$OLD")}
 for ((r = 0; r < runs; r++)); do
   time_cmd git "$work/repo" sh -c "$(loop "git diff --no-index --no-color --no-ext-diff '$work/gen/old' '$work/gen/new'; true")"
+  if [[ -n $old_kai ]]; then
+    time_cmd kai_old "$work/repo" "${home_ns[@]}" sh -c \
+      "$(loop "'$old_kai' propose --path big.txt --content-file '$work/gen/new' --why bench --dry-run")"
+  fi
   time_cmd kai "$work/repo" "${home_ns[@]}" sh -c \
     "$(loop "'$kai' propose --path big.txt --content-file '$work/gen/new' --why bench --dry-run")"
   time_cmd kai_json "$work/repo" "${home_ns[@]}" sh -c \
@@ -76,10 +83,11 @@ echo '|------------------------------|---------|----------|---------|-----------
 read -r gcpu gwall < <(time_median git | per_rep)
 # shellcheck disable=SC2059
 printf "$fmt" "git diff --no-index" "$gcpu" "$gwall" "1.00" ""
-for m in kai kai_json; do
+for m in ${old_kai:+kai_old} kai kai_json; do
   read -r cpu wall < <(time_median "$m" | per_rep)
   label="kaicoder propose"
   [[ $m == kai_json ]] && label="kaicoder --json propose"
+  [[ $m == kai_old ]] && label="kaicoder propose (OLD)"
   # shellcheck disable=SC2059
   printf "$fmt" "$label" "$cpu" "$wall" "$(ratio "$cpu" "$gcpu")" "$(( $(wc -c <"$work/$m.out") / reps / 1024 ))"
 done

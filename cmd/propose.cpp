@@ -191,7 +191,7 @@ RunFn setup_propose(CLI::App& sub) {
       // Two-user mode, the agent user's side: the owner's intake stages it.
       if (s.agent_side() && !a->dry_run)
         return report_spooled(s, **ws, spool_propose(**ws, *req, s.env().cwd), "propose", a->wait);
-      st = propose(**ws, *req, s.env().cwd, dry, opts);
+      st = propose(**ws, std::move(*req), s.env().cwd, dry, opts);
     }
     if (!st) return report(s, st.error());
     if (a->wait && !a->dry_run && !st->applied) {

@@ -115,12 +115,12 @@ void print_diff(Session& s, const Proposal& p, const FileDiff& d) {
   if (d.text.empty()) return;
   // Escape sequences in the proposed bytes must not repaint the reviewer's screen.
   const std::string text = make_visible(d.text);
-  std::string shown = text;
+  std::string colored;
   if (s.color()) {
     ProgressLine line;  // highlighting a diff of many thousand lines takes a moment
-    shown = colorize_diff(text, line.callback());
+    colored = colorize_diff(text, line.callback());
   }
-  out("\n{}", Trusted{shown});
+  out("\n{}", Trusted{s.color() ? colored : text});
   if (text.back() != '\n') out("\n");
   if (text.size() != d.text.size())
     out("[the diff contains control or invisible characters; they are shown as \\e, \\xNN and <U+XXXX>]\n");

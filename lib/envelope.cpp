@@ -29,9 +29,9 @@ json error_object(const Error& e) {
 }
 
 json diff_object(const FileDiff& d) {
-  return {{"text", d.text},         {"binary", d.binary},   {"truncated", d.truncated}, {"added", d.added},
-          {"removed", d.removed},   {"hunks", d.hunks},     {"old_blob", d.old_blob},   {"new_blob", d.new_blob},
-          {"old_size", d.old_size}, {"new_size", d.new_size}};
+  return {{"binary", d.binary},     {"truncated", d.truncated}, {"added", d.added},       {"removed", d.removed},
+          {"hunks", d.hunks},       {"old_blob", d.old_blob},   {"new_blob", d.new_blob}, {"old_size", d.old_size},
+          {"new_size", d.new_size}};
 }
 
 json entry_object(const Entry& e) {

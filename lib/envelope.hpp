@@ -28,6 +28,9 @@ inline int errc_code(Errc c) { return static_cast<int>(c); }
 // {"code", "kind", "message", "hint"}
 nlohmann::json error_object(const Error& e);
 
+// What the diff holds, without its text: {"binary", "truncated", "added",
+// "removed", "hunks", "old_blob", "new_blob", "old_size", "new_size"}. The
+// text goes once, as the envelope's top-level "diff".
 nlohmann::json diff_object(const FileDiff& d);
 nlohmann::json entry_object(const Entry& e);
 nlohmann::json outcome_object(const Outcome& o);

@@ -181,7 +181,7 @@ Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
     if (!r) return r.error();
     r->agent = t.proposer;  // who proposed is the entry's owner, never a name it claims
     r->proposer_uid = t.uid;
-    return staged(propose(ws, *r, cwd, DryRun::no, DiffOptions{}));
+    return staged(propose(ws, std::move(*r), cwd, DryRun::no, DiffOptions{}));
   }
   if (e.type == EntryType::changeset) {
     auto r = changeset_request_from_json(e.request);

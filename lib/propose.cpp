@@ -207,7 +207,7 @@ Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOption
   return diff_buffers(p.path, before, *next, cur->exists ? cur->mode : 0644u, opts);
 }
 
-Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path& cwd, DryRun dry, const DiffOptions& opts) {
+Result<Staged> propose(Workspace& ws, ProposeRequest req, const fs::path& cwd, DryRun dry, const DiffOptions& opts) {
   KAI_TRY(validate(req, ws.cfg.limits));
   auto rp = resolve(ws.root, cwd, req.path);
   if (!rp) return rp.error();
@@ -220,9 +220,10 @@ Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const fs::path&
   p.why = ws.redact(req.why);
   p.agent = ws.redact(req.agent);
   p.proposer_uid = req.proposer_uid;
-  p.target = req.target.value_or("");
-  p.replacement = req.replacement.value_or("");
-  p.content = req.content.value_or("");
+  // The payloads are moved, not copied: a whole-file write can be megabytes.
+  if (req.target) p.target = std::move(*req.target);
+  if (req.replacement) p.replacement = std::move(*req.replacement);
+  if (req.content) p.content = std::move(*req.content);
   p.replace_all = req.replace_all;
   p.created = iso_utc(ws.clock->now());
   if (p.kind != Kind::edit && is_protected(ws.cfg, p.path))

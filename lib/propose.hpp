@@ -40,8 +40,9 @@ struct Staged {
 
 // usage: malformed request; denied: guardrail or policy deny; conflict:
 // edit target not found / not unique, nothing to delete. Takes the store
-// lock itself (not on a dry run).
-Result<Staged> propose(Workspace& ws, const ProposeRequest& req, const std::filesystem::path& cwd, DryRun dry,
+// lock itself (not on a dry run). The request is taken by value: a caller
+// that moves it in hands its content over without a copy.
+Result<Staged> propose(Workspace& ws, ProposeRequest req, const std::filesystem::path& cwd, DryRun dry,
                        const DiffOptions& diff_opts);
 
 // The proposal's diff against the file as it is now (or as it was proposed,

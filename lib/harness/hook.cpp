@@ -172,9 +172,9 @@ struct Call {
     return r;
   }
 
-  Said file(const ProposeRequest& r) const {
+  Said file(ProposeRequest r) const {
     if (on_agent_side(ws)) return spooled(spool_propose(ws, r, base));
-    return staged_file(ws, propose(ws, r, base, DryRun::no, DiffOptions{}));
+    return staged_file(ws, propose(ws, std::move(r), base, DryRun::no, DiffOptions{}));
   }
 
   Result<std::string> current(const std::string& path) const {

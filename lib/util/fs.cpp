@@ -30,16 +30,25 @@ bool write_all(int fd, std::string_view data) {
 
 Result<std::string> read_all(int fd, size_t max) {
   std::string out;
-  char buf[65536];
-  while (out.size() <= max) {
-    ssize_t n = ::read(fd, buf, std::min(sizeof buf, max + 1 - out.size()));
+  // A regular file says its size: the bytes are read straight into a buffer
+  // that already holds them (and one more, to see the end or a file that
+  // grew), not into one that is copied each time it doubles.
+  struct stat st {};
+  size_t room = 65536;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    room = std::min(static_cast<size_t>(st.st_size), max) + 1;
+  size_t used = 0;
+  while (used <= max) {
+    if (out.size() == used) out.resize(std::min(std::max(used + room, 2 * used), max + 1));
+    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(Errc::io, fmt::format("cannot read: {}", errno_text(errno)));
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    used += static_cast<size_t>(n);
   }
+  out.resize(used);
   return out;
 }
 

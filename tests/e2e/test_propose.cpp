@@ -51,6 +51,11 @@ TEST_CASE("propose --json has id, kind, path, status and diff", "[e2e][propose][
   CHECK(j.at("status") == "pending");
   CHECK(j.at("why") == "w");
   CHECK_THAT(j.at("diff").get<std::string>(), Contains("-old\n+new\n"));
+  // The text goes once, as "diff"; diff_info holds what describes it.
+  CHECK(j.at("diff_info").at("added") == 1);
+  CHECK(j.at("diff_info").at("removed") == 1);
+  CHECK(j.at("diff_info").at("truncated") == false);
+  CHECK_FALSE(j.at("diff_info").contains("text"));
   CHECK(j.at("dry_run") == false);
 
   SECTION("--json also works after the subcommand") {

@@ -1,6 +1,7 @@
 // temp_dir.hpp first: it registers its failure listener before Catch is included.
 #include "tests/unit/temp_dir.hpp"
 
+#include <cstdint>
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "lib/beneath.hpp"
 #include "lib/paths.hpp"
+#include "lib/util/fs.hpp"
 
 using kai::CreateDirs;
 using kai::Dir;
@@ -396,4 +398,44 @@ TEST_CASE("a bind mount inside the root is never crossed, by either way of openi
   INFO("first failed check in the child: " << rc);
   CHECK(rc == 0);
   CHECK_FALSE(fs::exists(t / "outside/dir/new.txt"));
+}
+
+TEST_CASE("read_all reads a file whole, a pipe whole, and never more than max + 1 bytes", "[beneath][read_all]") {
+  TempDir t;
+  std::string big(200000, 'x');
+  for (size_t i = 0; i < big.size(); i += 97) big[i] = static_cast<char>('a' + i % 26);
+  t.write("big", big);
+  t.write("empty", "");
+  auto read = [&](const char* name, size_t max) {
+    int fd = ::open((t.path() / name).c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    auto r = kai::read_all(fd, max);
+    ::close(fd);
+    REQUIRE(r);
+    return *r;
+  };
+  CHECK(read("big", SIZE_MAX - 1) == big);
+  CHECK(read("big", big.size()) == big);
+  // One byte past the limit says the file is too long; no more is read.
+  CHECK(read("big", 1000) == big.substr(0, 1001));
+  CHECK(read("big", 0) == big.substr(0, 1));
+  CHECK(read("empty", SIZE_MAX - 1).empty());
+
+  // A pipe says no size: read in steps until its end.
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(p[0]);
+    bool ok = kai::write_all(p[1], big);
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(p[1]);
+  auto piped = kai::read_all(p[0], SIZE_MAX - 1);
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(piped);
+  CHECK(*piped == big);
 }

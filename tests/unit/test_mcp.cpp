@@ -173,6 +173,8 @@ TEST_CASE("mcp: propose_edit returns its proposal id at once and writes nothing"
   CHECK(b.at("proposal").at("agent") == "unit-client");  // the client's name from initialize
   CHECK_THAT(b.at("next").get<std::string>(), Catch::Contains("kaicoder approve 1"));
   CHECK_THAT(b.at("diff").get<std::string>(), Catch::Contains("+bye"));
+  CHECK(b.at("diff_info").at("added") == 1);
+  CHECK_FALSE(b.at("diff_info").contains("text"));  // the text goes once, as "diff"
   CHECK(s.f.dir.read("a.txt") == "hello\n");
   CHECK(s.state(id) == kai::State::pending);
   // The retry of a denied write is the same proposal, not a second one.

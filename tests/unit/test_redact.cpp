@@ -87,3 +87,20 @@ TEST_CASE("one scanner covers C1, separators, soft hyphen, fillers and invalid U
   CHECK(kai::first_invalid_utf8("ok\xED\xA0\x80") == 2u);  // a surrogate
   CHECK(kai::not_utf8("--why", "a\xFF") == "--why is not valid UTF-8 (byte 1)");
 }
+
+TEST_CASE("hidden() counts what apply() hides, in a large text too", "[redact]") {
+  kai::Redactor r;
+  r.add("MY_API_KEY", "hunter2hunter2");
+  std::string big;
+  for (int i = 0; i < 20000; ++i) big += "    value_" + std::to_string(i) + " = compute(1, 2, \"x\");\n";
+  CHECK(r.hidden(big) == 0);
+  CHECK(r.apply(big) == big);
+  // One of each kind, at the very end of the text, is still found.
+  CHECK(r.hidden(big + "key=hunter2hunter2\n") == 1);
+  CHECK(r.hidden(big + "t=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n") == 1);
+  CHECK(r.hidden(big + "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n") == 1);
+  // A prefix alone (too short a tail, inside a word) hides nothing.
+  CHECK(r.hidden(big + "ghp_short sk-x task-force\n") == 0);
+  // A mark already in the text is not a hidden value.
+  CHECK(r.hidden(big + "[REDACTED:X] and hunter2hunter2\n") == 1);
+}
