@@ -1,10 +1,7 @@
 #include "lib/confine.hpp"
 
 #include <algorithm>
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -127,56 +124,22 @@ void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
 
 // Never-read secret files and kaicoder's backups anywhere in root. The walk
 // skips the trees no secret or backup of interest lives in, and is bounded.
-// Each folder is read once, by descriptor, and an entry's type comes from
-// the listing (a stat only when the file system does not give it).
-struct TreeScan {
-  const Workspace& ws;
-  SandboxLayout& l;
-  size_t seen = 0, mounts = 0;
-  static constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
-
-  // `fd` (owned) is the folder at root-relative `prefix` ("" or "a/b/").
-  void folder(int fd, const std::string& prefix) {
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-      ::close(fd);
-      return;
-    }
-    while (seen < k_max_entries && mounts < k_max_mounts) {
-      const dirent* e = ::readdir(d);
-      if (!e) break;
-      const std::string_view name = e->d_name;
-      if (name == "." || name == "..") continue;
-      ++seen;
-      unsigned type = e->d_type;
-      if (type == DT_UNKNOWN) {
-        struct stat st;
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = IFTODT(st.st_mode);
-      }
-      if (type == DT_LNK) continue;
-      if (type == DT_DIR) {
-        if (name == ".git" || name == ".kaicoder" || name == "node_modules" || name == "target") continue;
-        int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) folder(sub, prefix + std::string(name) + "/");
-        continue;
-      }
-      std::string rel = prefix + std::string(name);
-      if (name.find(".bak-kaicoder-") != std::string_view::npos) {
-        l.read_only.push_back(ws.root / rel);
-        ++mounts;
-      } else if (!check_read(ws.guards, RootPath{rel, {}})) {
-        l.hidden.push_back(ws.root / rel);
-        ++mounts;
-      }
-    }
-    ::closedir(d);
-  }
-};
-
 void scan_tree(const Workspace& ws, SandboxLayout& l) {
-  int fd = ::open(ws.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) TreeScan{ws, l}.folder(fd, "");
+  constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
+  size_t mounts = 0;
+  auto enter = [](std::string_view name) {
+    return name != ".git" && name != ".kaicoder" && name != "node_modules" && name != "target";
+  };
+  walk_tree(ws.root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned) {
+    if (std::string_view(name).find(".bak-kaicoder-") != std::string_view::npos) {
+      l.read_only.push_back(ws.root / rel);
+      ++mounts;
+    } else if (!check_read(ws.guards, RootPath{rel, {}})) {
+      l.hidden.push_back(ws.root / rel);
+      ++mounts;
+    }
+    return mounts < k_max_mounts;
+  });
 }
 
 SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std::vector<fs::path>& writable) {

@@ -1,5 +1,7 @@
 // Secrets never leave kaicoder; what the reviewer sees is what is there.
 
+#include "unit/ws_fixture.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "lib/redact.hpp"
@@ -86,4 +88,19 @@ TEST_CASE("one scanner covers C1, separators, soft hyphen, fillers and invalid U
   CHECK_FALSE(kai::first_invalid_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80 \x1b"));
   CHECK(kai::first_invalid_utf8("ok\xED\xA0\x80") == 2u);  // a surrogate
   CHECK(kai::not_utf8("--why", "a\xFF") == "--why is not valid UTF-8 (byte 1)");
+}
+
+TEST_CASE("a workspace redacts the values of secret files anywhere in root, not in the trees it skips", "[redact]") {
+  const std::string big(2 << 20, 'x');
+  kai::test::WsFixture f("", {{"services/api/config/.env", "DEEP_TOKEN=deep-value-4d5e6f\n"},
+                              {".env", "TOP_TOKEN=top-value-7a8b9c\n"},
+                              {"node_modules/pkg/.env", "SKIPPED_TOKEN=skipped-value-1a2b3c\n"},
+                              {"big/.env", "BIG_TOKEN=big-value-0f0e0d\n" + big},
+                              {"src/main.c", "int main;\n"}});
+  const std::string text = f.ws->redact("deep-value-4d5e6f top-value-7a8b9c skipped-value-1a2b3c big-value-0f0e0d");
+  CHECK(text.find("deep-value-4d5e6f") == std::string::npos);
+  CHECK(text.find("top-value-7a8b9c") == std::string::npos);
+  // Skipped: a dependency tree, and a secret file over the 1 MiB read limit.
+  CHECK(text.find("skipped-value-1a2b3c") != std::string::npos);
+  CHECK(text.find("big-value-0f0e0d") != std::string::npos);
 }
