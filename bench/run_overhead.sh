@@ -12,6 +12,16 @@
 # run), since /usr/bin/time counts in hundredths of a second. OLD_SNAPSHOT=path/to/an/older/lib/snapshot.cpp
 # (with its tree's headers beside it) measures that version too, linked in
 # place of the library's, for a before/after comparison.
+#
+# WHOLE=1 also measures the whole `kaicoder run --why bench -- true` process
+# on a copy of the same tree (kaicoder init'ed, `true` allowed by a policy
+# rule, so it runs at once under the configured `full` sandbox): everything
+# a run costs around its command — start-up, config and trust checks, both
+# snapshots, the sandbox set-up (the layout's scan of root for secrets and
+# backups, namespaces, mounts, Landlock), the proposal and the changelog
+# entry. OLD_KAICODER=path/to/an/older/kaicoder measures that binary too.
+# Like bench/propose_bench.sh it needs root or unprivileged user namespaces:
+# kaicoder runs in a private mount namespace over a scratch home.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,18 +63,24 @@ echo "# $(nproc) cores, $(uname -sr); libgit2 $(pkg-config --modversion libgit2)
   "library build: ${build_type:-unknown}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 fmt='| %-30s | %7s | %8s | %-10s | %-16s |\n'
-# shellcheck disable=SC2059
-printf "$fmt" measurement cpu wall "cpu/status" "files hashed"
-echo '|--------------------------------|---------|----------|------------|------------------|'
+# head_row LAST: the table's head, LAST naming its last column.
+head_row() {
+  # shellcheck disable=SC2059
+  printf "$fmt" measurement cpu wall "cpu/status" "$1"
+  echo '|--------------------------------|---------|----------|------------|------------------|'
+}
+# loop CMD: CMD run REPS times back to back, as one shell command.
+loop() { printf 'for i in $(seq %s); do %s; done' "$reps" "$1"; }
+head_row "files hashed"
 rm -f "$work"/*.times
 for ((r = 0; r < runs; r++)); do
-  time_cmd status "$work/tree" sh -c "for i in \$(seq $reps); do git status --porcelain >/dev/null; done"
+  time_cmd status "$work/tree" sh -c "$(loop "git status --porcelain >/dev/null")"
   for d in "${drivers[@]}"; do
     rm -rf "$work/tree/.kaicoder"
     mkdir -p "$work/tree/.kaicoder"
     time_cmd "cold_$d" "$work/tree" "$work/driver_$d" nochange .  # the store's first run
     # every later one
-    time_cmd "warm_$d" "$work/tree" sh -c "for i in \$(seq $reps); do '$work/driver_$d' nochange .; done"
+    time_cmd "warm_$d" "$work/tree" sh -c "$(loop "'$work/driver_$d' nochange .")"
   done
 done
 per_rep() { awk -v n="$reps" '{ printf "%.3f %.3f\n", $1 / n, $2 / n }'; }
@@ -78,4 +94,47 @@ for d in "${drivers[@]}"; do
     printf "$fmt" "kaicoder ($d), $w store" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" \
       "$(tail -n 1 "$work/${w}_$d.out" | awk '{ print $1 " + " $2 }')"
   done
+done
+
+[[ ${WHOLE:-0} == 1 ]] || exit 0
+
+# ----- the whole `kaicoder run` process ------------------------------------------
+cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
+cp "$build/kaicoder" "$work/kai_new"
+kais=(new)
+if [[ -n ${OLD_KAICODER:-} ]]; then cp "$OLD_KAICODER" "$work/kai_old" && kais=(old new); fi
+cp -a "$work/tree" "$work/run"
+rm -rf "$work/run/.kaicoder"
+mkdir -p "$work/home"
+real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+ns=(unshare -m --propagation private)
+[[ $(id -u) -eq 0 ]] || ns=(unshare -Ur -m --propagation private)
+home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
+(cd "$work/run" && printf 'y\n' | "${home_ns[@]}" script -qec "'$work/kai_new' init" /dev/null >/dev/null)
+printf '\n[[policy.rule]]\naction = "run"\ncommand = "true"\ndecision = "allow"\n' >>"$work/run/kaicoder.toml"
+(cd "$work/run" && git_ add -A && git_ commit -q -m init && git update-index -q --refresh &&
+  printf 'y\n' | "${home_ns[@]}" script -qec "'$work/kai_new' trust" /dev/null >/dev/null)
+for k in "${kais[@]}"; do  # the store's first run, and the files kaicoder wrote out of the racy window
+  (cd "$work/run" && "${home_ns[@]}" "$work/kai_$k" run --why warm -- true >/dev/null)
+done
+sleep 1.2
+echo
+echo "# the whole \`kaicoder run --why bench -- true\` process, full sandbox, against git status on the same tree"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+head_row ""
+rm -f "$work"/*.times
+for ((r = 0; r < runs; r++)); do
+  time_cmd wstatus "$work/run" sh -c "$(loop "git status --porcelain >/dev/null")"
+  for k in "${kais[@]}"; do
+    time_cmd "whole_$k" "$work/run" "${home_ns[@]}" sh -c "$(loop "'$work/kai_$k' run --why bench -- true >/dev/null")"
+  done
+done
+read -r scpu swall < <(time_median wstatus | per_rep)
+# shellcheck disable=SC2059
+printf "$fmt" "git status" "$scpu" "$swall" "1.00" ""
+for k in "${kais[@]}"; do
+  read -r cpu wall < <(time_median "whole_$k" | per_rep)
+  # shellcheck disable=SC2059
+  printf "$fmt" "kaicoder run ($k)" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" ""
 done

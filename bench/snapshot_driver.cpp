@@ -7,7 +7,11 @@
 //                                    snapshot, diff, keep; prints "changes ms" (ms: all
 //                                    but the command itself)
 //   snapshot_driver nochange ROOT    what a run that changes nothing costs: snapshot, hold,
-//                                    snapshot, diff, release; prints "hashed1 hashed2 ms"
+//                                    snapshot, diff, release; prints "hashed1 hashed2 ms unstatted2"
+//
+// nochange and undo watch the file system between the two snapshots as a run
+// does (kai::SnapshotWatch, when it can be started: as root), unless
+// KAI_NO_WATCH is set.
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +20,11 @@
 #include <string>
 
 #include "lib/snapshot.hpp"
+// An older tree (bench/run_overhead.sh OLD_SNAPSHOT) has no watch.
+#if __has_include("lib/snapshot_watch.hpp")
+#include "lib/snapshot_watch.hpp"
+#define KAI_HAVE_WATCH 1
+#endif
 
 namespace {
 
@@ -54,7 +63,16 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(root / ".kaicoder");
   kai::SnapshotStore store{root / ".kaicoder" / "snapshots.git", root, kai::Guardrails{}};
   auto t0 = std::chrono::steady_clock::now();
-  auto before = store.take();
+#ifdef KAI_HAVE_WATCH
+  std::unique_ptr<kai::SnapshotWatch> watched;
+  if (mode != "snap" && !std::getenv("KAI_NO_WATCH")) watched = kai::SnapshotWatch::start(root);
+  auto take = [&] { return store.take({}, watched.get()); };
+  auto unstatted = [](const kai::Snapshot& s) { return s.unstatted; };
+#else
+  auto take = [&] { return store.take(); };
+  auto unstatted = [](const kai::Snapshot&) { return size_t{0}; };
+#endif
+  auto before = take();
   if (!before) return fail(before.error());
   double took = ms_since(t0);
   if (mode == "snap") {
@@ -63,7 +81,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "nochange") {
     if (auto h = store.hold(*before, "1"); !h) return fail(h.error());
-    auto after = store.take();
+    auto after = take();
     if (!after) return fail(after.error());
     auto changes = store.diff(*before, *after);
     if (!changes) return fail(changes.error());
@@ -72,7 +90,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (auto r = store.release("1"); !r) return fail(r.error());
-    std::printf("%zu %zu %.1f\n", before->hashed, after->hashed, ms_since(t0));
+    std::printf("%zu %zu %.1f %zu\n", before->hashed, after->hashed, ms_since(t0), unstatted(*after));
     return 0;
   }
   if (mode != "undo" || argc < 4) return 2;
@@ -80,7 +98,7 @@ int main(int argc, char** argv) {
   std::string cmd = "cd '" + root.string() + "' && " + argv[3];
   if (std::system(cmd.c_str()) != 0) return 1;
   auto t1 = std::chrono::steady_clock::now();
-  auto after = store.take();
+  auto after = take();
   if (!after) return fail(after.error());
   auto changes = store.diff(*before, *after);
   if (!changes) return fail(changes.error());

@@ -126,25 +126,20 @@ void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
 // skips the trees no secret or backup of interest lives in, and is bounded.
 void scan_tree(const Workspace& ws, SandboxLayout& l) {
   constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
-  size_t seen = 0, mounts = 0;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(ws.root, fs::directory_options::skip_permission_denied, ec), end;
-  for (; !ec && it != end && seen < k_max_entries && mounts < k_max_mounts; it.increment(ec), ++seen) {
-    const std::string name = it->path().filename().string();
-    if (it->is_symlink(ec)) continue;
-    if (it->is_directory(ec)) {
-      if (name == ".git" || name == ".kaicoder" || name == "node_modules" || name == "target") it.disable_recursion_pending();
-      continue;
-    }
-    const fs::path rel = it->path().lexically_relative(ws.root);
-    if (name.find(".bak-kaicoder-") != std::string::npos) {
-      l.read_only.push_back(it->path());
+  size_t mounts = 0;
+  auto enter = [](std::string_view name) {
+    return name != ".git" && name != ".kaicoder" && name != "node_modules" && name != "target";
+  };
+  walk_tree(ws.root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned) {
+    if (std::string_view(name).find(".bak-kaicoder-") != std::string_view::npos) {
+      l.read_only.push_back(ws.root / rel);
       ++mounts;
-    } else if (!check_read(ws.guards, RootPath{rel.generic_string(), it->path()})) {
-      l.hidden.push_back(it->path());
+    } else if (!check_read(ws.guards, RootPath{rel, {}})) {
+      l.hidden.push_back(ws.root / rel);
       ++mounts;
     }
-  }
+    return mounts < k_max_mounts;
+  });
 }
 
 SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std::vector<fs::path>& writable) {

@@ -105,35 +105,74 @@ bool match_segments(const std::vector<std::string_view>& pat, size_t pi, const s
   return match_segments(pat, pi + 1, path, si + 1, end);
 }
 
+// A pattern's text with its leading and trailing '/' taken off, and what
+// they said; empty text matches nothing.
+struct Parsed {
+  std::string_view text;
+  bool dir_only = false, anchored = false;
+};
+
+Parsed parse(std::string_view pattern) {
+  Parsed p;
+  while (pattern.size() > 1 && pattern.back() == '/') {
+    pattern.remove_suffix(1);
+    p.dir_only = true;
+  }
+  p.anchored = pattern.find('/') != std::string_view::npos;
+  if (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
+  p.text = pattern;
+  return p;
+}
+
+// `pattern` (parsed; `segs` its text split, for an anchored one) against
+// the components of a path.
+bool match_parsed(const Parsed& p, const std::vector<std::string_view>& segs, const std::vector<std::string_view>& path) {
+  // A folder pattern can only name a proper ancestor of the path, since the
+  // last component is the file itself; any other pattern may also name the
+  // path itself. Either way a match on an ancestor covers everything below.
+  size_t limit = p.dir_only ? path.size() - 1 : path.size();
+  if (!p.anchored) {
+    for (size_t i = 0; i < limit; ++i)
+      if (match_name(p.text, path[i])) return true;
+    return false;
+  }
+  for (size_t end = 1; end <= limit; ++end)
+    if (match_segments(segs, 0, path, 0, end)) return true;
+  return false;
+}
+
+std::string_view without_leading_slashes(std::string_view rel_path) {
+  while (!rel_path.empty() && rel_path.front() == '/') rel_path.remove_prefix(1);
+  return rel_path;
+}
+
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view rel_path) {
   if (pattern.empty() || rel_path.empty()) return false;
-  bool dir_only = false;
-  while (pattern.size() > 1 && pattern.back() == '/') {
-    pattern.remove_suffix(1);
-    dir_only = true;
-  }
-  bool anchored = pattern.find('/') != std::string_view::npos;
-  if (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
-  if (pattern.empty()) return false;
-  while (!rel_path.empty() && rel_path.front() == '/') rel_path.remove_prefix(1);
+  Parsed p = parse(pattern);
+  if (p.text.empty()) return false;
+  std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
+  return match_parsed(p, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, path);
+}
 
-  std::vector<std::string_view> path = split(rel_path, "/");
-  // A folder pattern can only name a proper ancestor of the path, since the
-  // last component is the file itself; any other pattern may also name the
-  // path itself. Either way a match on an ancestor covers everything below.
-  size_t limit = dir_only ? path.size() - 1 : path.size();
-  if (!anchored) {
-    for (size_t i = 0; i < limit; ++i)
-      if (match_name(pattern, path[i])) return true;
-    return false;
+GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
+  for (std::string_view pattern : patterns) {
+    if (pattern.empty()) continue;
+    Parsed p = parse(pattern);
+    if (p.text.empty()) continue;
+    m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only, p.anchored});
   }
-  std::vector<std::string_view> pat = split(pattern, "/");
-  for (size_t end = 1; end <= limit; ++end)
-    if (match_segments(pat, 0, path, 0, end)) return true;
+}
+
+bool GlobSet::any(std::string_view rel_path) const {
+  if (rel_path.empty()) return false;
+  std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
+  for (const Pattern& x : m_patterns)
+    if (match_parsed(Parsed{x.text, x.dir_only, x.anchored}, x.segs, path)) return true;
   return false;
 }
+
 
 Status validate_glob(std::string_view pattern) {
   auto bad = [&](std::string_view why) {

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/result.hpp"
 
@@ -19,6 +20,25 @@ namespace kai {
 // - `**` matches any number of folders; `*` and `?` never match '/'.
 // A path matching a folder pattern also matches when it lies beneath it.
 bool glob_match(std::string_view pattern, std::string_view rel_path);
+
+// The same test for many paths against one fixed list of patterns: each
+// pattern is taken apart once, and each path once per call, where calling
+// glob_match for every pattern splits the path again each time.
+// any(p) == (glob_match(x, p) for some x in the list). The set keeps views
+// of the patterns: they must outlive it.
+class GlobSet {
+public:
+  explicit GlobSet(const std::vector<std::string_view>& patterns);
+  bool any(std::string_view rel_path) const;
+
+private:
+  struct Pattern {
+    std::string_view text;               // without leading and trailing '/'
+    std::vector<std::string_view> segs;  // anchored patterns: text split on '/'
+    bool dir_only = false, anchored = false;
+  };
+  std::vector<Pattern> m_patterns;
+};
 
 // usage error naming what is wrong (empty, NUL, unbalanced '[', '/' inside
 // '[...]', a trailing lone '\', and '..', '.' or empty folder names, which

@@ -341,11 +341,8 @@ std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, cons
 
 bool is_secret_file(std::string_view rel) {
   std::string folded = fold_rel(rel);
-  auto matches = [](std::string_view path) {
-    for (std::string_view pat : k_secret_patterns)
-      if (glob_match(pat, path)) return true;
-    return false;
-  };
+  static const GlobSet secret(std::vector<std::string_view>(k_secret_patterns.begin(), k_secret_patterns.end()));
+  auto matches = [](std::string_view path) { return secret.any(path); };
   if (!matches(folded)) return false;
   std::vector<std::string> parts = split_path(folded);
   bool documentation = std::any_of(k_documentation_suffixes.begin(), k_documentation_suffixes.end(),

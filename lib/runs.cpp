@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,7 +13,9 @@
 #include "lib/hooks.hpp"
 #include "lib/limits.hpp"
 #include "lib/policy.hpp"
+#include "lib/sandbox.hpp"
 #include "lib/snapshot.hpp"
+#include "lib/snapshot_watch.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
 #include "lib/util/time.hpp"
@@ -92,19 +95,24 @@ struct Undo {
   std::optional<Snapshot> before;
   std::string tag;   // pending ref while the run is in flight
   std::string note;  // why there is no snapshot, when there is none
+  // What the kernel saw change from before the first snapshot on (null
+  // when it cannot tell: then the second snapshot walks the whole tree).
+  std::unique_ptr<SnapshotWatch> watch;
 };
 
 // A snapshot is long work on a big tree: whoever watches the workspace sees it.
-Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what) {
-  auto s = store.take([&](size_t done) {
-    if (ws.progress) ws.progress(what, done, 0);
-  });
+Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what, SnapshotWatch* watch) {
+  auto s = store.take(
+      [&](size_t done) {
+        if (ws.progress) ws.progress(what, done, 0);
+      },
+      watch);
   if (ws.progress) ws.progress("", 0, 0);
   return s;
 }
 
 Undo start_undo(const Workspace& ws, const Proposal& p) {
-  Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), ""};
+  Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), "", nullptr};
   if (ws.cfg.snapshots_keep <= 0) return u;
   // A pending ref whose run has finished (or failed) was left behind by an
   // error path; only a proposal still approved can be in flight. A run whose
@@ -114,7 +122,10 @@ Undo start_undo(const Workspace& ws, const Proposal& p) {
       auto q = ws.store.load(std::atoi(tag.c_str()), Store::Payloads::none);
       if (!q || q->state != State::approved) (void)u.store.release(tag);
     }
-  auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run");
+  // Not under sandbox "none": a run left unconfined could write where no
+  // file system event is made (a raw block device).
+  if (sandbox_mode(ws.cfg.sandbox) != SandboxMode::none) u.watch = SnapshotWatch::start(ws.root);
+  auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run", u.watch.get());
   Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
   if (held) u.before = *s;
   else u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
@@ -134,7 +145,8 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
   RunChanges out;
   out.note = u.note;
   if (!u.before) return out;
-  auto after = take_snapshot(ws, u.store, "snapshotting the tree after the run");
+  auto after = take_snapshot(ws, u.store, "snapshotting the tree after the run", u.watch.get());
+  u.watch.reset();
   auto changes = after ? u.store.diff(*u.before, *after) : Result<std::vector<TreeChange>>(after.error());
   if (!changes) {
     (void)u.store.release(u.tag);

@@ -17,6 +17,7 @@
 #include <git2.h>
 
 #include "lib/git.hpp"
+#include "lib/snapshot_watch.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/workspace.hpp"
 
@@ -143,6 +144,10 @@ struct StatCache {
   };
   std::unordered_map<std::string, Listing> listings;
   StatKey on_disk;  // the cache file as this object last wrote or read it
+  // The watch that saw everything since this cache's walk began (it was
+  // started before, held sound, and every file and folder stat'ed was on
+  // its file system): the next walk may take its word. Null: walk it all.
+  const SnapshotWatch* armed = nullptr;
 };
 
 namespace {
@@ -245,10 +250,12 @@ struct TreeEntry {
 // object straight into the store (an unchanged tree is already there).
 class Builder {
 public:
+  // `watch`: the files and folders stat'ed are checked to be on its file
+  // system; with `trusted` too, a quiet folder's untouched files are not stat'ed.
   Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, StatCache& old,
-          const std::function<void(size_t)>& progress)
+          const std::function<void(size_t)>& progress, SnapshotWatch* watch, bool trusted)
       : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_order(old.order), m_old_dirs(old.dirs),
-        m_listings(old.listings), m_progress(progress),
+        m_listings(old.listings), m_progress(progress), m_watch(watch), m_trusted(watch && trusted),
         m_racy(now_ns() - 1000000000ull) {
     fresh.reserve(m_old.size());
   }
@@ -268,6 +275,7 @@ public:
   };
   std::vector<Fresh> fresh;
   std::unordered_map<std::string, StatCache::Listing> listings;  // what this walk read
+  bool foreign = false;  // something stat'ed lies on another file system than the watch's
 
 private:
   bool ignored(const std::string& rel, bool dir) const {
@@ -284,6 +292,15 @@ private:
   }
   Status file(int dirfd, const char* name, const std::string& rel, const struct stat& st, const Cache::value_type* old,
               std::vector<TreeEntry>& into);
+  // A file the watch saw nothing touch: its last entry, unstat'ed.
+  void unchanged(const std::string& name, const Cache::value_type* old, std::vector<TreeEntry>& into);
+  void added(const std::string& name, uint32_t mode, const git_oid& id, std::vector<TreeEntry>& into) {
+    into.push_back(TreeEntry{name, mode, id});
+    if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+  }
+  void seen_on(const struct stat& st) {
+    if (m_watch && static_cast<uint64_t>(st.st_dev) != m_watch->dev()) foreign = true;
+  }
   Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id, bool& stable);
   void count_ignored(int fd, const std::string& prefix, const std::string& top);
   Handles& m_h;
@@ -298,6 +315,8 @@ private:
   const std::unordered_set<std::string>& m_old_dirs;
   std::unordered_map<std::string, StatCache::Listing>& m_listings;  // what a listing still valid is moved out of
   const std::function<void(size_t)>& m_progress;
+  SnapshotWatch* m_watch;
+  const bool m_trusted;
   uint64_t m_racy;  // stat data this new or newer is not cached
   bool m_tracked_read = false;
   std::unordered_set<std::string> m_tracked, m_tracked_dirs;
@@ -418,8 +437,7 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
     id = cached->id;
     if (cacheable) {  // the new entry would be the old one
       fresh.push_back(Fresh{old, {}, {}});
-      into.push_back(TreeEntry{name, mode, id});
-      if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+      added(name, mode, id, into);
       return ok_status();
     }
   } else if (S_ISLNK(st.st_mode)) {
@@ -433,14 +451,24 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
   } else {
     bool stable = false;
     auto s = hash_regular(dirfd, name, rel, st, id, stable);
+    // Each file read is an event of the watch's: read them as they come, or
+    // a first walk of a big tree would overflow the kernel's queue.
+    if (m_watch && m_out.hashed % 256 == 255) m_watch->drain();
     if (!s) return s.error().code == Errc::not_found ? ok_status() : s;
     cacheable = cacheable && stable;
     ++m_out.hashed;
   }
   fresh.push_back(Fresh{nullptr, rel, Cached{k, id, mode, cacheable}});
-  into.push_back(TreeEntry{name, mode, id});
-  if (++m_out.files % 1000 == 0 && m_progress) m_progress(m_out.files);
+  added(name, mode, id, into);
   return ok_status();
+}
+
+void Builder::unchanged(const std::string& name, const Cache::value_type* old, std::vector<TreeEntry>& into) {
+  const Cached& c = old->second;
+  if (c.st.mode & (S_ISUID | S_ISGID)) m_out.setid[old->first] = c.st.mode & 07777;
+  fresh.push_back(Fresh{old, {}, {}});
+  ++m_out.unstatted;
+  added(name, c.git_mode, c.id, into);
 }
 
 // Files of an ignored tree: stat data only, so that changes can be counted.
@@ -478,7 +506,13 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
   struct stat self;
   const bool have_self = ::fstat(::dirfd(d), &self) == 0;
   const StatKey self_key = have_self ? key_of(self) : StatKey{};
+  if (have_self) seen_on(self);
   auto was = have_self ? m_listings.find(prefix) : m_listings.end();
+  // A folder the watch vouches for: the same folder as at the last walk
+  // (its inode), on the watched file system, and no event in it since (an
+  // entry added, removed or renamed in it is one).
+  const bool quiet = m_trusted && was != m_listings.end() && was->second.key.ino == self_key.ino &&
+                     static_cast<uint64_t>(self.st_dev) == m_watch->dev() && !m_watch->touched(self_key.ino);
   const std::vector<std::string>* names = nullptr;
   std::vector<std::string> read;
   if (was != m_listings.end() && was->second.key == self_key) {
@@ -490,12 +524,28 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     }
     names = &read;
   }
-  std::vector<std::pair<const std::string*, struct stat>> entries;
+  struct Entry {
+    const std::string* name;
+    struct stat st;
+    const Cache::value_type* hit;  // the cache's entry, when looked up already
+    bool looked, untouched;
+  };
+  std::vector<Entry> entries;
   entries.reserve(names->size());
   for (const auto& name : *names) {
-    struct stat st;
-    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    entries.emplace_back(&name, st);
+    Entry e{&name, {}, nullptr, false, false};
+    if (quiet) {
+      // A file of the last walk whose inode no event named (a write, a
+      // mode change, a new link, an open: through any path) is as it was.
+      std::string rel = prefix + name;
+      if (!m_old_dirs.count(rel)) {
+        e.hit = cached(rel);
+        e.looked = true;
+        e.untouched = e.hit && e.hit->second.usable && !m_watch->touched(e.hit->second.st.ino);
+      }
+    }
+    if (!e.untouched && ::fstatat(::dirfd(d), name.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries.push_back(e);
   }
   // Kept only out of the racy window (a change within the same clock tick
   // could leave ctime as it was). Moving the vector keeps its strings where
@@ -503,14 +553,20 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
   if (names == &read && have_self && std::max(self_key.mtime_ns, self_key.ctime_ns) < m_racy)
     listings.emplace(prefix, StatCache::Listing{self_key, std::move(read)});
   std::vector<TreeEntry> into;
-  for (const auto& [name_of, st] : entries) {
-    const std::string& name = *name_of;
+  for (const Entry& e : entries) {
+    const std::string& name = *e.name;
+    if (e.untouched) {
+      unchanged(name, e.hit, into);
+      continue;
+    }
+    const struct stat& st = e.st;
+    seen_on(st);
     std::string rel = prefix + name;
     bool dir = S_ISDIR(st.st_mode);
     if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
     // A path the last snapshot held was not excluded then, and the cache
     // is only used under the same guardrails (the cache file names them).
-    const Cache::value_type* hit = dir ? nullptr : cached(rel);
+    const Cache::value_type* hit = dir ? nullptr : e.looked ? e.hit : cached(rel);
     bool known = dir ? m_old_dirs.count(rel) > 0 : hit != nullptr;
     if (!known && excluded(m_g, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
@@ -742,7 +798,7 @@ bool SnapshotStore::exists() const {
   return fs::exists(m_dir / "HEAD", ec);
 }
 
-Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress) const {
+Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress, SnapshotWatch* watch) const {
   auto h = open_handles(m_dir, m_root, Create::yes);
   if (!h) return h.error();
   git_odb* odb = nullptr;
@@ -765,7 +821,10 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
     if (::stat(cache_file.c_str(), &st) == 0) m_cache->on_disk = key_of(st);
   }
   const Cache& old = m_cache->files;
-  Builder b(*h, m_guards, odb, out, *m_cache, progress);
+  // The watch's word is taken only about what a walk it saw from the start
+  // recorded; every event up to now is read first.
+  const bool trusted = watch && watch->drain() && m_cache->armed == watch;
+  Builder b(*h, m_guards, odb, out, *m_cache, progress, watch, trusted);
   int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot open '{}': {}", m_root.string(), std::strerror(errno)));
   std::optional<git_oid> tree;
@@ -798,6 +857,7 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
     m_cache->on_disk = key_of(st);
   m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
   m_cache->listings = std::move(b.listings);
+  m_cache->armed = watch && watch->sound() && !b.foreign ? watch : nullptr;
   return out;
 }
 

@@ -84,6 +84,7 @@ struct Snapshot {
   std::string tree;   // hex id of the tree object in snapshots.git
   size_t files = 0;   // files in it
   size_t hashed = 0;  // of those, read and hashed (the rest matched kaicoder's stat cache)
+  size_t unstatted = 0;  // of those, taken from the last snapshot unstatted: the watch saw nothing touch them
   bool git = false;   // root is (inside) a git work tree
   // Seen, not stored (root-relative paths):
   std::map<std::string, StatKey> large;    // files over k_snapshot_max_bytes
@@ -107,6 +108,7 @@ struct TreeChange {
 };
 
 struct StatCache;
+class SnapshotWatch;
 
 class SnapshotStore {
 public:
@@ -116,7 +118,12 @@ public:
   // Snapshot the working tree (creating the store on first use). `progress`,
   // when given, is called with the number of files done so far, now and then.
   // io/git errors name what failed; a file that vanishes meanwhile is skipped.
-  Result<Snapshot> take(const std::function<void(size_t)>& progress = {}) const;
+  // With `watch` (lib/snapshot_watch.hpp, started before the snapshot
+  // before a run): the snapshot after the run stats only the files and
+  // folders the kernel saw touched since, when the watch proves the rest
+  // unchanged (Snapshot::unstatted says how many it took on its word), and
+  // walks the whole tree otherwise.
+  Result<Snapshot> take(const std::function<void(size_t)>& progress = {}, SnapshotWatch* watch = nullptr) const;
 
   // Keep `s` alive while a run is in flight, under refs/kaicoder/pending/<tag>.
   Status hold(const Snapshot& s, const std::string& tag) const;

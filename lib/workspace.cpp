@@ -1,6 +1,7 @@
 #include "lib/workspace.hpp"
 
 #include <cctype>
+#include <dirent.h>
 
 #include <fmt/format.h>
 
@@ -56,29 +57,20 @@ namespace {
 // which is decided by name on every request.
 void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
   constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
-  size_t entries = 0, loaded = 0;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
-  for (; !ec && it != end && entries < k_max_entries && loaded < k_max_files; it.increment(ec), ++entries) {
-    const std::string name = it->path().filename().string();
-    const fs::file_status st = it->symlink_status(ec);
-    if (fs::is_directory(st)) {
-      if (name == ".git" || name == g.state_dir || name == "node_modules" || name == "target" || name == "build" ||
-          name == "dist")
-        it.disable_recursion_pending();
-      continue;
-    }
-    if (!fs::is_regular_file(st)) continue;
-    RootPath rp{it->path().lexically_relative(root).generic_string(), it->path()};
-    if (check_read(g, rp)) continue;  // readable: not a secret file
-    if (it->file_size(ec) > k_max_size) continue;
-    auto dir = open_parent(root, rp.rel, CreateDirs::no);
-    if (!dir) continue;
-    auto file = read_at(*dir, name);
-    if (!file || !file->regular) continue;
+  size_t loaded = 0;
+  auto enter = [&g](std::string_view name) {
+    return name != ".git" && name != g.state_dir && name != "node_modules" && name != "target" && name != "build" &&
+           name != "dist";
+  };
+  walk_tree(root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned type) {
+    if (type != DT_REG || check_read(g, RootPath{rel, root / rel})) return true;  // readable: not a secret file
+    auto dir = open_parent(root, rel, CreateDirs::no);
+    if (!dir) return true;
+    auto file = read_at(*dir, name, k_max_size);
+    if (!file || !file->regular || file->bytes.size() > k_max_size) return true;
     r.add_secret_file(name, file->bytes);
-    ++loaded;
-  }
+    return ++loaded < k_max_files;
+  });
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <random>
 #include <sys/stat.h>
@@ -196,6 +197,54 @@ PrivateTempDir::~PrivateTempDir() {
   if (m_path.empty()) return;
   std::error_code ec;
   fs::remove_all(m_path, ec);
+}
+
+namespace {
+
+struct TreeWalk {
+  size_t left;
+  const std::function<bool(std::string_view)>& enter;
+  const std::function<bool(const std::string&, int, const char*, unsigned)>& file;
+  bool stopped = false;
+
+  // `fd` (owned) is the folder at root-relative `prefix` ("" or "a/b/").
+  void folder(int fd, const std::string& prefix) {
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+      ::close(fd);
+      return;
+    }
+    while (!stopped && left > 0) {
+      const dirent* e = ::readdir(d);
+      if (!e) break;
+      const std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      --left;
+      unsigned type = e->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = IFTODT(st.st_mode);
+      }
+      if (type == DT_LNK) continue;
+      if (type == DT_DIR) {
+        if (!enter(name)) continue;
+        int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) folder(sub, prefix + std::string(name) + "/");
+        continue;
+      }
+      if (!file(prefix + std::string(name), ::dirfd(d), e->d_name, type)) stopped = true;
+    }
+    ::closedir(d);
+  }
+};
+
+}  // namespace
+
+void walk_tree(const std::filesystem::path& root, size_t max_entries, const std::function<bool(std::string_view)>& enter,
+               const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) TreeWalk{max_entries, enter, file}.folder(fd, "");
 }
 
 }  // namespace kai

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <sys/types.h>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -53,6 +54,17 @@ bool write_all(int fd, std::string_view data);
 Result<std::string> read_all(int fd, size_t max = SIZE_MAX - 1);
 
 std::string errno_text(int err);
+
+// Walks the tree under `root` depth first, each folder read once through a
+// descriptor, entry types from the listing (a stat only where the file
+// system gives none). Symlinks are neither followed nor reported; a folder
+// is entered when `enter(name)` says so; every other entry (regular files,
+// fifos, sockets, devices: `type` is its DT_* value) goes to `file`, with
+// its root-relative path and its folder's descriptor, until `file` returns
+// false. At most `max_entries` entries, folders and symlinks included, are
+// looked at; folders that cannot be opened are skipped.
+void walk_tree(const std::filesystem::path& root, size_t max_entries, const std::function<bool(std::string_view)>& enter,
+               const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file);
 
 // A folder only this user can enter (mkdtemp: mode 0700), made under
 // `parent`, removed with everything in it when the object goes away. For

@@ -1,5 +1,6 @@
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -144,6 +145,26 @@ TEST_CASE("glob_match follows gitignore semantics over root-relative paths", "[g
     INFO("pattern '" << c.pattern << "' path '" << c.path << "'");
     CHECK(kai::glob_match(c.pattern, c.path) == c.want);
   }
+}
+
+TEST_CASE("GlobSet answers what glob_match answers for each pattern of the list", "[glob]") {
+  std::vector<std::string_view> all;
+  for (const GlobCase& c : k_glob_cases) {
+    INFO("pattern '" << c.pattern << "' path '" << c.path << "'");
+    CHECK(kai::GlobSet({c.pattern}).any(c.path) == c.want);
+    all.push_back(c.pattern);
+  }
+  // The whole list at once: true exactly when some pattern matches.
+  kai::GlobSet set(all);
+  for (const GlobCase& c : k_glob_cases) {
+    bool some = false;
+    for (std::string_view pattern : all) some = some || kai::glob_match(pattern, c.path);
+    INFO("path '" << c.path << "'");
+    CHECK(set.any(c.path) == some);
+  }
+  CHECK_FALSE(kai::GlobSet({}).any("a"));
+  CHECK(kai::GlobSet({"*.sh", "/top"}).any("/top/x"));
+  CHECK_FALSE(kai::GlobSet({"*.sh", "/top"}).any("x/top"));
 }
 
 TEST_CASE("glob_match ignores a leading slash on the path", "[glob]") {

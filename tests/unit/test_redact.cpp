@@ -1,5 +1,7 @@
 // Secrets never leave kaicoder; what the reviewer sees is what is there.
 
+#include "unit/ws_fixture.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "lib/redact.hpp"
@@ -103,4 +105,19 @@ TEST_CASE("hidden() counts what apply() hides, in a large text too", "[redact]")
   CHECK(r.hidden(big + "ghp_short sk-x task-force\n") == 0);
   // A mark already in the text is not a hidden value.
   CHECK(r.hidden(big + "[REDACTED:X] and hunter2hunter2\n") == 1);
+}
+
+TEST_CASE("a workspace redacts the values of secret files anywhere in root, not in the trees it skips", "[redact]") {
+  const std::string big(2 << 20, 'x');
+  kai::test::WsFixture f("", {{"services/api/config/.env", "DEEP_TOKEN=deep-value-4d5e6f\n"},
+                              {".env", "TOP_TOKEN=top-value-7a8b9c\n"},
+                              {"node_modules/pkg/.env", "SKIPPED_TOKEN=skipped-value-1a2b3c\n"},
+                              {"big/.env", "BIG_TOKEN=big-value-0f0e0d\n" + big},
+                              {"src/main.c", "int main;\n"}});
+  const std::string text = f.ws->redact("deep-value-4d5e6f top-value-7a8b9c skipped-value-1a2b3c big-value-0f0e0d");
+  CHECK(text.find("deep-value-4d5e6f") == std::string::npos);
+  CHECK(text.find("top-value-7a8b9c") == std::string::npos);
+  // Skipped: a dependency tree, and a secret file over the 1 MiB read limit.
+  CHECK(text.find("skipped-value-1a2b3c") != std::string::npos);
+  CHECK(text.find("big-value-0f0e0d") != std::string::npos);
 }

@@ -274,6 +274,22 @@ TEST_CASE("full: secrets in root, in home and in other processes cannot be read"
   CHECK(b.read(".env").find(k_secret) != std::string::npos);  // hidden, not changed
 }
 
+TEST_CASE("full: secrets and kaicoder backups deep in root are hidden or read-only, a symlink to one is no way round", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  b.top.write("root/a/b/c/id_rsa", k_ssh_key);
+  b.top.write("root/a/b/prod.env", std::string("TOKEN=") + k_secret + "\n");
+  b.top.write("root/a/b/c/main.c.bak-kaicoder-1", "old bytes\n");
+  b.top.write("root/a/b/c/plain.txt", "plain\n");
+  fs::create_symlink("b/c/id_rsa", b.root / "a/key-link");
+  RunResult r = b.run("cat a/b/c/id_rsa a/key-link a/b/prod.env a/b/c/plain.txt; echo new > a/b/c/main.c.bak-kaicoder-1; echo END");
+  CHECK(r.out.find(k_ssh_key) == std::string::npos);
+  CHECK(r.out.find(k_secret) == std::string::npos);
+  CHECK_THAT(r.out, Contains("plain") && Contains("END"));
+  CHECK(b.read("a/b/c/main.c.bak-kaicoder-1") == "old bytes\n");
+  CHECK(b.read("a/b/c/id_rsa") == k_ssh_key);  // hidden, not changed
+}
+
 TEST_CASE("full: no terminal can be opened", "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;

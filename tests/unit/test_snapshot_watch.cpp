@@ -1,0 +1,179 @@
+// The snapshot after a run with a file system watch (lib/snapshot_watch):
+// it stats only what the kernel saw touched, and still misses nothing a run
+// can do to a file — a write deep in the tree, through a hard link outside
+// root or one made during the run, through a shared mapping, a mode change,
+// a rename into the tree, a folder swapped for another — and walks the whole
+// tree when the kernel's queue overflowed. Each case compares the watched
+// snapshot with a full walk of the same tree by a fresh store.
+
+#include "unit/temp_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "lib/snapshot.hpp"
+#include "lib/snapshot_watch.hpp"
+
+namespace {
+using kai::test::TempDir;
+namespace fs = std::filesystem;
+
+kai::SnapshotStore store_in(const TempDir& t) {
+  return kai::SnapshotStore{t.path() / ".kaicoder" / "snapshots.git", t.path(), kai::Guardrails{}};
+}
+
+// A tree of 40 files, settled: out of the stat cache's racy window, and
+// snapshotted once so that the cache holds every file. src/util.c has a
+// second name outside root, outside/util-link.
+void settle(const TempDir& t, const TempDir& outside) {
+  t.git_init();
+  t.write(".gitignore", ".kaicoder/\n");
+  for (int i = 0; i < 40; ++i) t.write("src/m" + std::to_string(i % 4) + "/deep/f" + std::to_string(i) + ".c", "int f" + std::to_string(i) + ";\n");
+  t.write("src/util.c", "int util;\n");
+  REQUIRE(::link((t / "src/util.c").c_str(), (outside / "util-link").c_str()) == 0);
+  REQUIRE(store_in(t).take());
+  ::usleep(1100 * 1000);
+}
+
+std::vector<std::string> paths_of(const std::vector<kai::TreeChange>& d) {
+  std::vector<std::string> out;
+  for (const auto& c : d) out.push_back(c.rel);
+  return out;
+}
+
+std::unique_ptr<kai::SnapshotWatch> start_or_warn(const TempDir& t) {
+  auto w = kai::SnapshotWatch::start(t.path());
+  if (!w) WARN("SKIPPED: no file system watch here (it needs CAP_SYS_ADMIN and inode-number file handles)");
+  return w;
+}
+
+// A settled tree, a watch (null where there can be none) and the snapshot
+// before a run, taken with it.
+struct Watched {
+  TempDir t, outside;
+  std::unique_ptr<kai::SnapshotWatch> watch;
+  kai::SnapshotStore store = store_in(t);
+  std::optional<kai::Snapshot> before;
+  Watched() {
+    settle(t, outside);
+    watch = start_or_warn(t);
+    if (!watch) return;
+    auto b = store.take({}, watch.get());
+    REQUIRE(b);
+    before = *b;
+  }
+};
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+TEST_CASE("with a file system watch the snapshot after a run stats only what was touched, and misses nothing", "[snapshot]") {
+  Watched w;
+  if (!w.watch) return;
+  CHECK(w.before->unstatted == 0);  // the first walk stats everything
+  std::string want;  // a path the diff must name
+  SECTION("nothing") {}
+  SECTION("a write deep in the tree") {
+    w.t.write("src/m2/deep/f6.c", "int changed;\n");
+    want = "src/m2/deep/f6.c";
+  }
+  SECTION("a write through a hard link outside root") {
+    std::ofstream(w.outside / "util-link", std::ios::app) << "int more;\n";
+    want = "src/util.c";
+  }
+  SECTION("a write through a hard link made during the run in a new folder") {
+    w.t.mkdir("new");
+    REQUIRE(::link((w.t / "src/m1/deep/f5.c").c_str(), (w.t / "new/f5-link").c_str()) == 0);
+    std::ofstream(w.t / "new/f5-link", std::ios::app) << "int more;\n";
+    want = "src/m1/deep/f5.c";
+  }
+  SECTION("a write through a shared mapping") {
+    int fd = ::open((w.t / "src/m3/deep/f7.c").c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    void* m = ::mmap(nullptr, 4, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    REQUIRE(m != MAP_FAILED);
+    static_cast<char*>(m)[0] = 'I';
+    ::munmap(m, 4);
+    ::close(fd);
+    want = "src/m3/deep/f7.c";
+  }
+  SECTION("a mode change") {
+    REQUIRE(::chmod((w.t / "src/m0/deep/f4.c").c_str(), 0755) == 0);
+    want = "src/m0/deep/f4.c";
+  }
+  SECTION("a rename into the tree") {
+    w.outside.write("moved.c", "int moved;\n");
+    fs::rename(w.outside / "moved.c", w.t / "src/m1/deep/moved.c");
+    want = "src/m1/deep/moved.c";
+  }
+  SECTION("a folder swapped for another holding the same names") {
+    fs::rename(w.t / "src/m2", w.outside / "m2");
+    for (int i = 2; i < 40; i += 4) w.t.write("src/m2/deep/f" + std::to_string(i) + ".c", "int g" + std::to_string(i) + ";\n");
+    want = "src/m2/deep/f2.c";
+  }
+  auto after = w.store.take({}, w.watch.get());
+  REQUIRE(after);
+  CHECK(after->unstatted > 0);  // the watch's word was taken
+  auto full = store_in(w.t).take();
+  REQUIRE(full);
+  CHECK(full->unstatted == 0);
+  CHECK(after->tree == full->tree);
+  CHECK(after->dirs == full->dirs);
+  auto d = w.store.diff(*w.before, *after);
+  REQUIRE(d);
+  if (want.empty()) CHECK(d->empty());
+  else CHECK(has(paths_of(*d), want));
+}
+
+TEST_CASE("when the watch's queue overflowed the snapshot walks the whole tree", "[snapshot]") {
+  Watched w;
+  if (!w.watch) return;
+  // More events than the kernel queues, then the change: its event is lost.
+  long queued = 16384;
+  std::ifstream("/proc/sys/fs/fanotify/max_queued_events") >> queued;
+  for (long i = 0; i <= queued; ++i) {
+    int fd = ::open((w.outside / ("n" + std::to_string(i))).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  w.t.write("src/m2/deep/f6.c", "int changed;\n");
+  auto after = w.store.take({}, w.watch.get());
+  REQUIRE(after);
+  CHECK_FALSE(w.watch->sound());
+  CHECK(after->unstatted == 0);
+  auto d = w.store.diff(*w.before, *after);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"src/m2/deep/f6.c"});
+  // And the next snapshot with that watch does not trust it either.
+  auto again = w.store.take({}, w.watch.get());
+  REQUIRE(again);
+  CHECK(again->unstatted == 0);
+}
+
+TEST_CASE("a watch started after the snapshot before a run is not taken at its word", "[snapshot]") {
+  TempDir t, outside;
+  settle(t, outside);
+  auto store = store_in(t);
+  auto before = store.take();
+  REQUIRE(before);
+  t.write("src/m2/deep/f6.c", "int changed;\n");  // before the watch began: it saw nothing
+  auto watch = start_or_warn(t);
+  if (!watch) return;
+  auto after = store.take({}, watch.get());
+  REQUIRE(after);
+  CHECK(after->unstatted == 0);
+  auto d = store.diff(*before, *after);
+  REQUIRE(d);
+  CHECK(paths_of(*d) == std::vector<std::string>{"src/m2/deep/f6.c"});
+}
