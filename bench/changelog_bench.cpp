@@ -127,8 +127,7 @@ int main(int argc, char** argv) {
 
   std::printf("changelog bench in %s (keep = %zu, %d runs each)\n", dir.c_str(), k_keep, k_runs);
   std::printf("%9s %6s %9s | %-26s | %-26s\n", "history", "live", "archives", "prepend (us)", "newest(1) (us)");
-  std::printf("%9s %6s %9s | %12s %13s | %12s %13s\n", "", "", "", "wall min", "cpu median", "wall min",
-              "cpu median");
+  std::printf("%9s %6s %9s | %12s %13s | %12s %13s\n", "", "", "", "wall min", "cpu median", "wall min", "cpu median");
   long next = 0;
   std::vector<Sample> rows;
   for (long target : {100L, 10000L, 100000L}) {

@@ -41,13 +41,16 @@ int fail(const std::string& what, const kai::Error& e) {
   return 1;
 }
 
-std::string file_path(const fs::path& dir, int i) { return (dir / ("d" + std::to_string(i / 50)) / ("f" + std::to_string(i) + ".c")).string(); }
+std::string file_path(const fs::path& dir, int i) {
+  return (dir / ("d" + std::to_string(i / 50)) / ("f" + std::to_string(i) + ".c")).string();
+}
 
 int gen(const fs::path& dir, int n) {
   for (int i = 0; i < n; ++i) {
     fs::create_directories(fs::path(file_path(dir, i)).parent_path());
     std::ofstream out(file_path(dir, i), std::ios::binary);
-    for (int l = 0; l < 60; ++l) out << "int f" << i << "_" << l << "(int x) { return x + " << (l * 7 + i) % 97 << "; }\n";
+    for (int l = 0; l < 60; ++l)
+      out << "int f" << i << "_" << l << "(int x) { return x + " << (l * 7 + i) % 97 << "; }\n";
   }
   return 0;
 }
@@ -78,7 +81,8 @@ int apply(const fs::path& root, const fs::path& patch_file, const fs::path& owne
   auto cfg = kai::read_file(root / "kaicoder.toml");
   if (!cfg) return fail("config", cfg.error());
   if (auto k = kai::create_key(owner); !k) return fail("key", k.error());
-  if (auto t = kai::TrustList(owner).record(fs::canonical(root), *cfg, "2026-07-09T14:15:30Z"); !t) return fail("trust", t.error());
+  if (auto t = kai::TrustList(owner).record(fs::canonical(root), *cfg, "2026-07-09T14:15:30Z"); !t)
+    return fail("trust", t.error());
   kai::Clock clock;
   auto ws = kai::Workspace::open(env, clock);
   if (!ws) return fail("workspace", ws.error());

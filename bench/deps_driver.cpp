@@ -27,9 +27,12 @@ int main(int argc, char** argv) {
   const std::string kind = argv[1];
   const size_t bytes = std::strtoul(argv[2], nullptr, 10);
   kai::bench::HostileFile f;
-  if (kind == "rust-nested") f = kai::bench::rust_nested(bytes);
-  else if (kind == "rust-chain") f = kai::bench::rust_chain(bytes);
-  else if (kind == "c-includes") f = kai::bench::c_includes(bytes);
+  if (kind == "rust-nested")
+    f = kai::bench::rust_nested(bytes);
+  else if (kind == "rust-chain")
+    f = kai::bench::rust_chain(bytes);
+  else if (kind == "c-includes")
+    f = kai::bench::c_includes(bytes);
   else {
     std::fprintf(stderr, "deps_driver: unknown kind '%s'\n", kind.c_str());
     return 2;
@@ -43,7 +46,7 @@ int main(int argc, char** argv) {
   for (uint32_t d : deps) found.push_back(files.paths()[d]);
   std::sort(found.begin(), found.end());
   std::sort(f.expected.begin(), f.expected.end());
-  std::printf("bytes %zu\nedges %zu\nright %s\nms %lld\n", f.text.size(), deps.size(), found == f.expected ? "yes" : "no",
-              static_cast<long long>(ms));
+  std::printf("bytes %zu\nedges %zu\nright %s\nms %lld\n", f.text.size(), deps.size(),
+              found == f.expected ? "yes" : "no", static_cast<long long>(ms));
   return 0;
 }

@@ -33,7 +33,9 @@ void code_line(std::string& out, long i, Rng& rng) {
     case 0: out += "\n"; break;
     case 1: out += "}\n"; break;
     case 2: out += "    return result;\n"; break;
-    default: fmt::format_to(std::back_inserter(out), "    value_{} = compute({}, {}, \"{}\");\n", i, r % 1000, r % 77, r % 4096);
+    default:
+      fmt::format_to(std::back_inserter(out), "    value_{} = compute({}, {}, \"{}\");\n", i, r % 1000, r % 77,
+                     r % 4096);
   }
 }
 
@@ -47,9 +49,7 @@ void edit(std::string& out, const std::string& line, long i, double p, Rng& rng)
   switch (rng.next() % 3) {
     case 0: fmt::format_to(std::back_inserter(out), "    edited_{} = {};\n", i, rng.next() % 100000); break;
     case 1: break;
-    default:
-      out += line;
-      fmt::format_to(std::back_inserter(out), "    inserted_{} = {};\n", i, rng.next() % 100000);
+    default: out += line; fmt::format_to(std::back_inserter(out), "    inserted_{} = {};\n", i, rng.next() % 100000);
   }
 }
 

@@ -111,9 +111,12 @@ int gen(const fs::path& dir, long total) {
   put(dir / "rs/src/lib.rs", lib);
   // Targets: the most imported file of each language and a middling one.
   std::ofstream t(dir / "targets.tsv");
-  t << "src/c/m0/f0.h\tm0/f0.h\n" << fmt::format("src/c/m{}/f{}.h\tm{}/f{}.h\n", 60 / k_per_dir, 60, 60 / k_per_dir, 60);
-  t << "web/src/d0/m0.tsx\td0/m0'\n" << "py/pkg0/mod1.py\tpkg0.mod1 \n";
-  t << "go/p0/f0.go\texample.com/big/p0\"\n" << "rs/src/m0.rs\t::m0::\n";
+  t << "src/c/m0/f0.h\tm0/f0.h\n"
+    << fmt::format("src/c/m{}/f{}.h\tm{}/f{}.h\n", 60 / k_per_dir, 60, 60 / k_per_dir, 60);
+  t << "web/src/d0/m0.tsx\td0/m0'\n"
+    << "py/pkg0/mod1.py\tpkg0.mod1 \n";
+  t << "go/p0/f0.go\texample.com/big/p0\"\n"
+    << "rs/src/m0.rs\t::m0::\n";
   return 0;
 }
 
@@ -138,8 +141,8 @@ int time_it(const fs::path& root, const fs::path& cache, int runs, const std::ve
   }
   size_t edges = 0;
   for (const auto& d : cold->graph.deps) edges += d.size();
-  fmt::print("files {}\nscanned {}\nedges {}\ncold_cpu {:.1f}\ncold_wall {:.1f}\ncache_bytes {}\n", cold->graph.files.size(),
-             cold->scanned, edges, c1 - c0, w1 - w0, fs::file_size(cache, ec));
+  fmt::print("files {}\nscanned {}\nedges {}\ncold_cpu {:.1f}\ncold_wall {:.1f}\ncache_bytes {}\n",
+             cold->graph.files.size(), cold->scanned, edges, c1 - c0, w1 - w0, fs::file_size(cache, ec));
   for (int r = 0; r < runs; ++r) {
     double a0 = cpu_ms(), b0 = wall_ms();
     auto hit = kai::load_graph(root, cache);
@@ -169,8 +172,8 @@ int load_once(const fs::path& root, const fs::path& cache) {
     fmt::print(stderr, "risk_driver: load failed: {}\n", g.error().message);
     return 1;
   }
-  fmt::print("load_cpu {:.1f}\nload_wall {:.1f}\nload_scanned {}\nload_reused {}\nload_from_cache {}\n", c1 - c0, w1 - w0,
-             g->scanned, g->reused, g->from_cache);
+  fmt::print("load_cpu {:.1f}\nload_wall {:.1f}\nload_scanned {}\nload_reused {}\nload_from_cache {}\n", c1 - c0,
+             w1 - w0, g->scanned, g->reused, g->from_cache);
   return 0;
 }
 

@@ -45,7 +45,8 @@ void generate(const std::filesystem::path& dir, long n) {
                               ("f" + std::to_string(i) + ".c");
     if (i % 100 == 0) std::filesystem::create_directories(p.parent_path());
     std::ofstream out(p, std::ios::binary);
-    for (int line = 0; line < 30; ++line) out << "int value_" << i << "_" << line << " = " << (i * 31 + line) % 977 << ";\n";
+    for (int line = 0; line < 30; ++line)
+      out << "int value_" << i << "_" << line << " = " << (i * 31 + line) % 977 << ";\n";
   }
 }
 

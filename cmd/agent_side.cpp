@@ -14,17 +14,21 @@ namespace {
 
 // kaicoder mcp and kaicoder hook take the agent side's path inside lib/
 // (lib/agent_side): their writes go to the spool too.
-constexpr const char* k_agent_commands[] = {"propose", "run", "wait", "list", "show", "read", "ls", "log", "mcp", "hook"};
+constexpr const char* k_agent_commands[] = {"propose", "run", "wait", "list", "show",
+                                            "read",    "ls",  "log",  "mcp",  "hook"};
 
 }  // namespace
 
-Result<Workspace> open_agent_workspace(const Env& env, const Clock& clock, const AgentSide& side, const std::string& command) {
-  if (std::none_of(std::begin(k_agent_commands), std::end(k_agent_commands), [&](const char* c) { return command == c; }))
-    return make_error(Errc::denied,
-                      fmt::format("two-user mode: '{}' belongs to the owner of this tree (uid {}); the agent user proposes "
-                                  "and reads, it never decides or applies",
-                                  command, side.owner),
-                      "ask the owner to review it: kaicoder list, then kaicoder approve ID at their own terminal");
+Result<Workspace> open_agent_workspace(const Env& env, const Clock& clock, const AgentSide& side,
+                                       const std::string& command) {
+  if (std::none_of(std::begin(k_agent_commands), std::end(k_agent_commands),
+                   [&](const char* c) { return command == c; }))
+    return make_error(
+        Errc::denied,
+        fmt::format("two-user mode: '{}' belongs to the owner of this tree (uid {}); the agent user proposes "
+                    "and reads, it never decides or applies",
+                    command, side.owner),
+        "ask the owner to review it: kaicoder list, then kaicoder approve ID at their own terminal");
   Env e = env;
   e.root_override = side.root;
   return Workspace::open_without_config(e, clock);
@@ -47,14 +51,16 @@ void take_in_spool(Workspace& ws, const std::string& command, IntakeReport& into
   for (const auto& t : into.taken)
     if (t.proposal) err("kaicoder: took in ticket {} from {} as proposal {}\n", t.ticket, t.proposer, t.proposal);
   for (const auto& t : into.quarantined)
-    err("kaicoder: quarantined spool entry {}: {}\n", t.ticket.empty() ? "(bad name)" : t.ticket, t.error ? t.error->message : "");
+    err("kaicoder: quarantined spool entry {}: {}\n", t.ticket.empty() ? "(bad name)" : t.ticket,
+        t.error ? t.error->message : "");
 }
 
 void note_waiting_spool(const Workspace& ws) {
   if (!two_user(ws)) return;
   if (size_t n = waiting_entries(ws.store.dir()).size())
-    err("kaicoder: {} spool entr{} of the agent user wait{} for intake: kaicoder intake (or any command that decides)\n", n,
-        n == 1 ? "y" : "ies", n == 1 ? "s" : "");
+    err("kaicoder: {} spool entr{} of the agent user wait{} for intake: kaicoder intake (or any command that "
+        "decides)\n",
+        n, n == 1 ? "y" : "ies", n == 1 ? "s" : "");
 }
 
 json intake_json(const IntakeReport& r) {
@@ -66,9 +72,11 @@ json intake_json(const IntakeReport& r) {
 
 void print_intake(const IntakeReport& r) {
   for (const auto& t : r.taken) {
-    if (t.proposal) out("ticket {} from {} (uid {}): proposal {}{}\n", t.ticket, t.proposer, t.uid, t.proposal,
-                        t.verdict.empty() ? "" : " (" + t.verdict + ")");
-    else out("ticket {} from {} (uid {}): refused: {}\n", t.ticket, t.proposer, t.uid, t.error ? t.error->message : "");
+    if (t.proposal)
+      out("ticket {} from {} (uid {}): proposal {}{}\n", t.ticket, t.proposer, t.uid, t.proposal,
+          t.verdict.empty() ? "" : " (" + t.verdict + ")");
+    else
+      out("ticket {} from {} (uid {}): refused: {}\n", t.ticket, t.proposer, t.uid, t.error ? t.error->message : "");
   }
   for (const auto& t : r.quarantined)
     out("quarantined {}: {}\n", t.ticket.empty() ? "an entry with a bad name" : "ticket " + t.ticket,
@@ -87,7 +95,8 @@ int report_spooled(Session& s, Workspace& ws, const Result<std::string>& ticket,
     return k_exit_ok;
   }
   out("ticket {}: in the spool for the owner (two-user mode)\n", *ticket);
-  out("  the owner's next kaicoder command takes it in; then: kaicoder wait {}   (or: kaicoder show {})\n", *ticket, *ticket);
+  out("  the owner's next kaicoder command takes it in; then: kaicoder wait {}   (or: kaicoder show {})\n", *ticket,
+      *ticket);
   return k_exit_ok;
 }
 
@@ -111,7 +120,8 @@ int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::
     if (run) j["ran"] = p.state == State::applied, j["stdout"] = so, j["stderr"] = se;
     const std::optional<Error> e =
         done ? outcome_error(p)
-             : std::optional<Error>(make_error(Errc::pending, fmt::format("proposal {} is still waiting for the owner", p.id)));
+             : std::optional<Error>(
+                   make_error(Errc::pending, fmt::format("proposal {} is still waiting for the owner", p.id)));
     return emit(s, j, rc, run && p.state == State::applied ? std::nullopt : e);
   }
   write_content(so, 1);
@@ -120,7 +130,9 @@ int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::
   if (w->status->expired) out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n");
   if (!p.decided_by.empty()) out("  decided by:  {}\n", p.decided_by);
   if (!p.rollback_id.empty()) out("  rollback-id: {}\n", p.rollback_id);
-  if (!done) err("kaicoder: proposal {} is still waiting for the owner\nhint: wait for it again with: kaicoder wait {}\n", p.id, p.id);
+  if (!done)
+    err("kaicoder: proposal {} is still waiting for the owner\nhint: wait for it again with: kaicoder wait {}\n", p.id,
+        p.id);
   return rc;
 }
 
@@ -151,14 +163,16 @@ int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const
                           std::any_of(p.changes.begin(), p.changes.end(),
                                       [&](const Change& ch) { return ch.path == file || ch.to == file; });
   if (!names_file)
-    return report(s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file)));
+    return report(s,
+                  make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file)));
   // The diff the owner's side left for the agent while it can still apply; never a secret file's.
   const bool live = p.state == State::pending || p.state == State::approved || p.state == State::failed;
   std::optional<std::string> diff = live ? read_status_diff(ws, p.id) : std::nullopt;
   if (diff && !file.empty() && p.kind == Kind::changeset) diff = diff_of_file(*diff, file);
-  const std::string note = diff ? "" : live ? "two-user mode: no diff was left for the agent user (a proposal it did not make, "
-                                              "or a file it may not read); the owner sees it"
-                                            : "";
+  const std::string note = diff   ? ""
+                           : live ? "two-user mode: no diff was left for the agent user (a proposal it did not make, "
+                                    "or a file it may not read); the owner sees it"
+                                  : "";
   if (s.json()) {
     json j = with_proposal(p);
     if (c->expired) j["expired"] = true;
@@ -166,8 +180,10 @@ int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const
     if (!note.empty()) j["diff_note"] = note;
     return emit(s, j);
   }
-  if (p.kind == Kind::run) print_run_header(s, p);
-  else print_proposal_header(s, p);
+  if (p.kind == Kind::run)
+    print_run_header(s, p);
+  else
+    print_proposal_header(s, p);
   if (c->expired) out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n");
   if (p.kind == Kind::changeset) print_diffstat(s, p);
   if (diff) {

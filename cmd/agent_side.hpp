@@ -19,7 +19,8 @@ namespace kai::cmd {
 // The workspace of an agent-side process: the root the store lies in, with
 // built-in rules (the owner's config is not the agent's to read), for the
 // commands the agent may run. denied for any other command.
-Result<Workspace> open_agent_workspace(const Env& env, const Clock& clock, const AgentSide& side, const std::string& command);
+Result<Workspace> open_agent_workspace(const Env& env, const Clock& clock, const AgentSide& side,
+                                       const std::string& command);
 
 // The owner-side commands that take in what waits in the spool before they
 // start: those that propose or decide (list, show, log, read and ls only read).

@@ -48,14 +48,17 @@ RunFn setup_approve(CLI::App& sub) {
     std::fflush(stdout);
     send_text_to_stderr(false);
     if (rv->refusal) return report(s, *rv->refusal);
-    auto yes = ask_on_terminal(is_run                         ? fmt::format("Run proposal {}?", p.id)
-                               : p.kind == Kind::changeset ? fmt::format("Apply proposal {} to all {} files?", p.id, p.changes.size())
-                                                           : fmt::format("Apply proposal {} to {}?", p.id, p.path),
+    auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p.id)
+                               : p.kind == Kind::changeset
+                                   ? fmt::format("Apply proposal {} to all {} files?", p.id, p.changes.size())
+                                   : fmt::format("Apply proposal {} to {}?", p.id, p.path),
                                rv->need.tier);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (!s.json()) out("not approved; proposal {} is still pending\n", p.id);
-      else emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}});
+      if (!s.json())
+        out("not approved; proposal {} is still pending\n", p.id);
+      else
+        emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}});
       return k_exit_ok;
     }
     gate::Request req{a->id, who, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, opts};
@@ -64,11 +67,15 @@ RunFn setup_approve(CLI::App& sub) {
     if (r->ran) {
       if (s.json()) {
         {
-        nlohmann::json j = with_proposal(r->proposal);
-        j.update({{"id", a->id}, {"ran", true}, {"exit_code", r->ran->result.exit_code}, {"stdout", r->ran->result.out},
-                  {"stderr", r->ran->result.err}, {"entry", entry_object(r->ran->entry)}});
-        emit(s, j);
-      }
+          nlohmann::json j = with_proposal(r->proposal);
+          j.update({{"id", a->id},
+                    {"ran", true},
+                    {"exit_code", r->ran->result.exit_code},
+                    {"stdout", r->ran->result.out},
+                    {"stderr", r->ran->result.err},
+                    {"entry", entry_object(r->ran->entry)}});
+          emit(s, j);
+        }
       } else {
         print_run_outcome(s, r->proposal, *r->ran);
       }

@@ -16,8 +16,9 @@ RunFn setup_certify(CLI::App& sub) {
   };
   auto a = std::make_shared<Args>();
   sub.add_option("--base", a->base, "commit, tag or branch to count changes from (default: as for verify)");
-  sub.add_option("--key", a->key, "SSH key to sign with (default: ~/.ssh/id_ed25519; a public key file when ssh-agent "
-                                  "holds the private half)");
+  sub.add_option("--key", a->key,
+                 "SSH key to sign with (default: ~/.ssh/id_ed25519; a public key file when ssh-agent "
+                 "holds the private half)");
   sub.add_flag("--worktree", a->worktree, "also sign uncommitted changes in the work tree");
   return [a](Session& s) {
     if (auto t = require_terminal("no terminal to sign from"); !t) return report(s, t.error());
@@ -40,8 +41,9 @@ RunFn setup_certify(CLI::App& sub) {
       return k_exit_ok;
     }
     if (!c->signers_problem.empty())
-      return report(s, make_error(Errc::denied, fmt::format("no signature can count: {}", c->signers_problem),
-                                  "name an allowed-signers file in [certify] allowed_signers and commit it to the base first"));
+      return report(
+          s, make_error(Errc::denied, fmt::format("no signature can count: {}", c->signers_problem),
+                        "name an allowed-signers file in [certify] allowed_signers and commit it to the base first"));
     const std::filesystem::path key = a->key.empty() ? s.env().home / ".ssh" / "id_ed25519" : s.env().cwd / a->key;
     Manifest m = draft_manifest(*c);
     send_text_to_stderr(s.json());
@@ -55,15 +57,16 @@ RunFn setup_certify(CLI::App& sub) {
     auto yes = ask_on_terminal(fmt::format("Sign an approval of {} result(s)?", m.changes.size()), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (s.json()) emit(s, {{"signed", false}});
-      else out("not signed; nothing was written\n");
+      if (s.json())
+        emit(s, {{"signed", false}});
+      else
+        out("not signed; nothing was written\n");
       return k_exit_ok;
     }
     auto rel = write_signed_manifest(*c, m, key, req.ssh, s.clock().now());
     if (!rel) return report(s, rel.error());
     if (s.json()) {
-      emit(s, {{"signed", true}, {"manifest", *rel}, {"signature", *rel + ".sig"},
-                  {"entries", m.changes.size()}});
+      emit(s, {{"signed", true}, {"manifest", *rel}, {"signature", *rel + ".sig"}, {"entries", m.changes.size()}});
     } else {
       out("wrote {} and {}.sig\n", *rel, *rel);
       out("commit them: git add {} {}.sig && git commit\n", *rel, *rel);

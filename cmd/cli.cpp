@@ -34,9 +34,12 @@ Session::Session(Env env, Options opts) : m_env(std::move(env)), m_opts(std::mov
   set_redactor(&m_env_redactor);
   const char* nc = std::getenv("NO_COLOR");
   bool tty = ::isatty(STDOUT_FILENO) == 1;
-  if (m_opts.color == "always") m_color = true;
-  else if (m_opts.color == "never" || m_opts.no_color || (nc && *nc) || m_opts.json) m_color = false;
-  else m_color = tty;
+  if (m_opts.color == "always")
+    m_color = true;
+  else if (m_opts.color == "never" || m_opts.no_color || (nc && *nc) || m_opts.json)
+    m_color = false;
+  else
+    m_color = tty;
 }
 
 Result<Workspace*> Session::workspace() {
@@ -52,8 +55,10 @@ Result<Workspace*> Session::workspace() {
     }
     set_redactor(&m_ws->redactor);
     m_ws->progress = m_progress.callback();
-    if (!m_agent && takes_in_first(m_opts.command)) take_in_spool(*m_ws, m_opts.command, m_taken_in);
-    else if (!m_agent) note_waiting_spool(*m_ws);
+    if (!m_agent && takes_in_first(m_opts.command))
+      take_in_spool(*m_ws, m_opts.command, m_taken_in);
+    else if (!m_agent)
+      note_waiting_spool(*m_ws);
   }
   return &*m_ws;
 }
@@ -86,7 +91,9 @@ CLI::Validator whole_number(long lo, long hi) {
 }
 
 nlohmann::json exit_error(int rc) {
-  return {{"code", rc}, {"kind", "exit"}, {"message", fmt::format("the command exited with code {}", rc)},
+  return {{"code", rc},
+          {"kind", "exit"},
+          {"message", fmt::format("the command exited with code {}", rc)},
           {"hint", "its output is in stdout and stderr"}};
 }
 
@@ -102,7 +109,8 @@ int emit(Session& s, nlohmann::json j, int rc, const std::optional<Error>& e) {
     j["error"]["code"] = rc;  // the code is always the exit status
   } else if (rc != k_exit_ok && !j.contains("error")) {
     // A code of kaicoder's own (SPEC §3), or a run's own exit code.
-    j["error"] = rc >= 1 && rc <= 8 ? error_object(make_error(static_cast<Errc>(rc), "the command failed")) : exit_error(rc);
+    j["error"] =
+        rc >= 1 && rc <= 8 ? error_object(make_error(static_cast<Errc>(rc), "the command failed")) : exit_error(rc);
   }
   print_json(j);
   return rc;

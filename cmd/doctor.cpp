@@ -13,9 +13,10 @@ RunFn setup_doctor(CLI::App&) {
     in.env = s.env();
     in.clock = &s.clock();
     for (const char* d : {"/usr/local/share/man", "/usr/share/man"}) in.man_dirs.emplace_back(d);
-    for (const char* f : {"/usr/local/share/bash-completion/completions/kaicoder", "/usr/share/bash-completion/completions/kaicoder",
-                          "/usr/local/share/zsh/vendor-completions/_kaicoder", "/usr/share/zsh/vendor-completions/_kaicoder",
-                          "/usr/local/share/fish/vendor_completions.d/kaicoder.fish"})
+    for (const char* f :
+         {"/usr/local/share/bash-completion/completions/kaicoder", "/usr/share/bash-completion/completions/kaicoder",
+          "/usr/local/share/zsh/vendor-completions/_kaicoder", "/usr/share/zsh/vendor-completions/_kaicoder",
+          "/usr/local/share/fish/vendor_completions.d/kaicoder.fish"})
       in.completion_files.emplace_back(f);
     std::vector<Check> checks;
     {
@@ -35,7 +36,10 @@ RunFn setup_doctor(CLI::App&) {
                   make_error(Errc::io, "a check failed", "see the checks whose level is fail and their fix"));
     }
     for (const auto& c : checks) {
-      const char* color = !s.color() ? "" : c.level == Level::ok ? "\x1b[32m" : c.level == Level::warn ? "\x1b[33m" : "\x1b[31m";
+      const char* color = !s.color()               ? ""
+                          : c.level == Level::ok   ? "\x1b[32m"
+                          : c.level == Level::warn ? "\x1b[33m"
+                                                   : "\x1b[31m";
       out("{}{:<4}{}  {:<20}  {}\n", Trusted{color}, to_string(c.level), Trusted{s.color() ? "\x1b[0m" : ""}, c.name,
           c.detail);
       if (c.level != Level::ok && !c.fix.empty()) out("      {:<20}  fix: {}\n", "", c.fix);

@@ -38,8 +38,8 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   if (fd < 0) return no_terminal("no terminal to approve from");
   // The question names a path an agent chose: it must not drive the terminal.
   const std::string shown = make_visible(question, Allow::nothing);
-  std::string prompt = tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", shown)
-                                             : fmt::format("{} [y/N] ", shown);
+  std::string prompt =
+      tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", shown) : fmt::format("{} [y/N] ", shown);
   if (!write_all(fd, prompt)) {
     ::close(fd);
     return make_error(Errc::denied, "cannot write to the terminal");

@@ -16,7 +16,9 @@ RunFn setup_init(CLI::App&) {
   return [](Session& s) {
     auto root = init_target(s.env());
     if (!root) return report(s, root.error());
-    if (auto yes = owner_says_yes(fmt::format("Make {} a kaicoder root and trust it?", make_visible(root->string())), "kaicoder init"); !yes)
+    if (auto yes = owner_says_yes(fmt::format("Make {} a kaicoder root and trust it?", make_visible(root->string())),
+                                  "kaicoder init");
+        !yes)
       return report(s, yes.error());
     auto r = init_tree(s.env(), *root, iso_utc(s.clock().now()));
     if (!r) return report(s, r.error());

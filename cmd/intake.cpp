@@ -47,7 +47,8 @@ RunFn setup_intake(CLI::App& sub) {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     while (!g_stop) {
-      for (long i = 0; i < a->interval * 10 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (long i = 0; i < a->interval * 10 && !g_stop; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (g_stop) break;
       auto r = intake(**ws);
       if (!r) {

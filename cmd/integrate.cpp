@@ -21,10 +21,17 @@ using harness::IntegratePlan;
 nlohmann::json plan_json(const IntegratePlan& plan) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : plan.files)
-    files.push_back({{"file", f.user ? f.abs.string() : f.rel}, {"user", f.user}, {"exists", f.exists},
-                     {"missing", f.missing}, {"refusal", f.refusal}, {"changes", f.changes()}});
-  return {{"harness", harness::harness_name(plan.harness)}, {"wired", plan.wired()}, {"files", files},
-          {"keeps", plan.keeps}, {"loses", plan.loses}};
+    files.push_back({{"file", f.user ? f.abs.string() : f.rel},
+                     {"user", f.user},
+                     {"exists", f.exists},
+                     {"missing", f.missing},
+                     {"refusal", f.refusal},
+                     {"changes", f.changes()}});
+  return {{"harness", harness::harness_name(plan.harness)},
+          {"wired", plan.wired()},
+          {"files", files},
+          {"keeps", plan.keeps},
+          {"loses", plan.loses}};
 }
 
 void print_missing(const IntegratePlan& plan) {
@@ -74,26 +81,31 @@ RunFn setup_integrate(CLI::App& sub) {
   return [a](Session& s) {
     const harness::Harness h = *harness::harness_named(a->harness);
     if (!a->check)
-      if (auto t = require_terminal("kaicoder integrate writes the harness's settings: its owner runs it at a terminal"); !t)
+      if (auto t =
+              require_terminal("kaicoder integrate writes the harness's settings: its owner runs it at a terminal");
+          !t)
         return report(s, t.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto plan = harness::plan_integration(**ws, h, a->user ? harness::Scope::user : harness::Scope::project, s.env().home);
+    auto plan =
+        harness::plan_integration(**ws, h, a->user ? harness::Scope::user : harness::Scope::project, s.env().home);
     if (!plan) return report(s, plan.error());
-    const bool refused = std::any_of(plan->files.begin(), plan->files.end(), [](const auto& f) { return !f.refusal.empty(); });
+    const bool refused =
+        std::any_of(plan->files.begin(), plan->files.end(), [](const auto& f) { return !f.refusal.empty(); });
     if (a->check || plan->wired() || refused) {
       const int rc = plan->wired() ? k_exit_ok : exit_code(Errc::conflict);
       if (s.json()) {
         return emit(s, plan_json(*plan), rc,
                     rc == 0 ? std::nullopt
-                            : std::optional<Error>(make_error(Errc::conflict, fmt::format("{} is not wired to kaicoder",
-                                                                                          harness::harness_name(h)),
-                                                              fmt::format("wire it with: kaicoder integrate {}", a->harness))));
+                            : std::optional<Error>(make_error(
+                                  Errc::conflict, fmt::format("{} is not wired to kaicoder", harness::harness_name(h)),
+                                  fmt::format("wire it with: kaicoder integrate {}", a->harness))));
       } else {
         out("{} is {}wired to kaicoder{}\n", harness::harness_name(h), plan->wired() ? "" : "not ",
             plan->wired() ? "" : (a->check ? "" : "; nothing was written"));
         print_missing(*plan);
-        if (!plan->wired() && !refused) out("wire it with: kaicoder integrate {}{}\n", a->harness, a->user ? " --user" : "");
+        if (!plan->wired() && !refused)
+          out("wire it with: kaicoder integrate {}{}\n", a->harness, a->user ? " --user" : "");
       }
       return rc;
     }
@@ -115,9 +127,14 @@ RunFn setup_integrate(CLI::App& sub) {
       out("\n");
     }
     if (s.json())
-      return emit(s, {{"harness", a->harness}, {"proposal", res->proposal}, {"rollback_id", res->rollback_id}, {"written", written}});
-    if (res->proposal) out("one changeset, proposal {}", res->proposal);
-    else out("one transaction outside root");
+      return emit(s, {{"harness", a->harness},
+                      {"proposal", res->proposal},
+                      {"rollback_id", res->rollback_id},
+                      {"written", written}});
+    if (res->proposal)
+      out("one changeset, proposal {}", res->proposal);
+    else
+      out("one transaction outside root");
     out(", one changelog entry: undo every file with kaicoder rollback {}\n", res->rollback_id);
     out("{} now writes only through kaicoder; check with: kaicoder integrate {}{} --check\n", a->harness, a->harness,
         a->user ? " --user" : "");

@@ -3,7 +3,6 @@
 // (completion runs it on every TAB): a pending proposal past its timeout is
 // shown as expired, and recorded by the next command that proposes or decides.
 
-
 #include <fmt/format.h>
 
 #include "cmd/agent_side.hpp"
@@ -48,8 +47,8 @@ RunFn setup_list(CLI::App& sub) {
       const std::string what = p.kind == Kind::changeset && p.changes.size() > 1
                                    ? fmt::format("{} (+{} more)", p.path, p.changes.size() - 1)
                                    : p.path;
-      out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, late ? "expired*" : to_string(p.state),
-          to_string(p.kind), p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), what, p.summary);
+      out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, late ? "expired*" : to_string(p.state), to_string(p.kind),
+          p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), what, p.summary);
     }
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     if (any_expired)

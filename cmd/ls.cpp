@@ -20,7 +20,8 @@ RunFn setup_ls(CLI::App& sub) {
     if (!r) return report(s, r.error());
     if (s.json()) {
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& e : r->entries) arr.push_back({{"path", e.path}, {"type", std::string(1, e.type)}, {"size", e.size}});
+      for (const auto& e : r->entries)
+        arr.push_back({{"path", e.path}, {"type", std::string(1, e.type)}, {"size", e.size}});
       emit(s, {{"entries", arr}, {"cut", r->cut}});
       return k_exit_ok;
     }

@@ -70,7 +70,8 @@ Env make_env(const Options& o) {
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');
-    if (eq != std::string_view::npos) env.vars.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    if (eq != std::string_view::npos)
+      env.vars.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
   }
   return env;
 }
@@ -108,11 +109,15 @@ int run_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   Options opts;
-  app.add_option("--root", opts.root, "the trusted root to work in (default: the nearest trusted root above the working directory)");
-  app.add_option("--config", opts.config, "extra config that may only add restrictions (deny/ask rules, deny_read, deny_write, protected, confirm)");
+  app.add_option("--root", opts.root,
+                 "the trusted root to work in (default: the nearest trusted root above the working directory)");
+  app.add_option(
+      "--config", opts.config,
+      "extra config that may only add restrictions (deny/ask rules, deny_read, deny_write, protected, confirm)");
   app.add_flag("--json", opts.json, "print one JSON object on stdout");
   app.add_flag("--no-color", opts.no_color, "never colour output (also NO_COLOR)");
-  app.add_option("--color", opts.color, "colour output: auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--color", opts.color, "colour output: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 
   std::vector<std::pair<CLI::App*, RunFn>> subs;
   for (const auto& c : k_commands) {
@@ -130,9 +135,9 @@ int run_main(int argc, char** argv) {
     if (rc != 0 && wants_json(argc, argv)) {
       // With --json the usage error is the envelope too (SPEC §2).
       std::string first = complaint.str().substr(0, complaint.str().find('\n'));
-      print_json(failure_envelope(command_named(argc, argv),
-                                  make_error(Errc::usage, make_visible(first, Allow::nothing),
-                                             "see kaicoder --help, or kaicoder COMMAND --help")));
+      print_json(
+          failure_envelope(command_named(argc, argv), make_error(Errc::usage, make_visible(first, Allow::nothing),
+                                                                 "see kaicoder --help, or kaicoder COMMAND --help")));
       return k_exit_usage;
     }
     write_stderr(make_visible(complaint.str(), Allow::tab_newline));

@@ -34,6 +34,8 @@ void write_content(std::string_view bytes, int fd) {
   fd == 2 ? write_stderr(shown) : write_stdout(shown);
 }
 
-nlohmann::json redacted_json(nlohmann::json j) { return g_redactor ? kai::redacted_json(std::move(j), *g_redactor) : j; }
+nlohmann::json redacted_json(nlohmann::json j) {
+  return g_redactor ? kai::redacted_json(std::move(j), *g_redactor) : j;
+}
 
 }  // namespace kai::cmd

@@ -41,11 +41,14 @@ namespace detail {
 template <typename T>
 auto shown(T&& v) {
   using D = std::remove_cvref_t<T>;
-  if constexpr (std::is_same_v<D, Trusted>) return v.text;
-  else if constexpr (std::is_same_v<D, Lines>) return make_visible(v.text, Allow::tab_newline);
+  if constexpr (std::is_same_v<D, Trusted>)
+    return v.text;
+  else if constexpr (std::is_same_v<D, Lines>)
+    return make_visible(v.text, Allow::tab_newline);
   else if constexpr (std::is_convertible_v<const D&, std::string_view>)
     return make_visible(std::string_view(v), Allow::nothing);
-  else return std::remove_cvref_t<T>(std::forward<T>(v));
+  else
+    return std::remove_cvref_t<T>(std::forward<T>(v));
 }
 template <typename T>
 using shown_t = decltype(shown(std::declval<T>()));

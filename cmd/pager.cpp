@@ -32,7 +32,8 @@ void copy_fd(int from, int to) {
 // False when it could not start (the shell says 126 or 127 then).
 bool run_pager(const std::string& command, int input) {
   // While the pager runs it owns the terminal: a ^C there is for it, not for us.
-  struct sigaction ign {}, old_int {}, old_quit {};
+  struct sigaction ign {
+  }, old_int{}, old_quit{};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGINT, &ign, &old_int);
   ::sigaction(SIGQUIT, &ign, &old_quit);

@@ -47,7 +47,8 @@ Result<std::string> read_json_input(const Config::Limits& limits) {
   return text;
 }
 
-Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::App& sub, const std::optional<std::string>& json_text) {
+Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::App& sub,
+                                     const std::optional<std::string>& json_text) {
   const Config::Limits& limits = ws.cfg.limits;
   ProposeRequest r;
   const auto content_max = static_cast<size_t>(limits.content);
@@ -74,7 +75,8 @@ Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::Ap
       return make_error(t.error().code == Errc::io ? Errc::usage : t.error().code,
                         fmt::format("{}: {}", opt, t.error().message), t.error().hint);
     if (t->size() > content_max)
-      return make_error(Errc::usage, fmt::format("'{}' is over the limit of {} bytes ([limits] content)", f, content_max),
+      return make_error(Errc::usage,
+                        fmt::format("'{}' is over the limit of {} bytes ([limits] content)", f, content_max),
                         "split the change into smaller proposals; nothing was staged");
     into = std::move(*t);
     return ok_status();
@@ -90,10 +92,11 @@ Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::Ap
 // propose --patch, or --json-input with "changes".
 Result<ChangesetRequest> build_changeset(Session& s, Workspace& ws, Args& a, CLI::App& sub,
                                          const std::optional<std::string>& json_text) {
-  for (const char* opt : {"--path", "--target", "--replacement", "--target-file", "--replacement-file", "--content-file",
-                          "--delete", "--replace-all"})
+  for (const char* opt : {"--path", "--target", "--replacement", "--target-file", "--replacement-file",
+                          "--content-file", "--delete", "--replace-all"})
     if (sub.count(opt))
-      return make_error(Errc::usage, fmt::format("{} does not go with a changeset (--patch, or \"changes\" in --json-input)", opt),
+      return make_error(Errc::usage,
+                        fmt::format("{} does not go with a changeset (--patch, or \"changes\" in --json-input)", opt),
                         "a changeset names its files itself");
   ChangesetRequest r;
   if (json_text) {
@@ -132,7 +135,8 @@ int print_staged(Session& s, const Staged& st, bool dry) {
     return emit(s, j);
   }
   if (dry) out("dry run: nothing staged\n");
-  if (st.existing) out("the same change from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
+  if (st.existing)
+    out("the same change from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
   print_proposal_header(s, p);
   if (p.kind == Kind::changeset) print_diffstat(s, p);
   print_diff(s, p, st.diff);
@@ -157,7 +161,8 @@ RunFn setup_propose(CLI::App& sub) {
   sub.add_option("--content-file", a->content_file, "whole new content of the file ('-' = stdin)");
   sub.add_flag("--delete", a->del, "remove the file");
   sub.add_flag("--replace-all", a->replace_all, "replace every occurrence of the target (their count is recorded)");
-  sub.add_option("--patch", a->patch, "a changeset: a unified diff (git diff) or a *** Begin Patch envelope ('-' = stdin)");
+  sub.add_option("--patch", a->patch,
+                 "a changeset: a unified diff (git diff) or a *** Begin Patch envelope ('-' = stdin)");
   sub.add_flag("--json-input", a->json_input, "read one request object from stdin");
   sub.add_option("--why", a->why, "why the change is needed (goes into the changelog)");
   sub.add_option("--summary", a->summary, "one-line summary for the changelog (default: generated)");

@@ -25,9 +25,14 @@ RunFn setup_read(CLI::App& sub) {
     auto r = read_for_agent(**ws, s.env().cwd, a->path, range);
     if (!r) return report(s, r.error());
     if (s.json()) {
-      emit(s, {{"path", r->path}, {"text", r->text}, {"binary", r->binary}, {"cut", r->cut},
-                  {"total_bytes", r->total_bytes}, {"total_lines", r->total_lines},
-                  {"first_line", r->first_line}, {"last_line", r->last_line}});
+      emit(s, {{"path", r->path},
+               {"text", r->text},
+               {"binary", r->binary},
+               {"cut", r->cut},
+               {"total_bytes", r->total_bytes},
+               {"total_lines", r->total_lines},
+               {"first_line", r->first_line},
+               {"last_line", r->last_line}});
       return k_exit_ok;
     }
     if (r->binary) {
@@ -35,8 +40,7 @@ RunFn setup_read(CLI::App& sub) {
       return k_exit_ok;
     }
     write_content(r->text);
-    if (r->cut)
-      err("[output cut at {} of {} bytes; read the rest with --lines]\n", r->text.size(), r->total_bytes);
+    if (r->cut) err("[output cut at {} of {} bytes; read the rest with --lines]\n", r->text.size(), r->total_bytes);
     return k_exit_ok;
   };
 }

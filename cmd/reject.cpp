@@ -24,11 +24,14 @@ RunFn setup_reject(CLI::App& sub) {
     const gate::Decider who{s.user(), gate::Channel::terminal};
     auto p = gate::prepare_reject(**ws, a->id, who);
     if (!p) return report(s, p.error());
-    auto yes = ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
+    auto yes =
+        ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (s.json()) emit(s, {{"rejected", false}, {"id", p->id}});
-      else out("not rejected; proposal {} is unchanged\n", p->id);
+      if (s.json())
+        emit(s, {{"rejected", false}, {"id", p->id}});
+      else
+        out("not rejected; proposal {} is unchanged\n", p->id);
       return k_exit_ok;
     }
     gate::Request req;
@@ -37,8 +40,10 @@ RunFn setup_reject(CLI::App& sub) {
     req.answer = terminal_answer(Tier::normal);
     auto r = gate::reject(**ws, req, a->reason);
     if (!r) return report(s, r.error());
-    if (s.json()) emit(s, with_proposal(*r));
-    else out("rejected proposal {}; nothing was written\n", r->id);
+    if (s.json())
+      emit(s, with_proposal(*r));
+    else
+      out("rejected proposal {}; nothing was written\n", r->id);
     return k_exit_ok;
   };
 }

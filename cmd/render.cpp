@@ -41,8 +41,9 @@ void print_validation(Session& s, const Validation& v) {
   const char* reset = s.color() && failed ? "\x1b[0m" : "";
   out("  validate: {}{}{}\n", Trusted{mark}, failed ? "FAILED" : v.status, Trusted{reset});
   for (const auto& c : v.checks) {
-    std::string how = c.status == "failed" ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
-                                           : c.status;
+    std::string how = c.status == "failed"
+                          ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
+                          : c.status;
     out("    {} = {}: {}\n", c.pattern, c.command, how);
     print_quoted(c.output);
   }
@@ -59,16 +60,20 @@ void print_review(const Review& r) {
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
-  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind), to_string(p.risk),
-      to_string(p.state));
-  if (p.kind == Kind::changeset) out("  files:    {}\n", p.changes.size());
-  else if (p.kind != Kind::run) out("  path:     {}\n", p.path);
+  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind),
+      to_string(p.risk), to_string(p.state));
+  if (p.kind == Kind::changeset)
+    out("  files:    {}\n", p.changes.size());
+  else if (p.kind != Kind::run)
+    out("  path:     {}\n", p.path);
   // What the agent wrote, each under its label and quoted line by line, so
   // that nothing in it can look like kaicoder's own lines.
   print_field("why", p.why);
   print_field("summary", p.summary);
-  if (p.proposer_uid >= 0) out("  proposer: {} (uid {}, through the spool)\n", p.agent, p.proposer_uid);
-  else if (!p.agent.empty()) print_field("agent", p.agent);
+  if (p.proposer_uid >= 0)
+    out("  proposer: {} (uid {}, through the spool)\n", p.agent, p.proposer_uid);
+  else if (!p.agent.empty())
+    print_field("agent", p.agent);
   if (!p.reason.empty()) print_field("reason", p.reason);
   if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", to_string(p.risk), p.risk_reason);
   if (p.tier == Tier::confirm) out("  tier:     confirm ({})\n", p.tier_reason);
@@ -83,7 +88,8 @@ void print_proposal_header(Session& s, const Proposal& p) {
 void print_run_header(Session& s, const Proposal& p) {
   print_proposal_header(s, p);
   out("  cwd:      {}\n", p.cwd.empty() ? "." : p.cwd);
-  if (p.network) out("  network:  on for this run (asks for network access: it can reach the internet and local services)\n");
+  if (p.network)
+    out("  network:  on for this run (asks for network access: it can reach the internet and local services)\n");
   print_field("command", command_text(p));
 }
 
@@ -99,8 +105,8 @@ void print_diffstat(Session& s, const Proposal& p) {
   width = std::min<size_t>(width, 60);
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
-  out("\n{}{} file{} changed, +{} \u2212{} lines{}\n", Trusted{bold}, p.changes.size(), p.changes.size() == 1 ? "" : "s",
-      added, removed, Trusted{reset});
+  out("\n{}{} file{} changed, +{} \u2212{} lines{}\n", Trusted{bold}, p.changes.size(),
+      p.changes.size() == 1 ? "" : "s", added, removed, Trusted{reset});
   for (size_t i = 0; i < p.changes.size(); ++i) {
     const Change& c = p.changes[i];
     const std::string& name = names[i];
@@ -143,8 +149,7 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   }
   if (p.kind == Kind::changeset) {
     out("applied proposal {}: changeset of {} file{}\n", p.id, p.changes.size(), p.changes.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < o.entry.files.size(); ++i)
-      out("  {}\n", o.entry.files[i]);
+    for (size_t i = 0; i < o.entry.files.size(); ++i) out("  {}\n", o.entry.files[i]);
     out("  backups:     {}\n", o.backup.empty() ? "\u2014 (new files only)" : o.backup);
     out("  rollback-id: {}   (undo every file: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
     return;
@@ -181,10 +186,11 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
     if (ran && rc != k_exit_ok) j["error"] = exit_error(rc);
     std::optional<Error> e;
     if (undecided)
-      e = make_error(Errc::pending,
-                     fmt::format("proposal {} is still {}", p->id,
-                                 p->state == State::pending ? "waiting for a person" : "approved and not carried out yet"),
-                     fmt::format("wait for it again with: kaicoder wait {}", p->id));
+      e = make_error(
+          Errc::pending,
+          fmt::format("proposal {} is still {}", p->id,
+                      p->state == State::pending ? "waiting for a person" : "approved and not carried out yet"),
+          fmt::format("wait for it again with: kaicoder wait {}", p->id));
     else if (!ran && rc != k_exit_ok)
       e = outcome_error(*p);
     return emit(s, j, rc, e);
@@ -200,7 +206,8 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
     std::fflush(stdout);
     err("kaicoder: proposal {} is still {}: {}\n", p->id,
         p->state == State::pending ? "waiting for a person" : "approved and not carried out yet",
-        p->state == State::pending ? fmt::format("kaicoder approve {}", p->id) : fmt::format("kaicoder apply {}", p->id));
+        p->state == State::pending ? fmt::format("kaicoder approve {}", p->id)
+                                   : fmt::format("kaicoder apply {}", p->id));
     err("hint: wait for it again with: kaicoder wait {}\n", p->id);
   }
   return rc;
@@ -213,7 +220,6 @@ json with_proposal(const Proposal& p) {
   j["proposal"] = proposal_object(p);
   return j;
 }
-
 
 Result<FileDiff> diff_for_display(Session&, Workspace& ws, const Proposal& p, bool full) {
   DiffOptions opts;
@@ -236,20 +242,25 @@ void print_change(const CertChange& c) {
     out("      signed by {}\n", make_visible(c.signer));
     return;
   }
-  if (!c.commit.empty()) out("      introduced by {}\n", make_visible(c.introduced));
-  else if (c.introduced == "uncommitted") out("      not committed yet\n");
-  else if (!c.introduced.empty()) out("      introducing commit {}\n", c.introduced);
+  if (!c.commit.empty())
+    out("      introduced by {}\n", make_visible(c.introduced));
+  else if (c.introduced == "uncommitted")
+    out("      not committed yet\n");
+  else if (!c.introduced.empty())
+    out("      introducing commit {}\n", c.introduced);
   out("      {}\n", make_visible(c.reason));
 }
 
 void print_certification(const Certification& c) {
-  out("base {} ({})\nhead {}{}\n", c.base.substr(0, 12), c.base_from, c.head.substr(0, 12), c.worktree ? " and the work tree" : "");
+  out("base {} ({})\nhead {}{}\n", c.base.substr(0, 12), c.base_from, c.head.substr(0, 12),
+      c.worktree ? " and the work tree" : "");
   if (c.paths.empty()) {
     out("nothing is certified: the base has no [certify] paths\n");
     return;
   }
   for (const auto& m : c.manifests)
-    if (!m.problem.empty()) out("manifest {} ({}) does not count: {}\n", make_visible(m.path), m.where, make_visible(m.problem));
+    if (!m.problem.empty())
+      out("manifest {} ({}) does not count: {}\n", make_visible(m.path), m.where, make_visible(m.problem));
   size_t bad = c.uncovered();
   if (bad > 0) {
     out("{} of {} change(s) to certified paths lack a signed approval:\n", bad, c.changes.size());
@@ -271,10 +282,12 @@ nlohmann::json certification_json(const Certification& c) {
     for (const auto& b : ch.needs)
       needs.push_back(b.deleted() ? nlohmann::json{{"path", b.path}, {"deleted", true}}
                                   : nlohmann::json{{"path", b.path}, {"blob", b.blob}, {"mode", b.mode}});
-    nlohmann::json j = {{"kind", ch.kind}, {"path", ch.path}, {"detail", ch.detail}, {"old_mode", ch.old_mode},
-                        {"new_mode", ch.new_mode}, {"blob", ch.blob}, {"covered", ch.covered}, {"needs", needs}};
+    nlohmann::json j = {{"kind", ch.kind},         {"path", ch.path},         {"detail", ch.detail},
+                        {"old_mode", ch.old_mode}, {"new_mode", ch.new_mode}, {"blob", ch.blob},
+                        {"covered", ch.covered},   {"needs", needs}};
     if (!ch.from.empty()) j["from"] = ch.from;
-    if (ch.covered) j["signer"] = ch.signer;
+    if (ch.covered)
+      j["signer"] = ch.signer;
     else {
       j["reason"] = ch.reason;
       j["commit"] = ch.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(ch.commit);
@@ -283,11 +296,22 @@ nlohmann::json certification_json(const Certification& c) {
     changes.push_back(std::move(j));
   }
   for (const auto& m : c.manifests)
-    manifests.push_back({{"path", m.path}, {"where", m.where}, {"valid", m.problem.empty()}, {"signer", m.signer},
-                         {"problem", m.problem}, {"entries", m.entries}});
-  return {{"base", c.base},   {"base_from", c.base_from}, {"head", c.head},           {"worktree", c.worktree},
-          {"paths", c.paths}, {"allowed_signers", c.allowed_signers}, {"signers_problem", c.signers_problem},
-          {"changes", changes}, {"uncovered", c.uncovered()}, {"manifests", manifests}};
+    manifests.push_back({{"path", m.path},
+                         {"where", m.where},
+                         {"valid", m.problem.empty()},
+                         {"signer", m.signer},
+                         {"problem", m.problem},
+                         {"entries", m.entries}});
+  return {{"base", c.base},
+          {"base_from", c.base_from},
+          {"head", c.head},
+          {"worktree", c.worktree},
+          {"paths", c.paths},
+          {"allowed_signers", c.allowed_signers},
+          {"signers_problem", c.signers_problem},
+          {"changes", changes},
+          {"uncovered", c.uncovered()},
+          {"manifests", manifests}};
 }
 
 }  // namespace kai::cmd

@@ -41,17 +41,19 @@ RunFn setup_rollback(CLI::App& sub) {
           if (f.after.mode == k_mode_link) out("  unlink   {} (a symlink the run made)\n", f.rel);
           if (f.after.mode == k_mode_link && !f.before.exists) continue;
           out("  {}  {}\n", f.before.exists ? "restore" : "delete ",
-              !f.before.exists          ? f.rel
-              : f.backup_rel.empty()    ? fmt::format("{} from snapshot {}", f.rel, id)
-                                        : fmt::format("{} \u2192 {}", f.backup_rel, f.rel));
+              !f.before.exists       ? f.rel
+              : f.backup_rel.empty() ? fmt::format("{} from snapshot {}", f.rel, id)
+                                     : fmt::format("{} \u2192 {}", f.backup_rel, f.rel));
         }
         std::fflush(stdout);
       }
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);
       if (!yes) return report(s, yes.error());
       if (!*yes) {
-        if (s.json()) emit(s, {{"rolled_back", false}});
-        else out("nothing rolled back\n");
+        if (s.json())
+          emit(s, {{"rolled_back", false}});
+        else
+          out("nothing rolled back\n");
         return k_exit_ok;
       }
       req.answer = terminal_answer(Tier::normal);

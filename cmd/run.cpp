@@ -20,9 +20,13 @@ struct Args {
 
 nlohmann::json verdict_json(const StagedRun& st) {
   nlohmann::json leaves = nlohmann::json::array();
-  for (const auto& l : st.classification.leaves) leaves.push_back({{"text", l.text}, {"argv", l.argv}, {"understood", l.understood}});
-  return {{"verdict", to_string(st.verdict)}, {"reasons", st.classification.reasons}, {"leaves", leaves},
-          {"understood", st.classification.understood}, {"write_targets", st.classification.write_targets},
+  for (const auto& l : st.classification.leaves)
+    leaves.push_back({{"text", l.text}, {"argv", l.argv}, {"understood", l.understood}});
+  return {{"verdict", to_string(st.verdict)},
+          {"reasons", st.classification.reasons},
+          {"leaves", leaves},
+          {"understood", st.classification.understood},
+          {"write_targets", st.classification.write_targets},
           {"network", st.proposal.network}};
 }
 
@@ -53,7 +57,8 @@ RunFn setup_run(CLI::App& sub) {
   auto a = std::make_shared<Args>();
   sub.add_option("--why", a->why, "why the command is needed (goes into the changelog)");
   sub.add_option("--cwd", a->cwd, "folder to run in, inside root (default: the working folder)");
-  sub.add_option("--timeout", a->timeout, "seconds before the command's process group is killed (default: [run] timeout)")
+  sub.add_option("--timeout", a->timeout,
+                 "seconds before the command's process group is killed (default: [run] timeout)")
       ->check(whole_number(1, 24 * 3600));
   sub.add_option("--shell", a->shell, "a shell string (pipes, chains), run with /bin/sh -c once every part is judged");
   sub.add_option("--agent", a->agent, "name of the proposing agent (default: $KAICODER_AGENT)");
@@ -71,7 +76,8 @@ RunFn setup_run(CLI::App& sub) {
     // Two-user mode, the agent user's side: the owner's intake stages it.
     if (s.agent_side() && !a->dry_run)
       return report_spooled(s, **ws, spool_run(**ws, req, s.env().cwd), "run", a->wait);
-    auto st = propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);
+    auto st =
+        propose_run(**ws, req, s.env().cwd, a->dry_run ? DryRun::yes : DryRun::no, s.json() ? nullptr : stream_output);
     if (!st) return report(s, st.error());
     const Proposal& p = st->proposal;
     bool blocked = st->verdict == RunVerdict::blocked;
@@ -79,8 +85,9 @@ RunFn setup_run(CLI::App& sub) {
       nlohmann::json j = verdict_json(*st);
       if (p.id) j["proposal"] = proposal_json(p);
       if (p.id) j["existing"] = st->existing;
-      if (st->ran) j["ran"] = true, j["exit_code"] = st->ran->result.exit_code, j["stdout"] = st->ran->result.out,
-                   j["stderr"] = st->ran->result.err;
+      if (st->ran)
+        j["ran"] = true, j["exit_code"] = st->ran->result.exit_code, j["stdout"] = st->ran->result.out,
+        j["stderr"] = st->ran->result.err;
       if (!(a->wait && p.id && !st->ran)) {
         if (blocked)
           return emit(s, j, exit_code(Errc::denied),
@@ -90,9 +97,13 @@ RunFn setup_run(CLI::App& sub) {
         return emit(s, j, rc);
       }
     } else {
-      out("{} \u00b7 {}\n", blocked ? "blocked" : p.id ? fmt::format("proposal {} \u00b7 run", p.id) : std::string("dry run"),
+      out("{} \u00b7 {}\n",
+          blocked ? "blocked"
+          : p.id  ? fmt::format("proposal {} \u00b7 run", p.id)
+                  : std::string("dry run"),
           command_text(p));
-      out("  verdict:  {}{}\n", to_string(st->verdict), st->classification.understood ? "" : " (not fully understood: never auto-allowed)");
+      out("  verdict:  {}{}\n", to_string(st->verdict),
+          st->classification.understood ? "" : " (not fully understood: never auto-allowed)");
       for (const auto& r : st->classification.reasons) out("  reason:   {}\n", r);
       if (blocked) {
         err("kaicoder: denied: the command is blocked and was not staged\n");
@@ -102,7 +113,8 @@ RunFn setup_run(CLI::App& sub) {
         print_run_outcome(s, p, *st->ran);
         return st->ran->result.exit_code;
       }
-      if (st->existing) out("  the same command from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
+      if (st->existing)
+        out("  the same command from the same agent is already waiting: proposal {}; nothing new was staged\n", p.id);
       if (p.id && !a->wait) out("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
       if (!p.id || !a->wait) return k_exit_ok;
       std::fflush(stdout);

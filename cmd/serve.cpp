@@ -65,9 +65,9 @@ RunFn setup_serve(CLI::App& sub) {
   sub.add_option("--address", a->address, "address to listen on: only 127.0.0.1 (or localhost) is accepted");
   return [a](Session& s) {
     if (a->address != "127.0.0.1" && a->address != "localhost")
-      return report(s, make_error(Errc::denied,
-                                  fmt::format("kaicoder serve listens on 127.0.0.1 only, not on '{}'", a->address),
-                                  "another address would let other machines reach the gate; open the page on this machine"));
+      return report(
+          s, make_error(Errc::denied, fmt::format("kaicoder serve listens on 127.0.0.1 only, not on '{}'", a->address),
+                        "another address would let other machines reach the gate; open the page on this machine"));
     if (auto tty = require_terminal("kaicoder serve writes its sign-in address to a terminal, and there is none"); !tty)
       return report(s, tty.error());
     auto ws = s.workspace();
@@ -90,7 +90,8 @@ RunFn setup_serve(CLI::App& sub) {
     web::add_security_headers(defaults);
     server.set_default_headers(httplib::Headers(defaults.headers.begin(), defaults.headers.end()));
     server.set_keep_alive_max_count(20);
-    const int port = a->port == 0 ? server.bind_to_any_port("127.0.0.1") : (server.bind_to_port("127.0.0.1", a->port) ? a->port : -1);
+    const int port = a->port == 0 ? server.bind_to_any_port("127.0.0.1")
+                                  : (server.bind_to_port("127.0.0.1", a->port) ? a->port : -1);
     if (port <= 0)
       return report(s, make_error(Errc::io, fmt::format("cannot listen on 127.0.0.1:{}", a->port),
                                   "the port is in use or not allowed: choose another with --port, or leave it out"));
@@ -113,10 +114,10 @@ RunFn setup_serve(CLI::App& sub) {
     server.Options(".*", handler);
 
     // The address carries the token: the terminal only, never stdout.
-    auto told = tell_terminal(fmt::format(
-        "kaicoder serve: the review page of {}\n  open {}\n"
-        "  (the address signs one browser in: keep it to yourself; Ctrl-C stops the page)\n",
-        make_visible((*ws)->root.string(), Allow::nothing), url));
+    auto told =
+        tell_terminal(fmt::format("kaicoder serve: the review page of {}\n  open {}\n"
+                                  "  (the address signs one browser in: keep it to yourself; Ctrl-C stops the page)\n",
+                                  make_visible((*ws)->root.string(), Allow::nothing), url));
     if (!told) return report(s, told.error());
 
     std::atomic<bool> signalled{false};

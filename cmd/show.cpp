@@ -61,18 +61,23 @@ RunFn setup_show(CLI::App& sub) {
     std::optional<FileDiff> d;
     std::string diff_note;
     if (!a->file.empty() && p->kind != Kind::changeset && a->file != p->path)
-      return report(s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p->id, p->path, a->file)));
+      return report(
+          s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p->id, p->path, a->file)));
     if (live && p->kind == Kind::changeset && !a->file.empty()) {
       DiffOptions opts;
       opts.full = a->full;
       auto r = changeset_diff(**ws, *p, opts, a->file);
       if (!r && r.error().code == Errc::not_found) return report(s, r.error());
-      if (r) d = std::move(*r);
-      else diff_note = fmt::format("no diff: {}", r.error().message);
+      if (r)
+        d = std::move(*r);
+      else
+        diff_note = fmt::format("no diff: {}", r.error().message);
     } else if (live) {
       auto r = diff_for_display(s, **ws, *p, a->full);
-      if (r) d = std::move(*r);
-      else diff_note = fmt::format("no diff: {}", r.error().message);
+      if (r)
+        d = std::move(*r);
+      else
+        diff_note = fmt::format("no diff: {}", r.error().message);
     }
     if (s.json()) {
       nlohmann::json j = with_proposal(*p);

@@ -56,29 +56,37 @@ RunFn setup_trust(CLI::App&) {
       // old key stay unverified; pending proposals are proposed again.
       bool new_key = false;
       if (auto k = load_key(s.env().user_config_dir); !k && k.error().code == Errc::not_found) {
-        if (auto yes = owner_says_yes(fmt::format("kaicoder's key in {} is missing. Make a new one? Records sealed with "
-                                                  "the old key will no longer verify.",
-                                                  make_visible(s.env().user_config_dir.string())),
-                                      "kaicoder trust");
+        if (auto yes =
+                owner_says_yes(fmt::format("kaicoder's key in {} is missing. Make a new one? Records sealed with "
+                                           "the old key will no longer verify.",
+                                           make_visible(s.env().user_config_dir.string())),
+                               "kaicoder trust");
             !yes)
           return report(s, yes.error());
         auto made = create_key(s.env().user_config_dir);
         if (!made) return report(s, made.error());
         new_key = *made;
       }
-      if (s.json()) emit(s, {{"root", r->root.string()}, {"trusted", true}, {"changed", false}, {"new_key", new_key}});
-      else out("{} is already trusted; kaicoder.toml is as you trusted it{}\n", r->root.string(), new_key ? "; a new key is in place" : "");
+      if (s.json())
+        emit(s, {{"root", r->root.string()}, {"trusted", true}, {"changed", false}, {"new_key", new_key}});
+      else
+        out("{} is already trusted; kaicoder.toml is as you trusted it{}\n", r->root.string(),
+            new_key ? "; a new key is in place" : "");
       return k_exit_ok;
     }
     send_text_to_stderr(s.json());
     show_review(*r);
     std::fflush(stdout);
     send_text_to_stderr(false);
-    if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())), "kaicoder trust"); !yes)
+    if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())),
+                                  "kaicoder trust");
+        !yes)
       return report(s, yes.error());
     if (auto ok = accept_trust(s.env(), *r, iso_utc(s.clock().now())); !ok) return report(s, ok.error());
-    if (s.json()) emit(s, {{"root", r->root.string()}, {"trusted", true}, {"changed", true}});
-    else out("trusted {}\n", r->root.string());
+    if (s.json())
+      emit(s, {{"root", r->root.string()}, {"trusted", true}, {"changed", true}});
+    else
+      out("trusted {}\n", r->root.string());
     return k_exit_ok;
   };
 }

@@ -14,8 +14,9 @@ RunFn setup_verify(CLI::App& sub) {
     bool worktree = false;
   };
   auto a = std::make_shared<Args>();
-  sub.add_option("--base", a->base, "commit, tag or branch to count changes from (default: [certify] base, else the "
-                                    "merge base with the upstream branch, else the root commit)");
+  sub.add_option("--base", a->base,
+                 "commit, tag or branch to count changes from (default: [certify] base, else the "
+                 "merge base with the upstream branch, else the root commit)");
   sub.add_option("--head", a->head, "commit, tag or branch to certify (default: HEAD)");
   sub.add_flag("--worktree", a->worktree, "certify the work tree, uncommitted changes included");
   return [a](Session& s) {
@@ -30,9 +31,10 @@ RunFn setup_verify(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json j = certification_json(*c);
       if (bad > 0)
-        return emit(s, j, exit_code(Errc::conflict),
-                    make_error(Errc::conflict, fmt::format("{} change(s) to certified paths lack a signed approval", bad),
-                               "the owner reviews them and signs with 'kaicoder certify'"));
+        return emit(
+            s, j, exit_code(Errc::conflict),
+            make_error(Errc::conflict, fmt::format("{} change(s) to certified paths lack a signed approval", bad),
+                       "the owner reviews them and signs with 'kaicoder certify'"));
       emit(s, j);
     } else {
       print_certification(*c);

@@ -48,8 +48,9 @@ std::optional<Acl> parse_posix_acl(std::string_view bytes) {
   }
   if (owners != 1 || group_objs != 1 || others != 1 || masks > 1 || (named > 0 && masks == 0)) return std::nullopt;
   // The kernel keeps entries sorted by tag; its check relies on that order.
-  std::stable_sort(acl.entries.begin(), acl.entries.end(),
-                   [](const AclEntry& x, const AclEntry& y) { return static_cast<uint16_t>(x.tag) < static_cast<uint16_t>(y.tag); });
+  std::stable_sort(acl.entries.begin(), acl.entries.end(), [](const AclEntry& x, const AclEntry& y) {
+    return static_cast<uint16_t>(x.tag) < static_cast<uint16_t>(y.tag);
+  });
   return acl;
 }
 

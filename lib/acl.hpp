@@ -18,7 +18,14 @@
 namespace kai {
 
 // Entry tags as the attribute stores them.
-enum class AclTag : uint16_t { user_obj = 0x01, user = 0x02, group_obj = 0x04, group = 0x08, mask = 0x10, other = 0x20 };
+enum class AclTag : uint16_t {
+  user_obj = 0x01,
+  user = 0x02,
+  group_obj = 0x04,
+  group = 0x08,
+  mask = 0x10,
+  other = 0x20
+};
 
 struct AclEntry {
   AclTag tag = AclTag::other;

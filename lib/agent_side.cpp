@@ -51,7 +51,8 @@ Result<std::string> spool_propose(Workspace& ws, const ProposeRequest& r, const 
   const bool text = !first_invalid_utf8(r.target.value_or("")) && !first_invalid_utf8(r.replacement.value_or("")) &&
                     !first_invalid_utf8(r.content.value_or(""));
   if (text) {
-    for (auto [what, s] : {std::pair{"--path", &r.path}, {"--why", &r.why}, {"--summary", &r.summary}, {"--agent", &r.agent}})
+    for (auto [what, s] :
+         {std::pair{"--path", &r.path}, {"--why", &r.why}, {"--summary", &r.summary}, {"--agent", &r.agent}})
       if (auto bad = not_utf8(what, *s)) return make_error(Errc::usage, *bad);
     return spool_entry(ws, EntryType::propose, request_json(r), cwd);
   }
@@ -96,7 +97,8 @@ bool is_number(const std::string& s) {
 Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
   if (is_number(id_or_ticket)) return std::stoi(id_or_ticket);
   // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.
-  if (!has_spool(ws.store.dir())) return make_error(Errc::usage, fmt::format("'{}' is not a proposal id", id_or_ticket));
+  if (!has_spool(ws.store.dir()))
+    return make_error(Errc::usage, fmt::format("'{}' is not a proposal id", id_or_ticket));
   if (!is_ticket(id_or_ticket))
     return make_error(Errc::usage, fmt::format("'{}' is neither a proposal id nor a ticket", id_or_ticket));
   return proposal_of_ticket(ws.store.dir(), id_or_ticket);
@@ -110,7 +112,8 @@ Result<StatusCopy> read_status_copy(const Workspace& ws, int id) {
   auto text = read_status(ws.store.dir(), id);
   if (!text) return text.error();
   json j = json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, fmt::format("the status of proposal {} is malformed", id));
+  if (j.is_discarded() || !j.is_object())
+    return make_error(Errc::io, fmt::format("the status of proposal {} is malformed", id));
   auto p = from_json(j);
   if (!p) return make_error(Errc::io, fmt::format("the status of proposal {} is malformed: {}", id, p.error().message));
   StatusCopy c{std::move(*p), false};
@@ -141,7 +144,9 @@ std::vector<StatusCopy> status_copies(const Workspace& ws, const std::string& st
   return rows;
 }
 
-bool copy_done(const StatusCopy& c) { return c.proposal.state != State::pending && c.proposal.state != State::approved; }
+bool copy_done(const StatusCopy& c) {
+  return c.proposal.state != State::pending && c.proposal.state != State::approved;
+}
 
 Result<AgentWaited> wait_on_agent_side(const Workspace& ws, const std::string& id_or_ticket,
                                        std::optional<std::chrono::seconds> within, const WaitControl& control) {
@@ -216,7 +221,8 @@ Status mirror_diff(const Workspace& ws, const Proposal& p, const FileDiff& d) {
       return make_error(Errc::denied, fmt::format("'{}' is never-read: its diff stays with the owner", rel));
     // What the diff's context shows of a file the agent user could not read itself.
     if (!user_may_read(ws.root / rel, *agent))
-      return make_error(Errc::denied, fmt::format("the agent user cannot read '{}': its diff stays with the owner", rel));
+      return make_error(Errc::denied,
+                        fmt::format("the agent user cannot read '{}': its diff stays with the owner", rel));
   }
   return mirror_status_diff(ws.store.dir(), p.id, ws.redact(d.text));
 }

@@ -45,9 +45,10 @@ std::optional<AgentSide> find_agent_side(const Env& env, uid_t uid) {
 
 Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider) {
   if (p.proposer_uid >= 0 && p.agent == decider)
-    return make_error(Errc::denied,
-                      fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
-                      "the owner approves what the agent user proposed, from the owner's own terminal");
+    return make_error(
+        Errc::denied,
+        fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
+        "the owner approves what the agent user proposed, from the owner's own terminal");
   if (two_user(ws) && decider == ws.cfg.two_user_agent)
     return make_error(Errc::denied, fmt::format("'{}' is the agent user here: it proposes, it never decides", decider),
                       "the owner approves, from the owner's own terminal");
@@ -77,7 +78,8 @@ UnixUser lookup_uid(uid_t uid) {
 }
 
 fs::path owner_dir_of(uid_t uid) {
-  if (const passwd* pw = ::getpwuid(uid); pw && pw->pw_dir && *pw->pw_dir) return fs::path(pw->pw_dir) / ".config" / "kaicoder";
+  if (const passwd* pw = ::getpwuid(uid); pw && pw->pw_dir && *pw->pw_dir)
+    return fs::path(pw->pw_dir) / ".config" / "kaicoder";
   return "/nonexistent/kaicoder";
 }
 
@@ -95,8 +97,10 @@ bool can(const fs::path& p, const struct stat& st, const UnixUser& who, unsigned
   if (who.uid == 0) return true;
   if (auto acl = read_access_acl(p)) return acl_permits(*acl, st, who.uid, who.groups, bits);
   unsigned shift = 0;
-  if (st.st_uid == who.uid) shift = 6;
-  else if (std::find(who.groups.begin(), who.groups.end(), st.st_gid) != who.groups.end()) shift = 3;
+  if (st.st_uid == who.uid)
+    shift = 6;
+  else if (std::find(who.groups.begin(), who.groups.end(), st.st_gid) != who.groups.end())
+    shift = 3;
   return ((st.st_mode >> shift) & bits) == bits;
 }
 
@@ -126,7 +130,8 @@ bool user_may_read(const fs::path& p, const UnixUser& who) {
   return reaches(p.parent_path(), who) && can(p, st, who, 4);
 }
 
-AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const UnixUser& who, const fs::path& owner_dir) {
+AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const UnixUser& who,
+                         const fs::path& owner_dir) {
   AgentAccess a;
   a.reaches_root = reaches(root, who);
   struct stat st {};
@@ -158,7 +163,8 @@ AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const U
   std::sort(a.writable.begin(), a.writable.end());
   std::sort(a.secrets_readable.begin(), a.secrets_readable.end());
   if (reaches(owner_dir, who)) {
-    for (const fs::path& p : {owner_dir, owner_dir / "key", owner_dir / "config.toml", owner_dir / "trusted-roots.json"}) {
+    for (const fs::path& p :
+         {owner_dir, owner_dir / "key", owner_dir / "config.toml", owner_dir / "trusted-roots.json"}) {
       if (::lstat(p.c_str(), &st) != 0) continue;
       bool dir = S_ISDIR(st.st_mode);
       if (can(p, st, who, 4) || can(p, st, who, 2)) a.owner_dir.push_back(p.string() + (dir ? "/" : ""));
@@ -179,8 +185,11 @@ std::string two_user_level(const AgentAccess& a, const std::string& name) {
   };
   std::string s = fmt::format("two-user mode does not hold: agent user '{}'", name);
   if (!a.writable.empty()) s += fmt::format(" can write {}", some(a.writable));
-  if (!a.secrets_readable.empty()) s += fmt::format("{} can read secret files {}", a.writable.empty() ? "" : ";", some(a.secrets_readable));
-  if (!a.owner_dir.empty()) s += fmt::format("{} can reach the owner's folder: {}", a.writable.empty() && a.secrets_readable.empty() ? "" : ";", some(a.owner_dir));
+  if (!a.secrets_readable.empty())
+    s += fmt::format("{} can read secret files {}", a.writable.empty() ? "" : ";", some(a.secrets_readable));
+  if (!a.owner_dir.empty())
+    s += fmt::format("{} can reach the owner's folder: {}", a.writable.empty() && a.secrets_readable.empty() ? "" : ";",
+                     some(a.owner_dir));
   return s;
 }
 
@@ -197,9 +206,8 @@ Result<fs::path> store_root(const fs::path& start) {
 bool valid_user_name(const std::string& name) {
   if (name.empty() || name.size() > 32) return false;
   if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; });
 }
 
 namespace {
@@ -221,8 +229,7 @@ int run_tool(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -246,7 +253,9 @@ Result<bool> store_folder(const fs::path& p, uid_t owner, gid_t group, mode_t mo
 size_t open_tree_for_reading(const fs::path& root, const Guardrails& g, const UnixUser& agent) {
   size_t changed = 0, seen = 0;
   std::error_code ec;
-  auto agents_group = [&](gid_t gid) { return std::find(agent.groups.begin(), agent.groups.end(), gid) != agent.groups.end(); };
+  auto agents_group = [&](gid_t gid) {
+    return std::find(agent.groups.begin(), agent.groups.end(), gid) != agent.groups.end();
+  };
   auto fix = [&](const fs::path& p, const std::string& rel) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
@@ -261,7 +270,8 @@ size_t open_tree_for_reading(const fs::path& root, const Guardrails& g, const Un
     if (want != mode && ::chmod(p.c_str(), want) == 0) ++changed;
   };
   fix(root, ".");
-  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end && ++seen < k_walk_limit; it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end && ++seen < k_walk_limit;
+       it.increment(ec)) {
     const std::string rel = it->path().lexically_relative(root).generic_string();
     if (rel == g.state_dir) {
       it.disable_recursion_pending();  // the store has modes of its own
@@ -303,15 +313,18 @@ Status name_agent_in_config(const fs::path& owner_dir, uid_t owner, gid_t owner_
 
 }  // namespace
 
-Status apply_setup(const fs::path& root, const std::string& name, const Guardrails& guards, std::vector<std::string>& done) {
+Status apply_setup(const fs::path& root, const std::string& name, const Guardrails& guards,
+                   std::vector<std::string>& done) {
   if (::geteuid() != 0)
     return make_error(Errc::denied, "setting up two-user mode needs root",
                       fmt::format("run: sudo kaicoder --root '{}' agent-user setup {}", root.string(), name));
-  if (!valid_user_name(name)) return make_error(Errc::usage, fmt::format("'{}' is not a user name useradd accepts", name));
+  if (!valid_user_name(name))
+    return make_error(Errc::usage, fmt::format("'{}' is not a user name useradd accepts", name));
   const fs::path state = root / guards.state_dir;
   struct stat st {};
   if (::lstat(state.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return make_error(Errc::not_found, fmt::format("'{}' has no store", root.string()), "the owner runs kaicoder init there first");
+    return make_error(Errc::not_found, fmt::format("'{}' has no store", root.string()),
+                      "the owner runs kaicoder init there first");
   const uid_t owner = st.st_uid;
   const UnixUser owner_user = lookup_uid(owner);
   auto agent = lookup_user(name);
@@ -323,26 +336,31 @@ Status apply_setup(const fs::path& root, const std::string& name, const Guardrai
     if (!agent) return agent.error();
   }
   if (agent->uid == 0 || agent->uid == owner)
-    return make_error(Errc::denied, fmt::format("'{}' is root or the owner of the tree; the agent user must be neither", name));
+    return make_error(Errc::denied,
+                      fmt::format("'{}' is root or the owner of the tree; the agent user must be neither", name));
   if (size_t n = open_tree_for_reading(root, guards, *agent))
-    done.push_back(fmt::format("changed the modes of {} file(s) and folder(s): readable, not writable, secrets private", n));
+    done.push_back(
+        fmt::format("changed the modes of {} file(s) and folder(s): readable, not writable, secrets private", n));
   if ((st.st_mode & 07777) != 0711) {
     if (::chmod(state.c_str(), 0711) != 0)
       return make_error(Errc::io, fmt::format("cannot set up '{}': {}", state.string(), errno_text(errno)));
     done.push_back(fmt::format("{} passable (0711) and nothing more", state.string()));
   }
   bool made = false;
-  for (auto [dir, mode] : {std::pair{spool::dir(state), mode_t{03770}}, {spool::tickets(state), mode_t{02750}},
+  for (auto [dir, mode] : {std::pair{spool::dir(state), mode_t{03770}},
+                           {spool::tickets(state), mode_t{02750}},
                            {spool::status(state), mode_t{02750}}}) {
     auto m = store_folder(dir, owner, agent->gid, mode);
     if (!m) return m.error();
     made |= *m;
   }
   if (made)
-    done.push_back(fmt::format("the spool {} (mode 3770, group {}) and its tickets/ and status/ (2750)", spool::dir(state).string(), name));
+    done.push_back(fmt::format("the spool {} (mode 3770, group {}) and its tickets/ and status/ (2750)",
+                               spool::dir(state).string(), name));
   KAI_TRY(name_agent_in_config(owner_dir_of(owner), owner, owner_user.gid, name, done));
   if (!reaches(root, *agent))
-    done.push_back(fmt::format("WARNING: '{}' cannot pass through a folder above '{}'; give it o+x there", name, root.string()));
+    done.push_back(
+        fmt::format("WARNING: '{}' cannot pass through a folder above '{}'; give it o+x there", name, root.string()));
   return ok_status();
 }
 

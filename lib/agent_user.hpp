@@ -58,16 +58,15 @@ Result<UnixUser> lookup_user(const std::string& name);
 UnixUser lookup_uid(uid_t uid);
 
 // What `who` can do to what lies under `root`, from mode bits and access
-// ACLs (a user:NAME or group entry, within the mask): files and folders it can write (a folder: create, rename, remove in
-// it), secret files it can read (by the never-read rules of `guards`), and
-// the owner's folder and key if it can read or write them. The spool it is
-// meant to write is not listed; paths are sorted. Walks at most 200000 names.
+// ACLs (a user:NAME or group entry, within the mask): files and folders it can write (a folder: create, rename, remove
+// in it), secret files it can read (by the never-read rules of `guards`), and the owner's folder and key if it can read
+// or write them. The spool it is meant to write is not listed; paths are sorted. Walks at most 200000 names.
 struct AgentAccess {
-  bool reaches_root = false;               // it can pass through every folder down to root
-  std::vector<std::string> writable;       // root-relative ('.' for root itself), or absolute outside it
+  bool reaches_root = false;          // it can pass through every folder down to root
+  std::vector<std::string> writable;  // root-relative ('.' for root itself), or absolute outside it
   std::vector<std::string> secrets_readable;
-  std::vector<std::string> owner_dir;      // the owner's folder or key, readable or writable by it
-  bool cut_short = false;                  // the walk stopped at its limit
+  std::vector<std::string> owner_dir;  // the owner's folder or key, readable or writable by it
+  bool cut_short = false;              // the walk stopped at its limit
 };
 AgentAccess agent_access(const std::filesystem::path& root, const Guardrails& guards, const UnixUser& who,
                          const std::filesystem::path& owner_dir);

@@ -38,7 +38,6 @@ std::string line_list(std::string_view text, const std::vector<size_t>& offsets)
   return out;
 }
 
-
 }  // namespace
 
 Result<std::string> apply_edit(std::string_view current, std::string_view target, std::string_view replacement,
@@ -46,14 +45,16 @@ Result<std::string> apply_edit(std::string_view current, std::string_view target
   if (target.empty()) return make_error(Errc::usage, "the target text is empty", "name the exact text to replace");
   std::vector<size_t> hits;
   // Overlapping matches count: "aa" occurs twice in "aaa", so it is ambiguous.
-  for (size_t at = current.find(target); at != std::string_view::npos; at = current.find(target, at + 1)) hits.push_back(at);
+  for (size_t at = current.find(target); at != std::string_view::npos; at = current.find(target, at + 1))
+    hits.push_back(at);
   if (hits.empty())
     return make_error(Errc::conflict, fmt::format("target not found in '{}'", path),
                       "read the file again ('kaicoder read') and copy the exact text, whitespace included");
   if (hits.size() > 1)
-    return make_error(Errc::conflict,
-                      fmt::format("target found {} times in '{}' (lines {})", hits.size(), path, line_list(current, hits)),
-                      "include more surrounding lines so the target occurs exactly once");
+    return make_error(
+        Errc::conflict,
+        fmt::format("target found {} times in '{}' (lines {})", hits.size(), path, line_list(current, hits)),
+        "include more surrounding lines so the target occurs exactly once");
   std::string out;
   out.reserve(current.size() - target.size() + replacement.size());
   out.append(current.substr(0, hits[0])).append(replacement).append(current.substr(hits[0] + target.size()));
@@ -82,8 +83,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   // Before anything else in the record is believed: who approved it, the
   // digest, the state all come from a record that must be kaicoder's own.
   KAI_TRY(require_sealed(ws.store, p));
-  if (p.approved_digest.empty())
-    return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
+  if (p.approved_digest.empty()) return make_error(Errc::conflict, fmt::format("proposal {} was never approved", p.id));
   KAI_TRY(ws.changelog.check_readable());  // before any file changes: the entry must be writable
   // A sealed record can still be an old copy put back: one that was applied
   // (and maybe rolled back since) is never applied again on its strength.
@@ -92,7 +92,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   auto rec = last.empty() ? Result<Record>(make_error(Errc::not_found, "")) : ws.journal.load(last);
   if (ws.sealer.spent("apply", std::to_string(p.id)) || (rec && rec->proposal == p.id))
     return make_error(Errc::conflict,
-                      fmt::format("proposal {} was applied before{}", p.id, rec && rec->proposal == p.id ? " (entry " + last + ")" : ""),
+                      fmt::format("proposal {} was applied before{}", p.id,
+                                  rec && rec->proposal == p.id ? " (entry " + last + ")" : ""),
                       "propose the change again to apply it once more");
   if (digest(p) != p.approved_digest)
     return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
@@ -114,8 +115,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     ReplacedAll all = replace_every(cur.bytes, p.target, p.replacement);
     if (all.count != p.occurrences)
       return fail(make_error(Errc::conflict,
-                             fmt::format("target occurs {} times in '{}', not {} as when proposal {} was made", all.count,
-                                         p.path, p.occurrences, p.id),
+                             fmt::format("target occurs {} times in '{}', not {} as when proposal {} was made",
+                                         all.count, p.path, p.occurrences, p.id),
                              "propose the change again against the file as it is now"));
     after = std::move(all.bytes);
   } else if (p.kind == Kind::edit) {
@@ -125,7 +126,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     after = std::move(*r);
   } else {
     if (!same(FileSide{p.base.exists, p.base.blob, p.base.mode}, cur))
-      return fail(make_error(Errc::conflict, fmt::format("'{}' changed since proposal {} was made (stale base)", p.path, p.id),
+      return fail(make_error(Errc::conflict,
+                             fmt::format("'{}' changed since proposal {} was made (stale base)", p.path, p.id),
                              "propose the change again against the file as it is now"));
     if (p.kind == Kind::write) after = p.content;
   }
@@ -172,13 +174,13 @@ namespace {
 
 Error changed_since(Workspace& ws, const std::string& id, const FileChange& f, const FileState& cur) {
   std::string later = ws.journal.latest_for(f.rel);
-  std::string what = later != id && !later.empty()
-                         ? fmt::format("'{}' was changed by a later entry {}", f.rel, later)
-                         : fmt::format("'{}' was changed by hand since {} ({})", f.rel, id,
-                                       cur.exists ? "its content differs" : "it was removed");
-  std::string hint = later != id && !later.empty()
-                         ? fmt::format("roll back {} first, or pass --force to overwrite it (a backup of it is kept)", later)
-                         : "pass --force to overwrite it (a backup of its current content is kept)";
+  std::string what = later != id && !later.empty() ? fmt::format("'{}' was changed by a later entry {}", f.rel, later)
+                                                   : fmt::format("'{}' was changed by hand since {} ({})", f.rel, id,
+                                                                 cur.exists ? "its content differs" : "it was removed");
+  std::string hint =
+      later != id && !later.empty()
+          ? fmt::format("roll back {} first, or pass --force to overwrite it (a backup of it is kept)", later)
+          : "pass --force to overwrite it (a backup of its current content is kept)";
   return make_error(Errc::conflict, fmt::format("cannot roll back {}: {}", id, what), hint);
 }
 
@@ -190,7 +192,8 @@ Status check_link(Workspace& ws, const std::string& id, const FileChange& f, For
   ssize_t n = ::readlinkat(d->fd(), base_of(f.rel).c_str(), target.data(), target.size());
   if (n < 0 && errno == ENOENT) return ok_status();
   if (force == Force::no && (n < 0 || blob_id(target.substr(0, static_cast<size_t>(n))) != f.after.blob))
-    return make_error(Errc::conflict, fmt::format("cannot roll back {}: '{}' is no longer the symlink the run made", id, f.rel),
+    return make_error(Errc::conflict,
+                      fmt::format("cannot roll back {}: '{}' is no longer the symlink the run made", id, f.rel),
                       "pass --force to restore what the run replaced anyway (the symlink is removed)");
   return ok_status();
 }
@@ -199,10 +202,10 @@ Status remove_link(Workspace& ws, const std::string& rel) {
   auto d = open_parent(ws.root, rel, CreateDirs::no);
   if (!d) return d.error().code == Errc::conflict ? ok_status() : Status(d.error());
   struct stat st;
-  if (::fstatat(d->fd(), base_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode)) return ok_status();
+  if (::fstatat(d->fd(), base_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode))
+    return ok_status();
   return unlink_at(*d, base_of(rel));
 }
-
 
 }  // namespace
 
@@ -244,14 +247,17 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       // run are in the snapshot store.
       auto b = snapshots_of(ws).blob(id, f.before.blob);
       if (!b)
-        return make_error(b.error().code, fmt::format("cannot roll back {}: {}", id, b.error().message), b.error().hint);
+        return make_error(b.error().code, fmt::format("cannot roll back {}: {}", id, b.error().message),
+                          b.error().hint);
       after.push_back(std::move(*b));
     } else if (f.before.exists) {
       auto b = read_at(tg->dir, base_of(f.backup_rel));
       if (!b || !b->exists || !b->regular || blob_id(b->bytes) != f.backup_blob)
         return make_error(Errc::conflict,
                           fmt::format("cannot roll back {}: backup '{}' is {}", id, f.backup_rel,
-                                      !b ? b.error().message : !b->exists ? "missing" : "changed since it was taken"),
+                                      !b           ? b.error().message
+                                      : !b->exists ? "missing"
+                                                   : "changed since it was taken"),
                           "kaicoder restores only a backup whose bytes it recorded; restore by hand if you trust it");
       after.push_back(std::move(b->bytes));
     } else {
@@ -275,7 +281,8 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       KAI_TRY(add_target(i, true));
     }
   }
-  if (targets.empty() && links.empty() && dirs.empty()) return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
+  if (targets.empty() && links.empty() && dirs.empty())
+    return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
   if (check == CheckOnly::yes) return Outcome{};
   for (const auto& l : links) KAI_TRY(remove_link(ws, l));
   for (size_t i : deferred) KAI_TRY(add_target(i, false));

@@ -63,9 +63,9 @@ Result<int> recover(Workspace& ws);
 
 // What recover() would find, for doctor: one per leftover intent.
 struct IntentInfo {
-  std::string name;                      // file stem
-  std::string refused;                   // why it would be quarantined; empty when it would be obeyed
-  int proposal = 0;                      // the proposal it belongs to, 0 for none or refused
+  std::string name;     // file stem
+  std::string refused;  // why it would be quarantined; empty when it would be obeyed
+  int proposal = 0;     // the proposal it belongs to, 0 for none or refused
   std::string rollback_id;
   std::vector<std::string> cut_backups;  // root-relative backups cut short by the crash
 };

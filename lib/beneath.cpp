@@ -100,9 +100,7 @@ Mount mount_of(int fd) {
   return m;
 }
 
-bool same_mount(const Mount& a, const Mount& b) {
-  return a.dev == b.dev && (!a.has_id || !b.has_id || a.id == b.id);
-}
+bool same_mount(const Mount& a, const Mount& b) { return a.dev == b.dev && (!a.has_id || !b.has_id || a.id == b.id); }
 
 Error crosses_mount(std::string_view rel, std::string_view upto) {
   return make_error(Errc::denied, fmt::format("'{}' crosses the mount point '{}'; kaicoder never reads or writes "
@@ -362,10 +360,10 @@ Result<std::string> read_owned(const fs::path& path) {
     return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", path.string(), errno_text(errno)));
   if (!S_ISREG(st.st_mode)) return make_error(Errc::denied, fmt::format("'{}' is not a regular file", path.string()));
   if (st.st_nlink > 1)
-    return make_error(Errc::denied,
-                      fmt::format("'{}' has {} hard links; kaicoder's own files have one name", path.string(),
-                                  st.st_nlink),
-                      "replace it by a copy of itself");
+    return make_error(
+        Errc::denied,
+        fmt::format("'{}' has {} hard links; kaicoder's own files have one name", path.string(), st.st_nlink),
+        "replace it by a copy of itself");
   auto bytes = read_all(file.fd());
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", path.string(), bytes.error().message));
   return bytes;

@@ -68,7 +68,8 @@ enum class Sync { now, later };
 
 // Create `name` exclusively (O_CREAT|O_EXCL|O_NOFOLLOW), write, fsync.
 // Errc::conflict when the name exists (file, symlink or anything else).
-Status write_exclusive_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode, Sync sync = Sync::now);
+Status write_exclusive_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode,
+                          Sync sync = Sync::now);
 
 // Atomic replace: temp in `dir`, write, fsync, chmod to `mode`, renameat over
 // `name`, fsync `dir`. The old file is wholly there or wholly replaced.

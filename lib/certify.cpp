@@ -153,8 +153,7 @@ Result<std::optional<CertChange>> change_of(git_repository* repo, const git_diff
       if (d.similarity < 100 && !git_oid_equal(&d.old_file.id, &new_id))
         c.detail = c.detail.empty() ? "content changed too" : c.detail + ", content changed too";
       break;
-    default:
-      return std::optional<CertChange>{};
+    default: return std::optional<CertChange>{};
   }
   if (c.needs.empty()) return std::optional<CertChange>{};
   c.blob = d.status == GIT_DELTA_DELETED ? "" : hex(new_id);
@@ -170,7 +169,8 @@ Result<std::vector<CertChange>> certified_changes(git_repository* repo, git_tree
   git_diff* raw = nullptr;
   if (wt == WorkTree::yes) {
     o.flags |= GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS;
-    KAI_TRY(git_check(git_diff_tree_to_workdir_with_index(&raw, repo, base, &o), "comparing the base with the work tree"));
+    KAI_TRY(
+        git_check(git_diff_tree_to_workdir_with_index(&raw, repo, base, &o), "comparing the base with the work tree"));
   } else {
     KAI_TRY(git_check(git_diff_tree_to_tree(&raw, repo, base, head, &o), "comparing base and head"));
   }
@@ -236,33 +236,40 @@ void attribute(git_repository* repo, const git_oid& base, git_commit* head, git_
                                     : "unknown: the history is incomplete (shallow checkout?)";
 }
 
-
 struct Approved {
   Binding b;
   std::string signer;
 };
 
 // Check every manifest; the bindings of valid ones are what covers changes.
-Result<std::vector<Approved>> check_manifests(const std::vector<FoundManifest>& found, Certification& c, const SshTool& ssh,
+Result<std::vector<Approved>> check_manifests(const std::vector<FoundManifest>& found, Certification& c,
+                                              const SshTool& ssh,
                                               std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
   std::vector<Approved> approved;
   for (const auto& f : found) {
     ManifestCheck mc{f.path, f.where, "", "", 0};
     auto m = parse_manifest(f.text, f.path);
     if (m) mc.entries = m->changes.size();
-    if (!c.signers_problem.empty()) mc.problem = c.signers_problem;
-    else if (!f.sig) mc.problem = fmt::format("no signature ({}.sig is missing)", f.path);
+    if (!c.signers_problem.empty())
+      mc.problem = c.signers_problem;
+    else if (!f.sig)
+      mc.problem = fmt::format("no signature ({}.sig is missing)", f.path);
     else {
       auto who = verify_signature(ssh, c.signers_text, f.text, *f.sig);
       if (!who && who.error().code != Errc::denied) return who.error();
-      if (!who) mc.problem = who.error().message;
-      else if (!m) mc.problem = m.error().message;
-      else mc.signer = *who;
+      if (!who)
+        mc.problem = who.error().message;
+      else if (!m)
+        mc.problem = m.error().message;
+      else
+        mc.signer = *who;
     }
     if (m) {
       for (const auto& b : m->changes) {
-        if (mc.problem.empty()) approved.push_back(Approved{b, mc.signer});
-        else unsigned_claims.emplace_back(b, fmt::format("{}: {}", f.path, mc.problem));
+        if (mc.problem.empty())
+          approved.push_back(Approved{b, mc.signer});
+        else
+          unsigned_claims.emplace_back(b, fmt::format("{}: {}", f.path, mc.problem));
       }
     }
     c.manifests.push_back(std::move(mc));
@@ -282,14 +289,17 @@ void judge(CertChange& c, const std::vector<Approved>& approved,
     }
     auto claim = std::find_if(unsigned_claims.begin(), unsigned_claims.end(),
                               [&](const auto& u) { return u.first.same_result(need); });
-    auto other = std::find_if(approved.begin(), approved.end(), [&](const Approved& a) { return a.b.path == need.path; });
-    std::string what = need.deleted() ? fmt::format("deleting '{}'", need.path)
-                                      : fmt::format("'{}' as blob {} mode {}", need.path, need.blob.substr(0, 12), need.mode);
+    auto other =
+        std::find_if(approved.begin(), approved.end(), [&](const Approved& a) { return a.b.path == need.path; });
+    std::string what = need.deleted()
+                           ? fmt::format("deleting '{}'", need.path)
+                           : fmt::format("'{}' as blob {} mode {}", need.path, need.blob.substr(0, 12), need.mode);
     if (claim != unsigned_claims.end())
       why.push_back(fmt::format("the approval of {} does not count: {}", what, claim->second));
     else if (other != approved.end())
-      why.push_back(fmt::format("the signed approval for '{}' is for another result ({})", need.path,
-                                other->b.deleted() ? "deleted" : "blob " + other->b.blob.substr(0, 12) + " mode " + other->b.mode));
+      why.push_back(fmt::format(
+          "the signed approval for '{}' is for another result ({})", need.path,
+          other->b.deleted() ? "deleted" : "blob " + other->b.blob.substr(0, 12) + " mode " + other->b.mode));
     else
       why.push_back(fmt::format("no signed approval of {}", what));
   }
@@ -304,7 +314,8 @@ void judge(CertChange& c, const std::vector<Approved>& approved,
 }  // namespace
 
 size_t Certification::uncovered() const {
-  return static_cast<size_t>(std::count_if(changes.begin(), changes.end(), [](const CertChange& c) { return !c.covered; }));
+  return static_cast<size_t>(
+      std::count_if(changes.begin(), changes.end(), [](const CertChange& c) { return !c.covered; }));
 }
 
 Result<Certification> check_certification(const CertifyRequest& req) {
@@ -316,7 +327,7 @@ Result<Certification> check_certification(const CertifyRequest& req) {
   RepoPtr repo(raw);
   if (req.worktree == WorkTree::yes && (!req.head.empty() || git_repository_is_bare(raw)))
     return make_error(Errc::usage, git_repository_is_bare(raw) ? "a bare repository has no work tree"
-                                                                : "--worktree compares the work tree, not --head");
+                                                               : "--worktree compares the work tree, not --head");
   Certification c;
   c.worktree = req.worktree == WorkTree::yes;
   if (const char* wd = git_repository_workdir(raw)) c.workdir = wd;
@@ -355,12 +366,15 @@ Result<Certification> check_certification(const CertifyRequest& req) {
   if (!head_tree) return head_tree.error();
   c.paths = cfg->certify_paths;
   c.allowed_signers = cfg->allowed_signers;
-  if (c.allowed_signers.empty()) c.signers_problem = "no [certify] allowed_signers at the base";
+  if (c.allowed_signers.empty())
+    c.signers_problem = "no [certify] allowed_signers at the base";
   else {
     auto text = blob_at(raw, base_tree->get(), c.allowed_signers);
     if (!text) return text.error();
-    if (!*text) c.signers_problem = fmt::format("the allowed-signers file '{}' is not in the base", c.allowed_signers);
-    else c.signers_text = **text;
+    if (!*text)
+      c.signers_problem = fmt::format("the allowed-signers file '{}' is not in the base", c.allowed_signers);
+    else
+      c.signers_text = **text;
   }
   Scope scope{c.paths, c.allowed_signers};
   auto changes = certified_changes(raw, base_tree->get(), head_tree->get(), scope, req.worktree);
@@ -396,7 +410,8 @@ Manifest draft_manifest(const Certification& c) {
 
 Result<std::string> write_signed_manifest(const Certification& c, const Manifest& m, const fs::path& key,
                                           const SshTool& ssh, TimePoint now) {
-  if (c.workdir.empty()) return make_error(Errc::usage, "a bare repository has no work tree to write the manifest into");
+  if (c.workdir.empty())
+    return make_error(Errc::usage, "a bare repository has no work tree to write the manifest into");
   if (!c.signers_problem.empty())
     return make_error(Errc::denied, fmt::format("no signature can count: {}", c.signers_problem),
                       "name an allowed-signers file in [certify] allowed_signers and commit it to the base first");
@@ -405,10 +420,11 @@ Result<std::string> write_signed_manifest(const Certification& c, const Manifest
   if (!sig) return sig.error();
   auto who = verify_signature(ssh, c.signers_text, text, *sig);
   if (!who)
-    return make_error(who.error().code,
-                      fmt::format("the key '{}' is not an allowed signer at the base: {}", key.string(), who.error().message),
-                      fmt::format("add its public key to '{}' (itself a certified change, signed by a key the base allows)",
-                                  c.allowed_signers));
+    return make_error(
+        who.error().code,
+        fmt::format("the key '{}' is not an allowed signer at the base: {}", key.string(), who.error().message),
+        fmt::format("add its public key to '{}' (itself a certified change, signed by a key the base allows)",
+                    c.allowed_signers));
   const std::string name = fmt::format("{}-{}.toml", compact_utc(now), c.head.substr(0, 12));
   const std::string rel = fmt::format("{}/{}", k_approvals_dir, name);
   auto dir = open_parent(c.workdir, rel, CreateDirs::yes);

@@ -34,25 +34,25 @@ namespace kai {
 enum class WorkTree { no, yes };
 
 struct CertifyRequest {
-  std::filesystem::path start;  // a folder inside the repository (cwd or --root)
-  std::string base, head;       // revisions from the command line; empty = the defaults
+  std::filesystem::path start;       // a folder inside the repository (cwd or --root)
+  std::string base, head;            // revisions from the command line; empty = the defaults
   WorkTree worktree = WorkTree::no;  // compare the base with the work tree (uncommitted changes too)
   SshTool ssh;
 };
 
 // One change of a certified path between base and head.
 struct CertChange {
-  std::string kind;    // content, mode, add, delete, rename, copy
-  std::string path;    // the resulting path; for a delete, the removed one
-  std::string from;    // rename and copy: the source path
-  std::string detail;  // e.g. "executable bit set", "file became a symlink"
+  std::string kind;                      // content, mode, add, delete, rename, copy
+  std::string path;                      // the resulting path; for a delete, the removed one
+  std::string from;                      // rename and copy: the source path
+  std::string detail;                    // e.g. "executable bit set", "file became a symlink"
   std::string old_mode, new_mode, blob;  // git's octal modes and the resulting blob id ("" when deleted)
-  std::vector<Binding> needs;  // what signed manifests must bind for the change to be covered
+  std::vector<Binding> needs;            // what signed manifests must bind for the change to be covered
   bool covered = false;
-  std::string signer;     // who signed it, when covered
-  std::string reason;     // why not, when not covered
-  std::string commit;     // the commit that introduced it; "" when uncommitted or not found
-  std::string introduced; // "<short id> <summary>", "uncommitted", or "unknown: <why>"
+  std::string signer;      // who signed it, when covered
+  std::string reason;      // why not, when not covered
+  std::string commit;      // the commit that introduced it; "" when uncommitted or not found
+  std::string introduced;  // "<short id> <summary>", "uncommitted", or "unknown: <why>"
 };
 
 struct ManifestCheck {
@@ -64,9 +64,9 @@ struct ManifestCheck {
 };
 
 struct Certification {
-  std::filesystem::path workdir;   // the work tree; empty for a bare repository
-  std::string base, head;          // commit ids
-  std::string base_from;           // how the base was chosen, in words
+  std::filesystem::path workdir;  // the work tree; empty for a bare repository
+  std::string base, head;         // commit ids
+  std::string base_from;          // how the base was chosen, in words
   bool worktree = false;
   std::vector<std::string> paths;  // [certify] paths as read from the base
   std::string allowed_signers;     // path of the allowed-signers file, from the base config

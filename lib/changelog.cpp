@@ -20,16 +20,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view k_none = "\xE2\x80\x94";       // "—": no file, no backup, not reversible
-constexpr std::string_view k_dot = "\xC2\xB7";            // "·"
-constexpr std::string_view k_sep = "  \xC2\xB7  ";        // heading separator
-constexpr size_t k_value_column = 13;                     // after "- approver:  "
+constexpr std::string_view k_none = "\xE2\x80\x94";  // "—": no file, no backup, not reversible
+constexpr std::string_view k_dot = "\xC2\xB7";       // "·"
+constexpr std::string_view k_sep = "  \xC2\xB7  ";   // heading separator
+constexpr size_t k_value_column = 13;                // after "- approver:  "
 constexpr size_t k_field_count = 8;
 constexpr std::string_view k_labels[k_field_count] = {"file(s)", "action",   "summary", "why",
                                                       "backup",  "approver", "result",  "rollback"};
 // Index 0 (files) is a list and handled apart; the rest map to strings.
-std::string Entry::*const k_members[k_field_count] = {nullptr,       &Entry::action,   &Entry::summary,
-                                                      &Entry::why,   &Entry::backup,   &Entry::approver,
+std::string Entry::*const k_members[k_field_count] = {nullptr,        &Entry::action,  &Entry::summary,
+                                                      &Entry::why,    &Entry::backup,  &Entry::approver,
                                                       &Entry::result, &Entry::rollback};
 
 // Values must stay on one line, or the entry would no longer parse: every
@@ -80,8 +80,7 @@ bool is_iso_time(std::string_view s) {
 bool is_heading(std::string_view l) {
   if (l.substr(0, 3) != "## ") return false;
   std::string_view rest = l.substr(3);
-  if (rest.find(k_dot) != std::string_view::npos || rest.find("rollback-id") != std::string_view::npos)
-    return true;
+  if (rest.find(k_dot) != std::string_view::npos || rest.find("rollback-id") != std::string_view::npos) return true;
   return rest.size() >= 11 && is_digit(rest[0]) && is_digit(rest[3]) && rest[4] == '-' && rest[10] == 'T';
 }
 
@@ -300,7 +299,8 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
     KAI_TRY(fsync_dir(dir.parent_path().empty() ? fs::path(".") : dir.parent_path()));
   }
   for (int n = 1; n < 1000; ++n) {
-    std::string name = n == 1 ? fmt::format("{}--{}.md", oldest, newest) : fmt::format("{}--{}.{}.md", oldest, newest, n);
+    std::string name =
+        n == 1 ? fmt::format("{}--{}.md", oldest, newest) : fmt::format("{}--{}.{}.md", oldest, newest, n);
     fs::path file = dir / name;
     Result<std::string> old = read_owned(file);
     if (old && *old == text) return ok_status();
@@ -308,8 +308,9 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
     if (old.error().code != Errc::not_found) return old.error();
     return write_owned(file, text);
   }
-  return make_error(Errc::io, fmt::format("cannot archive changelog entries {} to {}: too many files of that name", oldest, newest),
-                    fmt::format("look into '{}'", dir.string()));
+  return make_error(
+      Errc::io, fmt::format("cannot archive changelog entries {} to {}: too many files of that name", oldest, newest),
+      fmt::format("look into '{}'", dir.string()));
 }
 
 // Hands each well-formed entry to `take`, in file order, until it returns

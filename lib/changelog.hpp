@@ -26,20 +26,20 @@
 namespace kai {
 
 struct Entry {
-  std::string time;         // 2026-07-09T14:25:30Z
-  std::string kind;         // edit write delete run rollback rejected timeout blocked
+  std::string time;  // 2026-07-09T14:25:30Z
+  std::string kind;  // edit write delete run rollback rejected timeout blocked
   // An empty value is "none" (no file, no backup, not reversible), which
   // the changelog prints as "—".
-  std::string rollback_id;  // 20260709T142530Z[-N], or empty
+  std::string rollback_id;         // 20260709T142530Z[-N], or empty
   std::vector<std::string> files;  // absolute paths
-  std::string action;       // edit_file write_file delete_file run_shell rollback, or empty
+  std::string action;              // edit_file write_file delete_file run_shell rollback, or empty
   std::string summary;
   std::string why;
-  std::string backup;       // absolute path(s), or empty
+  std::string backup;  // absolute path(s), or empty
   std::string approver;
-  std::string result;       // ok, failed: …, rejected: …
-  std::string rollback;     // "restore a.bak-kaicoder-X → a", "delete a", or empty
-  size_t line = 0;          // 1-based line of the heading when parsed
+  std::string result;    // ok, failed: …, rejected: …
+  std::string rollback;  // "restore a.bak-kaicoder-X → a", "delete a", or empty
+  size_t line = 0;       // 1-based line of the heading when parsed
 };
 
 // The entry exactly as SPEC §6 prints it, ending with a blank line. Every

@@ -36,7 +36,9 @@ Error bad_change(size_t i, std::string_view what) {
 
 // "0755", "755", "100755", 755 (read as octal digits): 0644 or 0755.
 std::optional<unsigned> parse_mode(const json& v) {
-  std::string s = v.is_string() ? v.get<std::string>() : v.is_number_unsigned() ? std::to_string(v.get<unsigned>()) : "";
+  std::string s = v.is_string()            ? v.get<std::string>()
+                  : v.is_number_unsigned() ? std::to_string(v.get<unsigned>())
+                                           : "";
   if (s.size() > 3 && (s.starts_with("100") || s.starts_with("0"))) s = s.substr(s.size() - 3);
   if (s == "755") return 0755u;
   if (s == "644") return 0644u;
@@ -45,10 +47,12 @@ std::optional<unsigned> parse_mode(const json& v) {
 
 Result<ChangeRequest> change_from(const json& c, size_t i) {
   if (!c.is_object()) return bad_change(i, "each change is an object");
-  static const char* k_known[] = {"op", "path", "target", "replacement", "replace_all", "content", "content_base64", "to", "mode"};
+  static const char* k_known[] = {"op",      "path",           "target", "replacement", "replace_all",
+                                  "content", "content_base64", "to",     "mode"};
   ChangeRequest r;
   for (const auto& [key, v] : c.items()) {
-    if (std::find_if(std::begin(k_known), std::end(k_known), [&name = key](const char* k) { return name == k; }) == std::end(k_known))
+    if (std::find_if(std::begin(k_known), std::end(k_known), [&name = key](const char* k) { return name == k; }) ==
+        std::end(k_known))
       return bad_change(i, fmt::format("unknown field '{}'", key));
     if (v.is_null()) continue;
     if (key == "replace_all") {
@@ -65,11 +69,16 @@ Result<ChangeRequest> change_from(const json& c, size_t i) {
       if (!r.content) return bad_change(i, "'content_base64' is not base64");
     } else {
       std::string s = v.get<std::string>();
-      if (key == "op") r.op = s;
-      else if (key == "path") r.path = s;
-      else if (key == "to") r.to = s;
-      else if (key == "target") r.target = s;
-      else if (key == "replacement") r.replacement = s;
+      if (key == "op")
+        r.op = s;
+      else if (key == "path")
+        r.path = s;
+      else if (key == "to")
+        r.to = s;
+      else if (key == "target")
+        r.target = s;
+      else if (key == "replacement")
+        r.replacement = s;
       else {
         if (r.content) return bad_change(i, "give 'content' or 'content_base64', not both");
         r.content = s;
@@ -101,7 +110,8 @@ Result<ChangesetRequest> changeset_from_json(std::string_view text) {
   ChangesetRequest r;
   for (const auto& [key, v] : j.items()) {
     if (key == "changes") {
-      if (!v.is_array() || v.empty()) return make_error(Errc::usage, "--json-input: 'changes' must be a list of changes");
+      if (!v.is_array() || v.empty())
+        return make_error(Errc::usage, "--json-input: 'changes' must be a list of changes");
       for (size_t i = 0; i < v.size(); ++i) {
         auto c = change_from(v[i], i);
         if (!c) return c.error();
@@ -150,7 +160,8 @@ Result<std::optional<CurrentFile>> read_checked(Workspace& ws, const std::string
   if (!st) return st.error();
   if (!st->exists) return std::optional<CurrentFile>{};
   if (!st->regular)
-    return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel), "kaicoder changes regular files only");
+    return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel),
+                      "kaicoder changes regular files only");
   KAI_TRY(check_links(ws.guards, rel, st->nlink));
   return std::optional<CurrentFile>(CurrentFile{std::move(st->bytes), static_cast<unsigned>(st->mode)});
 }
@@ -281,18 +292,21 @@ struct Subject {
   std::optional<std::string_view> before;
 };
 
-std::vector<Subject> subjects_of(const std::vector<Change>& changes, const std::vector<std::optional<std::string>>& befores) {
+std::vector<Subject> subjects_of(const std::vector<Change>& changes,
+                                 const std::vector<std::optional<std::string>>& befores) {
   std::vector<Subject> out;
   for (size_t i = 0; i < changes.size(); ++i) {
     const Change& c = changes[i];
     std::optional<std::string_view> before;
     if (befores[i]) before = *befores[i];
-    if (c.op == "delete") out.push_back({i, Kind::del, c.path, std::nullopt, before});
+    if (c.op == "delete")
+      out.push_back({i, Kind::del, c.path, std::nullopt, before});
     else if (c.op == "rename") {
       out.push_back({i, Kind::del, c.path, std::nullopt, before});
       out.push_back({i, Kind::write, c.to, std::string_view(c.after), std::nullopt});
     } else {
-      out.push_back({i, c.op == "edit" || c.op == "mode" ? Kind::edit : Kind::write, c.path, std::string_view(c.after), before});
+      out.push_back(
+          {i, c.op == "edit" || c.op == "mode" ? Kind::edit : Kind::write, c.path, std::string_view(c.after), before});
     }
   }
   return out;
@@ -335,8 +349,9 @@ Result<Verdict> grade(Workspace& ws, Proposal& p, const std::vector<std::optiona
     if (s.after) {
       size_t n = ws.redactor.hidden(*s.after), was = s.before ? ws.redactor.hidden(*s.before) : 0;
       if (n > was) {
-        add_reason(q.tier_reason, fmt::format("the proposed text holds {} secret value{}, hidden in the diff as [REDACTED:…]",
-                                              n - was, n - was == 1 ? "" : "s"));
+        add_reason(q.tier_reason,
+                   fmt::format("the proposed text holds {} secret value{}, hidden in the diff as [REDACTED:…]", n - was,
+                               n - was == 1 ? "" : "s"));
         q.tier = Tier::confirm;
       }
     }
@@ -377,14 +392,18 @@ Result<Verdict> grade(Workspace& ws, Proposal& p, const std::vector<std::optiona
   }
   std::string status = "none";
   for (const ValidationCheck& check : p.validation.checks) {
-    if (check.status == "failed") status = "failed";
-    else if (check.status == "ok" && status != "failed") status = "ok";
-    else if (check.status == "not-run" && status == "none") status = "not-run";
+    if (check.status == "failed")
+      status = "failed";
+    else if (check.status == "ok" && status != "failed")
+      status = "ok";
+    else if (check.status == "not-run" && status == "none")
+      status = "not-run";
   }
   p.validation.status = status;
   // Confirm-tier files always need a person, whatever an allow rule says;
   // so does content that failed its validation.
-  if (all.decision == Decision::allow && p.tier == Tier::confirm) all = {Decision::ask, all.rule + ", " + p.tier_reason};
+  if (all.decision == Decision::allow && p.tier == Tier::confirm)
+    all = {Decision::ask, all.rule + ", " + p.tier_reason};
   if (all.decision == Decision::allow && status == "failed") all = {Decision::ask, all.rule + ", validation failed"};
   return all;
 }
@@ -397,14 +416,14 @@ std::string default_summary(const Proposal& p) {
     added += c.added;
     removed += c.removed;
   }
-  static const std::pair<const char*, const char*> k_words[] = {
-      {"edit", "edited"}, {"write", "rewritten"}, {"create", "created"}, {"delete", "deleted"},
-      {"rename", "renamed"}, {"mode", "mode changed"}};
+  static const std::pair<const char*, const char*> k_words[] = {{"edit", "edited"},    {"write", "rewritten"},
+                                                                {"create", "created"}, {"delete", "deleted"},
+                                                                {"rename", "renamed"}, {"mode", "mode changed"}};
   std::string parts;
   for (const auto& [op, word] : k_words)
     if (by_op.count(op)) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", by_op[op], word);
-  return fmt::format("changeset of {} file{} (+{}/\u2212{} lines): {}", p.changes.size(), p.changes.size() == 1 ? "" : "s",
-                     added, removed, parts);
+  return fmt::format("changeset of {} file{} (+{}/\u2212{} lines): {}", p.changes.size(),
+                     p.changes.size() == 1 ? "" : "s", added, removed, parts);
 }
 
 // A change built from one applied op of the patch model.
@@ -441,12 +460,18 @@ Status check_change(Workspace& ws, const Change& c, const std::optional<std::str
       return make_error(Errc::denied,
                         fmt::format("'{}' is a protected path: surgical edits only, and the changeset would {} it; "
                                     "the whole changeset is refused",
-                                    *path, c.op == "mode" ? "change the mode of" : c.op == "create" ? "create" : c.op),
+                                    *path,
+                                    c.op == "mode"     ? "change the mode of"
+                                    : c.op == "create" ? "create"
+                                                       : c.op),
                         "propose hunks or an edit of the file's text instead, and leave its name and mode as they are");
   }
-  if (c.after_exists) KAI_TRY(check_payload_limit(l, fmt::format("the new content of '{}'", c.target()), c.after.size()));
-  if (c.op != "rename" && c.op != "delete" && c.op != "create" && before && *before == c.after && c.after_mode == c.base.mode)
-    return make_error(Errc::usage, fmt::format("the changeset does not change '{}': it already holds that content", c.path),
+  if (c.after_exists)
+    KAI_TRY(check_payload_limit(l, fmt::format("the new content of '{}'", c.target()), c.after.size()));
+  if (c.op != "rename" && c.op != "delete" && c.op != "create" && before && *before == c.after &&
+      c.after_mode == c.base.mode)
+    return make_error(Errc::usage,
+                      fmt::format("the changeset does not change '{}': it already holds that content", c.path),
                       "leave the file out of the changeset; nothing was staged");
   return ok_status();
 }
@@ -490,7 +515,8 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
     if (e.replace_all) {
       ReplacedAll all = replace_every(*op.before, e.target, e.replacement);
       if (all.count == 0)
-        return make_error(Errc::conflict, fmt::format("target not found in '{}'; the whole changeset is refused", op.path),
+        return make_error(Errc::conflict,
+                          fmt::format("target not found in '{}'; the whole changeset is refused", op.path),
                           "read the file again ('kaicoder read') and copy the exact text, whitespace included");
       op.after = std::move(all.bytes);
     } else {
@@ -524,7 +550,8 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
   if (!verdict) return verdict.error();
   p.decision = verdict->decision;
   p.decision_rule = verdict->rule;
-  p.summary = ws.redact(req.summary.empty() ? cut_to_length(default_summary(p), static_cast<size_t>(l.summary)) : req.summary);
+  p.summary =
+      ws.redact(req.summary.empty() ? cut_to_length(default_summary(p), static_cast<size_t>(l.summary)) : req.summary);
   Staged out{p, std::move(*diff), std::nullopt};
   if (dry == DryRun::yes) return out;
   out.proposal.review = review_proposal(ws, out.proposal, out.diff);  // slow: before the lock
@@ -544,18 +571,20 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
     index.push_back(static_cast<size_t>(&c - p.changes.data()));
     auto cur = read_checked(ws, c.path);
     if (!cur) return cur.error();
-    const bool same = c.base.exists ? (*cur && blob_id((*cur)->bytes) == c.base.blob && (*cur)->mode == c.base.mode)
-                                    : !*cur;
+    const bool same =
+        c.base.exists ? (*cur && blob_id((*cur)->bytes) == c.base.blob && (*cur)->mode == c.base.mode) : !*cur;
     if (!same)
-      return make_error(Errc::conflict,
-                        fmt::format("'{}' changed since proposal {} was made (stale base): the changeset can no longer apply",
-                                    c.path, p.id),
-                        "propose the changeset again against the files as they are now");
+      return make_error(
+          Errc::conflict,
+          fmt::format("'{}' changed since proposal {} was made (stale base): the changeset can no longer apply", c.path,
+                      p.id),
+          "propose the changeset again against the files as they are now");
     if (c.op == "rename") {
       auto there = read_checked(ws, c.to);
       if (!there) return there.error();
       if (*there)
-        return make_error(Errc::conflict, fmt::format("'{}', where proposal {} renames '{}' to, exists now", c.to, p.id, c.path),
+        return make_error(Errc::conflict,
+                          fmt::format("'{}', where proposal {} renames '{}' to, exists now", c.to, p.id, c.path),
                           "propose the changeset again against the files as they are now");
     }
     shown.push_back(c);

@@ -38,15 +38,15 @@ namespace kai {
 struct ChangeRequest {
   std::string op;  // edit write delete rename mode
   std::string path;
-  std::string to;  // rename
+  std::string to;                                  // rename
   std::optional<std::string> target, replacement;  // edit
-  bool replace_all = false;                         // edit: every occurrence
-  std::optional<std::string> content;               // write (creates the file when it is missing)
-  std::optional<unsigned> mode;                     // mode (and optionally write, rename): 0644 or 0755
+  bool replace_all = false;                        // edit: every occurrence
+  std::optional<std::string> content;              // write (creates the file when it is missing)
+  std::optional<unsigned> mode;                    // mode (and optionally write, rename): 0644 or 0755
 };
 
 struct ChangesetRequest {
-  std::optional<std::string> patch;  // a unified diff or a `*** Begin Patch` envelope
+  std::optional<std::string> patch;    // a unified diff or a `*** Begin Patch` envelope
   std::vector<ChangeRequest> changes;  // or these
   std::string why, agent, summary;
   long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process

@@ -76,8 +76,8 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
     FileSide base;  // what the file must still be when it is opened
   };
   std::vector<Step> steps;
-  std::vector<std::string> made;     // folders created for new files
-  std::set<std::string> emptied;     // folders of removed files, perhaps empty afterwards
+  std::vector<std::string> made;  // folders created for new files
+  std::set<std::string> emptied;  // folders of removed files, perhaps empty afterwards
   for (const Change& c : p.changes) {
     const bool moves = c.op == "rename";
     const FileSide base{c.base.exists, c.base.blob, c.base.mode};
@@ -111,7 +111,8 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   auto fresh = fresh_txn_id(ws, now, targets);
   if (!fresh) return fresh.error();
   t.rec.id = std::move(*fresh);
-  for (size_t i = 0; i < targets.size(); ++i) t.rec.files.push_back(change_of(targets[i], after[i], steps[i].after_mode, t.rec.id));
+  for (size_t i = 0; i < targets.size(); ++i)
+    t.rec.files.push_back(change_of(targets[i], after[i], steps[i].after_mode, t.rec.id));
   // Folders made for new files are recorded: a rollback removes them again.
   for (const auto& d : made) t.rec.files.push_back(made_folder(d));
   t.entry = make_entry(ws, t, "changeset", std::string(action_name(Kind::changeset)));

@@ -22,9 +22,8 @@ struct Ctx {
 
 // What a restricting overlay may hold: sections that lead to the lists below,
 // rules (deny and ask only, checked in load_rule) and lists that only add.
-const std::set<std::string> k_overlay_keys = {"policy",         "policy.rule",     "paths",
-                                              "paths.deny_read", "paths.deny_write", "paths.protected",
-                                              "paths.confirm"};
+const std::set<std::string> k_overlay_keys = {"policy",           "policy.rule",     "paths",        "paths.deny_read",
+                                              "paths.deny_write", "paths.protected", "paths.confirm"};
 
 Error bad(const Ctx& c, const toml::node& n, std::string_view key, std::string_view problem) {
   return make_error(Errc::usage, fmt::format("{}:{}: {}: {}", c.file, n.source().begin.line, key, problem),
@@ -171,7 +170,8 @@ std::map<std::string, Handler> handlers() {
       for (size_t i = 0; i < v->size(); ++i) {
         const fs::path p((*v)[i]);
         if (!p.is_absolute() || p.lexically_normal() != p || p == "/" || (*v)[i].rfind(prefix, 0) != 0)
-          return bad(c, *a->get(i), key, fmt::format("'{}' must be an absolute path under '{}', without '..'", (*v)[i], prefix));
+          return bad(c, *a->get(i), key,
+                     fmt::format("'{}' must be an absolute path under '{}', without '..'", (*v)[i], prefix));
         (c.cfg.*m).push_back((*v)[i]);
       }
       return ok_status();
@@ -184,7 +184,8 @@ std::map<std::string, Handler> handlers() {
       return walk_table(c, *t, name, h);
     };
   };
-  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter", "changelog", "certify", "limits", "two_user"})
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter",
+                        "changelog", "certify", "limits", "two_user"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
@@ -249,7 +250,8 @@ std::map<std::string, Handler> handlers() {
     for (size_t i = 0; i < v->size(); ++i) {
       const fs::path p((*v)[i]);
       if (!p.is_absolute() || p.lexically_normal() != p || p == "/")
-        return bad(c, *a->get(i), key, fmt::format("'{}' must be an absolute folder other than '/', without '..'", (*v)[i]));
+        return bad(c, *a->get(i), key,
+                   fmt::format("'{}' must be an absolute folder other than '/', without '..'", (*v)[i]));
       c.cfg.writable.push_back((*v)[i]);
     }
     return ok_status();
@@ -360,7 +362,8 @@ Result<Config> parse_config_text(std::string_view text, const std::string& origi
 namespace {
 Result<Config> check_whole(Config cfg) {
   if (cfg.risk_medium > cfg.risk_high)
-    return make_error(Errc::usage, fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
+    return make_error(Errc::usage,
+                      fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
   if (cfg.changelog.empty() || cfg.changelog.find("..") != std::string::npos || cfg.changelog.front() == '/')
     return make_error(Errc::usage, fmt::format("changelog.path '{}' must be a path inside root", cfg.changelog));
   return cfg;

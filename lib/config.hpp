@@ -33,8 +33,8 @@ struct Config {
   long timeout = 300;
   // [policy]
   std::string mode = "normal";  // or propose-only
-  std::map<std::string, std::string> defaults = {{"read", "allow"},  {"edit", "ask"}, {"write", "ask"},
-                                                 {"delete", "ask"},  {"run", "ask"},  {"rollback", "ask"}};
+  std::map<std::string, std::string> defaults = {{"read", "allow"}, {"edit", "ask"}, {"write", "ask"},
+                                                 {"delete", "ask"}, {"run", "ask"},  {"rollback", "ask"}};
   std::vector<PolicyRule> rules;
   // [paths] — lists from every file add up; nothing can remove an entry
   std::vector<std::string> deny_write, deny_read, protected_paths;
@@ -44,24 +44,26 @@ struct Config {
   // Names that are shell syntax (`$`, backticks, `;`, a leading `-`, …) are
   // refused unless this is set; hidden characters are refused regardless.
   bool allow_unusual_names = false;
+  // clang-format off
   // Files that grant privileges or run code; the same list kaicoder.toml.example shows.
   std::vector<std::string> confirm = {"*.sh", "scripts/**", ".github/**", "Dockerfile*", "docker-compose*.y*ml",
                                       "compose*.y*ml", ".claude/**", ".cursor/**", ".codex/**", ".gemini/**",
                                       ".mcp.json", ".vscode/**", ".husky/**",
                                       ".pre-commit-config.yaml", ".gitlab-ci.yml", "kaicoder-approvals/**"};
+  // clang-format on
   // [run] The files give these limits in seconds; inside lib/ they are
   // milliseconds, so tests can use short ones.
   std::chrono::milliseconds run_timeout{600'000};
   std::chrono::milliseconds validate_timeout{60'000};  // each [validate] command
   long max_output = 65536;
-  std::string sandbox = "full";   // full, landlock or none (lib/sandbox.hpp)
-  std::string network = "off";    // "on": runs share the host's network
+  std::string sandbox = "full";  // full, landlock or none (lib/sandbox.hpp)
+  std::string network = "off";   // "on": runs share the host's network
   std::vector<std::string> blocked, protected_processes;
   std::vector<std::string> writable;  // absolute folders a sandboxed command may write besides root and temp
   std::vector<std::string> readable;  // absolute paths in home a full-sandboxed command may also read
   std::vector<std::string> devices;   // /dev nodes passed through to sandboxed commands (GPU, KVM)
   std::vector<std::string> env;       // environment variables runs get besides the built-in allow-list
-  long snapshots_keep = 50;  // snapshots of runs kept for rollback; 0 = none taken
+  long snapshots_keep = 50;           // snapshots of runs kept for rollback; 0 = none taken
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks] — shell strings run with /bin/sh -c from root; empty = none
@@ -84,13 +86,13 @@ struct Config {
   // [limits] — what one proposal may carry (SPEC §2); past one, propose and
   // run refuse it (exit 2) before anything is staged
   struct Limits {
-    long why = 4096;             // bytes
-    long summary = 200;          // characters
-    long agent = 64;             // characters
-    long path = 4096;            // bytes of one path (PATH_MAX)
-    long path_component = 255;   // bytes of one name in it (NAME_MAX)
-    long content = 64L << 20;    // bytes of content, target or replacement
-    long pending = 100;          // pending proposals of one proposer (agent name); past it: exit 3
+    long why = 4096;            // bytes
+    long summary = 200;         // characters
+    long agent = 64;            // characters
+    long path = 4096;           // bytes of one path (PATH_MAX)
+    long path_component = 255;  // bytes of one name in it (NAME_MAX)
+    long content = 64L << 20;   // bytes of content, target or replacement
+    long pending = 100;         // pending proposals of one proposer (agent name); past it: exit 3
   } limits;
 
   // [two_user] — the Unix user the agent runs as (kaicoder-agent-user(1));

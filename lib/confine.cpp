@@ -20,15 +20,16 @@ namespace {
 constexpr const char* k_harness[] = {".mcp.json", ".claude", ".codex", ".gemini", ".cursor"};
 
 // Toolchains in the owner's home that builds read (relative to home).
-constexpr const char* k_toolchains[] = {".gitconfig", ".config/git", ".cargo",   ".rustup", ".nvm", ".pyenv",
-                                        "go/pkg/mod", ".local/bin",  ".m2",      ".gradle"};
+constexpr const char* k_toolchains[] = {".gitconfig", ".config/git", ".cargo",     ".rustup", ".nvm",
+                                        ".pyenv",     "go/pkg/mod",  ".local/bin", ".m2",     ".gradle"};
 
 // What git writes at the top of its folder in normal work; everything else
 // there (config, hooks/, info/, commondir, worktrees/, …) is read-only to runs.
 bool git_writes(std::string_view name) {
-  static constexpr std::string_view exact[] = {
+  static constexpr std::string_view exact[] = {// clang-format off
       "objects", "refs", "logs", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "packed-refs",
       "sequencer", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "gc.pid", "gc.log", "shallow", "lfs"};
+                                               // clang-format on
   for (auto e : exact)
     if (name == e) return true;
   return name.starts_with("MERGE_") || name.starts_with("rebase-") || name.starts_with("BISECT_") ||
@@ -37,18 +38,18 @@ bool git_writes(std::string_view name) {
 
 // Variables that change what a program runs or loads: never the proposer's.
 bool env_name_dangerous(std::string_view n) {
-  static constexpr std::string_view exact[] = {"BASH_ENV", "ENV", "NODE_OPTIONS", "PYTHONSTARTUP", "PYTHONPATH",
-                                               "PERL5OPT", "PERL5LIB", "RUBYOPT", "PROMPT_COMMAND", "IFS",
-                                               "CDPATH", "GCONV_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-                                               "HOME", "TMPDIR"};
+  static constexpr std::string_view exact[] = {"BASH_ENV",          "ENV",           "NODE_OPTIONS", "PYTHONSTARTUP",
+                                               "PYTHONPATH",        "PERL5OPT",      "PERL5LIB",     "RUBYOPT",
+                                               "PROMPT_COMMAND",    "IFS",           "CDPATH",       "GCONV_PATH",
+                                               "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "HOME",         "TMPDIR"};
   for (auto e : exact)
     if (n == e) return true;
   return n.starts_with("GIT_") || n.starts_with("LD_") || n.starts_with("BASH_FUNC_") || n.starts_with("DYLD_");
 }
 
 bool env_allowed(std::string_view n, const std::vector<std::string>& extra) {
-  static constexpr std::string_view exact[] = {"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME",
-                                               "SHELL", "COLORTERM", "NO_COLOR", "CI"};
+  static constexpr std::string_view exact[] = {"PATH",    "LANG",  "LANGUAGE",  "TERM",     "TZ", "USER",
+                                               "LOGNAME", "SHELL", "COLORTERM", "NO_COLOR", "CI"};
   for (auto e : exact)
     if (n == e) return true;
   if (n.starts_with("LC_")) return true;
@@ -71,7 +72,7 @@ bool lexists(const fs::path& p) {
 // next proposal. The program itself, and the script an interpreter is
 // given (`sh scripts/notify.sh`), are taken; output files are not.
 std::vector<fs::path> hook_files(const Workspace& ws) {
-  static constexpr std::string_view k_interpreters[] = {"sh",     "bash", "zsh",  "dash", "python", "python3",
+  static constexpr std::string_view k_interpreters[] = {"sh",   "bash", "zsh",  "dash", "python", "python3",
                                                         "node", "ruby", "perl", "deno", "bun",    "env"};
   std::vector<std::string> commands = {ws.cfg.notify, ws.cfg.review};
   for (const auto& [pattern, command] : ws.cfg.validate) commands.push_back(command);
@@ -209,9 +210,9 @@ std::vector<std::string> clean_environment(const Workspace& ws) {
   env.emplace_back("TMPDIR=/tmp");
   // kaicoder's own git settings, above every config file git reads.
   static constexpr std::pair<const char*, const char*> k_git[] = {{"core.fsmonitor", "false"},
-                                                                   {"core.hooksPath", "/dev/null"},
-                                                                   {"core.pager", "cat"},
-                                                                   {"protocol.ext.allow", "never"}};
+                                                                  {"core.hooksPath", "/dev/null"},
+                                                                  {"core.pager", "cat"},
+                                                                  {"protocol.ext.allow", "never"}};
   env.push_back(fmt::format("GIT_CONFIG_COUNT={}", std::size(k_git)));
   for (size_t i = 0; i < std::size(k_git); ++i) {
     env.push_back(fmt::format("GIT_CONFIG_KEY_{}={}", i, k_git[i].first));
@@ -236,7 +237,8 @@ void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o) {
   }
   // The full level gives each run its own /tmp; the landlock level shares the system's.
   spec.writable = writable;
-  if (spec.sandbox == SandboxMode::landlock) spec.writable.push_back("/tmp");  // never $TMPDIR: the proposer may have set it
+  if (spec.sandbox == SandboxMode::landlock)
+    spec.writable.push_back("/tmp");  // never $TMPDIR: the proposer may have set it
   spec.layout = layout_of(ws, o, writable);
 }
 
@@ -295,15 +297,19 @@ GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {
         continue;
       }
       auto st = it->symlink_status(e2);
-      if (fs::is_directory(st)) w.folders[p] = static_cast<unsigned>(st.permissions());
-      else w.present.insert(p);
+      if (fs::is_directory(st))
+        w.folders[p] = static_cast<unsigned>(st.permissions());
+      else
+        w.present.insert(p);
       if (fs::is_regular_file(st)) save(p);
     }
   };
   w.store = ws.root / ws.guards.state_dir;
   for (const auto& p : guarded_paths(ws)) {
-    if (fs::is_directory(fs::symlink_status(p, ec))) save_tree(p);
-    else save(p);
+    if (fs::is_directory(fs::symlink_status(p, ec)))
+      save_tree(p);
+    else
+      save(p);
   }
   if (!w.git_dir.empty()) {
     for (const char* f : {"config", "config.worktree", "commondir"}) save(w.git_dir / f);

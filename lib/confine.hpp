@@ -26,9 +26,9 @@ namespace kai {
 class Workspace;
 
 struct ConfineOptions {
-  bool root_writable = true;                      // runs: yes; checks and hooks: only their scratch folder
-  std::vector<std::filesystem::path> writable;    // besides root and [run] writable
-  bool network = false;                           // besides [run] network = "on"
+  bool root_writable = true;                    // runs: yes; checks and hooks: only their scratch folder
+  std::vector<std::filesystem::path> writable;  // besides root and [run] writable
+  bool network = false;                         // besides [run] network = "on"
 };
 
 // The paths in root runs may never change: the state dir, kaicoder's config
@@ -60,8 +60,8 @@ struct GuardWatch {
     unsigned mode = 0;
   };
   std::filesystem::path root, git_dir;
-  std::set<std::string> git_top;   // names at the top of .git/ before the run
-  bool alternates = false;         // .git/objects/info/alternates existed
+  std::set<std::string> git_top;  // names at the top of .git/ before the run
+  bool alternates = false;        // .git/objects/info/alternates existed
   // full level: guarded paths that did not exist; one the run creates is removed
   std::vector<std::filesystem::path> absent;
   // landlock level: guarded files by path; nullopt = did not exist.

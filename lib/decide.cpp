@@ -50,7 +50,6 @@ Status may_decide(const Workspace& ws, const Decider& who) {
                     "[approval] approvers in kaicoder.toml names who may decide");
 }
 
-
 namespace {
 
 Status expire(Workspace& ws, Proposal& p) {
@@ -80,9 +79,8 @@ Result<Proposal> pending_or_error(Workspace& ws, int id) {
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
                       "ask the agent to propose it again");
   if (p->state != State::pending)
-    return make_error(Errc::conflict,
-                      fmt::format("proposal {} is already {}{}", id, to_string(p->state),
-                                  p->decided_by.empty() ? "" : fmt::format(" (by {})", p->decided_by)));
+    return make_error(Errc::conflict, fmt::format("proposal {} is already {}{}", id, to_string(p->state),
+                                                  p->decided_by.empty() ? "" : fmt::format(" (by {})", p->decided_by)));
   return p;
 }
 
@@ -139,10 +137,13 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);
     // A record that does not verify is not kaicoder's to change; doctor reports it.
-    if (p && p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p)) due.push_back(std::move(*p));
+    if (p && p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p))
+      due.push_back(std::move(*p));
   }
-  if (due.size() == 1) KAI_TRY(expire(ws, due.front()));
-  else if (due.size() > 1) KAI_TRY(expire_burst(ws, due));
+  if (due.size() == 1)
+    KAI_TRY(expire(ws, due.front()));
+  else if (due.size() > 1)
+    KAI_TRY(expire_burst(ws, due));
   std::vector<int> out;
   out.reserve(due.size());
   for (const auto& p : due) out.push_back(p.id);
@@ -303,8 +304,10 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
       ticked = std::chrono::steady_clock::now();
       control.tick(std::chrono::duration_cast<std::chrono::milliseconds>(ws.clock->now() - start));
     }
-    if (control.sleep) control.sleep(std::chrono::milliseconds(100));
-    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (control.sleep)
+      control.sleep(std::chrono::milliseconds(100));
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 

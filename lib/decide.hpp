@@ -35,8 +35,9 @@ struct Decider {
   // record names the rule instead.
   std::string policy_rule;
   Decider() = default;
-  Decider(std::string u, Channel c = Channel::terminal) : user(std::move(u)), channel(c) {}  // NOLINT: a name is a terminal decider
-  Decider(const char* u) : user(u) {}  // NOLINT
+  Decider(std::string u, Channel c = Channel::terminal)
+      : user(std::move(u)), channel(c) {}  // NOLINT: a name is a terminal decider
+  Decider(const char* u) : user(u) {}      // NOLINT
   std::string recorded() const;
 };
 

@@ -49,7 +49,8 @@ void resolve_c(const FileSet& files, std::string_view path, const Names& names, 
       }
       it = by_climb.emplace(f.up, Ranked(std::move(climbed))).first;
     }
-    if (auto hit = it->second.find(files, f.rest, budget); hit.file >= 0) out.push_back(static_cast<uint32_t>(hit.file));
+    if (auto hit = it->second.find(files, f.rest, budget); hit.file >= 0)
+      out.push_back(static_cast<uint32_t>(hit.file));
   }
 }
 
@@ -219,7 +220,8 @@ Lang language_of(std::string_view path) {
   size_t dot = path.rfind('.');
   if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) return Lang::other;
   std::string_view e = path.substr(dot + 1);
-  for (std::string_view c : {"c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "inl", "tcc", "m", "mm"})
+  for (std::string_view c :
+       {"c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "inl", "tcc", "m", "mm"})
     if (e == c) return Lang::c;
   for (std::string_view j : {"js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte"})
     if (e == j) return Lang::js;

@@ -32,9 +32,9 @@
 
 namespace kai {
 
-constexpr size_t k_max_name = 4096;       // bytes: PATH_MAX; longer is no file name
-constexpr size_t k_max_names = 16384;     // import names kept from one file
-constexpr size_t k_max_use_depth = 32;    // nesting of one Rust use tree
+constexpr size_t k_max_name = 4096;     // bytes: PATH_MAX; longer is no file name
+constexpr size_t k_max_names = 16384;   // import names kept from one file
+constexpr size_t k_max_use_depth = 32;  // nesting of one Rust use tree
 
 // What one whole scan may spend, shared by every file it reads. Scanners
 // and resolvers charge their work; once a limit is reached spent() is true

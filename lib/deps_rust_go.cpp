@@ -84,7 +84,8 @@ Names rust_imports(std::string_view text, ScanBudget& budget) {
     if (eat_word(l, "mod")) {
       size_t stop = 0;
       while (stop < l.size() && ident_char(l[stop])) ++stop;
-      if (stop > 0 && trim_left(l.substr(stop), k_blank).substr(0, 1) == ";") add_name(out, "mod:" + std::string(l.substr(0, stop)));
+      if (stop > 0 && trim_left(l.substr(stop), k_blank).substr(0, 1) == ";")
+        add_name(out, "mod:" + std::string(l.substr(0, stop)));
     } else if (eat_word(l, "use")) {
       // A use statement may run over several lines up to its semicolon.
       size_t at = static_cast<size_t>(l.data() - text.data());
@@ -128,8 +129,10 @@ long rust_path(const FileSet& files, std::string_view dir, const std::vector<std
     if (seg.empty() || seg == "." || seg == ".." || seg.find('/') != std::string::npos || !budget.step()) break;
     if (!at.empty()) at += '/';
     at += seg;
-    if (long hit = files.find(at + ".rs"); hit >= 0) best = hit;
-    else if (long sub = files.find(at + "/mod.rs"); sub >= 0) best = sub;
+    if (long hit = files.find(at + ".rs"); hit >= 0)
+      best = hit;
+    else if (long sub = files.find(at + "/mod.rs"); sub >= 0)
+      best = sub;
     if (!files.has_dir(at)) break;
   }
   return best;
@@ -159,8 +162,10 @@ void resolve_rust(const FileSet& files, std::string_view path, const Names& name
       for (std::string_view part : split(spec, "::")) seg.emplace_back(part);
       std::string first = seg.front();
       seg.erase(seg.begin());
-      if (first == "crate" && crate_file >= 0) hit = rust_path(files, crate_dir, seg, crate_file, budget);
-      else if (first == "self") hit = rust_path(files, mod_dir, seg, -1, budget);
+      if (first == "crate" && crate_file >= 0)
+        hit = rust_path(files, crate_dir, seg, crate_file, budget);
+      else if (first == "self")
+        hit = rust_path(files, mod_dir, seg, -1, budget);
       else if (first == "super") {
         // The parent module's submodules live in `parent`; the parent itself
         // is parent.rs, parent/mod.rs, or the crate root.

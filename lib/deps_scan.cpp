@@ -44,8 +44,10 @@ Folded fold(std::string_view rel) {
   std::vector<std::string_view> parts;
   for (std::string_view part : split(rel, "/")) {
     if (part == "..") {
-      if (parts.empty()) ++f.up;
-      else parts.pop_back();
+      if (parts.empty())
+        ++f.up;
+      else
+        parts.pop_back();
     } else if (!part.empty() && part != ".") {
       parts.push_back(part);
     }

@@ -74,7 +74,6 @@ private:
   mutable std::unordered_map<std::string_view, size_t> m_rank;
 };
 
-
 // Calls `line` with each line of `text` and the offset where it ends.
 template <typename F>
 void each_line(std::string_view text, F&& line) {

@@ -79,9 +79,8 @@ Result<PatchPtr> make_patch(std::string_view path, std::optional<std::string_vie
   o.interhunk_lines = 0;
   const std::string p(path);
   git_patch* raw = nullptr;
-  const int rc = git_patch_from_buffers(&raw, before ? before->data() : nullptr, before ? before->size() : 0,
-                                        p.c_str(), after ? after->data() : nullptr, after ? after->size() : 0,
-                                        p.c_str(), &o);
+  const int rc = git_patch_from_buffers(&raw, before ? before->data() : nullptr, before ? before->size() : 0, p.c_str(),
+                                        after ? after->data() : nullptr, after ? after->size() : 0, p.c_str(), &o);
   PatchPtr patch(raw);
   KAI_TRY(git_check(rc, "diffing"));
   return patch;
@@ -237,8 +236,8 @@ Result<Cut> find_cut(git_patch* patch, size_t h, size_t lines, size_t allow, siz
 
 // The first lines of a hunk too big for the window, under a header recounted
 // for them, so what is shown is itself a well-formed hunk.
-Result<size_t> append_hunk_prefix(std::string& out, git_patch* patch, size_t h, const git_diff_hunk& hunk,
-                                  size_t lines, size_t allow, const Window& w) {
+Result<size_t> append_hunk_prefix(std::string& out, git_patch* patch, size_t h, const git_diff_hunk& hunk, size_t lines,
+                                  size_t allow, const Window& w) {
   Result<Cut> cut = find_cut(patch, h, lines, allow, w.context);
   if (!cut) return cut.error();
   const std::string_view header(hunk.header, hunk.header_len);
@@ -416,7 +415,8 @@ void narrow(std::string_view a, std::string_view b, Region& r) {
   r.old_begin += k;
   r.new_begin += k;
   size_t t = 0;
-  while (r.old_end - t > r.old_begin && r.new_end - t > r.new_begin && a[r.old_end - t - 1] == b[r.new_end - t - 1]) ++t;
+  while (r.old_end - t > r.old_begin && r.new_end - t > r.new_begin && a[r.old_end - t - 1] == b[r.new_end - t - 1])
+    ++t;
   while (t > 0 && (continues_char(a, r.old_end - t, r.old_end) || continues_char(b, r.new_end - t, r.new_end))) --t;
   if (2 * (k + t) < shorter) {
     r.old_begin -= k;
@@ -446,8 +446,9 @@ IntraLine intraline(std::string_view old_line, std::string_view new_line) {
   if ((a.size() - pre - suf) + (b.size() - pre - suf) > k_intraline_max_tokens) {
     regions.push_back({0, a.size() - pre - suf, 0, b.size() - pre - suf});
   } else {
-    regions = token_regions(Tokens(a.begin() + static_cast<std::ptrdiff_t>(pre), a.end() - static_cast<std::ptrdiff_t>(suf)),
-                            Tokens(b.begin() + static_cast<std::ptrdiff_t>(pre), b.end() - static_cast<std::ptrdiff_t>(suf)));
+    regions =
+        token_regions(Tokens(a.begin() + static_cast<std::ptrdiff_t>(pre), a.end() - static_cast<std::ptrdiff_t>(suf)),
+                      Tokens(b.begin() + static_cast<std::ptrdiff_t>(pre), b.end() - static_cast<std::ptrdiff_t>(suf)));
   }
   for (Region r : regions) {
     Region bytes{byte_at(old_line, a, pre + r.old_begin), byte_at(old_line, a, pre + r.old_end),
@@ -479,9 +480,9 @@ bool starts_with_any(std::string_view s, std::initializer_list<std::string_view>
 }
 
 bool header_line(std::string_view s) {
-  return starts_with_any(s, {"diff ", "index ", "--- ", "+++ ", "new file mode ", "deleted file mode ", "old mode ",
-                             "new mode ", "similarity index ", "dissimilarity index ", "rename ", "copy ",
-                             "Binary file"});
+  return starts_with_any(
+      s, {"diff ", "index ", "--- ", "+++ ", "new file mode ", "deleted file mode ", "old mode ", "new mode ",
+          "similarity index ", "dissimilarity index ", "rename ", "copy ", "Binary file"});
 }
 
 // "-12,3" or "+7": the line count of one side of a hunk header.
@@ -520,7 +521,10 @@ std::vector<DiffLine> classify(std::string_view text) {
     at = l.newline ? nl + 1 : text.size();
     const char c = l.body.empty() ? ' ' : l.body[0];
     if (in_hunk && (c == ' ' || c == '-' || c == '+' || c == '\\')) {
-      l.kind = c == '-' ? LineKind::removed : c == '+' ? LineKind::added : c == ' ' ? LineKind::context : LineKind::marker;
+      l.kind = c == '-'   ? LineKind::removed
+               : c == '+' ? LineKind::added
+               : c == ' ' ? LineKind::context
+                          : LineKind::marker;
       if (counted && c != '\\') {
         old_left -= c == '+' ? 0 : 1;
         new_left -= c == '-' ? 0 : 1;
@@ -532,7 +536,9 @@ std::vector<DiffLine> classify(std::string_view text) {
       in_hunk = !counted || old_left > 0 || new_left > 0;
     } else {
       in_hunk = false;
-      l.kind = l.body.substr(0, 2) == "\\ " ? LineKind::marker : header_line(l.body) ? LineKind::header : LineKind::plain;
+      l.kind = l.body.substr(0, 2) == "\\ " ? LineKind::marker
+               : header_line(l.body)        ? LineKind::header
+                                            : LineKind::plain;
     }
     lines.push_back(l);
   }
@@ -554,20 +560,15 @@ void append_with_spans(std::string& out, std::string_view s, const std::vector<S
 
 void append_colored(std::string& out, const DiffLine& l, const std::vector<Span>& spans) {
   switch (l.kind) {
-    case LineKind::header:
-      out.append(k_bold).append(l.body).append(k_reset);
-      break;
-    case LineKind::hunk_header:
-      out.append(k_cyan).append(l.body).append(k_reset);
-      break;
+    case LineKind::header: out.append(k_bold).append(l.body).append(k_reset); break;
+    case LineKind::hunk_header: out.append(k_cyan).append(l.body).append(k_reset); break;
     case LineKind::removed:
     case LineKind::added:
       out.append(l.kind == LineKind::removed ? k_red : k_green).append(l.body.substr(0, 1));
       append_with_spans(out, l.body.substr(1), spans);
       out.append(k_reset);
       break;
-    default:
-      out.append(l.body);
+    default: out.append(l.body);
   }
   if (l.newline) out += '\n';
 }

@@ -64,8 +64,7 @@ struct FileDiff {
 // text is for reading only. Errors: Errc::io when libgit2 fails. No disk
 // access.
 Result<FileDiff> diff_buffers(std::string_view rel_path, std::optional<std::string_view> before,
-                              std::optional<std::string_view> after, unsigned mode,
-                              const DiffOptions& opts);
+                              std::optional<std::string_view> after, unsigned mode, const DiffOptions& opts);
 
 // Byte ranges [begin, end) that differ between one removed and one added
 // line (dtl on words, whitespace runs and punctuation runs; each changed

@@ -51,7 +51,8 @@ void check_state_dir(Workspace& ws, Checks& out) {
     return;
   }
   if (!S_ISDIR(st.st_mode)) {
-    add(out, "state dir", Level::fail, fmt::format("{} is not a folder", dir.string()), "move it aside and run 'kaicoder init'");
+    add(out, "state dir", Level::fail, fmt::format("{} is not a folder", dir.string()),
+        "move it aside and run 'kaicoder init'");
     return;
   }
   // Whoever can write the state dir can stage, approve or tamper with
@@ -61,9 +62,11 @@ void check_state_dir(Workspace& ws, Checks& out) {
         fmt::format("{} can be written by other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));
   else if ((st.st_mode & 0777) == 0711 && has_spool(dir))
-    add(out, "state dir", Level::ok, fmt::format("{} (mode 711: the agent user passes through to the spool, two-user mode)", dir.string()));
+    add(out, "state dir", Level::ok,
+        fmt::format("{} (mode 711: the agent user passes through to the spool, two-user mode)", dir.string()));
   else if ((st.st_mode & 077) != 0)
-    add(out, "state dir", Level::warn, fmt::format("{} is open to other users (mode {:o})", dir.string(), st.st_mode & 0777),
+    add(out, "state dir", Level::warn,
+        fmt::format("{} is open to other users (mode {:o})", dir.string(), st.st_mode & 0777),
         fmt::format("chmod 700 {}", dir.string()));
   else
     add(out, "state dir", Level::ok, fmt::format("{} (mode 700)", dir.string()));
@@ -92,12 +95,16 @@ void check_changelog(Workspace& ws, Checks& out) {
   for (const auto& a : archives ? *archives : std::vector<ArchiveFile>{})
     if (!a.parsed.malformed.empty())
       add(out, "changelog archive", Level::warn,
-          fmt::format("{}: {} malformed entries: {}", a.file.string(), a.parsed.malformed.size(), malformed_lines(a.parsed)), fix);
+          fmt::format("{}: {} malformed entries: {}", a.file.string(), a.parsed.malformed.size(),
+                      malformed_lines(a.parsed)),
+          fix);
   auto p = ws.changelog.parse_live();
   if (!p) {
-    if (p.error().code == Errc::not_found) add(out, "changelog", Level::ok, "no entries yet");
-    else add(out, "changelog", Level::fail, p.error().message,
-             p.error().hint.empty() ? "check the file's permissions" : p.error().hint);
+    if (p.error().code == Errc::not_found)
+      add(out, "changelog", Level::ok, "no entries yet");
+    else
+      add(out, "changelog", Level::fail, p.error().message,
+          p.error().hint.empty() ? "check the file's permissions" : p.error().hint);
     return;
   }
   if (p->malformed.empty()) {
@@ -105,7 +112,9 @@ void check_changelog(Workspace& ws, Checks& out) {
     return;
   }
   add(out, "changelog", Level::warn,
-      fmt::format("{}: {} malformed entries: {}", ws.changelog.path().string(), p->malformed.size(), malformed_lines(*p)), fix);
+      fmt::format("{}: {} malformed entries: {}", ws.changelog.path().string(), p->malformed.size(),
+                  malformed_lines(*p)),
+      fix);
 }
 
 // Backups named by journal records, and backup files nobody names.
@@ -131,9 +140,12 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
       if (f.backup_rel.empty()) continue;
       named.insert(f.backup_rel);
       auto bytes = read_file(txn::abs_path(ws, f.backup_rel));
-      if (!bytes) ++missing;
-      else if (blob_id(*bytes) != f.backup_blob) ++changed;
-      else continue;
+      if (!bytes)
+        ++missing;
+      else if (blob_id(*bytes) != f.backup_blob)
+        ++changed;
+      else
+        continue;
       if (first_problem.empty()) first_problem = f.backup_rel;
     }
   }
@@ -173,7 +185,8 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
         fmt::format("roll back by rollback id; remove {}/journal/LAST once checked", ws.store.dir().string()));
   if (missing || changed)
     add(out, "backups", Level::fail,
-        fmt::format("{} backups missing and {} changed since they were taken (first: {})", missing, changed, first_problem),
+        fmt::format("{} backups missing and {} changed since they were taken (first: {})", missing, changed,
+                    first_problem),
         "those entries cannot be rolled back; restore the backup files from elsewhere if you have them");
   else
     add(out, "backups", Level::ok, fmt::format("{} backups, all present and unchanged", named.size()));
@@ -204,8 +217,10 @@ void check_proposals(Workspace& ws, Checks& out) {
     if (p->state == State::failed) failed.push_back(id);
     if (p->state != State::pending) continue;
     TimePoint created;
-    if (parse_iso_utc(p->created, created) && ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout)) ++expired;
-    else ++pending;
+    if (parse_iso_utc(p->created, created) && ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout))
+      ++expired;
+    else
+      ++pending;
   }
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
   if (expired)
@@ -219,7 +234,8 @@ void check_proposals(Workspace& ws, Checks& out) {
     // A record kaicoder cannot read is never applied, so this is a warning;
     // the folder still blocks nothing but its own id.
     const fs::path first = ws.store.dir() / "staging" / std::to_string(corrupt.front());
-    add(out, "corrupt proposals", Level::warn, fmt::format("proposals {} have unreadable records", fmt::join(corrupt, ", ")),
+    add(out, "corrupt proposals", Level::warn,
+        fmt::format("proposals {} have unreadable records", fmt::join(corrupt, ", ")),
         fmt::format("look at {}/meta.json{}; move the folder out of staging/ to be rid of it — it is never applied",
                     first.string(), corrupt.size() > 1 ? " (and the others)" : ""));
   }
@@ -288,7 +304,8 @@ void check_key(Workspace& ws, Checks& out) {
   if (auto u = ws.sealer.usable(); !u)
     add(out, "key", Level::fail, u.error().message + " (records are not checked)", u.error().hint);
   else
-    add(out, "key", Level::ok, fmt::format("{} (mode 600): records are sealed and checked", (ws.owner_dir / "key").string()));
+    add(out, "key", Level::ok,
+        fmt::format("{} (mode 600): records are sealed and checked", (ws.owner_dir / "key").string()));
 }
 
 void check_git(Workspace& ws, Checks& out) {
@@ -307,16 +324,19 @@ void check_git(Workspace& ws, Checks& out) {
   if (state != GIT_REPOSITORY_STATE_NONE)
     add(out, "git", Level::warn, "a merge, rebase or similar is in progress", "finish it before approving changes");
   else if (!ignored_bak || !ignored_state)
-    add(out, "git", Level::warn, "backups or the state dir are not ignored by git", "run 'kaicoder init' or add '.kaicoder/' and '*.bak-kaicoder-*' to .gitignore");
+    add(out, "git", Level::warn, "backups or the state dir are not ignored by git",
+        "run 'kaicoder init' or add '.kaicoder/' and '*.bak-kaicoder-*' to .gitignore");
   else
     add(out, "git", Level::ok, "clean state; backups and state dir ignored");
 }
 
 // The guardrails, exercised through the same functions real requests use.
 void check_guardrails(Workspace& ws, Checks& out) {
+  // clang-format off
   const char* must_refuse[] = {"../outside", "/etc/passwd", ".git/config", ".kaicoder/lock", ".env", "prod.env",
                                ".env.local", "KAI-CODER-CHANGELOG.md", "kaicoder.toml", "kaicoder-approvals/x.toml", "a.txt.bak-kaicoder-x",
                                "node_modules/x.js", "build/out", "dist/x", "target/x", "id_rsa"};
+  // clang-format on
   std::vector<std::string> passed;
   for (const char* p : must_refuse) {
     auto rp = resolve(ws.root, ws.root, p);
@@ -325,7 +345,8 @@ void check_guardrails(Workspace& ws, Checks& out) {
   if (passed.empty())
     add(out, "guardrail self-test", Level::ok, fmt::format("{} never-write paths refused", std::size(must_refuse)));
   else
-    add(out, "guardrail self-test", Level::fail, fmt::format("these paths were NOT refused: {}", fmt::join(passed, ", ")),
+    add(out, "guardrail self-test", Level::fail,
+        fmt::format("these paths were NOT refused: {}", fmt::join(passed, ", ")),
         "do not let agents use this build; report it as a bug");
 }
 
@@ -334,18 +355,23 @@ void check_sandbox(const Workspace& ws, Checks& out) {
   const NamespaceStatus ns = namespace_status();
   const LandlockStatus ll = landlock_status();
   const SandboxMode want = sandbox_mode(ws.cfg.sandbox);
-  const SandboxMode best = ns.ok && ll.abi > 0 ? SandboxMode::full : ll.abi > 0 ? SandboxMode::landlock : SandboxMode::none;
+  const SandboxMode best = ns.ok && ll.abi > 0 ? SandboxMode::full
+                           : ll.abi > 0        ? SandboxMode::landlock
+                                               : SandboxMode::none;
   const bool refused = want != SandboxMode::none && static_cast<int>(want) < static_cast<int>(best);
   std::string why;
   if (!ns.ok) why += fmt::format("; namespaces: {}", ns.detail);
   if (ll.abi == 0) why += fmt::format("; Landlock: {}", ll.detail);
   if (refused)
     add(out, "sandbox", Level::fail,
-        fmt::format("[run] sandbox = \"{}\" but this machine supports at most \"{}\"{}", to_string(want), to_string(best), why),
-        fmt::format("runs, checks and hooks are refused; the owner may set [run] sandbox = \"{}\" in kaicoder.toml", to_string(best)));
+        fmt::format("[run] sandbox = \"{}\" but this machine supports at most \"{}\"{}", to_string(want),
+                    to_string(best), why),
+        fmt::format("runs, checks and hooks are refused; the owner may set [run] sandbox = \"{}\" in kaicoder.toml",
+                    to_string(best)));
   else
     add(out, "sandbox", want == SandboxMode::full ? Level::ok : Level::warn,
-        fmt::format("level \"{}\" (this machine supports \"{}\"; Landlock ABI {}){}", to_string(want), to_string(best), ll.abi, why),
+        fmt::format("level \"{}\" (this machine supports \"{}\"; Landlock ABI {}){}", to_string(want), to_string(best),
+                    ll.abi, why),
         want == SandboxMode::full || best != SandboxMode::full ? "" : "set [run] sandbox = \"full\" in kaicoder.toml");
   const SandboxMode at = refused ? SandboxMode::none : want;
   const bool full = at == SandboxMode::full, landlock = at == SandboxMode::landlock;
@@ -365,8 +391,8 @@ void check_sandbox(const Workspace& ws, Checks& out) {
   const std::string guarded = fmt::format("{}", fmt::join(names, ", "));
   line("writes", full,
        full       ? fmt::format("root and [run] writable only; read-only (mounts): {}, *.bak-kaicoder-* backups, and "
-                                ".git/ but for what git writes in normal work (objects/, refs/, logs/, index, HEAD, *.lock, "
-                                "…); such a path a run creates is removed after it; a private /tmp",
+                                      ".git/ but for what git writes in normal work (objects/, refs/, logs/, index, HEAD, *.lock, "
+                                      "…); such a path a run creates is removed after it; a private /tmp",
                                 guarded)
        : landlock ? fmt::format("root, /tmp and [run] writable (Landlock); put back after each run from a copy kept "
                                 "before it: {}, .git/config, .git/hooks/, .git/info/; other kaicoder commands wait for "
@@ -378,17 +404,18 @@ void check_sandbox(const Workspace& ws, Checks& out) {
               "owner's kaicoder folder, no other process"
             : "everything this user can read, secrets included");
   line("terminals", full || (landlock && ll.abi >= 5),
-       full                       ? "no tty, pts or console in the run's /dev; device ioctls off"
-       : landlock && ll.abi >= 5  ? "no controlling terminal; device ioctls off (TIOCSTI refused)"
-                                  : "no controlling terminal; an opened terminal can be written to");
+       full                      ? "no tty, pts or console in the run's /dev; device ioctls off"
+       : landlock && ll.abi >= 5 ? "no controlling terminal; device ioctls off (TIOCSTI refused)"
+                                 : "no controlling terminal; an opened terminal can be written to");
   line("network", (full && !net_on) || net_on,
-       net_on                     ? "on ([run] network = \"on\")"
-       : full                     ? "off: an empty network namespace (no TCP, UDP or DNS); one run may ask with "
-                                    "`run --network` (confirm tier)"
-       : landlock && ll.abi >= 4  ? "TCP off (Landlock); UDP and UNIX sockets still reachable"
-                                  : "not restricted");
-  line("environment", true, "an allow-list (PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL, [run] env); HOME is the "
-                            "owner's home; kaicoder's own git settings");
+       net_on                    ? "on ([run] network = \"on\")"
+       : full                    ? "off: an empty network namespace (no TCP, UDP or DNS); one run may ask with "
+                                   "`run --network` (confirm tier)"
+       : landlock && ll.abi >= 4 ? "TCP off (Landlock); UDP and UNIX sockets still reachable"
+                                 : "not restricted");
+  line("environment", true,
+       "an allow-list (PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL, [run] env); HOME is the "
+       "owner's home; kaicoder's own git settings");
   line("process lifetime", full,
        full ? "a PID namespace: every process ends with the run"
             : "the run's process group is killed at its end; a process that leaves the group can outlive it");
@@ -396,7 +423,8 @@ void check_sandbox(const Workspace& ws, Checks& out) {
        full       ? "none: bounding set empty, no_new_privs, also as root"
        : landlock ? "no_new_privs; the user's own capabilities are kept"
                   : "the user's own");
-  if (ll.abi >= 6 && at != SandboxMode::none) line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
+  if (ll.abi >= 6 && at != SandboxMode::none)
+    line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
 }
 
 void add_two_user_check(Workspace& ws, Checks& out);
@@ -406,8 +434,9 @@ void check_isolation(Workspace& ws, Checks& out) {
     add_two_user_check(ws, out);
   } else if (::access(ws.root.c_str(), W_OK) == 0) {
     add(out, "isolation", Level::warn,
-        fmt::format("single-user: the gate is advisory against an agent with a shell (user '{}' can write the tree directly)",
-                    ws.user),
+        fmt::format(
+            "single-user: the gate is advisory against an agent with a shell (user '{}' can write the tree directly)",
+            ws.user),
         "run the agent as its own user: sudo kaicoder agent-user setup NAME (kaicoder-agent-user(1))");
   } else {
     add(out, "isolation", Level::ok, fmt::format("user '{}' cannot write the tree directly", ws.user));
@@ -421,7 +450,8 @@ void add_two_user_check(Workspace& ws, Checks& out) {
   const std::string& name = ws.cfg.two_user_agent;
   auto agent = lookup_user(name);
   if (!agent) {
-    add(out, "isolation", Level::fail, fmt::format("two-user: [two_user] agent names '{}', who is not a user here", name),
+    add(out, "isolation", Level::fail,
+        fmt::format("two-user: [two_user] agent names '{}', who is not a user here", name),
         "sudo kaicoder agent-user setup " + name);
     return;
   }
@@ -429,11 +459,14 @@ void add_two_user_check(Workspace& ws, Checks& out) {
   const std::string level = two_user_level(a, name);
   if (a.writable.empty() && a.secrets_readable.empty() && a.owner_dir.empty())
     add(out, "isolation", a.reaches_root ? Level::ok : Level::warn, level,
-        a.reaches_root ? "" : fmt::format("'{}' cannot reach the root to read it; give the folders above it o+x", name));
+        a.reaches_root ? ""
+                       : fmt::format("'{}' cannot reach the root to read it; give the folders above it o+x", name));
   else
-    add(out, "isolation", Level::fail, level, "sudo kaicoder agent-user setup " + name + " (then: kaicoder agent-user check)");
+    add(out, "isolation", Level::fail, level,
+        "sudo kaicoder agent-user setup " + name + " (then: kaicoder agent-user check)");
   if (!has_spool(ws.store.dir()))
-    add(out, "spool", Level::fail, "two-user mode is set but there is no spool", "sudo kaicoder agent-user setup " + name);
+    add(out, "spool", Level::fail, "two-user mode is set but there is no spool",
+        "sudo kaicoder agent-user setup " + name);
   else if (size_t n = waiting_entries(ws.store.dir()).size())
     add(out, "spool", Level::warn, fmt::format("{} entr{} waiting for intake", n, n == 1 ? "y" : "ies"),
         "kaicoder intake (or keep kaicoder intake --watch running)");
@@ -446,10 +479,13 @@ void check_install(const DoctorInput& in, Checks& out) {
   bool man = false, comp = false;
   for (const auto& d : in.man_dirs) man |= fs::exists(d / "man1" / "kaicoder.1", ec);
   for (const auto& f : in.completion_files) comp |= fs::exists(f, ec);
-  if (man && comp) add(out, "installation", Level::ok, "man pages and completions installed");
+  if (man && comp)
+    add(out, "installation", Level::ok, "man pages and completions installed");
   else
     add(out, "installation", Level::warn,
-        fmt::format("{} not installed", !man && !comp ? "man pages and completions" : !man ? "man pages" : "completions"),
+        fmt::format("{} not installed", !man && !comp ? "man pages and completions"
+                                        : !man        ? "man pages"
+                                                      : "completions"),
         "sudo cmake --install build");
 }
 
@@ -462,7 +498,8 @@ void check_snapshots(Workspace& ws, Checks& out) {
   }
   auto names = snaps.names();
   if (!names)
-    add(out, "run snapshots", Level::fail, fmt::format("{} does not open: {}", snaps.dir().string(), names.error().message),
+    add(out, "run snapshots", Level::fail,
+        fmt::format("{} does not open: {}", snaps.dir().string(), names.error().message),
         "move it aside; runs logged before then can no longer be rolled back");
   else if (static_cast<long>(names->size()) > ws.cfg.snapshots_keep)
     add(out, "run snapshots", Level::warn,
@@ -482,8 +519,11 @@ void check_certify(Workspace& ws, Checks& out) {
   req.start = ws.root;
   auto c = check_certification(req);
   if (!c || (c->paths.empty() && !configured)) {
-    if (!configured) add(out, "certification", Level::ok, "no [certify] paths");
-    else add(out, "certification", Level::warn, c.error().message, c.error().hint.empty() ? "run 'kaicoder verify'" : c.error().hint);
+    if (!configured)
+      add(out, "certification", Level::ok, "no [certify] paths");
+    else
+      add(out, "certification", Level::warn, c.error().message,
+          c.error().hint.empty() ? "run 'kaicoder verify'" : c.error().hint);
     return;
   }
   const std::string since = fmt::format("since {} ({})", c->base.substr(0, 12), c->base_from);
@@ -495,7 +535,8 @@ void check_certify(Workspace& ws, Checks& out) {
     add(out, "certification", Level::warn, fmt::format("the base {} has no [certify] paths yet", c->base.substr(0, 12)),
         "commit [certify] to the branch you count from, or name it with 'kaicoder verify --base'");
   else
-    add(out, "certification", Level::ok, fmt::format("{} change(s) to certified paths {}, all signed", c->changes.size(), since));
+    add(out, "certification", Level::ok,
+        fmt::format("{} change(s) to certified paths {}, all signed", c->changes.size(), since));
 }
 
 // Which agent harnesses the project has settings for, and whether each
@@ -503,7 +544,8 @@ void check_certify(Workspace& ws, Checks& out) {
 void check_harnesses(Workspace& ws, Checks& out) {
   for (const auto& st : harness::harness_status(ws)) {
     const std::string name = fmt::format("harness {}", harness::harness_name(st.harness));
-    if (st.wired) add(out, name, Level::ok, "wired: kaicoder is its only writer");
+    if (st.wired)
+      add(out, name, Level::ok, "wired: kaicoder is its only writer");
     else if (st.present)
       add(out, name, Level::warn,
           fmt::format("still has a writer of its own; missing: {}", fmt::join(st.missing, "; ")),
@@ -521,18 +563,22 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   if (any.trust == Trust::trusted)
     add(out, "trust", Level::ok, fmt::format("{} is a trusted root", any.root.string()));
   else if (any.trust == Trust::changed)
-    add(out, "trust", Level::fail, fmt::format("{} changed since you trusted it; kaicoder refuses to work here", cfg_file),
+    add(out, "trust", Level::fail,
+        fmt::format("{} changed since you trusted it; kaicoder refuses to work here", cfg_file),
         "run `kaicoder trust` at a terminal: it shows what changed and asks");
   else
-    add(out, "trust", Level::fail, fmt::format("{} is not a trusted root; kaicoder refuses to work here", any.root.string()),
+    add(out, "trust", Level::fail,
+        fmt::format("{} is not a trusted root; kaicoder refuses to work here", any.root.string()),
         "the owner runs `kaicoder init` (new tree) or `kaicoder trust` (a tree with a kaicoder.toml) at a terminal");
   Result<Workspace> ws = any.trust == Trust::trusted ? Workspace::open(in.env, *in.clock)
                                                      : make_error(Errc::denied, "the root is not trusted");
   if (!ws) {
     // An untrusted kaicoder.toml is not read at all: the built-in defaults
     // let every other check run.
-    if (any.trust == Trust::trusted) add(out, "config", Level::fail, ws.error().message, ws.error().hint);
-    else add(out, "config", Level::warn, "not read: the root is not trusted; built-in defaults", "see the trust check");
+    if (any.trust == Trust::trusted)
+      add(out, "config", Level::fail, ws.error().message, ws.error().hint);
+    else
+      add(out, "config", Level::warn, "not read: the root is not trusted; built-in defaults", "see the trust check");
     Env bare = in.env;
     bare.config_override = std::nullopt;
     ws = Workspace::open_without_config(bare, *in.clock);

@@ -26,7 +26,7 @@ struct Check {
 struct DoctorInput {
   Env env;
   const Clock* clock = nullptr;
-  std::vector<std::filesystem::path> man_dirs;         // where kaicoder.1 may be installed
+  std::vector<std::filesystem::path> man_dirs;          // where kaicoder.1 may be installed
   std::vector<std::filesystem::path> completion_files;  // installed completion files to look for
   Progress progress;  // told about the backup scan, which walks the whole tree; may be empty
 };

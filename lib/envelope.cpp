@@ -29,19 +29,30 @@ json error_object(const Error& e) {
 }
 
 json diff_object(const FileDiff& d) {
-  return {{"binary", d.binary},     {"truncated", d.truncated}, {"added", d.added},       {"removed", d.removed},
-          {"hunks", d.hunks},       {"old_blob", d.old_blob},   {"new_blob", d.new_blob}, {"old_size", d.old_size},
-          {"new_size", d.new_size}};
+  return {{"binary", d.binary},     {"truncated", d.truncated}, {"added", d.added},
+          {"removed", d.removed},   {"hunks", d.hunks},         {"old_blob", d.old_blob},
+          {"new_blob", d.new_blob}, {"old_size", d.old_size},   {"new_size", d.new_size}};
 }
 
 json entry_object(const Entry& e) {
-  return {{"time", e.time},       {"kind", e.kind},       {"rollback_id", or_none(e.rollback_id)}, {"files", e.files},
-          {"action", or_none(e.action)}, {"summary", e.summary}, {"why", e.why}, {"backup", or_none(e.backup)},
-          {"approver", or_none(e.approver)}, {"result", e.result}, {"rollback", or_none(e.rollback)}};
+  return {{"time", e.time},
+          {"kind", e.kind},
+          {"rollback_id", or_none(e.rollback_id)},
+          {"files", e.files},
+          {"action", or_none(e.action)},
+          {"summary", e.summary},
+          {"why", e.why},
+          {"backup", or_none(e.backup)},
+          {"approver", or_none(e.approver)},
+          {"result", e.result},
+          {"rollback", or_none(e.rollback)}};
 }
 
 json outcome_object(const Outcome& o) {
-  return {{"rollback_id", o.rollback_id}, {"backup", o.backup}, {"unchanged", o.unchanged}, {"entry", entry_object(o.entry)}};
+  return {{"rollback_id", o.rollback_id},
+          {"backup", o.backup},
+          {"unchanged", o.unchanged},
+          {"entry", entry_object(o.entry)}};
 }
 
 json redacted_json(json j, const Redactor& r) {

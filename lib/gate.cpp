@@ -13,8 +13,9 @@ Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
   if (answer == Answer::no) return make_error(Errc::rejected, "not confirmed");
   if (tier == Tier::confirm && answer != Answer::confirm)
     return make_error(Errc::denied,
-                      reason.empty() ? std::string("this decision takes CONFIRM typed out, not a plain yes")
-                                     : fmt::format("this decision takes CONFIRM typed out, not a plain yes ({})", reason),
+                      reason.empty()
+                          ? std::string("this decision takes CONFIRM typed out, not a plain yes")
+                          : fmt::format("this decision takes CONFIRM typed out, not a plain yes ({})", reason),
                       "answer with CONFIRM");
   return ok_status();
 }
@@ -69,8 +70,9 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
   r.need = required_tier(*p, r.diff_cut, opts.now, opts.force);
   // No question is asked whose "yes" could not be carried out.
   if (!is_run && p->validation.status == "failed" && opts.force == Force::no && opts.now == ApplyNow::yes)
-    r.refusal = make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
-                           fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}", p->id));
+    r.refusal =
+        make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
+                   fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}", p->id));
   r.proposal = std::move(*p);
   return r;
 }
@@ -140,11 +142,14 @@ namespace {
 Status outside_root_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
   auto rec = ws.journal.load(id);
   if (!rec) return ok_status();  // the rollback itself says why
-  const bool outside = std::any_of(rec->files.begin(), rec->files.end(), [](const FileChange& f) { return f.rel.starts_with("~/"); });
+  const bool outside =
+      std::any_of(rec->files.begin(), rec->files.end(), [](const FileChange& f) { return f.rel.starts_with("~/"); });
   if (!outside) return ok_status();
   if (who.channel != Channel::terminal)
-    return make_error(Errc::denied, fmt::format("rollback {} writes your user settings outside root: it is decided at a terminal", id),
-                      fmt::format("run kaicoder rollback {} at a terminal", id));
+    return make_error(
+        Errc::denied,
+        fmt::format("rollback {} writes your user settings outside root: it is decided at a terminal", id),
+        fmt::format("run kaicoder rollback {} at a terminal", id));
   decision = Decision::ask;
   return ok_status();
 }
@@ -182,8 +187,10 @@ Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Re
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
   KAI_TRY(outside_root_check(ws, shown.id, req.who, v.decision));
   Decider approver = req.who;
-  if (v.decision == Decision::ask) KAI_TRY(answer_meets(Tier::normal, req.answer));
-  else approver.policy_rule = v.rule;
+  if (v.decision == Decision::ask)
+    KAI_TRY(answer_meets(Tier::normal, req.answer));
+  else
+    approver.policy_rule = v.rule;
   auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
   if (!o) return o.error();
   return RolledBack{shown.id, std::move(*o)};

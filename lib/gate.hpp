@@ -102,11 +102,11 @@ Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& re
 // What a door shows before a rollback: the entry resolved from its id or
 // "last", its record, and whether the policy asks or allows it.
 struct RollbackReview {
-  std::string asked;  // the id as the person gave it ("last" or an id): the policy's subject
-  std::string id;     // the entry to undo, "last" resolved
-  Record record;      // what it changed
+  std::string asked;                  // the id as the person gave it ("last" or an id): the policy's subject
+  std::string id;                     // the entry to undo, "last" resolved
+  Record record;                      // what it changed
   Decision decision = Decision::ask;  // ask: the door asks; allow: no question
-  std::string rule;   // the policy rule that decided
+  std::string rule;                   // the policy rule that decided
 };
 
 // denied: not an approver, the policy denies rollback; conflict and the

@@ -24,7 +24,8 @@ std::string blob_id(std::string_view bytes) {
 Status git_check(int rc, std::string_view what) {
   if (rc >= 0) return ok_status();
   const git_error* e = git_error_last();
-  return make_error(Errc::io, fmt::format("{} failed: {}", what, e && e->message ? e->message : "unknown libgit2 error"));
+  return make_error(Errc::io,
+                    fmt::format("{} failed: {}", what, e && e->message ? e->message : "unknown libgit2 error"));
 }
 
 }  // namespace kai

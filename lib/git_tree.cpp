@@ -10,7 +10,6 @@ std::string hex(const git_oid& id) {
   return buf;
 }
 
-
 std::optional<TreeEntry> entry_at(git_tree* tree, const std::string& path) {
   git_tree_entry* raw = nullptr;
   if (!tree || git_tree_entry_bypath(&raw, tree, path.c_str()) != 0) return std::nullopt;

@@ -126,7 +126,8 @@ Parsed parse(std::string_view pattern) {
 
 // `pattern` (parsed; `segs` its text split, for an anchored one) against
 // the components of a path.
-bool match_parsed(const Parsed& p, const std::vector<std::string_view>& segs, const std::vector<std::string_view>& path) {
+bool match_parsed(const Parsed& p, const std::vector<std::string_view>& segs,
+                  const std::vector<std::string_view>& path) {
   // A folder pattern can only name a proper ancestor of the path, since the
   // last component is the file itself; any other pattern may also name the
   // path itself. Either way a match on an ancestor covers everything below.
@@ -161,7 +162,8 @@ GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
     if (pattern.empty()) continue;
     Parsed p = parse(pattern);
     if (p.text.empty()) continue;
-    m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only, p.anchored});
+    m_patterns.push_back(
+        Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only, p.anchored});
   }
 }
 
@@ -172,7 +174,6 @@ bool GlobSet::any(std::string_view rel_path) const {
     if (match_parsed(Parsed{x.text, x.dir_only, x.anchored}, x.segs, path)) return true;
   return false;
 }
-
 
 Status validate_glob(std::string_view pattern) {
   auto bad = [&](std::string_view why) {

@@ -37,8 +37,7 @@ void log_line(const Workspace& ws, const std::string& line) {
 // One hook run: `command` with `doc` on stdin, from root, in a scratch folder
 // of its own that is removed afterwards.
 Result<RunResult> run_hook(const Workspace& ws, const std::string& command, const std::string& doc,
-                           std::chrono::milliseconds timeout,
-                           size_t max_output, bool root_writable,
+                           std::chrono::milliseconds timeout, size_t max_output, bool root_writable,
                            const std::vector<std::pair<std::string, std::string>>& vars) {
   auto scratch = ws.store.make_scratch("hook");
   if (!scratch) return scratch.error();
@@ -88,7 +87,8 @@ void queue_notify_burst(Workspace& ws, std::string_view event, const std::vector
     if (!list.empty()) list += ',';
     list += std::to_string(id);
   }
-  ws.notify_queue.push_back({std::string(event), 0, redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace), list});
+  ws.notify_queue.push_back(
+      {std::string(event), 0, redact_all(ws, std::move(j)).dump(-1, ' ', false, json::error_handler_t::replace), list});
 }
 
 void flush_notify(Workspace& ws) {
@@ -102,10 +102,14 @@ void flush_notify(Workspace& ws) {
     auto r = run_hook(ws, ws.cfg.notify, doc, ws.cfg.notify_timeout, k_max_notify_output, true,
                       {{"KAICODER_EVENT", event}, {"KAICODER_PROPOSAL", which}});
     const std::string what = fmt::format("notify {} proposal{} {}", event, ids.empty() ? "" : "s", which);
-    if (!r) log_line(ws, fmt::format("{}: not run: {}", what, r.error().message));
-    else if (r->timed_out) log_line(ws, fmt::format("{}: timed out after {} s; killed", what, seconds_text(ws.cfg.notify_timeout)));
-    else if (r->exit_code != 0) log_line(ws, fmt::format("{}: failed: exit {}: {}", what, r->exit_code, last_line(r->err)));
-    else log_line(ws, fmt::format("{}: ok ({} ms)", what, r->elapsed.count()));
+    if (!r)
+      log_line(ws, fmt::format("{}: not run: {}", what, r.error().message));
+    else if (r->timed_out)
+      log_line(ws, fmt::format("{}: timed out after {} s; killed", what, seconds_text(ws.cfg.notify_timeout)));
+    else if (r->exit_code != 0)
+      log_line(ws, fmt::format("{}: failed: exit {}: {}", what, r->exit_code, last_line(r->err)));
+    else
+      log_line(ws, fmt::format("{}: ok ({} ms)", what, r->elapsed.count()));
   }
 }
 

@@ -29,8 +29,8 @@ std::string uid_name(unsigned uid) {
 }
 
 json request_json(const ProposeRequest& r) {
-  json j{{"path", r.path},   {"delete", r.del},         {"replace_all", r.replace_all},
-         {"why", r.why},     {"agent", r.agent},        {"summary", r.summary}};
+  json j{{"path", r.path}, {"delete", r.del},  {"replace_all", r.replace_all},
+         {"why", r.why},   {"agent", r.agent}, {"summary", r.summary}};
   if (r.target) j["target"] = *r.target;
   if (r.replacement) j["replacement"] = *r.replacement;
   if (r.content) j["content"] = *r.content;
@@ -38,8 +38,8 @@ json request_json(const ProposeRequest& r) {
 }
 
 json run_request_json(const RunRequest& r) {
-  return {{"argv", r.argv}, {"shell", r.shell},     {"cwd", r.cwd},     {"timeout", r.timeout},
-          {"network", r.network}, {"why", r.why}, {"agent", r.agent}};
+  return {{"argv", r.argv},       {"shell", r.shell}, {"cwd", r.cwd},    {"timeout", r.timeout},
+          {"network", r.network}, {"why", r.why},     {"agent", r.agent}};
 }
 
 Result<RunRequest> run_request_from_json(const json& j) {
@@ -54,7 +54,8 @@ Result<RunRequest> run_request_from_json(const json& j) {
         r.argv.push_back(a.get<std::string>());
       }
     } else if (key == "timeout") {
-      if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() > 24 * 3600) return bad("'timeout' must be 0 to 86400");
+      if (!v.is_number_integer() || v.get<long>() < 0 || v.get<long>() > 24 * 3600)
+        return bad("'timeout' must be 0 to 86400");
       r.timeout = v.get<long>();
     } else if (key == "network") {
       if (!v.is_boolean()) return bad("'network' must be true or false");
@@ -84,8 +85,10 @@ Result<json> changeset_request_json(const ChangesetRequest& r) {
     KAI_TRY(utf8_field(what, *text));
   json j{{"why", r.why}, {"summary", r.summary}, {"agent", r.agent}};
   if (r.patch) {
-    if (first_invalid_utf8(*r.patch)) j["patch_base64"] = base64_encode(*r.patch);
-    else j["patch"] = *r.patch;
+    if (first_invalid_utf8(*r.patch))
+      j["patch_base64"] = base64_encode(*r.patch);
+    else
+      j["patch"] = *r.patch;
     return j;
   }
   json changes = json::array();
@@ -106,8 +109,10 @@ Result<json> changeset_request_json(const ChangesetRequest& r) {
     }
     if (c.replace_all) o["replace_all"] = true;
     if (c.content) {
-      if (first_invalid_utf8(*c.content)) o["content_base64"] = base64_encode(*c.content);
-      else o["content"] = *c.content;
+      if (first_invalid_utf8(*c.content))
+        o["content_base64"] = base64_encode(*c.content);
+      else
+        o["content"] = *c.content;
     }
     if (c.mode) o["mode"] = *c.mode == 0755u ? "0755" : "0644";
     changes.push_back(std::move(o));
@@ -136,14 +141,17 @@ Result<ChangesetRequest> changeset_request_from_json(const json& j) {
       return bad(fmt::format("unknown field '{}'", key));
     if (!v.is_string()) return bad(fmt::format("'{}' must be a string", key));
     const std::string s = v.get<std::string>();
-    if (key == "patch") r.patch = s;
+    if (key == "patch")
+      r.patch = s;
     else if (key == "patch_base64") {
       r.patch = base64_decode(s);
       if (!r.patch) return bad("'patch_base64' is not base64");
-    } else (key == "why" ? r.why : key == "summary" ? r.summary : r.agent) = s;
+    } else
+      (key == "why" ? r.why : key == "summary" ? r.summary : r.agent) = s;
   }
   if (r.patch->empty()) return bad("the patch is empty");
-  if (r.patch->size() > PatchLimits{}.max_patch_bytes) return bad(fmt::format("the patch is over {} bytes", PatchLimits{}.max_patch_bytes));
+  if (r.patch->size() > PatchLimits{}.max_patch_bytes)
+    return bad(fmt::format("the patch is over {} bytes", PatchLimits{}.max_patch_bytes));
   return r;
 }
 
@@ -163,8 +171,9 @@ Status entry_owner_ok(const Workspace& ws, unsigned uid) {
   if (uid == ::getuid()) return ok_status();
   const passwd* pw = ::getpwnam(ws.cfg.two_user_agent.c_str());
   if (pw && pw->pw_uid == uid) return ok_status();
-  return make_error(Errc::denied, fmt::format("the entry is owned by uid {} ({}), neither the agent user '{}' nor the owner",
-                                              uid, uid_name(uid), ws.cfg.two_user_agent));
+  return make_error(Errc::denied,
+                    fmt::format("the entry is owned by uid {} ({}), neither the agent user '{}' nor the owner", uid,
+                                uid_name(uid), ws.cfg.two_user_agent));
 }
 
 // Stage what one checked entry asks for. A refusal of the request itself (a
@@ -172,8 +181,10 @@ Status entry_owner_ok(const Workspace& ws, unsigned uid) {
 Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
   const fs::path cwd = (ws.root / e.cwd).lexically_normal();
   auto staged = [&](const Result<Staged>& st) {
-    if (st) t.proposal = st->proposal.id;
-    else t.error = Error{st.error().code, ws.redact(st.error().message), ws.redact(st.error().hint)};
+    if (st)
+      t.proposal = st->proposal.id;
+    else
+      t.error = Error{st.error().code, ws.redact(st.error().message), ws.redact(st.error().hint)};
     return t;
   };
   if (e.type == EntryType::propose) {
@@ -201,7 +212,8 @@ Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
   }
   t.proposal = st->proposal.id;
   t.verdict = std::string(to_string(st->verdict));
-  if (st->verdict == RunVerdict::blocked) t.error = make_error(Errc::denied, "the command is blocked and was not staged");
+  if (st->verdict == RunVerdict::blocked)
+    t.error = make_error(Errc::denied, "the command is blocked and was not staged");
   return t;
 }
 
@@ -264,8 +276,10 @@ Result<IntakeReport> intake(Workspace& ws) {
     leftovers.push_back(it->path().filename().string());
   std::sort(leftovers.begin(), leftovers.end());
   for (const auto& name : leftovers) {
-    if (entry_name(name)) take_one(ws, name, out);
-    else quarantine_file(state, spool::claimed(state) / name, name);
+    if (entry_name(name))
+      take_one(ws, name, out);
+    else
+      quarantine_file(state, spool::claimed(state) / name, name);
   }
   for (const auto& name : waiting_entries(state)) {
     const fs::path from = spool::dir(state) / name;
@@ -297,9 +311,10 @@ Result<int> proposal_of_ticket(const fs::path& state, const std::string& ticket)
     struct stat st {};
     const bool waiting = ::lstat((spool::dir(state) / (ticket + ".json")).c_str(), &st) == 0 ||
                          ::lstat((spool::claimed(state) / (ticket + ".json")).c_str(), &st) == 0;
-    return make_error(Errc::not_found,
-                      waiting ? fmt::format("ticket {} is waiting for intake", ticket) : fmt::format("no ticket {}", ticket),
-                      waiting ? "the owner's next kaicoder command, or kaicoder intake --watch, takes it in" : "");
+    return make_error(
+        Errc::not_found,
+        waiting ? fmt::format("ticket {} is waiting for intake", ticket) : fmt::format("no ticket {}", ticket),
+        waiting ? "the owner's next kaicoder command, or kaicoder intake --watch, takes it in" : "");
   }
   if ((*t)->proposal > 0) return (*t)->proposal;
   if ((*t)->error) return *(*t)->error;

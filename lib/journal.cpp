@@ -34,7 +34,8 @@ Result<std::string> Journal::fresh_id(TimePoint t, const std::function<Result<bo
     if (!used) return used.error();
     if (!*used) return id;
   }
-  return make_error(Errc::conflict, fmt::format("no free rollback id for {}: {} candidates are taken", base, k_max_tries),
+  return make_error(Errc::conflict,
+                    fmt::format("no free rollback id for {}: {} candidates are taken", base, k_max_tries),
                     "remove stray *.bak-kaicoder-* files beside the file, then try again");
 }
 
@@ -47,10 +48,13 @@ Status Journal::write(const Record& r) const {
   KAI_TRY(make_dirs(m_dir / "paths", 0700));
   json files = json::array();
   for (const auto& f : r.files)
-    files.push_back({{"path", f.rel}, {"before", side_json(f.before)}, {"after", side_json(f.after)},
-                     {"backup", f.backup_rel}, {"backup_blob", f.backup_blob}});
-  json j = {{"id", r.id}, {"kind", r.kind}, {"time", r.time}, {"proposal", r.proposal},
-            {"rolls_back", r.rolls_back}, {"files", files}};
+    files.push_back({{"path", f.rel},
+                     {"before", side_json(f.before)},
+                     {"after", side_json(f.after)},
+                     {"backup", f.backup_rel},
+                     {"backup_blob", f.backup_blob}});
+  json j = {{"id", r.id},    {"kind", r.kind}, {"time", r.time}, {"proposal", r.proposal}, {"rolls_back", r.rolls_back},
+            {"files", files}};
   auto mac = m_seal.seal("journal", r.id, j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;

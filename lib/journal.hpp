@@ -28,18 +28,18 @@ struct FileSide {
 };
 
 struct FileChange {
-  std::string rel;          // root-relative path
+  std::string rel;  // root-relative path
   FileSide before, after;
-  std::string backup_rel;   // root-relative backup of `before`, empty when none
+  std::string backup_rel;  // root-relative backup of `before`, empty when none
   std::string backup_blob;
 };
 
 struct Record {
-  std::string id;           // rollback id
-  std::string kind;         // edit write delete rollback run
-  std::string time;         // ISO UTC
-  int proposal = 0;         // 0 for rollbacks
-  std::string rolls_back;   // for kind rollback: the id it undid
+  std::string id;          // rollback id
+  std::string kind;        // edit write delete rollback run
+  std::string time;        // ISO UTC
+  int proposal = 0;        // 0 for rollbacks
+  std::string rolls_back;  // for kind rollback: the id it undid
   std::vector<FileChange> files;
 };
 

@@ -42,8 +42,7 @@ Status check_path_limits(const Config::Limits& l, std::string_view what, std::st
 
 Status check_payload_limit(const Config::Limits& l, std::string_view what, size_t bytes) {
   if (bytes <= static_cast<size_t>(l.content)) return ok_status();
-  return make_error(Errc::usage,
-                    fmt::format("{} is over the limit of {} bytes ([limits] content)", what, l.content),
+  return make_error(Errc::usage, fmt::format("{} is over the limit of {} bytes ([limits] content)", what, l.content),
                     "split the change into smaller proposals; nothing was staged");
 }
 
@@ -58,7 +57,8 @@ Status check_pending_limit(const Workspace& ws, const std::string& agent) {
   if (pending < ws.cfg.limits.pending) return ok_status();
   return make_error(Errc::denied,
                     fmt::format("{} already has {} proposals waiting for a decision ([limits] pending is {})",
-                                agent.empty() ? std::string("an agent without a name") : fmt::format("agent '{}'", make_visible(agent)),
+                                agent.empty() ? std::string("an agent without a name")
+                                              : fmt::format("agent '{}'", make_visible(agent)),
                                 pending, ws.cfg.limits.pending),
                     "wait until the person decides some (kaicoder list --status pending); nothing was staged");
 }

@@ -32,14 +32,15 @@ Error unsound(const fs::path& owner_dir, const std::string& why) {
 // (whoever can write it can swap the key).
 Status check_folder(const fs::path& owner_dir, int dfd) {
   struct stat st {};
-  if (::fstat(dfd, &st) != 0) return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", owner_dir.string(), errno_text(errno)));
+  if (::fstat(dfd, &st) != 0)
+    return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", owner_dir.string(), errno_text(errno)));
   if (st.st_uid != ::getuid())
     return make_error(Errc::denied, fmt::format("kaicoder's folder '{}' is not owned by you", owner_dir.string()),
                       "it must belong to the user who runs kaicoder");
   if ((st.st_mode & 022) != 0)
     return make_error(Errc::denied,
-                      fmt::format("kaicoder's folder '{}' can be written by other users (mode {:o})", owner_dir.string(),
-                                  st.st_mode & 0777),
+                      fmt::format("kaicoder's folder '{}' can be written by other users (mode {:o})",
+                                  owner_dir.string(), st.st_mode & 0777),
                       fmt::format("chmod 700 {}", owner_dir.string()));
   return ok_status();
 }
@@ -53,10 +54,12 @@ Result<MacKey> read_key(const fs::path& owner_dir, int dfd) {
     return make_error(Errc::io, fmt::format("cannot open '{}': {}", key_path(owner_dir), errno_text(errno)));
   }
   struct stat st {};
-  if (::fstat(f.get(), &st) != 0) return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", key_path(owner_dir), errno_text(errno)));
+  if (::fstat(f.get(), &st) != 0)
+    return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", key_path(owner_dir), errno_text(errno)));
   if (!S_ISREG(st.st_mode)) return unsound(owner_dir, "is not a regular file");
   if (st.st_uid != ::getuid()) return unsound(owner_dir, "is not owned by you");
-  if ((st.st_mode & 077) != 0) return unsound(owner_dir, fmt::format("is open to other users (mode {:o})", st.st_mode & 0777));
+  if ((st.st_mode & 077) != 0)
+    return unsound(owner_dir, fmt::format("is open to other users (mode {:o})", st.st_mode & 0777));
   MacKey k;
   if (st.st_size != static_cast<off_t>(k.bytes.size())) return unsound(owner_dir, "is not 32 bytes long");
   auto bytes = read_all(f.get());
@@ -79,7 +82,8 @@ Result<int> open_folder(const fs::path& owner_dir) {
 }  // namespace
 
 Result<MacKey> load_key(const fs::path& owner_dir) {
-  if (owner_dir.empty()) return make_error(Errc::not_found, "there is no kaicoder key: no folder for kaicoder's own files is known");
+  if (owner_dir.empty())
+    return make_error(Errc::not_found, "there is no kaicoder key: no folder for kaicoder's own files is known");
   auto dfd = open_folder(owner_dir);
   if (!dfd) return dfd.error();
   Fd d(*dfd);
@@ -194,7 +198,8 @@ Result<std::string> Sealer::seal(std::string_view kind, std::string_view id, std
   return mac_hex(*m_key, input(kind, id, bytes));
 }
 
-SealCheck Sealer::check(std::string_view kind, std::string_view id, std::string_view bytes, std::string_view mac) const {
+SealCheck Sealer::check(std::string_view kind, std::string_view id, std::string_view bytes,
+                        std::string_view mac) const {
   if (!m_key) return SealCheck::no_key;
   if (mac.empty()) return SealCheck::missing;
   return same_mac(mac_hex(*m_key, input(kind, id, bytes)), mac) ? SealCheck::ok : SealCheck::bad;

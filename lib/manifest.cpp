@@ -111,7 +111,8 @@ Result<Manifest> parse_manifest(std::string_view text, const std::string& origin
     }
   }
   if (!versioned) return make_error(Errc::usage, fmt::format("{}: version: missing (expected version = 1)", origin));
-  if (m.changes.empty()) return make_error(Errc::usage, fmt::format("{}: change: no [[change]] in the manifest", origin));
+  if (m.changes.empty())
+    return make_error(Errc::usage, fmt::format("{}: change: no [[change]] in the manifest", origin));
   return m;
 }
 
@@ -166,7 +167,7 @@ Status manifests_in_tree(git_repository* repo, git_tree* tree, std::vector<Found
     auto sig = blob_at(wk->repo, wk->dir, rel + ".sig");
     if (!text || !*text) return 0;
     wk->out->push_back(FoundManifest{std::string(k_approvals_dir) + "/" + rel, "head", **text,
-                             sig && *sig ? std::optional<std::string>(**sig) : std::nullopt});
+                                     sig && *sig ? std::optional<std::string>(**sig) : std::nullopt});
     return 0;
   };
   KAI_TRY(git_check(git_tree_walk(sub, GIT_TREEWALK_PRE, cb, &w), "listing kaicoder-approvals/"));
@@ -177,7 +178,8 @@ void manifests_in_workdir(const fs::path& workdir, std::vector<FoundManifest>& o
   std::error_code ec;
   const fs::path top = workdir / k_approvals_dir;
   if (!fs::is_directory(fs::symlink_status(top, ec))) return;
-  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
     std::string name = it->path().filename().string();
     if (!is_manifest_name(name)) continue;
@@ -185,7 +187,7 @@ void manifests_in_workdir(const fs::path& workdir, std::vector<FoundManifest>& o
     if (!text) continue;
     auto sig = read_file(fs::path(it->path().string() + ".sig"));
     out.push_back(FoundManifest{it->path().lexically_relative(workdir).generic_string(), "work tree", *text,
-                        sig ? std::optional<std::string>(*sig) : std::nullopt});
+                                sig ? std::optional<std::string>(*sig) : std::nullopt});
   }
 }
 
@@ -205,7 +207,8 @@ Result<RunResult> ssh_keygen(const SshTool& tool, const fs::path& cwd, std::vect
   if (!r) return r.error();
   if (r->exit_code == 127 || r->exit_code == 126)
     return make_error(Errc::io, "cannot run ssh-keygen", "install OpenSSH's ssh-keygen (Debian: openssh-client)");
-  if (r->timed_out) return make_error(Errc::io, fmt::format("ssh-keygen did not finish within {} s", tool.timeout.count()));
+  if (r->timed_out)
+    return make_error(Errc::io, fmt::format("ssh-keygen did not finish within {} s", tool.timeout.count()));
   return r;
 }
 
@@ -227,8 +230,7 @@ Result<std::string> verify_signature(const SshTool& tool, std::string_view allow
   KAI_TRY(write_file_exclusive(d / "manifest.sig", sig, 0600));
   auto who = ssh_keygen(tool, d, {"-Y", "find-principals", "-f", "allowed_signers", "-s", "manifest.sig"});
   if (!who) return who.error();
-  if (who->exit_code != 0)
-    return make_error(Errc::denied, "signed by no allowed signer");
+  if (who->exit_code != 0) return make_error(Errc::denied, "signed by no allowed signer");
   // find-principals only matches the key; verify checks the bytes and the namespace.
   std::string principals = who->out;
   std::string last_problem;
@@ -240,8 +242,8 @@ Result<std::string> verify_signature(const SshTool& tool, std::string_view allow
     start = end + 1;
     if (principal.empty()) continue;
     auto v = ssh_keygen(tool, d,
-                        {"-Y", "verify", "-f", "allowed_signers", "-I", principal, "-n", std::string(k_signature_namespace),
-                         "-s", "manifest.sig"},
+                        {"-Y", "verify", "-f", "allowed_signers", "-I", principal, "-n",
+                         std::string(k_signature_namespace), "-s", "manifest.sig"},
                         d / "manifest");
     if (!v) return v.error();
     if (v->exit_code == 0) return principal;
@@ -256,10 +258,12 @@ Result<std::string> sign_data(const SshTool& tool, const fs::path& key, std::str
   if (!dir) return dir.error();
   const fs::path d = dir->path();
   KAI_TRY(write_file_exclusive(d / "manifest", data, 0600));
-  auto r = ssh_keygen(tool, d, {"-Y", "sign", "-n", std::string(k_signature_namespace), "-f", key.string(), "manifest"});
+  auto r =
+      ssh_keygen(tool, d, {"-Y", "sign", "-n", std::string(k_signature_namespace), "-f", key.string(), "manifest"});
   if (!r) return r.error();
   if (r->exit_code != 0)
-    return make_error(Errc::io, fmt::format("ssh-keygen could not sign with '{}': {}", key.string(), first_line(r->err)),
+    return make_error(Errc::io,
+                      fmt::format("ssh-keygen could not sign with '{}': {}", key.string(), first_line(r->err)),
                       "a key with a passphrase must be loaded in ssh-agent: pass its public key file with --key");
   return read_file(d / "manifest.sig");
 }

@@ -48,7 +48,8 @@ Status check_patch_path(std::string_view path, size_t line, const PatchLimits& l
   size_t start = 0;
   while (true) {
     size_t slash = path.find('/', start);
-    std::string_view comp = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string_view comp =
+        path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (comp == "..") return bad(Errc::denied, "leaves the root ('..')");
     if (comp.empty() || comp == ".") return bad(Errc::usage, "is not in canonical form (empty or '.' component)");
     if (slash == std::string_view::npos) break;
@@ -61,7 +62,8 @@ Status check_patch_path(std::string_view path, size_t line, const PatchLimits& l
 
 Result<Changeset> parse_patch(std::string_view text, const PatchLimits& limits) {
   if (text.size() > limits.max_patch_bytes)
-    return make_error(Errc::usage, fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes),
+    return make_error(Errc::usage,
+                      fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes),
                       "split the change into smaller patches");
   if (looks_like_envelope(text)) return parse_envelope(text, limits);
   return parse_unified(text, limits);
@@ -87,18 +89,20 @@ unsigned permissions_for(unsigned before, unsigned git_mode) {
 
 Error hunk_error(const FileOp& op, size_t index, const Hunk& h, std::string_view why) {
   return make_error(Errc::conflict,
-                    fmt::format("patch does not apply to '{}': hunk {} ({}, patch line {}) {}", shown(op.path), index + 1,
-                                shown(h.header), h.patch_line, why),
+                    fmt::format("patch does not apply to '{}': hunk {} ({}, patch line {}) {}", shown(op.path),
+                                index + 1, shown(h.header), h.patch_line, why),
                     "the file changed since the patch was made: make the patch again from its current content");
 }
 
 Error too_costly(const FileOp& op) {
-  return make_error(Errc::conflict, fmt::format("patch does not apply to '{}': placing its hunks takes too long", shown(op.path)),
+  return make_error(Errc::conflict,
+                    fmt::format("patch does not apply to '{}': placing its hunks takes too long", shown(op.path)),
                     "give the hunks more distinctive context, or split the patch");
 }
 
 // Unified hunks, placed as `git apply` places them (see the header).
-Result<std::string> apply_unified(const FileOp& op, std::string_view before, uint64_t& steps, const PatchLimits& limits) {
+Result<std::string> apply_unified(const FileOp& op, std::string_view before, uint64_t& steps,
+                                  const PatchLimits& limits) {
   std::vector<std::string_view> lines = split_lines(before);
   std::hash<std::string_view> hasher;
   std::vector<size_t> hashes(lines.size());
@@ -233,7 +237,8 @@ Status apply_changeset(Changeset& cs, const ReadCurrent& read, const PatchLimits
     if (op.kind == FileOpKind::rename || op.kind == FileOpKind::copy) names.push_back(op.to);
     for (std::string_view name : names)
       if (!touched.insert(name).second)
-        return make_error(Errc::conflict, fmt::format("patch touches '{}' twice (patch line {})", shown(name), op.patch_line),
+        return make_error(Errc::conflict,
+                          fmt::format("patch touches '{}' twice (patch line {})", shown(name), op.patch_line),
                           "change each file in one place of the patch");
   }
   uint64_t steps = 0;

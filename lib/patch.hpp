@@ -64,13 +64,13 @@ inline constexpr unsigned k_mode_executable = 0100755;
 struct FileOp {
   FileOpKind kind = FileOpKind::edit;
   PatchFormat format = PatchFormat::unified;
-  std::string path;                 // the file read (the one created, for create)
-  std::string to;                   // rename, copy: the new path
+  std::string path;                  // the file read (the one created, for create)
+  std::string to;                    // rename, copy: the new path
   std::optional<unsigned> old_mode;  // as the patch states it, when it does
   std::optional<unsigned> new_mode;  // set: the file ends with this mode
-  std::vector<Hunk> hunks;          // edit, rename, copy; unified remove: must empty the file
-  std::string content;              // create, write
-  size_t patch_line = 0;            // where the file's section starts in the patch
+  std::vector<Hunk> hunks;           // edit, rename, copy; unified remove: must empty the file
+  std::string content;               // create, write
+  size_t patch_line = 0;             // where the file's section starts in the patch
 
   // Filled by apply_changeset.
   std::optional<std::string> before;  // current bytes of `path`; nullopt for create
@@ -92,7 +92,7 @@ struct Changeset {
 struct PatchLimits {
   size_t max_patch_bytes = size_t{64} << 20;
   size_t max_files = 10000;
-  size_t max_line_bytes = size_t{1} << 20;     // one line of the patch
+  size_t max_line_bytes = size_t{1} << 20;  // one line of the patch
   size_t max_path_bytes = 4095;
   // Line comparisons spent placing hunks, for the whole changeset: hostile
   // input (thousands of equal lines, a hunk that matches nowhere) is

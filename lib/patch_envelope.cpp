@@ -25,7 +25,6 @@ constexpr std::string_view k_eof = "*** End of File";
 // An envelope's lines may carry blanks and a CR either side.
 std::string_view strip(std::string_view s) { return trim(s, " \t\r\n"); }
 
-
 // An envelope handed over as a shell here-document's text: `<<'EOF'` first.
 bool is_heredoc(std::string_view line) {
   line = strip(line);
@@ -47,7 +46,8 @@ std::vector<std::string_view> envelope_lines(std::string_view text) {
 
 class Parser {
 public:
-  Parser(std::vector<std::string_view> lines, const PatchLimits& limits) : m_lines(std::move(lines)), m_limits(limits) {}
+  Parser(std::vector<std::string_view> lines, const PatchLimits& limits)
+      : m_lines(std::move(lines)), m_limits(limits) {}
 
   Result<Changeset> run() {
     Changeset cs;
@@ -59,8 +59,10 @@ public:
       ++first;
       --last;
     }
-    if (first == last || strip(m_lines[first]) != k_begin) return bad(first, "the envelope must start with '*** Begin Patch'");
-    if (last - first < 2 || strip(m_lines[last - 1]) != k_end) return bad(last, "the envelope must end with '*** End Patch'");
+    if (first == last || strip(m_lines[first]) != k_begin)
+      return bad(first, "the envelope must start with '*** Begin Patch'");
+    if (last - first < 2 || strip(m_lines[last - 1]) != k_end)
+      return bad(last, "the envelope must end with '*** End Patch'");
     for (size_t i = 0; i < m_lines.size(); ++i)
       if (m_lines[i].size() > m_limits.max_line_bytes)
         return bad(i, fmt::format("line is longer than {} bytes", m_limits.max_line_bytes));
@@ -117,7 +119,8 @@ private:
       ++m_i;
       return op;
     }
-    if (!head.starts_with(k_update)) return bad(m_i, "expected '*** Add File:', '*** Update File:' or '*** Delete File:'");
+    if (!head.starts_with(k_update))
+      return bad(m_i, "expected '*** Add File:', '*** Update File:' or '*** Delete File:'");
     Result<std::string> p = path_after(k_update);
     if (!p) return p.error();
     op.kind = FileOpKind::edit;
@@ -199,10 +202,10 @@ std::vector<FileLine> file_lines(std::string_view bytes) {
 }
 
 struct Placed {
-  size_t at = 0;       // first file line replaced
-  size_t span = 0;     // how many file lines the hunk covers
-  size_t hunk = 0;     // index in op.hunks
-  size_t lines = 0;    // how many of the hunk's lines are used (the last may be dropped)
+  size_t at = 0;     // first file line replaced
+  size_t span = 0;   // how many file lines the hunk covers
+  size_t hunk = 0;   // index in op.hunks
+  size_t lines = 0;  // how many of the hunk's lines are used (the last may be dropped)
 };
 
 }  // namespace
@@ -224,7 +227,8 @@ bool looks_like_envelope(std::string_view text) {
 
 Result<Changeset> parse_envelope(std::string_view text, const PatchLimits& limits) {
   if (text.size() > limits.max_patch_bytes)
-    return make_error(Errc::usage, fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes));
+    return make_error(Errc::usage,
+                      fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes));
   return Parser(envelope_lines(text), limits).run();
 }
 
@@ -240,12 +244,15 @@ Result<std::string> apply_envelope_hunks(const FileOp& op, std::string_view befo
                       "read the file again and make the patch from its current content");
   };
   auto too_costly = [&] {
-    return make_error(Errc::conflict, fmt::format("patch does not apply to '{}': placing its hunks takes too long", shown(op.path)),
+    return make_error(Errc::conflict,
+                      fmt::format("patch does not apply to '{}': placing its hunks takes too long", shown(op.path)),
                       "give the hunks more distinctive context, or split the patch");
   };
   using Eq = bool (*)(std::string_view, std::string_view);
   const Eq exact = [](std::string_view a, std::string_view b) { return a == b; };
-  const Eq loose_end = [](std::string_view a, std::string_view b) { return trim_right(a, " \t\r\n\f\v") == trim_right(b, " \t\r\n\f\v"); };
+  const Eq loose_end = [](std::string_view a, std::string_view b) {
+    return trim_right(a, " \t\r\n\f\v") == trim_right(b, " \t\r\n\f\v");
+  };
   const Eq loose = [](std::string_view a, std::string_view b) { return strip(a) == strip(b); };
 
   std::vector<Placed> placed;

@@ -106,16 +106,19 @@ private:
   }
 
   Status refuse_binary(std::string_view line, const Section* s) const {
-    if (!line.starts_with("GIT binary patch") && !(line.starts_with("Binary files ") && chomp(line).ends_with(" differ")))
+    if (!line.starts_with("GIT binary patch") &&
+        !(line.starts_with("Binary files ") && chomp(line).ends_with(" differ")))
       return ok_status();
     std::string name = s && name_of(*s) ? *name_of(*s) : std::string(chomp(line).substr(13));
-    return make_error(Errc::usage, fmt::format("patch line {}: binary patch for '{}' is not supported", m_no, shown(name)),
+    return make_error(Errc::usage,
+                      fmt::format("patch line {}: binary patch for '{}' is not supported", m_no, shown(name)),
                       "change binary files one at a time with `kaicoder propose --write`");
   }
 
   Status check_line_length() const {
     if (m_long_line)
-      return make_error(Errc::usage, fmt::format("patch line {} is longer than {} bytes", m_long_line, m_limits.max_line_bytes));
+      return make_error(Errc::usage,
+                        fmt::format("patch line {} is longer than {} bytes", m_long_line, m_limits.max_line_bytes));
     return ok_status();
   }
 
@@ -129,10 +132,12 @@ private:
     }
     std::string name = name_of(s) ? *name_of(s) : std::string("?");
     if (v == k_mode_symlink)
-      return make_error(Errc::denied, fmt::format("patch line {}: '{}' is a symbolic link (mode 120000)", m_no, shown(name)),
+      return make_error(Errc::denied,
+                        fmt::format("patch line {}: '{}' is a symbolic link (mode 120000)", m_no, shown(name)),
                         "kaicoder changes regular files only");
     if (v == k_mode_gitlink)
-      return make_error(Errc::denied, fmt::format("patch line {}: '{}' is a submodule (mode 160000)", m_no, shown(name)),
+      return make_error(Errc::denied,
+                        fmt::format("patch line {}: '{}' is a submodule (mode 160000)", m_no, shown(name)),
                         "update submodules with git itself");
     if (v == k_mode_executable) return v;
     if (v == 0100644 || v == 0100664) return k_mode_regular;
@@ -226,15 +231,20 @@ private:
         return true;
       };
       bool known = false;
-      for (auto [key, into] : {std::pair{"rename from ", &s.rename_from}, {"rename to ", &s.rename_to},
-                               {"rename old ", &s.rename_from}, {"rename new ", &s.rename_to},
-                               {"copy from ", &s.copy_from}, {"copy to ", &s.copy_to}}) {
+      for (auto [key, into] : {std::pair{"rename from ", &s.rename_from},
+                               {"rename to ", &s.rename_to},
+                               {"rename old ", &s.rename_from},
+                               {"rename new ", &s.rename_to},
+                               {"copy from ", &s.copy_from},
+                               {"copy to ", &s.copy_to}}) {
         Result<bool> r = field(key, *into);
         if (!r) return r.error();
         known = known || *r;
       }
-      for (auto [key, into] : {std::pair{"old mode ", &s.old_mode}, {"new mode ", &s.new_mode},
-                               {"deleted file mode ", &s.old_mode}, {"new file mode ", &s.new_mode}}) {
+      for (auto [key, into] : {std::pair{"old mode ", &s.old_mode},
+                               {"new mode ", &s.new_mode},
+                               {"deleted file mode ", &s.old_mode},
+                               {"new file mode ", &s.new_mode}}) {
         Result<bool> r = mode(key, *into);
         if (!r) return r.error();
         known = known || *r;
@@ -320,8 +330,10 @@ private:
         no_newline(h);
         continue;
       }
-      if (tag == '\n') tag = ' ';  // an empty context line, as GNU diff writes it
-      else line.remove_prefix(1);
+      if (tag == '\n')
+        tag = ' ';  // an empty context line, as GNU diff writes it
+      else
+        line.remove_prefix(1);
       bool old_side = tag == ' ' || tag == '-', new_side = tag == ' ' || tag == '+';
       if (tag != ' ' && tag != '-' && tag != '+') return malformed("a hunk line must start with ' ', '-' or '+'", &s);
       if ((old_side && old_left == 0) || (new_side && new_left == 0))
@@ -336,8 +348,7 @@ private:
       take();
       no_newline(h);
     }
-    if (s.hunks.size() > 0 && h.old_start < s.hunks.back().old_start)
-      return malformed("hunks out of order", &s);
+    if (s.hunks.size() > 0 && h.old_start < s.hunks.back().old_start) return malformed("hunks out of order", &s);
     s.hunks.push_back(std::move(h));
     return ok_status();
   }
@@ -350,7 +361,8 @@ private:
   // -p1: drop the first component.
   Result<std::string> strip(const std::string& name, const Section& s) const {
     size_t slash = name.find('/');
-    if (slash == std::string::npos) return malformed(fmt::format("cannot strip a leading folder from '{}'", shown(name)), &s);
+    if (slash == std::string::npos)
+      return malformed(fmt::format("cannot strip a leading folder from '{}'", shown(name)), &s);
     return name.substr(slash + 1);
   }
 
@@ -361,8 +373,8 @@ private:
     std::optional<std::string> old_name, new_name;
     if (s.git) {
       // Names from ---/+++ win over the header; rename/copy lines carry no prefix.
-      auto pick = [&](const std::optional<std::string>& line_name, bool has, const std::optional<std::string>& header)
-          -> Result<std::optional<std::string>> {
+      auto pick = [&](const std::optional<std::string>& line_name, bool has,
+                      const std::optional<std::string>& header) -> Result<std::optional<std::string>> {
         const std::optional<std::string>& n = has ? line_name : header;
         if (!n) return std::optional<std::string>();
         Result<std::string> st = strip(*n, s);
@@ -394,7 +406,8 @@ private:
       }
       if (old_name && new_name && *old_name != *new_name)
         return malformed(fmt::format("the '---' and '+++' lines name different files ('{}', '{}')", shown(*old_name),
-                                     shown(*new_name)), &s);
+                                     shown(*new_name)),
+                         &s);
     }
     return Names{std::move(old_name), std::move(new_name)};
   }
@@ -455,7 +468,8 @@ private:
 
 Result<Changeset> parse_unified(std::string_view text, const PatchLimits& limits) {
   if (text.size() > limits.max_patch_bytes)
-    return make_error(Errc::usage, fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes));
+    return make_error(Errc::usage,
+                      fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes));
   return Parser(text, limits).run();
 }
 

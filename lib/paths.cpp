@@ -30,11 +30,12 @@ std::string shown(std::string_view p) {
 
 Error hidden_in(std::string_view user, const HiddenChar& h) {
   if (h.invalid)
-    return make_error(Errc::denied, fmt::format("'{}' is not valid UTF-8 (byte 0x{:02x} at {})", shown(user), h.cp, h.at),
+    return make_error(Errc::denied,
+                      fmt::format("'{}' is not valid UTF-8 (byte 0x{:02x} at {})", shown(user), h.cp, h.at),
                       "rename the file by hand if it must change");
   return make_error(Errc::denied,
-                    fmt::format("'{}' contains a {} ({}), which can make a name look like another", shown(user),
-                                h.kind, code_point_name(h.cp)),
+                    fmt::format("'{}' contains a {} ({}), which can make a name look like another", shown(user), h.kind,
+                                code_point_name(h.cp)),
                     "name the file with visible characters only");
 }
 
@@ -390,9 +391,12 @@ Status check_write(const Guardrails& g, const RootPath& p) {
 
 Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlink) {
   if (nlink <= 1 || g.break_hardlinks) return ok_status();
-  return make_error(Errc::denied,
-                    fmt::format("'{}' has {} hard links; writing it would split it from its other names, which would keep the old bytes", rel, nlink),
-                    "set [paths] hardlinks = \"break\" to write a new file under this name, or break the link by hand");
+  return make_error(
+      Errc::denied,
+      fmt::format(
+          "'{}' has {} hard links; writing it would split it from its other names, which would keep the old bytes", rel,
+          nlink),
+      "set [paths] hardlinks = \"break\" to write a new file under this name, or break the link by hand");
 }
 
 Status check_read(const Guardrails& g, const RootPath& p) {
@@ -422,10 +426,10 @@ Status check_name(const Guardrails& g, std::string_view rel) {
   size_t slash = rel.rfind('/');
   std::string_view base = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
   if (base.size() + k_backup_suffix_max > k_name_max)
-    return make_error(Errc::denied,
-                      fmt::format("'{}' has a name of {} bytes, too long for its backup beside it", shown(rel),
-                                  base.size()),
-                      fmt::format("names kaicoder writes have at most {} bytes", k_name_max - k_backup_suffix_max));
+    return make_error(
+        Errc::denied,
+        fmt::format("'{}' has a name of {} bytes, too long for its backup beside it", shown(rel), base.size()),
+        fmt::format("names kaicoder writes have at most {} bytes", k_name_max - k_backup_suffix_max));
   return ok_status();
 }
 

@@ -14,20 +14,20 @@
 namespace kai {
 
 struct RootPath {
-  std::string rel;             // normalised, '/'-separated, relative to root, no '.' or '..'
-  std::filesystem::path abs;   // root / rel (root itself is canonical)
+  std::string rel;            // normalised, '/'-separated, relative to root, no '.' or '..'
+  std::filesystem::path abs;  // root / rel (root itself is canonical)
 };
 
 // What counts as never-write / never-read besides the built-ins. The
 // built-ins (SPEC §7) are always applied; these only add.
 struct Guardrails {
-  std::string state_dir = ".kaicoder";                  // relative to root
-  std::string changelog = "KAI-CODER-CHANGELOG.md";     // relative to root
+  std::string state_dir = ".kaicoder";                        // relative to root
+  std::string changelog = "KAI-CODER-CHANGELOG.md";           // relative to root
   std::vector<std::string> config_files = {"kaicoder.toml"};  // kaicoder's own config, relative to root
-  std::vector<std::string> deny_write;                  // [paths] deny_write
-  std::vector<std::string> deny_read;                   // [paths] deny_read
-  bool break_hardlinks = false;                         // [paths] hardlinks = "break"
-  bool allow_unusual_names = false;                     // [paths] allow_unusual_names
+  std::vector<std::string> deny_write;                        // [paths] deny_write
+  std::vector<std::string> deny_read;                         // [paths] deny_read
+  bool break_hardlinks = false;                               // [paths] hardlinks = "break"
+  bool allow_unusual_names = false;                           // [paths] allow_unusual_names
 };
 
 // ".bak-kaicoder-" and the longest rollback id (lib/journal): a name longer

@@ -40,7 +40,9 @@ Verdict decide(const Config& cfg, std::string_view action, std::string_view subj
 namespace {
 // Tiers only ever add a confirmation, so they match ignoring case: on a
 // case-insensitive file system ORACLE.html is oracle.html.
-bool tier_match(const std::string& pattern, std::string_view rel) { return glob_match(ascii_lower(pattern), ascii_lower(rel)); }
+bool tier_match(const std::string& pattern, std::string_view rel) {
+  return glob_match(ascii_lower(pattern), ascii_lower(rel));
+}
 }  // namespace
 
 bool is_protected(const Config& cfg, std::string_view rel) {

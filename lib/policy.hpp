@@ -11,7 +11,6 @@
 
 namespace kai {
 
-
 struct Verdict {
   Decision decision = Decision::ask;
   std::string rule;  // "file:line" of the deciding rule, or "default"

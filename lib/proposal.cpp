@@ -14,7 +14,7 @@ namespace {
 constexpr std::array<std::string_view, 5> k_kinds = {"edit", "write", "delete", "run", "changeset"};
 constexpr std::array<std::string_view, 5> k_actions = {"edit_file", "write_file", "delete_file", "run_shell",
                                                        "apply_changeset"};
-constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied", "rejected",
+constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied",    "rejected",
                                                       "timeout", "failed",   "rolled-back"};
 constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spool"};
 }  // namespace
@@ -59,7 +59,11 @@ std::string change_verdicts(const Change& c) {
 std::string digest(const Proposal& p) {
   // Length prefixes keep "ab"+"c" and "a"+"bc" apart.
   std::string s;
-  auto put = [&s](std::string_view field, std::string_view v) { s += fmt::format("{}:{}:", field, v.size()); s += v; s += '\n'; };
+  auto put = [&s](std::string_view field, std::string_view v) {
+    s += fmt::format("{}:{}:", field, v.size());
+    s += v;
+    s += '\n';
+  };
   put("kind", to_string(p.kind));
   put("path", p.path);
   put("target", p.target);
@@ -85,8 +89,12 @@ std::string digest(const Proposal& p) {
 json to_json(const Validation& v) {
   json checks = json::array();
   for (const auto& c : v.checks)
-    checks.push_back({{"pattern", c.pattern}, {"command", c.command}, {"status", c.status}, {"exit_code", c.exit_code},
-                      {"timed_out", c.timed_out}, {"output", c.output}});
+    checks.push_back({{"pattern", c.pattern},
+                      {"command", c.command},
+                      {"status", c.status},
+                      {"exit_code", c.exit_code},
+                      {"timed_out", c.timed_out},
+                      {"output", c.output}});
   return {{"status", v.status}, {"checks", checks}};
 }
 
@@ -123,13 +131,23 @@ namespace {
 json changes_json(const std::vector<Change>& changes) {
   json out = json::array();
   for (const Change& c : changes)
-    out.push_back({{"op", c.op}, {"path", c.path}, {"to", c.to},
+    out.push_back({{"op", c.op},
+                   {"path", c.path},
+                   {"to", c.to},
                    {"base", {{"exists", c.base.exists}, {"blob", c.base.blob}, {"mode", c.base.mode}}},
-                   {"after_exists", c.after_exists}, {"after_mode", c.after_mode}, {"size", c.after.size()},
-                   {"added", c.added}, {"removed", c.removed}, {"binary", c.binary},
-                   {"risk", to_string(c.risk)}, {"risk_reason", c.risk_reason}, {"tier", to_string(c.tier)},
-                   {"tier_reason", c.tier_reason}, {"decision", to_string(c.decision)},
-                   {"decision_rule", c.decision_rule}, {"validation", c.validation}});
+                   {"after_exists", c.after_exists},
+                   {"after_mode", c.after_mode},
+                   {"size", c.after.size()},
+                   {"added", c.added},
+                   {"removed", c.removed},
+                   {"binary", c.binary},
+                   {"risk", to_string(c.risk)},
+                   {"risk_reason", c.risk_reason},
+                   {"tier", to_string(c.tier)},
+                   {"tier_reason", c.tier_reason},
+                   {"decision", to_string(c.decision)},
+                   {"decision_rule", c.decision_rule},
+                   {"validation", c.validation}});
   return out;
 }
 

@@ -20,13 +20,13 @@ enum class State { pending, approved, applied, rejected, timeout, failed, rolled
 // Through which door a decision came: stored with the decision.
 enum class Channel { terminal, web, spool };
 
-std::string_view to_string(Kind k);     // edit write delete run changeset
-std::string_view to_string(State s);    // pending … rolled-back
+std::string_view to_string(Kind k);   // edit write delete run changeset
+std::string_view to_string(State s);  // pending … rolled-back
 std::optional<Kind> parse_kind(std::string_view s);
 std::optional<State> parse_state(std::string_view s);
 std::string_view to_string(Channel c);  // terminal web spool
 std::optional<Channel> parse_channel(std::string_view s);
-std::string_view action_name(Kind k);   // edit_file write_file delete_file run_shell apply_changeset
+std::string_view action_name(Kind k);  // edit_file write_file delete_file run_shell apply_changeset
 
 struct Base {  // the file as it was at propose time
   bool exists = false;
@@ -40,7 +40,7 @@ struct ValidationCheck {
   std::string status;            // ok | failed | not-run
   int exit_code = 0;
   bool timed_out = false;
-  std::string output;            // stdout then stderr, capped, redacted, made visible; or why it did not run
+  std::string output;  // stdout then stderr, capped, redacted, made visible; or why it did not run
 };
 
 // The validation result: "none" (nothing matched, a delete, or an old
@@ -56,20 +56,20 @@ struct Validation {
 struct Review {
   std::string status = "none";  // none | ok | failed | timeout
   int exit_code = 0;
-  std::string text;              // its stdout, capped, redacted, made visible
+  std::string text;  // its stdout, capped, redacted, made visible
 };
 
 // One file of a changeset proposal (lib/changeset.hpp), as staged: what
 // the file was at propose time, the bytes and mode it ends with, and the
 // verdicts on it. `after` is a payload (raw bytes); the rest is metadata.
 struct Change {
-  std::string op;     // edit write create delete rename mode
-  std::string path;   // root-relative: the file as it is (the one created, for create)
-  std::string to;     // rename: the new path, which gets `after`
-  Base base;          // `path` at propose time (exists false for create)
+  std::string op;            // edit write create delete rename mode
+  std::string path;          // root-relative: the file as it is (the one created, for create)
+  std::string to;            // rename: the new path, which gets `after`
+  Base base;                 // `path` at propose time (exists false for create)
   bool after_exists = true;  // false for delete and for the old path of a rename
   unsigned after_mode = 0644;
-  std::string after;  // the resulting bytes
+  std::string after;              // the resulting bytes
   size_t added = 0, removed = 0;  // lines, for the diffstat
   bool binary = false;
   Risk risk = Risk::low;
@@ -87,7 +87,7 @@ struct Proposal {
   int id = 0;
   Kind kind = Kind::edit;
   State state = State::pending;
-  std::string path;     // root-relative
+  std::string path;  // root-relative
   std::string why, agent, summary;
   // Who proposed it as the kernel says: the uid that owned the spool entry
   // it came from (two-user mode, lib/intake); -1 for a proposal made in the
@@ -106,7 +106,7 @@ struct Proposal {
   // run proposals
   std::vector<std::string> argv;
   std::string shell, cwd;
-  long timeout = 0;  // seconds asked for; 0 = [run] timeout
+  long timeout = 0;      // seconds asked for; 0 = [run] timeout
   bool network = false;  // asked for network access (run --network): confirm tier
   // the decision
   std::string decided_by, decided_at, approved_digest, reason;

@@ -26,11 +26,12 @@ Result<ProposeRequest> request_from_json(std::string_view text) {
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
                       R"(send {"path": …, "target": …, "replacement": …, "why": …})");
-  static const char* k_known[] = {"path", "target", "replacement", "content", "delete", "replace_all", "why", "agent",
-                                  "summary"};
+  static const char* k_known[] = {"path",        "target", "replacement", "content", "delete",
+                                  "replace_all", "why",    "agent",       "summary"};
   ProposeRequest r;
   for (const auto& [key, v] : j.items()) {
-    if (std::find_if(std::begin(k_known), std::end(k_known), [&name = key](const char* k) { return name == k; }) == std::end(k_known))
+    if (std::find_if(std::begin(k_known), std::end(k_known), [&name = key](const char* k) { return name == k; }) ==
+        std::end(k_known))
       return make_error(Errc::usage, fmt::format("--json-input: unknown field '{}'", key));
     if (key == "delete" || key == "replace_all") {
       if (!v.is_boolean()) return make_error(Errc::usage, fmt::format("--json-input: '{}' must be true or false", key));
@@ -40,13 +41,20 @@ Result<ProposeRequest> request_from_json(std::string_view text) {
     if (v.is_null()) continue;
     if (!v.is_string()) return make_error(Errc::usage, fmt::format("--json-input: '{}' must be a string", key));
     std::string s = v.get<std::string>();
-    if (key == "path") r.path = s;
-    else if (key == "target") r.target = s;
-    else if (key == "replacement") r.replacement = s;
-    else if (key == "content") r.content = s;
-    else if (key == "why") r.why = s;
-    else if (key == "agent") r.agent = s;
-    else r.summary = s;
+    if (key == "path")
+      r.path = s;
+    else if (key == "target")
+      r.target = s;
+    else if (key == "replacement")
+      r.replacement = s;
+    else if (key == "content")
+      r.content = s;
+    else if (key == "why")
+      r.why = s;
+    else if (key == "agent")
+      r.agent = s;
+    else
+      r.summary = s;
   }
   return r;
 }
@@ -71,7 +79,8 @@ Status validate(const ProposeRequest& r, const Config::Limits& l) {
   if (r.target.has_value() != r.replacement.has_value())
     return make_error(Errc::usage, "a surgical edit needs both --target and --replacement");
   if (r.replace_all && !r.target) return make_error(Errc::usage, "--replace-all goes with --target and --replacement");
-  if (r.target && r.target->empty()) return make_error(Errc::usage, "the target is empty", "give the exact text to replace");
+  if (r.target && r.target->empty())
+    return make_error(Errc::usage, "the target is empty", "give the exact text to replace");
   return ok_status();
 }
 
@@ -83,13 +92,16 @@ size_t count_lines(std::string_view s) {
 std::string default_summary(const Proposal& p, const FileState& cur, const FileDiff& d) {
   if (p.kind == Kind::del) return fmt::format("deleted {} ({} lines)", p.path, count_lines(cur.bytes));
   if (p.kind == Kind::write && !cur.exists) return fmt::format("created {} ({} lines)", p.path, count_lines(p.content));
-  if (d.binary) return fmt::format("{} {} ({} \u2192 {} bytes)", p.kind == Kind::edit ? "edited" : "rewrote", p.path, d.old_size, d.new_size);
+  if (d.binary)
+    return fmt::format("{} {} ({} \u2192 {} bytes)", p.kind == Kind::edit ? "edited" : "rewrote", p.path, d.old_size,
+                       d.new_size);
   if (p.kind == Kind::edit && p.replace_all)
     return fmt::format("edited {}: {} occurrence{} replaced (+{}/\u2212{} lines)", p.path, p.occurrences,
                        p.occurrences == 1 ? "" : "s", d.added, d.removed);
   if (p.kind == Kind::edit) {
     size_t at = cur.bytes.find(p.target);
-    size_t line = 1 + static_cast<size_t>(std::count(cur.bytes.begin(), cur.bytes.begin() + static_cast<long>(at), '\n'));
+    size_t line =
+        1 + static_cast<size_t>(std::count(cur.bytes.begin(), cur.bytes.begin() + static_cast<long>(at), '\n'));
     return fmt::format("edited {} at line {} (+{}/\u2212{} lines)", p.path, line, d.added, d.removed);
   }
   return fmt::format("rewrote {} (+{}/\u2212{} lines)", p.path, d.added, d.removed);
@@ -114,8 +126,9 @@ Result<FileState> read_current(Workspace& ws, const RootPath& rp, Kind kind) {
 // result, kept in `edited`; nullopt for a deletion. Large files are not copied.
 Result<std::optional<std::string_view>> proposed_bytes(const Proposal& p, const FileState& cur, std::string& edited) {
   if (p.kind == Kind::write) return std::optional<std::string_view>(p.content);
-  if (!cur.exists) return make_error(Errc::conflict, fmt::format("'{}' does not exist", p.path),
-                                     p.kind == Kind::edit ? "create it with --content-file" : "");
+  if (!cur.exists)
+    return make_error(Errc::conflict, fmt::format("'{}' does not exist", p.path),
+                      p.kind == Kind::edit ? "create it with --content-file" : "");
   if (p.kind == Kind::del) return std::optional<std::string_view>{};
   if (p.replace_all) {
     ReplacedAll all = replace_every(cur.bytes, p.target, p.replacement);
@@ -245,8 +258,9 @@ Result<Staged> propose(Workspace& ws, ProposeRequest req, const fs::path& cwd, D
   if (!diff) return diff.error();
   // The diff has hashed the current bytes already.
   p.base = {cur->exists, cur->exists ? diff->old_blob : "", cur->exists ? cur->mode : 0644u};
-  p.summary = ws.redact(req.summary.empty() ? cut_to_length(default_summary(p, *cur, *diff), static_cast<size_t>(ws.cfg.limits.summary))
-                                            : req.summary);
+  p.summary = ws.redact(req.summary.empty()
+                            ? cut_to_length(default_summary(p, *cur, *diff), static_cast<size_t>(ws.cfg.limits.summary))
+                            : req.summary);
   std::string why_tier;
   p.tier = path_tier(ws.cfg, p.path, &why_tier);
   p.tier_reason = why_tier;
@@ -267,10 +281,12 @@ Result<Staged> propose(Workspace& ws, ProposeRequest req, const fs::path& cwd, D
   // Confirm-tier files always need a person, whatever an allow rule says.
   if (v.decision == Decision::allow && p.tier == Tier::confirm) v = {Decision::ask, v.rule + ", " + p.tier_reason};
   if (v.decision == Decision::deny)
-    return make_error(Errc::denied, fmt::format("the policy denies {} of '{}' ({})", to_string(p.kind), p.path, v.rule));
+    return make_error(Errc::denied,
+                      fmt::format("the policy denies {} of '{}' ({})", to_string(p.kind), p.path, v.rule));
   p.validation = validate_content(ws, p.path, next);
   // So does content that failed its validation: it is offered, never applied unseen.
-  if (v.decision == Decision::allow && p.validation.status == "failed") v = {Decision::ask, v.rule + ", validation failed"};
+  if (v.decision == Decision::allow && p.validation.status == "failed")
+    v = {Decision::ask, v.rule + ", validation failed"};
   p.decision = v.decision;
   p.decision_rule = v.rule;
   Staged out{std::move(p), std::move(*diff), std::nullopt};

@@ -32,10 +32,10 @@ Result<ProposeRequest> request_from_json(std::string_view text);
 enum class DryRun { no, yes };
 
 struct Staged {
-  Proposal proposal;  // id 0 on a dry run
-  FileDiff diff;      // a changeset: every file's diff, one after the other
+  Proposal proposal;               // id 0 on a dry run
+  FileDiff diff;                   // a changeset: every file's diff, one after the other
   std::optional<Outcome> applied;  // set when the policy allowed it
-  bool existing = false;  // a retry: `proposal` is the pending one it repeats, nothing new was staged
+  bool existing = false;           // a retry: `proposal` is the pending one it repeats, nothing new was staged
 };
 
 // usage: malformed request; denied: guardrail or policy deny; conflict:

@@ -38,7 +38,9 @@ Result<FileState> open_readable(const Workspace& ws, const RootPath& rp, size_t 
   auto st = read_at(*d, rp.abs.filename().string(), max);
   if (!st) return st.error();
   if (!st->exists) return make_error(Errc::io, fmt::format("'{}' does not exist", rp.rel));
-  if (!st->regular) return make_error(Errc::usage, fmt::format("'{}' is not a regular file", rp.rel), "list folders with 'kaicoder ls'");
+  if (!st->regular)
+    return make_error(Errc::usage, fmt::format("'{}' is not a regular file", rp.rel),
+                      "list folders with 'kaicoder ls'");
   if (st->nlink > 1)
     return make_error(Errc::denied,
                       fmt::format("'{}' has {} hard links; kaicoder reads only files with one name, since another "
@@ -51,8 +53,9 @@ Result<FileState> open_readable(const Workspace& ws, const RootPath& rp, size_t 
 constexpr std::string_view k_temp_dir = "/tmp";
 
 Error not_an_input(const std::string& path, std::string_view why) {
-  return make_error(Errc::denied, fmt::format("cannot use '{}' as input: {}", path, why),
-                    "put the text in a file inside the root or in a file of yours in /tmp, or pass it on stdin with '-'");
+  return make_error(
+      Errc::denied, fmt::format("cannot use '{}' as input: {}", path, why),
+      "put the text in a file inside the root or in a file of yours in /tmp, or pass it on stdin with '-'");
 }
 
 // A file of the caller's below /tmp, opened one component at a time without
@@ -120,7 +123,8 @@ Result<ReadOut> read_for_agent(const Workspace& ws, const fs::path& cwd, const s
   ReadOut out;
   out.path = rp->rel;
   const std::string& bytes = st->bytes;
-  out.total_lines = static_cast<size_t>(std::count(bytes.begin(), bytes.end(), '\n')) + (!bytes.empty() && bytes.back() != '\n');
+  out.total_lines =
+      static_cast<size_t>(std::count(bytes.begin(), bytes.end(), '\n')) + (!bytes.empty() && bytes.back() != '\n');
   if (bytes.substr(0, 8000).find('\0') != std::string::npos) {
     out.binary = true;
     out.total_bytes = bytes.size();
@@ -150,7 +154,8 @@ Result<ReadOut> read_for_agent(const Workspace& ws, const fs::path& cwd, const s
 
 Result<std::string> read_input_file(const Workspace& ws, const fs::path& cwd, const std::string& path, uid_t uid,
                                     size_t max) {
-  if (path.empty() || path.find('\0') != std::string::npos) return make_error(Errc::usage, "an input file name is empty");
+  if (path.empty() || path.find('\0') != std::string::npos)
+    return make_error(Errc::usage, "an input file name is empty");
   fs::path lexical = (fs::path(path).is_absolute() ? fs::path(path) : cwd / path).lexically_normal();
   // Inside root first: a root under /tmp keeps its never-read list.
   auto rel = lexical.lexically_relative(ws.root);
@@ -168,8 +173,8 @@ Result<std::string> read_input_file(const Workspace& ws, const fs::path& cwd, co
   return std::move(st->bytes);
 }
 
-Result<ListOut> list_for_agent(const Workspace& ws, const fs::path& cwd, const std::string& dir, const std::string& glob,
-                               size_t cap) {
+Result<ListOut> list_for_agent(const Workspace& ws, const fs::path& cwd, const std::string& dir,
+                               const std::string& glob, size_t cap) {
   if (!glob.empty()) {
     if (glob.front() == '/' || glob.find("..") != std::string::npos || glob.front() == '~')
       return make_error(Errc::denied, fmt::format("--glob '{}' must be a relative pattern inside root", glob));
@@ -202,20 +207,30 @@ Result<ListOut> list_for_agent(const Workspace& ws, const fs::path& cwd, const s
   if (glob.empty()) {
     for (const auto& e : fs::directory_iterator(base, ec)) {
       if (skip(e.path())) continue;
-      if (out.entries.size() == cap) { out.cut = true; break; }
+      if (out.entries.size() == cap) {
+        out.cut = true;
+        break;
+      }
       add(e);
     }
   } else {
     fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
-      if (skip(it->path())) { it.disable_recursion_pending(); continue; }
+      if (skip(it->path())) {
+        it.disable_recursion_pending();
+        continue;
+      }
       std::string rel_to_base = it->path().lexically_relative(base).generic_string();
       if (!glob_match(glob, rel_to_base)) continue;
-      if (out.entries.size() == cap) { out.cut = true; break; }
+      if (out.entries.size() == cap) {
+        out.cut = true;
+        break;
+      }
       add(*it);
     }
   }
-  std::sort(out.entries.begin(), out.entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.path < b.path; });
+  std::sort(out.entries.begin(), out.entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.path < b.path; });
   return out;
 }
 

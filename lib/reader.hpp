@@ -25,7 +25,7 @@ struct ReadOut {
   size_t total_bytes = 0;  // of the selected lines, before capping
   size_t first_line = 1, last_line = 0, total_lines = 0;
   bool cut = false;
-  bool binary = false;     // text is empty then
+  bool binary = false;  // text is empty then
 };
 
 // denied: outside root, secret or deny_read file, policy deny; usage: bad

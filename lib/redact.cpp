@@ -31,15 +31,15 @@ struct Shape {
 };
 
 constexpr Shape k_shapes[] = {
-    {"ghp_", 30, "", "GITHUB_TOKEN"},         {"gho_", 30, "", "GITHUB_TOKEN"},
-    {"ghu_", 30, "", "GITHUB_TOKEN"},         {"ghs_", 30, "", "GITHUB_TOKEN"},
-    {"ghr_", 30, "", "GITHUB_TOKEN"},         {"github_pat_", 30, "_", "GITHUB_TOKEN"},
-    {"glpat-", 20, "_-", "GITLAB_TOKEN"},     {"AKIA", 16, "", "AWS_ACCESS_KEY"},
-    {"ASIA", 16, "", "AWS_ACCESS_KEY"},       {"xoxb-", 10, "-", "SLACK_TOKEN"},
-    {"xoxp-", 10, "-", "SLACK_TOKEN"},        {"xoxa-", 10, "-", "SLACK_TOKEN"},
-    {"xoxs-", 10, "-", "SLACK_TOKEN"},        {"sk-ant-", 20, "_-", "API_KEY"},
-    {"sk-proj-", 20, "_-", "API_KEY"},        {"sk-", 32, "_-", "API_KEY"},
-    {"AIza", 35, "_-", "GOOGLE_API_KEY"},     {"npm_", 36, "", "NPM_TOKEN"},
+    {"ghp_", 30, "", "GITHUB_TOKEN"},     {"gho_", 30, "", "GITHUB_TOKEN"},
+    {"ghu_", 30, "", "GITHUB_TOKEN"},     {"ghs_", 30, "", "GITHUB_TOKEN"},
+    {"ghr_", 30, "", "GITHUB_TOKEN"},     {"github_pat_", 30, "_", "GITHUB_TOKEN"},
+    {"glpat-", 20, "_-", "GITLAB_TOKEN"}, {"AKIA", 16, "", "AWS_ACCESS_KEY"},
+    {"ASIA", 16, "", "AWS_ACCESS_KEY"},   {"xoxb-", 10, "-", "SLACK_TOKEN"},
+    {"xoxp-", 10, "-", "SLACK_TOKEN"},    {"xoxa-", 10, "-", "SLACK_TOKEN"},
+    {"xoxs-", 10, "-", "SLACK_TOKEN"},    {"sk-ant-", 20, "_-", "API_KEY"},
+    {"sk-proj-", 20, "_-", "API_KEY"},    {"sk-", 32, "_-", "API_KEY"},
+    {"AIza", 35, "_-", "GOOGLE_API_KEY"}, {"npm_", 36, "", "NPM_TOKEN"},
     {"pypi-", 50, "_-", "PYPI_TOKEN"},
 };
 
@@ -114,7 +114,8 @@ void Redactor::add_secret_file(std::string_view label, std::string_view content)
   size_t pos = 0;
   while (pos < content.size()) {
     size_t eol = content.find('\n', pos);
-    std::string_view line = strip(content.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
+    std::string_view line =
+        strip(content.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
     pos = eol == std::string_view::npos ? content.size() : eol + 1;
     if (line.empty() || line.front() == '#') continue;
     if (line.substr(0, 7) == "export ") line = strip(line.substr(7));

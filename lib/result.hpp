@@ -53,8 +53,8 @@ inline Status ok_status() { return Status{std::monostate{}}; }
 }  // namespace kai
 
 // Propagate an error from a Result-returning expression.
-#define KAI_TRY(expr)                                  \
-  do {                                                 \
-    auto kai_try_r_ = (expr);                          \
-    if (!kai_try_r_) return kai_try_r_.error();        \
+#define KAI_TRY(expr)                           \
+  do {                                          \
+    auto kai_try_r_ = (expr);                   \
+    if (!kai_try_r_) return kai_try_r_.error(); \
   } while (0)

@@ -80,8 +80,10 @@ constexpr std::string_view k_not_scanned = "-";
 // A partial graph (a scan that ran out of budget) is written with a key no
 // index has, so it is never taken as complete: only its files' imports are
 // reused, and the stamp of each file it did not reach is k_not_scanned.
-std::string cache_text(const std::string& key, const DepGraph& g, const std::vector<std::string>& stamps, bool complete) {
-  std::string out = fmt::format("{}\nkey {}{}\nfiles {}\n", k_cache_magic, complete ? "" : "partial:", key, g.files.size());
+std::string cache_text(const std::string& key, const DepGraph& g, const std::vector<std::string>& stamps,
+                       bool complete) {
+  std::string out =
+      fmt::format("{}\nkey {}{}\nfiles {}\n", k_cache_magic, complete ? "" : "partial:", key, g.files.size());
   for (size_t i = 0; i < g.files.size(); ++i) {
     out += g.files[i];
     out += '\0';
@@ -227,7 +229,8 @@ std::string shown_path(const fs::path& root, const fs::path& workdir, const std:
 
 void raise_to(Risk& level, Risk at_least) { level = std::max(level, at_least); }
 
-std::string dependents_text(const Dependents& d, const std::string& target, const std::vector<std::string>& direct_shown) {
+std::string dependents_text(const Dependents& d, const std::string& target,
+                            const std::vector<std::string>& direct_shown) {
   if (d.transitive == 0) return fmt::format("no tracked file depends on {}", target);
   std::string n = fmt::format("{}{}", d.transitive, d.capped ? "+" : "");
   std::string text = fmt::format("{} tracked file{} depend{} on {}", n, d.transitive == 1 ? "" : "s",
@@ -236,8 +239,7 @@ std::string dependents_text(const Dependents& d, const std::string& target, cons
   std::string list;
   for (size_t i = 0; i < std::min(k_examples, direct_shown.size()); ++i) list += (i ? ", " : "") + direct_shown[i];
   if (direct_shown.size() > k_examples) list += ", \u2026";
-  if (d.transitive > direct_shown.size())
-    return fmt::format("{} ({} directly: {})", text, direct_shown.size(), list);
+  if (d.transitive > direct_shown.size()) return fmt::format("{} ({} directly: {})", text, direct_shown.size(), list);
   return fmt::format("{} ({}{})", text, direct_shown.size() > k_examples ? "e.g. " : "", list);
 }
 
@@ -274,7 +276,8 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   git_init_once();
   git_repository* raw_repo = nullptr;
   int rc = git_repository_open_ext(&raw_repo, root.c_str(), 0, nullptr);
-  if (rc == GIT_ENOTFOUND) return make_error(Errc::not_found, fmt::format("'{}' is not in a git repository", root.string()));
+  if (rc == GIT_ENOTFOUND)
+    return make_error(Errc::not_found, fmt::format("'{}' is not in a git repository", root.string()));
   KAI_TRY(git_check(rc, "opening the git repository"));
   RepoPtr repo{raw_repo};
   const char* wd = git_repository_workdir(raw_repo);
@@ -296,7 +299,8 @@ Result<GraphLoad> load_graph(const fs::path& root, const fs::path& cache_file, c
   if (!cache_file.empty())
     if (auto text = read_owned(cache_file)) {
       auto mac = sealer ? read_owned(mac_file) : Result<std::string>(std::string{});
-      if (!sealer || (mac && sealer->check("deps-cache", "deps", *text, *mac) == SealCheck::ok)) prior = parse_cache(*text);
+      if (!sealer || (mac && sealer->check("deps-cache", "deps", *text, *mac) == SealCheck::ok))
+        prior = parse_cache(*text);
     }
   if (prior && prior->key == out.key) {
     out.graph = std::move(prior->graph);
@@ -345,9 +349,10 @@ RiskResult risk_from(const Workspace& ws, const Result<GraphLoad>& g, Proposal& 
   r.level = Risk::low;
   std::vector<std::string> reasons;
   if (g && !g->complete) {
-    reasons.push_back(fmt::format("the dependency scan stopped at its {} limit with {} of {} files not scanned: "
-                                  "risk from paths only (the next proposal goes on with the scan)",
-                                  g->stopped, g->unscanned, g->graph.files.size()));
+    reasons.push_back(
+        fmt::format("the dependency scan stopped at its {} limit with {} of {} files not scanned: "
+                    "risk from paths only (the next proposal goes on with the scan)",
+                    g->stopped, g->unscanned, g->graph.files.size()));
   } else if (g) {
     r.from_graph = true;
     r.from_cache = g->from_cache;

@@ -30,8 +30,8 @@ namespace {
 using Steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr auto k_linger = milliseconds(250);            // leftovers may finish writing
-constexpr auto k_last_drain = milliseconds(1000);       // after SIGKILL, for escaped holders of the pipes
+constexpr auto k_linger = milliseconds(250);       // leftovers may finish writing
+constexpr auto k_last_drain = milliseconds(1000);  // after SIGKILL, for escaped holders of the pipes
 constexpr size_t k_read_chunk = 65536;
 
 // Moves `fd` above 2 so that the child's dup2 onto 0, 1 and 2 can never
@@ -269,8 +269,7 @@ public:
     if (m_reaped) return;
     signal_group(SIGKILL);
     int st = 0;
-    while (::waitpid(m_pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(m_pid, &st, 0) < 0 && errno == EINTR) {}
   }
 
   void watch() {
@@ -289,8 +288,7 @@ public:
 
   void finish(RunResult& r) {
     int st = 0;
-    while (::waitpid(m_pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(m_pid, &st, 0) < 0 && errno == EINTR) {}
     m_reaped = true;
     if (WIFEXITED(st)) r.exit_code = WEXITSTATUS(st);
     if (WIFSIGNALED(st)) {
@@ -457,7 +455,8 @@ Result<RunResult> run_checked(const RunSpec& spec) {
   ::fcntl(out_r.get(), F_SETFL, O_NONBLOCK);
   ::fcntl(err_r.get(), F_SETFL, O_NONBLOCK);
   int rep_p[2];
-  if (::pipe2(rep_p, O_CLOEXEC | O_NONBLOCK) != 0) return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
+  if (::pipe2(rep_p, O_CLOEXEC | O_NONBLOCK) != 0)
+    return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
   Fd rep_r = above_stdio(rep_p[0]), rep_w = above_stdio(rep_p[1]);
   if (rep_r.get() < 0 || rep_w.get() < 0) return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
   Confinement box{sandbox ? &*sandbox : nullptr, namespaces ? &*namespaces : nullptr, rep_w.get()};

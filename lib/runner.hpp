@@ -29,14 +29,14 @@
 namespace kai {
 
 struct RunSpec {
-  std::vector<std::string> argv;      // argv form: exec directly, no shell
-  std::string shell;                  // or: run with /bin/sh -c shell (exactly one of argv/shell)
-  std::filesystem::path cwd;          // must exist (the caller already checked it is inside root)
-  std::vector<std::string> env;       // full environment "K=V" for the child; its PATH finds argv[0]
-  std::filesystem::path stdin_path;   // the child's stdin; empty = /dev/null
-  std::chrono::milliseconds timeout{600'000};  // then the whole process group gets SIGTERM ...
+  std::vector<std::string> argv;                // argv form: exec directly, no shell
+  std::string shell;                            // or: run with /bin/sh -c shell (exactly one of argv/shell)
+  std::filesystem::path cwd;                    // must exist (the caller already checked it is inside root)
+  std::vector<std::string> env;                 // full environment "K=V" for the child; its PATH finds argv[0]
+  std::filesystem::path stdin_path;             // the child's stdin; empty = /dev/null
+  std::chrono::milliseconds timeout{600'000};   // then the whole process group gets SIGTERM ...
   std::chrono::milliseconds kill_grace{2'000};  // ... and SIGKILL this much later
-  size_t max_output = 65536;          // bytes kept per stream: head and tail halves, a marker line between
+  size_t max_output = 65536;                    // bytes kept per stream: head and tail halves, a marker line between
   SandboxMode sandbox = SandboxMode::full;
   // With full or landlock: the only trees the command may write (with full,
   // also its private /tmp and home).

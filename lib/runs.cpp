@@ -72,11 +72,11 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
 
 namespace {
 
-
 std::string cwd_label(const Proposal& p) { return p.cwd.empty() ? "." : p.cwd; }
 
 Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd, const std::string& cwd) {
-  fs::path lexical = (cwd.empty() ? caller_cwd : (fs::path(cwd).is_absolute() ? fs::path(cwd) : caller_cwd / cwd)).lexically_normal();
+  fs::path lexical =
+      (cwd.empty() ? caller_cwd : (fs::path(cwd).is_absolute() ? fs::path(cwd) : caller_cwd / cwd)).lexically_normal();
   if (lexical == ws.root || lexical.string() == ws.root.string() + "/") return std::string{};
   auto rp = resolve(ws.root, caller_cwd, cwd.empty() ? caller_cwd.string() : cwd);
   if (!rp) return rp.error();
@@ -101,7 +101,8 @@ struct Undo {
 };
 
 // A snapshot is long work on a big tree: whoever watches the workspace sees it.
-Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what, SnapshotWatch* watch) {
+Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what,
+                               SnapshotWatch* watch) {
   auto s = store.take(
       [&](size_t done) {
         if (ws.progress) ws.progress(what, done, 0);
@@ -127,8 +128,10 @@ Undo start_undo(const Workspace& ws, const Proposal& p) {
   if (sandbox_mode(ws.cfg.sandbox) != SandboxMode::none) u.watch = SnapshotWatch::start(ws.root);
   auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run", u.watch.get());
   Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
-  if (held) u.before = *s;
-  else u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
+  if (held)
+    u.before = *s;
+  else
+    u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
   return u;
 }
 
@@ -160,8 +163,10 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
     // A folder the run created goes on rollback if kaicoder may write in it; its files are named anyway.
     bool dir = c.after.mode == k_mode_dir;
     std::string probe = dir ? c.rel + "/x" : c.rel;
-    if (c.undoable && check_write(ws.guards, RootPath{probe, ws.root / probe})) kept.push_back(std::move(c));
-    else if (!dir) out.unrestorable.push_back(c.rel);
+    if (c.undoable && check_write(ws.guards, RootPath{probe, ws.root / probe}))
+      kept.push_back(std::move(c));
+    else if (!dir)
+      out.unrestorable.push_back(c.rel);
   }
   if (kept.empty()) {
     (void)u.store.release(u.tag);
@@ -192,7 +197,8 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
 Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::path& cwd, DryRun dry,
                               const std::function<void(std::string_view, int)>& on_output) {
   if (req.argv.empty() == req.shell.empty())
-    return make_error(Errc::usage, "give the command after '--', or one --shell string", "kaicoder run --why W -- make test");
+    return make_error(Errc::usage, "give the command after '--', or one --shell string",
+                      "kaicoder run --why W -- make test");
   for (auto [what, text] : {std::pair{"--why", &req.why}, {"--agent", &req.agent}})
     if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
   if (req.why.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -234,7 +240,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
       auto lock = ws.store.lock();
       if (!lock) return lock.error();
       std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
-      KAI_TRY(ws.changelog.prepend(unreversible_entry(ws, p, "blocked", "", why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+      KAI_TRY(ws.changelog.prepend(
+          unreversible_entry(ws, p, "blocked", "", why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
       p.result = why;
       queue_notify(ws, p, "blocked");
     }
@@ -362,10 +369,10 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   (void)write_file_atomic(ws.store.staging_dir(id) / "stderr", r->err, 0600);
   std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", seconds_text(spec.timeout))
                                     : fmt::format("exit {}", r->exit_code);
-  std::string summary = fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
-                                    r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
-  if (!r->guards.empty())
-    summary += fmt::format("; THE RUN TOUCHED GUARDED PATHS: {}", fmt::join(r->guards, "; "));
+  std::string summary =
+      fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
+                  r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
+  if (!r->guards.empty()) summary += fmt::format("; THE RUN TOUCHED GUARDED PATHS: {}", fmt::join(r->guards, "; "));
   RunChanges ch = finish_undo(ws, *undo, p);
   if (!ch.unrestorable.empty())
     summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));

@@ -37,11 +37,11 @@ struct RunOutcome {
 };
 
 struct StagedRun {
-  Proposal proposal;              // id 0 on a dry run or when blocked
+  Proposal proposal;  // id 0 on a dry run or when blocked
   Classification classification;
   RunVerdict verdict = RunVerdict::ask;  // allow only when the policy allowed it
-  std::optional<RunOutcome> ran;  // set when the policy allowed it and it ran
-  bool existing = false;          // a retry: `proposal` is the pending one it repeats, nothing new was staged
+  std::optional<RunOutcome> ran;         // set when the policy allowed it and it ran
+  bool existing = false;                 // a retry: `proposal` is the pending one it repeats, nothing new was staged
 };
 
 // The classification context for `ws`, with write targets checked against

@@ -113,14 +113,11 @@ LandlockStatus landlock_status() {
   if (v > 0) return {static_cast<int>(v), fmt::format("landlock ABI {}", v)};
   int err = errno;
   switch (err) {
-    case ENOSYS:
-      return {0, "the kernel was built without landlock (ENOSYS)"};
+    case ENOSYS: return {0, "the kernel was built without landlock (ENOSYS)"};
     case EOPNOTSUPP:
       return {0, "landlock is built in but disabled at boot (EOPNOTSUPP); add landlock to the lsm= kernel parameter"};
-    case EPERM:
-      return {0, "the landlock system call was refused (EPERM); a seccomp filter may block it"};
-    default:
-      return {0, fmt::format("the landlock version query failed: {}", errno_text(err))};
+    case EPERM: return {0, "the landlock system call was refused (EPERM); a seccomp filter may block it"};
+    default: return {0, fmt::format("the landlock version query failed: {}", errno_text(err))};
   }
 }
 
@@ -232,7 +229,8 @@ Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writabl
   }
   for (const fs::path& d : extras.devices)
     if (int err = allow_beneath(rs.m_fd, d, rights); err != 0 && err != ENOENT)
-      return make_error(Errc::io, fmt::format("cannot pass device '{}' into the sandbox: {}", d.string(), errno_text(err)));
+      return make_error(Errc::io,
+                        fmt::format("cannot pass device '{}' into the sandbox: {}", d.string(), errno_text(err)));
   return rs;
 }
 

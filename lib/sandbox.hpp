@@ -193,8 +193,8 @@ public:
 
 private:
   std::vector<Op> m_ops;
-  std::vector<int> m_fds;               // sources, opened O_PATH; closed with the plan
-  std::vector<std::string> m_private;   // trees the run may write inside its namespaces
+  std::vector<int> m_fds;              // sources, opened O_PATH; closed with the plan
+  std::vector<std::string> m_private;  // trees the run may write inside its namespaces
   std::string m_uid_map, m_gid_map;
   bool m_network = false;
   size_t m_read_only = 0, m_hidden = 0;

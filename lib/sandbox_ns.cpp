@@ -81,26 +81,19 @@ int remount(const char* target, bool read_only) noexcept {
 
 int apply(const Op& op) noexcept {
   switch (op.kind) {
-    case Op::private_root:
-      return ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 ? 0 : errno;
-    case Op::tmpfs:
-      return ::mount("tmpfs", op.a.c_str(), "tmpfs", op.flags, op.b.c_str()) == 0 ? 0 : errno;
-    case Op::bind:
-      return ::mount(op.a.c_str(), op.b.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0 ? 0 : errno;
-    case Op::remount_ro:
-      return remount(op.a.c_str(), true);
-    case Op::remount_rw:
-      return remount(op.a.c_str(), false);
-    case Op::mkdir:
-      return ::mkdir(op.a.c_str(), 0755) == 0 || errno == EEXIST ? 0 : errno;
+    case Op::private_root: return ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 ? 0 : errno;
+    case Op::tmpfs: return ::mount("tmpfs", op.a.c_str(), "tmpfs", op.flags, op.b.c_str()) == 0 ? 0 : errno;
+    case Op::bind: return ::mount(op.a.c_str(), op.b.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0 ? 0 : errno;
+    case Op::remount_ro: return remount(op.a.c_str(), true);
+    case Op::remount_rw: return remount(op.a.c_str(), false);
+    case Op::mkdir: return ::mkdir(op.a.c_str(), 0755) == 0 || errno == EEXIST ? 0 : errno;
     case Op::touch: {
       int fd = ::open(op.a.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, static_cast<mode_t>(op.flags));
       if (fd < 0) return errno;
       ::close(fd);
       return 0;
     }
-    case Op::symlink:
-      return ::symlink(op.a.c_str(), op.b.c_str()) == 0 || errno == EEXIST ? 0 : errno;
+    case Op::symlink: return ::symlink(op.a.c_str(), op.b.c_str()) == 0 || errno == EEXIST ? 0 : errno;
     case Op::reopen: {
       // A descriptor opened before unshare() names a mount of the old
       // namespace, which cannot be bound here: the same number, opened anew.
@@ -120,8 +113,9 @@ int apply(const Op& op) noexcept {
 // securebits first (root gains nothing at exec, and this cannot be undone),
 // then the bounding and ambient sets, then the sets themselves.
 int drop_capabilities() noexcept {
-  if (::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                                     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+  if (::prctl(PR_SET_SECUREBITS,
+              SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                  SECBIT_KEEP_CAPS_LOCKED,
               0, 0, 0) != 0)
     return errno;
   for (int cap = 0; cap < 64; ++cap)
@@ -152,8 +146,7 @@ int drop_capabilities() noexcept {
 
 int wait_for(pid_t pid, int* status) noexcept {
   pid_t got;
-  while ((got = ::waitpid(pid, status, 0)) < 0 && errno == EINTR) {
-  }
+  while ((got = ::waitpid(pid, status, 0)) < 0 && errno == EINTR) {}
   return got;
 }
 
@@ -239,12 +232,13 @@ NamespaceStatus namespace_status() {
       case 'u':
         return NamespaceStatus{false, fmt::format("cannot create user namespaces ({}); an AppArmor restriction of "
                                                   "unprivileged user namespaces, a container's seccomp profile or "
-                                                  "user.max_user_namespaces = 0 does this", err)};
+                                                  "user.max_user_namespaces = 0 does this",
+                                                  err)};
       case 'p':
         return NamespaceStatus{false, fmt::format("cannot mount /proc in a new PID namespace ({}); a container "
-                                                  "that masks parts of /proc does this", err)};
-      default:
-        return NamespaceStatus{false, fmt::format("cannot set up user namespaces ({})", err)};
+                                                  "that masks parts of /proc does this",
+                                                  err)};
+      default: return NamespaceStatus{false, fmt::format("cannot set up user namespaces ({})", err)};
     }
   }();
   return cached;
@@ -275,7 +269,8 @@ Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
   std::vector<Op> reopen;
   auto source = [&plan, &reopen](const fs::path& p) -> Result<std::string> {
     int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return make_error(Errc::io, fmt::format("cannot open '{}' for the sandbox: {}", p.string(), errno_text(errno)));
+    if (fd < 0)
+      return make_error(Errc::io, fmt::format("cannot open '{}' for the sandbox: {}", p.string(), errno_text(errno)));
     plan.m_fds.push_back(fd);
     reopen.push_back(Op{Op::reopen, p.string(), "", static_cast<unsigned long>(fd),
                         fmt::format("kaicoder: the sandbox cannot open '{}': ", p.string())});
@@ -343,7 +338,8 @@ Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
     fs::path dir = c;
     fs::path rel = p.parent_path().lexically_relative(c);
     for (const auto& part : rel)
-      if (part != "." && !part.empty()) add(Op::mkdir, (dir /= part).string(), "", 0, fmt::format("create '{}'", dir.string()));
+      if (part != "." && !part.empty())
+        add(Op::mkdir, (dir /= part).string(), "", 0, fmt::format("create '{}'", dir.string()));
   };
   for (const auto& c : covers) {
     if (auto outer = cover_of(c.path)) {
@@ -369,8 +365,10 @@ Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
     if (!src) return src.error();
     if (p != *c) {
       make_parents(*c, p);
-      if (is_dir(p)) add(Op::mkdir, p.string(), "", 0, fmt::format("create '{}'", p.string()));
-      else add(Op::touch, p.string(), "", 0600, fmt::format("create '{}'", p.string()));
+      if (is_dir(p))
+        add(Op::mkdir, p.string(), "", 0, fmt::format("create '{}'", p.string()));
+      else
+        add(Op::touch, p.string(), "", 0600, fmt::format("create '{}'", p.string()));
     }
     add(Op::bind, *src, p.string(), 0, fmt::format("keep '{}'", p.string()));
     if (!writable) add(Op::remount_ro, p.string(), "", 0, fmt::format("make '{}' read-only", p.string()));
@@ -413,9 +411,12 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
   // The first process: it stays outside the new PID namespace and waits.
   if (::unshare(k_ns_flags | (m_network ? 0 : CLONE_NEWNET)) != 0)
     fail(report_fd, "kaicoder: the sandbox cannot create its namespaces: ", errno);
-  if (!write_proc("/proc/self/setgroups", "deny")) fail(report_fd, "kaicoder: the sandbox cannot deny setgroups: ", errno);
-  if (!write_proc("/proc/self/uid_map", m_uid_map)) fail(report_fd, "kaicoder: the sandbox cannot map its user: ", errno);
-  if (!write_proc("/proc/self/gid_map", m_gid_map)) fail(report_fd, "kaicoder: the sandbox cannot map its group: ", errno);
+  if (!write_proc("/proc/self/setgroups", "deny"))
+    fail(report_fd, "kaicoder: the sandbox cannot deny setgroups: ", errno);
+  if (!write_proc("/proc/self/uid_map", m_uid_map))
+    fail(report_fd, "kaicoder: the sandbox cannot map its user: ", errno);
+  if (!write_proc("/proc/self/gid_map", m_gid_map))
+    fail(report_fd, "kaicoder: the sandbox cannot map its group: ", errno);
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(report_fd, "kaicoder: the sandbox cannot create a pipe: ", errno);
   // Only SIGKILL ends this process early: a SIGTERM for the run's group

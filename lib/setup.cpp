@@ -32,7 +32,8 @@ Result<fs::path> init_target(const Env& env) {
     return make_error(Errc::denied, "the filesystem root is never a kaicoder root", "run init at the top of your tree");
   fs::path config = root / "kaicoder.toml";
   if (fs::exists(fs::symlink_status(config, ec)))
-    return make_error(Errc::conflict, fmt::format("'{}' already exists; kaicoder init never overwrites it", config.string()),
+    return make_error(Errc::conflict,
+                      fmt::format("'{}' already exists; kaicoder init never overwrites it", config.string()),
                       "to trust the kaicoder.toml that is there, run `kaicoder trust` at a terminal");
   return root;
 }
@@ -51,7 +52,8 @@ Result<InitResult> init_tree(const Env& env, const fs::path& root, std::string_v
   if (auto t = read_file(gi)) text = *t;
   std::string add;
   for (const char* line : {".kaicoder/", "*.bak-kaicoder-*"}) {
-    bool present = text.find(std::string("\n") + line + "\n") != std::string::npos || text.rfind(std::string(line) + "\n", 0) == 0;
+    bool present =
+        text.find(std::string("\n") + line + "\n") != std::string::npos || text.rfind(std::string(line) + "\n", 0) == 0;
     if (!present) {
       add += std::string(line) + "\n";
       out.gitignore_added.push_back(line);

@@ -32,21 +32,21 @@ enum class RunVerdict { allow, ask, confirm, blocked };
 std::string_view to_string(RunVerdict v);
 
 struct Leaf {
-  std::vector<std::string> argv;            // after quote removal and unwrapping
-  std::string text;                         // the leaf as written
-  std::vector<std::string> write_targets;   // what this leaf writes, as checked
-  bool understood = true;                   // false: depends on run-time values
+  std::vector<std::string> argv;           // after quote removal and unwrapping
+  std::string text;                        // the leaf as written
+  std::vector<std::string> write_targets;  // what this leaf writes, as checked
+  bool understood = true;                  // false: depends on run-time values
 };
 
 struct Classification {
-  RunVerdict verdict = RunVerdict::ask;     // the worst over all leaves
+  RunVerdict verdict = RunVerdict::ask;  // the worst over all leaves
   // One line per finding, "<verdict>: <what>: <leaf text>", e.g.
   // "blocked: recursive or forced deletion outside a build or temp folder: rm -rf /";
   // findings that make the command not understood start "not understood: ".
   std::vector<std::string> reasons;
-  std::vector<Leaf> leaves;                 // every leaf command after unwrapping
-  bool understood = true;                   // false: never auto-allowed, shown as such
-  std::vector<std::string> write_targets;   // every statically visible write target
+  std::vector<Leaf> leaves;                // every leaf command after unwrapping
+  bool understood = true;                  // false: never auto-allowed, shown as such
+  std::vector<std::string> write_targets;  // every statically visible write target
 };
 
 struct ShellContext {

@@ -81,7 +81,8 @@ Result<Handles> open_handles(const fs::path& dir, const fs::path& root, Create c
   Handles h;
   git_repository* r = nullptr;
   if (!fs::exists(dir / "HEAD")) {
-    if (create == Create::no) return make_error(Errc::not_found, fmt::format("no snapshot store at '{}'", dir.string()));
+    if (create == Create::no)
+      return make_error(Errc::not_found, fmt::format("no snapshot store at '{}'", dir.string()));
     git_repository_init_options o = GIT_REPOSITORY_INIT_OPTIONS_INIT;
     o.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
     o.mode = GIT_REPOSITORY_INIT_SHARED_UMASK;
@@ -156,7 +157,9 @@ constexpr const char* k_cache_name = "kaicoder-stat-cache";
 constexpr std::string_view k_cache_magic = "kaicoder stat cache 2\n";
 
 StatKey key_of(const struct stat& st) {
-  auto ns = [](const timespec& t) { return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec); };
+  auto ns = [](const timespec& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+  };
   return {static_cast<uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim), static_cast<uint64_t>(st.st_ino),
           static_cast<uint32_t>(st.st_mode)};
 }
@@ -167,12 +170,12 @@ StatKey key_of(const struct stat& st) {
 // taken under (what a snapshot leaves out depends on them).
 std::string cache_head(const fs::path& root, const Guardrails& g) {
   std::string out = std::string(k_cache_magic) + root.string() + "\n" + g.state_dir + "\n" + g.changelog + "\n";
-  for (const auto* list : {&g.config_files, &g.deny_read})
-    out += fmt::format("{}\n", fmt::join(*list, "\t"));
+  for (const auto* list : {&g.config_files, &g.deny_read}) out += fmt::format("{}\n", fmt::join(*list, "\t"));
   return out;
 }
 
-Cache load_cache(const fs::path& file, const std::string& head, std::vector<const Cache::value_type*>* order = nullptr) {
+Cache load_cache(const fs::path& file, const std::string& head,
+                 std::vector<const Cache::value_type*>* order = nullptr) {
   Cache out;
   std::vector<const Cache::value_type*> seen;  // handed over only when the whole file parsed
   auto text = read_file(file);
@@ -210,8 +213,9 @@ Status save_cache(const fs::path& file, const std::string& head, const std::vect
   out.reserve(out.size() + order.size() * 120);
   for (const auto* entry : order) {
     const auto& [rel, c] = *entry;
-    out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode, c.git_mode,
-                       c.usable ? 1 : 0, hex(c.id), rel) + '\0';
+    out += fmt::format("{} {} {} {} {} {} {} {}\t{}", c.st.size, c.st.mtime_ns, c.st.ctime_ns, c.st.ino, c.st.mode,
+                       c.git_mode, c.usable ? 1 : 0, hex(c.id), rel) +
+           '\0';
   }
   return write_file_atomic(file, out, 0600);
 }
@@ -254,8 +258,17 @@ public:
   // system; with `trusted` too, a quiet folder's untouched files are not stat'ed.
   Builder(Handles& h, const Guardrails& g, git_odb* odb, Snapshot& out, StatCache& old,
           const std::function<void(size_t)>& progress, SnapshotWatch* watch, bool trusted)
-      : m_h(h), m_g(g), m_odb(odb), m_out(out), m_old(old.files), m_order(old.order), m_old_dirs(old.dirs),
-        m_listings(old.listings), m_progress(progress), m_watch(watch), m_trusted(watch && trusted),
+      : m_h(h),
+        m_g(g),
+        m_odb(odb),
+        m_out(out),
+        m_old(old.files),
+        m_order(old.order),
+        m_old_dirs(old.dirs),
+        m_listings(old.listings),
+        m_progress(progress),
+        m_watch(watch),
+        m_trusted(watch && trusted),
         m_racy(now_ns() - 1000000000ull) {
     fresh.reserve(m_old.size());
   }
@@ -301,7 +314,8 @@ private:
   void seen_on(const struct stat& st) {
     if (m_watch && static_cast<uint64_t>(st.st_dev) != m_watch->dev()) foreign = true;
   }
-  Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id, bool& stable);
+  Status hash_regular(int dirfd, const char* name, const std::string& rel, const struct stat& st, git_oid& id,
+                      bool& stable);
   void count_ignored(int fd, const std::string& prefix, const std::string& top);
   Handles& m_h;
   const Guardrails& m_g;
@@ -340,7 +354,10 @@ Status Builder::write_tree(std::vector<TreeEntry>& entries, git_oid& out) {
   std::string buf;
   buf.reserve(entries.size() * 40);
   for (const auto& e : entries) {
-    buf += e.mode == GIT_FILEMODE_TREE ? "40000 " : e.mode == GIT_FILEMODE_LINK ? "120000 " : e.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? "100755 " : "100644 ";
+    buf += e.mode == GIT_FILEMODE_TREE              ? "40000 "
+           : e.mode == GIT_FILEMODE_LINK            ? "120000 "
+           : e.mode == GIT_FILEMODE_BLOB_EXECUTABLE ? "100755 "
+                                                    : "100644 ";
     buf.append(e.key, 0, e.mode == GIT_FILEMODE_TREE ? e.key.size() - 1 : e.key.size());
     buf += '\0';
     buf.append(reinterpret_cast<const char*>(e.id.id), GIT_OID_RAWSZ);
@@ -388,7 +405,8 @@ Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel
   if (size <= k_in_memory) {
     std::string data(static_cast<size_t>(size) + 1, '\0');
     size_t got = 0;
-    for (ssize_t r; got < data.size() && (r = read_some(data.data() + got, data.size() - got)) != 0; got += static_cast<size_t>(r))
+    for (ssize_t r; got < data.size() && (r = read_some(data.data() + got, data.size() - got)) != 0;
+         got += static_cast<size_t>(r))
       if (r < 0) return failed(errno);
     data.resize(got);
     stable = got == size;
@@ -399,7 +417,8 @@ Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel
   } else {
     // Streamed: memory stays one buffer, whatever the size.
     git_odb_stream* ws = nullptr;
-    KAI_TRY(git_check(git_odb_open_wstream(&ws, m_odb, size, GIT_OBJECT_BLOB), fmt::format("storing '{}' in the snapshot", rel)));
+    KAI_TRY(git_check(git_odb_open_wstream(&ws, m_odb, size, GIT_OBJECT_BLOB),
+                      fmt::format("storing '{}' in the snapshot", rel)));
     Owned<git_odb_stream, git_odb_stream_free> own(ws);
     std::vector<char> buf(1u << 16);
     uint64_t left = size;
@@ -407,7 +426,8 @@ Status Builder::hash_regular(int dirfd, const char* name, const std::string& rel
       ssize_t r = read_some(buf.data(), static_cast<size_t>(std::min<uint64_t>(left, buf.size())));
       if (r < 0) return failed(errno);
       if (r == 0) return make_error(Errc::io, fmt::format("'{}' shrank while it was snapshotted", rel), "run it again");
-      KAI_TRY(git_check(git_odb_stream_write(ws, buf.data(), static_cast<size_t>(r)), fmt::format("storing '{}' in the snapshot", rel)));
+      KAI_TRY(git_check(git_odb_stream_write(ws, buf.data(), static_cast<size_t>(r)),
+                        fmt::format("storing '{}' in the snapshot", rel)));
       left -= static_cast<uint64_t>(r);
     }
     KAI_TRY(git_check(git_odb_stream_finalize_write(&id, ws), fmt::format("storing '{}' in the snapshot", rel)));
@@ -427,7 +447,7 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
     m_out.large[rel] = k;
     return ok_status();
   }
-  uint32_t mode = S_ISLNK(st.st_mode) ? GIT_FILEMODE_LINK
+  uint32_t mode = S_ISLNK(st.st_mode)      ? GIT_FILEMODE_LINK
                   : (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
                                            : GIT_FILEMODE_BLOB;
   git_oid id;
@@ -484,9 +504,12 @@ void Builder::count_ignored(int fd, const std::string& prefix, const std::string
     if (name == "." || name == ".." || name == ".git") continue;
     struct stat st;
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (S_ISDIR(st.st_mode)) subdirs.emplace_back(name);
-    else if (m_out.ignored.size() >= k_ignored_max) m_out.uncounted.insert(top);
-    else m_out.ignored[prefix + std::string(name)] = key_of(st);
+    if (S_ISDIR(st.st_mode))
+      subdirs.emplace_back(name);
+    else if (m_out.ignored.size() >= k_ignored_max)
+      m_out.uncounted.insert(top);
+    else
+      m_out.ignored[prefix + std::string(name)] = key_of(st);
   }
   for (const auto& sub : subdirs) {
     int sfd = ::openat(::dirfd(d), sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -662,8 +685,7 @@ Result<std::vector<std::string>> ref_names(git_repository* snap, bool pending) {
   for (const auto& n : out) {
     bool is_pending = starts_with(n, k_pending);
     std::string rest = n.substr(std::strlen(k_refs));
-    if (is_pending == pending && (pending || rest.find('/') == std::string::npos))
-      picked.push_back(pending ? n : rest);
+    if (is_pending == pending && (pending || rest.find('/') == std::string::npos)) picked.push_back(pending ? n : rest);
   }
   if (!pending) std::sort(picked.begin(), picked.end(), older);
   return picked;
@@ -703,8 +725,10 @@ void mark(git_repository* snap, const git_oid& id, std::unordered_set<std::strin
   TreePtr own(t);
   for (size_t i = 0, n = git_tree_entrycount(t); i < n; ++i) {
     const git_tree_entry* e = git_tree_entry_byindex(t, i);
-    if (git_tree_entry_type(e) == GIT_OBJECT_TREE) mark(snap, *git_tree_entry_id(e), live);
-    else live.insert(hex(*git_tree_entry_id(e)));
+    if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+      mark(snap, *git_tree_entry_id(e), live);
+    else
+      live.insert(hex(*git_tree_entry_id(e)));
   }
 }
 
@@ -754,8 +778,10 @@ std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
     std::vector<std::pair<std::string, const char*>> d;
     for (const auto& [rel, k] : y) {
       auto o = x.find(rel);
-      if (o == x.end()) d.emplace_back(rel, "created");
-      else if (!(o->second == k)) d.emplace_back(rel, "changed");
+      if (o == x.end())
+        d.emplace_back(rel, "created");
+      else if (!(o->second == k))
+        d.emplace_back(rel, "changed");
     }
     for (const auto& [rel, k] : x)
       if (!y.count(rel)) d.emplace_back(rel, "deleted");
@@ -763,7 +789,11 @@ std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
     return d;
   };
   for (const auto& [rel, how] : changed(a.guarded, b.guarded))
-    out.push_back(fmt::format("GUARDED FILE {}: {}", how == std::string_view("changed") ? "CHANGED" : how == std::string_view("created") ? "CREATED" : "DELETED", rel));
+    out.push_back(fmt::format("GUARDED FILE {}: {}",
+                              how == std::string_view("changed")   ? "CHANGED"
+                              : how == std::string_view("created") ? "CREATED"
+                                                                   : "DELETED",
+                              rel));
   for (const auto& [rel, how] : changed(a.large, b.large)) {
     auto k = b.large.count(rel) ? b.large.at(rel) : a.large.at(rel);
     out.push_back(fmt::format("{} {}, not snapshotted: too large ({:.1f} MiB, limit {} MiB)", rel, how,
@@ -771,7 +801,8 @@ std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
   }
   for (const auto& [rel, mode] : b.setid)
     if (auto was = a.setid.find(rel); was == a.setid.end() || was->second != mode)
-      out.push_back(fmt::format("SET-USER-ID OR SET-GROUP-ID BIT SET: {} (mode {:04o}; a rollback restores it without)", rel, mode));
+      out.push_back(fmt::format("SET-USER-ID OR SET-GROUP-ID BIT SET: {} (mode {:04o}; a rollback restores it without)",
+                                rel, mode));
   // Ignored changes, counted per ignored tree (a single ignored file counts under its folder).
   std::map<std::string, size_t> counts;
   std::set<std::string> tops = a.ignored_tops;
@@ -853,7 +884,8 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
     m_cache->files = std::move(fresh);  // a moved map keeps its nodes, so `order` stays valid
     m_cache->order = std::move(order);
   }
-  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->order) && ::stat(cache_file.c_str(), &st) == 0)
+  if (!same && save_cache(cache_file, cache_head(m_root, m_guards), m_cache->order) &&
+      ::stat(cache_file.c_str(), &st) == 0)
     m_cache->on_disk = key_of(st);
   m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
   m_cache->listings = std::move(b.listings);

@@ -81,11 +81,11 @@ struct StatKey {
 };
 
 struct Snapshot {
-  std::string tree;   // hex id of the tree object in snapshots.git
-  size_t files = 0;   // files in it
-  size_t hashed = 0;  // of those, read and hashed (the rest matched kaicoder's stat cache)
+  std::string tree;      // hex id of the tree object in snapshots.git
+  size_t files = 0;      // files in it
+  size_t hashed = 0;     // of those, read and hashed (the rest matched kaicoder's stat cache)
   size_t unstatted = 0;  // of those, taken from the last snapshot unstatted: the watch saw nothing touch them
-  bool git = false;   // root is (inside) a git work tree
+  bool git = false;      // root is (inside) a git work tree
   // Seen, not stored (root-relative paths):
   std::map<std::string, StatKey> large;    // files over k_snapshot_max_bytes
   std::map<std::string, StatKey> guarded;  // guarded files (see above)
@@ -98,9 +98,9 @@ struct Snapshot {
 
 // One path that differs between two snapshots.
 struct TreeChange {
-  std::string rel;       // root-relative
+  std::string rel;  // root-relative
   FileSide before, after;
-  bool regular = true;   // both sides regular files (or absent)
+  bool regular = true;  // both sides regular files (or absent)
   // A rollback can undo it: the side before is a regular file or absent (the
   // side after may be a symlink or a folder the run created, which a
   // rollback removes). kaicoder never creates a symlink.

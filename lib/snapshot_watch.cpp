@@ -23,8 +23,8 @@ constexpr size_t k_max_inodes = 1000000;  // distinct inodes kept before the wat
 // opening of every folder is not an event; entries added, removed or renamed
 // in a folder are reported whatever they are, and a folder swapped for
 // another is seen by its inode number.
-constexpr uint64_t k_mask = FAN_OPEN | FAN_MODIFY | FAN_CLOSE_WRITE | FAN_ATTRIB | FAN_CREATE | FAN_DELETE |
-                            FAN_MOVED_FROM | FAN_MOVED_TO;
+constexpr uint64_t k_mask =
+    FAN_OPEN | FAN_MODIFY | FAN_CLOSE_WRITE | FAN_ATTRIB | FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO;
 
 }  // namespace
 

@@ -77,17 +77,22 @@ Result<SpoolEntry> parse_entry(std::string_view text) {
   if (j.is_discarded()) return bad("not one JSON value (or not UTF-8)");
   if (!j.is_object()) return bad("not a JSON object");
   for (const auto& [key, v] : j.items())
-    if (key != "version" && key != "type" && key != "cwd" && key != "request") return bad(fmt::format("unknown field '{}'", key));
+    if (key != "version" && key != "type" && key != "cwd" && key != "request")
+      return bad(fmt::format("unknown field '{}'", key));
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<long>() != 1)
     return bad("'version' must be 1");
   SpoolEntry e;
   const char* k_types = "'type' must be \"propose\", \"run\" or \"changeset\"";
   if (!j.contains("type") || !j["type"].is_string()) return bad(k_types);
   const std::string type = j["type"].get<std::string>();
-  if (type == "propose") e.type = EntryType::propose;
-  else if (type == "run") e.type = EntryType::run;
-  else if (type == "changeset") e.type = EntryType::changeset;
-  else return bad(k_types);
+  if (type == "propose")
+    e.type = EntryType::propose;
+  else if (type == "run")
+    e.type = EntryType::run;
+  else if (type == "changeset")
+    e.type = EntryType::changeset;
+  else
+    return bad(k_types);
   if (!j.contains("cwd") || !j["cwd"].is_string()) return bad("'cwd' must be a string");
   e.cwd = j["cwd"].get<std::string>();
   const fs::path cwd(e.cwd);
@@ -108,7 +113,8 @@ Result<std::string> write_entry(const fs::path& state, std::string_view text, si
     return make_error(Errc::denied, fmt::format("'{}' is not a spool folder", dir.string()),
                       "the owner sets two-user mode up with: kaicoder agent-user setup NAME");
   Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (dfd.get() < 0) return make_error(Errc::denied, fmt::format("cannot open the spool '{}': {}", dir.string(), errno_text(errno)));
+  if (dfd.get() < 0)
+    return make_error(Errc::denied, fmt::format("cannot open the spool '{}': {}", dir.string(), errno_text(errno)));
   const std::string ticket = fmt::format("{}-{}-{}", compact_utc(now), ::getuid(), random_hex(6));
   const std::string tmp = "." + ticket + ".tmp", name = ticket + ".json";
   Fd fd(::openat(dfd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
@@ -142,21 +148,27 @@ Result<EntryRead> read_claimed_entry(const fs::path& dir, const std::string& nam
     return make_error(Errc::denied, fmt::format("cannot open the entry: {}", errno_text(errno)));
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return make_error(Errc::io, fmt::format("cannot stat the entry: {}", errno_text(errno)));
+  if (::fstat(fd.get(), &st) != 0)
+    return make_error(Errc::io, fmt::format("cannot stat the entry: {}", errno_text(errno)));
   if (!S_ISREG(st.st_mode)) return make_error(Errc::denied, "the entry is not a regular file");
-  if (st.st_nlink != 1) return make_error(Errc::denied, fmt::format("the entry has {} hard links; an entry has one", st.st_nlink));
+  if (st.st_nlink != 1)
+    return make_error(Errc::denied, fmt::format("the entry has {} hard links; an entry has one", st.st_nlink));
   if (st.st_mode & 0002) return make_error(Errc::denied, "the entry is writable by others");
   if (st.st_mode & 07000) return make_error(Errc::denied, "the entry has set-id or sticky bits");
   if (static_cast<unsigned long long>(st.st_size) > max)
     return make_error(Errc::denied, fmt::format("the entry is {} bytes, over the limit of {}", st.st_size, max));
   auto bytes = read_all(fd.get(), max + 1);
   if (!bytes) return bytes.error();
-  if (bytes->size() > max) return make_error(Errc::denied, fmt::format("the entry grew past the limit of {} bytes", max));
+  if (bytes->size() > max)
+    return make_error(Errc::denied, fmt::format("the entry grew past the limit of {} bytes", max));
   return EntryRead{static_cast<unsigned>(st.st_uid), std::move(*bytes)};
 }
 
 json to_json(const TicketInfo& t) {
-  json j{{"ticket", t.ticket}, {"proposal", t.proposal}, {"uid", t.uid}, {"proposer", t.proposer},
+  json j{{"ticket", t.ticket},
+         {"proposal", t.proposal},
+         {"uid", t.uid},
+         {"proposer", t.proposer},
          {"quarantined", t.quarantined}};
   if (!t.verdict.empty()) j["verdict"] = t.verdict;
   if (t.error)
@@ -175,7 +187,8 @@ Status write_ticket(const fs::path& state, const TicketInfo& t, Replace replace)
   const bool linked = ::link(tmp.c_str(), to.c_str()) == 0;
   const int err = errno;
   ::unlink(tmp.c_str());
-  if (!linked && err != EEXIST) return make_error(Errc::io, fmt::format("cannot write ticket '{}': {}", t.ticket, errno_text(err)));
+  if (!linked && err != EEXIST)
+    return make_error(Errc::io, fmt::format("cannot write ticket '{}': {}", t.ticket, errno_text(err)));
   return ok_status();
 }
 
@@ -200,7 +213,8 @@ Result<std::optional<TicketInfo>> read_ticket(const fs::path& state, const std::
     if (j.contains("error") && j["error"].is_object()) {
       const json& e = j["error"];
       int code = e.value("code", 1);
-      t.error = Error{code >= 1 && code <= 8 ? static_cast<Errc>(code) : Errc::io, e.value("message", ""), e.value("hint", "")};
+      t.error = Error{code >= 1 && code <= 8 ? static_cast<Errc>(code) : Errc::io, e.value("message", ""),
+                      e.value("hint", "")};
     }
     return std::optional<TicketInfo>(std::move(t));
   } catch (const std::exception&) {

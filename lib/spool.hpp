@@ -36,10 +36,10 @@ namespace kai {
 
 namespace spool {
 std::filesystem::path dir(const std::filesystem::path& state);         // spool/
-std::filesystem::path tickets(const std::filesystem::path& state);      // tickets/
-std::filesystem::path status(const std::filesystem::path& state);       // status/
-std::filesystem::path claimed(const std::filesystem::path& state);      // intake/
-std::filesystem::path quarantine(const std::filesystem::path& state);   // spool-quarantine/
+std::filesystem::path tickets(const std::filesystem::path& state);     // tickets/
+std::filesystem::path status(const std::filesystem::path& state);      // status/
+std::filesystem::path claimed(const std::filesystem::path& state);     // intake/
+std::filesystem::path quarantine(const std::filesystem::path& state);  // spool-quarantine/
 }  // namespace spool
 
 // True when `state` has a spool folder (a real folder, not a symlink).
@@ -87,12 +87,12 @@ Result<EntryRead> read_claimed_entry(const std::filesystem::path& dir, const std
 // What became of an entry, written by the owner for the agent to read.
 struct TicketInfo {
   std::string ticket;
-  int proposal = 0;           // 0 when none was staged
-  long uid = -1;              // the entry's owner
-  std::string proposer;       // that uid's user name
-  std::string verdict;        // a run's verdict (blocked, ask, …), else empty
-  bool quarantined = false;   // the entry was malformed and kept aside
-  std::optional<Error> error; // why nothing was staged
+  int proposal = 0;            // 0 when none was staged
+  long uid = -1;               // the entry's owner
+  std::string proposer;        // that uid's user name
+  std::string verdict;         // a run's verdict (blocked, ask, …), else empty
+  bool quarantined = false;    // the entry was malformed and kept aside
+  std::optional<Error> error;  // why nothing was staged
 };
 nlohmann::json to_json(const TicketInfo& t);
 // tickets/<ticket>.json, atomically, mode 0640. Replace::no writes it only

@@ -48,8 +48,9 @@ std::optional<Error> outcome_error(const Proposal& p) {
     case State::failed: {
       const Errc code = p.outcome_code >= 1 && p.outcome_code <= 8 ? static_cast<Errc>(p.outcome_code) : Errc::io;
       return make_error(code, fmt::format("proposal {} failed{}", p.id, why),
-                        code == Errc::conflict ? "the file changed since it was proposed; read it again and propose anew"
-                                               : "nothing was written; see kaicoder show " + std::to_string(p.id));
+                        code == Errc::conflict
+                            ? "the file changed since it was proposed; read it again and propose anew"
+                            : "nothing was written; see kaicoder show " + std::to_string(p.id));
     }
     case State::pending:
       return make_error(Errc::pending, fmt::format("proposal {} is still waiting for a person", p.id),

@@ -32,7 +32,8 @@ namespace {
 // of the store out of root (a cloned repository can commit one): refused,
 // never followed. The files in them are read with lib/beneath read_owned.
 Status refuse_symlinked_folders(const fs::path& dir) {
-  for (const char* sub : {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
+  for (const char* sub :
+       {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
     fs::path p = *sub ? dir / sub : dir;
     struct stat st {};
     if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
@@ -58,7 +59,8 @@ Result<fs::path> Store::make_scratch(const std::string& prefix) const {
   KAI_TRY(ensure());
   KAI_TRY(make_dirs(m_dir / "scratch", 0700));
   std::string templ = (m_dir / "scratch" / (prefix + "-XXXXXX")).string();
-  if (!::mkdtemp(templ.data())) return make_error(Errc::io, fmt::format("cannot create '{}': {}", templ, errno_text(errno)));
+  if (!::mkdtemp(templ.data()))
+    return make_error(Errc::io, fmt::format("cannot create '{}': {}", templ, errno_text(errno)));
   return fs::path(templ);
 }
 
@@ -159,9 +161,11 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   if (id < 1 || !fs::is_directory(dir, ec))
     return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
   auto text = read_owned(dir / "meta.json");
-  if (!text) return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
+  if (!text)
+    return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
+  if (j.is_discarded())
+    return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
   std::string mac;
   if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
   if (j.is_object()) j.erase("seal");

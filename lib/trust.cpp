@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_list = "trusted-roots.json";
-constexpr const char* k_trust_hint = "if you own this tree, run `kaicoder trust` there at a terminal and check what it shows";
+constexpr const char* k_trust_hint =
+    "if you own this tree, run `kaicoder trust` there at a terminal and check what it shows";
 
 fs::path absolute_from(const Env& env, const fs::path& p) { return p.is_absolute() ? p : env.cwd / p; }
 
@@ -61,9 +62,10 @@ Result<fs::path> canonical_root_option(const Env& env) {
   fs::path c = fs::canonical(r, ec);
   if (ec) return make_error(Errc::io, fmt::format("cannot resolve --root '{}': {}", r.string(), ec.message()));
   if (c == c.root_path())
-    return make_error(Errc::denied, fmt::format("--root '{}' is the filesystem root, which kaicoder never governs",
-                                                env.root_override->string()),
-                      "name the tree you initialised with `kaicoder init`");
+    return make_error(
+        Errc::denied,
+        fmt::format("--root '{}' is the filesystem root, which kaicoder never governs", env.root_override->string()),
+        "name the tree you initialised with `kaicoder init`");
   return c;
 }
 
@@ -75,7 +77,8 @@ Result<std::optional<std::string>> read_root_config(const fs::path& root) {
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
     if (errno == ELOOP)
-      return make_error(Errc::denied, fmt::format("'{}' is a symlink; kaicoder only trusts a regular file", p.string()));
+      return make_error(Errc::denied,
+                        fmt::format("'{}' is a symlink; kaicoder only trusts a regular file", p.string()));
     return make_error(Errc::io, fmt::format("cannot read '{}': {}", p.string(), errno_text(errno)));
   }
   struct stat st {};
@@ -101,9 +104,11 @@ Result<std::vector<TrustedRoot>> TrustList::load() const {
                       "move it aside and trust your roots again with `kaicoder trust`");
   };
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("roots") || !j["roots"].is_array()) return bad("not a list of roots");
+  if (j.is_discarded() || !j.is_object() || !j.contains("roots") || !j["roots"].is_array())
+    return bad("not a list of roots");
   for (const auto& e : j["roots"]) {
-    if (!e.is_object() || !e.contains("root") || !e["root"].is_string() || !e.contains("digest") || !e["digest"].is_string())
+    if (!e.is_object() || !e.contains("root") || !e["root"].is_string() || !e.contains("digest") ||
+        !e["digest"].is_string())
       return bad("an entry without root and digest");
     TrustedRoot t;
     t.root = e["root"].get<std::string>();
@@ -190,10 +195,10 @@ Result<TrustedRootFound> find_trusted_root(const Env& env) {
     if (d == d.parent_path()) break;
   }
   if (untrusted)
-    return make_error(Errc::denied,
-                      fmt::format("'{}' is not a trusted root: its kaicoder.toml was never trusted by you",
-                                  untrusted->string()),
-                      k_trust_hint);
+    return make_error(
+        Errc::denied,
+        fmt::format("'{}' is not a trusted root: its kaicoder.toml was never trusted by you", untrusted->string()),
+        k_trust_hint);
   return make_error(Errc::denied, fmt::format("no trusted root at or above '{}'", start.string()),
                     "the owner runs `kaicoder init` at a terminal at the top of the tree");
 }

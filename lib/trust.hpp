@@ -76,8 +76,8 @@ Result<std::optional<std::string>> read_root_config(const std::filesystem::path&
 Result<std::filesystem::path> canonical_root_option(const Env& env);
 
 struct TrustedRootFound {
-  std::filesystem::path root;           // canonical
-  std::optional<std::string> config;    // kaicoder.toml's bytes, whose digest matched
+  std::filesystem::path root;         // canonical
+  std::optional<std::string> config;  // kaicoder.toml's bytes, whose digest matched
 };
 
 // The root a gated command works in (SPEC §1): `--root DIR` when it names a
@@ -100,10 +100,10 @@ AnyRoot find_any_root(const Env& env);
 
 // What `kaicoder trust` shows before it asks.
 struct TrustReview {
-  std::filesystem::path root;             // canonical
+  std::filesystem::path root;  // canonical
   Trust state = Trust::unknown;
-  std::string current;                    // kaicoder.toml now
-  std::optional<std::string> previous;    // the bytes trusted before, when known
+  std::string current;                  // kaicoder.toml now
+  std::optional<std::string> previous;  // the bytes trusted before, when known
 };
 
 // The root `kaicoder trust` would trust: `--root DIR`, else the nearest

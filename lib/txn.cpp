@@ -26,9 +26,9 @@ namespace {
 constexpr std::string_view k_home = "~/";
 // The user-level settings files `kaicoder integrate --user` writes
 // (lib/harness/integrate), and nothing else in the owner's home.
-constexpr std::string_view k_user_settings[] = {"~/.claude.json",        "~/.claude/settings.json", "~/.codex/config.toml",
-                                                "~/.codex/hooks.json",   "~/.gemini/settings.json", "~/.cursor/mcp.json",
-                                                "~/.cursor/hooks.json"};
+constexpr std::string_view k_user_settings[] = {
+    "~/.claude.json",          "~/.claude/settings.json", "~/.codex/config.toml", "~/.codex/hooks.json",
+    "~/.gemini/settings.json", "~/.cursor/mcp.json",      "~/.cursor/hooks.json"};
 }  // namespace
 
 bool user_settings_file(std::string_view rel) {
@@ -107,7 +107,8 @@ Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs cre
   auto st = read_at(t.dir, t.name);
   if (!st) return st.error();
   if (st->exists && !st->regular)
-    return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel), "kaicoder changes regular files only");
+    return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel),
+                      "kaicoder changes regular files only");
   if (st->exists) KAI_TRY(check_links(ws.guards, rel, st->nlink));
   t.current = std::move(*st);
   return t;
@@ -149,15 +150,32 @@ FileSide side_from(const json& j) { return {j.value("exists", false), j.value("b
 json txn_json(const Txn& t) {
   json files = json::array();
   for (const auto& f : t.rec.files)
-    files.push_back({{"path", f.rel}, {"before", side_json(f.before)}, {"after", side_json(f.after)},
-                     {"backup", f.backup_rel}, {"backup_blob", f.backup_blob}});
+    files.push_back({{"path", f.rel},
+                     {"before", side_json(f.before)},
+                     {"after", side_json(f.after)},
+                     {"backup", f.backup_rel},
+                     {"backup_blob", f.backup_blob}});
   const Entry& e = t.entry;
-  return {{"id", t.rec.id}, {"kind", t.rec.kind}, {"time", t.rec.time}, {"proposal", t.proposal},
-          {"done_state", to_string(t.done_state)}, {"record_proposal", t.rec.proposal},
-          {"rolls_back", t.rec.rolls_back}, {"files", files},
-          {"entry", {{"time", e.time}, {"kind", e.kind}, {"rollback_id", e.rollback_id}, {"files", e.files},
-                     {"action", e.action}, {"summary", e.summary}, {"why", e.why}, {"backup", e.backup},
-                     {"approver", e.approver}, {"result", e.result}, {"rollback", e.rollback}}}};
+  return {{"id", t.rec.id},
+          {"kind", t.rec.kind},
+          {"time", t.rec.time},
+          {"proposal", t.proposal},
+          {"done_state", to_string(t.done_state)},
+          {"record_proposal", t.rec.proposal},
+          {"rolls_back", t.rec.rolls_back},
+          {"files", files},
+          {"entry",
+           {{"time", e.time},
+            {"kind", e.kind},
+            {"rollback_id", e.rollback_id},
+            {"files", e.files},
+            {"action", e.action},
+            {"summary", e.summary},
+            {"why", e.why},
+            {"backup", e.backup},
+            {"approver", e.approver},
+            {"result", e.result},
+            {"rollback", e.rollback}}}};
 }
 
 std::optional<Txn> txn_from(const json& j) {
@@ -172,12 +190,15 @@ std::optional<Txn> txn_from(const json& j) {
   t.done_state = parse_state(j.value("done_state", "applied")).value_or(State::applied);
   for (const auto& f : j.value("files", json::array()))
     t.rec.files.push_back({f.value("path", ""), side_from(f.value("before", json::object())),
-                           side_from(f.value("after", json::object())), f.value("backup", ""), f.value("backup_blob", "")});
+                           side_from(f.value("after", json::object())), f.value("backup", ""),
+                           f.value("backup_blob", "")});
   json e = j.value("entry", json::object());
-  t.entry = {e.value("time", ""),   e.value("kind", ""),    e.value("rollback_id", ""),
-             e.value("files", std::vector<std::string>{}), e.value("action", ""), e.value("summary", ""),
-             e.value("why", ""),    e.value("backup", ""),  e.value("approver", ""),
-             e.value("result", ""), e.value("rollback", ""), 0};
+  t.entry = {e.value("time", ""),        e.value("kind", ""),
+             e.value("rollback_id", ""), e.value("files", std::vector<std::string>{}),
+             e.value("action", ""),      e.value("summary", ""),
+             e.value("why", ""),         e.value("backup", ""),
+             e.value("approver", ""),    e.value("result", ""),
+             e.value("rollback", ""),    0};
   if (t.rec.id.empty() || t.rec.files.empty()) return std::nullopt;
   return t;
 }
@@ -215,11 +236,13 @@ Result<Txn> read_intent(Workspace& ws, const std::string& name, const std::strin
     } else {
       auto rp = resolve(ws.root, ws.root, f.rel);
       if (!rp) return rp.error();
-      if (rp->rel != f.rel) return make_error(Errc::denied, fmt::format("it names '{}' in a form kaicoder never writes", f.rel));
+      if (rp->rel != f.rel)
+        return make_error(Errc::denied, fmt::format("it names '{}' in a form kaicoder never writes", f.rel));
       KAI_TRY(check_write(ws.guards, *rp));
     }
     if (!f.backup_rel.empty() && f.backup_rel != dir_of(f.rel) + backup_name(base_of(f.rel), t->rec.id))
-      return make_error(Errc::denied, fmt::format("it names '{}', which is not the backup of '{}'", f.backup_rel, f.rel));
+      return make_error(Errc::denied,
+                        fmt::format("it names '{}', which is not the backup of '{}'", f.backup_rel, f.rel));
   }
   return std::move(*t);
 }
@@ -278,7 +301,6 @@ Status finish(Workspace& ws, const Txn& t) {
   return ok_status();
 }
 
-
 // A backup the crash cut short is provably kaicoder's own leftover: the
 // sealed intent names it (its name holds this transaction's fresh id), no
 // journal record refers to it, the file it backs up still holds the bytes
@@ -307,14 +329,18 @@ Status undo(Workspace& ws, const Txn& t) {
     bool leftover = false;  // a backup cut short by the crash
     if (!f.backup_rel.empty()) {
       auto b = read_at(*d, base_of(f.backup_rel));
-      if (b && b->exists && b->regular && blob_id(b->bytes) == f.backup_blob) backup = std::move(*b);
-      else if (b && b->exists && b->regular) leftover = partial_backup(ws, t, b->bytes, *cur, f);
+      if (b && b->exists && b->regular && blob_id(b->bytes) == f.backup_blob)
+        backup = std::move(*b);
+      else if (b && b->exists && b->regular)
+        leftover = partial_backup(ws, t, b->bytes, *cur, f);
     }
     const bool mm = mode_matters(f);
     if (same(f.after, *cur, mm) && !same(f.before, *cur, mm)) {
       if (f.before.exists && !backup)
-        return make_error(Errc::io, fmt::format("cannot undo the interrupted change to '{}': its backup is gone", f.rel));
-      KAI_TRY(f.before.exists ? replace_at(*d, base_of(f.rel), backup->bytes, f.before.mode) : unlink_at(*d, base_of(f.rel)));
+        return make_error(Errc::io,
+                          fmt::format("cannot undo the interrupted change to '{}': its backup is gone", f.rel));
+      KAI_TRY(f.before.exists ? replace_at(*d, base_of(f.rel), backup->bytes, f.before.mode)
+                              : unlink_at(*d, base_of(f.rel)));
     }
     if (backup || leftover) KAI_TRY(unlink_at(*d, base_of(f.backup_rel)));
   }
@@ -338,9 +364,8 @@ bool landed(Workspace& ws, const Txn& t) {
 
 }  // namespace
 
-
-Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets, const std::vector<std::optional<std::string>>& after,
-               Durability durability) {
+Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets,
+               const std::vector<std::optional<std::string>>& after, Durability durability) {
   const Sync sync = durability == Durability::each ? Sync::now : Sync::later;
   KAI_TRY(write_intent(ws, t));
   fault_point("after-intent");
@@ -389,8 +414,10 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
     if (is_dir_entry(f)) continue;
     e.files.push_back(abs_path(ws, f.rel).string());
     // Several files: a backup for each, in the same order ("—" for a new one).
-    if (!f.backup_rel.empty()) backups.push_back(abs_path(ws, f.backup_rel).string());
-    else if (n > 1) backups.push_back(or_none(""));  // keeps the list in line with the files
+    if (!f.backup_rel.empty())
+      backups.push_back(abs_path(ws, f.backup_rel).string());
+    else if (n > 1)
+      backups.push_back(or_none(""));  // keeps the list in line with the files
     undo.push_back(f.before.exists ? fmt::format("restore {} \u2192 {}", base_of(f.backup_rel), base_of(f.rel))
                                    : fmt::format("delete {}", base_of(f.rel)));
   }
@@ -399,7 +426,8 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
   };
-  const bool any_backup = std::any_of(backups.begin(), backups.end(), [](const std::string& b) { return b != or_none(""); });
+  const bool any_backup =
+      std::any_of(backups.begin(), backups.end(), [](const std::string& b) { return b != or_none(""); });
   e.backup = any_backup ? join(backups) : std::string();
   e.rollback = join(undo);
   return ws.redact(std::move(e));

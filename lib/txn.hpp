@@ -102,8 +102,8 @@ enum class Durability { each, batched };
 // for the file entries of t.rec.files in order (folder entries, mode
 // k_mode_dir, are skipped). A failure before the tree holds every new file
 // is undone at once; a failure after it leaves the intent for recover().
-Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets, const std::vector<std::optional<std::string>>& after,
-               Durability durability = Durability::each);
+Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets,
+               const std::vector<std::optional<std::string>>& after, Durability durability = Durability::each);
 
 // The changelog entry of `t`: every file, every backup in the same order
 // ("—" for a file that had none, when there are several), and how to undo.

@@ -30,11 +30,12 @@ std::string replace_all(std::string_view text, std::string_view what, std::strin
 }
 
 ValidationCheck run_check(const Workspace& ws, const fs::path& dir, const fs::path& copy, const std::string& pattern,
-                const std::string& command) {
+                          const std::string& command) {
   ValidationCheck c{pattern, command, "not-run", 0, false, ""};
   if (!names_file(command)) {
-    c.output = "not run: the command does not name {file}, so it would check the live tree, which does not hold "
-               "the proposed content";
+    c.output =
+        "not run: the command does not name {file}, so it would check the live tree, which does not hold "
+        "the proposed content";
     return c;
   }
   RunSpec spec;

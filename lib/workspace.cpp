@@ -99,7 +99,9 @@ Status check_changelog_path(const fs::path& root, const std::string& rel) {
   // A symlink on the way is something planted in the tree, not a mistake in
   // the config: denied, like every other symlink kaicoder refuses to follow.
   auto p = resolve(root, root, rel);
-  if (!p) return bad("must be a path inside root: " + p.error().message, p.error().code == Errc::denied ? Errc::denied : Errc::usage);
+  if (!p)
+    return bad("must be a path inside root: " + p.error().message,
+               p.error().code == Errc::denied ? Errc::denied : Errc::usage);
   if (p->rel != fs::path(rel).lexically_normal().generic_string())
     return bad("reaches another place through a symlink", Errc::denied);
   // The changelog's own name is never-write for agents; judge the folder it sits in by a neutral name.

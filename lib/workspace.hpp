@@ -28,7 +28,7 @@ struct Env {
   // The owner's kaicoder folder: <home from the password database>/.config/kaicoder,
   // never $HOME or XDG_*, which the caller sets.
   std::filesystem::path user_config_dir;
-  std::string user;                       // OS user name of the real uid
+  std::string user;                                       // OS user name of the real uid
   std::vector<std::pair<std::string, std::string>> vars;  // the process environment (redaction, runs' allow-list)
   std::filesystem::path home;  // the owner's real home, from the password database (not $HOME)
 };

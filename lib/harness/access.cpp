@@ -85,9 +85,10 @@ Status check_search(const Workspace& ws, const fs::path& cwd, const std::string&
     folders.pop_back();
     for (fs::directory_iterator it(d, fs::directory_options::none, ec), end; !ec && it != end; it.increment(ec)) {
       if (++seen > max_entries)
-        return make_error(Errc::denied, fmt::format("more than {} entries to check below '{}'", max_entries,
-                                                    top->rel.empty() ? "." : top->rel),
-                          "search a smaller folder, or narrow the search with a glob");
+        return make_error(
+            Errc::denied,
+            fmt::format("more than {} entries to check below '{}'", max_entries, top->rel.empty() ? "." : top->rel),
+            "search a smaller folder, or narrow the search with a glob");
       const fs::path& p = it->path();
       const std::string rel = p.lexically_relative(ws.root).generic_string();
       const std::string in_search = rel.substr(base.size());

@@ -29,7 +29,7 @@ Status check_list_path(const Workspace& ws, const std::filesystem::path& cwd, co
 // entries, without following symlinks; a symlink it meets must stay inside
 // root and lead to nothing refused). A glob kaicoder cannot judge exactly —
 // absolute, with `..`, braces or a leading `!` — is denied.
-Status check_search(const Workspace& ws, const std::filesystem::path& cwd, const std::string& dir, const std::string& glob,
-                    size_t max_entries = 200000);
+Status check_search(const Workspace& ws, const std::filesystem::path& cwd, const std::string& dir,
+                    const std::string& glob, size_t max_entries = 200000);
 
 }  // namespace kai::harness

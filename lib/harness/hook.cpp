@@ -68,8 +68,8 @@ std::string staged_text(const Proposal& p, bool existing) {
 }
 
 std::string ran_text(const Proposal& p, const RunResult& r, std::string_view who) {
-  std::string t = fmt::format("{} proposal {} ({}): exit code {}; it is done, do not run it again", who, p.id, what_of(p),
-                              r.exit_code);
+  std::string t = fmt::format("{} proposal {} ({}): exit code {}; it is done, do not run it again", who, p.id,
+                              what_of(p), r.exit_code);
   if (!r.out.empty()) t += "\n--- stdout ---\n" + cap(r.out);
   if (!r.err.empty()) t += "\n--- stderr ---\n" + cap(r.err);
   return t;
@@ -99,8 +99,9 @@ Said after_wait(Workspace& ws, const Proposal& staged, long seconds) {
                               p->reason.empty() ? "" : ": " + p->reason),
                   p->id);
     case State::timeout:
-      return deny(fmt::format("proposal {} ({}) expired before anyone decided; nothing was changed", p->id, what_of(*p)),
-                  p->id);
+      return deny(
+          fmt::format("proposal {} ({}) expired before anyone decided; nothing was changed", p->id, what_of(*p)),
+          p->id);
     case State::failed:
     case State::rolled_back:
       return deny(fmt::format("proposal {} ({}) is {}: {}", p->id, what_of(*p), to_string(p->state), p->result), p->id);
@@ -116,7 +117,8 @@ Said spooled(const Result<std::string>& ticket) {
   const std::string& t = *ticket;
   return deny(fmt::format(
       "kaicoder staged this as ticket {} in the two-user spool — the owner's kaicoder takes it in as a proposal and a "
-      "person decides at the owner's terminal; call wait_for_decision with ticket \"{}\" / kaicoder wait {} to learn the "
+      "person decides at the owner's terminal; call wait_for_decision with ticket \"{}\" / kaicoder wait {} to learn "
+      "the "
       "proposal id and the outcome. Do not make this change another way: once approved, kaicoder writes it itself",
       t, t, t));
 }
@@ -125,12 +127,12 @@ Said staged_file(Workspace& ws, const Result<Staged>& st) {
   if (!st) return refused(st.error());
   const Proposal& p = st->proposal;
   if (st->applied)
-    return deny(fmt::format("kaicoder applied this itself under the owner's policy (proposal {}, {}{}): {} the change "
-                            "now; do not write it again",
-                            p.id, what_of(p),
-                            st->applied->rollback_id.empty() ? "" : ", rollback id " + st->applied->rollback_id,
-                            holds(p)),
-                p.id);
+    return deny(
+        fmt::format("kaicoder applied this itself under the owner's policy (proposal {}, {}{}): {} the change "
+                    "now; do not write it again",
+                    p.id, what_of(p),
+                    st->applied->rollback_id.empty() ? "" : ", rollback id " + st->applied->rollback_id, holds(p)),
+        p.id);
   if (ws.cfg.hook_wait > 0) return after_wait(ws, p, ws.cfg.hook_wait);
   return deny(staged_text(p, st->existing), p.id);
 }
@@ -166,9 +168,10 @@ struct Call {
     ProposeRequest r;
     r.path = c.path;
     r.agent = std::string(harness_name(h));
-    r.why = c.why.find_first_not_of(" \t\r\n") != std::string::npos
-                ? c.why
-                : fmt::format("{} called its {} tool (through kaicoder hook {})", harness_name(h), c.tool, harness_name(h));
+    r.why =
+        c.why.find_first_not_of(" \t\r\n") != std::string::npos
+            ? c.why
+            : fmt::format("{} called its {} tool (through kaicoder hook {})", harness_name(h), c.tool, harness_name(h));
     return r;
   }
 
@@ -200,8 +203,10 @@ struct Call {
 
   Said shell() const {
     RunRequest r;
-    if (c.argv.empty()) r.shell = c.command;
-    else r.argv = c.argv;
+    if (c.argv.empty())
+      r.shell = c.command;
+    else
+      r.argv = c.argv;
     ProposeRequest pr = request();
     r.why = pr.why;
     r.agent = pr.agent;
@@ -214,7 +219,8 @@ struct Call {
       return deny("kaicoder blocks this command; it was not staged and cannot be approved:" + why);
     }
     const Proposal& p = st->proposal;
-    if (st->ran) return deny(ran_text(p, st->ran->result, "kaicoder ran this itself under the owner's policy as"), p.id);
+    if (st->ran)
+      return deny(ran_text(p, st->ran->result, "kaicoder ran this itself under the owner's policy as"), p.id);
     if (ws.cfg.hook_wait > 0) return after_wait(ws, p, ws.cfg.hook_wait);
     return deny(staged_text(p, st->existing), p.id);
   }
@@ -299,9 +305,10 @@ struct Call {
       case Op::patch: return patch();
       case Op::unknown: break;
     }
-    return deny(fmt::format("kaicoder does not let the {} tool '{}' through{}: denied, as every tool it cannot judge. "
-                            "Use kaicoder's MCP tools (read_file, list_dir, propose_edit, write_file, run_command) instead",
-                            harness_name(h), c.tool, c.refusal.empty() ? "" : " (" + c.refusal + ")"));
+    return deny(
+        fmt::format("kaicoder does not let the {} tool '{}' through{}: denied, as every tool it cannot judge. "
+                    "Use kaicoder's MCP tools (read_file, list_dir, propose_edit, write_file, run_command) instead",
+                    harness_name(h), c.tool, c.refusal.empty() ? "" : " (" + c.refusal + ")"));
   }
 };
 
@@ -325,9 +332,8 @@ HookAnswer render(Harness h, const std::string& event, Said said) {
     case Harness::codex:
       // Codex refuses an explicit "allow" without a rewritten input: a pass is an empty object.
       if (!said.allow)
-        j["hookSpecificOutput"] = {{"hookEventName", "PreToolUse"},
-                                   {"permissionDecision", "deny"},
-                                   {"permissionDecisionReason", said.reason}};
+        j["hookSpecificOutput"] = {
+            {"hookEventName", "PreToolUse"}, {"permissionDecision", "deny"}, {"permissionDecisionReason", said.reason}};
       break;
     case Harness::gemini:
       if (!said.allow) j = {{"decision", "deny"}, {"reason", said.reason}};

@@ -109,12 +109,17 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
       FileWants s{".claude/settings.json", user, {}, {}, false};
       for (const char* tool : {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})
         s.json_wants.push_back({{"permissions", "deny"}, tool, true, fmt::format("its own {} tool denied", tool), {}});
-      json entry = {{"matcher", "*"}, {"hooks", json::array({{{"type", "command"}, {"command", cmd}, {"timeout", hook_timeout}}})}};
-      s.json_wants.push_back({{"hooks", "PreToolUse"}, entry, true, "`" + cmd + "` as its PreToolUse hook",
+      json entry = {{"matcher", "*"},
+                    {"hooks", json::array({{{"type", "command"}, {"command", cmd}, {"timeout", hook_timeout}}})}};
+      s.json_wants.push_back({{"hooks", "PreToolUse"},
+                              entry,
+                              true,
+                              "`" + cmd + "` as its PreToolUse hook",
                               hook_present({"hooks", "PreToolUse"}, cmd)});
       // A project server asks before its first use unless enabled; a user server does not.
       if (!user)
-        s.json_wants.push_back({{"enabledMcpjsonServers"}, "kaicoder", true, "kaicoder's server enabled without a prompt", {}});
+        s.json_wants.push_back(
+            {{"enabledMcpjsonServers"}, "kaicoder", true, "kaicoder's server enabled without a prompt", {}});
       out.push_back(std::move(s));
       break;
     }
@@ -132,23 +137,37 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
           {"mcp_servers.kaicoder", "args",
            user ? std::string("[\"mcp\"]") : fmt::format("[\"mcp\", \"--root\", {}]", json(ws.root.string()).dump()),
            user ? "kaicoder's MCP server serving the project it starts in" : "kaicoder's MCP server serving this root"},
-          {"mcp_servers.kaicoder", "tool_timeout_sec", std::to_string(k_mcp_timeout_s), "a long tool timeout for waits"},
+          {"mcp_servers.kaicoder", "tool_timeout_sec", std::to_string(k_mcp_timeout_s),
+           "a long tool timeout for waits"},
       };
       out.push_back(std::move(c));
       json entry = {{"hooks", json::array({{{"type", "command"}, {"command", cmd}, {"timeout", hook_timeout}}})}};
-      out.push_back({".codex/hooks.json", user,
-                     {{{"hooks", "PreToolUse"}, entry, true, "`" + cmd + "` as its PreToolUse hook", hook_present({"hooks", "PreToolUse"}, cmd)}},
-                     {}, false});
+      out.push_back({".codex/hooks.json",
+                     user,
+                     {{{"hooks", "PreToolUse"},
+                       entry,
+                       true,
+                       "`" + cmd + "` as its PreToolUse hook",
+                       hook_present({"hooks", "PreToolUse"}, cmd)}},
+                     {},
+                     false});
       break;
     }
     case Harness::gemini: {
       FileWants g{".gemini/settings.json", user, {}, {}, false};
-      g.json_wants.push_back(server({"mcpServers", "kaicoder"}, {{"trust", false}, {"timeout", k_mcp_timeout_s * 1000}}));
+      g.json_wants.push_back(
+          server({"mcpServers", "kaicoder"}, {{"trust", false}, {"timeout", k_mcp_timeout_s * 1000}}));
       for (const char* tool : {"write_file", "replace", "run_shell_command"})
         g.json_wants.push_back({{"tools", "exclude"}, tool, true, fmt::format("its own {} tool excluded", tool), {}});
-      json entry = {{"matcher", ".*"},
-                    {"hooks", json::array({{{"name", "kaicoder"}, {"type", "command"}, {"command", cmd}, {"timeout", hook_timeout * 1000}}})}};
-      g.json_wants.push_back({{"hooks", "BeforeTool"}, entry, true, "`" + cmd + "` as its BeforeTool hook",
+      json entry = {
+          {"matcher", ".*"},
+          {"hooks",
+           json::array(
+               {{{"name", "kaicoder"}, {"type", "command"}, {"command", cmd}, {"timeout", hook_timeout * 1000}}})}};
+      g.json_wants.push_back({{"hooks", "BeforeTool"},
+                              entry,
+                              true,
+                              "`" + cmd + "` as its BeforeTool hook",
                               hook_present({"hooks", "BeforeTool"}, cmd)});
       out.push_back(std::move(g));
       break;
@@ -156,11 +175,14 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope) {
     case Harness::cursor: {
       out.push_back({".cursor/mcp.json", user, {server({"mcpServers", "kaicoder"}, json::object())}, {}, false});
       FileWants c{".cursor/hooks.json", user, {}, {}, false};
-      c.json_wants.push_back({{"version"}, 1, false, "hooks file version 1",
-                              [](const json& doc) { return doc.contains("version"); }});
+      c.json_wants.push_back(
+          {{"version"}, 1, false, "hooks file version 1", [](const json& doc) { return doc.contains("version"); }});
       for (const char* ev : {"preToolUse", "beforeShellExecution", "beforeReadFile", "beforeMCPExecution"}) {
         json entry = {{"command", cmd}, {"failClosed", true}, {"timeout", hook_timeout}};
-        c.json_wants.push_back({{"hooks", ev}, entry, true, fmt::format("`{}` on {}, failing closed", cmd, ev),
+        c.json_wants.push_back({{"hooks", ev},
+                                entry,
+                                true,
+                                fmt::format("`{}` on {}, failing closed", cmd, ev),
                                 hook_present({"hooks", ev}, cmd)});
       }
       out.push_back(std::move(c));
@@ -174,15 +196,19 @@ void describe(IntegratePlan& p) {
   switch (p.harness) {
     case Harness::claude_code:
       p.keeps = {"Read, Grep, Glob and LS inside root (no secret files, nothing outside root)",
-                 "its planning, to-do and web tools", "kaicoder's MCP tools: read_file, list_dir, propose_edit, write_file, "
+                 "its planning, to-do and web tools",
+                 "kaicoder's MCP tools: read_file, list_dir, propose_edit, write_file, "
                  "delete_file, run_command, proposal_status, wait_for_decision, list_proposals"};
-      p.loses = {"Write, Edit, MultiEdit, NotebookEdit and Bash (denied in its settings; the hook stages what still comes through)",
-                 "any other MCP server's tools and any tool kaicoder does not know (the hook denies them)"};
+      p.loses = {
+          "Write, Edit, MultiEdit, NotebookEdit and Bash (denied in its settings; the hook stages what still comes "
+          "through)",
+          "any other MCP server's tools and any tool kaicoder does not know (the hook denies them)"};
       break;
     case Harness::codex:
       p.keeps = {"reading inside its read-only sandbox", "kaicoder's MCP tools, with an hour's tool timeout for waits"};
       p.loses = {"writing the tree (read-only sandbox, no escalation)", "its shell tool",
-                 "apply_patch outside kaicoder: each patch is staged as one proposal (a changeset when it touches several files)"};
+                 "apply_patch outside kaicoder: each patch is staged as one proposal (a changeset when it touches "
+                 "several files)"};
       break;
     case Harness::gemini:
       p.keeps = {"read_file, list_directory, glob and search inside root (no secret files)",
@@ -206,7 +232,8 @@ Result<SettingsFile> load(const Workspace& ws, const FileWants& w, const fs::pat
     f.abs = home / w.rel;
     std::error_code ec;
     if (fs::is_symlink(fs::symlink_status(f.abs, ec)))
-      return make_error(Errc::denied, fmt::format("'{}' is a symlink: kaicoder does not write through one", f.abs.string()));
+      return make_error(Errc::denied,
+                        fmt::format("'{}' is a symlink: kaicoder does not write through one", f.abs.string()));
   } else {
     auto rp = resolve(ws.root, ws.root, w.rel);
     if (!rp) return make_error(rp.error().code, fmt::format("'{}': {}", w.rel, rp.error().message), rp.error().hint);
@@ -225,7 +252,9 @@ Result<SettingsFile> load(const Workspace& ws, const FileWants& w, const fs::pat
 
 Status plan_json(SettingsFile& f, const FileWants& w) {
   auto t = JsonText::parse(f.before);
-  if (!t) return make_error(Errc::usage, fmt::format("'{}': {}", f.rel, t.error().message), "fix the file, then run integrate again");
+  if (!t)
+    return make_error(Errc::usage, fmt::format("'{}': {}", f.rel, t.error().message),
+                      "fix the file, then run integrate again");
   for (const auto& want : w.json_wants) {
     if (json_has(t->value(), want)) continue;
     f.missing.push_back(want.what);
@@ -242,7 +271,9 @@ Status plan_json(SettingsFile& f, const FileWants& w) {
 
 Status plan_toml(SettingsFile& f, const FileWants& w) {
   auto t = TomlText::parse(f.before);
-  if (!t) return make_error(Errc::usage, fmt::format("'{}': {}", f.rel, t.error().message), "fix the file, then run integrate again");
+  if (!t)
+    return make_error(Errc::usage, fmt::format("'{}': {}", f.rel, t.error().message),
+                      "fix the file, then run integrate again");
   for (const auto& want : w.toml_wants) {
     if (t->holds(want.table, want.key, want.value)) continue;
     f.missing.push_back(want.what);

@@ -28,9 +28,9 @@ namespace kai::harness {
 enum class Scope { project, user };
 
 struct SettingsFile {
-  std::string rel;                   // root-relative for project files, "~/..." for user files
+  std::string rel;  // root-relative for project files, "~/..." for user files
   std::filesystem::path abs;
-  bool user = false;                 // outside root, in the owner's home
+  bool user = false;  // outside root, in the owner's home
   bool exists = false;
   std::string before, after;         // current bytes ("" when missing), wanted bytes
   std::vector<std::string> missing;  // what is not wired yet, one line each

@@ -55,8 +55,10 @@ private:
   Error fail(std::string_view what) const {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < m_pos && i < m_t.size(); ++i) {
-      if (m_t[i] == '\n') ++line, col = 1;
-      else ++col;
+      if (m_t[i] == '\n')
+        ++line, col = 1;
+      else
+        ++col;
     }
     return make_error(Errc::usage, fmt::format("not valid JSON at line {}, column {}: {}", line, col, what));
   }
@@ -187,14 +189,18 @@ std::string pretty(const json& v, const std::string& indent) {
 // trailing comma the owner wrote is kept where it is).
 void insert_into(std::string& t, const Node& n, const std::string& alone, bool alone_inline, const std::string& next) {
   if (n.kids.empty()) {
-    if (alone_inline) t.insert(n.begin + 1, alone);
-    else t.insert(n.begin + 1, "\n" + alone + "\n" + line_indent(t, n.begin));
+    if (alone_inline)
+      t.insert(n.begin + 1, alone);
+    else
+      t.insert(n.begin + 1, "\n" + alone + "\n" + line_indent(t, n.begin));
     return;
   }
   const Node& last = n.kids.back();
   size_t after = skip_blank(t, last.end);
-  if (after != std::string::npos && after < t.size() && t[after] == ',') t.insert(after + 1, next);
-  else t.insert(last.end, "," + next);
+  if (after != std::string::npos && after < t.size() && t[after] == ',')
+    t.insert(after + 1, next);
+  else
+    t.insert(last.end, "," + next);
 }
 
 }  // namespace
@@ -230,7 +236,8 @@ Status JsonText::set(const JsonPath& path, const json& v) {
   const Node* n = &*root;
   for (size_t i = 0; i < path.size(); ++i) {
     if (n->type != Node::Type::object)
-      return make_error(Errc::conflict, fmt::format("'{}' is not an object", fmt::join(path.begin(), path.begin() + static_cast<long>(i), ".")));
+      return make_error(Errc::conflict, fmt::format("'{}' is not an object",
+                                                    fmt::join(path.begin(), path.begin() + static_cast<long>(i), ".")));
     size_t at = n->keys.size();
     for (size_t k = 0; k < n->keys.size(); ++k)
       if (n->keys[k] == path[i]) at = k;  // the last one is the one that counts
@@ -245,7 +252,8 @@ Status JsonText::set(const JsonPath& path, const json& v) {
     }
     json nested = v;
     for (size_t j = path.size() - 1; j > i; --j) nested = json{{path[j], nested}};
-    std::string indent = n->kids.empty() ? line_indent(m_text, n->begin) + "  " : own_line_indent(m_text, n->key_begin[0]);
+    std::string indent =
+        n->kids.empty() ? line_indent(m_text, n->begin) + "  " : own_line_indent(m_text, n->key_begin[0]);
     const bool same_line = indent.empty();
     if (same_line) indent = line_indent(m_text, n->begin);
     const std::string member = json(path[i]).dump() + ": " + pretty(nested, indent);
@@ -270,13 +278,17 @@ Status JsonText::append(const JsonPath& path, const json& v) {
   }
   if (n->kids.empty()) {
     const std::string indent = line_indent(m_text, n->begin) + "  ";
-    if (v.is_structured()) insert_into(m_text, *n, indent + pretty(v, indent), false, "");
-    else insert_into(m_text, *n, v.dump(-1, ' ', false, json::error_handler_t::replace), true, "");
+    if (v.is_structured())
+      insert_into(m_text, *n, indent + pretty(v, indent), false, "");
+    else
+      insert_into(m_text, *n, v.dump(-1, ' ', false, json::error_handler_t::replace), true, "");
     return reparse();
   }
   std::string indent = own_line_indent(m_text, n->kids[0].begin);
-  if (indent.empty()) insert_into(m_text, *n, "", false, " " + pretty(v, line_indent(m_text, n->begin)));
-  else insert_into(m_text, *n, "", false, "\n" + indent + pretty(v, indent));
+  if (indent.empty())
+    insert_into(m_text, *n, "", false, " " + pretty(v, line_indent(m_text, n->begin)));
+  else
+    insert_into(m_text, *n, "", false, "\n" + indent + pretty(v, indent));
   return reparse();
 }
 

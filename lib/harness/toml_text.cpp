@@ -14,7 +14,8 @@ Result<toml::table> parse_toml(const std::string& text) {
   try {
     return toml::parse(text);
   } catch (const toml::parse_error& e) {
-    return make_error(Errc::usage, fmt::format("not valid TOML at line {}: {}", e.source().begin.line, e.description()));
+    return make_error(Errc::usage,
+                      fmt::format("not valid TOML at line {}: {}", e.source().begin.line, e.description()));
   }
 }
 
@@ -53,21 +54,26 @@ std::string header_of(const std::string& line, bool& array) {
 // conflict when the value goes on past the line.
 Result<size_t> comment_after(const std::string& rest) {
   std::string v = trimmed(rest);
-  if (v.starts_with("\"\"\"") || v.starts_with("'''"))
-    return make_error(Errc::conflict, "a multi-line string");
+  if (v.starts_with("\"\"\"") || v.starts_with("'''")) return make_error(Errc::conflict, "a multi-line string");
   int depth = 0;
   char quote = 0;
   for (size_t i = 0; i < rest.size(); ++i) {
     char c = rest[i];
     if (quote) {
-      if (c == '\\' && quote == '"') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\' && quote == '"')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '[' || c == '{') ++depth;
-    else if (c == ']' || c == '}') --depth;
-    else if (c == '#') return depth == 0 ? i : std::string::npos;
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '[' || c == '{')
+      ++depth;
+    else if (c == ']' || c == '}')
+      --depth;
+    else if (c == '#')
+      return depth == 0 ? i : std::string::npos;
   }
   if (depth != 0 || quote) return make_error(Errc::conflict, "a value spread over several lines");
   return std::string::npos;
@@ -98,7 +104,8 @@ bool TomlText::holds(const std::string& table, const std::string& key, const std
 }
 
 Status TomlText::set(const std::string& table, const std::string& key, const std::string& value) {
-  const std::string by_hand = fmt::format("add `{} = {}`{} by hand", key, value, table.empty() ? " at the top" : " under [" + table + "]");
+  const std::string by_hand =
+      fmt::format("add `{} = {}`{} by hand", key, value, table.empty() ? " at the top" : " under [" + table + "]");
   const std::string before = m_text;
   std::vector<std::string> lines = lines_of(m_text);
   // The region of the table: after its header up to the next header.
@@ -122,7 +129,8 @@ Status TomlText::set(const std::string& table, const std::string& key, const std
     add += fmt::format("{}[{}]\n{} = {}\n", m_text.empty() ? "" : "\n", table, key, value);
     m_text += add;
   } else {
-    const std::regex key_line("^\\s*" + std::regex_replace(key, std::regex(R"([.^$|()\[\]{}*+?\\-])"), R"(\$&)") + R"(\s*=)");
+    const std::regex key_line("^\\s*" + std::regex_replace(key, std::regex(R"([.^$|()\[\]{}*+?\\-])"), R"(\$&)") +
+                              R"(\s*=)");
     size_t hit = to;
     for (size_t i = from; i < to; ++i)
       if (std::regex_search(lines[i], key_line)) hit = i;
@@ -132,7 +140,10 @@ Status TomlText::set(const std::string& table, const std::string& key, const std
       std::string rest = l.substr(eq + 1);
       auto c = comment_after(rest);
       if (!c) m_text = before;
-      if (!c) return make_error(Errc::conflict, fmt::format("'{}' holds {}: kaicoder cannot edit it as text", key, c.error().message), by_hand);
+      if (!c)
+        return make_error(Errc::conflict,
+                          fmt::format("'{}' holds {}: kaicoder cannot edit it as text", key, c.error().message),
+                          by_hand);
       std::string comment = *c == std::string::npos ? "" : " " + trimmed(rest.substr(*c));
       l = l.substr(0, eq + 1) + " " + value + comment + "\n";
     } else {
@@ -140,17 +151,21 @@ Status TomlText::set(const std::string& table, const std::string& key, const std
       while (at > from && trimmed(lines[at - 1]).empty()) --at;
       lines.insert(lines.begin() + static_cast<long>(at), fmt::format("{} = {}\n", key, value));
       if (at > 0 && !lines[at - 1].ends_with("\n")) lines[at - 1] += "\n";
-      if (table.empty() && at == 0 && lines.size() > 1 && !trimmed(lines[1]).empty()) lines.insert(lines.begin() + 1, "\n");
+      if (table.empty() && at == 0 && lines.size() > 1 && !trimmed(lines[1]).empty())
+        lines.insert(lines.begin() + 1, "\n");
     }
     m_text.clear();
     for (const auto& l : lines) m_text += l;
   }
   auto back = parse_toml(m_text);
   if (!back) m_text = before;
-  if (!back) return make_error(Errc::conflict, fmt::format("the edit would not read back as TOML ({})", back.error().message), by_hand);
+  if (!back)
+    return make_error(Errc::conflict, fmt::format("the edit would not read back as TOML ({})", back.error().message),
+                      by_hand);
   if (!holds(table, key, value)) {
     m_text = before;
-    return make_error(Errc::conflict, fmt::format("'{}' is set elsewhere in a way kaicoder cannot edit as text", key), by_hand);
+    return make_error(Errc::conflict, fmt::format("'{}' is set elsewhere in a way kaicoder cannot edit as text", key),
+                      by_hand);
   }
   return ok_status();
 }

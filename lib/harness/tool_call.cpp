@@ -12,8 +12,10 @@ struct Name {
   Harness h;
   std::string_view text;
 };
-constexpr Name k_names[] = {
-    {Harness::claude_code, "claude-code"}, {Harness::codex, "codex"}, {Harness::gemini, "gemini"}, {Harness::cursor, "cursor"}};
+constexpr Name k_names[] = {{Harness::claude_code, "claude-code"},
+                            {Harness::codex, "codex"},
+                            {Harness::gemini, "gemini"},
+                            {Harness::cursor, "cursor"}};
 
 Error bad(std::string message) {
   return make_error(Errc::usage, std::move(message), "the hook payload is the JSON object the harness sends on stdin");
@@ -135,8 +137,9 @@ Status claude_tool(const std::string& tool, const json& in, ToolCall& c) {
     }
   } else if (tool == "NotebookEdit") {
     c.op = Op::unknown;
-    c.refusal = "notebook cells cannot be proposed through the hook; propose the whole .ipynb file with "
-                "kaicoder's write_file tool or `kaicoder propose --content-file`";
+    c.refusal =
+        "notebook cells cannot be proposed through the hook; propose the whole .ipynb file with "
+        "kaicoder's write_file tool or `kaicoder propose --content-file`";
   } else if (tool == "TodoWrite" || tool == "Task" || tool == "Agent" || tool == "WebSearch" || tool == "WebFetch" ||
              tool == "ExitPlanMode" || tool == "AskUserQuestion") {
     c.op = Op::pass;
@@ -259,8 +262,10 @@ Status cursor_event(const json& j, ToolCall& c) {
     auto cmd = optional_text(j, {"command"});
     if (!cmd) return cmd.error();
     // kaicoder's own server guards every call itself.
-    if (program_of(*cmd) == "kaicoder") c.op = Op::pass;
-    else c.refusal = "only kaicoder's own MCP server is wired here; other servers' tools are denied";
+    if (program_of(*cmd) == "kaicoder")
+      c.op = Op::pass;
+    else
+      c.refusal = "only kaicoder's own MCP server is wired here; other servers' tools are denied";
     return ok_status();
   }
   if (c.event == "preToolUse") {

@@ -32,18 +32,18 @@ struct TextEdit {
 
 struct ToolCall {
   Op op = Op::unknown;
-  std::string tool;   // the harness's name for the tool
-  std::string event;  // hook_event_name as sent (Cursor answers each event its own way)
-  std::string path;   // write, edit, remove, read, list; search: the folder ("" = the working folder)
-  std::string content;               // write
-  std::vector<TextEdit> edits;       // edit: in order
-  std::string command;               // shell: a shell string; patch: the `*** Begin Patch` text
-  std::vector<std::string> argv;     // shell: an argument vector instead of `command`
-  std::string glob;                  // search: the files it looks at (Glob's pattern, Grep's glob)
-  bool reads_contents = false;       // search: the results carry file contents (Grep), not only names
-  std::string cwd;                   // the harness's working folder, "" when it did not say
-  std::string why;                   // the description the harness gave, if any
-  std::string refusal;               // unknown: why, when there is more to say than the tool's name
+  std::string tool;               // the harness's name for the tool
+  std::string event;              // hook_event_name as sent (Cursor answers each event its own way)
+  std::string path;               // write, edit, remove, read, list; search: the folder ("" = the working folder)
+  std::string content;            // write
+  std::vector<TextEdit> edits;    // edit: in order
+  std::string command;            // shell: a shell string; patch: the `*** Begin Patch` text
+  std::vector<std::string> argv;  // shell: an argument vector instead of `command`
+  std::string glob;               // search: the files it looks at (Glob's pattern, Grep's glob)
+  bool reads_contents = false;    // search: the results carry file contents (Grep), not only names
+  std::string cwd;                // the harness's working folder, "" when it did not say
+  std::string why;                // the description the harness gave, if any
+  std::string refusal;            // unknown: why, when there is more to say than the tool's name
 };
 
 // Errc::usage when `payload` is not a JSON object, names no tool or event,

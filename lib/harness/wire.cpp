@@ -33,7 +33,8 @@ Written written(const Workspace& ws, const IntegratePlan& plan, int proposal, co
   for (const SettingsFile& f : plan.files) {
     if (!f.changes()) continue;
     const fs::path abs = abs_path(ws, f.rel);
-    w.files.push_back({abs.string(), f.exists ? (abs.parent_path() / backup_name(abs.filename().string(), id)).string() : ""});
+    w.files.push_back(
+        {abs.string(), f.exists ? (abs.parent_path() / backup_name(abs.filename().string(), id)).string() : ""});
   }
   return w;
 }
@@ -73,8 +74,9 @@ Result<Written> write_project(Workspace& ws, const IntegratePlan& plan, const ga
   gate::Request r{p.id, who, gate::Answer::confirm, rv->digest, rv->diff_cut, opts};
   auto ap = gate::approve(ws, r);
   if (!ap) return ap.error();
-  if (!ap->applied) return make_error(Errc::io, fmt::format("proposal {} was approved but not applied", p.id),
-                                      fmt::format("apply it with: kaicoder apply {}", p.id));
+  if (!ap->applied)
+    return make_error(Errc::io, fmt::format("proposal {} was approved but not applied", p.id),
+                      fmt::format("apply it with: kaicoder apply {}", p.id));
   return written(ws, plan, p.id, ap->applied->rollback_id);
 }
 

@@ -29,8 +29,8 @@
 namespace kai::harness {
 
 struct Written {
-  int proposal = 0;          // the changeset that carried project files; 0 for user files
-  std::string rollback_id;   // undoes every file at once
+  int proposal = 0;         // the changeset that carried project files; 0 for user files
+  std::string rollback_id;  // undoes every file at once
   struct File {
     std::string path;    // absolute
     std::string backup;  // absolute; empty when the file was new

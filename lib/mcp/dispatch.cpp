@@ -22,8 +22,9 @@ void Dispatcher::feed(std::string_view line) {
   json j = json::parse(line, nullptr, false);
   if (j.is_array() && m_srv.version() == k_batch_version) return batch(std::move(j));
   if (j.is_array())
-    return emit(error_response(nullptr, k_invalid_request,
-                               "invalid request: batches exist only in protocol version " + std::string(k_batch_version)));
+    return emit(
+        error_response(nullptr, k_invalid_request,
+                       "invalid request: batches exist only in protocol version " + std::string(k_batch_version)));
   Parsed p = j.is_discarded() ? Parsed{std::nullopt, error_response(nullptr, k_parse_error, "parse error: not JSON")}
                               : check_message(std::move(j));
   if (p.error_reply) return emit(*p.error_reply);
@@ -67,8 +68,10 @@ void Dispatcher::batch(json list) {
   };
   for (json& m : list) {
     Parsed p = check_message(std::move(m));
-    if (p.error_reply) sink(std::move(p.error_reply));
-    else route(std::move(*p.message), sink);
+    if (p.error_reply)
+      sink(std::move(p.error_reply));
+    else
+      route(std::move(*p.message), sink);
   }
 }
 
@@ -90,8 +93,10 @@ void Dispatcher::worker() {
     const std::string id = job.msg["id"].dump();
     std::optional<json> reply;
     if (!is_cancelled(id)) {
-      Door door{[this](const json& n) { emit(n); }, [this, id] { return is_cancelled(id); },
-                [this] { return m_gone.load(); }, {}};
+      Door door{[this](const json& n) { emit(n); },
+                [this, id] { return is_cancelled(id); },
+                [this] { return m_gone.load(); },
+                {}};
       reply = m_srv.handle(job.msg, door);
     }
     job.sink(std::move(reply));

@@ -50,7 +50,8 @@ ToolOutcome spooled_status(const Workspace& ws, const std::string& id_or_ticket)
   return waited_outcome(ws, id_or_ticket, wait_on_agent_side(ws, id_or_ticket, std::chrono::seconds(0)));
 }
 
-ToolOutcome spooled_wait(const Workspace& ws, const std::string& id_or_ticket, long limit_s, const WaitControl& control) {
+ToolOutcome spooled_wait(const Workspace& ws, const std::string& id_or_ticket, long limit_s,
+                         const WaitControl& control) {
   return waited_outcome(ws, id_or_ticket, wait_on_agent_side(ws, id_or_ticket, std::chrono::seconds(limit_s), control));
 }
 
@@ -61,7 +62,10 @@ ToolOutcome spooled_list(const Workspace& ws, const std::string& status) {
     arr.push_back(proposal_object(c.proposal));
     if (c.expired) arr.back()["expired"] = true;
   }
-  return {{{"ok", true}, {"proposals", arr}, {"corrupt", json::array()}, {"spooled", waiting_entries(ws.store.dir()).size()}},
+  return {{{"ok", true},
+           {"proposals", arr},
+           {"corrupt", json::array()},
+           {"spooled", waiting_entries(ws.store.dir()).size()}},
           false};
 }
 

@@ -24,7 +24,8 @@ ToolOutcome spooled_outcome(const Result<std::string>& ticket);
 // proposal_status: where the ticket's (or id's) proposal stands now.
 ToolOutcome spooled_status(const Workspace& ws, const std::string& id_or_ticket);
 // wait_for_decision: wait at most `limit_s` for intake and a decision.
-ToolOutcome spooled_wait(const Workspace& ws, const std::string& id_or_ticket, long limit_s, const WaitControl& control);
+ToolOutcome spooled_wait(const Workspace& ws, const std::string& id_or_ticket, long limit_s,
+                         const WaitControl& control);
 // list_proposals: the status copies, pending first.
 ToolOutcome spooled_list(const Workspace& ws, const std::string& status);
 

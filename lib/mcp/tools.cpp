@@ -30,7 +30,8 @@ ToolOutcome failure(const Error& e, json extra = json::object()) {
 
 std::string approve_next(int id) {
   return fmt::format(
-      "nothing is written until a person approves it at a terminal: kaicoder approve {} (or rejects it: kaicoder reject "
+      "nothing is written until a person approves it at a terminal: kaicoder approve {} (or rejects it: kaicoder "
+      "reject "
       "{}); call wait_for_decision with id {} to learn the outcome",
       id, id, id);
 }
@@ -38,14 +39,18 @@ std::string approve_next(int id) {
 // A staged change, an allowed one already applied, or the pending twin of a retry.
 json staged_object(const Staged& st) {
   const Proposal& p = st.proposal;
-  json j = {{"ok", true}, {"proposal", proposal_object(p)}, {"diff", st.diff.text}, {"diff_info", diff_object(st.diff)},
+  json j = {{"ok", true},
+            {"proposal", proposal_object(p)},
+            {"diff", st.diff.text},
+            {"diff_info", diff_object(st.diff)},
             {"existing", st.existing}};
   if (st.applied) {
     j["applied"] = outcome_object(*st.applied);
     j["next"] = "the policy allowed it: it is applied already; undo with kaicoder rollback " + st.applied->rollback_id;
   } else {
-    j["next"] = (st.existing ? fmt::format("the same change is already waiting as proposal {}; ", p.id) : std::string()) +
-                approve_next(p.id);
+    j["next"] =
+        (st.existing ? fmt::format("the same change is already waiting as proposal {}; ", p.id) : std::string()) +
+        approve_next(p.id);
   }
   return j;
 }
@@ -59,7 +64,8 @@ ProposeRequest file_request(const json& a, std::optional<std::string> target, st
   r.replacement = std::move(replacement);
   r.content = std::move(content);
   r.del = del;
-  r.replace_all = a.is_object() && a.contains("replace_all") && a["replace_all"].is_boolean() && a["replace_all"].get<bool>();
+  r.replace_all =
+      a.is_object() && a.contains("replace_all") && a["replace_all"].is_boolean() && a["replace_all"].get<bool>();
   r.why = str(a, "why");
   r.summary = str(a, "summary");
   return r;
@@ -110,7 +116,8 @@ Reply list_dir(Workspace& ws, const ServeOptions& opts, const json& args) {
   auto r = list_for_agent(ws, opts.cwd, str(args, "path"), str(args, "glob"));
   if (!r) return failure(r.error());
   json entries = json::array();
-  for (const auto& e : r->entries) entries.push_back({{"path", e.path}, {"type", std::string(1, e.type)}, {"size", e.size}});
+  for (const auto& e : r->entries)
+    entries.push_back({{"path", e.path}, {"type", std::string(1, e.type)}, {"size", e.size}});
   return ToolOutcome{{{"ok", true}, {"entries", entries}, {"cut", r->cut}}, false};
 }
 
@@ -229,8 +236,9 @@ Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const
   control.stop = [&door] { return (door.cancelled && door.cancelled()) || (door.gone && door.gone()); };
   control.sleep = door.sleep;
   if (!call.progress_token.is_null() && door.notify) {
-    const std::string message = args.contains("id") ? fmt::format("waiting for a person: kaicoder approve {}", id)
-                                                    : fmt::format("waiting for the owner to take ticket {} in and decide", id);
+    const std::string message = args.contains("id")
+                                    ? fmt::format("waiting for a person: kaicoder approve {}", id)
+                                    : fmt::format("waiting for the owner to take ticket {} in and decide", id);
     control.tick = [&door, &call, message, limit](std::chrono::milliseconds waited) {
       door.notify({{"jsonrpc", "2.0"},
                    {"method", "notifications/progress"},
@@ -323,26 +331,35 @@ std::variant<ToolOutcome, RpcError> call_tool(Workspace& ws, const ServeOptions&
                     error_object(ok.error())};
   const json& a = call.arguments;
   Reply r;
-  if (call.name == "read_file") r = read_file(ws, opts, a);
-  else if (call.name == "list_dir") r = list_dir(ws, opts, a);
+  if (call.name == "read_file")
+    r = read_file(ws, opts, a);
+  else if (call.name == "list_dir")
+    r = list_dir(ws, opts, a);
   else if (call.name == "propose_edit")
     r = stage_file(ws, opts, file_request(a, str(a, "old_text"), str(a, "new_text"), std::nullopt, false));
-  else if (call.name == "propose_patch") r = stage_patch(ws, opts, a);
+  else if (call.name == "propose_patch")
+    r = stage_patch(ws, opts, a);
   else if (call.name == "write_file")
     r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, str(a, "content"), false));
   else if (call.name == "delete_file")
     r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, std::nullopt, true));
-  else if (call.name == "run_command") r = run_command(ws, opts, a);
-  else if (call.name == "proposal_status") r = proposal_status(ws, a);
-  else if (call.name == "wait_for_decision") r = wait_decision(ws, a, call, door);
-  else r = list(ws, a);
+  else if (call.name == "run_command")
+    r = run_command(ws, opts, a);
+  else if (call.name == "proposal_status")
+    r = proposal_status(ws, a);
+  else if (call.name == "wait_for_decision")
+    r = wait_decision(ws, a, call, door);
+  else
+    r = list(ws, a);
   if (auto* o = std::get_if<ToolOutcome>(&r)) o->structured = redacted_json(std::move(o->structured), ws.redactor);
   return r;
 }
 
 json tool_result(const ToolOutcome& o, bool structured) {
-  json r = {{"content", json::array({{{"type", "text"}, {"text", o.structured.dump(2, ' ', false, json::error_handler_t::replace)}}})},
-            {"isError", o.is_error}};
+  json r = {
+      {"content",
+       json::array({{{"type", "text"}, {"text", o.structured.dump(2, ' ', false, json::error_handler_t::replace)}}})},
+      {"isError", o.is_error}};
   if (structured) r["structuredContent"] = o.structured;
   return r;
 }

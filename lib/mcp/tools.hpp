@@ -32,7 +32,7 @@ namespace kai {
 class Workspace;
 struct Proposal;
 struct CapturedOutput;
-}
+}  // namespace kai
 
 namespace kai::mcp {
 

@@ -46,5 +46,4 @@ std::string quote_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-
 }  // namespace kai

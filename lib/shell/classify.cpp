@@ -41,7 +41,8 @@ Classification disguised(const std::string& what) {
   Classification out;
   out.verdict = RunVerdict::blocked;
   out.understood = false;
-  out.reasons.push_back("blocked: contains a " + what + ", which can make what the approver sees differ from what runs");
+  out.reasons.push_back("blocked: contains a " + what +
+                        ", which can make what the approver sees differ from what runs");
   return out;
 }
 

@@ -42,8 +42,8 @@ Command Parser::parse_compound(std::string_view kw) {
     c = parse_function_keyword();
   } else if (kw == "[[") {
     c = parse_double_bracket();
-  } else if (kw == "then" || kw == "else" || kw == "elif" || kw == "fi" || kw == "do" || kw == "done" ||
-             kw == "esac" || kw == "}" || kw == "in" || kw == "]]") {
+  } else if (kw == "then" || kw == "else" || kw == "elif" || kw == "fi" || kw == "do" || kw == "done" || kw == "esac" ||
+             kw == "}" || kw == "in" || kw == "]]") {
     error("unexpected '" + std::string(kw) + "'");
     advance(kw.size());
     return c;

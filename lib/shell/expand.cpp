@@ -116,7 +116,8 @@ bool brace_expand(const Piece& p, std::vector<Piece>& out, int depth) {
     if (r == Braces::too_many) return false;
     if (r == Braces::literal) continue;
     for (const Piece& a : alts) {
-      Piece next{p.value.substr(0, b) + a.value + p.value.substr(e + 1), p.mask.substr(0, b) + a.mask + p.mask.substr(e + 1)};
+      Piece next{p.value.substr(0, b) + a.value + p.value.substr(e + 1),
+                 p.mask.substr(0, b) + a.mask + p.mask.substr(e + 1)};
       if (!brace_expand(next, out, depth + 1)) return false;
       if (out.size() > k_max_fields) return false;
     }
@@ -309,12 +310,8 @@ std::vector<Field> expand(const Word& w, ExpandEnv& env, bool braces) {
   FieldBuilder b(w, braces);
   for (const Seg& s : w.segs) {
     switch (s.kind) {
-      case SegKind::text:
-        b.add(s.text, s.quoted ? k_quoted : k_lit);
-        break;
-      case SegKind::param:
-        expand_param(b, s, env);
-        break;
+      case SegKind::text: b.add(s.text, s.quoted ? k_quoted : k_lit); break;
+      case SegKind::param: expand_param(b, s, env); break;
       case SegKind::subst: {
         ExpandEnv::SubResult r = env.sub(*s.subs.at(0), true);
         b.flags().download = b.flags().download || r.download;
@@ -343,8 +340,7 @@ std::vector<Field> expand(const Word& w, ExpandEnv& env, bool braces) {
         break;
       }
       case SegKind::dynamic:
-        for (const ScriptPtr& sub : s.subs)
-          b.flags().download = env.sub(*sub, false).download || b.flags().download;
+        for (const ScriptPtr& sub : s.subs) b.flags().download = env.sub(*sub, false).download || b.flags().download;
         b.flags().dynamic = true;
         b.add(s.text, k_quoted);
         break;

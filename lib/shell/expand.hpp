@@ -15,17 +15,17 @@ namespace kai::shell {
 // A word after expansion: one word may give several fields (splitting of an
 // unquoted expansion, brace expansion).
 struct Field {
-  std::string value;  // after quote removal; unknown parts kept as written ($X)
-  std::string raw;    // the word as written
-  bool dynamic = false;   // part of it is only known at run time
-  bool computed = false;  // part of it came from a command substitution evaluated here
-  bool from_var = false;  // part of it came from a variable set earlier in the script
-  bool glob = false;      // unquoted pattern characters: names files only at run time
-  bool tilde = false;     // starts with an unquoted ~ (or $HOME): a home folder
-  bool procsub = false;   // <(...) / >(...): a pipe to another command
-  bool download = false;  // a substitution inside it runs a download
-  bool synthetic = false; // supplied at run time by xargs / find, not written by the agent
-  bool braced = false;    // one of several words made by brace expansion
+  std::string value;                           // after quote removal; unknown parts kept as written ($X)
+  std::string raw;                             // the word as written
+  bool dynamic = false;                        // part of it is only known at run time
+  bool computed = false;                       // part of it came from a command substitution evaluated here
+  bool from_var = false;                       // part of it came from a variable set earlier in the script
+  bool glob = false;                           // unquoted pattern characters: names files only at run time
+  bool tilde = false;                          // starts with an unquoted ~ (or $HOME): a home folder
+  bool procsub = false;                        // <(...) / >(...): a pipe to another command
+  bool download = false;                       // a substitution inside it runs a download
+  bool synthetic = false;                      // supplied at run time by xargs / find, not written by the agent
+  bool braced = false;                         // one of several words made by brace expansion
   std::shared_ptr<const std::string> content;  // procsub: the static output behind the pipe
 };
 

@@ -15,7 +15,6 @@ namespace {
 
 constexpr size_t k_shown_max = 160;
 
-
 std::vector<std::string> split_components(std::string_view p) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -32,13 +31,15 @@ std::vector<std::string> split_components(std::string_view p) {
 // in them) recursively is routine.
 bool is_build_name(std::string_view c) {
   static constexpr std::string_view k_names[] = {
-      "build",        "builds",      "_build",        ".build",     "target",        "dist",
-      "out",          "node_modules", ".cache",       "__pycache__", ".pytest_cache", ".mypy_cache",
-      ".ruff_cache",  ".tox",        ".nox",          "coverage",   "htmlcov",       ".nyc_output",
-      ".next",        ".nuxt",       ".svelte-kit",   ".parcel-cache", ".turbo",     ".gradle",
-      ".dart_tool",   "obj",         "tmp",           "temp",       ".tmp",          "zig-cache",
-      "zig-out",      ".zig-cache",  ".stack-work",   "dist-newstyle", "elm-stuff",  "DerivedData",
-      ".eggs",        ".angular",    ".expo",         "storybook-static", ".docusaurus", "cmake-build",
+      "build",         "builds",        "_build",       ".build",        "target",
+      "dist",          "out",           "node_modules", ".cache",        "__pycache__",
+      ".pytest_cache", ".mypy_cache",   ".ruff_cache",  ".tox",          ".nox",
+      "coverage",      "htmlcov",       ".nyc_output",  ".next",         ".nuxt",
+      ".svelte-kit",   ".parcel-cache", ".turbo",       ".gradle",       ".dart_tool",
+      "obj",           "tmp",           "temp",         ".tmp",          "zig-cache",
+      "zig-out",       ".zig-cache",    ".stack-work",  "dist-newstyle", "elm-stuff",
+      "DerivedData",   ".eggs",         ".angular",     ".expo",         "storybook-static",
+      ".docusaurus",   "cmake-build",
   };
   if (std::find(std::begin(k_names), std::end(k_names), c) != std::end(k_names)) return true;
   return c.starts_with("build-") || c.starts_with("build_") || c.starts_with("cmake-build-") ||
@@ -61,14 +62,16 @@ bool harmless_device(std::string_view p) {
 // Names a glob may reach that must never be written: `rm *` reaches the
 // changelog and kaicoder.toml, `chmod 777 .*` reaches .env and .git.
 constexpr std::string_view k_write_probes[] = {
+    // clang-format off
     "KAI-CODER-CHANGELOG.md", "kaicoder.toml", ".kaicoder", ".git", "x.bak-kaicoder-20260101T000000Z",
     ".env", ".env.local", "x.env", "x.pem", "x.key", "id_rsa",
 };
+// clang-format on
 
 // Secret files a glob argument may reach (`cat .e*`). Only hidden names:
 // `grep x *` reaching a key file by name is left to output redaction.
-constexpr std::string_view k_read_probes[] = {".env", ".env.local", ".env.production", ".netrc", ".npmrc", ".pypirc",
-                                              ".git-credentials"};
+constexpr std::string_view k_read_probes[] = {".env",   ".env.local", ".env.production", ".netrc",
+                                              ".npmrc", ".pypirc",    ".git-credentials"};
 
 // Every spelling under which an argument may name a file: `--file=.env`,
 // `-d@.env`, `@.env`, `name=@.env`, `HEAD:.env`.
@@ -102,7 +105,6 @@ int rank(RunVerdict v) {
   }
   return 3;
 }
-
 
 bool word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -176,7 +178,8 @@ std::optional<std::string> protected_in(const ShellContext& ctx, std::string_vie
       std::string_view port = std::string_view(p).substr(1);
       for (size_t at = text.find(port); at != std::string_view::npos; at = text.find(port, at + 1)) {
         bool left = at == 0 || !(text[at - 1] >= '0' && text[at - 1] <= '9');
-        bool right = at + port.size() >= text.size() || !(text[at + port.size()] >= '0' && text[at + port.size()] <= '9');
+        bool right =
+            at + port.size() >= text.size() || !(text[at + port.size()] >= '0' && text[at + port.size()] <= '9');
         if (left && right) return p;
       }
     } else if (name_hit(text, p)) {
@@ -270,7 +273,8 @@ void Walker::check_glob_target(Call& c, const std::string& path, RunVerdict tier
     if (::fnmatch(base.c_str(), std::string(probe).c_str(), FNM_PERIOD) != 0) continue;
     Status s = m_ctx.check_write_target(dir + std::string(probe));
     if (!s) {
-      find(c, RunVerdict::blocked, "writes to a protected path through the pattern '" + path + "': " + s.error().message);
+      find(c, RunVerdict::blocked,
+           "writes to a protected path through the pattern '" + path + "': " + s.error().message);
       return;
     }
   }
@@ -292,7 +296,8 @@ void Walker::read(Call& c, const Field& f) {
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   for (std::string_view probe : k_read_probes) {
-    if (::fnmatch(base.c_str(), std::string(probe).c_str(), FNM_PERIOD) == 0 && m_ctx.is_secret(dir + std::string(probe))) {
+    if (::fnmatch(base.c_str(), std::string(probe).c_str(), FNM_PERIOD) == 0 &&
+        m_ctx.is_secret(dir + std::string(probe))) {
       find(c, RunVerdict::blocked, "reads secret files: '" + f.value + "' matches '" + std::string(probe) + "'");
       return;
     }

@@ -236,10 +236,9 @@ void Parser::parse_redir(Command& c) {
     RedirOp op;
   };
   static constexpr Op k_ops[] = {
-      {"&>>", RedirOp::append_err}, {"&>", RedirOp::out_err}, {"<<<", RedirOp::herestring},
-      {"<<-", RedirOp::heredoc},    {"<<", RedirOp::heredoc}, {"<>", RedirOp::inout},
-      {"<&", RedirOp::dup_in},      {"<", RedirOp::in},       {">>", RedirOp::append},
-      {">|", RedirOp::clobber},     {">&", RedirOp::dup_out}, {">", RedirOp::out},
+      {"&>>", RedirOp::append_err}, {"&>", RedirOp::out_err}, {"<<<", RedirOp::herestring}, {"<<-", RedirOp::heredoc},
+      {"<<", RedirOp::heredoc},     {"<>", RedirOp::inout},   {"<&", RedirOp::dup_in},      {"<", RedirOp::in},
+      {">>", RedirOp::append},      {">|", RedirOp::clobber}, {">&", RedirOp::dup_out},     {">", RedirOp::out},
   };
   bool strip_tabs = false;
   for (const Op& op : k_ops) {
@@ -320,7 +319,6 @@ Command Parser::parse_simple() {
   }
   return c;
 }
-
 
 Parsed parse(std::string_view src, int depth) {
   ParseState st;

@@ -65,9 +65,9 @@ std::optional<std::string> literal_at(std::string_view code, size_t& q) {
 // backticks, qx and %x anywhere.
 std::vector<std::string> spawned_commands(std::string_view code, std::string_view program) {
   static constexpr std::string_view k_calls[] = {
-      "system", "exec", "popen", "spawn", "execSync", "spawnSync", "shell_exec", "passthru", "check_output",
-      "check_call", "getoutput", "getstatusoutput", "os.execute", "io.popen", "run", "call", "Popen", "capture2",
-      "capture2e", "capture3", "popen3", "spawn_sync"};
+      "system",       "exec",       "popen",     "spawn",           "execSync",   "spawnSync", "shell_exec", "passthru",
+      "check_output", "check_call", "getoutput", "getstatusoutput", "os.execute", "io.popen",  "run",        "call",
+      "Popen",        "capture2",   "capture2e", "capture3",        "popen3",     "spawn_sync"};
   std::vector<std::string> out;
   for (std::string_view call : k_calls) {
     for (size_t at = code.find(call); at != std::string_view::npos; at = code.find(call, at + 1)) {
@@ -75,7 +75,8 @@ std::vector<std::string> spawned_commands(std::string_view code, std::string_vie
       size_t q = at + call.size();
       if (q < code.size() && word_char(code[q])) continue;
       // run/call/Popen only as subprocess.* (run( is any function)
-      if ((call == "run" || call == "call" || call == "Popen") && (at < 11 || code.substr(at - 11, 11) != "subprocess."))
+      if ((call == "run" || call == "call" || call == "Popen") &&
+          (at < 11 || code.substr(at - 11, 11) != "subprocess."))
         continue;
       bool paren = false, list = false;
       while (q < code.size() && !code.substr(q).starts_with("[[") &&
@@ -84,7 +85,8 @@ std::vector<std::string> spawned_commands(std::string_view code, std::string_vie
         list = list || code[q] == '[';
         ++q;
       }
-      if (!paren && q == at + call.size() && !(q < code.size() && (code[q] == '"' || code[q] == '\'' || code[q] == '[')))
+      if (!paren && q == at + call.size() &&
+          !(q < code.size() && (code[q] == '"' || code[q] == '\'' || code[q] == '[')))
         continue;  // `system` as a name, not a call
       std::vector<std::string> words;
       while (std::optional<std::string> lit = literal_at(code, q)) {
@@ -204,7 +206,8 @@ void Walker::run_shell(Call& c, const Field& code, const std::vector<Field>& pos
 
 void Walker::run_stdin(Call& c, Lang lang) {
   if (c.in.download) {
-    find(c, RunVerdict::blocked, lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
+    find(c, RunVerdict::blocked,
+         lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
     return;
   }
   if (c.in.kind == Stdin::Kind::inherited || c.in.kind == Stdin::Kind::file) return;
@@ -231,7 +234,8 @@ void Walker::judge(Call& c, const std::string& what, const Field& code) {
   inner.in = Stdin{Stdin::Kind::pipe, std::nullopt, false, false};  // fed by the program that runs it
   Classification sub = nested(inner, code.value, {});
   if (sub.verdict == RunVerdict::blocked || !sub.understood)
-    find(c, RunVerdict::blocked, what + " runs a command that is blocked or cannot be judged ('" + shown(code.value) + "')");
+    find(c, RunVerdict::blocked,
+         what + " runs a command that is blocked or cannot be judged ('" + shown(code.value) + "')");
   merge(sub);
 }
 
@@ -265,8 +269,8 @@ void Walker::opaque(Call& c, const std::string& code) {
     find(c, RunVerdict::blocked, "fork bomb: forks in a loop");
   // fetching code and evaluating it in one breath: curl | sh in another language
   bool fetches = false, evaluates = false;
-  for (std::string_view f : {"urlopen", "urllib", "requests.get", "http.get", "https.get", "fetch(", "LWP::",
-                             "HTTP::Tiny", "Net::HTTP", "open-uri", "URI.open", "file_get_contents(\"http"})
+  for (std::string_view f : {"urlopen", "urllib", "requests.get", "http.get", "https.get", "fetch(",
+                             "LWP::", "HTTP::Tiny", "Net::HTTP", "open-uri", "URI.open", "file_get_contents(\"http"})
     fetches = fetches || code.find(f) != std::string::npos;
   for (std::string_view e : {"exec(", "eval(", "eval ", "compile(", "Function(", "instance_eval", "system("})
     evaluates = evaluates || code.find(e) != std::string::npos;
@@ -275,14 +279,14 @@ void Walker::opaque(Call& c, const std::string& code) {
   // blocked when the text names what must never go (root, its parents, /,
   // the home folder, .git, kaicoder's own files).
   static constexpr std::string_view k_deletes[] = {
-      "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "Path.unlink", ".unlink(", ".rmdir(",
-      "fs.rmSync", "fs.rm(", "fs.rmdirSync", "fs.unlinkSync", "fs.unlink(", ".rmSync(", ".rmdirSync(",
-      ".unlinkSync(", "rimraf", "FileUtils.rm", "FileUtils.remove", "File.delete", "File.unlink", "Dir.delete",
-      "Dir.rmdir", "unlink(", "unlink ", "rmtree", "remove_tree", "os.remove("};
+      "shutil.rmtree", "os.remove",    "os.unlink", "os.rmdir",     "os.removedirs",    "Path.unlink", ".unlink(",
+      ".rmdir(",       "fs.rmSync",    "fs.rm(",    "fs.rmdirSync", "fs.unlinkSync",    "fs.unlink(",  ".rmSync(",
+      ".rmdirSync(",   ".unlinkSync(", "rimraf",    "FileUtils.rm", "FileUtils.remove", "File.delete", "File.unlink",
+      "Dir.delete",    "Dir.rmdir",    "unlink(",   "unlink ",      "rmtree",           "remove_tree", "os.remove("};
   static constexpr std::string_view k_spawns[] = {
-      "subprocess.", "os.system", "os.popen", "os.execute", "os.exec", "os.spawn", "child_process", "execSync", "spawnSync",
-      "execFileSync", "system(", "exec(", "spawn(", "Process.spawn", "IO.popen", "%x(", "io.popen",
-      "popen(", "Open3."};
+      "subprocess.", "os.system", "os.popen",     "os.execute", "os.exec", "os.spawn", "child_process",
+      "execSync",    "spawnSync", "execFileSync", "system(",    "exec(",   "spawn(",   "Process.spawn",
+      "IO.popen",    "%x(",       "io.popen",     "popen(",     "Open3."};
   std::vector<std::string> commands = spawned_commands(code, c.name);
   std::string_view what;
   for (std::string_view d : k_deletes)
@@ -294,18 +298,20 @@ void Walker::opaque(Call& c, const std::string& code) {
   if (!what.empty()) {
     while (what.size() > 1 && (what.back() == '(' || what.back() == ' ' || what.back() == '.')) what.remove_suffix(1);
     find(c, RunVerdict::confirm,
-         std::string(deletes ? "program text deletes files" : "program text starts programs") + " (" + std::string(what) + ")");
+         std::string(deletes ? "program text deletes files" : "program text starts programs") + " (" +
+             std::string(what) + ")");
     if (deletes) {
       for (const std::string& t : tokens) {
         std::string v = t;
         while (v.size() > 1 && v.back() == '/') v.pop_back();
-        bool named = v == "/" || v == "~" || v == ".." || v == "$HOME" || v == ".git" ||
-                     v.rfind(".git/", 0) == 0 || v == ".kaicoder" || v == "kaicoder.toml" ||
+        bool named = v == "/" || v == "~" || v == ".." || v == "$HOME" || v == ".git" || v.rfind(".git/", 0) == 0 ||
+                     v == ".kaicoder" || v == "kaicoder.toml" ||
                      (!m_ctx.root.empty() && (v == m_ctx.root || m_ctx.root.starts_with(v + "/")));
         if (named) find(c, RunVerdict::blocked, "program text deletes files and names '" + t + "'");
       }
       for (std::string_view h : {"expanduser", "os.homedir", "Dir.home", "HOME"})
-        if (code.find(h) != std::string::npos) find(c, RunVerdict::blocked, "program text deletes files and names the home folder");
+        if (code.find(h) != std::string::npos)
+          find(c, RunVerdict::blocked, "program text deletes files and names the home folder");
     }
   }
   // The command strings it hands to a shell are judged as shell text.
@@ -351,7 +357,8 @@ bool Walker::run_file(Call& c, const Field& f, Lang lang) {
   }
   if (it->second.computed) unknown(c, "runs a file holding decoded or computed text");
   const std::string& text = *it->second.content;
-  bool shell = lang == Lang::shell || !text.starts_with("#!") || is_shell(basename_of(text.substr(2, text.find_first_of(" \n", 2) - 2)));
+  bool shell = lang == Lang::shell || !text.starts_with("#!") ||
+               is_shell(basename_of(text.substr(2, text.find_first_of(" \n", 2) - 2)));
   if (shell) {
     Call inner = c;
     inner.in = Stdin{};
@@ -364,7 +371,8 @@ bool Walker::run_file(Call& c, const Field& f, Lang lang) {
 
 void Walker::run_procsub(Call& c, const Field& f, Lang lang) {
   if (f.download) {
-    find(c, RunVerdict::blocked, lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
+    find(c, RunVerdict::blocked,
+         lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
   } else if (!f.content) {
     unknown(c, "runs a script produced by another command");
   } else if (lang == Lang::shell) {

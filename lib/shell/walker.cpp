@@ -58,7 +58,8 @@ std::optional<std::string> default_word(std::string_view raw) {
   size_t op = body.find_first_of(":-=");
   if (op == std::string_view::npos || op == 0) return std::nullopt;
   size_t word = body[op] == ':' ? op + 2 : op + 1;
-  if (word > body.size() || (body[op] == ':' && op + 1 < body.size() && body[op + 1] != '-' && body[op + 1] != '=')) return std::nullopt;
+  if (word > body.size() || (body[op] == ':' && op + 1 < body.size() && body[op + 1] != '-' && body[op + 1] != '='))
+    return std::nullopt;
   std::string_view w = body.substr(word);
   if (w.empty() || w.find_first_of("$`'\"{}() \t") != std::string_view::npos) return std::nullopt;
   return std::string(w);
@@ -71,7 +72,8 @@ Walker::Walker(const ShellContext& ctx, Classification& out, int depth) : m_ctx(
 void Walker::walk(const Parsed& p) {
   Call whole;
   whole.text = "the command";
-  if (p.too_deep) find(whole, RunVerdict::blocked, "nested more than " + std::to_string(k_max_nesting) + " levels deep");
+  if (p.too_deep)
+    find(whole, RunVerdict::blocked, "nested more than " + std::to_string(k_max_nesting) + " levels deep");
   for (const std::string& e : p.errors) unknown(whole, "shell syntax: " + e);
   walk_script(p.script);
   if (m_out.leaves.size() > k_max_leaves) unknown(whole, "too many commands to show");
@@ -240,7 +242,8 @@ LeafInfo Walker::walk_simple(const Command& cmd, const Stdin& in) {
     for (Field& f : fs) c.argv.push_back(std::move(f));
   }
   std::vector<std::pair<std::string, Field>> assigns;
-  for (const Assign& a : cmd.assigns) assigns.emplace_back(a.name, single(expand(a.value, *this, false), a.value, true));
+  for (const Assign& a : cmd.assigns)
+    assigns.emplace_back(a.name, single(expand(a.value, *this, false), a.value, true));
   redirections(c, cmd);
   Scope scope = c.argv.empty() ? Scope::shell : Scope::command;
   for (const auto& [name, value] : assigns) check_assignment(c, name, value, scope);
@@ -278,8 +281,7 @@ void Walker::redirections(Call& c, const Command& cmd) {
         read(c, f);
         write(c, f);
         break;
-      case RedirOp::dup_in:
-        break;
+      case RedirOp::dup_in: break;
       case RedirOp::dup_out:
         if (!is_digits(f.value) && f.value != "-") write(c, f);  // bash: >&file
         break;
@@ -296,16 +298,18 @@ void Walker::redirections(Call& c, const Command& cmd) {
 void Walker::check_assignment(Call& c, const std::string& name, const Field& value, Scope scope) {
   // Variables that make programs load or run code of the agent's choosing.
   static constexpr std::string_view k_exec_vars[] = {
+      // clang-format off
       "BASH_ENV", "ENV", "PS4", "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXEC_PATH", "GIT_ASKPASS",
       "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF", "LESSOPEN", "LESSCLOSE", "NODE_OPTIONS",
       "PERL5OPT", "PERL5LIB", "RUBYOPT", "PYTHONSTARTUP", "PYTHONINSPECT", "SHELLOPTS", "BASHOPTS",
       "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "MAVEN_OPTS", "GIT_TEMPLATE_DIR", "CDPATH",
   };
+  // clang-format on
   // Variables holding a command line that programs run (`PAGER=cat git log`
   // is fine, `PAGER='sh -c ...'` is judged like the command itself).
   static constexpr std::string_view k_command_vars[] = {
-      "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
-      "SUDO_EDITOR", "BROWSER",
+      "PAGER",      "GIT_PAGER",           "MANPAGER",    "SYSTEMD_PAGER", "EDITOR", "VISUAL",
+      "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "SUDO_EDITOR", "BROWSER",
   };
   auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
   if (in(k_exec_vars) || name.starts_with("LD_") || name.starts_with("DYLD_") || name.starts_with("BASH_FUNC_") ||
@@ -334,7 +338,8 @@ LeafInfo Walker::classify(Call& c) {
     // $(which kaicoder) approve 3
     if (a0.raw.find("kaicoder") != std::string::npos)
       for (const Field& f : c.argv)
-        if (f.value == "approve" || f.value == "reject" || f.value == "apply" || f.value == "rollback" || f.value == "serve")
+        if (f.value == "approve" || f.value == "reject" || f.value == "apply" || f.value == "rollback" ||
+            f.value == "serve")
           find(c, RunVerdict::blocked, "runs kaicoder's deciding subcommand '" + f.value + "'");
     // ${X:-rm} -rf /: judged as the default it falls back to
     if (std::optional<std::string> def = default_word(a0.raw)) {

@@ -53,7 +53,7 @@ struct LeafInfo {
 };
 
 struct Call {
-  Args argv;  // argv[0] is the command
+  Args argv;         // argv[0] is the command
   std::string name;  // basename of argv[0]
   std::string text;  // the leaf as written
   Stdin in;

@@ -79,7 +79,8 @@ std::string decode_ansi_c(std::string_view s) {
     switch (e) {
       case 'a': out += '\a'; break;
       case 'b': out += '\b'; break;
-      case 'e': case 'E': out += '\x1b'; break;
+      case 'e':
+      case 'E': out += '\x1b'; break;
       case 'f': out += '\f'; break;
       case 'n': out += '\n'; break;
       case 'r': out += '\r'; break;

@@ -101,7 +101,8 @@ static Status write_fd(int fd, const fs::path& p, std::string_view data, bool sy
     ::close(fd);
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));
   }
-  if (::close(fd) != 0) return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
+  if (::close(fd) != 0)
+    return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
   return ok_status();
 }
 
@@ -189,7 +190,8 @@ Status append_file(const fs::path& p, std::string_view data, mode_t mode) {
 Result<PrivateTempDir> PrivateTempDir::make(const fs::path& parent, std::string_view prefix) {
   std::string tmpl = (parent / (std::string(prefix) + "-XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr)
-    return make_error(Errc::io, fmt::format("cannot make a private folder under '{}': {}", parent.string(), errno_text(errno)));
+    return make_error(Errc::io,
+                      fmt::format("cannot make a private folder under '{}': {}", parent.string(), errno_text(errno)));
   return PrivateTempDir(fs::path(tmpl));
 }
 
@@ -241,7 +243,8 @@ struct TreeWalk {
 
 }  // namespace
 
-void walk_tree(const std::filesystem::path& root, size_t max_entries, const std::function<bool(std::string_view)>& enter,
+void walk_tree(const std::filesystem::path& root, size_t max_entries,
+               const std::function<bool(std::string_view)>& enter,
                const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) TreeWalk{max_entries, enter, file}.folder(fd, "");

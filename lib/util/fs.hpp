@@ -45,7 +45,8 @@ Status sync_file_system(const std::filesystem::path& dir);
 
 // The nearest of `start` and its ancestors that holds an entry `name` (any
 // type, a dangling symlink too), or nullopt. `start` should be canonical.
-std::optional<std::filesystem::path> nearest_holding(const std::filesystem::path& start, const std::filesystem::path& name);
+std::optional<std::filesystem::path> nearest_holding(const std::filesystem::path& start,
+                                                     const std::filesystem::path& name);
 Status make_dirs(const std::filesystem::path& dir, mode_t mode = 0755);
 
 // write(2) until done, retrying on EINTR.
@@ -63,7 +64,8 @@ std::string errno_text(int err);
 // its root-relative path and its folder's descriptor, until `file` returns
 // false. At most `max_entries` entries, folders and symlinks included, are
 // looked at; folders that cannot be opened are skipped.
-void walk_tree(const std::filesystem::path& root, size_t max_entries, const std::function<bool(std::string_view)>& enter,
+void walk_tree(const std::filesystem::path& root, size_t max_entries,
+               const std::function<bool(std::string_view)>& enter,
                const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file);
 
 // A folder only this user can enter (mkdtemp: mode 0700), made under

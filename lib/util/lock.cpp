@@ -41,7 +41,8 @@ static Result<FileLock> lock_with(const std::filesystem::path& p, int how, FileL
     if (errno == EINTR) continue;
     int err = errno;
     ::close(fd);
-    if (err == EWOULDBLOCK) return make_error(Errc::conflict, fmt::format("'{}' is held by another kaicoder process", p.string()));
+    if (err == EWOULDBLOCK)
+      return make_error(Errc::conflict, fmt::format("'{}' is held by another kaicoder process", p.string()));
     return make_error(Errc::io, fmt::format("cannot lock '{}': {}", p.string(), errno_text(err)));
   }
   return make(fd);

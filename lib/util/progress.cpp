@@ -11,8 +11,9 @@ bool ProgressThrottle::due(TimePoint now) {
 }
 
 std::string progress_text(std::string_view what, size_t done, size_t total, size_t width) {
-  std::string s = total == 0 ? fmt::format("{}  {}", what, done)
-                             : fmt::format("{}  {}/{} ({}%)", what, done, total, done >= total ? 100 : done * 100 / total);
+  std::string s = total == 0
+                      ? fmt::format("{}  {}", what, done)
+                      : fmt::format("{}  {}/{} ({}%)", what, done, total, done >= total ? 100 : done * 100 / total);
   if (s.size() > width) s.resize(width);
   return s;
 }

@@ -98,9 +98,7 @@ std::string make_visible(std::string_view text, Allow allow) {
         case '\r': out += "\\r"; break;
         case '\n': out += "\\n"; break;
         case '\t': out += "\\t"; break;
-        default:
-          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(h->cp));
-          out += buf;
+        default: std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(h->cp)); out += buf;
       }
     } else {
       out += '<';
@@ -154,11 +152,12 @@ std::optional<std::string> base64_decode(std::string_view s) {
   uint32_t acc = 0;
   int bits = 0;
   for (char ch : s) {
-    int v = ch >= 'A' && ch <= 'Z' ? ch - 'A'
-            : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
+    int v = ch >= 'A' && ch <= 'Z'     ? ch - 'A'
+            : ch >= 'a' && ch <= 'z'   ? ch - 'a' + 26
             : (ch >= '0' && ch <= '9') ? ch - '0' + 52
-            : ch == '+' || ch == '-' ? 62
-            : ch == '/' || ch == '_' ? 63 : -1;
+            : ch == '+' || ch == '-'   ? 62
+            : ch == '/' || ch == '_'   ? 63
+                                       : -1;
     if (ch == '=') break;
     if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') continue;
     if (v < 0) return std::nullopt;

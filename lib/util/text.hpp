@@ -15,11 +15,11 @@ namespace kai {
 
 // Which ordinary layout characters the caller lets through.
 enum class Allow {
-  nothing,       // one line: tab, newline and CR are escaped too
-  tab,           // one line, tab kept
-  tab_newline,   // text of many lines: tab and newline kept, and CR before LF
-  script,        // a shell script: tab and newline kept, CR never (the shell
-                 // makes it part of a word, so CRLF does not read as it runs)
+  nothing,      // one line: tab, newline and CR are escaped too
+  tab,          // one line, tab kept
+  tab_newline,  // text of many lines: tab and newline kept, and CR before LF
+  script,       // a shell script: tab and newline kept, CR never (the shell
+                // makes it part of a word, so CRLF does not read as it runs)
 };
 
 // One hidden character: where it starts, how many bytes it takes, what it is.

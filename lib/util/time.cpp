@@ -29,8 +29,9 @@ std::string iso_utc(TimePoint t) {
 bool parse_iso_utc(const std::string& s, TimePoint& out) {
   std::tm tm{};
   char z = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &z) != 7 || z != 'Z')
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &z) != 7 ||
+      z != 'Z')
     return false;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;

@@ -51,7 +51,8 @@ Response html_response(int status, std::string body) {
 }
 
 Response error_page(int status, std::string_view title, std::string_view message, std::string_view hint) {
-  std::string main = fmt::format("<h1>{}</h1>\n<p class=\"error\" role=\"alert\">{}</p>\n", escape(title), escape(message));
+  std::string main =
+      fmt::format("<h1>{}</h1>\n<p class=\"error\" role=\"alert\">{}</p>\n", escape(title), escape(message));
   if (!hint.empty()) main += fmt::format("<p>{}</p>\n", escape(hint));
   return html_response(status, document({std::string(title)}, main));
 }
@@ -86,8 +87,8 @@ std::string diff_html(std::string_view diff_text, std::string_view label) {
   const std::string text = make_visible(diff_text);
   // The words changed within an edited line, as on the terminal.
   const std::vector<std::vector<Span>> spans = intraline_spans(text);
-  std::string out =
-      fmt::format("<div class=\"diff\" role=\"region\" aria-label=\"{}\" tabindex=\"0\"><pre>", shown(label, Allow::nothing));
+  std::string out = fmt::format("<div class=\"diff\" role=\"region\" aria-label=\"{}\" tabindex=\"0\"><pre>",
+                                shown(label, Allow::nothing));
   std::string_view rest(text);
   for (size_t n = 0; !rest.empty(); ++n) {
     size_t nl = rest.find('\n');

@@ -11,10 +11,10 @@
 namespace kai::web {
 
 struct Request {
-  std::string method;                         // GET, POST, …
-  std::string path;                           // decoded, without the query
-  std::map<std::string, std::string> query;   // decoded query parameters
-  std::map<std::string, std::string> form;    // decoded x-www-form-urlencoded body fields
+  std::string method;                        // GET, POST, …
+  std::string path;                          // decoded, without the query
+  std::map<std::string, std::string> query;  // decoded query parameters
+  std::map<std::string, std::string> form;   // decoded x-www-form-urlencoded body fields
   // Header names in lower case. A header sent twice holds both values
   // joined by a newline, so it never equals one expected value.
   std::map<std::string, std::string> headers;

@@ -63,11 +63,14 @@ std::string hidden(std::string_view name, std::string_view value) {
 
 std::string validation_html(const Workspace& ws, const Validation& v) {
   if (v.status == "none") return "<p>No [validate] check applies.</p>\n";
-  std::string out = fmt::format("<p>Validation: <strong>{}</strong></p>\n", v.status == "failed" ? "FAILED" : escape(v.status));
+  std::string out =
+      fmt::format("<p>Validation: <strong>{}</strong></p>\n", v.status == "failed" ? "FAILED" : escape(v.status));
   for (const auto& c : v.checks) {
-    std::string how = c.status == "failed" ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
-                                           : c.status;
-    out += fmt::format("<p><code>{}</code> = <code>{}</code>: {}</p>\n", say(ws, c.pattern), say(ws, c.command), escape(how));
+    std::string how = c.status == "failed"
+                          ? (c.timed_out ? "failed: timed out" : fmt::format("failed: exit {}", c.exit_code))
+                          : c.status;
+    out += fmt::format("<p><code>{}</code> = <code>{}</code>: {}</p>\n", say(ws, c.pattern), say(ws, c.command),
+                       escape(how));
     out += quoted(ws, c.output);
   }
   return out;
@@ -77,8 +80,10 @@ std::string cut_note(const FileDiff& d, int id) {
   const size_t changed = d.added + d.removed;
   const size_t not_shown = changed - std::min(changed, d.shown_changed);
   return fmt::format(
-      "<p class=\"warn\" role=\"note\">The diff was cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} "
-      "hunks were not shown{}. Approving it takes CONFIRM; see all of it with <code>kaicoder show {} --full</code>.</p>\n",
+      "<p class=\"warn\" role=\"note\">The diff was cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of "
+      "{} "
+      "hunks were not shown{}. Approving it takes CONFIRM; see all of it with <code>kaicoder show {} "
+      "--full</code>.</p>\n",
       not_shown, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks,
       not_shown == 0 ? "; long lines were shortened" : "", id);
 }
@@ -110,12 +115,14 @@ std::string diffstat_html(const Workspace& ws, const Proposal& p) {
   }
   std::string out = fmt::format("<h2>Files <span class=\"badge\">{} changed, +{} \u2212{} lines</span></h2>\n",
                                 files_count(p.changes.size()), added, removed);
-  out += "<table class=\"list diffstat\">\n<caption>What the changeset does, file by file</caption>\n"
-         "<thead><tr><th scope=\"col\">Operation</th><th scope=\"col\">File</th><th scope=\"col\">Lines</th>"
-         "<th scope=\"col\">Verdicts</th></tr></thead>\n<tbody>\n";
+  out +=
+      "<table class=\"list diffstat\">\n<caption>What the changeset does, file by file</caption>\n"
+      "<thead><tr><th scope=\"col\">Operation</th><th scope=\"col\">File</th><th scope=\"col\">Lines</th>"
+      "<th scope=\"col\">Verdicts</th></tr></thead>\n<tbody>\n";
   for (const Change& c : p.changes) {
-    std::string file = c.op == "rename" ? fmt::format("<code>{}</code> \u2192 <code>{}</code>", say(ws, c.path), say(ws, c.to))
-                                        : fmt::format("<code>{}</code>", say(ws, c.path));
+    std::string file = c.op == "rename"
+                           ? fmt::format("<code>{}</code> \u2192 <code>{}</code>", say(ws, c.path), say(ws, c.to))
+                           : fmt::format("<code>{}</code>", say(ws, c.path));
     std::string verdicts = say(ws, change_verdicts(c));
     if (c.tier == Tier::confirm && !c.tier_reason.empty()) verdicts += "<br>confirm: " + say(ws, c.tier_reason);
     out += fmt::format("<tr><td>{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td></tr>\n", say(ws, c.op), file,
@@ -144,7 +151,8 @@ std::string changeset_cut_note(const Workspace& ws, const Proposal& p, const Fil
       items += fmt::format("<li><code>{}</code>: long lines shortened</li>\n", name);
   }
   return fmt::format(
-      "<div class=\"warn\" role=\"note\"><p>The diff was cut for display: {} of {} changed lines (+{}/\u2212{}) and {} of {} "
+      "<div class=\"warn\" role=\"note\"><p>The diff was cut for display: {} of {} changed lines (+{}/\u2212{}) and {} "
+      "of {} "
       "hunks were not shown, in {} of {}:</p>\n<ul>\n{}</ul>\n<p>Approving it takes CONFIRM; see all of it with "
       "<code>kaicoder show {} --full</code>, or one file with <code>kaicoder show {} --file PATH</code>.</p></div>\n",
       not_shown, changed, d.added, d.removed, d.hunks - std::min(d.hunks, d.shown_hunks), d.hunks, files,
@@ -162,18 +170,24 @@ std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const
     const Change& c = p.changes.at(part.change);
     const std::string name = ws.redact(change_name(c));
     std::string mark;
-    if (!part.shown) mark = " <span class=\"badge confirm\">not shown</span>";
-    else if (part.truncated) mark = " <span class=\"badge confirm\">cut</span>";
-    out += fmt::format("<details class=\"file\">\n<summary>{} <code>{}</code> <span class=\"badge\">{}</span>{}</summary>\n",
-                       say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
+    if (!part.shown)
+      mark = " <span class=\"badge confirm\">not shown</span>";
+    else if (part.truncated)
+      mark = " <span class=\"badge confirm\">cut</span>";
+    out += fmt::format(
+        "<details class=\"file\">\n<summary>{} <code>{}</code> <span class=\"badge\">{}</span>{}</summary>\n",
+        say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
     if (!part.shown) {
-      out += fmt::format("<p>Not shown: its changed lines are past the display limit. See it with <code>kaicoder show "
-                         "{} --file {}</code>.</p>\n",
-                         p.id, say(ws, c.target()));
+      out += fmt::format(
+          "<p>Not shown: its changed lines are past the display limit. See it with <code>kaicoder show "
+          "{} --file {}</code>.</p>\n",
+          p.id, say(ws, c.target()));
     } else {
       const std::string_view text = std::string_view(d.text).substr(part.offset, part.length);
-      if (text.empty()) out += "<p>No change to its lines.</p>\n";
-      else out += diff_html(text, "diff of " + name);
+      if (text.empty())
+        out += "<p>No change to its lines.</p>\n";
+      else
+        out += diff_html(text, "diff of " + name);
       if (part.truncated)
         out += fmt::format("<p class=\"warn\">Cut: {} of {} changed lines of this file are shown.</p>\n",
                            part.shown_changed, part.added + part.removed);
@@ -185,11 +199,12 @@ std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const
 
 // The CONFIRM field of an approval form; `id` tells two forms' fields apart.
 std::string confirm_field(std::string_view id, std::string_view reason) {
-  return fmt::format("<p class=\"warn\">This approval takes CONFIRM typed out: {}.</p>\n"
-                     "<label for=\"{}\">Type CONFIRM to approve</label>\n"
-                     "<input type=\"text\" id=\"{}\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
-                     "spellcheck=\"false\" required>\n",
-                     escape(reason), escape(id), escape(id));
+  return fmt::format(
+      "<p class=\"warn\">This approval takes CONFIRM typed out: {}.</p>\n"
+      "<label for=\"{}\">Type CONFIRM to approve</label>\n"
+      "<input type=\"text\" id=\"{}\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
+      "spellcheck=\"false\" required>\n",
+      escape(reason), escape(id), escape(id));
 }
 
 // The opening of a form posting to /p/N/approve: its token binds the
@@ -227,15 +242,17 @@ std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_on
     const RequiredTier forced = required_tier(p, rv.diff_cut, ApplyNow::yes, Force::yes);
     out += "<h3>Override the failed validation</h3>\n" + approve_form_head(g, rv);
     out += confirm_field("confirm-force", forced.reason);
-    out += "<button class=\"approve\" type=\"submit\" name=\"then\" value=\"force\">Approve and apply anyway</button>\n"
-           "</form>\n";
+    out +=
+        "<button class=\"approve\" type=\"submit\" name=\"then\" value=\"force\">Approve and apply anyway</button>\n"
+        "</form>\n";
   }
   const std::string reject = fmt::format("/p/{}/reject", p.id);
   out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
   out += hidden("csrf", g.csrf_for(reject));
-  out += "<label for=\"reason\">Reason for rejecting (for the agent and the changelog)</label>\n"
-         "<input type=\"text\" id=\"reason\" name=\"reason\" autocomplete=\"off\">\n"
-         "<button class=\"reject\" type=\"submit\">Reject</button>\n</form>\n";
+  out +=
+      "<label for=\"reason\">Reason for rejecting (for the agent and the changelog)</label>\n"
+      "<input type=\"text\" id=\"reason\" name=\"reason\" autocomplete=\"off\">\n"
+      "<button class=\"reject\" type=\"submit\">Reject</button>\n</form>\n";
   return out;
 }
 
@@ -256,13 +273,16 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
                       const std::vector<std::pair<int, std::string>>& corrupt) {
   std::string out = "<h1>Proposals</h1>\n";
   if (rows.empty() && corrupt.empty()) return out + "<p>No proposals yet.</p>\n";
-  out += "<table class=\"list\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th><th scope=\"col\">Kind</th>"
-         "<th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th><th scope=\"col\">Age</th>"
-         "<th scope=\"col\">Time left</th><th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
+  out +=
+      "<table class=\"list\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th><th "
+      "scope=\"col\">Kind</th>"
+      "<th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th><th scope=\"col\">Age</th>"
+      "<th scope=\"col\">Time left</th><th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
   for (const auto& [p, expired] : rows) {
     auto age = age_seconds(ws, p);
     out += fmt::format(
-        "<tr><td><a href=\"/p/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td class=\"what\"><a href=\"/p/{0}\">{3}</a></td>"
+        "<tr><td><a href=\"/p/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td class=\"what\"><a "
+        "href=\"/p/{0}\">{3}</a></td>"
         "<td><span class=\"badge {4}\">{4}</span></td><td>{5}</td><td>{6}</td><td>{7}</td></tr>\n",
         p.id, expired ? "expired" : escape(to_string(p.state)), escape(to_string(p.kind)),
         p.kind == Kind::changeset ? files_of(ws, p) : what_of(ws, p),
@@ -277,7 +297,8 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
 
 std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalView& v) {
   const Proposal& p = v.proposal;
-  std::string out = fmt::format("<h1>Proposal {} \u00b7 {} \u00b7 {}</h1>\n", p.id, escape(to_string(p.kind)), what_of(ws, p));
+  std::string out =
+      fmt::format("<h1>Proposal {} \u00b7 {} \u00b7 {}</h1>\n", p.id, escape(to_string(p.kind)), what_of(ws, p));
   out += "<dl class=\"facts\">\n";
   out += fact("Status", v.expired ? std::string("expired (past [approval] timeout; it can no longer be approved)")
                                   : escape(to_string(p.state)));
@@ -308,16 +329,20 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
   if (!p.reason.empty()) out += "<h2>Reason</h2>\n" + quoted(ws, p.reason);
   if (p.kind != Kind::run) out += "<h2>Validation</h2>\n" + validation_html(ws, p.validation);
   if (p.review.status != "none") {
-    out += fmt::format("<h2>Review</h2>\n<p>Advisory text from [hooks] review ({}); untrusted, it cannot approve "
-                       "anything.</p>\n",
-                       escape(p.review.status));
+    out += fmt::format(
+        "<h2>Review</h2>\n<p>Advisory text from [hooks] review ({}); untrusted, it cannot approve "
+        "anything.</p>\n",
+        escape(p.review.status));
     out += quoted(ws, p.review.text);
   }
   if (p.kind == Kind::changeset) out += diffstat_html(ws, p);
   const FileDiff* d = v.review && v.review->diff ? &*v.review->diff : v.diff ? &*v.diff : nullptr;
-  if (d && p.kind == Kind::changeset && !d->parts.empty()) out += changeset_diff_section(ws, p, *d);
-  else if (d) out += diff_section(*d, p.id);
-  else if (!v.diff_note.empty()) out += fmt::format("<p>{}</p>\n", say(ws, v.diff_note));
+  if (d && p.kind == Kind::changeset && !d->parts.empty())
+    out += changeset_diff_section(ws, p, *d);
+  else if (d)
+    out += diff_section(*d, p.id);
+  else if (!v.diff_note.empty())
+    out += fmt::format("<p>{}</p>\n", say(ws, v.diff_note));
   if (!v.output.out.empty() || !v.output.err.empty()) {
     out += "<h2>Output</h2>\n";
     out += quoted(ws, v.output.out + v.output.err);
@@ -348,9 +373,10 @@ std::string log_main(const Workspace& ws, const Guard& g, const std::vector<Entr
     out += fact("Rollback id", fmt::format("<code>{}</code>", say(ws, e.rollback_id)));
     out += "</dl>\n";
     if (!e.rollback_id.empty() && !e.rollback.empty())
-      out += fmt::format("<form method=\"get\" action=\"/rollback/{0}\"><button class=\"rollback\" type=\"submit\" "
-                         "aria-label=\"Roll back {0}\">Roll back\u2026</button></form>\n",
-                         escape(e.rollback_id));
+      out += fmt::format(
+          "<form method=\"get\" action=\"/rollback/{0}\"><button class=\"rollback\" type=\"submit\" "
+          "aria-label=\"Roll back {0}\">Roll back\u2026</button></form>\n",
+          escape(e.rollback_id));
     out += "</section>\n";
   }
   (void)g;
@@ -358,9 +384,10 @@ std::string log_main(const Workspace& ws, const Guard& g, const std::vector<Entr
 }
 
 std::string rollback_main(const Workspace& ws, const Guard& g, const gate::RollbackReview& r) {
-  std::string out = fmt::format("<h1>Roll back {}</h1>\n<p>This restores every file the entry changed to what it was "
-                                "before, with its own backup and changelog entry:</p>\n<ul>\n",
-                                say(ws, r.id));
+  std::string out = fmt::format(
+      "<h1>Roll back {}</h1>\n<p>This restores every file the entry changed to what it was "
+      "before, with its own backup and changelog entry:</p>\n<ul>\n",
+      say(ws, r.id));
   for (const auto& f : r.record.files) out += fmt::format("<li><code>{}</code></li>\n", say(ws, f.rel));
   out += "</ul>\n";
   if (r.decision == Decision::allow)
@@ -376,7 +403,8 @@ std::string rollback_main(const Workspace& ws, const Guard& g, const gate::Rollb
 std::string outcome_main(std::string_view heading, const std::vector<std::string>& lines, std::string_view back_href,
                          std::string_view back_text) {
   std::string out = fmt::format("<h1>{}</h1>\n", escape(heading));
-  for (const auto& l : lines) out += fmt::format("<p role=\"status\">{}</p>\n", escape(make_visible(l, Allow::nothing)));
+  for (const auto& l : lines)
+    out += fmt::format("<p role=\"status\">{}</p>\n", escape(make_visible(l, Allow::nothing)));
   out += fmt::format("<p><a href=\"{}\">{}</a></p>\n", escape(back_href), escape(back_text));
   return out;
 }

@@ -27,13 +27,13 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
 
 // What the proposal page knows about one proposal.
 struct ProposalView {
-  Proposal proposal;                          // as loaded (review: as prepared)
-  std::optional<gate::ApprovalReview> review; // pending and decidable: the forms are shown
-  bool record_only = false;                   // propose-only mode: the review was prepared for approving only
-  std::optional<Error> cannot_decide;         // why there are no forms (not an approver, …)
-  std::optional<FileDiff> diff;               // a decided edit's diff when one can be made
-  std::string diff_note;                      // why there is no diff
-  CapturedOutput output;                      // a run's captured output
+  Proposal proposal;                           // as loaded (review: as prepared)
+  std::optional<gate::ApprovalReview> review;  // pending and decidable: the forms are shown
+  bool record_only = false;                    // propose-only mode: the review was prepared for approving only
+  std::optional<Error> cannot_decide;          // why there are no forms (not an approver, …)
+  std::optional<FileDiff> diff;                // a decided edit's diff when one can be made
+  std::string diff_note;                       // why there is no diff
+  CapturedOutput output;                       // a run's captured output
   bool expired = false;
 };
 std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalView& v);

@@ -76,8 +76,9 @@ Response App::handle(const Request& r) {
       m_ws.reset();
       auto ws = m_open();
       if (!ws) {
-        out = error_page(ws.error().code == Errc::denied ? 403 : 500, "Cannot open the root",
-                         make_visible(ws.error().message, Allow::nothing), make_visible(ws.error().hint, Allow::nothing));
+        out =
+            error_page(ws.error().code == Errc::denied ? 403 : 500, "Cannot open the root",
+                       make_visible(ws.error().message, Allow::nothing), make_visible(ws.error().hint, Allow::nothing));
       } else {
         m_ws.emplace(std::move(*ws));
         out = route(r);
@@ -116,8 +117,7 @@ Response App::route(const Request& r) {
 Response App::login(const Request& r) {
   auto t = r.query.find("token");
   if (t == r.query.end() || !m_guard.token_ok(t->second))
-    return error_page(403, "Sign-in refused",
-                      "The sign-in address is wrong, or belongs to an earlier kaicoder serve.",
+    return error_page(403, "Sign-in refused", "The sign-in address is wrong, or belongs to an earlier kaicoder serve.",
                       "Open the address the running kaicoder serve wrote on its terminal.");
   // The token leaves the address bar at once; from now on the cookie carries it.
   Response out = redirect("/");
@@ -176,12 +176,14 @@ Response App::proposal_page(int id) {
     } else if (p->state == State::approved || p->state == State::failed ||
                (p->state == State::pending && !v.cannot_decide)) {
       auto d = current_diff(*m_ws, *p, DiffOptions{});
-      if (d) v.diff = std::move(*d);
-      else v.diff_note = fmt::format("no diff: {}", d.error().message);
+      if (d)
+        v.diff = std::move(*d);
+      else
+        v.diff_note = fmt::format("no diff: {}", d.error().message);
     }
   }
-  PageMeta meta{fmt::format("Proposal {}", id), Live::watch, id,
-                v.review ? v.review->digest : digest(v.proposal), std::string(to_string(v.proposal.state))};
+  PageMeta meta{fmt::format("Proposal {}", id), Live::watch, id, v.review ? v.review->digest : digest(v.proposal),
+                std::string(to_string(v.proposal.state))};
   return html_response(200, document(meta, proposal_main(*m_ws, m_guard, v)));
 }
 
@@ -215,11 +217,13 @@ Response App::approve(const Request& r, int id) {
     lines.push_back(fmt::format("applied proposal {}: changeset of {} file{}", p.id, p.changes.size(),
                                 p.changes.size() == 1 ? "" : "s"));
     for (const auto& f : a->applied->entry.files) lines.push_back(m_ws->redact(fmt::format("file: {}", f)));
-    lines.push_back(m_ws->redact(fmt::format("backups: {}", a->applied->backup.empty() ? "\u2014 (new files only)" : a->applied->backup)));
+    lines.push_back(m_ws->redact(
+        fmt::format("backups: {}", a->applied->backup.empty() ? "\u2014 (new files only)" : a->applied->backup)));
     lines.push_back(fmt::format("rollback id: {} (undoes every file)", a->applied->rollback_id));
   } else if (a->applied) {
     lines.push_back(m_ws->redact(fmt::format("applied proposal {} to {}", p.id, p.path)));
-    lines.push_back(m_ws->redact(fmt::format("backup: {}", a->applied->backup.empty() ? "\u2014 (new file)" : a->applied->backup)));
+    lines.push_back(
+        m_ws->redact(fmt::format("backup: {}", a->applied->backup.empty() ? "\u2014 (new file)" : a->applied->backup)));
     lines.push_back(fmt::format("rollback id: {}", a->applied->rollback_id));
   } else {
     lines.push_back(fmt::format("approved proposal {}; {} it at a terminal with: kaicoder apply {}", p.id,
@@ -233,8 +237,7 @@ Response App::approve(const Request& r, int id) {
 
 Response App::reject(const Request& r, int id) {
   const std::string action = fmt::format("/p/{}/reject", id);
-  if (!m_guard.csrf_ok(r, action))
-    return form_refused("reject", "Open the proposal again and decide from there.");
+  if (!m_guard.csrf_ok(r, action)) return form_refused("reject", "Open the proposal again and decide from there.");
   gate::Request req;
   req.id = id;
   req.who = m_who;
@@ -276,8 +279,9 @@ Response App::rollback(const Request& r, const std::string& id) {
   if (!done) return refused(done.error(), "/log");
   std::vector<std::string> lines{fmt::format("rolled back {}", done->undone)};
   if (!done->outcome.rollback_id.empty()) lines.push_back(fmt::format("rollback id: {}", done->outcome.rollback_id));
-  return html_response(200, document({fmt::format("Rolled back {}", id)},
-                                     outcome_main(fmt::format("Rolled back {}", id), lines, "/log", "Back to the changelog")));
+  return html_response(
+      200, document({fmt::format("Rolled back {}", id)},
+                    outcome_main(fmt::format("Rolled back {}", id), lines, "/log", "Back to the changelog")));
 }
 
 Response App::state_json() {
@@ -299,7 +303,8 @@ Response App::state_json() {
   if (auto last = m_ws->journal.last()) all += *last;
   Response r;
   r.content_type = "application/json";
-  r.body = nlohmann::json{{"version", fmt::format("{:016x}", std::hash<std::string>{}(all))}, {"proposals", proposals}}.dump();
+  r.body = nlohmann::json{{"version", fmt::format("{:016x}", std::hash<std::string>{}(all))}, {"proposals", proposals}}
+               .dump();
   return r;
 }
 
@@ -307,14 +312,38 @@ Response App::refused(const Error& e, std::string_view back_href) {
   int status = 500;
   std::string title = "Refused";
   switch (e.code) {
-    case Errc::denied: status = 403; title = "Denied"; break;
-    case Errc::rejected: status = 403; title = "Not confirmed"; break;
-    case Errc::conflict: status = 409; title = "Conflict"; break;
-    case Errc::timeout: status = 410; title = "Expired"; break;
-    case Errc::not_found: status = 404; title = "Not found"; break;
-    case Errc::usage: status = 400; title = "Bad request"; break;
-    case Errc::pending: status = 409; title = "Still pending"; break;
-    case Errc::io: status = 500; title = "Error"; break;
+    case Errc::denied:
+      status = 403;
+      title = "Denied";
+      break;
+    case Errc::rejected:
+      status = 403;
+      title = "Not confirmed";
+      break;
+    case Errc::conflict:
+      status = 409;
+      title = "Conflict";
+      break;
+    case Errc::timeout:
+      status = 410;
+      title = "Expired";
+      break;
+    case Errc::not_found:
+      status = 404;
+      title = "Not found";
+      break;
+    case Errc::usage:
+      status = 400;
+      title = "Bad request";
+      break;
+    case Errc::pending:
+      status = 409;
+      title = "Still pending";
+      break;
+    case Errc::io:
+      status = 500;
+      title = "Error";
+      break;
   }
   Response out = error_page(status, title, make_visible(m_ws->redact(e.message), Allow::nothing),
                             make_visible(m_ws->redact(e.hint), Allow::nothing));

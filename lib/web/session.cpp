@@ -96,7 +96,8 @@ bool Guard::origin_ok(const Request& r) const {
     // "null"; it is ours only when the browser itself says same-origin
     // (Sec-Fetch-Site, which no page can set).
     if (o == "null") return site == "same-origin";
-    if (o != fmt::format("http://127.0.0.1:{}", m_port) && o != fmt::format("http://localhost:{}", m_port)) return false;
+    if (o != fmt::format("http://127.0.0.1:{}", m_port) && o != fmt::format("http://localhost:{}", m_port))
+      return false;
   }
   return true;
 }

@@ -118,10 +118,12 @@ TEST_CASE("the example agent escapes every control character it puts into JSON",
   for (int c = 1; c < 32; ++c) text += static_cast<char>(c);
   text += "\x7f\"\\ caf\xc3\xa9 \xe2\x80\xae";
   repo.write("model-output.bin", text);
-  Run r = repo.spawn({"bash", "-c",
-                      "source <(sed -n '/^json_string()/,/^}/p' \"$1\") && json_string \"$(cat model-output.bin; printf .)\"",
-                      "bash", k_script})
-              .finish();
+  Run r =
+      repo.spawn(
+              {"bash", "-c",
+               "source <(sed -n '/^json_string()/,/^}/p' \"$1\") && json_string \"$(cat model-output.bin; printf .)\"",
+               "bash", k_script})
+          .finish();
   KAI_REQUIRE_EXIT(r, 0);
   for (char c : r.out) CHECK(static_cast<unsigned char>(c) >= 0x20);
   CHECK(r.out.find('\x7f') == std::string::npos);

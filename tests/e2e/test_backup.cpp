@@ -38,11 +38,13 @@ TEST_CASE("two changes in one second get distinct rollback ids and backups", "[e
   CHECK(repo.read("a.txt") == "1x\n2x\n3x\n");
 }
 
-TEST_CASE("CRLF, a missing final newline and binary bytes survive apply and rollback byte for byte",
-          "[e2e][bytes]") {
+TEST_CASE("CRLF, a missing final newline and binary bytes survive apply and rollback byte for byte", "[e2e][bytes]") {
   const std::string crlf = "one\r\ntwo\r\nthree\r\n";
   const std::string no_eol = "alpha\nbeta";
-  std::string binary("\x00\x01\xff\xfe\r\n\x7f" "ELF\x00\x00", 12);
+  std::string binary(
+      "\x00\x01\xff\xfe\r\n\x7f"
+      "ELF\x00\x00",
+      12);
   std::string binary2 = binary + std::string("\x00\x80\x81", 3);
   TempRepo repo{{"crlf.txt", crlf}, {"noeol.txt", no_eol}, {"blob.bin", binary}};
   repo.init();

@@ -29,14 +29,18 @@ bool have_browser() {
 
 }  // namespace
 
-TEST_CASE("browser: sign in, list, open, approve and reject, and approve a changeset in headless Chromium, and labels and focus order hold", "[e2e][serve][web][browser]") {
+TEST_CASE(
+    "browser: sign in, list, open, approve and reject, and approve a changeset in headless Chromium, and labels and "
+    "focus order hold",
+    "[e2e][serve][web][browser]") {
   if (!have_browser()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"x.txt", "one\n"}, {"y.txt", "moved\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "a second file"}, "b\n"), 0);
-  const std::string patch = "*** Begin Patch\n*** Update File: x.txt\n@@\n-one\n+ONE\n"
-                            "*** Update File: y.txt\n*** Move to: z.txt\n*** Add File: w.txt\n+fresh\n*** End Patch\n";
+  const std::string patch =
+      "*** Begin Patch\n*** Update File: x.txt\n@@\n-one\n+ONE\n"
+      "*** Update File: y.txt\n*** Move to: z.txt\n*** Add File: w.txt\n+fresh\n*** End Patch\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three files"}, patch), 0);
   ServePage page(repo);
   const fs::path artifacts = fs::path(KAICODER_ARTIFACTS_DIR);
@@ -44,11 +48,12 @@ TEST_CASE("browser: sign in, list, open, approve and reject, and approve a chang
   const auto shots = {"list.png", "proposal.png", "proposal-phone.png", "changeset.png"};
   for (const char* shot : shots) fs::remove(artifacts / shot);
 
-  Process node = repo.spawn({"/usr/bin/node", std::string(KAICODER_SOURCE_DIR) + "/tests/browser/review.cjs"}, "",
-                            {{"NODE_PATH", std::string(KAICODER_BROWSER_DIR) + "/node_modules"},
-                             {"KAI_URL", "http://127.0.0.1:" + std::to_string(page.port) + "/login?token=" + page.token},
-                             {"KAI_BIN", kaicoder_bin()},
-                             {"KAI_ARTIFACTS", artifacts.string()}});
+  Process node =
+      repo.spawn({"/usr/bin/node", std::string(KAICODER_SOURCE_DIR) + "/tests/browser/review.cjs"}, "",
+                 {{"NODE_PATH", std::string(KAICODER_BROWSER_DIR) + "/node_modules"},
+                  {"KAI_URL", "http://127.0.0.1:" + std::to_string(page.port) + "/login?token=" + page.token},
+                  {"KAI_BIN", kaicoder_bin()},
+                  {"KAI_ARTIFACTS", artifacts.string()}});
   Run r = node.finish(std::chrono::seconds(120));
   INFO(r.all());
   KAI_CHECK_EXIT(r, 0);

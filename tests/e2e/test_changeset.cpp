@@ -63,7 +63,6 @@ std::string diff_and_reset(const TempRepo& repo) {
   return patch;
 }
 
-
 // Make the same five changes by hand: edit, create in a new folder, delete
 // the last file of a folder, rename, executable bit.
 void change_by_hand(const TempRepo& repo) {
@@ -156,9 +155,10 @@ TEST_CASE("a git diff of five kinds of change is one proposal, approved once, ap
 
 TEST_CASE("a *** Begin Patch envelope adds, updates with anchors, moves and deletes files as one changeset",
           "[e2e][changeset]") {
-  TempRepo repo{{"app.py", "class Foo:\n    def bar(self):\n        return 1\n\n    def baz(self):\n        return 1\n"},
-                {"old.py", "x = 1\n"},
-                {"dead.py", "print('bye')\n"}};
+  TempRepo repo{
+      {"app.py", "class Foo:\n    def bar(self):\n        return 1\n\n    def baz(self):\n        return 1\n"},
+      {"old.py", "x = 1\n"},
+      {"dead.py", "print('bye')\n"}};
   repo.init();
   const auto before = files_of(repo);
   const std::string patch =
@@ -196,10 +196,12 @@ TEST_CASE("a *** Begin Patch envelope adds, updates with anchors, moves and dele
   CHECK(files_of(repo) == before);
 }
 
-TEST_CASE("changes given with --json-input: edit, replace_all, write, content_base64, delete, rename and mode in one changeset",
-          "[e2e][changeset]") {
-  TempRepo repo{{"a.txt", "one two one\n"}, {"b.txt", "bee\n"}, {"c.txt", "sea\n"}, {"d.txt", "dee\n"},
-                {"tool", "#!/bin/sh\n"}};
+TEST_CASE(
+    "changes given with --json-input: edit, replace_all, write, content_base64, delete, rename and mode in one "
+    "changeset",
+    "[e2e][changeset]") {
+  TempRepo repo{
+      {"a.txt", "one two one\n"}, {"b.txt", "bee\n"}, {"c.txt", "sea\n"}, {"d.txt", "dee\n"}, {"tool", "#!/bin/sh\n"}};
   repo.init();
   repo.chmod("c.txt", 0640);
   const auto before = files_of(repo);
@@ -237,11 +239,14 @@ TEST_CASE("one refused file refuses the whole changeset, naming it, and nothing 
   TempRepo repo{{"src/a.c", "a\n"},
                 {"vendor/lib.c", "v\n"},
                 {"oracle.html", "<p>old</p>\n"},
-                {"kaicoder.toml", "[paths]\nprotected = [\"oracle.html\"]\n\n[[policy.rule]]\naction = \"edit\"\n"
-                                  "path = \"vendor/**\"\ndecision = \"deny\"\n"}};
+                {"kaicoder.toml",
+                 "[paths]\nprotected = [\"oracle.html\"]\n\n[[policy.rule]]\naction = \"edit\"\n"
+                 "path = \"vendor/**\"\ndecision = \"deny\"\n"}};
   repo.trust();
   const auto before = repo.tree_snapshot();
-  auto refused = [&](const json& changes) { return repo.kai({"propose", "--json-input"}, json{{"why", "w"}, {"changes", changes}}.dump()); };
+  auto refused = [&](const json& changes) {
+    return repo.kai({"propose", "--json-input"}, json{{"why", "w"}, {"changes", changes}}.dump());
+  };
 
   SECTION("a policy deny on one file") {
     Run r = refused({{{"op", "edit"}, {"path", "src/a.c"}, {"target", "a"}, {"replacement", "b"}},
@@ -313,31 +318,35 @@ TEST_CASE("patches kaicoder does not take are refused at propose with the file n
   repo.init();
   const auto before = repo.tree_snapshot();
   SECTION("a hunk that does not apply") {
-    const std::string patch = "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
-                              "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-TWO\n+2\n three\n";
+    const std::string patch =
+        "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-TWO\n+2\n three\n";
     Run r = repo.kai({"propose", "--patch", "-", "--why", "w"}, patch);
     KAI_CHECK_EXIT(r, 6);
     CHECK_THAT(r.err, Contains("a.txt"));
     CHECK_THAT(r.err, Contains("hunk 1"));
   }
   SECTION("a binary patch") {
-    const std::string patch = "diff --git a/a.bin b/a.bin\nnew file mode 100644\nindex 0000000..1111111\n"
-                              "Binary files /dev/null and b/a.bin differ\n";
+    const std::string patch =
+        "diff --git a/a.bin b/a.bin\nnew file mode 100644\nindex 0000000..1111111\n"
+        "Binary files /dev/null and b/a.bin differ\n";
     Run r = repo.kai({"propose", "--patch", "-", "--why", "w"}, patch);
     KAI_CHECK_EXIT(r, 2);
     CHECK_THAT(r.err, Contains("a.bin"));
     CHECK_THAT(r.err, Contains("inary"));
   }
   SECTION("a symlink") {
-    const std::string patch = "diff --git a/l b/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/l\n"
-                              "@@ -0,0 +1 @@\n+a.txt\n\\ No newline at end of file\n";
+    const std::string patch =
+        "diff --git a/l b/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/l\n"
+        "@@ -0,0 +1 @@\n+a.txt\n\\ No newline at end of file\n";
     Run r = repo.kai({"propose", "--patch", "-", "--why", "w"}, patch);
     KAI_CHECK_EXIT(r, 3);
     CHECK_THAT(r.err, Contains("symbolic link"));
   }
   SECTION("a submodule") {
-    const std::string patch = "diff --git a/sub b/sub\nnew file mode 160000\nindex 0000000..1111111\n--- /dev/null\n"
-                              "+++ b/sub\n@@ -0,0 +1 @@\n+Subproject commit 1111111111111111111111111111111111111111\n";
+    const std::string patch =
+        "diff --git a/sub b/sub\nnew file mode 160000\nindex 0000000..1111111\n--- /dev/null\n"
+        "+++ b/sub\n@@ -0,0 +1 @@\n+Subproject commit 1111111111111111111111111111111111111111\n";
     Run r = repo.kai({"propose", "--patch", "-", "--why", "w"}, patch);
     KAI_CHECK_EXIT(r, 3);
     CHECK_THAT(r.err, Contains("submodule"));
@@ -358,8 +367,9 @@ TEST_CASE("patches kaicoder does not take are refused at propose with the file n
 TEST_CASE("a changeset whose file changed after propose is stale as a whole: nothing is written", "[e2e][changeset]") {
   TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}, {"c.txt", "c\n"}};
   repo.init();
-  const std::string patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
-                            "--- a/c.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-c\n+C\n";
+  const std::string patch =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+      "--- a/c.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-c\n+C\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "w"}, patch), 0);
   SECTION("changed before the approval") {
     repo.write("c.txt", "c\nmore\n");
@@ -416,7 +426,9 @@ struct Three {
 };
 
 Three three_of(const TempRepo& repo) {
-  auto at = [&](const std::string& p) { return repo.exists(p) ? std::optional<std::string>(repo.read(p)) : std::nullopt; };
+  auto at = [&](const std::string& p) {
+    return repo.exists(p) ? std::optional<std::string>(repo.read(p)) : std::nullopt;
+  };
   return {at("a.txt"), at("sub/new.txt"), at("c.txt")};
 }
 
@@ -523,7 +535,8 @@ namespace {
 
 // Text of `lines` lines, each ended with `eol`, the last one perhaps without.
 std::string text_of(std::mt19937& rng, size_t lines, const std::string& eol, bool final_newline) {
-  static const char* k_words[] = {"alpha", "beta", "gamma", "delta", "return x;", "}", "{", "int y = 2;", "", "  // note"};
+  static const char* k_words[] = {"alpha", "beta", "gamma",      "delta", "return x;",
+                                  "}",     "{",    "int y = 2;", "",      "  // note"};
   std::string out;
   for (size_t i = 0; i < lines; ++i) {
     out += k_words[rng() % std::size(k_words)];
@@ -549,15 +562,20 @@ std::string edited(std::mt19937& rng, const std::string& text) {
     size_t at = rng() % lines.size();
     switch (rng() % 3) {
       case 0: lines[at] = "changed " + std::to_string(rng() % 1000) + (lines[at].ends_with('\n') ? eol : ""); break;
-      case 1: lines.insert(lines.begin() + static_cast<long>(at), "inserted " + std::to_string(rng() % 1000) + eol); break;
-      default: if (lines.size() > 1) lines.erase(lines.begin() + static_cast<long>(at));
+      case 1:
+        lines.insert(lines.begin() + static_cast<long>(at), "inserted " + std::to_string(rng() % 1000) + eol);
+        break;
+      default:
+        if (lines.size() > 1) lines.erase(lines.begin() + static_cast<long>(at));
     }
   }
   // Sometimes the final newline comes or goes.
   if (!lines.empty() && rng() % 4 == 0) {
     std::string& last = lines.back();
-    if (last.ends_with('\n')) last.resize(last.size() - eol.size());
-    else last += eol;
+    if (last.ends_with('\n'))
+      last.resize(last.size() - eol.size());
+    else
+      last += eol;
   }
   std::string out;
   for (const auto& l : lines) out += l;
@@ -566,8 +584,9 @@ std::string edited(std::mt19937& rng, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("corpus: git diff of generated multi-file commits, proposed, approved and applied, gives the tree git apply gives",
-          "[e2e][changeset][corpus]") {
+TEST_CASE(
+    "corpus: git diff of generated multi-file commits, proposed, approved and applied, gives the tree git apply gives",
+    "[e2e][changeset][corpus]") {
   const unsigned seed = GENERATE(range(1u, 7u));
   INFO("seed " << seed);
   std::mt19937 rng(seed);
@@ -597,7 +616,8 @@ TEST_CASE("corpus: git diff of generated multi-file commits, proposed, approved 
   }
   repo.chmod(names[4], repo.mode(names[4]) & 0100 ? 0644 : 0755);
   if (seed % 2) repo.write(names[5], edited(rng, repo.read(names[5])));
-  repo.write("new/file" + std::to_string(seed) + ".txt", text_of(rng, 1 + rng() % 5, seed % 3 ? "\n" : "\r\n", seed % 2));
+  repo.write("new/file" + std::to_string(seed) + ".txt",
+             text_of(rng, 1 + rng() % 5, seed % 3 ? "\n" : "\r\n", seed % 2));
   const auto committed = files_of(repo);  // what the commit holds: the tree to reach
   const std::string patch = diff_and_reset(repo);
   const auto base = files_of(repo);
@@ -647,7 +667,8 @@ TEST_CASE("a changeset whose diff is cut for display takes CONFIRM, however smal
 TEST_CASE("approve pages a changeset on a terminal before it asks", "[e2e][changeset][pager]") {
   TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}};
   repo.init();
-  const std::string patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n";
+  const std::string patch =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "w"}, patch), 0);
   Run a = repo.kai_tty({"approve", "1"}, "y", {{"KAICODER_PAGER", "sed 's/^/paged: /'"}, {"PAGER", std::nullopt}},
                        TtyOutput::terminal);

@@ -41,8 +41,11 @@ TEST_CASE("racing apply processes apply every approved proposal exactly once", "
   std::vector<std::pair<std::string, json>> calls;
   for (int i = 1; i <= k_lines; ++i) {
     replacement[i] = line_name(i) + " edited by proposal " + std::to_string(i);
-    calls.push_back({"propose_edit", {{"path", "shared.txt"}, {"old_text", line_name(i) + "\n"},
-                                      {"new_text", replacement[i] + "\n"}, {"why", "w"}}});
+    calls.push_back({"propose_edit",
+                     {{"path", "shared.txt"},
+                      {"old_text", line_name(i) + "\n"},
+                      {"new_text", replacement[i] + "\n"},
+                      {"why", "w"}}});
   }
   calls.push_back({"propose_edit", {{"path", "o1.txt"}, {"old_text", "one"}, {"new_text", "ONE"}, {"why", "w"}}});
   calls.push_back({"write_file", {{"path", "o2.txt"}, {"content", "TWO\n"}, {"why", "w"}}});

@@ -64,9 +64,10 @@ size_t entries_with_id(const json& entries, const std::string& id) {
   return n;
 }
 
-TEST_CASE("a crash at any step of an apply leaves the file wholly old or wholly new, and the next command "
-          "finishes or undoes it",
-          "[e2e][crash]") {
+TEST_CASE(
+    "a crash at any step of an apply leaves the file wholly old or wholly new, and the next command "
+    "finishes or undoes it",
+    "[e2e][crash]") {
   const std::string point = GENERATE(from_range(std::begin(k_points), std::end(k_points)));
   const std::string action = GENERATE(as<std::string>{}, "edit", "create", "overwrite", "delete");
   INFO("fault " << point << " during " << action);
@@ -138,9 +139,10 @@ TEST_CASE("a crash at any step of an apply leaves the file wholly old or wholly 
   }
 }
 
-TEST_CASE("a crash at any step of a rollback leaves the file wholly old or wholly new, and the next command "
-          "finishes or undoes it",
-          "[e2e][crash][rollback]") {
+TEST_CASE(
+    "a crash at any step of a rollback leaves the file wholly old or wholly new, and the next command "
+    "finishes or undoes it",
+    "[e2e][crash][rollback]") {
   const std::string point = GENERATE(from_range(std::begin(k_points), std::end(k_points)));
   const std::string undone = GENERATE(as<std::string>{}, "edit", "create");
   INFO("fault " << point << " while rolling back " << undone);

@@ -110,7 +110,8 @@ std::string backup_of(const TempRepo& repo) {
 // process is what releases it.
 Process hold_lock(const TempRepo& repo) {
   const fs::path marker = repo.home() / "locked";
-  Process p = repo.spawn({"flock", "-o", ".kaicoder/lock", "sh", "-c", "touch '" + marker.string() + "'; exec sleep 60"});
+  Process p =
+      repo.spawn({"flock", "-o", ".kaicoder/lock", "sh", "-c", "touch '" + marker.string() + "'; exec sleep 60"});
   for (int i = 0; i < 400 && !fs::exists(marker); ++i) std::this_thread::sleep_for(25ms);
   REQUIRE(fs::exists(marker));
   return p;
@@ -242,7 +243,8 @@ TEST_CASE("doctor: a lock held by a live process is busy, and one of a killed pr
   Process holder = hold_lock(repo);
 
   Doctor busy = doctor(repo);
-  verdict(busy, "store lock", "warn", "process " + std::to_string(holder.pid()), "kill " + std::to_string(holder.pid()));
+  verdict(busy, "store lock", "warn", "process " + std::to_string(holder.pid()),
+          "kill " + std::to_string(holder.pid()));
   check_exit_matches(busy);
   CHECK(busy.run.exit_code == 0);
   // Reads never wait for the lock.
@@ -269,7 +271,8 @@ TEST_CASE("doctor: a malformed changelog entry is named by its line, and log sti
   std::string text = repo.read("KAI-CODER-CHANGELOG.md");
   const size_t first = text.find("\n## ");
   REQUIRE(first != std::string::npos);
-  const size_t line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(first) + 1, '\n')) + 1;
+  const size_t line =
+      static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(first) + 1, '\n')) + 1;
   text.insert(first + 1, "## 2026-13-45T99:99:99Z  ·  edit  ·  rollback-id: nonsense\n- file(s): who knows\n\n");
   repo.write("KAI-CODER-CHANGELOG.md", text);
 
@@ -422,7 +425,8 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
   verdict(d, "isolation", "warn", "advisory");
   CHECK(level(d, "sandbox") != "(missing)");
   // What runs get here, line by line, at the level kaicoder init sets (full).
-  for (const char* part : {"writes", "reads", "terminals", "network", "environment", "process lifetime", "capabilities"}) {
+  for (const char* part :
+       {"writes", "reads", "terminals", "network", "environment", "process lifetime", "capabilities"}) {
     INFO(part);
     CHECK(level(d, std::string("sandbox: ") + part) != "(missing)");
   }
@@ -431,7 +435,8 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
     verdict(d, "sandbox: process lifetime", "ok", "PID namespace");
     verdict(d, "sandbox: capabilities", "ok", "bounding set empty");
     // The guarded paths by name, signed approvals included.
-    verdict(d, "sandbox: writes", "ok", "read-only (mounts): .kaicoder/, kaicoder.toml, KAI-CODER-CHANGELOG.md, kaicoder-approvals/");
+    verdict(d, "sandbox: writes", "ok",
+            "read-only (mounts): .kaicoder/, kaicoder.toml, KAI-CODER-CHANGELOG.md, kaicoder-approvals/");
   }
   json inst = check(d, "installation");
   REQUIRE_FALSE(inst.is_null());
@@ -456,7 +461,8 @@ TEST_CASE("doctor names what the landlock level puts back after a run, signed ap
   CHECK(w.at("level") == "warn");
   const std::string text = w.at("detail");
   CHECK_THAT(text, Contains("put back after each run"));
-  for (const char* name : {".kaicoder/", "kaicoder.toml", "kaicoder-approvals/", ".git/config", ".git/hooks/", "store lock"}) {
+  for (const char* name :
+       {".kaicoder/", "kaicoder.toml", "kaicoder-approvals/", ".git/config", ".git/hooks/", "store lock"}) {
     INFO(name);
     CHECK_THAT(text, Contains(name));
   }

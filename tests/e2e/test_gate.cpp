@@ -22,8 +22,9 @@ std::string everything_written(const TempRepo& repo) {
     if (!e.is_regular_file()) continue;
     std::string rel = e.path().lexically_relative(repo.path()).generic_string();
     std::string name = e.path().filename().string();
-    if (rel.rfind(".git/", 0) == 0 || name == "target" || name == "replacement" || name == "content" || name == "command" ||
-        name.find(".bak-kaicoder-") != std::string::npos || name == ".env" || name == "a.py" || name == "notes.txt" || name == "lock")
+    if (rel.rfind(".git/", 0) == 0 || name == "target" || name == "replacement" || name == "content" ||
+        name == "command" || name.find(".bak-kaicoder-") != std::string::npos || name == ".env" || name == "a.py" ||
+        name == "notes.txt" || name == "lock")
       continue;
     all += repo.read(rel);
   }
@@ -100,7 +101,8 @@ TEST_CASE("an allow rule applies at once, still backed up and logged with policy
   TempRepo repo{{"docs/a.md", "old\n"},
                 {"kaicoder.toml", "[[policy.rule]]\naction = \"edit\"\npath = \"docs/**\"\ndecision = \"allow\"\n"}};
   repo.trust();
-  Run r = repo.kai({"--json", "propose", "--path", "docs/a.md", "--target", "old", "--replacement", "new", "--why", "t"});
+  Run r =
+      repo.kai({"--json", "propose", "--path", "docs/a.md", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(r, 0);
   CHECK(repo.read("docs/a.md") == "new\n");
   json j = json_of(r);
@@ -159,7 +161,8 @@ TEST_CASE("a planted secret never appears in output or in anything kaicoder stor
   };
   run({"propose", "--path", "a.py", "--target", "x = 1", "--replacement", "x = '" + env_secret + "'", "--why",
        "uses " + env_secret + " and " + file_secret});
-  run({"--json", "propose", "--dry-run", "--path", "a.py", "--target", "x = 1", "--replacement", file_secret, "--why", "w"});
+  run({"--json", "propose", "--dry-run", "--path", "a.py", "--target", "x = 1", "--replacement", file_secret, "--why",
+       "w"});
   run({"show", "1"});
   run({"--json", "show", "1"});
   run({"--json", "list"});
@@ -244,7 +247,8 @@ TEST_CASE("the sandbox stops a write the classifier cannot see, except in [run] 
   TempRepo repo{{"w.sh", "echo x > \"$1\"\n"}};
   repo.init();
   const std::string tag = std::to_string(::getpid());
-  const fs::path extra = fs::path("/var/tmp") / ("kaicoder-extra-" + tag), other = fs::path("/var/tmp") / ("kaicoder-other-" + tag);
+  const fs::path extra = fs::path("/var/tmp") / ("kaicoder-extra-" + tag),
+                 other = fs::path("/var/tmp") / ("kaicoder-other-" + tag);
   fs::create_directories(extra);
   fs::create_directories(other);
   repo.write("kaicoder.toml", "[run]\nwritable = [\"" + extra.string() + "\"]\n");

@@ -38,7 +38,9 @@ std::string claude_denial(const Run& r) {
   return j.at("hookSpecificOutput").at("permissionDecisionReason").get<std::string>();
 }
 
-json pending(const TempRepo& repo) { return json_of(repo.kai({"--json", "list", "--status", "pending"})).at("proposals"); }
+json pending(const TempRepo& repo) {
+  return json_of(repo.kai({"--json", "list", "--status", "pending"})).at("proposals");
+}
 
 struct Fixture {
   TempRepo repo{{"a.txt", "one two one\n"}, {"src/b.txt", "b\n"}, {".env", "TOKEN=s3cr3t-value\n"}};
@@ -132,16 +134,19 @@ TEST_CASE("Claude Code Grep and Glob pass only when they cannot reach a secret o
   CHECK(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-glob.json"))).empty());
   CHECK(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-glob-src.json"))).empty());
   // Leaving root, or a pattern kaicoder cannot judge: denied.
-  CHECK_THAT(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-outside.json"))), Contains("outside"));
-  CHECK_THAT(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-braces.json"))), Contains("cannot judge"));
+  CHECK_THAT(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-outside.json"))),
+             Contains("outside"));
+  CHECK_THAT(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-braces.json"))),
+             Contains("cannot judge"));
 }
 
 TEST_CASE("Claude Code: malformed JSON and unknown tools are denied with valid JSON, exit 0", "[e2e][hook]") {
   Fixture f;
   auto before = tree_but_log(f.repo);
-  for (const std::string& text : {std::string("{not json"), std::string(""), std::string("[1,2]"),
-                                 payload(f.repo, "claude-unknown-tool.json"), payload(f.repo, "claude-notebook-edit.json"),
-                                 std::string(R"({"tool_name": "Write", "tool_input": {"file_path": 7}})")}) {
+  for (const std::string& text :
+       {std::string("{not json"), std::string(""), std::string("[1,2]"), payload(f.repo, "claude-unknown-tool.json"),
+        payload(f.repo, "claude-notebook-edit.json"),
+        std::string(R"({"tool_name": "Write", "tool_input": {"file_path": 7}})")}) {
     INFO("payload: " << text);
     Run r = hook(f.repo, "claude-code", text);
     KAI_CHECK_EXIT(r, 0);
@@ -223,7 +228,8 @@ TEST_CASE("Codex: an apply_patch of several files whose hunk does not apply is r
   CHECK(pending(f.repo).empty());
 }
 
-TEST_CASE("Codex: an apply_patch of several files that touches a secret or leaves root is refused whole", "[e2e][hook]") {
+TEST_CASE("Codex: an apply_patch of several files that touches a secret or leaves root is refused whole",
+          "[e2e][hook]") {
   Fixture f;
   auto before = tree_but_log(f.repo);
   Run secret = hook(f.repo, "codex", payload(f.repo, "codex-apply-patch-many-secret.json"));

@@ -18,9 +18,7 @@ using Catch::Matchers::Contains;
 using json = nlohmann::json;
 
 // JSON with // comments, as the harness reads it.
-json settings(const TempRepo& repo, const std::string& rel) {
-  return json::parse(repo.read(rel), nullptr, true, true);
-}
+json settings(const TempRepo& repo, const std::string& rel) { return json::parse(repo.read(rel), nullptr, true, true); }
 
 bool has(const json& list, const std::string& v) {
   return list.is_array() && std::find(list.begin(), list.end(), v) != list.end();
@@ -37,8 +35,8 @@ std::map<std::string, std::string> without_backups(std::map<std::string, std::st
 // removes, the backup of what it removed, and so the folder.
 std::map<std::string, std::string> home_snapshot(const TempRepo& repo) {
   std::map<std::string, std::string> out;
-  for (auto it = std::filesystem::recursive_directory_iterator(repo.home()); it != std::filesystem::recursive_directory_iterator();
-       ++it) {
+  for (auto it = std::filesystem::recursive_directory_iterator(repo.home());
+       it != std::filesystem::recursive_directory_iterator(); ++it) {
     const std::string rel = it->path().lexically_relative(repo.home()).generic_string();
     if (rel == ".config" || rel == ".cache" || rel == ".npm") {
       it.disable_recursion_pending();
@@ -68,8 +66,9 @@ TEST_CASE("integrate refuses without a terminal and writes nothing", "[e2e][inte
   CHECK(repo.tree_snapshot() == before);
 }
 
-TEST_CASE("integrate claude-code on an empty project wires it through one changeset, and its rollback id undoes it whole",
-          "[e2e][integrate]") {
+TEST_CASE(
+    "integrate claude-code on an empty project wires it through one changeset, and its rollback id undoes it whole",
+    "[e2e][integrate]") {
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 6);
@@ -83,7 +82,8 @@ TEST_CASE("integrate claude-code on an empty project wires it through one change
   CHECK(mcp.at("mcpServers").at("kaicoder").at("command") == "kaicoder");
   CHECK(mcp.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp", "--root", repo.path().string()}));
   json s = settings(repo, ".claude/settings.json");
-  for (const char* tool : {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}) CHECK(has(s.at("permissions").at("deny"), tool));
+  for (const char* tool : {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})
+    CHECK(has(s.at("permissions").at("deny"), tool));
   CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "kaicoder hook claude-code");
   // One transaction: one changeset proposal, applied, one changelog entry
   // listing both files, one rollback id.
@@ -118,10 +118,12 @@ TEST_CASE("integrate claude-code on an empty project wires it through one change
 }
 
 TEST_CASE("integrate keeps every key and comment of existing settings", "[e2e][integrate]") {
-  const std::string claude = "{\n  // the team's model\n  \"model\": \"opus\",\n  \"permissions\": {\n"
-                             "    \"allow\": [\"Read\"], /* reads are fine */\n    \"deny\": [\"WebFetch\"]\n  },\n}\n";
-  const std::string codex = "# team settings\nmodel = \"gpt-5-codex\" # pinned\nsandbox_mode = \"workspace-write\"\n\n"
-                            "[profiles.fast]\nmodel = \"o4-mini\"\n";
+  const std::string claude =
+      "{\n  // the team's model\n  \"model\": \"opus\",\n  \"permissions\": {\n"
+      "    \"allow\": [\"Read\"], /* reads are fine */\n    \"deny\": [\"WebFetch\"]\n  },\n}\n";
+  const std::string codex =
+      "# team settings\nmodel = \"gpt-5-codex\" # pinned\nsandbox_mode = \"workspace-write\"\n\n"
+      "[profiles.fast]\nmodel = \"o4-mini\"\n";
   TempRepo repo{{".claude/settings.json", claude}, {".codex/config.toml", codex}};
   repo.init();
   const auto before = tree_but_log(repo);
@@ -214,10 +216,11 @@ TEST_CASE("integrate --check reports a file it cannot edit as text, and integrat
 TEST_CASE("harness settings are confirm tier for proposals", "[e2e][integrate]") {
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
-  for (const char* path : {".mcp.json", ".codex/config.toml", ".gemini/settings.json", ".cursor/hooks.json",
-                           ".claude/settings.json"}) {
+  for (const char* path :
+       {".mcp.json", ".codex/config.toml", ".gemini/settings.json", ".cursor/hooks.json", ".claude/settings.json"}) {
     INFO(path);
-    Run r = repo.kai({"--json", "propose", "--path", path, "--content-file", "-", "--why", "unwire", "--dry-run"}, "{}\n");
+    Run r =
+        repo.kai({"--json", "propose", "--path", path, "--content-file", "-", "--why", "unwire", "--dry-run"}, "{}\n");
     KAI_REQUIRE_EXIT(r, 0);
     CHECK(json_of(r).at("tier") == "confirm");
   }
@@ -234,8 +237,10 @@ TEST_CASE("integrate --user wires Claude Code's user files in one transaction ou
   // Claude Code's own state file: large, many keys, a project-scoped server.
   const std::string state_text =
       "{\n  \"numStartups\": 34,\n  \"oauthAccount\": {\"emailAddress\": \"me@example.com\"},\n"
-      "  \"projects\": {\n    \"/home/me/p\": {\"allowedTools\": [], \"mcpServers\": {\"db\": {\"command\": \"db-mcp\"}}}\n  },\n"
-      "  \"mcpServers\": {\n    \"memory\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"mem\"]}\n  }\n}\n";
+      "  \"projects\": {\n    \"/home/me/p\": {\"allowedTools\": [], \"mcpServers\": {\"db\": {\"command\": "
+      "\"db-mcp\"}}}\n  },\n"
+      "  \"mcpServers\": {\n    \"memory\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"mem\"]}\n "
+      " }\n}\n";
   {
     std::ofstream(user_settings) << settings_text;
     std::ofstream(claude_json) << state_text;
@@ -307,7 +312,10 @@ TEST_CASE("integrate --user on an empty home creates the user files, and the rol
     KAI_CHECK_EXIT(repo.kai({"integrate", h, "--user", "--check"}), 0);
   }
   CHECK(json::parse(read_outside(repo.home() / ".claude.json")).at("mcpServers").contains("kaicoder"));
-  CHECK(json::parse(read_outside(repo.home() / ".gemini" / "settings.json")).at("mcpServers").at("kaicoder").at("trust") == false);
+  CHECK(json::parse(read_outside(repo.home() / ".gemini" / "settings.json"))
+            .at("mcpServers")
+            .at("kaicoder")
+            .at("trust") == false);
   CHECK_FALSE(repo.exists(".mcp.json"));
   // Newest first: gemini's entry, then Claude Code's.
   json entries = log_entries(repo);
@@ -345,10 +353,9 @@ TEST_CASE("doctor names a harness that still has a writer of its own", "[e2e][in
   CHECK_THAT(after.out, Contains("kaicoder is its only writer"));
 }
 
-TEST_CASE("a crash at any step of integrate --user leaves both user files old or both new",
-          "[e2e][integrate][crash]") {
-  std::vector<std::string> points{"after-intent", "after-backup:1", "after-replace:1", "after-backup:2", "after-replace:2",
-                                  "after-journal", "after-changelog", "after-status"};
+TEST_CASE("a crash at any step of integrate --user leaves both user files old or both new", "[e2e][integrate][crash]") {
+  std::vector<std::string> points{"after-intent",    "after-backup:1", "after-replace:1", "after-backup:2",
+                                  "after-replace:2", "after-journal",  "after-changelog", "after-status"};
   const std::string point = GENERATE_COPY(from_range(points));
   INFO("fault " << point);
   TempRepo repo{{"a.txt", "x\n"}};

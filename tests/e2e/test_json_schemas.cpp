@@ -51,9 +51,12 @@ TEST_CASE("every command's --json output fits its schema, failures and usage err
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") + "\n# reviewed\n");
   o.add(repo.kai_tty({"--json", "trust"}, "y"), "trust");
 
-  o.add(repo.kai({"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w"}), "propose");
-  o.add(repo.kai({"--json", "propose", "--dry-run", "--path", "b.txt", "--content-file", "-", "--why", "w"}, "x\n"), "propose");
-  o.add(repo.kai({"--json", "propose", "--path", "a.txt", "--target", "absent", "--replacement", "x", "--why", "w"}), "propose");
+  o.add(repo.kai({"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w"}),
+        "propose");
+  o.add(repo.kai({"--json", "propose", "--dry-run", "--path", "b.txt", "--content-file", "-", "--why", "w"}, "x\n"),
+        "propose");
+  o.add(repo.kai({"--json", "propose", "--path", "a.txt", "--target", "absent", "--replacement", "x", "--why", "w"}),
+        "propose");
   o.add(repo.kai({"--json", "propose", "--path", ".env", "--content-file", "-", "--why", "w"}, "X=1\n"), "propose");
   o.add(repo.kai({"--json", "propose", "--bogus"}), "propose");  // the parser's usage error
 
@@ -80,12 +83,12 @@ TEST_CASE("every command's --json output fits its schema, failures and usage err
   o.add(repo.kai({"--json", "apply", "3"}), "apply");  // applied already
 
   o.add(repo.kai({"--json", "wait", "1"}), "wait");
-  o.add(repo.kai({"--json", "wait", "2"}), "wait");  // rejected: 4
-  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "new", "newer")), 0);  // 4
+  o.add(repo.kai({"--json", "wait", "2"}), "wait");                    // rejected: 4
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "new", "newer")), 0);        // 4
   o.add(repo.kai({"--json", "wait", "4", "--timeout", "0"}), "wait");  // still pending: 8
   {
-    Process waiting = repo.spawn_kai({"--json", "propose", "--wait", "--path", "b.txt", "--target", "c", "--replacement", "d",
-                                      "--why", "w"});
+    Process waiting = repo.spawn_kai(
+        {"--json", "propose", "--wait", "--path", "b.txt", "--target", "c", "--replacement", "d", "--why", "w"});
     for (int i = 0; i < 400 && waiting.so_far().err.find('\n') == std::string::npos; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "5"}, "y"), 0);
@@ -105,9 +108,9 @@ TEST_CASE("every command's --json output fits its schema, failures and usage err
   o.add(repo.kai({"--json", "verify", "--base", "no-such-revision"}), "verify");
   o.add(repo.kai({"--json", "certify", "--base", "HEAD"}), "certify");  // no terminal to sign from
   o.add(repo.kai({"--json", "doctor"}), "doctor");
-  o.add(repo.kai({"--json", "serve"}), "serve");                                // no terminal: refused
+  o.add(repo.kai({"--json", "serve"}), "serve");                                    // no terminal: refused
   o.add(repo.kai({"--json", "integrate", "claude-code", "--check"}), "integrate");  // not wired: 6
-  o.add(repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM"), "integrate");    // written: one transaction
+  o.add(repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM"), "integrate");   // written: one transaction
   o.add(repo.kai({"--json", "intake"}), "intake");
   o.add(repo.kai({"--json", "agent-user", "check", "no-such-agent-user"}), "agent-user");
 

@@ -10,7 +10,8 @@ using json = nlohmann::json;
 TEST_CASE("list shows pending proposals first and filters by --status", "[e2e][list]") {
   TempRepo repo{{"a.txt", "1\n2\n3\n4\n"}};
   repo.init();
-  for (const char* line : {"1", "2", "3", "4"}) KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", line, std::string(line) + "x")), 0);
+  for (const char* line : {"1", "2", "3", "4"})
+    KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", line, std::string(line) + "x")), 0);
   approve(repo, 2);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "3"}, "y"), 0);
 
@@ -18,7 +19,8 @@ TEST_CASE("list shows pending proposals first and filters by --status", "[e2e][l
   KAI_REQUIRE_EXIT(l, 0);
   std::vector<std::pair<int, std::string>> got;
   const json listed = json_of(l);
-  for (const auto& p : listed.at("proposals")) got.emplace_back(p.at("id").get<int>(), p.at("status").get<std::string>());
+  for (const auto& p : listed.at("proposals"))
+    got.emplace_back(p.at("id").get<int>(), p.at("status").get<std::string>());
   std::vector<std::pair<int, std::string>> want = {{1, "pending"}, {4, "pending"}, {3, "rejected"}, {2, "applied"}};
   CHECK(got == want);
 
@@ -91,7 +93,8 @@ TEST_CASE("list reports a corrupt proposal record and the other proposals still 
   approve(repo, 2);
   CHECK(repo.read("a.txt") == "a\nB\n");
   // The next id never reuses the corrupt one.
-  Run next = repo.kai({"--json", "propose", "--path", "a.txt", "--target", "a\n", "--replacement", "x\n", "--why", "w"});
+  Run next =
+      repo.kai({"--json", "propose", "--path", "a.txt", "--target", "a\n", "--replacement", "x\n", "--why", "w"});
   KAI_REQUIRE_EXIT(next, 0);
   CHECK(json_of(next).at("id") == 3);
 }

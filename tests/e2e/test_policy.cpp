@@ -13,7 +13,8 @@ TEST_CASE("an allow rule applies a proposal at once, backed up and logged with p
   repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
                                   "\n[[policy.rule]]\naction = \"edit\"\npath = \"docs/**\"\ndecision = \"allow\"\n");
   repo.trust();
-  Run r = repo.kai({"--json", "propose", "--path", "docs/guide.md", "--target", "old", "--replacement", "new", "--why", "w"});
+  Run r = repo.kai(
+      {"--json", "propose", "--path", "docs/guide.md", "--target", "old", "--replacement", "new", "--why", "w"});
   KAI_REQUIRE_EXIT(r, 0);
   json j = json_of(r);
   CHECK(j.at("status") == "applied");

@@ -33,8 +33,8 @@ TEST_CASE("propose accepts an absolute path inside the root and a ./ prefix", "[
                       "A", "--why", "w"});
   KAI_REQUIRE_EXIT(abs, 0);
   CHECK(json_of(abs).at("path") == "src/a.txt");
-  Run dot = repo.kai({"--json", "propose", "--path", "./src/../src/a.txt", "--target", "b", "--replacement", "B",
-                      "--why", "w"});
+  Run dot = repo.kai(
+      {"--json", "propose", "--path", "./src/../src/a.txt", "--target", "b", "--replacement", "B", "--why", "w"});
   KAI_REQUIRE_EXIT(dot, 0);
   CHECK(json_of(dot).at("path") == "src/a.txt");
 }
@@ -59,7 +59,8 @@ TEST_CASE("propose --json has id, kind, path, status and diff", "[e2e][propose][
   CHECK(j.at("dry_run") == false);
 
   SECTION("--json also works after the subcommand") {
-    Run r2 = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "newer", "--why", "w", "--json"});
+    Run r2 =
+        repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "newer", "--why", "w", "--json"});
     KAI_REQUIRE_EXIT(r2, 0);
     CHECK(json_of(r2).at("id") == 2);
   }
@@ -144,21 +145,21 @@ TEST_CASE("propose reads target and replacement from files, or one of them from 
   repo.init();
 
   SECTION("both from files") {
-    KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target-file", "t.in", "--replacement-file", "r.in",
-                               "--why", "w"}),
-                     0);
+    KAI_REQUIRE_EXIT(
+        repo.kai({"propose", "--path", "a.txt", "--target-file", "t.in", "--replacement-file", "r.in", "--why", "w"}),
+        0);
   }
   SECTION("target from stdin") {
-    KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target-file", "-", "--replacement-file", "r.in",
-                               "--why", "w"},
-                              "beta\n"),
-                     0);
+    KAI_REQUIRE_EXIT(
+        repo.kai({"propose", "--path", "a.txt", "--target-file", "-", "--replacement-file", "r.in", "--why", "w"},
+                 "beta\n"),
+        0);
   }
   SECTION("replacement from stdin") {
-    KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target-file", "t.in", "--replacement-file", "-",
-                               "--why", "w"},
-                              "BETA\nBETA2\n"),
-                     0);
+    KAI_REQUIRE_EXIT(
+        repo.kai({"propose", "--path", "a.txt", "--target-file", "t.in", "--replacement-file", "-", "--why", "w"},
+                 "BETA\nBETA2\n"),
+        0);
   }
   approve(repo, 1);
   CHECK(repo.read("a.txt") == "alpha\nBETA\nBETA2\ngamma\n");
@@ -168,12 +169,13 @@ TEST_CASE("propose --dry-run prints the diff and stages nothing", "[e2e][propose
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   auto before = repo.tree_snapshot();
-  Run r = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w", "--dry-run"});
+  Run r =
+      repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w", "--dry-run"});
   KAI_REQUIRE_EXIT(r, 0);
   CHECK_THAT(r.out, Contains("dry run: nothing staged"));
   CHECK_THAT(r.out, Contains("-old\n+new\n"));
-  Run j = repo.kai({"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w",
-                    "--dry-run"});
+  Run j = repo.kai(
+      {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w", "--dry-run"});
   KAI_REQUIRE_EXIT(j, 0);
   CHECK(json_of(j).at("dry_run") == true);
   CHECK(json_of(j).at("id") == 0);
@@ -183,7 +185,8 @@ TEST_CASE("propose --dry-run prints the diff and stages nothing", "[e2e][propose
   CHECK(json_of(l).at("proposals").empty());
   CHECK(repo.tree_snapshot() == before);
   // The next real proposal still gets the first id.
-  Run real = repo.kai({"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w"});
+  Run real =
+      repo.kai({"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "w"});
   KAI_REQUIRE_EXIT(real, 0);
   CHECK(json_of(real).at("id") == 1);
 }

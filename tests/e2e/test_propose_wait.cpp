@@ -45,8 +45,7 @@ TEST_CASE("propose --wait exits 4 when the proposal is rejected", "[e2e][wait]")
 
 // Exit 0 means "done" (SPEC §3): approval alone writes nothing and can still
 // be followed by a reject, so the waiter waits for the apply itself.
-TEST_CASE("a --wait proposer keeps waiting while its proposal is approved but not yet applied",
-          "[e2e][wait]") {
+TEST_CASE("a --wait proposer keeps waiting while its proposal is approved but not yet applied", "[e2e][wait]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   std::vector<std::string> args = edit("a.txt", "old", "new");

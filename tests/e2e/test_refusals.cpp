@@ -63,9 +63,7 @@ TEST_CASE("propose refuses a symlink that leads out of the root", "[e2e][refusal
   TempRepo repo{{"a.txt", "a\n"}};
   repo.init();
   std::filesystem::create_directories(repo.home() / "outside");
-  {
-    std::ofstream(repo.home() / "outside" / "victim.txt") << "victim\n";
-  }
+  { std::ofstream(repo.home() / "outside" / "victim.txt") << "victim\n"; }
   repo.symlink("escape", (repo.home() / "outside").string());
   repo.symlink("victim-link.txt", (repo.home() / "outside" / "victim.txt").string());
   repo.symlink("inner-link.txt", "a.txt");
@@ -92,18 +90,36 @@ TEST_CASE("propose refuses a symlink that leads out of the root", "[e2e][refusal
 }
 
 TEST_CASE("propose refuses every never-write path", "[e2e][refusal][paths]") {
-  TempRepo repo{{"a.txt", "a\n"}, {".env", "TOKEN=1\n"}, {"node_modules/x", "x\n"}, {"build/x", "x\n"},
+  TempRepo repo{{"a.txt", "a\n"},
+                {".env", "TOKEN=1\n"},
+                {"node_modules/x", "x\n"},
+                {"build/x", "x\n"},
                 {"old.bak", "someone's backup\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   approve(repo, 1);
   auto before = repo.tree_snapshot();
   const std::string never[] = {
-      ".git/config",      ".git/hooks/pre-commit", ".kaicoder/x",  ".kaicoder/staging/1/replacement",
-      "KAI-CODER-CHANGELOG.md", "kaicoder.toml", "sub/kaicoder.toml", "a.txt.bak-kaicoder-x",
-      "old.bak",          ".env",                  "x.env",        ".env.local",
-      "node_modules/x",   "build/x",               "dist/x",       "target/x",
-      "src/node_modules/y", ".GIT/config",         ".Env",         "id_rsa",
+      ".git/config",
+      ".git/hooks/pre-commit",
+      ".kaicoder/x",
+      ".kaicoder/staging/1/replacement",
+      "KAI-CODER-CHANGELOG.md",
+      "kaicoder.toml",
+      "sub/kaicoder.toml",
+      "a.txt.bak-kaicoder-x",
+      "old.bak",
+      ".env",
+      "x.env",
+      ".env.local",
+      "node_modules/x",
+      "build/x",
+      "dist/x",
+      "target/x",
+      "src/node_modules/y",
+      ".GIT/config",
+      ".Env",
+      "id_rsa",
   };
   for (const std::string& p : never) {
     INFO("path " << p);
@@ -243,8 +259,7 @@ TEST_CASE("propose refuses an edit whose target is not found", "[e2e][refusal][t
   CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
 }
 
-TEST_CASE("propose refuses an edit whose target is found more than once, with line numbers",
-          "[e2e][refusal][target]") {
+TEST_CASE("propose refuses an edit whose target is found more than once, with line numbers", "[e2e][refusal][target]") {
   TempRepo repo{{"a.txt", "x = 1\ny = 2\nx = 1\n"}, {"b.txt", "aaa\n"}};
   repo.init();
   auto before = repo.tree_snapshot();
@@ -429,8 +444,8 @@ TEST_CASE("a malformed config refuses every command and names the file, line and
   repo.write("kaicoder.toml", "[approval]\ntimeout = 300\ntimout = 5\n");
   repo.trust();
   auto before = repo.tree_snapshot();
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"list"}, {"log"}, {"show", "1"}, {"apply", "1"}, edit("a.txt", "a", "B")}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"list"}, {"log"}, {"show", "1"}, {"apply", "1"}, edit("a.txt", "a", "B")}) {
     INFO(args[0]);
     Run r = repo.kai(args);
     KAI_CHECK_EXIT(r, 2);
@@ -518,8 +533,8 @@ TEST_CASE("propose-only mode stages and records decisions but never applies", "[
 TEST_CASE("a --wait proposer learns that the apply was refused", "[e2e][refusal][stale]") {
   TempRepo repo{{"a.txt", "original\n"}};
   repo.init();
-  Process waiter = repo.spawn_kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w", "--wait"},
-                                  "from the agent\n");
+  Process waiter =
+      repo.spawn_kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w", "--wait"}, "from the agent\n");
   REQUIRE(staged(repo, 1));
   repo.write("a.txt", "hand edit\n");
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 6);
@@ -554,12 +569,8 @@ TEST_CASE("apply refuses a proposal changed after approval", "[e2e][refusal][tam
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
 
   std::string why = "changed after it was approved";
-  SECTION("the replacement payload") {
-    repo.write(".kaicoder/staging/1/replacement", "evil");
-  }
-  SECTION("the target payload") {
-    repo.write(".kaicoder/staging/1/target", "ol");
-  }
+  SECTION("the replacement payload") { repo.write(".kaicoder/staging/1/replacement", "evil"); }
+  SECTION("the target payload") { repo.write(".kaicoder/staging/1/target", "ol"); }
   SECTION("the path in the record") {
     repo.write("b.txt", "old\n");
     std::string meta = repo.read(".kaicoder/staging/1/meta.json");

@@ -21,11 +21,12 @@ void add_includers(const TempRepo& repo, int n) {
 }  // namespace
 
 TEST_CASE("a header included by enough files is medium risk, with the reason", "[e2e][risk]") {
-  TempRepo repo{{"src/util.h", "int util;\n"}, {"README.md", "hello\n"}, {"kaicoder.toml", "[risk]\nmedium = 3\nhigh = 6\n"}};
+  TempRepo repo{
+      {"src/util.h", "int util;\n"}, {"README.md", "hello\n"}, {"kaicoder.toml", "[risk]\nmedium = 3\nhigh = 6\n"}};
   repo.trust();
   add_includers(repo, 4);
-  Run dry = repo.kai({"--json", "propose", "--dry-run", "--path", "src/util.h", "--target", "util", "--replacement", "u",
-                      "--why", "rename"});
+  Run dry = repo.kai({"--json", "propose", "--dry-run", "--path", "src/util.h", "--target", "util", "--replacement",
+                      "u", "--why", "rename"});
   KAI_REQUIRE_EXIT(dry, 0);
   json d = json_of(dry);
   CHECK(d.at("risk") == "medium");
@@ -44,8 +45,8 @@ TEST_CASE("a header included by enough files is medium risk, with the reason", "
   CHECK_THAT(list.out, Contains("edit    medium  src/util.h"));
 
   // A file nobody includes stays low, and the cached graph answers the same.
-  Run low = repo.kai({"--json", "propose", "--dry-run", "--path", "README.md", "--target", "hello", "--replacement", "hi",
-                      "--why", "w"});
+  Run low = repo.kai({"--json", "propose", "--dry-run", "--path", "README.md", "--target", "hello", "--replacement",
+                      "hi", "--why", "w"});
   KAI_REQUIRE_EXIT(low, 0);
   CHECK(json_of(low).at("risk") == "low");
   CHECK(json_of(low).at("risk_reason") == "no tracked file depends on README.md");
@@ -57,7 +58,8 @@ TEST_CASE("a high-risk proposal needs CONFIRM at approve", "[e2e][risk]") {
   TempRepo repo{{"src/util.h", "int util;\n"}, {"kaicoder.toml", "[risk]\nmedium = 2\nhigh = 5\n"}};
   repo.trust();
   add_includers(repo, 5);
-  Run p = repo.kai({"--json", "propose", "--path", "src/util.h", "--target", "util", "--replacement", "u", "--why", "w"});
+  Run p =
+      repo.kai({"--json", "propose", "--path", "src/util.h", "--target", "util", "--replacement", "u", "--why", "w"});
   KAI_REQUIRE_EXIT(p, 0);
   json j = json_of(p);
   CHECK(j.at("risk") == "high");
@@ -80,11 +82,13 @@ TEST_CASE("a high-risk proposal needs CONFIRM at approve", "[e2e][risk]") {
 
 TEST_CASE("a high risk overrides an allow rule: a person decides", "[e2e][risk]") {
   TempRepo repo{{"src/util.h", "int util;\n"},
-                {"kaicoder.toml", "[risk]\nmedium = 1\nhigh = 2\n[[policy.rule]]\naction = \"edit\"\npath = \"src/**\"\n"
-                                  "decision = \"allow\"\n"}};
+                {"kaicoder.toml",
+                 "[risk]\nmedium = 1\nhigh = 2\n[[policy.rule]]\naction = \"edit\"\npath = \"src/**\"\n"
+                 "decision = \"allow\"\n"}};
   repo.trust();
   add_includers(repo, 2);
-  Run p = repo.kai({"--json", "propose", "--path", "src/util.h", "--target", "util", "--replacement", "u", "--why", "w"});
+  Run p =
+      repo.kai({"--json", "propose", "--path", "src/util.h", "--target", "util", "--replacement", "u", "--why", "w"});
   KAI_REQUIRE_EXIT(p, 0);
   CHECK(json_of(p).at("decision") == "ask");
   CHECK_FALSE(json_of(p).contains("applied"));

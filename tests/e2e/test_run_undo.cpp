@@ -76,7 +76,8 @@ std::string run_confirmed(TempRepo& repo, const std::string& shell, int n = 1) {
 
 }  // namespace
 
-TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled back byte-exactly", "[e2e][run][rollback]") {
+TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled back byte-exactly",
+          "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}, {"tool.sh", "#!/bin/sh\n"}};
   repo.chmod("tool.sh", 0755);
   set_up(repo);
@@ -92,9 +93,9 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
 
   json e = log_entries(repo).at(0);
   CHECK(e.at("rollback") == "restore 5 file(s) from snapshot " + id);
-  CHECK(e.at("files") == json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(),
-                                      repo.abs("sub/made.txt").string(), repo.abs("tool.sh").string(),
-                                      repo.abs("untracked.txt").string()}));
+  CHECK(e.at("files") ==
+        json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(), repo.abs("sub/made.txt").string(),
+                     repo.abs("tool.sh").string(), repo.abs("untracked.txt").string()}));
   CHECK(show_json(repo, 1).at("rollback_id") == id);
 
   Run r = repo.kai_tty({"rollback", id}, "y");
@@ -109,7 +110,8 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
   CHECK(show_json(repo, 1).at("status") == "rolled-back");
 }
 
-TEST_CASE("rolling back a run refuses where a later entry changed its file, and --force overrides", "[e2e][run][rollback]") {
+TEST_CASE("rolling back a run refuses where a later entry changed its file, and --force overrides",
+          "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}};
   set_up(repo);
   auto before = user_files(repo);
@@ -159,9 +161,12 @@ TEST_CASE("a run with snapshots turned off stays irreversible", "[e2e][run][roll
 }
 
 TEST_CASE("an ordinary ask-tier run that edits, creates and deletes files is rolled back too", "[e2e][run][rollback]") {
-  TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"},
-                {"gen.py", "import os\nopen('edit.txt', 'w').write('new\\n')\nopen('sub/made.txt', 'w').write('made\\n')\n"
-                           "os.remove('gone.txt')\n"}};
+  TempRepo repo{{"edit.txt", "old\n"},
+                {"gone.txt", "bye\n"},
+                {"sub/keep.txt", "keep\n"},
+                {"gen.py",
+                 "import os\nopen('edit.txt', 'w').write('new\\n')\nopen('sub/made.txt', 'w').write('made\\n')\n"
+                 "os.remove('gone.txt')\n"}};
   set_up(repo);
   auto before = user_files(repo);
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "generate", "--", "python3", "gen.py"}), 0);
@@ -174,16 +179,19 @@ TEST_CASE("an ordinary ask-tier run that edits, creates and deletes files is rol
   REQUIRE(e.at("kind") == "run");
   std::string id = e.at("rollback_id");
   REQUIRE(id != "\u2014");
-  CHECK(e.at("files") == json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(),
-                                      repo.abs("sub/made.txt").string()}));
+  CHECK(e.at("files") ==
+        json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(), repo.abs("sub/made.txt").string()}));
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
   CHECK(user_files(repo) == before);
 }
 
 TEST_CASE("a run's entry flags a guarded file it changed and counts its changes in ignored trees", "[e2e][run][undo]") {
   // gen.sh's content is invisible to the classifier: only the snapshot sees what it did.
-  TempRepo repo{{"edit.txt", "old\n"}, {".gitignore", "build/\n.env\n"}, {".env", "TOKEN=one\n"},
-                {"gen.sh", "printf 'TOKEN=two\\n' > .env\nmkdir -p build && printf o > build/a.o && printf o > build/b.o\n"}};
+  TempRepo repo{
+      {"edit.txt", "old\n"},
+      {".gitignore", "build/\n.env\n"},
+      {".env", "TOKEN=one\n"},
+      {"gen.sh", "printf 'TOKEN=two\\n' > .env\nmkdir -p build && printf o > build/a.o && printf o > build/b.o\n"}};
   set_up(repo);
   // The full sandbox keeps a run away from .env altogether; the flag is for
   // the levels where only the snapshot sees what a run did to a guarded file.

@@ -149,7 +149,8 @@ TEST_CASE("serve: a wrong token, a missing or wrong CSRF token and a stale page 
   CHECK(show_json(repo, 1).at("status") == "pending");
 
   // What cpp-httplib refuses by itself (a body over 1 MiB) carries the security headers too.
-  auto huge = page.client().Post("/p/1/approve", page.headers(), std::string(2 << 20, 'x'), "application/x-www-form-urlencoded");
+  auto huge = page.client().Post("/p/1/approve", page.headers(), std::string(2 << 20, 'x'),
+                                 "application/x-www-form-urlencoded");
   REQUIRE(huge);
   CHECK(huge->status == 413);
   CHECK_THAT(huge->get_header_value("Content-Security-Policy"), Contains("default-src 'none'"));
@@ -167,11 +168,13 @@ TEST_CASE("serve: a wrong token, a missing or wrong CSRF token and a stale page 
   KAI_CHECK_EXIT(page.stop(), 0);
 }
 
-TEST_CASE("serve: a changeset shows its diffstat and one diff per file, and one approval applies every file", "[e2e][serve][web]") {
+TEST_CASE("serve: a changeset shows its diffstat and one diff per file, and one approval applies every file",
+          "[e2e][serve][web]") {
   TempRepo repo{{"a.txt", "one\n"}, {"b.txt", "moved\n"}};
   repo.init();
-  const std::string patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n"
-                            "*** Update File: b.txt\n*** Move to: c.txt\n*** Add File: d.txt\n+fresh\n*** End Patch\n";
+  const std::string patch =
+      "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n"
+      "*** Update File: b.txt\n*** Move to: c.txt\n*** Add File: d.txt\n+fresh\n*** End Patch\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three files"}, patch), 0);
   ServePage page(repo);
   REQUIRE(page.sign_in());
@@ -180,9 +183,11 @@ TEST_CASE("serve: a changeset shows its diffstat and one diff per file, and one 
   CHECK_THAT(list->body, Contains("3 files: <code>a.txt</code>"));
   auto p1 = page.get("/p/1");
   REQUIRE(p1);
-  CHECK_THAT(p1->body, Contains("<table class=\"list diffstat\">") && Contains("<code>b.txt</code> \u2192 <code>c.txt</code>"));
+  CHECK_THAT(p1->body,
+             Contains("<table class=\"list diffstat\">") && Contains("<code>b.txt</code> \u2192 <code>c.txt</code>"));
   CHECK(p1->body.find("<table class=\"list diffstat\">") < p1->body.find("<details class=\"file\">"));
-  CHECK_THAT(p1->body, Contains("<span class=\"l add\">+ONE</span>") && Contains("<span class=\"l add\">+fresh</span>"));
+  CHECK_THAT(p1->body,
+             Contains("<span class=\"l add\">+ONE</span>") && Contains("<span class=\"l add\">+fresh</span>"));
   auto done = page.post("/p/1/approve", ServePage::form_of(p1->body, "/p/1/approve"));
   REQUIRE(done);
   CHECK(done->status == 200);

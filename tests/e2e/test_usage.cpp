@@ -36,8 +36,8 @@ TEST_CASE("usage errors exit 2 and stage nothing", "[e2e][usage]") {
   Run no_verb = repo.kai({});
   KAI_CHECK_EXIT(no_verb, 2);
 
-  Run two_stdins = repo.kai({"propose", "--path", "a.txt", "--target-file", "-", "--replacement-file", "-", "--why", "w"},
-                            "x");
+  Run two_stdins =
+      repo.kai({"propose", "--path", "a.txt", "--target-file", "-", "--replacement-file", "-", "--why", "w"}, "x");
   KAI_CHECK_EXIT(two_stdins, 2);
 
   Run bad_json = repo.kai({"propose", "--json-input"}, "{not json");

@@ -42,8 +42,8 @@ public:
   }
 
   Run git(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv{"git", "-c", "user.name=Owner", "-c", "user.email=owner@example.com",
-                                  "-c", "commit.gpgsign=false"};
+    std::vector<std::string> argv{
+        "git", "-c", "user.name=Owner", "-c", "user.email=owner@example.com", "-c", "commit.gpgsign=false"};
     argv.insert(argv.end(), args.begin(), args.end());
     Run r = repo.spawn(argv).finish();
     INFO("git " << args.front() << ": " << r.all());
@@ -117,22 +117,44 @@ struct Kind {
 
 std::vector<Kind> kinds() {
   return {
-      {"content", [](const Certified& f) { f.repo.write("tests/a.txt", lines("ALPHA")); f.commit("edit a"); },
+      {"content",
+       [](const Certified& f) {
+         f.repo.write("tests/a.txt", lines("ALPHA"));
+         f.commit("edit a");
+       },
        "tests/a.txt", "content", "", "", "100644",
        [](const Certified& f) { return f.binding("tests/a.txt", "modify"); }},
-      {"delete", [](const Certified& f) { f.git({"rm", "-q", "tests/b.txt"}); f.commit("drop b"); },
-       "tests/b.txt", "delete", "", "", "",
-       [](const Certified& f) { return f.binding("tests/b.txt", "delete"); }},
-      {"add", [](const Certified& f) { f.repo.write("tests/new.txt", lines("new")); f.commit("add new"); },
-       "tests/new.txt", "add", "", "", "100644",
-       [](const Certified& f) { return f.binding("tests/new.txt", "add"); }},
-      {"rename", [](const Certified& f) { f.git({"mv", "tests/b.txt", "tests/renamed.txt"}); f.commit("rename b"); },
+      {"delete",
+       [](const Certified& f) {
+         f.git({"rm", "-q", "tests/b.txt"});
+         f.commit("drop b");
+       },
+       "tests/b.txt", "delete", "", "", "", [](const Certified& f) { return f.binding("tests/b.txt", "delete"); }},
+      {"add",
+       [](const Certified& f) {
+         f.repo.write("tests/new.txt", lines("new"));
+         f.commit("add new");
+       },
+       "tests/new.txt", "add", "", "", "100644", [](const Certified& f) { return f.binding("tests/new.txt", "add"); }},
+      {"rename",
+       [](const Certified& f) {
+         f.git({"mv", "tests/b.txt", "tests/renamed.txt"});
+         f.commit("rename b");
+       },
        "tests/renamed.txt", "rename", "tests/b.txt", "", "100644",
        [](const Certified& f) { return f.binding("tests/b.txt", "delete") + f.binding("tests/renamed.txt", "add"); }},
-      {"copy", [](const Certified& f) { f.repo.write("tests/copy.txt", lines("alpha")); f.commit("copy a"); },
+      {"copy",
+       [](const Certified& f) {
+         f.repo.write("tests/copy.txt", lines("alpha"));
+         f.commit("copy a");
+       },
        "tests/copy.txt", "copy", "tests/a.txt", "", "100644",
        [](const Certified& f) { return f.binding("tests/copy.txt", "add"); }},
-      {"mode", [](const Certified& f) { f.repo.chmod("ci/run.sh", 0755); f.commit("make run.sh executable"); },
+      {"mode",
+       [](const Certified& f) {
+         f.repo.chmod("ci/run.sh", 0755);
+         f.commit("make run.sh executable");
+       },
        "ci/run.sh", "mode", "", "executable bit set", "100755",
        [](const Certified& f) { return f.binding("ci/run.sh", "mode"); }},
       {"symlink",

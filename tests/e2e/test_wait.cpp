@@ -23,7 +23,8 @@ std::string first_err_line(Process& p) {
 }
 
 std::string waiting_line(int id) {
-  return "kaicoder: proposal " + std::to_string(id) + " is waiting for a person: kaicoder approve " + std::to_string(id);
+  return "kaicoder: proposal " + std::to_string(id) + " is waiting for a person: kaicoder approve " +
+         std::to_string(id);
 }
 
 // A waiter on proposal 1 that is still blocked a moment after it started.
@@ -82,7 +83,8 @@ TEST_CASE("wait exits 5 when the proposal expires before a decision", "[e2e][wai
 TEST_CASE("wait exits 6 when the approved change could not be applied", "[e2e][wait]") {
   TempRepo repo{{"a.txt", "original\n"}};
   repo.init();
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w"}, "from the agent\n"), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w"}, "from the agent\n"),
+                   0);
   Process w = blocked_waiter(repo, {"wait", "1"});
   repo.write("a.txt", "hand edit\n");
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 6);

@@ -22,14 +22,15 @@ namespace {
 // src/ layouts, a Rust crate, a Python package and a Go module.
 const std::vector<std::string>& tracked() {
   static const std::vector<std::string> t = {
-      "a/b/c/x.c", "a/b/include/h.h", "a/h.h", "include/a.h", "src/lib.rs", "src/a.rs", "src/a/b.rs",
-      "src/a/mod.rs", "web/app.ts", "web/x.ts", "web/index.js", "py/pkg/__init__.py", "py/pkg/m.py", "py/main.py",
-      "go.mod", "main.go", "pkg/p.go", "pkg/q.go", "src/main.rs"};
+      "a/b/c/x.c",    "a/b/include/h.h", "a/h.h",    "include/a.h",  "src/lib.rs",         "src/a.rs",    "src/a/b.rs",
+      "src/a/mod.rs", "web/app.ts",      "web/x.ts", "web/index.js", "py/pkg/__init__.py", "py/pkg/m.py", "py/main.py",
+      "go.mod",       "main.go",         "pkg/p.go", "pkg/q.go",     "src/main.rs"};
   return t;
 }
 
 const char* const k_paths[] = {"a/b/c/x.c", "web/app.ts", "py/main.py", "src/a.rs", "main.go", "src/main.rs"};
-const kai::Lang k_langs[] = {kai::Lang::c, kai::Lang::js, kai::Lang::python, kai::Lang::rust, kai::Lang::go, kai::Lang::rust};
+const kai::Lang k_langs[] = {kai::Lang::c,    kai::Lang::js, kai::Lang::python,
+                             kai::Lang::rust, kai::Lang::go, kai::Lang::rust};
 
 }  // namespace
 

@@ -19,12 +19,13 @@
 // once, so it may be the call itself.
 #define KAI_CHECK_EXIT(run, code) KAI_EXIT_IMPL(CHECK, run, code)
 #define KAI_REQUIRE_EXIT(run, code) KAI_EXIT_IMPL(REQUIRE, run, code)
-#define KAI_EXIT_IMPL(check, run, code)                                                                  \
-  do {                                                                                                   \
-    const ::kai::test::Run& kai_run_ = (run);                                                            \
-    INFO("exit " << kai_run_.exit_code << " signal " << kai_run_.term_signal                             \
-                 << (kai_run_.timed_out ? " (timed out)" : "") << "\n" << kai_run_.all());               \
-    check(kai_run_.exit_code == (code));                                                                 \
+#define KAI_EXIT_IMPL(check, run, code)                                      \
+  do {                                                                       \
+    const ::kai::test::Run& kai_run_ = (run);                                \
+    INFO("exit " << kai_run_.exit_code << " signal " << kai_run_.term_signal \
+                 << (kai_run_.timed_out ? " (timed out)" : "") << "\n"       \
+                 << kai_run_.all());                                         \
+    check(kai_run_.exit_code == (code));                                     \
   } while (0)
 
 namespace kai::test {

@@ -21,13 +21,23 @@ namespace kai::test {
 inline std::vector<nlohmann::json> mcp_tool_calls(const TempRepo& repo, const std::string& agent,
                                                   const std::vector<std::pair<std::string, nlohmann::json>>& calls) {
   using json = nlohmann::json;
-  std::string in = json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                        {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
-                                    {"clientInfo", {{"name", "e2e"}, {"version", "1"}}}}}}.dump() + "\n";
+  std::string in = json{{"jsonrpc", "2.0"},
+                        {"id", 0},
+                        {"method", "initialize"},
+                        {"params",
+                         {{"protocolVersion", "2025-06-18"},
+                          {"capabilities", json::object()},
+                          {"clientInfo", {{"name", "e2e"}, {"version", "1"}}}}}}
+                       .dump() +
+                   "\n";
   in += json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n";
   for (size_t i = 0; i < calls.size(); ++i)
-    in += json{{"jsonrpc", "2.0"}, {"id", i + 1}, {"method", "tools/call"},
-               {"params", {{"name", calls[i].first}, {"arguments", calls[i].second}}}}.dump() + "\n";
+    in += json{{"jsonrpc", "2.0"},
+               {"id", i + 1},
+               {"method", "tools/call"},
+               {"params", {{"name", calls[i].first}, {"arguments", calls[i].second}}}}
+              .dump() +
+          "\n";
   Run r = repo.kai({"mcp", "--agent", agent}, in, {}, std::chrono::milliseconds(120000));
   KAI_REQUIRE_EXIT(r, 0);
   std::vector<json> out(calls.size());

@@ -127,7 +127,11 @@ struct ExecArgs {
   bool as_root = ::geteuid() == 0;
 
   ExecArgs(const std::vector<std::string>& a, std::vector<std::string> env, const fs::path& dir, const fs::path& h)
-      : prog(find_in_path(a.at(0))), argv_s(a), env_s(std::move(env)), cwd(dir.string()), home(h.string()),
+      : prog(find_in_path(a.at(0))),
+        argv_s(a),
+        env_s(std::move(env)),
+        cwd(dir.string()),
+        home(h.string()),
         real_home(owner_home()),
         uid_map(std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1\n"),
         gid_map(std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1\n") {
@@ -428,9 +432,12 @@ void TtyProcess::answer(const std::string& text) {
   const auto deadline = Clock::now() + 5s;
   while (off < line.size() && Clock::now() < deadline) {
     ssize_t w = ::write(m_master, line.data() + off, line.size() - off);
-    if (w > 0) off += static_cast<size_t>(w);
-    else if (w < 0 && errno != EAGAIN && errno != EINTR) break;
-    else pump(10);
+    if (w > 0)
+      off += static_cast<size_t>(w);
+    else if (w < 0 && errno != EAGAIN && errno != EINTR)
+      break;
+    else
+      pump(10);
   }
   m_run.prompted = true;
 }
@@ -475,7 +482,8 @@ TempRepo::TempRepo(std::initializer_list<std::pair<std::string, std::string>> fi
   fs::create_directories(m_home / ".config");
   // The owner has used kaicoder before: their key (lib/mac) is in place, as
   // `kaicoder init` at a terminal left it. Tests of a missing key remove it.
-  if (auto k = kai::create_key(owner_dir()); !k) throw std::runtime_error("cannot create the owner's key: " + k.error().message);
+  if (auto k = kai::create_key(owner_dir()); !k)
+    throw std::runtime_error("cannot create the owner's key: " + k.error().message);
   for (const auto& [rel, bytes] : files) write(rel, bytes);
   git({"-c", "init.defaultBranch=main", "init", "-q"});
   git({"add", "-A"});
@@ -723,8 +731,10 @@ void walk_tree(const fs::path& repo, Fn&& on_entry) {
 std::map<std::string, std::string> TempRepo::tree_snapshot() const {
   std::map<std::string, std::string> out;
   walk_tree(m_repo, [&](const std::string& rel, const fs::path& p, const fs::file_status& st) {
-    if (st.type() == fs::file_type::symlink) out[rel] = "symlink -> " + fs::read_symlink(p).string();
-    else if (st.type() == fs::file_type::regular) out[rel] = read(rel);
+    if (st.type() == fs::file_type::symlink)
+      out[rel] = "symlink -> " + fs::read_symlink(p).string();
+    else if (st.type() == fs::file_type::regular)
+      out[rel] = read(rel);
   });
   return out;
 }

@@ -12,9 +12,9 @@
 // repo in a mount namespace of its own where home is bind-mounted over the
 // owner's real home directory (the one the password database names, which is
 // where kaicoder looks for the owner's folder), and HOME / XDG_CONFIG_HOME
-// point into home too: the real owner folder is never read or written. The folder is removed when the case ends, kept (and its path
-// printed) when an assertion in the case failed or an exception is unwinding
-// (except in cases tagged [!mayfail]); KAICODER_KEEP_TEMP=1 keeps every one.
+// point into home too: the real owner folder is never read or written. The folder is removed when the case ends, kept
+// (and its path printed) when an assertion in the case failed or an exception is unwinding (except in cases tagged
+// [!mayfail]); KAICODER_KEEP_TEMP=1 keeps every one.
 //
 // Every child runs under a time limit and is killed with its whole process
 // group when it overstays, so a hang fails the case instead of the CI run.
@@ -45,13 +45,13 @@ using EnvOverrides = std::vector<std::pair<std::string, std::optional<std::strin
 constexpr std::chrono::milliseconds k_default_limit = 30s;
 
 struct Run {
-  int exit_code = -1;    // -1 when the child did not exit normally
-  int term_signal = 0;   // the signal that ended it, 0 when it exited
+  int exit_code = -1;   // -1 when the child did not exit normally
+  int term_signal = 0;  // the signal that ended it, 0 when it exited
   bool timed_out = false;
-  std::string out;       // stdout (for kai_tty: see `tty`)
-  std::string err;       // stderr
-  std::string tty;       // what the terminal showed (kai_tty only): prompt, echo, …
-  bool prompted = false; // kai_tty: the prompt appeared and the answer was sent
+  std::string out;        // stdout (for kai_tty: see `tty`)
+  std::string err;        // stderr
+  std::string tty;        // what the terminal showed (kai_tty only): prompt, echo, …
+  bool prompted = false;  // kai_tty: the prompt appeared and the answer was sent
 
   bool ok() const { return exit_code == 0; }
   bool killed_by(int sig) const { return exit_code == -1 && term_signal == sig; }

@@ -64,13 +64,13 @@ TEST_CASE("an access ACL is parsed from the attribute's bytes, strictly", "[acl]
   CHECK(acl->entries[1].id == k_agent);
   CHECK(acl->entries[1].perm == 6);
   // Stored out of order, it is judged in the kernel's order.
-  auto shuffled = kai::parse_posix_acl(acl_bytes({{AclTag::other, 0, k_none},
-                                                  {AclTag::group_obj, 4, k_none},
-                                                  {AclTag::user_obj, 6, k_none}}));
+  auto shuffled = kai::parse_posix_acl(
+      acl_bytes({{AclTag::other, 0, k_none}, {AclTag::group_obj, 4, k_none}, {AclTag::user_obj, 6, k_none}}));
   REQUIRE(shuffled);
   CHECK(shuffled->entries.front().tag == AclTag::user_obj);
 
-  const std::string good = acl_bytes({{AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 4, k_none}, {AclTag::other, 4, k_none}});
+  const std::string good =
+      acl_bytes({{AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 4, k_none}, {AclTag::other, 4, k_none}});
   for (const std::string& bad : {
            std::string(),
            std::string("\x02\x00\x00", 3),
@@ -78,11 +78,17 @@ TEST_CASE("an access ACL is parsed from the attribute's bytes, strictly", "[acl]
            good.substr(0, good.size() - 1),
            good + "\x01",
            acl_bytes({{AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 4, k_none}}),  // no other
-           acl_bytes({{AclTag::user_obj, 6, k_none}, {AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 4, k_none},
+           acl_bytes({{AclTag::user_obj, 6, k_none},
+                      {AclTag::user_obj, 6, k_none},
+                      {AclTag::group_obj, 4, k_none},
                       {AclTag::other, 0, k_none}}),
-           acl_bytes({{AclTag::user_obj, 6, k_none}, {AclTag::user, 6, k_agent}, {AclTag::group_obj, 4, k_none},
+           acl_bytes({{AclTag::user_obj, 6, k_none},
+                      {AclTag::user, 6, k_agent},
+                      {AclTag::group_obj, 4, k_none},
                       {AclTag::other, 0, k_none}}),  // a named entry without a mask
-           acl_bytes({{AclTag::user_obj, 6, k_none}, {static_cast<AclTag>(0x40), 6, k_none}, {AclTag::group_obj, 4, k_none},
+           acl_bytes({{AclTag::user_obj, 6, k_none},
+                      {static_cast<AclTag>(0x40), 6, k_none},
+                      {AclTag::group_obj, 4, k_none},
                       {AclTag::other, 0, k_none}}),
        }) {
     INFO(bad.size());
@@ -99,35 +105,56 @@ TEST_CASE("an ACL grants as the kernel decides: owner, named user within the mas
     return kai::acl_permits(*acl, st, uid, groups, bits);
   };
   // user:agent:rw- with mask rw-: the agent can write.
-  CHECK(judge({{AclTag::user_obj, 6, k_none}, {AclTag::user, 6, k_agent}, {AclTag::group_obj, 4, k_none},
-               {AclTag::mask, 6, k_none}, {AclTag::other, 0, k_none}},
+  CHECK(judge({{AclTag::user_obj, 6, k_none},
+               {AclTag::user, 6, k_agent},
+               {AclTag::group_obj, 4, k_none},
+               {AclTag::mask, 6, k_none},
+               {AclTag::other, 0, k_none}},
               k_agent, agent_groups, 2));
   // The same entry under mask r--: read only.
-  CHECK_FALSE(judge({{AclTag::user_obj, 6, k_none}, {AclTag::user, 6, k_agent}, {AclTag::group_obj, 4, k_none},
-                     {AclTag::mask, 4, k_none}, {AclTag::other, 0, k_none}},
+  CHECK_FALSE(judge({{AclTag::user_obj, 6, k_none},
+                     {AclTag::user, 6, k_agent},
+                     {AclTag::group_obj, 4, k_none},
+                     {AclTag::mask, 4, k_none},
+                     {AclTag::other, 0, k_none}},
                     k_agent, agent_groups, 2));
-  CHECK(judge({{AclTag::user_obj, 6, k_none}, {AclTag::user, 6, k_agent}, {AclTag::group_obj, 4, k_none},
-               {AclTag::mask, 4, k_none}, {AclTag::other, 0, k_none}},
+  CHECK(judge({{AclTag::user_obj, 6, k_none},
+               {AclTag::user, 6, k_agent},
+               {AclTag::group_obj, 4, k_none},
+               {AclTag::mask, 4, k_none},
+               {AclTag::other, 0, k_none}},
               k_agent, agent_groups, 4));
   // A named user entry wins over a generous other.
-  CHECK_FALSE(judge({{AclTag::user_obj, 6, k_none}, {AclTag::user, 0, k_agent}, {AclTag::group_obj, 4, k_none},
-                     {AclTag::mask, 7, k_none}, {AclTag::other, 6, k_none}},
+  CHECK_FALSE(judge({{AclTag::user_obj, 6, k_none},
+                     {AclTag::user, 0, k_agent},
+                     {AclTag::group_obj, 4, k_none},
+                     {AclTag::mask, 7, k_none},
+                     {AclTag::other, 6, k_none}},
                     k_agent, agent_groups, 4));
   // group:agents:rw-: through a group it is in.
-  CHECK(judge({{AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 0, k_none}, {AclTag::group, 6, k_agent_group},
-               {AclTag::mask, 6, k_none}, {AclTag::other, 0, k_none}},
+  CHECK(judge({{AclTag::user_obj, 6, k_none},
+               {AclTag::group_obj, 0, k_none},
+               {AclTag::group, 6, k_agent_group},
+               {AclTag::mask, 6, k_none},
+               {AclTag::other, 0, k_none}},
               k_agent, agent_groups, 6));
   // A group that matches but does not grant denies, whatever other says.
-  CHECK_FALSE(judge({{AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 4, k_none}, {AclTag::group, 4, k_agent_group},
-                     {AclTag::mask, 6, k_none}, {AclTag::other, 6, k_none}},
+  CHECK_FALSE(judge({{AclTag::user_obj, 6, k_none},
+                     {AclTag::group_obj, 4, k_none},
+                     {AclTag::group, 4, k_agent_group},
+                     {AclTag::mask, 6, k_none},
+                     {AclTag::other, 6, k_none}},
                     k_agent, agent_groups, 2));
   // No entry for it: other.
-  CHECK(judge({{AclTag::user_obj, 6, k_none}, {AclTag::group_obj, 4, k_none}, {AclTag::group, 6, k_other_group},
-               {AclTag::mask, 6, k_none}, {AclTag::other, 6, k_none}},
+  CHECK(judge({{AclTag::user_obj, 6, k_none},
+               {AclTag::group_obj, 4, k_none},
+               {AclTag::group, 6, k_other_group},
+               {AclTag::mask, 6, k_none},
+               {AclTag::other, 6, k_none}},
               k_agent, agent_groups, 2));
   // The owner gets the owner entry, never more.
-  CHECK_FALSE(judge({{AclTag::user_obj, 4, k_none}, {AclTag::group_obj, 6, k_none}, {AclTag::other, 6, k_none}}, k_owner,
-                    {k_file_group}, 2));
+  CHECK_FALSE(judge({{AclTag::user_obj, 4, k_none}, {AclTag::group_obj, 6, k_none}, {AclTag::other, 6, k_none}},
+                    k_owner, {k_file_group}, 2));
 }
 
 TEST_CASE("agent_access lists a file the agent user can write through an ACL entry", "[acl][twouser]") {

@@ -57,7 +57,8 @@ struct Fixture {
 std::vector<std::string> names_in(const TempDir& dir, const std::string& rel) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path() / rel, ec)) out.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / rel, ec))
+    out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -73,10 +74,16 @@ void plant_intent(Fixture& f, nlohmann::json intent) {
 
 nlohmann::json intent_for(const std::string& path, const std::string& before, const std::string& after) {
   const std::string id = "20260709T141530Z";
-  return {{"id", id}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
-          {"files", {{{"path", path}, {"before", {{"exists", true}, {"blob", kai::blob_id(before)}, {"mode", 420}}},
-                      {"after", {{"exists", true}, {"blob", kai::blob_id(after)}, {"mode", 420}}},
-                      {"backup", path + ".bak-kaicoder-" + id}, {"backup_blob", kai::blob_id(before)}}}},
+  return {{"id", id},
+          {"kind", "edit"},
+          {"time", "2026-07-09T14:15:30Z"},
+          {"proposal", 0},
+          {"files",
+           {{{"path", path},
+             {"before", {{"exists", true}, {"blob", kai::blob_id(before)}, {"mode", 420}}},
+             {"after", {{"exists", true}, {"blob", kai::blob_id(after)}, {"mode", 420}}},
+             {"backup", path + ".bak-kaicoder-" + id},
+             {"backup_blob", kai::blob_id(before)}}}},
           {"entry", {{"kind", "edit"}, {"rollback_id", id}}}};
 }
 
@@ -272,13 +279,23 @@ TEST_CASE("recovery finishes an intent whose file already holds the new bytes", 
   Fixture f;
   f.dir.write("a.txt", "new\n");
   f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
-  nlohmann::json intent = {
-      {"id", "20260709T141530Z"}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
-      {"files", {{{"path", "a.txt"}, {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
-                  {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
-                  {"backup", "a.txt.bak-kaicoder-20260709T141530Z"}, {"backup_blob", kai::blob_id("old\n")}}}},
-      {"entry", {{"time", "2026-07-09T14:15:30Z"}, {"kind", "edit"}, {"rollback_id", "20260709T141530Z"},
-                 {"files", {"/x/a.txt"}}, {"action", "edit_file"}, {"result", "ok"}}}};
+  nlohmann::json intent = {{"id", "20260709T141530Z"},
+                           {"kind", "edit"},
+                           {"time", "2026-07-09T14:15:30Z"},
+                           {"proposal", 0},
+                           {"files",
+                            {{{"path", "a.txt"},
+                              {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
+                              {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
+                              {"backup", "a.txt.bak-kaicoder-20260709T141530Z"},
+                              {"backup_blob", kai::blob_id("old\n")}}}},
+                           {"entry",
+                            {{"time", "2026-07-09T14:15:30Z"},
+                             {"kind", "edit"},
+                             {"rollback_id", "20260709T141530Z"},
+                             {"files", {"/x/a.txt"}},
+                             {"action", "edit_file"},
+                             {"result", "ok"}}}};
   plant_intent(f, intent);
   auto n = kai::recover(*f.ws);
   REQUIRE(n);
@@ -293,12 +310,17 @@ TEST_CASE("recovery undoes an intent whose file still holds the old bytes", "[ap
   Fixture f;
   f.dir.write("a.txt", "old\n");
   f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
-  nlohmann::json intent = {
-      {"id", "20260709T141530Z"}, {"kind", "edit"}, {"time", "2026-07-09T14:15:30Z"}, {"proposal", 0},
-      {"files", {{{"path", "a.txt"}, {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
-                  {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
-                  {"backup", "a.txt.bak-kaicoder-20260709T141530Z"}, {"backup_blob", kai::blob_id("old\n")}}}},
-      {"entry", {{"kind", "edit"}, {"rollback_id", "20260709T141530Z"}}}};
+  nlohmann::json intent = {{"id", "20260709T141530Z"},
+                           {"kind", "edit"},
+                           {"time", "2026-07-09T14:15:30Z"},
+                           {"proposal", 0},
+                           {"files",
+                            {{{"path", "a.txt"},
+                              {"before", {{"exists", true}, {"blob", kai::blob_id("old\n")}, {"mode", 420}}},
+                              {"after", {{"exists", true}, {"blob", kai::blob_id("new\n")}, {"mode", 420}}},
+                              {"backup", "a.txt.bak-kaicoder-20260709T141530Z"},
+                              {"backup_blob", kai::blob_id("old\n")}}}},
+                           {"entry", {{"kind", "edit"}, {"rollback_id", "20260709T141530Z"}}}};
   plant_intent(f, intent);
   REQUIRE(kai::recover(*f.ws));
   CHECK(f.dir.read("a.txt") == "old\n");

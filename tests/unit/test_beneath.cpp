@@ -133,8 +133,8 @@ TEST_CASE("open_parent refuses a symlinked folder, inside or outside the root", 
 TEST_CASE("open_parent refuses paths that are not plain and relative", "[beneath]") {
   Tree tr;
   tr.t.mkdir("root/a");
-  for (std::string_view rel : {"../outside/keep.txt", "/etc/passwd", "a/../../outside/x", "a/./x", "a//x", "", "a/",
-                               "./x", ".."}) {
+  for (std::string_view rel :
+       {"../outside/keep.txt", "/etc/passwd", "a/../../outside/x", "a/./x", "a//x", "", "a/", "./x", ".."}) {
     INFO(rel);
     for (const Opener& o : k_openers) {
       kai::Result<Dir> d = o.fn(tr.root, rel, CreateDirs::yes);

@@ -13,8 +13,10 @@ std::string change(const std::string& body) { return "version = 1\n[[change]]\n"
 }  // namespace
 
 TEST_CASE("a manifest binds paths to a blob and mode, or to deleted", "[certify]") {
-  auto m = kai::parse_manifest("version = 1\nbase = \"" + k_blob + "\"\n"
-                               "[[change]]\npath = \"tests/a b.txt\"\nkind = \"modify\"\nblob = \"" + k_blob +
+  auto m = kai::parse_manifest("version = 1\nbase = \"" + k_blob +
+                                   "\"\n"
+                                   "[[change]]\npath = \"tests/a b.txt\"\nkind = \"modify\"\nblob = \"" +
+                                   k_blob +
                                    "\"\nmode = \"100755\"\n"
                                    "[[change]]\npath = \"tests/old.txt\"\nkind = \"delete\"\n",
                                "m.toml");
@@ -96,8 +98,9 @@ TEST_CASE("[certify] keys are validated", "[certify][config]") {
   CHECK(ok->certify_paths == std::vector<std::string>{"tests/**"});
   CHECK(ok->certify_base == "origin/main");
   CHECK(ok->allowed_signers == ".signers");
-  for (const char* bad : {"[certify]\nallowed_signers = \"../x\"\n", "[certify]\nallowed_signers = \"/etc/x\"\n",
-                          "[certify]\nbase = \"--all\"\n", "[certify]\npaths = [\"a/../b\"]\n", "[certify]\nsigners = 1\n"}) {
+  for (const char* bad :
+       {"[certify]\nallowed_signers = \"../x\"\n", "[certify]\nallowed_signers = \"/etc/x\"\n",
+        "[certify]\nbase = \"--all\"\n", "[certify]\npaths = [\"a/../b\"]\n", "[certify]\nsigners = 1\n"}) {
     INFO(bad);
     auto c = kai::parse_config_text(bad, "kaicoder.toml@x");
     REQUIRE_FALSE(c);

@@ -165,7 +165,9 @@ TEST_CASE("multi-line values come back as the single line that was written", "[c
 TEST_CASE("non-ASCII text and arrows survive a round trip", "[changelog]") {
   Entry e = spec_entry();
   e.files = {"/home/m\xC3\xBCller/\xE6\x97\xA5\xE6\x9C\xAC/caf\xC3\xA9.md"};
-  e.summary = "Gr\xC3\xBC\xC3\x9F" "e \xE2\x86\x92 \xE2\x80\x9Cquotes\xE2\x80\x9D \xC2\xB7 emoji \xF0\x9F\x9A\x80";
+  e.summary =
+      "Gr\xC3\xBC\xC3\x9F"
+      "e \xE2\x86\x92 \xE2\x80\x9Cquotes\xE2\x80\x9D \xC2\xB7 emoji \xF0\x9F\x9A\x80";
   e.approver = "\xC3\xA9lodie";
   e.rollback = "restore caf\xC3\xA9.md.bak-kaicoder-20260709T142530Z \xE2\x86\x92 caf\xC3\xA9.md";
   CHECK(fields(round_trip(e)) == fields(e));
@@ -174,26 +176,26 @@ TEST_CASE("non-ASCII text and arrows survive a round trip", "[changelog]") {
 TEST_CASE("the parser skips notes and reports malformed entries by line", "[changelog]") {
   std::string good = kai::format_entry(spec_entry());
   std::string text =
-      "# KAI Coder changelog\n"                                                           // 1
-      "\n"                                                                                // 2
-      "## Notes from the review\n"                                                        // 3
-      "- these lines are ours\n"                                                          // 4
-      "\n" +                                                                              // 5
-      good +                                                                              // 6-15
-      "A hand-written note.\n"                                                            // 16
-      "\n"                                                                                // 17
-      "## 2026-07-09T14:20:00Z  \xC2\xB7  write\n"                                        // 18 no id
-      "- file(s):   /a\n"                                                                 // 19
-      "\n"                                                                                // 20
+      "# KAI Coder changelog\n"                                                               // 1
+      "\n"                                                                                    // 2
+      "## Notes from the review\n"                                                            // 3
+      "- these lines are ours\n"                                                              // 4
+      "\n" +                                                                                  // 5
+      good +                                                                                  // 6-15
+      "A hand-written note.\n"                                                                // 16
+      "\n"                                                                                    // 17
+      "## 2026-07-09T14:20:00Z  \xC2\xB7  write\n"                                            // 18 no id
+      "- file(s):   /a\n"                                                                     // 19
+      "\n"                                                                                    // 20
       "## 2026-07-09T14:19:00Z  \xC2\xB7  delete  \xC2\xB7  rollback-id: 20260709T141900Z\n"  // 21
-      "- file(s):   /a\n"                                                                 // 22
-      "- colour:    red\n"                                                                // 23 unknown
-      "\n"                                                                                // 24
+      "- file(s):   /a\n"                                                                     // 22
+      "- colour:    red\n"                                                                    // 23 unknown
+      "\n"                                                                                    // 24
       "## 2026-07-09T14:18:00Z  \xC2\xB7  delete  \xC2\xB7  rollback-id: 20260709T141800Z\n"  // 25
-      "- file(s):   /a\n"                                                                 // 26 too short
-      "\n"                                                                                // 27
-      "## 2026-13-09 14:17  \xC2\xB7  run  \xC2\xB7  rollback-id: x\n"                    // 28 bad time
-      "\n";                                                                               // 29
+      "- file(s):   /a\n"                                                                     // 26 too short
+      "\n"                                                                                    // 27
+      "## 2026-13-09 14:17  \xC2\xB7  run  \xC2\xB7  rollback-id: x\n"                        // 28 bad time
+      "\n";                                                                                   // 29
   Entry last = spec_entry();
   last.rollback_id = "20260709T141600Z";
   text += kai::format_entry(last);  // 30
@@ -240,7 +242,7 @@ TEST_CASE("prepend puts the entry first and leaves notes where they were", "[cha
 
   REQUIRE(log.prepend(nth_entry(2)).ok());
   CHECK(slurp(live) == head + kai::format_entry(nth_entry(2)) + kai::format_entry(nth_entry(1)) + note +
-                          kai::format_entry(nth_entry(0)));
+                           kai::format_entry(nth_entry(0)));
 
   auto all = log.newest(0);
   REQUIRE(all.ok());

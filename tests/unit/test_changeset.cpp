@@ -74,7 +74,7 @@ TEST_CASE("a changeset's record keeps every file's metadata, and the bytes are a
   CHECK(back->changes[1].tier == kai::Tier::confirm);
   CHECK(back->changes[0].base.blob == p.changes[0].base.blob);
   CHECK(back->changes[0].after.size() == p.changes[0].after.size());  // filled from the payload on load
-  CHECK_FALSE(kai::to_json(kai::Proposal{}).contains("changes"));    // other records stay as they were
+  CHECK_FALSE(kai::to_json(kai::Proposal{}).contains("changes"));     // other records stay as they were
 }
 
 TEST_CASE("changes given with --json-input are checked field by field, naming the change", "[changeset]") {
@@ -93,8 +93,7 @@ TEST_CASE("changes given with --json-input are checked field by field, naming th
                           R"({"changes": [{"op": "mode", "path": "a", "mode": "0777"}]})",
                           R"({"changes": [{"op": "move", "path": "a"}]})",
                           R"({"changes": [{"op": "delete", "path": "a", "colour": "red"}]})",
-                          R"({"changes": [{"op": "rename", "path": "a"}]})",
-                          R"({"changes": [{"op": "delete"}]})",
+                          R"({"changes": [{"op": "rename", "path": "a"}]})", R"({"changes": [{"op": "delete"}]})",
                           R"({"changes": [{"op": "write", "path": "a", "content_base64": "!!"}]})"}) {
     INFO(bad);
     auto r = kai::changeset_from_json(bad);
@@ -102,7 +101,8 @@ TEST_CASE("changes given with --json-input are checked field by field, naming th
     CHECK(r.error().code == Errc::usage);
     CHECK_THAT(r.error().message, Contains("changes[0]"));
   }
-  auto later = kai::changeset_from_json(R"({"changes": [{"op": "delete", "path": "a"}, {"op": "delete", "path": ""}]})");
+  auto later =
+      kai::changeset_from_json(R"({"changes": [{"op": "delete", "path": "a"}, {"op": "delete", "path": ""}]})");
   REQUIRE_FALSE(later);
   CHECK_THAT(later.error().message, Contains("changes[1]"));
 }
@@ -121,8 +121,9 @@ TEST_CASE("a changeset staged through the library: its payload bytes are bound, 
   WsFixture f("", {{"a.txt", "one\n"}, {"b.txt", "two\n"}});
   kai::ChangesetRequest req;
   req.why = "two files";
-  req.patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
-              "diff --git a/b.txt b/c.txt\nsimilarity index 100%\nrename from b.txt\nrename to c.txt\n";
+  req.patch =
+      "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
+      "diff --git a/b.txt b/c.txt\nsimilarity index 100%\nrename from b.txt\nrename to c.txt\n";
   auto st = kai::propose_changeset(*f.ws, req, f.dir.path(), kai::DryRun::no, {});
   REQUIRE(st);
   const int id = st->proposal.id;

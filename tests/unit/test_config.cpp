@@ -141,7 +141,8 @@ TEST_CASE("a --config overlay may only add deny and ask rules and the restrictin
   d.write("overlay.toml",
           "[[policy.rule]]\naction = \"edit\"\npath = \"vendor/**\"\ndecision = \"deny\"\n"
           "[[policy.rule]]\naction = \"run\"\ncommand = \"make\"\ndecision = \"ask\"\n"
-          "[paths]\ndeny_read = [\"private/**\"]\ndeny_write = [\"docs/**\"]\nprotected = [\"a.c\"]\nconfirm = [\"b.c\"]\n");
+          "[paths]\ndeny_read = [\"private/**\"]\ndeny_write = [\"docs/**\"]\nprotected = [\"a.c\"]\nconfirm = "
+          "[\"b.c\"]\n");
   auto c = kai::load_config({d / "kaicoder.toml", {d / "overlay.toml", kai::ConfigRole::overlay}});
   REQUIRE(c);
   CHECK(c->deny_read == std::vector<std::string>{"owner/**", "private/**"});
@@ -184,19 +185,23 @@ TEST_CASE("a --config overlay may only add deny and ask rules and the restrictin
 TEST_CASE("config text given by the caller is parsed instead of the file", "[config]") {
   TempDir d;
   d.write("kaicoder.toml", "[approval]\ntimeout = 20\n");
-  auto c = kai::load_config({{d / "kaicoder.toml", kai::ConfigRole::trusted, std::string("[approval]\ntimeout = 30\n")}});
+  auto c =
+      kai::load_config({{d / "kaicoder.toml", kai::ConfigRole::trusted, std::string("[approval]\ntimeout = 30\n")}});
   REQUIRE(c);
   CHECK(c->timeout == 30);
   // Even when the file is gone: the bytes whose digest was checked are what counts.
-  auto g = kai::load_config({{d / "gone.toml", kai::ConfigRole::trusted, std::string("[approval]\ntimeout = \"x\"\n")}});
+  auto g =
+      kai::load_config({{d / "gone.toml", kai::ConfigRole::trusted, std::string("[approval]\ntimeout = \"x\"\n")}});
   REQUIRE_FALSE(g);
   CHECK(g.error().message.find((d / "gone.toml").string() + ":2: approval.timeout") == 0);
 }
 
 TEST_CASE("policy: deny beats ask beats allow, defaults decide otherwise", "[policy]") {
   kai::Config c;
-  c.rules = {{"edit", "docs/**", "", "allow", "f:1"}, {"edit", "docs/secret/**", "", "deny", "f:2"},
-             {"run", "", "cargo test", "allow", "f:3"}, {"run", "", "npm run test*", "allow", "f:4"}};
+  c.rules = {{"edit", "docs/**", "", "allow", "f:1"},
+             {"edit", "docs/secret/**", "", "deny", "f:2"},
+             {"run", "", "cargo test", "allow", "f:3"},
+             {"run", "", "npm run test*", "allow", "f:4"}};
   CHECK(kai::decide(c, "edit", "docs/a.md").decision == kai::Decision::allow);
   CHECK(kai::decide(c, "edit", "docs/a.md").rule == "f:1");
   CHECK(kai::decide(c, "edit", "docs/secret/a.md").decision == kai::Decision::deny);

@@ -76,8 +76,8 @@ TEST_CASE("many includes in a deep folder cost lookups per name, not per folder"
   // "../" climbs from each folder as before, with the same ranking.
   kai::FileSet files{{"a/b/c/x.c", "a/h.h", "a/b/include/h.h", "a/inc/k.h", "a/b/include/j.h", "a/j.h"}};
   kai::ScanBudget plenty;
-  auto d = kai::dependencies(files, {}, "a/b/c/x.c", "#include \"h.h\"\n#include \"../j.h\"\n#include \"../../inc/k.h\"\n",
-                             plenty);
+  auto d = kai::dependencies(files, {}, "a/b/c/x.c",
+                             "#include \"h.h\"\n#include \"../j.h\"\n#include \"../../inc/k.h\"\n", plenty);
   Paths got;
   for (uint32_t i : d) got.push_back(files.paths()[i]);
   CHECK(sorted(got) == Paths{"a/b/include/h.h", "a/inc/k.h", "a/j.h"});

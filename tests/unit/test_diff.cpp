@@ -71,8 +71,8 @@ struct Shell {
 // above the scratch directory to be discovered.
 Shell git_in(const fs::path& dir, const std::string& args) {
   const std::string cmd = "cd '" + dir.string() + "' && env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME='" +
-                          dir.string() + "' GIT_CEILING_DIRECTORIES='" + dir.parent_path().string() + "' git " +
-                          args + " 2>&1";
+                          dir.string() + "' GIT_CEILING_DIRECTORIES='" + dir.parent_path().string() + "' git " + args +
+                          " 2>&1";
   Shell r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -210,16 +210,18 @@ TEST_CASE("identical contents give an empty diff", "[diff]") {
 TEST_CASE("a one-line change is a git-style diff that git applies", "[diff]") {
   const std::string before = "a\nb\nc\n", after = "a\nB\nc\n";
   const FileDiff d = diff(before, after);
-  CHECK(d.text == "diff --git a/f.txt b/f.txt\n"
-                  "index " + kai::blob_id(before).substr(0, 7) + ".." + kai::blob_id(after).substr(0, 7) +
-                      " 100644\n"
-                      "--- a/f.txt\n"
-                      "+++ b/f.txt\n"
-                      "@@ -1,3 +1,3 @@\n"
-                      " a\n"
-                      "-b\n"
-                      "+B\n"
-                      " c\n");
+  CHECK(d.text ==
+        "diff --git a/f.txt b/f.txt\n"
+        "index " +
+            kai::blob_id(before).substr(0, 7) + ".." + kai::blob_id(after).substr(0, 7) +
+            " 100644\n"
+            "--- a/f.txt\n"
+            "+++ b/f.txt\n"
+            "@@ -1,3 +1,3 @@\n"
+            " a\n"
+            "-b\n"
+            "+B\n"
+            " c\n");
   CHECK(d.added == 1);
   CHECK(d.removed == 1);
   CHECK(d.hunks == 1);
@@ -378,7 +380,12 @@ TEST_CASE("a diff past the change limit keeps its headers and first hunks", "[di
   write_file(dir.path() / "part.patch", d.text);
   CHECK(git_in(dir.path(), "apply --check part.patch").code == 0);
 
-  const FileDiff whole = diff(before, after, [] { DiffOptions o; o.max_changed_lines = 400; o.full = true; return o; }());
+  const FileDiff whole = diff(before, after, [] {
+    DiffOptions o;
+    o.max_changed_lines = 400;
+    o.full = true;
+    return o;
+  }());
   CHECK_FALSE(whole.truncated);
   CHECK(changed_lines_in(whole.text) == 2000);
 }

@@ -30,8 +30,7 @@ gate::ApprovalReview shown(WsFixture& f, int id, const gate::ApprovalOptions& op
 }
 
 // The request a door sends after showing `rv` and hearing `answer`.
-gate::Request request_for(const gate::ApprovalReview& rv, gate::Answer answer,
-                          const gate::ApprovalOptions& opts = {}) {
+gate::Request request_for(const gate::ApprovalReview& rv, gate::Answer answer, const gate::ApprovalOptions& opts = {}) {
   gate::Request r;
   r.id = rv.proposal.id;
   r.who = k_tester;
@@ -321,7 +320,10 @@ TEST_CASE("gate: an approved run is carried out once, through approve or through
   CHECK(exists(f, "later.txt"));
 }
 
-TEST_CASE("gate: a rollback the policy allows is checked against the approvers as the person who asked, and logged as the rule", "[gate][rollback]") {
+TEST_CASE(
+    "gate: a rollback the policy allows is checked against the approvers as the person who asked, and logged as the "
+    "rule",
+    "[gate][rollback]") {
   WsFixture f("[approval]\napprovers = [\"alice\"]\n[policy.default]\nrollback = \"allow\"\n");
   int id = stage(f, "a.txt", "new\n");
   auto p = f.ws->store.load(id);

@@ -29,10 +29,14 @@ TEST_CASE("a plain path is written as it is, with its prefix", "[git_quote]") {
 
 TEST_CASE("quotes, backslashes, controls and non-ASCII bytes are quoted as git does", "[git_quote]") {
   // what `git diff` prints for these names with core.quotePath on (the default)
-  CHECK(quote_c_style("a/", "sp\xC3\xA4" "ce \"x\"") == "\"a/sp\\303\\244ce \\\"x\\\"\"");
+  CHECK(quote_c_style("a/",
+                      "sp\xC3\xA4"
+                      "ce \"x\"") == "\"a/sp\\303\\244ce \\\"x\\\"\"");
   CHECK(quote_c_style("", "back\\slash") == "\"back\\\\slash\"");
   CHECK(quote_c_style("", "tab\there\nline") == "\"tab\\there\\nline\"");
-  CHECK(quote_c_style("", std::string("nul\x01" "del\x7f", 8)) == "\"nul\\001del\\177\"");
+  CHECK(quote_c_style("", std::string("nul\x01"
+                                      "del\x7f",
+                                      8)) == "\"nul\\001del\\177\"");
   CHECK(quote_c_style("", "\a\b\v\f\r") == "\"\\a\\b\\v\\f\\r\"");
 }
 
@@ -41,7 +45,9 @@ TEST_CASE("unquoting gives back every byte that quoting wrote", "[git_quote]") {
   for (int c = 1; c < 256; ++c) all += static_cast<char>(c);
   const std::string q = quote_c_style("a/", all);
   CHECK(unquoted(q) == "a/" + all);
-  CHECK(unquoted("\"a/sp\\303\\244ce \\\"x\\\"\"") == "a/sp\xC3\xA4" "ce \"x\"");
+  CHECK(unquoted("\"a/sp\\303\\244ce \\\"x\\\"\"") ==
+        "a/sp\xC3\xA4"
+        "ce \"x\"");
 }
 
 TEST_CASE("unquoting stops at the closing quote and says where", "[git_quote]") {

@@ -180,9 +180,9 @@ TEST_CASE("glob_match matches bytes, so UTF-8 names work", "[glob]") {
 }
 
 TEST_CASE("validate_glob accepts ordinary patterns", "[glob]") {
-  for (std::string_view p : {"*.sh"sv, "scripts/**"sv, "/top"sv, "node_modules/"sv, "docs/**/*.md"sv, "a/**/b"sv,
-                             "[ab]c"sv, "[!a-z]x"sv, "?"sv, "a\\[b"sv, "**"sv, "Dockerfile*"sv, "secrets/**"sv,
-                             ".github/**"sv, "a\\\\"sv}) {
+  for (std::string_view p :
+       {"*.sh"sv, "scripts/**"sv, "/top"sv, "node_modules/"sv, "docs/**/*.md"sv, "a/**/b"sv, "[ab]c"sv, "[!a-z]x"sv,
+        "?"sv, "a\\[b"sv, "**"sv, "Dockerfile*"sv, "secrets/**"sv, ".github/**"sv, "a\\\\"sv}) {
     INFO(p);
     CHECK(kai::validate_glob(p).ok());
   }

@@ -13,8 +13,9 @@ using json = nlohmann::json;
 using Catch::Matchers::Contains;
 
 TEST_CASE("Claude Code payloads are read into tool calls", "[hook]") {
-  auto w = parse_tool_call(Harness::claude_code,
-                           R"({"cwd": "/r", "tool_name": "Write", "tool_input": {"file_path": "/r/a", "content": "x"}})");
+  auto w =
+      parse_tool_call(Harness::claude_code,
+                      R"({"cwd": "/r", "tool_name": "Write", "tool_input": {"file_path": "/r/a", "content": "x"}})");
   REQUIRE(w);
   CHECK(w->op == Op::write);
   CHECK(w->path == "/r/a");
@@ -26,7 +27,8 @@ TEST_CASE("Claude Code payloads are read into tool calls", "[hook]") {
   REQUIRE(e->edits.size() == 2);
   CHECK_FALSE(e->edits[0].all);
   CHECK(e->edits[1].all);
-  auto g = parse_tool_call(Harness::claude_code, R"({"tool_name": "Grep", "tool_input": {"pattern": "x", "glob": "*.c"}})");
+  auto g =
+      parse_tool_call(Harness::claude_code, R"({"tool_name": "Grep", "tool_input": {"pattern": "x", "glob": "*.c"}})");
   REQUIRE(g);
   CHECK(g->op == Op::search);
   CHECK(g->glob == "*.c");
@@ -43,9 +45,11 @@ TEST_CASE("Claude Code payloads are read into tool calls", "[hook]") {
 }
 
 TEST_CASE("bad hook payloads are usage errors", "[hook]") {
-  for (const char* text : {"", "{", "[]", R"({"tool_input": {}})", R"({"tool_name": "Write", "tool_input": []})",
-                           R"({"tool_name": "Write", "tool_input": {"file_path": "a"}})",
-                           R"({"tool_name": "Edit", "tool_input": {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"}})"}) {
+  for (
+      const char* text :
+      {"", "{", "[]", R"({"tool_input": {}})", R"({"tool_name": "Write", "tool_input": []})",
+       R"({"tool_name": "Write", "tool_input": {"file_path": "a"}})",
+       R"({"tool_name": "Edit", "tool_input": {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": "yes"}})"}) {
     INFO(text);
     auto c = parse_tool_call(Harness::claude_code, text);
     REQUIRE_FALSE(c);
@@ -58,7 +62,8 @@ TEST_CASE("Codex, Gemini and Cursor payloads are read into tool calls", "[hook]"
   REQUIRE(b);
   CHECK(b->op == Op::shell);
   CHECK(b->argv == std::vector<std::string>{"ls", "-l"});
-  auto p = parse_tool_call(Harness::codex, R"({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch"}})");
+  auto p =
+      parse_tool_call(Harness::codex, R"({"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch"}})");
   REQUIRE(p);
   CHECK(p->op == Op::patch);
   auto r = parse_tool_call(Harness::gemini, R"({"cwd": "/r", "tool_name": "run_shell_command",
@@ -78,7 +83,8 @@ TEST_CASE("Codex, Gemini and Cursor payloads are read into tool calls", "[hook]"
       "mcp_context": {"server_name": "other"}})");
   REQUIRE(go);
   CHECK(go->op == Op::unknown);
-  auto s = parse_tool_call(Harness::cursor, R"({"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "/r"})");
+  auto s =
+      parse_tool_call(Harness::cursor, R"({"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "/r"})");
   REQUIRE(s);
   CHECK(s->op == Op::shell);
   auto mcp = parse_tool_call(Harness::cursor, R"({"hook_event_name": "beforeMCPExecution", "tool_name": "read_file",
@@ -94,7 +100,8 @@ TEST_CASE("Codex, Gemini and Cursor payloads are read into tool calls", "[hook]"
       "tool_input": {"path": "a"}})");
   REQUIRE(del);
   CHECK(del->op == Op::remove);
-  auto gl = parse_tool_call(Harness::gemini, R"({"tool_name": "glob", "tool_input": {"pattern": "*.c", "dir_path": "src"}})");
+  auto gl =
+      parse_tool_call(Harness::gemini, R"({"tool_name": "glob", "tool_input": {"pattern": "*.c", "dir_path": "src"}})");
   REQUIRE(gl);
   CHECK(gl->op == Op::search);
   CHECK(gl->path == "src");
@@ -143,7 +150,8 @@ TEST_CASE("JsonText starts an empty file and refuses what is not an object", "[i
 }
 
 TEST_CASE("TomlText sets keys at the top and in tables and keeps comments", "[integrate]") {
-  auto t = TomlText::parse("# top\nmodel = \"m\" # pinned\nsandbox_mode = \"workspace-write\" # was\n\n[profiles.x]\nmodel = \"o\"\n");
+  auto t = TomlText::parse(
+      "# top\nmodel = \"m\" # pinned\nsandbox_mode = \"workspace-write\" # was\n\n[profiles.x]\nmodel = \"o\"\n");
   REQUIRE(t);
   REQUIRE(t->set("", "sandbox_mode", "\"read-only\""));
   REQUIRE(t->set("", "approval_policy", "\"never\""));

@@ -41,9 +41,10 @@ struct Served {
   explicit Served(const std::string& version = "2025-06-18", const std::string& config = "",
                   std::initializer_list<std::pair<std::string, std::string>> files = {{"a.txt", "hello\n"}})
       : f(config, files), srv(*f.ws, {f.dir.path(), ""}, "0.1.0") {
-    auto r = srv.handle(request(1, "initialize", {{"protocolVersion", version},
-                                                  {"capabilities", json::object()},
-                                                  {"clientInfo", {{"name", "unit-client"}, {"version", "1"}}}}));
+    auto r = srv.handle(request(1, "initialize",
+                                {{"protocolVersion", version},
+                                 {"capabilities", json::object()},
+                                 {"clientInfo", {{"name", "unit-client"}, {"version", "1"}}}}));
     REQUIRE(r);
     REQUIRE(r->at("result").at("protocolVersion") == std::string(mcp::negotiate_version(version)));
   }
@@ -94,8 +95,10 @@ TEST_CASE("mcp: initialize answers with the tools capability, ping with an empty
           "[mcp]") {
   WsFixture f("", {{"a.txt", "hello\n"}});
   mcp::Server srv(*f.ws, {f.dir.path(), ""}, "0.1.0");
-  auto init = srv.handle(request(1, "initialize", {{"protocolVersion", "2025-03-26"}, {"capabilities", json::object()},
-                                                   {"clientInfo", {{"name", "c"}, {"version", "1"}}}}));
+  auto init = srv.handle(request(1, "initialize",
+                                 {{"protocolVersion", "2025-03-26"},
+                                  {"capabilities", json::object()},
+                                  {"clientInfo", {{"name", "c"}, {"version", "1"}}}}));
   REQUIRE(init);
   CHECK(init->at("id") == 1);
   CHECK(init->at("result").at("protocolVersion") == "2025-03-26");
@@ -130,8 +133,8 @@ TEST_CASE("mcp: a line that is not JSON-RPC 2.0 gets the parse or invalid-reques
   CHECK_FALSE(good.error_reply);
   CHECK(mcp::Server::blocks(request(1, "tools/call")));
   CHECK_FALSE(mcp::Server::blocks(request(1, "ping")));
-  CHECK(mcp::Server::cancelled_id({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 7}}}}) ==
-        json(7));
+  CHECK(mcp::Server::cancelled_id(
+            {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 7}}}}) == json(7));
 }
 
 TEST_CASE("mcp: tools/list holds the fixed tools, none that decides, with schemas and annotations", "[mcp]") {
@@ -178,7 +181,8 @@ TEST_CASE("mcp: propose_edit returns its proposal id at once and writes nothing"
   CHECK(s.f.dir.read("a.txt") == "hello\n");
   CHECK(s.state(id) == kai::State::pending);
   // The retry of a denied write is the same proposal, not a second one.
-  json again = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "hello"}, {"new_text", "bye"}, {"why", "t"}});
+  json again =
+      call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "hello"}, {"new_text", "bye"}, {"why", "t"}});
   CHECK(proposal_id(again) == 1);
   CHECK(body(again).at("existing") == true);
 }
@@ -270,7 +274,8 @@ TEST_CASE("mcp: a denied path or a target not found is a tool error with kaicode
   json read_secret = call(s.srv, "read_file", {{"path", ".env"}});
   CHECK(read_secret.at("result").at("isError") == true);
   CHECK(body(read_secret).at("error").at("kind") == "denied");
-  json missing = call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "nowhere"}, {"new_text", "x"}, {"why", "t"}});
+  json missing =
+      call(s.srv, "propose_edit", {{"path", "a.txt"}, {"old_text", "nowhere"}, {"new_text", "x"}, {"why", "t"}});
   CHECK(missing.at("result").at("isError") == true);
   CHECK(body(missing).at("error").at("kind") == "conflict");
   CHECK(body(missing).at("error").at("code") == 6);
@@ -349,7 +354,8 @@ TEST_CASE("mcp: run_command stages a command, network asks for the confirm tier,
 }
 
 TEST_CASE("mcp: read_file and list_dir answer at once, secrets redacted", "[mcp]") {
-  Served s("2025-06-18", "", {{"a.txt", "hello\nkey abcdef123456 here\n"}, {".env", "API_TOKEN=abcdef123456\n"}, {"src/b.txt", "b\n"}});
+  Served s("2025-06-18", "",
+           {{"a.txt", "hello\nkey abcdef123456 here\n"}, {".env", "API_TOKEN=abcdef123456\n"}, {"src/b.txt", "b\n"}});
   json r = call(s.srv, "read_file", {{"path", "a.txt"}, {"lines", "2:2"}});
   REQUIRE(r.at("result").at("isError") == false);
   CHECK(body(r).at("text") == "key [REDACTED:API_TOKEN] here\n");
@@ -420,10 +426,13 @@ TEST_CASE("mcp: a cancelled wait gets no answer, sends progress while it waits, 
                    sent.push_back(n);
                    cancelled = true;  // the client cancels once it has seen progress
                  },
-                 [&] { return cancelled.load(); }, nullptr, {}};
-  auto r = s.srv.handle(request(8, "tools/call", {{"name", "wait_for_decision"},
-                                                  {"arguments", {{"id", id}, {"timeout_s", 30}}},
-                                                  {"_meta", {{"progressToken", "tok-1"}}}}),
+                 [&] { return cancelled.load(); },
+                 nullptr,
+                 {}};
+  auto r = s.srv.handle(request(8, "tools/call",
+                                {{"name", "wait_for_decision"},
+                                 {"arguments", {{"id", id}, {"timeout_s", 30}}},
+                                 {"_meta", {{"progressToken", "tok-1"}}}}),
                         door);
   CHECK_FALSE(r);  // cancelled: no response
   REQUIRE(sent.size() == 1);
@@ -491,7 +500,8 @@ bool answered(const std::vector<json>& got, int id) {
 
 }  // namespace
 
-TEST_CASE("mcp: a read and a second proposal are answered while a wait_for_decision is in flight", "[mcp][mcp_dispatch]") {
+TEST_CASE("mcp: a read and a second proposal are answered while a wait_for_decision is in flight",
+          "[mcp][mcp_dispatch]") {
   Served s;
   Collector c;
   mcp::Dispatcher d(s.srv, c.sink());
@@ -521,7 +531,8 @@ TEST_CASE("mcp: a read and a second proposal are answered while a wait_for_decis
   CHECK(s.state(second) == kai::State::pending);
 }
 
-TEST_CASE("mcp: a cancel ends only the call it names, and end of input ends the other waits, answered", "[mcp][mcp_dispatch]") {
+TEST_CASE("mcp: a cancel ends only the call it names, and end of input ends the other waits, answered",
+          "[mcp][mcp_dispatch]") {
   Served s;
   Collector c;
   const int id = proposal_id(call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}}));
@@ -539,11 +550,13 @@ TEST_CASE("mcp: a cancel ends only the call it names, and end of input ends the 
   CHECK(s.state(id) == kai::State::pending);
 }
 
-TEST_CASE("mcp: a batch is answered as one array under 2025-03-26 and refused under other versions", "[mcp][mcp_dispatch]") {
-  const json batch = json::array({request(20, "ping"),
-                                  {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
-                                  request(21, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}),
-                                  {{"jsonrpc", "1.0"}, {"id", 22}, {"method", "ping"}}});
+TEST_CASE("mcp: a batch is answered as one array under 2025-03-26 and refused under other versions",
+          "[mcp][mcp_dispatch]") {
+  const json batch =
+      json::array({request(20, "ping"),
+                   {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                   request(21, "tools/call", {{"name", "read_file"}, {"arguments", {{"path", "a.txt"}}}}),
+                   {{"jsonrpc", "1.0"}, {"id", 22}, {"method", "ping"}}});
   SECTION("2025-03-26 has batches") {
     Served s("2025-03-26");
     Collector c;
@@ -564,8 +577,10 @@ TEST_CASE("mcp: a batch is answered as one array under 2025-03-26 and refused un
     for (const auto& a : answers) ids.insert(a.at("id"));
     CHECK(ids == std::set<json>{20, 21, 22});
     for (const auto& a : answers)
-      if (a.at("id") == 21) CHECK(body(a).at("text") == "hello\n");
-      else if (a.at("id") == 22) CHECK(a.at("error").at("code") == mcp::k_invalid_request);
+      if (a.at("id") == 21)
+        CHECK(body(a).at("text") == "hello\n");
+      else if (a.at("id") == 22)
+        CHECK(a.at("error").at("code") == mcp::k_invalid_request);
     CHECK(empty.at("error").at("code") == mcp::k_invalid_request);
   }
   SECTION("any other version refuses them, running nothing") {
@@ -573,8 +588,9 @@ TEST_CASE("mcp: a batch is answered as one array under 2025-03-26 and refused un
     Collector c;
     {
       mcp::Dispatcher d(s.srv, c.sink());
-      d.feed(json::array({request(30, "tools/call", {{"name", "write_file"},
-                                                     {"arguments", {{"path", "b.txt"}, {"content", "y\n"}, {"why", "t"}}}})})
+      d.feed(json::array({request(30, "tools/call",
+                                  {{"name", "write_file"},
+                                   {"arguments", {{"path", "b.txt"}, {"content", "y\n"}, {"why", "t"}}}})})
                  .dump());
       d.finish();
     }

@@ -190,7 +190,8 @@ TEST_CASE("renames and copies, with and without content change", "[patch]") {
   REQUIRE(r);
   CHECK(r->count("a.txt") == 0);
   CHECK(r->count("b.txt") == 0);
-  CHECK((*r)["dir/c.txt"].bytes == "line 1\nline 2\nline 3\nline 4\nline five\nline 6\nline 7\nline 8\nline 9\nline 10\n");
+  CHECK((*r)["dir/c.txt"].bytes ==
+        "line 1\nline 2\nline 3\nline 4\nline five\nline 6\nline 7\nline 8\nline 9\nline 10\n");
   CHECK((*r)["moved b.txt"].bytes == "same\n");
   CHECK((*r)["moved b.txt"].mode == 0755);
 
@@ -415,16 +416,20 @@ TEST_CASE("binary patches, symlinks and submodules are refused naming the file",
     CHECK(cs.error().code == want);
     CHECK_THAT(cs.error().message, Catch::Contains(std::string(name)));
   };
-  refused("diff --git a/img.png b/img.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabc\n", Errc::usage, "img.png");
-  refused("diff --git a/img.png b/img.png\nindex 1..2 100644\nBinary files a/img.png and b/img.png differ\n", Errc::usage,
+  refused("diff --git a/img.png b/img.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabc\n", Errc::usage,
           "img.png");
+  refused("diff --git a/img.png b/img.png\nindex 1..2 100644\nBinary files a/img.png and b/img.png differ\n",
+          Errc::usage, "img.png");
   refused("Binary files old/x.bin and new/x.bin differ\n", Errc::usage, "x.bin");
-  refused("diff --git a/link b/link\nnew file mode 120000\nindex 0..1\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+/etc/passwd\n"
-          "\\ No newline at end of file\n",
-          Errc::denied, "link");
-  refused("diff --git a/lib/sub b/lib/sub\nindex 1..2 160000\n--- a/lib/sub\n+++ b/lib/sub\n@@ -1 +1 @@\n"
-          "-Subproject commit 1\n+Subproject commit 2\n",
-          Errc::denied, "lib/sub");
+  refused(
+      "diff --git a/link b/link\nnew file mode 120000\nindex 0..1\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 "
+      "@@\n+/etc/passwd\n"
+      "\\ No newline at end of file\n",
+      Errc::denied, "link");
+  refused(
+      "diff --git a/lib/sub b/lib/sub\nindex 1..2 160000\n--- a/lib/sub\n+++ b/lib/sub\n@@ -1 +1 @@\n"
+      "-Subproject commit 1\n+Subproject commit 2\n",
+      Errc::denied, "lib/sub");
   refused("diff --git a/f b/f\nold mode 100644\nnew mode 120000\n", Errc::denied, "symbolic link");
 }
 
@@ -435,8 +440,8 @@ TEST_CASE("malformed and hostile patches are refused", "[patch]") {
   };
   CHECK(code_of("") == Errc::usage);
   CHECK(code_of("just some text\n") == Errc::usage);
-  CHECK(code_of("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n") == Errc::usage);         // truncated hunk
-  CHECK(code_of("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n+c\n") != Errc::usage);     // extra line is not part of the hunk
+  CHECK(code_of("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n") == Errc::usage);      // truncated hunk
+  CHECK(code_of("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n+c\n") != Errc::usage);  // extra line is not part of the hunk
   CHECK(code_of("--- a/f\n+++ b/f\n@@ -x +1 @@\n-a\n") == Errc::usage);
   CHECK(code_of("--- a/f\n+++ b/f\n@@ -0,0 +0,0 @@\n\\ No newline at end of file\n") == Errc::usage);
   CHECK(code_of("--- a/../etc/passwd\n+++ b/../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n") == Errc::denied);
@@ -449,7 +454,8 @@ TEST_CASE("malformed and hostile patches are refused", "[patch]") {
   CHECK_FALSE(kai::parse_patch("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n", small));
   small = {};
   small.max_files = 1;
-  CHECK_FALSE(kai::parse_patch("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-a\n+b\n", small));
+  CHECK_FALSE(
+      kai::parse_patch("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-a\n+b\n", small));
   small = {};
   small.max_line_bytes = 8;
   CHECK_FALSE(kai::parse_patch("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+bbbbbbbbbbbbbbbbbbbb\n", small));
@@ -522,7 +528,8 @@ TEST_CASE("envelope: add, delete, update, move", "[patch]") {
   REQUIRE(r);
   CHECK((*r)["hello.txt"].bytes == "Hello world\n\n");
   CHECK(r->count("src/app.py") == 0);
-  CHECK((*r)["src/main.py"].bytes == "import os\n\ndef greet():\n    print(\"Hello, world!\")\n\ndef main():\n    greet()\n");
+  CHECK((*r)["src/main.py"].bytes ==
+        "import os\n\ndef greet():\n    print(\"Hello, world!\")\n\ndef main():\n    greet()\n");
   CHECK((*r)["src/main.py"].mode == 0755);
   CHECK(r->count("obsolete.txt") == 0);
   CHECK((*r)["notes.md"].bytes == "a\nB\nc\n");
@@ -619,7 +626,8 @@ TEST_CASE("envelope: first hunk without @@, pure insertions, a trailing empty co
   REQUIRE(r2);
   CHECK((*r2)["p.py"].bytes == "import os\n\ndef f():\n    pass\n# end\n");
   // An empty context line after the last line stands for the end of the file.
-  Result<Tree> r3 = patched("*** Begin Patch\n*** Update File: p.py\n@@\n-    pass\n+    return 2\n \n*** End Patch\n", t);
+  Result<Tree> r3 =
+      patched("*** Begin Patch\n*** Update File: p.py\n@@\n-    pass\n+    return 2\n \n*** End Patch\n", t);
   REQUIRE(r3);
   CHECK((*r3)["p.py"].bytes == "import os\n\ndef f():\n    return 2\n");
 }
@@ -869,14 +877,20 @@ TEST_CASE("corpus: random commits with repeated lines and CRLF and missing final
         size_t at = rnd(lines.size() + 1);
         switch (rnd(4)) {
           case 0: lines.insert(lines.begin() + static_cast<long>(at), line(name)); break;
-          case 1: if (at < lines.size()) lines.erase(lines.begin() + static_cast<long>(at)); break;
-          default: if (at < lines.size()) lines[at] = line(name); break;
+          case 1:
+            if (at < lines.size()) lines.erase(lines.begin() + static_cast<long>(at));
+            break;
+          default:
+            if (at < lines.size()) lines[at] = line(name);
+            break;
         }
       }
       if (rnd(5) == 0 && !lines.empty()) {  // toggle the final newline
         std::string& last = lines.back();
-        if (!last.empty() && last.back() == '\n') last.erase(last.size() - (crlf[name] ? 2 : 1));
-        else last += crlf[name] ? "\r\n" : "\n";
+        if (!last.empty() && last.back() == '\n')
+          last.erase(last.size() - (crlf[name] ? 2 : 1));
+        else
+          last += crlf[name] ? "\r\n" : "\n";
       }
       // A line without its newline must stay the last one.
       for (size_t i = 0; i + 1 < lines.size(); ++i)
@@ -931,8 +945,10 @@ TEST_CASE("diffs made by lib/diff apply back to their new side", "[patch]") {
     for (size_t pos = 0; pos < after.size();) lines.emplace_back(kai::patch_detail::next_line(after, pos));
     for (size_t e = rnd(4) + 1; e > 0; --e) {
       size_t at = rnd(lines.size() + 1);
-      if (rnd(2) == 0 || lines.empty()) lines.insert(lines.begin() + static_cast<long>(at), words[rnd(words.size())] + "\n");
-      else if (at < lines.size()) lines.erase(lines.begin() + static_cast<long>(at));
+      if (rnd(2) == 0 || lines.empty())
+        lines.insert(lines.begin() + static_cast<long>(at), words[rnd(words.size())] + "\n");
+      else if (at < lines.size())
+        lines.erase(lines.begin() + static_cast<long>(at));
     }
     after.clear();
     for (size_t i = 0; i < lines.size(); ++i) {

@@ -87,11 +87,16 @@ void build(const kai::test::TempDir& t, const std::string& setup) {
     std::string body = expand(w.substr(2), t);
     size_t eq = body.find('=');
     std::string name = "root/" + body.substr(0, eq);
-    if (w[0] == 'f') t.write(name, "x\n");
-    else if (w[0] == 'd') t.mkdir(name);
-    else if (w[0] == 'l') t.symlink(name, body.substr(eq + 1));
-    else if (w[0] == 'h') t.hardlink(name, (fs::path("root") / body.substr(eq + 1)).string());  // absolute stays so
-    else FAIL("bad setup word " << w);
+    if (w[0] == 'f')
+      t.write(name, "x\n");
+    else if (w[0] == 'd')
+      t.mkdir(name);
+    else if (w[0] == 'l')
+      t.symlink(name, body.substr(eq + 1));
+    else if (w[0] == 'h')
+      t.hardlink(name, (fs::path("root") / body.substr(eq + 1)).string());  // absolute stays so
+    else
+      FAIL("bad setup word " << w);
   }
 }
 
@@ -190,8 +195,14 @@ std::vector<Case> resolve_cases() {
       {"", "", "a\u200Bb.txt", R, no(denied)},
       {"", "", "a\u2028b.txt", R, no(denied)},
       {"", "", "a\u00ADb.txt", R, no(denied)},
-      {"", "", "a\xC2\x85" "b.txt", R, no(denied)},
-      {"", "", "a\xC2\x9B" "b.txt", R, no(denied)},
+      {"", "",
+       "a\xC2\x85"
+       "b.txt",
+       R, no(denied)},
+      {"", "",
+       "a\xC2\x9B"
+       "b.txt",
+       R, no(denied)},
       {"", "", "\u2066x\u2069.txt", R, no(denied)},
       {"", "", "\uFEFFx.txt", R, no(denied)},
       // out of the root and back in is refused, not normalised
@@ -465,7 +476,9 @@ std::string describe(const Case& c) {
   const char* check = c.check == R ? "resolve" : c.check == W ? "write" : "read";
   // Sections are told apart by name, so every field goes in.
   return "setup '" + c.setup + "' cwd '" + c.cwd + "' path '" + path + "' " + check +
-         (c.rails == Rails::custom ? " (custom rails)" : c.rails == Rails::unusual ? " (unusual names allowed)" : "") +
+         (c.rails == Rails::custom    ? " (custom rails)"
+          : c.rails == Rails::unusual ? " (unusual names allowed)"
+                                      : "") +
          " #" + std::to_string(c.path.size());
 }
 
@@ -477,9 +490,12 @@ void run_case(const Case& c) {
   if (cwd.is_relative()) cwd = root / cwd;
   kai::Result<kai::RootPath> r = kai::resolve(root, cwd, expand(c.path, t));
   kai::Status verdict = kai::ok_status();
-  if (!r) verdict = r.error();
-  else if (c.check == W) verdict = kai::check_write(rails_for(c.rails), *r);
-  else if (c.check == Rd) verdict = kai::check_read(rails_for(c.rails), *r);
+  if (!r)
+    verdict = r.error();
+  else if (c.check == W)
+    verdict = kai::check_write(rails_for(c.rails), *r);
+  else if (c.check == Rd)
+    verdict = kai::check_read(rails_for(c.rails), *r);
 
   if (c.want.rel) {
     INFO((verdict.ok() ? std::string() : verdict.error().message));
@@ -508,7 +524,8 @@ std::map<std::string, std::string> outside_of_root(const kai::test::TempDir& t) 
   std::map<std::string, std::string> seen;
   for (const char* top : {"outside", "root2"})
     for (const auto& e : fs::recursive_directory_iterator(t / top))
-      seen[fs::relative(e.path(), t.path()).string()] = e.is_regular_file() ? t.read(fs::relative(e.path(), t.path()).string()) : "";
+      seen[fs::relative(e.path(), t.path()).string()] =
+          e.is_regular_file() ? t.read(fs::relative(e.path(), t.path()).string()) : "";
   return seen;
 }
 
@@ -610,27 +627,23 @@ void run_table(const std::vector<Case>& cases) {
 
 }  // namespace
 
-TEST_CASE("resolve confines paths to the root, lexically and on disk", "[paths]") {
-  run_table(resolve_cases());
-}
+TEST_CASE("resolve confines paths to the root, lexically and on disk", "[paths]") { run_table(resolve_cases()); }
 
-TEST_CASE("check_write refuses every built-in never-write path and deny_write", "[paths]") {
-  run_table(write_cases());
-}
+TEST_CASE("check_write refuses every built-in never-write path and deny_write", "[paths]") { run_table(write_cases()); }
 
-TEST_CASE("check_read refuses secret files and deny_read", "[paths]") {
-  run_table(read_cases());
-}
+TEST_CASE("check_read refuses secret files and deny_read", "[paths]") { run_table(read_cases()); }
 
 TEST_CASE("every write row holds for a proposal at propose time and at apply time", "[paths][apply]") {
   const std::vector<Case> rows = write_rows();
   CHECK(rows.size() >= 100);
   for (const Case& c : rows) {
     DYNAMIC_SECTION("propose " << describe(c)) { propose_then_apply(c, false); }
-    if (hard_linked(c))
-      DYNAMIC_SECTION("propose, links may break " << describe(c)) { propose_then_apply(c, true); }
-    if (!c.want.rel || hard_linked(c))
-      DYNAMIC_SECTION("made dangerous after propose " << describe(c)) { dangerous_after_propose(c); }
+    if (hard_linked(c)) DYNAMIC_SECTION("propose, links may break " << describe(c)) {
+        propose_then_apply(c, true);
+      }
+    if (!c.want.rel || hard_linked(c)) DYNAMIC_SECTION("made dangerous after propose " << describe(c)) {
+        dangerous_after_propose(c);
+      }
   }
 }
 
@@ -679,7 +692,8 @@ TEST_CASE("refusals name the rule that fired", "[paths]") {
   CHECK(write_msg("KAI-CODER-CHANGELOG.md") ==
         "'KAI-CODER-CHANGELOG.md' is the changelog, which kaicoder never writes");
   CHECK(write_msg("kaicoder-approvals/x.toml") ==
-        "'kaicoder-approvals/x.toml' is under kaicoder-approvals/, where only `kaicoder certify` writes signed approvals");
+        "'kaicoder-approvals/x.toml' is under kaicoder-approvals/, where only `kaicoder certify` writes signed "
+        "approvals");
   CHECK(write_msg("kaicoder.toml") == "'kaicoder.toml' is kaicoder's own config, which kaicoder never writes");
   CHECK(write_msg("a.bak") == "ok");  // a new file; an existing one is someone's backup
   t.write("r/a.bak", "x\n");
@@ -712,11 +726,28 @@ TEST_CASE("a relative cwd is taken from the root", "[paths]") {
 }
 
 TEST_CASE("is_secret_file knows keys, env files and credentials", "[paths]") {
-  for (std::string_view rel : {".env"sv, "a/.env.local"sv, "prod.env"sv, "id_rsa"sv, "id_ed25519.pub"sv, "x/tls.pem"sv,
-                               "server.KEY"sv, "c.p12"sv, "c.pfx"sv, ".netrc"sv, ".npmrc"sv, ".pypirc"sv,
-                               "credentials"sv, "credentials.json"sv, "app.keystore"sv, ".htpasswd"sv,
-                               "secrets.toml"sv, ".ssh/id_foo"sv, ".gnupg/pubring.kbx"sv, ".pgpass"sv,
-                               ".git-credentials"sv, "terraform.tfstate"sv})
+  for (std::string_view rel : {".env"sv,
+                               "a/.env.local"sv,
+                               "prod.env"sv,
+                               "id_rsa"sv,
+                               "id_ed25519.pub"sv,
+                               "x/tls.pem"sv,
+                               "server.KEY"sv,
+                               "c.p12"sv,
+                               "c.pfx"sv,
+                               ".netrc"sv,
+                               ".npmrc"sv,
+                               ".pypirc"sv,
+                               "credentials"sv,
+                               "credentials.json"sv,
+                               "app.keystore"sv,
+                               ".htpasswd"sv,
+                               "secrets.toml"sv,
+                               ".ssh/id_foo"sv,
+                               ".gnupg/pubring.kbx"sv,
+                               ".pgpass"sv,
+                               ".git-credentials"sv,
+                               "terraform.tfstate"sv})
     CHECK(kai::is_secret_file(rel));
   for (std::string_view rel : {"src/env.c"sv, "environment.md"sv, "keymap.c"sv, "README.md"sv, "pem.txt"sv,
                                "secretary.py"sv, "docs/credentials-howto.md"sv, "ssh/config.c"sv})

@@ -21,8 +21,7 @@ TEST_CASE("progress is not drawn for short work, then at most once per interval"
   CHECK(th.due(t0 + 2s + 100ms));
 }
 
-TEST_CASE("progress text shows done of total with a percentage, or a count when the total is not known",
-          "[progress]") {
+TEST_CASE("progress text shows done of total with a percentage, or a count when the total is not known", "[progress]") {
   CHECK(progress_text("checking backups", 120, 400, 80) == "checking backups  120/400 (30%)");
   CHECK(progress_text("checking backups", 400, 400, 80) == "checking backups  400/400 (100%)");
   CHECK(progress_text("looking for files", 2048, 0, 80) == "looking for files  2048");
@@ -35,8 +34,10 @@ TEST_CASE("highlighting a diff reports its lines as progress and ends with a don
   std::vector<std::pair<size_t, size_t>> calls;
   bool ended = false;
   std::string colored = colorize_diff(text, [&](std::string_view what, size_t done, size_t total) {
-    if (what.empty()) ended = true;
-    else calls.emplace_back(done, total);
+    if (what.empty())
+      ended = true;
+    else
+      calls.emplace_back(done, total);
   });
   CHECK(ended);
   REQUIRE_FALSE(calls.empty());

@@ -9,8 +9,11 @@
 
 TEST_CASE("environment secrets are redacted by name, short values are left alone", "[redact]") {
   kai::Redactor r;
-  r.add_env({{"MY_API_KEY", "hunter2hunter2"}, {"GITHUB_TOKEN", "abcdef123456"}, {"db_password", "pa55word!"},
-             {"PATH", "/usr/bin:/bin"}, {"SHORT_TOKEN", "abc"}});
+  r.add_env({{"MY_API_KEY", "hunter2hunter2"},
+             {"GITHUB_TOKEN", "abcdef123456"},
+             {"db_password", "pa55word!"},
+             {"PATH", "/usr/bin:/bin"},
+             {"SHORT_TOKEN", "abc"}});
   CHECK(r.apply("key=hunter2hunter2 tok=abcdef123456 pw=pa55word!") ==
         "key=[REDACTED:MY_API_KEY] tok=[REDACTED:GITHUB_TOKEN] pw=[REDACTED:db_password]");
   CHECK(r.apply("/usr/bin:/bin abc") == "/usr/bin:/bin abc");
@@ -56,15 +59,20 @@ TEST_CASE("one scanner covers C1, separators, soft hyphen, fillers and invalid U
   using kai::Allow;
   using kai::make_visible;
   // C1 controls as UTF-8: CSI and NEL.
-  CHECK(make_visible("a\xC2\x9B" "31mb") == "a<U+009B>31mb");
-  CHECK(make_visible("a\xC2\x85" "b") == "a<U+0085>b");
-  CHECK(make_visible("a\xE2\x80\xA8" "b\xE2\x80\xA9") == "a<U+2028>b<U+2029>");
-  CHECK(make_visible("soft\xC2\xAD" "hyphen") == "soft<U+00AD>hyphen");
+  CHECK(make_visible("a\xC2\x9B"
+                     "31mb") == "a<U+009B>31mb");
+  CHECK(make_visible("a\xC2\x85"
+                     "b") == "a<U+0085>b");
+  CHECK(make_visible("a\xE2\x80\xA8"
+                     "b\xE2\x80\xA9") == "a<U+2028>b<U+2029>");
+  CHECK(make_visible("soft\xC2\xAD"
+                     "hyphen") == "soft<U+00AD>hyphen");
   CHECK(make_visible("\xE1\xA0\x8E\xE2\x81\xA0\xEF\xBB\xBF\xE3\x85\xA4") == "<U+180E><U+2060><U+FEFF><U+3164>");
   CHECK(make_visible("\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C\xE2\x81\xA6\xE2\x81\xA9") ==
         "<U+200E><U+200F><U+061C><U+2066><U+2069>");
   // Invalid UTF-8: a lone continuation byte, a truncated sequence, an overlong form.
-  CHECK(make_visible("a\x9B" "b") == "a\\x9bb");
+  CHECK(make_visible("a\x9B"
+                     "b") == "a\\x9bb");
   CHECK(make_visible("a\xE2\x80") == "a\\xe2\\x80");
   CHECK(make_visible("\xC0\xAF") == "\\xc0\\xaf");
   CHECK(make_visible("del\x7f") == "del\\x7f");
@@ -75,7 +83,8 @@ TEST_CASE("one scanner covers C1, separators, soft hyphen, fillers and invalid U
   CHECK(make_visible("a\nb\tc\r\n", Allow::nothing) == "a\\nb\\tc\\r\\n");
   CHECK(make_visible("a\nb\tc", Allow::tab) == "a\\nb\tc");
   // Letters of any script are not hidden.
-  CHECK(make_visible("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80") == "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80");
+  CHECK(make_visible("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80") ==
+        "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80");
   // Stable: escaping twice changes nothing more.
   std::string once = make_visible("\x1b[31m\xE2\x80\xAE\xC2\x9B\xFF\n", Allow::nothing);
   CHECK(make_visible(once, Allow::nothing) == once);

@@ -76,54 +76,63 @@ TEST_CASE("C and C++ includes resolve from the file, its parents and include dir
 }
 
 TEST_CASE("JavaScript and TypeScript imports resolve extensions and index files", "[risk]") {
-  const Paths tracked = {"web/app.ts", "web/x.ts",       "y/index.js", "web/z.ts",  "web/lazy.mjs",
-                         "web/c.json", "web/comp.tsx",   "web/old.cjs"};
-  const std::string text = "import { a } from './x'\nconst y = require('../y')\nexport * from './z.js'\n"
-                           "const l = await import('./lazy.mjs')\nimport React from 'react'\nimport './c.json'\n"
-                           "import {\n  Comp,\n} from \"./comp\"\nconst t = require(`./${name}`)\nimport old from './old'\n"
-                           "Array.from('abc')\n";
-  CHECK(deps_of(tracked, "web/app.ts", text) == Paths{"web/x.ts", "y/index.js", "web/z.ts", "web/lazy.mjs",
-                                                       "web/c.json", "web/comp.tsx", "web/old.cjs"});
+  const Paths tracked = {"web/app.ts",   "web/x.ts",   "y/index.js",   "web/z.ts",
+                         "web/lazy.mjs", "web/c.json", "web/comp.tsx", "web/old.cjs"};
+  const std::string text =
+      "import { a } from './x'\nconst y = require('../y')\nexport * from './z.js'\n"
+      "const l = await import('./lazy.mjs')\nimport React from 'react'\nimport './c.json'\n"
+      "import {\n  Comp,\n} from \"./comp\"\nconst t = require(`./${name}`)\nimport old from './old'\n"
+      "Array.from('abc')\n";
+  CHECK(deps_of(tracked, "web/app.ts", text) ==
+        Paths{"web/x.ts", "y/index.js", "web/z.ts", "web/lazy.mjs", "web/c.json", "web/comp.tsx", "web/old.cjs"});
   CHECK(kai::import_names(kai::Lang::js, "import type { T } from './t'\n") == Paths{"./t"});
 }
 
 TEST_CASE("Python imports resolve modules, packages and relative imports", "[risk]") {
-  const Paths tracked = {"app/main.py",   "app/__init__.py", "app/models.py", "app/db/__init__.py",
-                         "app/db/pool.py", "app/util.py",     "lib/helper.py", "src/core/engine.py",
-                         "app/db/conn.py"};
-  const std::string main = "import os\nimport app.models as m\nfrom app.db import pool\nfrom app import util, Thing\n"
-                           "from . import models\nfrom lib.helper import run  # comment\n"
-                           "from core.engine import (\n    start,\n    stop,\n)\n";
-  CHECK(deps_of(tracked, "app/main.py", main) ==
-        Paths{"app/__init__.py", "app/models.py", "app/db/pool.py", "app/util.py", "lib/helper.py", "src/core/engine.py"});
+  const Paths tracked = {"app/main.py", "app/__init__.py", "app/models.py",      "app/db/__init__.py", "app/db/pool.py",
+                         "app/util.py", "lib/helper.py",   "src/core/engine.py", "app/db/conn.py"};
+  const std::string main =
+      "import os\nimport app.models as m\nfrom app.db import pool\nfrom app import util, Thing\n"
+      "from . import models\nfrom lib.helper import run  # comment\n"
+      "from core.engine import (\n    start,\n    stop,\n)\n";
+  CHECK(deps_of(tracked, "app/main.py", main) == Paths{"app/__init__.py", "app/models.py", "app/db/pool.py",
+                                                       "app/util.py", "lib/helper.py", "src/core/engine.py"});
   // Relative: `.` is the package of the file, `..` the one above.
-  CHECK(deps_of(tracked, "app/db/pool.py", "from .conn import connect\nfrom .. import models\nfrom ..util import u\n") ==
-        Paths{"app/models.py", "app/util.py", "app/db/conn.py"});
+  CHECK(
+      deps_of(tracked, "app/db/pool.py", "from .conn import connect\nfrom .. import models\nfrom ..util import u\n") ==
+      Paths{"app/models.py", "app/util.py", "app/db/conn.py"});
   CHECK(kai::import_names(kai::Lang::python, "import a.b, c as d\n") == Paths{"a.b", "c"});
 }
 
 TEST_CASE("Rust mod declarations and crate paths resolve to module files", "[risk]") {
-  const Paths tracked = {"Cargo.toml", "src/lib.rs", "src/net.rs", "src/net/tcp.rs", "src/db/mod.rs", "src/db/pool.rs",
-                         "src/util.rs"};
+  const Paths tracked = {"Cargo.toml",    "src/lib.rs",     "src/net.rs", "src/net/tcp.rs",
+                         "src/db/mod.rs", "src/db/pool.rs", "src/util.rs"};
   CHECK(deps_of(tracked, "src/lib.rs", "mod net;\npub mod db;\npub(crate) mod util;\nmod inline { }\n") ==
         Paths{"src/net.rs", "src/db/mod.rs", "src/util.rs"});
   CHECK(deps_of(tracked, "src/net.rs", "mod tcp;\nuse crate::db::pool::Pool;\n") ==
         Paths{"src/net/tcp.rs", "src/db/pool.rs"});
-  CHECK(deps_of(tracked, "src/net/tcp.rs", "use crate::{\n    util::helper,\n    db,\n};\nuse super::Net;\nuse std::io;\n") ==
+  CHECK(deps_of(tracked, "src/net/tcp.rs",
+                "use crate::{\n    util::helper,\n    db,\n};\nuse super::Net;\nuse std::io;\n") ==
         Paths{"src/net.rs", "src/db/mod.rs", "src/util.rs"});
   // A crate path to an item of the crate root depends on the root file.
   CHECK(deps_of(tracked, "src/util.rs", "use crate::Config;\n") == Paths{"src/lib.rs"});
 }
 
 TEST_CASE("Go imports of the module depend on every file of the package", "[risk]") {
-  const Paths tracked = {"go.mod", "main.go", "internal/store/store.go", "internal/store/sql.go",
-                         "internal/store/store_test.go", "internal/store/sub/s.go", "pkg/log/log.go"};
+  const Paths tracked = {"go.mod",
+                         "main.go",
+                         "internal/store/store.go",
+                         "internal/store/sql.go",
+                         "internal/store/store_test.go",
+                         "internal/store/sub/s.go",
+                         "pkg/log/log.go"};
   CHECK(kai::go_module_path("// comment\nmodule example.com/app // the app\n\ngo 1.21\n") == "example.com/app");
   kai::FileSet files{tracked};
   auto mods = kai::go_modules(files, [](uint32_t) { return std::string("module example.com/app\n"); });
   REQUIRE(mods.size() == 1);
-  const std::string text = "package main\n\nimport (\n\t\"fmt\"\n\tst \"example.com/app/internal/store\"\n)\n"
-                           "import \"example.com/app/pkg/log\"\nimport \"github.com/other/mod\"\n";
+  const std::string text =
+      "package main\n\nimport (\n\t\"fmt\"\n\tst \"example.com/app/internal/store\"\n)\n"
+      "import \"example.com/app/pkg/log\"\nimport \"github.com/other/mod\"\n";
   CHECK(deps_of(tracked, "main.go", text, mods) ==
         Paths{"internal/store/store.go", "internal/store/sql.go", "pkg/log/log.go"});
 }

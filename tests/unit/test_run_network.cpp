@@ -9,8 +9,8 @@
 #include "lib/runs.hpp"
 
 namespace {
-using kai::test::WsFixture;
 using Catch::Matchers::Contains;
+using kai::test::WsFixture;
 
 kai::RunRequest echo_request(bool network) {
   kai::RunRequest r;
@@ -44,7 +44,8 @@ TEST_CASE("a network request survives the proposal record and is part of the app
 }
 
 TEST_CASE("asking for the network makes a run confirm tier, even under an allow rule", "[run][network]") {
-  WsFixture f("[run]\nsandbox = \"none\"\n[[policy.rule]]\naction = \"run\"\ncommand = \"echo\"\ndecision = \"allow\"\n");
+  WsFixture f(
+      "[run]\nsandbox = \"none\"\n[[policy.rule]]\naction = \"run\"\ncommand = \"echo\"\ndecision = \"allow\"\n");
   auto plain = kai::propose_run(*f.ws, echo_request(false), f.dir.path(), kai::DryRun::yes, nullptr);
   REQUIRE(plain);
   CHECK(plain->verdict == kai::RunVerdict::allow);  // the twin: the same command without the request

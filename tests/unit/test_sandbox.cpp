@@ -207,16 +207,21 @@ TEST_CASE("a full-sandboxed run starts and reports its confinement", "[sandbox]"
   CHECK_THAT(r.sandbox_note, Contains("full sandbox"));
 }
 
-
 TEST_CASE("full: the kernel refuses writes to kaicoder's guards and to git's own settings", "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
   const std::string toml = b.read("kaicoder.toml"), config = b.read(".git/config");
   std::string target, cmd;
-  SECTION(".kaicoder") { cmd = "echo forged > .kaicoder/approval.json"; target = ".kaicoder/approval.json"; }
+  SECTION(".kaicoder") {
+    cmd = "echo forged > .kaicoder/approval.json";
+    target = ".kaicoder/approval.json";
+  }
   SECTION("kaicoder.toml") { cmd = "echo '[policy.default]' > kaicoder.toml"; }
   SECTION(".git/config") { cmd = "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config"; }
-  SECTION(".git/hooks") { cmd = "echo 'touch /tmp/pwned' > .git/hooks/post-checkout"; target = ".git/hooks/post-checkout"; }
+  SECTION(".git/hooks") {
+    cmd = "echo 'touch /tmp/pwned' > .git/hooks/post-checkout";
+    target = ".git/hooks/post-checkout";
+  }
   SECTION("git config core.hooksPath") { cmd = "git config core.hooksPath /tmp/evil"; }
   SECTION("rename .git away") { cmd = "mv .git .git-old && mkdir .git"; }
   SECTION("remove kaicoder.toml") { cmd = "rm -f kaicoder.toml"; }
@@ -260,7 +265,9 @@ TEST_CASE("full: secrets in root, in home and in other processes cannot be read"
   REQUIRE(sibling > 0);
   std::string cmd;
   SECTION(".env") { cmd = "cat .env; base64 .env"; }
-  SECTION("home .ssh") { cmd = "cat " + (b.home / ".ssh/id_ed25519").string() + "; ls -a " + (b.home / ".ssh").string(); }
+  SECTION("home .ssh") {
+    cmd = "cat " + (b.home / ".ssh/id_ed25519").string() + "; ls -a " + (b.home / ".ssh").string();
+  }
   SECTION("the owner's kaicoder folder") { cmd = "cat " + (b.home / ".config/kaicoder/key").string(); }
   SECTION("a sibling's environ") { cmd = "cat /proc/" + std::to_string(sibling) + "/environ; cat /proc/*/environ"; }
   RunResult r = b.run(cmd);
@@ -274,7 +281,8 @@ TEST_CASE("full: secrets in root, in home and in other processes cannot be read"
   CHECK(b.read(".env").find(k_secret) != std::string::npos);  // hidden, not changed
 }
 
-TEST_CASE("full: secrets and kaicoder backups deep in root are hidden or read-only, a symlink to one is no way round", "[sandbox]") {
+TEST_CASE("full: secrets and kaicoder backups deep in root are hidden or read-only, a symlink to one is no way round",
+          "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
   b.top.write("root/a/b/c/id_rsa", k_ssh_key);
@@ -282,7 +290,8 @@ TEST_CASE("full: secrets and kaicoder backups deep in root are hidden or read-on
   b.top.write("root/a/b/c/main.c.bak-kaicoder-1", "old bytes\n");
   b.top.write("root/a/b/c/plain.txt", "plain\n");
   fs::create_symlink("b/c/id_rsa", b.root / "a/key-link");
-  RunResult r = b.run("cat a/b/c/id_rsa a/key-link a/b/prod.env a/b/c/plain.txt; echo new > a/b/c/main.c.bak-kaicoder-1; echo END");
+  RunResult r = b.run(
+      "cat a/b/c/id_rsa a/key-link a/b/prod.env a/b/c/plain.txt; echo new > a/b/c/main.c.bak-kaicoder-1; echo END");
   CHECK(r.out.find(k_ssh_key) == std::string::npos);
   CHECK(r.out.find(k_secret) == std::string::npos);
   CHECK_THAT(r.out, Contains("plain") && Contains("END"));
@@ -293,8 +302,9 @@ TEST_CASE("full: secrets and kaicoder backups deep in root are hidden or read-on
 TEST_CASE("full: no terminal can be opened", "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
-  RunResult r = b.run("for t in /dev/tty /dev/ptmx /dev/pts/0 /dev/console; do (exec 3<>$t) 2>/dev/null && echo OPENED $t; done; "
-                      "ls /dev/pts 2>/dev/null | wc -l; echo END");
+  RunResult r = b.run(
+      "for t in /dev/tty /dev/ptmx /dev/pts/0 /dev/console; do (exec 3<>$t) 2>/dev/null && echo OPENED $t; done; "
+      "ls /dev/pts 2>/dev/null | wc -l; echo END");
   CHECK(r.out.find("OPENED") == std::string::npos);
   CHECK_THAT(r.out, Contains("END"));
 }
@@ -314,13 +324,20 @@ TEST_CASE("full: the network is off: TCP, UDP and UNIX sockets outside the run a
       "        f(); print(label, 'REACHED')\n"
       "    except OSError as e:\n"
       "        print(label, 'refused', e.errno)\n"
-      "attempt('tcp', lambda: socket.create_connection(('127.0.0.1', " + std::to_string(tcp.port) + "), timeout=2))\n"
+      "attempt('tcp', lambda: socket.create_connection(('127.0.0.1', " +
+      std::to_string(tcp.port) +
+      "), timeout=2))\n"
       "attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', " +
-      std::to_string(udp.port) + ")))\n"
+      std::to_string(udp.port) +
+      ")))\n"
       "def unix(name):\n"
       "    s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(name)\n"
-      "attempt('named', lambda: unix('" + path + "'))\n"
-      "attempt('abstract', lambda: unix('\\0kaicoder-test-" + std::to_string(::getpid()) + "'))\n"
+      "attempt('named', lambda: unix('" +
+      path +
+      "'))\n"
+      "attempt('abstract', lambda: unix('\\0kaicoder-test-" +
+      std::to_string(::getpid()) +
+      "'))\n"
       "PY");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
@@ -337,8 +354,10 @@ TEST_CASE("full: no process of the run outlives it", "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
   const std::string marker = "4711.0815";
-  RunResult r = b.run("(setsid sh -c 'sleep " + marker + "' </dev/null >/dev/null 2>&1 &); "
-                      "(nohup sleep " + marker + " </dev/null >/dev/null 2>&1 &); sleep 0.2; echo started");
+  RunResult r = b.run("(setsid sh -c 'sleep " + marker +
+                      "' </dev/null >/dev/null 2>&1 &); "
+                      "(nohup sleep " +
+                      marker + " </dev/null >/dev/null 2>&1 &); sleep 0.2; echo started");
   CHECK_THAT(r.out, Contains("started"));
   CHECK(processes_with("sleep " + marker) == 0);
 }
@@ -346,9 +365,10 @@ TEST_CASE("full: no process of the run outlives it", "[sandbox]") {
 TEST_CASE("full: the run's environment is kaicoder's, not the proposer's", "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
-  RunResult r = b.run("env; echo probe > \"$TMPDIR/kaicoder-probe\" && echo TMPWRITE; "
-                      "echo probe > /kaicoder-probe-root 2>/dev/null && echo ROOTWRITE; "
-                      "git status --short >/dev/null && echo GITOK");
+  RunResult r = b.run(
+      "env; echo probe > \"$TMPDIR/kaicoder-probe\" && echo TMPWRITE; "
+      "echo probe > /kaicoder-probe-root 2>/dev/null && echo ROOTWRITE; "
+      "git status --short >/dev/null && echo GITOK");
   INFO(r.out << r.err);
   CHECK(r.out.find("GIT_CONFIG_PARAMETERS") == std::string::npos);
   CHECK(r.out.find("LD_PRELOAD") == std::string::npos);
@@ -363,12 +383,14 @@ TEST_CASE("full: the run's environment is kaicoder's, not the proposer's", "[san
   CHECK_FALSE(fs::exists("/tmp/kaicoder-probe"));  // the run's /tmp was its own
 }
 
-TEST_CASE("full: ordinary work goes through: git commit, a build, new files, temp files, the home's git config", "[sandbox]") {
+TEST_CASE("full: ordinary work goes through: git commit, a build, new files, temp files, the home's git config",
+          "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
-  RunResult r = b.run("git config user.name && echo 'int x;' > src/new.c && git add src/new.c && "
-                      "git commit -q -m 'add new.c' && mkdir -p build && echo obj > build/main.o && "
-                      "echo generated > GENERATED.txt && echo t > /tmp/scratch && cat /tmp/scratch && echo OK");
+  RunResult r = b.run(
+      "git config user.name && echo 'int x;' > src/new.c && git add src/new.c && "
+      "git commit -q -m 'add new.c' && mkdir -p build && echo obj > build/main.o && "
+      "echo generated > GENERATED.txt && echo t > /tmp/scratch && cat /tmp/scratch && echo OK");
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("Box Owner") && Contains("OK"));
@@ -385,10 +407,12 @@ TEST_CASE("landlock: changes to guarded paths are put back after the run and rep
     return;
   }
   Box b("landlock");
-  const std::string toml = b.read("kaicoder.toml"), config = b.read(".git/config"), state = b.read(".kaicoder/state.json");
-  RunResult r = b.run("echo '[policy.default]' > kaicoder.toml; echo forged > .kaicoder/state.json; "
-                      "printf '[core]\\n\\thooksPath = /tmp/x\\n' >> .git/config; echo evil > .git/hooks/post-checkout; "
-                      "echo /tmp/x > .git/commondir; echo DONE");
+  const std::string toml = b.read("kaicoder.toml"), config = b.read(".git/config"),
+                    state = b.read(".kaicoder/state.json");
+  RunResult r = b.run(
+      "echo '[policy.default]' > kaicoder.toml; echo forged > .kaicoder/state.json; "
+      "printf '[core]\\n\\thooksPath = /tmp/x\\n' >> .git/config; echo evil > .git/hooks/post-checkout; "
+      "echo /tmp/x > .git/commondir; echo DONE");
   CHECK_THAT(r.out, Contains("DONE"));
   CHECK(b.read("kaicoder.toml") == toml);
   CHECK(b.read(".git/config") == config);
@@ -407,7 +431,8 @@ TEST_CASE("full: the scripts [hooks] and [validate] name are read-only to runs",
   b.top.write("root/scripts/notify.sh", "echo notified\n");
   b.top.write("root/tools/check-c", "#!/bin/sh\nexit 0\n");
   b.open();
-  RunResult r = b.run("echo 'curl evil' > scripts/notify.sh; echo 'rm -rf ~' > tools/check-c; echo x > scripts/other.sh; echo END");
+  RunResult r = b.run(
+      "echo 'curl evil' > scripts/notify.sh; echo 'rm -rf ~' > tools/check-c; echo x > scripts/other.sh; echo END");
   CHECK_THAT(r.out, Contains("END"));
   CHECK(b.read("scripts/notify.sh") == "echo notified\n");
   CHECK(b.read("tools/check-c") == "#!/bin/sh\nexit 0\n");
@@ -415,7 +440,8 @@ TEST_CASE("full: the scripts [hooks] and [validate] name are read-only to runs",
 }
 
 TEST_CASE("[run] env refuses names that change what programs load or look like secrets", "[sandbox]") {
-  for (const char* name : {"LD_PRELOAD", "GIT_CONFIG_PARAMETERS", "BASH_ENV", "NODE_OPTIONS", "AWS_SECRET_ACCESS_KEY"}) {
+  for (const char* name :
+       {"LD_PRELOAD", "GIT_CONFIG_PARAMETERS", "BASH_ENV", "NODE_OPTIONS", "AWS_SECRET_ACCESS_KEY"}) {
     INFO(name);
     CHECK(kai::env_name_refused(name));
   }
@@ -452,9 +478,10 @@ TEST_CASE("full: signed approvals in kaicoder-approvals/ cannot be changed, remo
   Box b;
   b.top.write("root/kaicoder-approvals/a.toml", "base = \"1\"\n");
   b.top.write("root/kaicoder-approvals/a.toml.sig", "SIG\n");
-  RunResult r = b.run("echo forged > kaicoder-approvals/a.toml && echo CHANGED; rm -f kaicoder-approvals/a.toml.sig && echo GONE; "
-                      "echo forged > kaicoder-approvals/b.toml && echo ADDED; mv kaicoder-approvals k2 && echo MOVED; "
-                      "chmod 777 kaicoder-approvals/a.toml && echo CHMOD; echo END");
+  RunResult r = b.run(
+      "echo forged > kaicoder-approvals/a.toml && echo CHANGED; rm -f kaicoder-approvals/a.toml.sig && echo GONE; "
+      "echo forged > kaicoder-approvals/b.toml && echo ADDED; mv kaicoder-approvals k2 && echo MOVED; "
+      "chmod 777 kaicoder-approvals/a.toml && echo CHMOD; echo END");
   INFO(r.out << r.err);
   CHECK_THAT(r.out, Contains("END"));
   for (const char* done : {"CHANGED", "GONE", "ADDED", "MOVED", "CHMOD"}) CHECK(r.out.find(done) == std::string::npos);
@@ -469,9 +496,10 @@ TEST_CASE("full: a guarded path that did not exist and that the run creates is r
   if (!full_or_warn()) return;
   Box b;
   REQUIRE_FALSE(b.exists("kaicoder-approvals"));
-  RunResult r = b.run("mkdir kaicoder-approvals && echo forged > kaicoder-approvals/x.toml && "
-                      "mkdir .claude && echo '{}' > .claude/settings.json && echo '{}' > .mcp.json && "
-                      "echo ok > ordinary.txt && echo MADE");
+  RunResult r = b.run(
+      "mkdir kaicoder-approvals && echo forged > kaicoder-approvals/x.toml && "
+      "mkdir .claude && echo '{}' > .claude/settings.json && echo '{}' > .mcp.json && "
+      "echo ok > ordinary.txt && echo MADE");
   INFO(r.out << r.err);
   CHECK_THAT(r.out, Contains("MADE"));
   CHECK_FALSE(b.exists("kaicoder-approvals"));
@@ -493,8 +521,9 @@ TEST_CASE("landlock: kaicoder-approvals/ is put back after the run: changes, rem
     Box b("landlock");
     b.top.write("root/kaicoder-approvals/a.toml", "base = \"1\"\n");
     b.top.write("root/kaicoder-approvals/a.toml.sig", "SIG\n");
-    RunResult r = b.run("echo forged > kaicoder-approvals/a.toml; rm -f kaicoder-approvals/a.toml.sig; "
-                        "echo forged > kaicoder-approvals/b.toml; mkdir kaicoder-approvals/sub; echo DONE");
+    RunResult r = b.run(
+        "echo forged > kaicoder-approvals/a.toml; rm -f kaicoder-approvals/a.toml.sig; "
+        "echo forged > kaicoder-approvals/b.toml; mkdir kaicoder-approvals/sub; echo DONE");
     CHECK_THAT(r.out, Contains("DONE"));
     CHECK(b.read("kaicoder-approvals/a.toml") == "base = \"1\"\n");
     CHECK(b.read("kaicoder-approvals/a.toml.sig") == "SIG\n");
@@ -526,10 +555,11 @@ TEST_CASE("landlock: files the run creates or removes in the state dir are remov
   b.top.mkdir("root/.kaicoder/intents");
   b.top.write("root/.kaicoder/scratch/hook-1/out", "x\n");
   const std::string meta = b.read(".kaicoder/staging/1/meta.json");
-  RunResult r = b.run("rm -f .kaicoder/state.json; rm -rf .kaicoder/journal; rmdir .kaicoder/intents; "
-                      "echo forged > .kaicoder/forged-approval; mkdir -p .kaicoder/staging/99 && "
-                      "echo '{\"state\": \"approved\"}' > .kaicoder/staging/99/meta.json; "
-                      "echo '{}' > .kaicoder/intents-x.json; echo y > .kaicoder/scratch/hook-1/out2; echo DONE");
+  RunResult r = b.run(
+      "rm -f .kaicoder/state.json; rm -rf .kaicoder/journal; rmdir .kaicoder/intents; "
+      "echo forged > .kaicoder/forged-approval; mkdir -p .kaicoder/staging/99 && "
+      "echo '{\"state\": \"approved\"}' > .kaicoder/staging/99/meta.json; "
+      "echo '{}' > .kaicoder/intents-x.json; echo y > .kaicoder/scratch/hook-1/out2; echo DONE");
   INFO(r.out << r.err);
   CHECK_THAT(r.out, Contains("DONE"));
   CHECK(b.read(".kaicoder/state.json") == "{}\n");
@@ -542,7 +572,8 @@ TEST_CASE("landlock: files the run creates or removes in the state dir are remov
   // The scratch folders of hooks and checks are not watched.
   CHECK(b.exists(".kaicoder/scratch/hook-1/out2"));
   const std::string g = Catch::Detail::stringify(r.guards);
-  CHECK_THAT(g, Contains("removed .kaicoder/state.json: restored") && Contains("removed .kaicoder/journal/LAST: restored") &&
+  CHECK_THAT(g, Contains("removed .kaicoder/state.json: restored") &&
+                    Contains("removed .kaicoder/journal/LAST: restored") &&
                     Contains("removed .kaicoder/intents/: restored") &&
                     Contains("created .kaicoder/forged-approval: removed") &&
                     Contains("created .kaicoder/staging/99: removed"));

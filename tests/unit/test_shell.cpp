@@ -1039,9 +1039,7 @@ const Row k_rows[] = {
 
 }  // namespace
 
-TEST_CASE("the classification table holds at least 300 commands", "[shell]") {
-  CHECK(std::size(k_rows) >= 300);
-}
+TEST_CASE("the classification table holds at least 300 commands", "[shell]") { CHECK(std::size(k_rows) >= 300); }
 
 TEST_CASE("every command of the table gets its verdict and reason", "[shell]") {
   const kai::ShellContext ctx = context();
@@ -1082,7 +1080,8 @@ TEST_CASE("every leaf is listed after unwrapping", "[shell]") {
 }
 
 TEST_CASE("write targets are collected from redirections and commands", "[shell]") {
-  Classification c = kai::classify_shell("cp a.txt out/ && sed -i s/a/b/ src/x.c > log.txt 2>/dev/null; cd sub && touch t", context());
+  Classification c =
+      kai::classify_shell("cp a.txt out/ && sed -i s/a/b/ src/x.c > log.txt 2>/dev/null; cd sub && touch t", context());
   CHECK(c.verdict == RunVerdict::confirm);
   CHECK(c.write_targets == std::vector<std::string>{"out/a.txt", "log.txt", "src/x.c", "sub/t"});
 }
@@ -1111,21 +1110,40 @@ TEST_CASE("a check that denies blocks with the caller's reason", "[shell]") {
 
 TEST_CASE("what depends on run-time values is never understood", "[shell]") {
   const kai::ShellContext ctx = context();
-  for (std::string_view cmd : {"python -c 'print(1)'", "perl -e 'print 1'", "node -e 'console.log(1)'",
-                               "ruby -e 'puts 1'", "php -r 'echo 1;'", "$CMD --help", "$(cat cmd.txt)",
-                               "eval \"$X\"", "make -j$(nproc)", "echo bHM= | base64 -d | sh", "cat s.sh | sh",
-                               "echo 'unterminated", "ls | xargs cat", "cd $DIR && make", "git co main",
-                               "awk -f prog.awk data", "sh -c \"$SCRIPT\"", "cp a.sh x.sh && sh x.sh",
-                               "make -f - all", "IFS=$X; $c", "${x//a/b}", "ls &&", "ls ||", "ls |",
-                               "(ls &&)", "timeout $(echo 5 ls)"}) {
+  for (std::string_view cmd : {"python -c 'print(1)'",
+                               "perl -e 'print 1'",
+                               "node -e 'console.log(1)'",
+                               "ruby -e 'puts 1'",
+                               "php -r 'echo 1;'",
+                               "$CMD --help",
+                               "$(cat cmd.txt)",
+                               "eval \"$X\"",
+                               "make -j$(nproc)",
+                               "echo bHM= | base64 -d | sh",
+                               "cat s.sh | sh",
+                               "echo 'unterminated",
+                               "ls | xargs cat",
+                               "cd $DIR && make",
+                               "git co main",
+                               "awk -f prog.awk data",
+                               "sh -c \"$SCRIPT\"",
+                               "cp a.sh x.sh && sh x.sh",
+                               "make -f - all",
+                               "IFS=$X; $c",
+                               "${x//a/b}",
+                               "ls &&",
+                               "ls ||",
+                               "ls |",
+                               "(ls &&)",
+                               "timeout $(echo 5 ls)"}) {
     Classification c = kai::classify_shell(cmd, ctx);
     INFO("command: " << cmd << "\nreasons:" << reasons_of(c));
     CHECK_FALSE(c.understood);
     CHECK(has_reason(c, "not understood"));
   }
-  for (std::string_view cmd : {"ls -la", "cargo test", "X=1; echo $X", "for f in *.c; do cc -c $f; done",
-                               "git status", "echo hi > out.txt", "rm -rf build", "ls && pwd", "ls || pwd",
-                               "ls | wc", "echo 'ls &&'", "echo \"ls |\"", "timeout $(echo 5) ls"}) {
+  for (std::string_view cmd :
+       {"ls -la", "cargo test", "X=1; echo $X", "for f in *.c; do cc -c $f; done", "git status", "echo hi > out.txt",
+        "rm -rf build", "ls && pwd", "ls || pwd", "ls | wc", "echo 'ls &&'", "echo \"ls |\"", "timeout $(echo 5) ls"}) {
     INFO("command: " << cmd);
     CHECK(kai::classify_shell(cmd, ctx).understood);
   }
@@ -1189,9 +1207,11 @@ TEST_CASE("tokenize_argv splits like a shell without expanding", "[shell]") {
 }
 
 TEST_CASE("quote_argv round-trips through tokenize_argv", "[shell]") {
-  const std::vector<std::vector<std::string>> cases = {
-      {"ls", "-la"}, {"echo", "it's", "a \"test\""}, {"", "x y", "$HOME", "*", "a\nb", "\\"}, {"rm", "-rf", "/"},
-      {"A=1", "make", "--jobs=4", "~/x", "#c", "a;b", "{a,b}"}};
+  const std::vector<std::vector<std::string>> cases = {{"ls", "-la"},
+                                                       {"echo", "it's", "a \"test\""},
+                                                       {"", "x y", "$HOME", "*", "a\nb", "\\"},
+                                                       {"rm", "-rf", "/"},
+                                                       {"A=1", "make", "--jobs=4", "~/x", "#c", "a;b", "{a,b}"}};
   for (const auto& argv : cases) {
     auto back = kai::tokenize_argv(kai::quote_argv(argv));
     REQUIRE(back.ok());
@@ -1275,7 +1295,8 @@ TEST_CASE("a root under /tmp keeps its own protection", "[shell]") {
       return kai::make_error(kai::Errc::denied, "'" + p + "' is on the never-write list");
     return kai::ok_status();
   };
-  for (std::string_view cmd : {"rm -rf /tmp/proj/.git", "echo x > /tmp/proj/.git/config", "rm -rf /tmp/proj/.git/hooks"}) {
+  for (std::string_view cmd :
+       {"rm -rf /tmp/proj/.git", "echo x > /tmp/proj/.git/config", "rm -rf /tmp/proj/.git/hooks"}) {
     Classification c = kai::classify_shell(cmd, ctx);
     INFO("command: " << cmd << "\nreasons:" << reasons_of(c));
     CHECK(c.verdict == RunVerdict::blocked);

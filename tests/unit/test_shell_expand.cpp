@@ -20,7 +20,7 @@ public:
   std::optional<std::vector<std::string>> args;
   std::optional<std::string> split_on = std::string(" \t\n");
   std::optional<std::string> output;  // what every substitution prints
-  bool download = false;               // every substitution runs a download
+  bool download = false;              // every substitution runs a download
   int subs = 0;
 
   std::optional<Value> param(const std::string& name) override {

@@ -142,7 +142,8 @@ TEST_CASE("what only the run knows is a dynamic segment, with its substitutions 
   CHECK(c.words[2].segs.at(0).kind == SegKind::dynamic);
 }
 
-TEST_CASE("here-documents: the body is read after the line, quoted delimiters keep it literal", "[shell][shell_parse]") {
+TEST_CASE("here-documents: the body is read after the line, quoted delimiters keep it literal",
+          "[shell][shell_parse]") {
   Parsed p = parse("cat <<EOF > out\nhello $USER\nEOF\ncat <<-'END'\n\t$HOME\n\tEND\n");
   CHECK(p.errors.empty());
   REQUIRE(p.script.pipelines.size() == 2);
@@ -190,18 +191,16 @@ TEST_CASE("a list or pipe with nothing after its operator is an error, as in bas
     const char* text;
     const char* error;
   };
-  for (const Case& c : {Case{"make &&", "unexpected end of file after '&&'"},
-                        Case{"make ||", "unexpected end of file after '||'"},
-                        Case{"make |", "unexpected end of file after '|'"},
-                        Case{"make |&", "unexpected end of file after '|&'"},
-                        Case{"make && \n\n", "unexpected end of file after '&&'"},
-                        Case{"make && # done", "unexpected end of file after '&&'"},
-                        Case{"(make &&)", "'&&' without a command after it"},
-                        Case{"echo $(make ||)", "'||' without a command after it"},
-                        Case{"(make |)", "'|' without a command after it"},
-                        Case{"make | ; ls", "'|' without a command after it"},
-                        Case{"case x in x) make && ;; esac", "'&&' without a command after it"},
-                        Case{"if make &&; then ls; fi", "unexpected ';'"}}) {
+  for (const Case& c :
+       {Case{"make &&", "unexpected end of file after '&&'"}, Case{"make ||", "unexpected end of file after '||'"},
+        Case{"make |", "unexpected end of file after '|'"}, Case{"make |&", "unexpected end of file after '|&'"},
+        Case{"make && \n\n", "unexpected end of file after '&&'"},
+        Case{"make && # done", "unexpected end of file after '&&'"},
+        Case{"(make &&)", "'&&' without a command after it"},
+        Case{"echo $(make ||)", "'||' without a command after it"}, Case{"(make |)", "'|' without a command after it"},
+        Case{"make | ; ls", "'|' without a command after it"},
+        Case{"case x in x) make && ;; esac", "'&&' without a command after it"},
+        Case{"if make &&; then ls; fi", "unexpected ';'"}}) {
     INFO(c.text);
     Parsed p = parse(c.text);
     REQUIRE_FALSE(p.errors.empty());

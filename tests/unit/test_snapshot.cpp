@@ -28,7 +28,9 @@ std::string sh(const std::string& cmd) {
 
 const char* k_git = "git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main";
 
-void git(const TempDir& t, const std::string& args) { sh("cd '" + t.path().string() + "' && " + k_git + " " + args + " >/dev/null 2>&1"); }
+void git(const TempDir& t, const std::string& args) {
+  sh("cd '" + t.path().string() + "' && " + k_git + " " + args + " >/dev/null 2>&1");
+}
 
 kai::SnapshotStore store_of(const TempDir& t) {
   return kai::SnapshotStore{t.path() / ".kaicoder" / "snapshots.git", t.path(), kai::Guardrails{}};
@@ -38,9 +40,10 @@ kai::SnapshotStore store_of(const TempDir& t) {
 // kaicoder's store plus the user's objects (subtrees equal to the user's are
 // only there until keep() copies them).
 std::map<std::string, std::string> listing(const TempDir& t, const kai::Snapshot& s) {
-  std::string text = sh("GIT_ALTERNATE_OBJECT_DIRECTORIES='" + (t.path() / ".git/objects").string() + "' git --git-dir='" + (t.path() / ".kaicoder/snapshots.git").string() +
-                        "' --work-tree=/nonexistent -c safe.directory='*' ls-tree -r --full-tree " + s.tree +
-                        " 2>/dev/null || true");
+  std::string text =
+      sh("GIT_ALTERNATE_OBJECT_DIRECTORIES='" + (t.path() / ".git/objects").string() + "' git --git-dir='" +
+         (t.path() / ".kaicoder/snapshots.git").string() +
+         "' --work-tree=/nonexistent -c safe.directory='*' ls-tree -r --full-tree " + s.tree + " 2>/dev/null || true");
   std::map<std::string, std::string> out;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -279,7 +282,8 @@ void seed_settled(TempDir& t) {
   t.write(".gitignore", "build/\n.kaicoder/\n*.o\n");
   git(t, "add -A");
   git(t, "commit -q -m seed");
-  sh("cd '" + t.path().string() + "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
+  sh("cd '" + t.path().string() +
+     "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
   ::usleep(1100 * 1000);  // ctime, which touch cannot set back, leaves the racy window too
 }
 
@@ -306,7 +310,8 @@ TEST_CASE("index flags and a rewritten index hide no change from a snapshot", "[
   }
 }
 
-TEST_CASE("kaicoder's stat cache reads only what changed, and a same-size rewrite with its mtime set back is seen", "[snapshot]") {
+TEST_CASE("kaicoder's stat cache reads only what changed, and a same-size rewrite with its mtime set back is seen",
+          "[snapshot]") {
   TempDir t;
   seed_settled(t);
   auto store = store_of(t);
@@ -446,12 +451,14 @@ TEST_CASE("a folder replaced by a symlink and a set-user-ID bit are diffed so a 
   CHECK_FALSE((*d)[1].regular);
 }
 
-TEST_CASE("the stat cache finds every file again after files were added and removed between cached ones", "[snapshot]") {
+TEST_CASE("the stat cache finds every file again after files were added and removed between cached ones",
+          "[snapshot]") {
   TempDir t;
   t.git_init();
   for (int i = 0; i < 40; ++i) t.write("d/f" + std::to_string(i) + ".c", "int v" + std::to_string(i) + ";\n");
   t.write(".gitignore", ".kaicoder/\n");
-  sh("cd '" + t.path().string() + "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
+  sh("cd '" + t.path().string() +
+     "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
   ::usleep(1100 * 1000);
   auto store = store_of(t);
   auto first = store.take();
@@ -473,13 +480,15 @@ TEST_CASE("the stat cache finds every file again after files were added and remo
   CHECK(second->hashed == 4);
   auto d = store.diff(*first, *second);
   REQUIRE(d);
-  CHECK(paths_of(*d) == std::vector<std::string>{"d/f17.c", "d/f3.c", "d/f30.c", "d/f4.c", "d/f4b.c", "d/new1.c", "d/zz.c"});
+  CHECK(paths_of(*d) ==
+        std::vector<std::string>{"d/f17.c", "d/f3.c", "d/f30.c", "d/f4.c", "d/f4b.c", "d/new1.c", "d/zz.c"});
   auto third = store.take();
   REQUIRE(third);
   CHECK(third->tree == second->tree);
 }
 
-TEST_CASE("a folder's names kept from the last walk are read again once it changed, even with its mtime set back", "[snapshot]") {
+TEST_CASE("a folder's names kept from the last walk are read again once it changed, even with its mtime set back",
+          "[snapshot]") {
   TempDir t;
   seed_settled(t);
   auto store = store_of(t);
@@ -492,7 +501,8 @@ TEST_CASE("a folder's names kept from the last walk are read again once it chang
   CHECK(same->tree == first->tree);
   // New and renamed names, and each folder's times put back exactly as they
   // were: only its ctime, which nobody can set back, tells.
-  struct stat src {}, top {};
+  struct stat src {
+  }, top{};
   REQUIRE(::stat((t / "src").c_str(), &src) == 0);
   REQUIRE(::stat(t.path().c_str(), &top) == 0);
   t.write("src/new.c", "int added;\n");

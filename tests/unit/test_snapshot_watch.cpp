@@ -38,7 +38,9 @@ kai::SnapshotStore store_in(const TempDir& t) {
 void settle(const TempDir& t, const TempDir& outside) {
   t.git_init();
   t.write(".gitignore", ".kaicoder/\n");
-  for (int i = 0; i < 40; ++i) t.write("src/m" + std::to_string(i % 4) + "/deep/f" + std::to_string(i) + ".c", "int f" + std::to_string(i) + ";\n");
+  for (int i = 0; i < 40; ++i)
+    t.write("src/m" + std::to_string(i % 4) + "/deep/f" + std::to_string(i) + ".c",
+            "int f" + std::to_string(i) + ";\n");
   t.write("src/util.c", "int util;\n");
   REQUIRE(::link((t / "src/util.c").c_str(), (outside / "util-link").c_str()) == 0);
   REQUIRE(store_in(t).take());
@@ -74,15 +76,18 @@ struct Watched {
   }
 };
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 }  // namespace
 
-TEST_CASE("with a file system watch the snapshot after a run stats only what was touched, and misses nothing", "[snapshot]") {
+TEST_CASE("with a file system watch the snapshot after a run stats only what was touched, and misses nothing",
+          "[snapshot]") {
   Watched w;
   if (!w.watch) return;
   CHECK(w.before->unstatted == 0);  // the first walk stats everything
-  std::string want;  // a path the diff must name
+  std::string want;                 // a path the diff must name
   SECTION("nothing") {}
   SECTION("a write deep in the tree") {
     w.t.write("src/m2/deep/f6.c", "int changed;\n");
@@ -119,7 +124,8 @@ TEST_CASE("with a file system watch the snapshot after a run stats only what was
   }
   SECTION("a folder swapped for another holding the same names") {
     fs::rename(w.t / "src/m2", w.outside / "m2");
-    for (int i = 2; i < 40; i += 4) w.t.write("src/m2/deep/f" + std::to_string(i) + ".c", "int g" + std::to_string(i) + ";\n");
+    for (int i = 2; i < 40; i += 4)
+      w.t.write("src/m2/deep/f" + std::to_string(i) + ".c", "int g" + std::to_string(i) + ";\n");
     want = "src/m2/deep/f2.c";
   }
   auto after = w.store.take({}, w.watch.get());
@@ -132,8 +138,10 @@ TEST_CASE("with a file system watch the snapshot after a run stats only what was
   CHECK(after->dirs == full->dirs);
   auto d = w.store.diff(*w.before, *after);
   REQUIRE(d);
-  if (want.empty()) CHECK(d->empty());
-  else CHECK(has(paths_of(*d), want));
+  if (want.empty())
+    CHECK(d->empty());
+  else
+    CHECK(has(paths_of(*d), want));
 }
 
 TEST_CASE("when the watch's queue overflowed the snapshot walks the whole tree", "[snapshot]") {

@@ -130,7 +130,8 @@ TEST_CASE("the agent side writes an entry exclusively and gets its ticket", "[sp
   CHECK(kai::waiting_entries(state).size() == 2);  // nothing left behind by the refusal
 }
 
-TEST_CASE("a claimed entry that is a symlink, a hard link, a folder, writable by others or too big is refused", "[spool]") {
+TEST_CASE("a claimed entry that is a symlink, a hard link, a folder, writable by others or too big is refused",
+          "[spool]") {
   TempDir t;
   const fs::path dir = t.path() / "claimed";
   t.write("claimed/ok.json", k_good);
@@ -259,7 +260,8 @@ TEST_CASE("status copies are written only where status/ exists", "[spool]") {
   CHECK_FALSE(fs::exists(kai::spool::status(state)));
   fs::create_directories(kai::spool::status(state));
   REQUIRE(kai::mirror_status(state, 3, R"({"id":3})"));
-  REQUIRE(kai::mirror_status(state, 12, R"({"id":12,"approved_digest":"d","payload_digest":"p","seal":"s","status":"approved"})"));
+  REQUIRE(kai::mirror_status(state, 12,
+                             R"({"id":12,"approved_digest":"d","payload_digest":"p","seal":"s","status":"approved"})"));
   CHECK_FALSE(kai::mirror_status(state, 13, "not json"));
   t.write(".kaicoder/status/junk.json", "{}");
   CHECK(kai::status_ids(state) == std::vector<int>{3, 12});
@@ -348,7 +350,8 @@ TEST_CASE("agent-user names and the store a setup governs", "[spool][twouser]") 
   CHECK_FALSE(none);
 }
 
-TEST_CASE("intake stages sound entries with the entry's owner as proposer and quarantines the rest", "[spool][twouser]") {
+TEST_CASE("intake stages sound entries with the entry's owner as proposer and quarantines the rest",
+          "[spool][twouser]") {
   kai::test::WsFixture f("[two_user]\nagent = \"nobody-here\"\n", {{"a.txt", "old\n"}});
   const fs::path state = f.ws->store.dir();
   REQUIRE(f.ws->store.ensure());
@@ -360,14 +363,16 @@ TEST_CASE("intake stages sound entries with the entry's owner as proposer and qu
   fs::create_directories(kai::spool::status(state));
   // This process owns its entries: it is the owner, whose entries intake accepts.
   auto good = kai::write_entry(
-      state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"old","replacement":"new","why":"t"}})",
+      state,
+      R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"old","replacement":"new","why":"t"}})",
       1 << 20, some_time());
   REQUIRE(good);
-  auto bad = kai::write_entry(state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","nope":1}})", 1 << 20,
-                              some_time());
+  auto bad = kai::write_entry(state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","nope":1}})",
+                              1 << 20, some_time());
   REQUIRE(bad);
   auto conflict = kai::write_entry(
-      state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"absent","replacement":"x","why":"t"}})",
+      state,
+      R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"absent","replacement":"x","why":"t"}})",
       1 << 20, some_time());
   REQUIRE(conflict);
   auto r = kai::intake(*f.ws);
@@ -437,7 +442,11 @@ TEST_CASE("gate: the uid that proposed through the spool never approves, and the
 
 TEST_CASE("a changeset request from the spool round-trips and is parsed strictly", "[spool][twouser]") {
   kai::ChangesetRequest r;
-  r.changes.push_back({"write", "bin/x", "", std::nullopt, std::nullopt, false, std::string("\x7f" "ELF\xff\x00", 6), 0755u});
+  r.changes.push_back({"write", "bin/x", "", std::nullopt, std::nullopt, false,
+                       std::string("\x7f"
+                                   "ELF\xff\x00",
+                                   6),
+                       0755u});
   r.changes.push_back({"edit", "a.txt", "", std::string("old"), std::string("new"), true, std::nullopt, std::nullopt});
   r.changes.push_back({"rename", "b.txt", "c.txt", std::nullopt, std::nullopt, false, std::nullopt, std::nullopt});
   r.why = "w";
@@ -469,7 +478,8 @@ TEST_CASE("a changeset request from the spool round-trips and is parsed strictly
 
   const std::string many = [] {
     std::string s = R"({"changes":[)";
-    for (int i = 0; i <= 10000; ++i) s += std::string(i ? "," : "") + R"({"op":"delete","path":"f)" + std::to_string(i) + "\"}";
+    for (int i = 0; i <= 10000; ++i)
+      s += std::string(i ? "," : "") + R"({"op":"delete","path":"f)" + std::to_string(i) + "\"}";
     return s + "]}";
   }();
   for (const std::string& text : {
@@ -521,16 +531,19 @@ TEST_CASE("intake stages a changeset entry whole and quarantines a malformed one
   auto good = kai::write_entry(state, kai::entry_text({kai::EntryType::changeset, "", *j}), 1 << 20, some_time());
   REQUIRE(good);
   auto malformed = kai::write_entry(
-      state, R"({"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"edit","path":"b.txt","target":"bee"}]}})",
+      state,
+      R"({"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"edit","path":"b.txt","target":"bee"}]}})",
       1 << 20, some_time());
   REQUIRE(malformed);
   // Well formed, but it leaves root: a refusal on its ticket, not a quarantine.
   auto outside = kai::write_entry(
-      state, R"({"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"write","path":"../x.txt","content":"x"}]}})",
+      state,
+      R"({"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"write","path":"../x.txt","content":"x"}]}})",
       1 << 20, some_time());
   REQUIRE(outside);
   auto plain = kai::write_entry(
-      state, R"({"version":1,"type":"propose","cwd":"","request":{"path":"b.txt","target":"bee","replacement":"bea","why":"t"}})",
+      state,
+      R"({"version":1,"type":"propose","cwd":"","request":{"path":"b.txt","target":"bee","replacement":"bea","why":"t"}})",
       1 << 20, some_time());
   REQUIRE(plain);
   auto in = kai::intake(*f.ws);
@@ -596,16 +609,22 @@ TEST_CASE("a status copy carries the owner's timeout, and the agent side sees th
 }
 
 TEST_CASE("the agent's show --file keeps one file's part of a changeset's diff", "[spool][twouser]") {
-  const std::string a = "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+uno\n";
-  const std::string gone = "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
-  const std::string moved = "diff --git a/old.txt b/new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new.txt\n";
+  const std::string a =
+      "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+uno\n";
+  const std::string gone =
+      "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 "
+      "@@\n-bye\n";
+  const std::string moved =
+      "diff --git a/old.txt b/new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new.txt\n";
   const std::string quoted = "diff --git \"a/sp\\303\\251cial\" \"b/sp\\303\\251cial\"\n@@ -1 +1 @@\n-x\n+y\n";
   const std::string all = a + gone + moved + quoted;
   CHECK(kai::diff_of_file(all, "a.txt") == a);
   CHECK(kai::diff_of_file(all, "gone.txt") == gone);
   CHECK(kai::diff_of_file(all, "old.txt") == moved);
   CHECK(kai::diff_of_file(all, "new.txt") == moved);
-  CHECK(kai::diff_of_file(all, "sp\xc3\xa9" "cial") == quoted);
+  CHECK(kai::diff_of_file(all,
+                          "sp\xc3\xa9"
+                          "cial") == quoted);
   CHECK(kai::diff_of_file(all, "a.tx").empty());  // a prefix of a name is not the name
   CHECK(kai::diff_of_file(all, "absent.txt").empty());
 }

@@ -10,8 +10,8 @@
 #include "lib/validate.hpp"
 
 namespace {
-using kai::test::WsFixture;
 using Catch::Matchers::Contains;
+using kai::test::WsFixture;
 
 kai::Validation validation_of(const kai::Result<kai::Staged>& st) {
   REQUIRE(st);
@@ -136,7 +136,8 @@ TEST_CASE("apply of an approved proposal whose validation failed needs --force",
 }
 
 TEST_CASE("an allow rule does not apply content that failed validation", "[validate]") {
-  WsFixture f("[policy.default]\nwrite = \"allow\"\n[validate]\n\"*.json\" = \"false {file}\"\n\"*.txt\" = \"true {file}\"\n");
+  WsFixture f(
+      "[policy.default]\nwrite = \"allow\"\n[validate]\n\"*.json\" = \"false {file}\"\n\"*.txt\" = \"true {file}\"\n");
   auto bad = f.write("a.json", "{}\n");
   REQUIRE(bad);
   CHECK_FALSE(bad->applied);

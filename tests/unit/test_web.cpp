@@ -18,9 +18,9 @@
 
 namespace {
 using kai::Errc;
-using kai::test::Page;
 using kai::test::field;
 using kai::test::form_of;
+using kai::test::Page;
 namespace web = kai::web;
 namespace gate = kai::gate;
 
@@ -39,7 +39,8 @@ void check_security_headers(const web::Response& r) {
 
 }  // namespace
 
-TEST_CASE("web: the sign-in address sets an HttpOnly SameSite=Strict cookie and leaves the token behind", "[web][serve]") {
+TEST_CASE("web: the sign-in address sets an HttpOnly SameSite=Strict cookie and leaves the token behind",
+          "[web][serve]") {
   Page pg("");
   web::Request r = pg.request("GET", "/login");
   r.headers.erase("cookie");
@@ -134,11 +135,12 @@ TEST_CASE("web: a foreign Host (DNS rebinding) or Origin is refused, even with t
   CHECK(pg.exists("a.txt"));
 }
 
-TEST_CASE("web: every response carries the strict security headers, and no third-party asset is named", "[web][serve]") {
+TEST_CASE("web: every response carries the strict security headers, and no third-party asset is named",
+          "[web][serve]") {
   Page pg("");
   int id = pg.stage("a.txt", "new\n");
-  for (const std::string& path : std::vector<std::string>{"/", "/log", "/state.json", "/app.css", "/app.js", "/p/" + std::to_string(id), "/p/99",
-                                 "/nowhere"}) {
+  for (const std::string& path : std::vector<std::string>{"/", "/log", "/state.json", "/app.css", "/app.js",
+                                                          "/p/" + std::to_string(id), "/p/99", "/nowhere"}) {
     auto res = pg.get(path);
     check_security_headers(res);
     CHECK(res.body.find("http://") == std::string::npos);
@@ -153,12 +155,14 @@ TEST_CASE("web: every response carries the strict security headers, and no third
   CHECK(pg.app.handle(pg.request("PUT", "/")).status == 405);
 }
 
-TEST_CASE("web: paths, diffs, why and agent names an agent wrote are escaped and their hidden characters shown", "[web][serve][attack]") {
+TEST_CASE("web: paths, diffs, why and agent names an agent wrote are escaped and their hidden characters shown",
+          "[web][serve][attack]") {
   Page pg("");
   // Paths refuse < > & and hidden characters already; quotes get through to the page.
   const std::string path = "x\" onmouseover='alert(1)' y.txt";
   const std::string content = "</pre><script>alert('diff')</script>\nsafe \xE2\x80\xAEtxt.exe\n\x1b]0;owned\x07\n";
-  int id = pg.stage(path, content, "<b onmouseover=alert(2)>why</b> \xE2\x80\x8B hidden", "<img src=x onerror=alert(3)>");
+  int id =
+      pg.stage(path, content, "<b onmouseover=alert(2)>why</b> \xE2\x80\x8B hidden", "<img src=x onerror=alert(3)>");
   for (const std::string& page : std::vector<std::string>{"/", "/p/" + std::to_string(id)}) {
     auto res = pg.get(page);
     REQUIRE(res.status == 200);
@@ -180,7 +184,8 @@ TEST_CASE("web: paths, diffs, why and agent names an agent wrote are escaped and
   CHECK_THAT(res.body, Catch::Contains("control or invisible characters"));
 }
 
-TEST_CASE("web: approving from the page is the gate's approval, recorded as '<user> (web)' with its channel", "[web][serve]") {
+TEST_CASE("web: approving from the page is the gate's approval, recorded as '<user> (web)' with its channel",
+          "[web][serve]") {
   Page pg("");
   int id = pg.stage("a.txt", "new\n");
   auto page = pg.get("/p/" + std::to_string(id));
@@ -212,7 +217,8 @@ TEST_CASE("web: approving from the page is the gate's approval, recorded as '<us
   CHECK(again.status == 409);
 }
 
-TEST_CASE("web: a stale page cannot approve: another digest, or a decision made elsewhere, is a conflict", "[web][serve]") {
+TEST_CASE("web: a stale page cannot approve: another digest, or a decision made elsewhere, is a conflict",
+          "[web][serve]") {
   Page pg("");
   int id = pg.stage("a.txt", "new\n");
   const std::string action = "/p/" + std::to_string(id) + "/approve";
@@ -316,9 +322,8 @@ TEST_CASE("web: someone not on the approvers list gets no forms and no decision"
   CHECK(page.body.find("<form class=\"decide\"") == std::string::npos);
   const std::string action = "/p/" + std::to_string(id) + "/approve";
   const std::string dg = kai::digest(*pg.f.ws->store.load(id));
-  auto r = pg.post(action, {{"csrf", pg.app.guard().csrf_for(web::approve_binding(action, dg, "0"))},
-                            {"digest", dg},
-                            {"cut", "0"}});
+  auto r = pg.post(
+      action, {{"csrf", pg.app.guard().csrf_for(web::approve_binding(action, dg, "0"))}, {"digest", dg}, {"cut", "0"}});
   CHECK(r.status == 403);
   CHECK_THAT(r.body, Catch::Contains("not an approver"));
   const std::string rej = "/p/" + std::to_string(id) + "/reject";
@@ -363,12 +368,14 @@ TEST_CASE("web: rejecting with a reason, then the page of a decided proposal has
   CHECK(pg.post(action, {{"csrf", field(page.body, action, "csrf")}}).status == 409);
 }
 
-TEST_CASE("web: the changelog offers a rollback, and rolling back from the page is the gate's rollback", "[web][serve]") {
+TEST_CASE("web: the changelog offers a rollback, and rolling back from the page is the gate's rollback",
+          "[web][serve]") {
   Page pg("");
   pg.f.dir.write("a.txt", "old\n");
   int id = pg.stage("a.txt", "new\n");
   auto page = pg.get("/p/" + std::to_string(id));
-  REQUIRE(pg.post("/p/" + std::to_string(id) + "/approve", form_of(page.body, "/p/" + std::to_string(id) + "/approve")).status == 200);
+  REQUIRE(pg.post("/p/" + std::to_string(id) + "/approve", form_of(page.body, "/p/" + std::to_string(id) + "/approve"))
+              .status == 200);
   const std::string rid = pg.load(id).rollback_id;
   REQUIRE_FALSE(rid.empty());
   auto log = pg.get("/log");
@@ -392,7 +399,8 @@ TEST_CASE("web: the changelog offers a rollback, and rolling back from the page 
   CHECK(pg.get("/rollback/no-such-id").status == 404);
 }
 
-TEST_CASE("web: the list shows pending first with what the reviewer needs, and state.json changes with the store", "[web][serve]") {
+TEST_CASE("web: the list shows pending first with what the reviewer needs, and state.json changes with the store",
+          "[web][serve]") {
   Page pg("");
   int a = pg.stage("a.txt", "a\n");
   auto before = nlohmann::json::parse(pg.get("/state.json").body);

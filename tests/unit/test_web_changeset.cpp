@@ -66,8 +66,10 @@ TEST_CASE("web: a changeset page shows its diffstat first, then one collapsible 
   const size_t stat = b.find("<table class=\"list diffstat\">");
   REQUIRE(stat != std::string::npos);
   CHECK_THAT(b, Contains("4 files changed, +2 \u22122 lines"));
-  CHECK_THAT(b, Contains("<tr><td>edit</td><td class=\"what\"><code>a.txt</code></td><td>+1 \u22121</td><td>risk low \u00b7 ask</td></tr>"));
-  CHECK_THAT(b, Contains("<tr><td>rename</td><td class=\"what\"><code>b.txt</code> \u2192 <code>c.txt</code></td><td>+0 \u22120</td>"));
+  CHECK_THAT(b, Contains("<tr><td>edit</td><td class=\"what\"><code>a.txt</code></td><td>+1 \u22121</td><td>risk low "
+                         "\u00b7 ask</td></tr>"));
+  CHECK_THAT(b, Contains("<tr><td>rename</td><td class=\"what\"><code>b.txt</code> \u2192 "
+                         "<code>c.txt</code></td><td>+0 \u22120</td>"));
   CHECK_THAT(b, Contains("<tr><td>delete</td><td class=\"what\"><code>d.txt</code></td><td>+0 \u22121</td>"));
   CHECK_THAT(b, Contains("<code>e.txt</code></td><td>+1 \u22120</td>"));
   // Then one <details> a file, each with its own diff coloured as a single file's.
@@ -89,7 +91,8 @@ TEST_CASE("web: a changeset page shows its diffstat first, then one collapsible 
 
   // The list: how many files and the first of them.
   auto list = pg.get("/");
-  CHECK_THAT(list.body, Contains("4 files: <code>a.txt</code>, <code>b.txt \u2192 c.txt</code>, <code>d.txt</code> and 1 more"));
+  CHECK_THAT(list.body,
+             Contains("4 files: <code>a.txt</code>, <code>b.txt \u2192 c.txt</code>, <code>d.txt</code> and 1 more"));
 }
 
 TEST_CASE("web: approving a changeset from the page is the gate's approval: every file, one entry, one rollback id",
@@ -142,9 +145,9 @@ TEST_CASE("web: a stale changeset page cannot approve: a file changed on disk, o
 
   SECTION("another digest") {
     const std::string other(40, 'b');
-    auto r = pg.post(action, {{"csrf", pg.app.guard().csrf_for(web::approve_binding(action, other, "0"))},
-                              {"digest", other},
-                              {"cut", "0"}});
+    auto r = pg.post(
+        action,
+        {{"csrf", pg.app.guard().csrf_for(web::approve_binding(action, other, "0"))}, {"digest", other}, {"cut", "0"}});
     CHECK(r.status == 409);
     CHECK_THAT(r.body, Contains("changed while it was being reviewed"));
     CHECK(pg.load(id).state == kai::State::pending);
@@ -174,9 +177,10 @@ TEST_CASE("web: a changeset's hostile file names and contents are escaped, their
           "[web][serve][attack]") {
   Page pg("");
   const std::string name = "x\" onmouseover='alert(1)' y.txt";
-  const std::string patch = "*** Begin Patch\n*** Add File: " + name +
-                            "\n+</pre></details><script>alert('diff')</script>\n+safe \xE2\x80\xAEtxt.exe\n+\x1b]0;owned\x07\n"
-                            "*** Add File: it's \"quoted\".txt\n+plain\n*** End Patch\n";
+  const std::string patch =
+      "*** Begin Patch\n*** Add File: " + name +
+      "\n+</pre></details><script>alert('diff')</script>\n+safe \xE2\x80\xAEtxt.exe\n+\x1b]0;owned\x07\n"
+      "*** Add File: it's \"quoted\".txt\n+plain\n*** End Patch\n";
   int id = pg.stage_patch(patch);
   for (const std::string& at : std::vector<std::string>{"/", "/p/" + std::to_string(id)}) {
     auto res = pg.get(at);
@@ -201,8 +205,9 @@ TEST_CASE("web: a changeset's hostile file names and contents are escaped, their
   CHECK_THAT(b, Contains("aria-label=\"diff of x&quot; onmouseover=&#39;alert(1)&#39; y.txt\""));
 }
 
-TEST_CASE("web: a changeset cut for display (lines counted over all files) says which files were not shown and takes CONFIRM",
-          "[web][serve]") {
+TEST_CASE(
+    "web: a changeset cut for display (lines counted over all files) says which files were not shown and takes CONFIRM",
+    "[web][serve]") {
   Page pg("");
   // 2500 lines in a.txt are cut to its first hunks; b.txt then fits the
   // rest of the terminal's 2000-line budget whole; c.txt is past it.
@@ -219,12 +224,14 @@ TEST_CASE("web: a changeset cut for display (lines counted over all files) says 
   const size_t a_shown = rv->diff->parts.at(0).shown_changed;
   CHECK(a_shown < 2500);
   CHECK_THAT(b, Contains("in 2 of 3 files"));
-  CHECK_THAT(b, Contains("<li><code>a.txt</code>: " + std::to_string(2500 - a_shown) + " of 2500 changed lines not shown</li>"));
+  CHECK_THAT(b, Contains("<li><code>a.txt</code>: " + std::to_string(2500 - a_shown) +
+                         " of 2500 changed lines not shown</li>"));
   CHECK_THAT(b, Contains("<li><code>c.txt</code>: not shown at all (3 changed lines)</li>"));
   CHECK(b.find("<li><code>b.txt</code>") == std::string::npos);
   CHECK_THAT(details_of(b, "a.txt"), Contains("badge confirm\">cut") && Contains("+a 0"));
   CHECK_THAT(details_of(b, "b.txt"), Contains("+b 1499"));
-  CHECK_THAT(details_of(b, "c.txt"), Contains("not shown") && Contains("kaicoder show " + std::to_string(id) + " --file c.txt"));
+  CHECK_THAT(details_of(b, "c.txt"),
+             Contains("not shown") && Contains("kaicoder show " + std::to_string(id) + " --file c.txt"));
   CHECK(b.find("+c 0") == std::string::npos);
 
   auto form = form_of(b, action);

@@ -47,11 +47,13 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("only the harnesses' user settings files may be written in the owner's home", "[integrate][txn]") {
-  for (const char* ok : {"~/.claude.json", "~/.claude/settings.json", "~/.codex/config.toml", "~/.codex/hooks.json",
-                         "~/.gemini/settings.json", "~/.cursor/mcp.json", "~/.cursor/hooks.json", "~/.claude", "~/.gemini"})
+  for (const char* ok :
+       {"~/.claude.json", "~/.claude/settings.json", "~/.codex/config.toml", "~/.codex/hooks.json",
+        "~/.gemini/settings.json", "~/.cursor/mcp.json", "~/.cursor/hooks.json", "~/.claude", "~/.gemini"})
     CHECK(kai::txn::user_settings_file(ok));
-  for (const char* no : {"~/", "~", "~/.bashrc", "~/.claude/other.json", "~/.claude/../.bashrc", "~/.ssh/authorized_keys",
-                         ".claude.json", "~/.claude.json.bak-kaicoder-20260709T141530Z", "~/.cla", "~/.claude/"})
+  for (const char* no :
+       {"~/", "~", "~/.bashrc", "~/.claude/other.json", "~/.claude/../.bashrc", "~/.ssh/authorized_keys",
+        ".claude.json", "~/.claude.json.bak-kaicoder-20260709T141530Z", "~/.cla", "~/.claude/"})
     CHECK_FALSE(kai::txn::user_settings_file(no));
   Fixture f;
   auto bad = kai::txn::open_target(*f.ws, "~/.bashrc", kai::CreateDirs::no);
@@ -126,7 +128,8 @@ TEST_CASE("a rollback outside root is asked at a terminal whatever the policy al
   auto outside = kai::gate::prepare_rollback(*f.ws, wu->rollback_id, kai::Decider("tester"), kai::Force::no);
   REQUIRE(outside);
   CHECK(outside->decision == kai::Decision::ask);
-  auto web = kai::gate::prepare_rollback(*f.ws, wu->rollback_id, kai::Decider("tester", kai::Channel::web), kai::Force::no);
+  auto web =
+      kai::gate::prepare_rollback(*f.ws, wu->rollback_id, kai::Decider("tester", kai::Channel::web), kai::Force::no);
   REQUIRE_FALSE(web);
   CHECK(web.error().code == kai::Errc::denied);
   // A door that skips the question gets no further: the answer is checked again.

@@ -34,7 +34,9 @@ Field joined(const Args& a, size_t from) {
   return f;
 }
 
-Args slice(const Args& a, size_t from) { return from < a.size() ? Args(a.begin() + static_cast<long>(from), a.end()) : Args{}; }
+Args slice(const Args& a, size_t from) {
+  return from < a.size() ? Args(a.begin() + static_cast<long>(from), a.end()) : Args{};
+}
 
 std::string path_basename(std::string v) {
   while (v.size() > 1 && v.back() == '/') v.pop_back();
@@ -116,7 +118,8 @@ Opts parse_opts(const Args& a, size_t from, const Spec& spec) {
       std::string name = v.substr(0, eq);
       if (eq != std::string::npos) {
         o.opts.push_back({name, with_value(a[i], v.substr(eq + 1))});
-      } else if (std::find(spec.long_arg.begin(), spec.long_arg.end(), name) != spec.long_arg.end() && i + 1 < a.size()) {
+      } else if (std::find(spec.long_arg.begin(), spec.long_arg.end(), name) != spec.long_arg.end() &&
+                 i + 1 < a.size()) {
         o.opts.push_back({name, a[i + 1]});
         ++i;
       } else {

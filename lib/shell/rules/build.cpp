@@ -6,9 +6,9 @@ namespace kai::shell {
 
 struct Formatter {
   std::string_view name;
-  List writes_with;   // writes only with one of these
-  List read_only;     // never writes with one of these
-  size_t skip = 0;    // positionals that are not files (yq's expression)
+  List writes_with;  // writes only with one of these
+  List read_only;    // never writes with one of these
+  size_t skip = 0;   // positionals that are not files (yq's expression)
 };
 
 const Formatter* formatter(std::string_view name) {
@@ -56,14 +56,17 @@ void rule_compiler(Walker& w, Call& c) {
 }
 
 void rule_make(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"CfIjloW", {"--directory", "--file", "--makefile", "--include-dir", "--jobs",
-                                                   "--load-average", "--old-file", "--what-if", "--eval"}});
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"CfIjloW",
+                           {"--directory", "--file", "--makefile", "--include-dir", "--jobs", "--load-average",
+                            "--old-file", "--what-if", "--eval"}});
   if (o.has({"--eval"})) w.unknown(c, "make --eval adds rules that cannot be judged");
   for (const Field* f : o.values({"-f", "--file", "--makefile"}))
     if (f->value == "-" || f->value == "/dev/stdin" || f->procsub || f->dynamic)
       w.unknown(c, "make reads rules that cannot be judged");
   for (size_t i : o.pos)
-    if (one_of(c.argv[i].value, {"install", "uninstall"})) w.find(c, V::confirm, "installs files (" + c.argv[i].value + ")");
+    if (one_of(c.argv[i].value, {"install", "uninstall"}))
+      w.find(c, V::confirm, "installs files (" + c.argv[i].value + ")");
 }
 
 void rule_cmake(Walker& w, Call& c) {
@@ -76,10 +79,11 @@ void rule_cmake(Walker& w, Call& c) {
       if (tool == "remove_directory" || tool == "rmdir") inner.push_back(literal_field("-r"));
     } else if (one_of(tool, {"env", "tar", "chdir", "copy", "copy_directory", "copy_if_different", "make_directory",
                              "touch", "touch_nocreate", "rename", "create_symlink", "create_hardlink", "time"})) {
-      static const std::map<std::string_view, std::string_view> k_as = {
+      static const std::map<std::string_view, std::string_view> k_as = {// clang-format off
           {"copy", "cp"}, {"copy_directory", "cp"}, {"copy_if_different", "cp"}, {"make_directory", "mkdir"},
           {"touch_nocreate", "touch"}, {"rename", "mv"}, {"create_symlink", "ln"}, {"create_hardlink", "ln"},
           {"chdir", "env"}};
+                                                                        // clang-format on
       auto it = k_as.find(tool);
       inner.push_back(literal_field(std::string(it == k_as.end() ? std::string_view(tool) : it->second)));
       if (tool == "chdir" && !rest.empty()) {

@@ -90,7 +90,8 @@ void rule_find(Walker& w, Call& c) {
     } else if (one_of(v, {"-fprint", "-fprint0", "-fls", "-fprintf"}) && i + 1 < c.argv.size()) {
       w.write(c, c.argv[++i]);
       if (v == "-fprintf") ++i;
-    } else if (one_of(v, {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"}) && i + 1 < c.argv.size()) {
+    } else if (one_of(v, {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"}) &&
+               i + 1 < c.argv.size()) {
       const Field& pat = c.argv[++i];
       secret_name = secret_name || (w.ctx().is_secret && !pat.dynamic && w.ctx().is_secret(pat.value));
     }
@@ -111,9 +112,10 @@ void rule_find(Walker& w, Call& c) {
 
 void rule_copy(Walker& w, Call& c) {
   bool install = c.name == "install";
-  Opts o = parse_opts(c.argv, 1,
-                      Spec{install ? "gmoSt" : "tS",
-                           {"--target-directory", "--suffix", "--mode", "--owner", "--group", "--strip-program", "--context"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{install ? "gmoSt" : "tS",
+           {"--target-directory", "--suffix", "--mode", "--owner", "--group", "--strip-program", "--context"}});
   if (const Field* prog = o.value({"--strip-program"})) w.judge(c, "install --strip-program", *prog);
   std::vector<const Field*> pos;
   for (size_t i : o.pos) pos.push_back(&c.argv[i]);
@@ -161,7 +163,8 @@ bool world_writable(std::string_view mode) {
   size_t start = 0;
   while (start <= mode.size()) {
     size_t comma = mode.find(',', start);
-    std::string_view clause = mode.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view clause =
+        mode.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     size_t op = clause.find_first_of("+=");
     std::string_view who = clause.substr(0, op == std::string_view::npos ? 0 : op);
     if (op != std::string_view::npos && clause.find('w', op) != std::string_view::npos &&
@@ -231,24 +234,29 @@ void rule_tar(Walker& w, Call& c) {
     }
   }
   static const std::map<std::string_view, char> k_long = {
-      {"--file", 'f'}, {"--directory", 'C'}, {"--use-compress-program", 'I'}, {"--info-script", 'F'},
-      {"--new-volume-script", 'F'}, {"--to-command", 'T'}, {"--rsh-command", 'R'}, {"--checkpoint-action", 'K'},
-      {"--index-file", 'W'}, {"--files-from", 'Z'}, {"--exclude-from", 'Z'}};
+      {"--file", 'f'},        {"--directory", 'C'},         {"--use-compress-program", 'I'},
+      {"--info-script", 'F'}, {"--new-volume-script", 'F'}, {"--to-command", 'T'},
+      {"--rsh-command", 'R'}, {"--checkpoint-action", 'K'}, {"--index-file", 'W'},
+      {"--files-from", 'Z'},  {"--exclude-from", 'Z'}};
   for (; i < c.argv.size(); ++i) {
     const Field& f = c.argv[i];
     const std::string& v = f.value;
     if (sw(v, "--")) {
       std::string name = v.substr(0, v.find('='));
-      mode(name == "--create" || name == "--append" || name == "--update" ? 'c' : name == "--extract" || name == "--get" ? 'x'
-           : name == "--absolute-names" ? 'P' : ' ');
+      mode(name == "--create" || name == "--append" || name == "--update" ? 'c'
+           : name == "--extract" || name == "--get"                       ? 'x'
+           : name == "--absolute-names"                                   ? 'P'
+                                                                          : ' ');
       auto it = k_long.find(name);
       if (it == k_long.end()) continue;
       Field val = v.find('=') != std::string::npos ? with_value(f, v.substr(v.find('=') + 1))
-                  : i + 1 < c.argv.size() ? c.argv[++i] : Field{};
+                  : i + 1 < c.argv.size()          ? c.argv[++i]
+                                                   : Field{};
       if (it->second == 'T') w.judge(c, "tar --to-command", val);
       if (it->second == 'R') w.judge(c, "tar --rsh-command", val);
       if (it->second == 'W') w.write(c, val);
-      if (it->second == 'K' && sw(val.value, "exec=")) w.judge(c, "tar --checkpoint-action=exec", with_value(val, val.value.substr(5)));
+      if (it->second == 'K' && sw(val.value, "exec="))
+        w.judge(c, "tar --checkpoint-action=exec", with_value(val, val.value.substr(5)));
       if (one_of(std::string_view(&it->second, 1), {"f", "C", "I", "F"})) value_opt(it->second, val);
     } else if (v.size() > 1 && v[0] == '-') {
       for (size_t j = 1; j < v.size(); ++j) {
@@ -292,7 +300,8 @@ void rule_compress(Walker& w, Call& c) {
 }
 
 void rule_patch(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"BDdFgiopruVYzR", {"--output", "--input", "--directory", "--strip", "--backup-if-mismatch"}});
+  Opts o = parse_opts(
+      c.argv, 1, Spec{"BDdFgiopruVYzR", {"--output", "--input", "--directory", "--strip", "--backup-if-mismatch"}});
   if (o.has({"--dry-run", "-C", "--check"})) return;
   w.find(c, V::confirm, "patches files");
   std::optional<std::string> saved;
@@ -305,21 +314,25 @@ void rule_patch(Walker& w, Call& c) {
 // ---- other writers ----
 
 void rule_sort(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"kotST", {"--key", "--output", "--field-separator", "--buffer-size",
-                                                 "--temporary-directory", "--compress-program", "--files0-from",
-                                                 "--batch-size", "--parallel", "--random-source"}});
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"kotST",
+                           {"--key", "--output", "--field-separator", "--buffer-size", "--temporary-directory",
+                            "--compress-program", "--files0-from", "--batch-size", "--parallel", "--random-source"}});
   if (const Field* out = o.value({"-o", "--output"})) w.write(c, *out);
   if (const Field* prog = o.value({"--compress-program"})) w.judge(c, "sort --compress-program", *prog);
 }
 
 void rule_uniq(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"fsw", {"--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"}});
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"fsw", {"--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"}});
   if (o.pos.size() >= 2) w.write(c, c.argv[o.pos[1]]);
 }
 
 void rule_split(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"abCln", {"--bytes", "--lines", "--line-bytes", "--number", "--suffix-length",
-                                                 "--additional-suffix", "--filter"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{"abCln",
+           {"--bytes", "--lines", "--line-bytes", "--number", "--suffix-length", "--additional-suffix", "--filter"}});
   if (const Field* filter = o.value({"--filter"})) w.judge(c, "split --filter", *filter);
   w.write(c, o.pos.size() >= 2 ? c.argv[o.pos[1]] : literal_field("x"));
 }

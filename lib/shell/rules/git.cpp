@@ -147,7 +147,8 @@ void git_paths(Walker& w, Call& c, const Args& a, bool after_dashdash_only) {
 }
 
 bool has_opt(const Args& a, List names) {
-  return std::any_of(a.begin(), a.end(), [&](const Field& f) { return one_of(f.value.substr(0, f.value.find('=')), names); });
+  return std::any_of(a.begin(), a.end(),
+                     [&](const Field& f) { return one_of(f.value.substr(0, f.value.find('=')), names); });
 }
 
 // Options of a git subcommand that run programs, write files or read
@@ -185,7 +186,8 @@ void git_options(Walker& w, Call& c, const std::string& sub, const Args& a) {
 void git_targets(Walker& w, Call& c, const std::string& sub, const Args& a) {
   if (sub == "rm" && !has_opt(a, {"--cached"})) git_paths(w, c, a, false);
   if (sub == "mv") git_paths(w, c, a, false);
-  if (sub == "restore" && (!has_opt(a, {"--staged", "-S"}) || has_opt(a, {"--worktree", "-W"}))) git_paths(w, c, a, false);
+  if (sub == "restore" && (!has_opt(a, {"--staged", "-S"}) || has_opt(a, {"--worktree", "-W"})))
+    git_paths(w, c, a, false);
   if (sub == "checkout") git_paths(w, c, a, true);
   if (sub == "bisect" && !a.empty() && a[0].value == "run") {
     exec_inner(w, c, slice(a, 1), "git bisect run", std::nullopt);
@@ -228,8 +230,8 @@ bool git_listing(const std::string& sub, const Args& a) {
   if (one_of(sub, {"stash", "notes"})) return one_of(first, {"list", "show"});
   if (sub == "tag") return a.empty() || has_opt(a, {"-l", "--list", "-n", "--contains", "--points-at", "--merged"});
   if (sub == "branch")
-    return a.empty() || (has_opt(a, {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current", "--contains", "--merged",
-                                     "--no-merged", "--all"}) &&
+    return a.empty() || (has_opt(a, {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current", "--contains",
+                                     "--merged", "--no-merged", "--all"}) &&
                          !has_opt(a, {"-d", "-D", "-m", "-M", "-c", "-C", "--delete"}));
   if (one_of(sub, {"remote", "worktree"})) return a.empty() || one_of(first, {"-v", "show", "get-url", "list"});
   if (sub == "reflog") return !one_of(first, {"expire", "delete"});
@@ -247,9 +249,12 @@ bool git_only_adds(const std::string& sub, const Args& a) {
   if (sub == "add") return !has_opt(a, {"-f", "--force"});
   if (sub == "commit") return !has_opt(a, {"--amend"});
   if (sub == "restore") return has_opt(a, {"--staged", "-S"}) && !has_opt(a, {"--worktree", "-W"});
-  if (sub == "branch") return has_opt(a, {"-d", "--delete"}) && !has_opt(a, {"-D", "-f", "--force", "-m", "-M", "-c", "-C"});
+  if (sub == "branch")
+    return has_opt(a, {"-d", "--delete"}) && !has_opt(a, {"-D", "-f", "--force", "-m", "-M", "-c", "-C"});
   if (sub == "checkout") return has_opt(a, {"-b"}) && !has_opt(a, {"-B", "-f", "--force"});
-  if (sub == "switch") return has_opt(a, {"-c", "--create"}) && !has_opt(a, {"-C", "--force-create", "-f", "--force", "--discard-changes"});
+  if (sub == "switch")
+    return has_opt(a, {"-c", "--create"}) &&
+           !has_opt(a, {"-C", "--force-create", "-f", "--force", "--discard-changes"});
   if (sub == "stash") return one_of(first, {"push", "save"}) || a.empty();
   return false;
 }
@@ -264,13 +269,15 @@ std::string git_not_undoable(const std::string& sub, const Args& a) {
   if (sub == "reset" && has_opt(a, {"--hard"})) return "moves the branch and may drop commits";
   if (sub == "clean")
     for (const Field& f : a)
-      if (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' && f.value.find_first_of("xX") != std::string::npos)
+      if (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' &&
+          f.value.find_first_of("xX") != std::string::npos)
         return "deletes ignored files";
   if (sub == "reflog" && one_of(first, {"expire", "delete"})) return "deletes reflog entries";
   return {};
 }
 
 void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
+  // clang-format off
   static const List k_read = {"status", "log", "diff", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
                               "rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "for-each-ref",
                               "merge-base", "name-rev", "whatchanged", "count-objects", "fsck", "check-ignore",
@@ -278,13 +285,17 @@ void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
                               "verify-tag", "verify-pack", "cherry", "range-diff", "diff-tree", "diff-files",
                               "diff-index", "show-branch", "get-tar-commit-id", "fetch", "ls-remote", "--version",
                               "--help", "bugreport", "show-index", "column"};
-  static const List k_change = {"commit", "reset", "switch", "rebase", "merge", "pull", "clean", "cherry-pick",
-                                "revert", "am", "apply", "gc", "prune", "repack", "update-ref", "symbolic-ref",
-                                "replace", "update-index", "read-tree", "commit-tree", "mktag", "mktree", "maintenance",
-                                "sparse-checkout", "add", "lfs", "restore", "checkout", "rm", "mv", "stash", "tag",
-                                "branch", "worktree", "remote", "reflog", "notes", "format-patch", "init", "clone",
-                                "mergetool", "filter-branch", "submodule", "bisect", "send-email", "archive",
-                                "hash-object", "fast-import", "pack-refs", "prune-packed", "difftool", "config", "push"};
+  // clang-format on
+  static const List k_change = {
+      "commit",    "reset",        "switch",     "rebase",       "merge",       "pull",
+      "clean",     "cherry-pick",  "revert",     "am",           "apply",       "gc",
+      "prune",     "repack",       "update-ref", "symbolic-ref", "replace",     "update-index",
+      "read-tree", "commit-tree",  "mktag",      "mktree",       "maintenance", "sparse-checkout",
+      "add",       "lfs",          "restore",    "checkout",     "rm",          "mv",
+      "stash",     "tag",          "branch",     "worktree",     "remote",      "reflog",
+      "notes",     "format-patch", "init",       "clone",        "mergetool",   "filter-branch",
+      "submodule", "bisect",       "send-email", "archive",      "hash-object", "fast-import",
+      "pack-refs", "prune-packed", "difftool",   "config",       "push"};
   bool changes = one_of(sub, k_change);
   if (!changes && !one_of(sub, k_read)) {
     w.unknown(c, "'git " + sub + "' may be an alias defined in the configuration");
@@ -317,7 +328,8 @@ void rule_git(Walker& w, Call& c) {
       i += 2;
     } else if (sw(v, "--config-env=")) {
       std::string key = ascii_lower(v.substr(13, v.find('=', 13) - 13));
-      if (git_exec_key(key)) w.find(c, V::blocked, "git --config-env sets " + key + " from a variable that cannot be judged");
+      if (git_exec_key(key))
+        w.find(c, V::blocked, "git --config-env sets " + key + " from a variable that cannot be judged");
       ++i;
     } else if (sw(v, "--exec-path=")) {
       w.find(c, V::blocked, "git --exec-path runs git programs from another folder");

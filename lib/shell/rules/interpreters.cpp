@@ -154,9 +154,9 @@ struct Interpreter {
   std::string_view name;
   std::string_view code_short;  // -c, -e ...
   List code_long;
-  std::string_view arg_short;   // options taking a value
+  std::string_view arg_short;  // options taking a value
   List arg_long;
-  std::string_view inplace;     // -i[SUFFIX]
+  std::string_view inplace;  // -i[SUFFIX]
 };
 
 const Interpreter* interpreter(std::string_view name) {
@@ -270,8 +270,9 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
 
 // awk programs: system() and pipes run commands, `print > "file"` writes.
 void rule_awk(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1,
-                      Spec{"fvFeilE", {"--file", "--assign", "--field-separator", "--source", "--include", "--load", "--exec"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{"fvFeilE", {"--file", "--assign", "--field-separator", "--source", "--include", "--load", "--exec"}});
   std::vector<const Field*> progs = o.values({"-e", "--source"});
   size_t first_file = 0;
   if (o.has({"-f", "--file", "-E", "--exec"})) {
@@ -365,13 +366,22 @@ SedScan scan_sed(std::string_view s) {
     if (std::string_view("{}=dDgGhHnNpPxzF").find(cmd) != std::string_view::npos) continue;
     switch (cmd) {
       case '#': rest_of_line(); break;
-      case ':': case 'b': case 't': case 'T': case 'v':
+      case ':':
+      case 'b':
+      case 't':
+      case 'T':
+      case 'v':
         while (i < s.size() && s[i] != ';' && s[i] != '\n' && s[i] != '}') ++i;
         break;
-      case 'q': case 'Q': case 'l': case 'L':
+      case 'q':
+      case 'Q':
+      case 'l':
+      case 'L':
         while (i < s.size() && (is_digit(s[i]) || s[i] == ' ')) ++i;
         break;
-      case 'a': case 'i': case 'c': {
+      case 'a':
+      case 'i':
+      case 'c': {
         std::string t = rest_of_line();
         while (!t.empty() && t.back() == '\\' && i < s.size()) t = rest_of_line();
         break;
@@ -385,9 +395,12 @@ SedScan scan_sed(std::string_view s) {
         }
         break;
       }
-      case 'w': case 'W': r.writes.push_back(rest_of_line()); break;
-      case 'r': case 'R': r.reads.push_back(rest_of_line()); break;
-      case 's': case 'y': {
+      case 'w':
+      case 'W': r.writes.push_back(rest_of_line()); break;
+      case 'r':
+      case 'R': r.reads.push_back(rest_of_line()); break;
+      case 's':
+      case 'y': {
         if (i >= s.size()) return r.ok = false, r;
         char d = s[i++];
         if (!delimited(d) || !delimited(d)) return r.ok = false, r;

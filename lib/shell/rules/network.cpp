@@ -17,6 +17,7 @@ Field url_file(const Field& url, const Field* dir) {
 }  // namespace
 
 void rule_curl(Walker& w, Call& c) {
+  // clang-format off
   Opts o = parse_opts(c.argv, 1,
                       Spec{"AbcCdDeEFHKmoPQrtTuUwxXYyz",
                            {"--data", "--data-ascii", "--data-binary", "--data-raw", "--data-urlencode", "--json", "--form",
@@ -25,13 +26,16 @@ void rule_curl(Walker& w, Call& c) {
                             "--proxy", "--referer", "--user-agent", "--max-time", "--connect-timeout", "--retry", "--cacert",
                             "--cert", "--key", "--resolve", "--libcurl", "--write-out", "--stderr", "--netrc-file", "--range",
                             "--continue-at", "--interface", "--local-port", "--limit-rate", "--max-filesize"}});
-  if (o.has({"-d", "--data", "--data-ascii", "--data-binary", "--data-raw", "--data-urlencode", "--json", "-F", "--form",
-             "--form-string", "-T", "--upload-file"}))
+  // clang-format on
+  if (o.has({"-d", "--data", "--data-ascii", "--data-binary", "--data-raw", "--data-urlencode", "--json", "-F",
+             "--form", "--form-string", "-T", "--upload-file"}))
     w.find(c, V::confirm, "sends data over the network");
   if (const Field* m = o.value({"-X", "--request"}))
-    if (one_of(ascii_lower(m->value), {"post", "put", "patch", "delete"})) w.find(c, V::confirm, "sends a " + m->value + " request");
+    if (one_of(ascii_lower(m->value), {"post", "put", "patch", "delete"}))
+      w.find(c, V::confirm, "sends a " + m->value + " request");
   if (o.has({"-K", "--config"})) w.unknown(c, "reads curl options from a file");
-  for (const Field* f : o.values({"-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--stderr"}))
+  for (const Field* f :
+       o.values({"-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--stderr"}))
     if (f->value != "-") w.write(c, *f);
   if (const Field* d = o.value({"--output-dir"})) w.write(c, *d);
   std::optional<Field> saved;
@@ -48,16 +52,17 @@ void rule_curl(Walker& w, Call& c) {
 }
 
 void rule_wget(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1,
-                      Spec{"aADeiIlOoPQRtTUwXB",
-                           {"--output-document", "--output-file", "--append-output", "--directory-prefix", "--input-file",
-                            "--post-data", "--post-file", "--body-data", "--body-file", "--method", "--execute", "--header",
-                            "--user-agent", "--tries", "--timeout", "--user", "--password", "--load-cookies",
-                            "--save-cookies"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{"aADeiIlOoPQRtTUwXB",
+           {"--output-document", "--output-file", "--append-output", "--directory-prefix", "--input-file",
+            "--post-data", "--post-file", "--body-data", "--body-file", "--method", "--execute", "--header",
+            "--user-agent", "--tries", "--timeout", "--user", "--password", "--load-cookies", "--save-cookies"}});
   if (o.has({"--post-data", "--post-file", "--body-data", "--body-file"}))
     w.find(c, V::confirm, "sends data over the network");
   if (const Field* m = o.value({"--method"}))
-    if (one_of(ascii_lower(m->value), {"post", "put", "patch", "delete"})) w.find(c, V::confirm, "sends a " + m->value + " request");
+    if (one_of(ascii_lower(m->value), {"post", "put", "patch", "delete"}))
+      w.find(c, V::confirm, "sends a " + m->value + " request");
   if (o.has({"-e", "--execute"})) w.unknown(c, "wget -e runs configuration commands");
   for (const Field* f : o.values({"-o", "--output-file", "-a", "--append-output", "--save-cookies"})) w.write(c, *f);
   std::optional<Field> saved;
@@ -89,14 +94,16 @@ namespace {
 bool remote_path(const Field& f) {
   size_t colon = f.value.find(':');
   size_t slash = f.value.find('/');
-  return sw(f.value, "rsync://") || (colon != std::string::npos && colon > 0 && (slash == std::string::npos || colon < slash));
+  return sw(f.value, "rsync://") ||
+         (colon != std::string::npos && colon > 0 && (slash == std::string::npos || colon < slash));
 }
 
 void ssh_options(Walker& w, Call& c, const Opts& o) {
   for (const Field* opt : o.values({"-o"})) {
     std::string key = ascii_lower(opt->value.substr(0, opt->value.find_first_of("= ")));
     size_t at = opt->value.find_first_of("= ");
-    if (one_of(key, {"proxycommand", "localcommand", "knownhostscommand", "remotecommand", "match"}) && at != std::string::npos)
+    if (one_of(key, {"proxycommand", "localcommand", "knownhostscommand", "remotecommand", "match"}) &&
+        at != std::string::npos)
       w.judge(c, "ssh -o " + key, with_value(*opt, std::string(trim(opt->value.substr(at + 1)))));
     if (one_of(key, {"proxyjump", "include"})) w.unknown(c, "ssh -o " + key + " cannot be judged");
   }
@@ -127,11 +134,12 @@ void rule_scp(Walker& w, Call& c) {
 }
 
 void rule_rsync(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1,
-                      Spec{"eBfTM",
-                           {"--rsh", "--rsync-path", "--filter", "--exclude", "--exclude-from", "--include", "--include-from",
-                            "--files-from", "--temp-dir", "--backup-dir", "--suffix", "--log-file", "--password-file",
-                            "--out-format", "--chmod", "--chown", "--compare-dest", "--copy-dest", "--link-dest"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{"eBfTM",
+           {"--rsh", "--rsync-path", "--filter", "--exclude", "--exclude-from", "--include", "--include-from",
+            "--files-from", "--temp-dir", "--backup-dir", "--suffix", "--log-file", "--password-file", "--out-format",
+            "--chmod", "--chown", "--compare-dest", "--copy-dest", "--link-dest"}});
   if (const Field* rsh = o.value({"-e", "--rsh"})) w.judge(c, "rsync -e", *rsh);
   if (const Field* path = o.value({"--rsync-path"})) w.judge(c, "rsync --rsync-path", *path);
   bool remote = false;
@@ -141,7 +149,8 @@ void rule_rsync(Walker& w, Call& c) {
   const Field& dest = c.argv[o.pos.back()];
   if (remote_path(dest)) return;
   w.write(c, dest);
-  bool deletes = std::any_of(o.opts.begin(), o.opts.end(), [](const Opt& x) { return sw(x.name, "--delete") || x.name == "--remove-source-files"; });
+  bool deletes = std::any_of(o.opts.begin(), o.opts.end(),
+                             [](const Opt& x) { return sw(x.name, "--delete") || x.name == "--remove-source-files"; });
   if (deletes && !w.disposable(dest))
     w.find(c, V::blocked, "recursive deletion (rsync --delete) outside a build or temp folder ('" + dest.value + "')");
 }

@@ -28,8 +28,9 @@ size_t decode_escape(std::string_view s, size_t k, std::string& out) {
     for (; n < max && j < s.size(); ++n, ++j) {
       char ch = s[j];
       int d = is_digit(ch) && (base == 16 || ch <= '7') ? ch - '0'
-              : base == 16 && ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-              : base == 16 && ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+              : base == 16 && ch >= 'a' && ch <= 'f'    ? ch - 'a' + 10
+              : base == 16 && ch >= 'A' && ch <= 'F'    ? ch - 'A' + 10
+                                                        : -1;
       if (d < 0) break;
       v = v * static_cast<unsigned>(base) + static_cast<unsigned>(d);
     }
@@ -143,7 +144,10 @@ std::optional<std::string> hex_decode(std::string_view s) {
   std::string out;
   int hi = -1;
   for (char ch : s) {
-    int d = is_digit(ch) ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+    int d = is_digit(ch)             ? ch - '0'
+            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                     : -1;
     if (d < 0) {
       if (ch == ' ' || ch == '\n' || ch == '\t') continue;
       return std::nullopt;

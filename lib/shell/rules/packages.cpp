@@ -6,8 +6,8 @@ namespace kai::shell {
 
 struct Manager {
   std::string_view name;
-  List changes;   // verbs that install, remove or publish
-  List runs;      // verbs that run another command: `poetry run CMD`
+  List changes;  // verbs that install, remove or publish
+  List runs;     // verbs that run another command: `poetry run CMD`
 };
 
 const Manager* manager(std::string_view name) {
@@ -84,15 +84,20 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
     }
     if (!sw(v, "-") && v.find('=') == std::string::npos && v.find("::") == std::string::npos) {
       if (!verb) verb = i;
-      if (one_of(manager_name, {"apt", "apt-get", "dnf", "yum", "npm", "cargo", "pip", "go", "gem", "brew", "docker", "kubectl", "gh", "uv", "poetry"}))
+      if (one_of(manager_name, {"apt", "apt-get", "dnf", "yum", "npm", "cargo", "pip", "go", "gem", "brew", "docker",
+                                "kubectl", "gh", "uv", "poetry"}))
         break;
     }
   }
   std::string v = verb ? c.argv[*verb].value : "";
-  if (manager_name == "uv" && verb && (v == "pip" || v == "tool")) return rule_pkg(w, c, v == "pip" ? "pip" : "pipx", *verb + 1);
+  if (manager_name == "uv" && verb && (v == "pip" || v == "tool"))
+    return rule_pkg(w, c, v == "pip" ? "pip" : "pipx", *verb + 1);
   if (verb && one_of(v, m->runs)) {
     Opts o = parse_opts(c.argv, *verb + 1,
-                        Spec{"npw", {"--with", "--python", "--package", "--name", "--prefix", "--env-file", "--directory", "--project", "--cwd"}, true});
+                        Spec{"npw",
+                             {"--with", "--python", "--package", "--name", "--prefix", "--env-file", "--directory",
+                              "--project", "--cwd"},
+                             true});
     unwrap_at(w, c, o.rest);
     return;
   }
@@ -100,16 +105,18 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
   bool pacman_like = false;
   if (manager_name == "dpkg" || manager_name == "rpm" || manager_name == "nix-env") {
     pacman_like = std::any_of(c.argv.begin() + 1, c.argv.end(), [&](const Field& f) {
-      return one_of(f.value, m->changes) || (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' &&
-                                             f.value.find_first_of(manager_name == "rpm" ? "iUeF" : "") != std::string::npos);
+      return one_of(f.value, m->changes) ||
+             (f.value.size() > 1 && f.value[0] == '-' && f.value[1] != '-' &&
+              f.value.find_first_of(manager_name == "rpm" ? "iUeF" : "") != std::string::npos);
     });
   }
   if (!(verb && one_of(v, m->changes)) && !yarn_bare && !pacman_like) return;
   // `go mod graph`, `docker image ls`, `gh pr list`: listing forms read
   if (verb && *verb + 1 < c.argv.size()) {
     std::string_view next = c.argv[*verb + 1].value;
-    if (one_of(next, {"list", "ls", "view", "status", "show", "graph", "why", "verify", "inspect", "diff", "checks", "--list",
-                      "-l", "ps", "logs", "config", "images", "top", "port", "version", "history"}))
+    if (one_of(next,
+               {"list",   "ls", "view", "status", "show",   "graph",  "why", "verify", "inspect", "diff",   "checks",
+                "--list", "-l", "ps",   "logs",   "config", "images", "top", "port",   "version", "history"}))
       return;
   }
   if (manager_name == "gh" && v == "auth" && c.argv.size() > *verb + 1 && c.argv[*verb + 1].value == "token") {
@@ -117,7 +124,8 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
     return;
   }
   if (manager_name == "cargo" && v == "fmt") return;
-  w.find(c, V::confirm, "installs, removes, publishes or changes packages or services (" + std::string(manager_name) + " " + v + ")");
+  w.find(c, V::confirm,
+         "installs, removes, publishes or changes packages or services (" + std::string(manager_name) + " " + v + ")");
 }
 
 void rule_pacman(Walker& w, Call& c) {
@@ -126,8 +134,10 @@ void rule_pacman(Walker& w, Call& c) {
     if (v.size() < 2 || v[0] != '-' || v[1] == '-') continue;
     char op = v[1];
     bool query = op == 'Q' || op == 'F' || op == 'T' ||
-                 (op == 'S' && v.find_first_of("silgp", 2) != std::string::npos && v.find_first_of("uy", 2) == std::string::npos);
-    if ((op == 'S' || op == 'R' || op == 'U' || op == 'D') && !query) w.find(c, V::confirm, "installs or removes packages");
+                 (op == 'S' && v.find_first_of("silgp", 2) != std::string::npos &&
+                  v.find_first_of("uy", 2) == std::string::npos);
+    if ((op == 'S' || op == 'R' || op == 'U' || op == 'D') && !query)
+      w.find(c, V::confirm, "installs or removes packages");
   }
 }
 
@@ -145,7 +155,8 @@ void rule_cargo(Walker& w, Call& c) {
 }
 
 void rule_go(Walker& w, Call& c) {
-  if (c.argv.size() > 1 && c.argv[1].value == "generate") w.unknown(c, "go generate runs commands written in the sources");
+  if (c.argv.size() > 1 && c.argv[1].value == "generate")
+    w.unknown(c, "go generate runs commands written in the sources");
   if (c.argv.size() > 1 && c.argv[1].value == "build") rule_compiler(w, c);
   if (c.argv.size() > 1 && c.argv[1].value == "run") return;
   rule_pkg(w, c, "go", 1);

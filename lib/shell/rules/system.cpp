@@ -122,10 +122,12 @@ void service_verb(Walker& w, Call& c, std::string_view verb, const std::vector<s
     w.find(c, V::blocked, "power control (" + c.name + " " + std::string(verb) + ")");
     return;
   }
+  // clang-format off
   if (one_of(verb, {"start", "stop", "restart", "reload", "try-restart", "reload-or-restart", "try-reload-or-restart",
                     "force-reload", "enable", "disable", "reenable", "mask", "unmask", "kill", "reset-failed",
                     "daemon-reload", "daemon-reexec", "edit", "set-property", "revert", "preset", "link", "condrestart",
                     "zap", "load", "unload", "bootout", "bootstrap", "kickstart", "remove", "delete", "up", "down"})) {
+    // clang-format on
     w.find(c, V::confirm, "starts, stops or changes a service");
     if (one_of(verb, {"stop", "restart", "kill", "mask", "disable", "try-restart", "reload-or-restart", "force-reload",
                       "condrestart", "zap", "unload", "bootout", "down", "remove", "delete"}))
@@ -136,7 +138,9 @@ void service_verb(Walker& w, Call& c, std::string_view verb, const std::vector<s
 }
 
 void rule_systemctl(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"HMtpPosn", {"--host", "--machine", "--type", "--property", "--signal", "--output", "--lines", "--root"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{"HMtpPosn", {"--host", "--machine", "--type", "--property", "--signal", "--output", "--lines", "--root"}});
   if (o.pos.empty()) return;
   std::vector<std::string> units;
   for (size_t k = 1; k < o.pos.size(); ++k) units.push_back(c.argv[o.pos[k]].value);
@@ -169,12 +173,14 @@ void rule_loginctl(Walker& w, Call& c) {
 }
 
 void rule_man(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"PMLSmp", {"--pager", "--manpath", "--locale", "--sections", "--systems", "--preprocessor"}});
+  Opts o = parse_opts(
+      c.argv, 1, Spec{"PMLSmp", {"--pager", "--manpath", "--locale", "--sections", "--systems", "--preprocessor"}});
   if (const Field* pager = o.value({"-P", "--pager"})) w.judge(c, "man --pager", *pager);
 }
 
 void rule_at(Walker& w, Call& c) {
-  w.find(c, V::confirm, "detached execution: schedules a command (" + c.name + "), which runs later outside the sandbox");
+  w.find(c, V::confirm,
+         "detached execution: schedules a command (" + c.name + "), which runs later outside the sandbox");
   Opts o = parse_opts(c.argv, 1, Spec{"fqt", {}});
   if (o.has({"-l", "-d", "-r", "-c"})) return;
   if (o.has({"-f"})) {
@@ -188,12 +194,14 @@ void rule_at(Walker& w, Call& c) {
 void rule_crontab(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"u", {}});
   if (o.has({"-l"}) && o.pos.empty()) return;
-  w.find(c, V::confirm, "detached execution: installs or removes scheduled commands (crontab), which run later outside the sandbox");
+  w.find(c, V::confirm,
+         "detached execution: installs or removes scheduled commands (crontab), which run later outside the sandbox");
 }
 
 void rule_multiplexer(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"SLc", {}});
-  if (!o.pos.empty() && one_of(c.argv[o.pos[0]].value, {"ls", "list-sessions", "list-windows", "has-session", "-ls"})) return;
+  if (!o.pos.empty() && one_of(c.argv[o.pos[0]].value, {"ls", "list-sessions", "list-windows", "has-session", "-ls"}))
+    return;
   w.find(c, V::confirm, "detached execution: starts or drives a terminal multiplexer session");
   w.unknown(c, "runs commands in a terminal multiplexer");
 }

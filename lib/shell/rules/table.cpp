@@ -82,25 +82,28 @@ void write_rule(Walker& w, Call& c) {
 }  // namespace
 
 bool is_shell(std::string_view name) {
-  return one_of(name, {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh",
-                       "oksh", "loksh", "pdksh", "ksh93", "bash5", "busybox-sh"});
+  return one_of(name, {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh",
+                       "tcsh", "oksh", "loksh", "pdksh", "ksh93", "bash5", "busybox-sh"});
 }
 
 bool prints_only(std::string_view name) {
-  return one_of(name, {"echo", "printf", "true", "false", ":", "test", "[", "exit", "return", "shift", "sleep", "wait",
-                       "set", "shopt", "type", "which", "hash", "ulimit", "umask", "seq", "expr", "basename", "dirname",
-                       "date", "let", "break", "continue", "getopts", "pwd", "whoami", "id", "uname", "nproc", "kill",
-                       "pkill", "killall", "cd", "pushd", "popd", "export", "declare", "typeset", "local", "readonly",
-                       "unset", "read", "mapfile", "readarray", "alias", "trap", "eval", "source", ".", "printenv",
-                       "logger", "tput", "clear", "notify-send"}) ||
+  return one_of(name, {"echo",    "printf",     "true",     "false",    ":",     "test",     "[",       "exit",
+                       "return",  "shift",      "sleep",    "wait",     "set",   "shopt",    "type",    "which",
+                       "hash",    "ulimit",     "umask",    "seq",      "expr",  "basename", "dirname", "date",
+                       "let",     "break",      "continue", "getopts",  "pwd",   "whoami",   "id",      "uname",
+                       "nproc",   "kill",       "pkill",    "killall",  "cd",    "pushd",    "popd",    "export",
+                       "declare", "typeset",    "local",    "readonly", "unset", "read",     "mapfile", "readarray",
+                       "alias",   "trap",       "eval",     "source",   ".",     "printenv", "logger",  "tput",
+                       "clear",   "notify-send"}) ||
          is_shell(name);
 }
 
 bool names_without_reading(std::string_view name) {
-  return one_of(name, {"ls", "ll", "la", "dir", "exa", "eza", "stat", "test", "[", "file", "du", "touch", "rm", "unlink",
-                       "rmdir", "shred", "wipe", "srm", "chmod", "chown", "chgrp", "chattr", "mkdir", "realpath", "readlink",
-                       "basename", "dirname", "echo", "printf", "find", "fd", "ssh", "git", "which", "type", "command",
-                       "cd", "pushd", "mv", "lsattr", "getfacl", "namei"});
+  return one_of(name, {"ls",    "ll",     "la",    "dir",    "exa",     "eza",      "stat",     "test",     "[",
+                       "file",  "du",     "touch", "rm",     "unlink",  "rmdir",    "shred",    "wipe",     "srm",
+                       "chmod", "chown",  "chgrp", "chattr", "mkdir",   "realpath", "readlink", "basename", "dirname",
+                       "echo",  "printf", "find",  "fd",     "ssh",     "git",      "which",    "type",     "command",
+                       "cd",    "pushd",  "mv",    "lsattr", "getfacl", "namei"});
 }
 
 std::string basename_of(std::string_view path) {
@@ -121,7 +124,8 @@ bool only_describes(const Call& c) {
     if (f.dynamic || f.synthetic) return false;
   auto has = [&](List names, size_t from) {
     for (size_t i = from; i < a.size(); ++i)
-      if (one_of(a[i].value, names) || (a[i].value.rfind("--dry-run=", 0) == 0 && one_of("--dry-run", names))) return true;
+      if (one_of(a[i].value, names) || (a[i].value.rfind("--dry-run=", 0) == 0 && one_of("--dry-run", names)))
+        return true;
     return false;
   };
   // -n inside a cluster of short flags (`rsync -avn`, `git clean -fdn`)
@@ -176,8 +180,8 @@ void apply_rule(Walker& w, Call& c) {
     return rule_compiler(w, c);
   if (one_of(fam, {"vi", "vim", "nvim", "nano", "emacs", "pico", "joe", "micro", "ed", "ex", "kak", "hx", "helix"}))
     return rule_editor(w, c);
-  if (one_of(fam, {"gzip", "gunzip", "bzip", "bunzip", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz",
-                   "unlz", "compress", "uncompress", "pigz", "unpigz", "brotli", "lzip"}))
+  if (one_of(fam, {"gzip", "gunzip", "bzip", "bunzip", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz", "unlz",
+                   "compress", "uncompress", "pigz", "unpigz", "brotli", "lzip"}))
     return rule_compress(w, c);
   if (one_of(fam, {"ninja", "samu"})) {
     for (size_t i = 1; i < c.argv.size(); ++i)
@@ -187,7 +191,9 @@ void apply_rule(Walker& w, Call& c) {
   if (fam == "ruff") {
     bool format = c.argv.size() > 1 && c.argv[1].value == "format";
     bool fix = std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) { return f.value == "--fix"; });
-    bool check = std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) { return one_of(f.value, {"--check", "--diff"}); });
+    bool check = std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) {
+      return one_of(f.value, {"--check", "--diff"});
+    });
     if ((format && !check) || fix) w.find(c, V::confirm, "rewrites files in place (ruff)");
     return;
   }

@@ -31,8 +31,8 @@ size_t skip_assignments(Walker& w, Call& c, size_t i) {
 void rule_sudo(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1,
                       Spec{"CDgpRrTtUu",
-                           {"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user",
-                            "--command-timeout", "--host", "--chroot"},
+                           {"--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type",
+                            "--other-user", "--command-timeout", "--host", "--chroot"},
                            true});
   w.find(c, V::confirm, "runs as another user");
   if (c.name == "sudoedit" || o.has({"-e", "--edit"})) {
@@ -53,7 +53,8 @@ void rule_env(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"uCSP", {"--unset", "--chdir", "--split-string"}, true});
   // `env -` is `env -i`; -P DIR looks the program up in DIR instead of PATH.
   if (o.rest < c.argv.size() && c.argv[o.rest].value == "-" && !c.argv[o.rest].dynamic) ++o.rest;
-  if (const Field* p = o.value({"-P"})) w.find(c, V::confirm, "looks the program up in '" + p->value + "' instead of PATH");
+  if (const Field* p = o.value({"-P"}))
+    w.find(c, V::confirm, "looks the program up in '" + p->value + "' instead of PATH");
   Args inner;
   if (const Field* s = o.value({"-S", "--split-string"})) {
     // env -S splits one string into words (shebang lines)
@@ -84,11 +85,12 @@ void rule_env(Walker& w, Call& c) {
 struct WrapperSpec {
   std::string_view name;
   Spec spec;
-  size_t skip = 0;                            // positionals before the command (timeout DURATION)
-  std::vector<std::string_view> no_command;   // options after which there is no command
-  std::string_view note;                      // a confirm-tier finding, when the wrapper itself matters
+  size_t skip = 0;                           // positionals before the command (timeout DURATION)
+  std::vector<std::string_view> no_command;  // options after which there is no command
+  std::string_view note;                     // a confirm-tier finding, when the wrapper itself matters
 
-  WrapperSpec(std::string_view n, Spec s, size_t sk = 0, std::vector<std::string_view> no = {}, std::string_view nt = {})
+  WrapperSpec(std::string_view n, Spec s, size_t sk = 0, std::vector<std::string_view> no = {},
+              std::string_view nt = {})
       : name(n), spec(std::move(s)), skip(sk), no_command(std::move(no)), note(nt) {}
 };
 
@@ -106,7 +108,10 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
       // the run's group, would not reach it.
       {"setsid", {"", {}, true}, 0, {}, "leaves the run's process group, so the time limit cannot stop it"},
       {"daemonize", {"ceEoplu", {}, true}, 0, {}, "detaches from the run, so the time limit cannot stop it"},
-      {"ionice", {"cnpPu", {"--class", "--classdata", "--pid", "--pgid", "--uid"}, true}, 0, {"-p", "-P", "-u", "--pid"}},
+      {"ionice",
+       {"cnpPu", {"--class", "--classdata", "--pid", "--pgid", "--uid"}, true},
+       0,
+       {"-p", "-P", "-u", "--pid"}},
       {"chrt", {"TPD", {"--sched-runtime", "--sched-period", "--sched-deadline"}, true}, 1, {"-p", "--pid"}},
       {"taskset", {"", {}, true}, 1, {"-p", "--pid"}},
       {"busybox", {"", {}, true}},
@@ -119,9 +124,17 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
       {"proxychains", {"f", {}, true}},
       {"proxychains4", {"f", {}, true}},
       {"unshare", {"SGRw", {"--setuid", "--setgid", "--root", "--wd"}, true}, 0, {}, "runs in new namespaces"},
-      {"nsenter", {"tSGrw", {"--target", "--setuid", "--setgid", "--root", "--wd"}, true}, 0, {}, "enters another process's namespaces"},
+      {"nsenter",
+       {"tSGrw", {"--target", "--setuid", "--setgid", "--root", "--wd"}, true},
+       0,
+       {},
+       "enters another process's namespaces"},
       {"firejail", {"", {}, true}},
-      {"systemd-run", {"pEu", {"--property", "--setenv", "--unit", "--description", "--slice", "--on-calendar", "--on-active"}, true}, 0, {}, "detached execution: starts a system unit, which runs outside the sandbox"},
+      {"systemd-run",
+       {"pEu", {"--property", "--setenv", "--unit", "--description", "--slice", "--on-calendar", "--on-active"}, true},
+       0,
+       {},
+       "detached execution: starts a system unit, which runs outside the sandbox"},
       {"chroot", {"", {"--userspec", "--groups"}, true}, 1, {}, "runs in another root folder"},
       {"pkexec", {"", {"--user"}, true}, 0, {}, "runs as another user"},
       {"caffeinate", {"tw", {}, true}},
@@ -206,8 +219,10 @@ void rule_watch(Walker& w, Call& c) {
 }
 
 void rule_script(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1,
-                      Spec{"cEIOBTm", {"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}});
+  Opts o = parse_opts(
+      c.argv, 1,
+      Spec{"cEIOBTm",
+           {"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}});
   for (const Field* log : o.values({"-I", "-O", "-B", "-T", "--log-in", "--log-out", "--log-io", "--log-timing"}))
     w.write(c, *log);
   for (size_t i : o.pos) w.write(c, c.argv[i]);  // the typescript file
@@ -223,8 +238,8 @@ void rule_su(Walker& w, Call& c) {
   bool runuser = c.name == "runuser";
   Opts o = parse_opts(c.argv, 1,
                       Spec{runuser ? "ugGcsw" : "cgGsw",
-                           {"--command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--session-command",
-                            "--user"},
+                           {"--command", "--group", "--supp-group", "--shell", "--whitelist-environment",
+                            "--session-command", "--user"},
                            false});
   w.find(c, V::confirm, "runs as another user");
   if (const Field* cmd = o.value({"-c", "--command", "--session-command"})) {
@@ -273,9 +288,10 @@ void rule_npx(Walker& w, Call& c) {
 void rule_xargs(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1,
                       Spec{"adEILnPs",
-                           {"--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args", "--max-procs", "--max-chars",
-                            "--process-slot-var"},
-                           true, "eil"});
+                           {"--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args", "--max-procs",
+                            "--max-chars", "--process-slot-var"},
+                           true,
+                           "eil"});
   std::string token;
   if (const Field* t = o.value({"-I", "-i", "--replace"})) {
     token = t->value;

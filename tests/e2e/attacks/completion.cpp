@@ -69,15 +69,13 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-bool have(const std::string& prog) {
-  return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0;
-}
+bool have(const std::string& prog) { return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0; }
 
 const std::regex k_proposal_id{"[0-9]+"};
 const std::regex k_rollback_id{"last|[0-9]{8}T[0-9]{6}Z(-[0-9]+)?"};
 
-const std::vector<std::string> k_verbs = {"init", "propose", "run",      "list", "show", "approve", "reject",
-                                          "apply", "log",   "rollback", "read", "ls",   "doctor"};
+const std::vector<std::string> k_verbs = {"init",  "propose", "run",      "list", "show", "approve", "reject",
+                                          "apply", "log",     "rollback", "read", "ls",   "doctor"};
 
 // Candidates bash offers for the words `line` (the last one is completed),
 // NUL-separated so names with newlines stay whole.
@@ -123,7 +121,8 @@ std::vector<std::string> zsh_ids(const TempRepo& repo, const std::string& fn) {
       "    shift\n"
       "  done\n"
       "}\n"
-      "source " + sq(source_file("completions/_kaicoder")) + "\n" + fn + "\n";
+      "source " +
+      sq(source_file("completions/_kaicoder")) + "\n" + fn + "\n";
   Run r = repo.spawn({"zsh", "-f", "-c", body}, "", with_kaicoder_on_path()).finish();
   INFO("zsh " << fn << ": " << r.all());
   CHECK(r.exit_code == 0);
@@ -163,8 +162,8 @@ zpty -w z 'print MARK-$((40+2))'
 waitfor MARK-42 || exit 3
 zpty -d z
 )ZSH";
-  Run r = repo.spawn({"zsh", "-f", "-c", script, "zsh", source_file("completions/_kaicoder"), line, scratch.string()}, "",
-                     with_kaicoder_on_path())
+  Run r = repo.spawn({"zsh", "-f", "-c", script, "zsh", source_file("completions/_kaicoder"), line, scratch.string()},
+                     "", with_kaicoder_on_path())
               .finish();
   if (r.exit_code != 0) {
     WARN("zsh widget not driven (exit " << r.exit_code << "): " << r.all());
@@ -259,8 +258,8 @@ std::map<std::string, std::string> full_snapshot(const fs::path& dir) {
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0) continue;
-    std::string v = std::to_string(st.st_mode) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-                    std::to_string(st.st_mtim.tv_nsec);
+    std::string v =
+        std::to_string(st.st_mode) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
     if (S_ISREG(st.st_mode)) {
       std::ifstream in(it->path(), std::ios::binary);
       v += " " + std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -275,9 +274,10 @@ std::map<std::string, std::string> full_snapshot(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("attack: list, show, log and completion run no hook and write nothing, even with a proposal past "
-          "its timeout",
-          "[attack][completion]") {
+TEST_CASE(
+    "attack: list, show, log and completion run no hook and write nothing, even with a proposal past "
+    "its timeout",
+    "[attack][completion]") {
   // A cloned tree whose owner trusted it once: a pending proposal long past
   // its timeout and a notify hook. Looking at it (or pressing TAB) must not
   // expire the proposal, write the changelog, recover, or run the hook.
@@ -299,9 +299,15 @@ TEST_CASE("attack: list, show, log and completion run no hook and write nothing,
   write_sealed_record(repo, 2, meta);  // stands in for time passing
   const auto before = full_snapshot(repo.path());
 
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"list"}, {"--json", "list"}, {"list", "--status", "pending"}, {"show", "2"}, {"--json", "show", "2"},
-           {"show", "1"}, {"log"}, {"--json", "log", "-n", "50"}, {"log", "--full"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"list"},
+                                                                                    {"--json", "list"},
+                                                                                    {"list", "--status", "pending"},
+                                                                                    {"show", "2"},
+                                                                                    {"--json", "show", "2"},
+                                                                                    {"show", "1"},
+                                                                                    {"log"},
+                                                                                    {"--json", "log", "-n", "50"},
+                                                                                    {"log", "--full"}}) {
     Run r = repo.kai(args);
     KAI_CHECK_EXIT(r, 0);
   }
@@ -314,7 +320,8 @@ TEST_CASE("attack: list, show, log and completion run no hook and write nothing,
   CHECK_THAT(repo.kai({"show", "2"}).out, Contains("expired:"));
   for (const auto& verb : k_verbs) (void)bash_complete(repo, {"kaicoder", verb, ""});
   if (have("fish"))
-    for (const char* line : {"kaicoder approve ", "kaicoder show ", "kaicoder rollback "}) (void)fish_complete(repo, line);
+    for (const char* line : {"kaicoder approve ", "kaicoder show ", "kaicoder rollback "})
+      (void)fish_complete(repo, line);
   if (have("zsh"))
     for (const char* fn : {"_kaicoder_pending_ids", "_kaicoder_rollback_ids"}) (void)zsh_ids(repo, fn);
 

@@ -31,7 +31,8 @@ struct Unchanged {
   const TempRepo& repo;
   std::map<std::string, std::string> tree = repo.tree_snapshot();
   std::string git_config = repo.read(".git/config"), git_head = repo.read(".git/HEAD");
-  std::vector<std::string> staged = repo.exists(".kaicoder/staging") ? repo.ls(".kaicoder/staging") : std::vector<std::string>{};
+  std::vector<std::string> staged =
+      repo.exists(".kaicoder/staging") ? repo.ls(".kaicoder/staging") : std::vector<std::string>{};
 
   void check() const {
     CHECK(repo.tree_snapshot() == tree);
@@ -61,7 +62,8 @@ TEST_CASE("attack: --config naming a staged allow-everything proposal is refused
   before.check();
   CHECK(repo.read("a.txt") == "old\n");
   // An allow rule alone is refused the same way.
-  write_outside(repo.home() / "allow-rule.toml", "[[policy.rule]]\naction = \"edit\"\npath = \"**\"\ndecision = \"allow\"\n");
+  write_outside(repo.home() / "allow-rule.toml",
+                "[[policy.rule]]\naction = \"edit\"\npath = \"**\"\ndecision = \"allow\"\n");
   Run rule = repo.kai({"--config", (repo.home() / "allow-rule.toml").string(), "propose", "--path", "a.txt", "--target",
                        "old", "--replacement", "pwned", "--why", "x"});
   KAI_CHECK_EXIT(rule, 2);
@@ -169,7 +171,8 @@ TEST_CASE("attack: --root naming a subfolder of the root is refused", "[attack][
   Unchanged before{repo};
   for (const std::string& root : {std::string("sub"), repo.abs("sub").string(), repo.home().string()}) {
     INFO(root);
-    Run r = repo.kai({"--root", root, "propose", "--path", "b.txt", "--target", "b", "--replacement", "x", "--why", "x"});
+    Run r =
+        repo.kai({"--root", root, "propose", "--path", "b.txt", "--target", "b", "--replacement", "x", "--why", "x"});
     KAI_CHECK_EXIT(r, 3);
     CHECK_THAT(r.err, Contains("is not a trusted root"));
     KAI_CHECK_EXIT(repo.kai({"--root", root, "ls"}), 3);
@@ -186,7 +189,8 @@ TEST_CASE("attack: --config with an empty file does not drop the owner's deny_re
   repo.init();
   write_outside(repo.owner_dir() / "config.toml", "[paths]\ndeny_read = [\"private/**\"]\n");
   write_outside(repo.home() / "empty.toml", "");
-  for (const std::vector<std::string>& pre : {std::vector<std::string>{}, {"--config", (repo.home() / "empty.toml").string()}}) {
+  for (const std::vector<std::string>& pre :
+       {std::vector<std::string>{}, {"--config", (repo.home() / "empty.toml").string()}}) {
     std::vector<std::string> args = pre;
     args.insert(args.end(), {"read", "private/notes.txt"});
     Run r = repo.kai(args);
@@ -202,9 +206,17 @@ TEST_CASE("attack: --config with an empty file does not drop the owner's deny_re
 TEST_CASE("attack: a cloned tree with a committed allow-everything kaicoder.toml is not trusted", "[attack][config]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", k_allow_all}};
   Unchanged before{repo};
-  for (const std::vector<std::string>& args :
-       {edit("a.txt", "old", "pwned"), {"run", "--why", "x", "--", "true"}, {"list"}, {"show", "1"}, {"log"},
-        {"read", "a.txt"}, {"ls"}, {"apply", "1"}, {"reject", "1"}, {"rollback", "last"}, {"--root", ".", "list"}}) {
+  for (const std::vector<std::string>& args : {edit("a.txt", "old", "pwned"),
+                                               {"run", "--why", "x", "--", "true"},
+                                               {"list"},
+                                               {"show", "1"},
+                                               {"log"},
+                                               {"read", "a.txt"},
+                                               {"ls"},
+                                               {"apply", "1"},
+                                               {"reject", "1"},
+                                               {"rollback", "last"},
+                                               {"--root", ".", "list"}}) {
     INFO(args[0]);
     Run r = repo.kai(args);
     KAI_CHECK_EXIT(r, 3);
@@ -276,8 +288,9 @@ TEST_CASE("attack: a kaicoder.toml changed after trust stops every command until
 TEST_CASE("attack: propose in a subfolder of an untrusted tree is refused and creates no state", "[attack][config]") {
   TempRepo repo{{"a.txt", "old\n"}, {"sub/b.txt", "b\n"}};
   const std::string bin = kaicoder_bin();
-  Run r = repo.spawn({"sh", "-c", "cd sub && exec '" + bin + "' propose --path b.txt --target b --replacement x --why x"})
-              .finish();
+  Run r =
+      repo.spawn({"sh", "-c", "cd sub && exec '" + bin + "' propose --path b.txt --target b --replacement x --why x"})
+          .finish();
   KAI_CHECK_EXIT(r, 3);
   CHECK_THAT(r.err, Contains("no trusted root"));
   CHECK_FALSE(repo.exists("sub/.kaicoder"));
@@ -292,7 +305,8 @@ TEST_CASE("attack: a kaicoder.toml the agent writes into a subfolder is ignored 
   // With a shell of its own the agent plants a policy below the root.
   repo.write("sub/kaicoder.toml", k_allow_all);
   const std::string bin = kaicoder_bin();
-  Run r = repo.spawn({"sh", "-c", "cd sub && exec '" + bin + "' --json propose --path b.txt --target b --replacement x --why x"})
+  Run r = repo.spawn({"sh", "-c",
+                      "cd sub && exec '" + bin + "' --json propose --path b.txt --target b --replacement x --why x"})
               .finish();
   KAI_REQUIRE_EXIT(r, 0);
   CHECK(json_of(r).at("status") == "pending");

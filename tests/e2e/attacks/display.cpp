@@ -18,8 +18,13 @@ using json = nlohmann::json;
 // screen), OSC 52 (clipboard write), OSC 0 (window title), BEL, C1 CSI
 // (U+009B) and NEL (U+0085) as UTF-8, RLO (U+202E), a zero-width space, a
 // line separator, backspace and CR.
-const std::string k_nasty = std::string("x\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x1b\\") + "\xC2\x9B" "31m" +
-                            "\xC2\x85" "nel\xE2\x80\xAE" "gnp.sh\xE2\x80\x8B\xE2\x80\xA8" "sep\b\rover";
+const std::string k_nasty = std::string("x\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x1b\\") +
+                            "\xC2\x9B"
+                            "31m" +
+                            "\xC2\x85"
+                            "nel\xE2\x80\xAE"
+                            "gnp.sh\xE2\x80\x8B\xE2\x80\xA8"
+                            "sep\b\rover";
 
 // What must never reach a terminal raw from an agent's text. Line feeds
 // (and the CR a pty adds before them) are fine.
@@ -34,11 +39,11 @@ std::string raw_hidden(const std::string& s) {
   return "";
 }
 
-#define CHECK_NO_RAW(text)            \
-  do {                                \
-    const std::string& t_ = (text);   \
-    INFO(t_);                         \
-    CHECK(raw_hidden(t_).empty());    \
+#define CHECK_NO_RAW(text)          \
+  do {                              \
+    const std::string& t_ = (text); \
+    INFO(t_);                       \
+    CHECK(raw_hidden(t_).empty());  \
   } while (0)
 
 // Lines of `text` (pty CRs dropped).
@@ -135,8 +140,8 @@ TEST_CASE("a multi-line why cannot fake validate, LGTM, a diff or a changelog en
       "## 2026-07-09T14:25:30Z  \xC2\xB7  edit  \xC2\xB7  rollback-id: 20260709T142530Z\n"
       "- approver:  alice\n"
       "- result:    ok";
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "backdoor", "--why", fake,
-                             "--summary", "one\n- why: forged", "--agent", "bot\nproposal 9 \xC2\xB7 edit"}),
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "backdoor", "--why",
+                             fake, "--summary", "one\n- why: forged", "--agent", "bot\nproposal 9 \xC2\xB7 edit"}),
                    0);
   auto only_quoted = [&](const std::string& out) {
     std::vector<std::string> lines = lines_of(out);
@@ -180,8 +185,11 @@ TEST_CASE("a path that reads backwards with RLO is refused at propose", "[attack
   TempRepo repo{{"docs/readme.md", "r\n"}};
   repo.init();
   auto before = repo.tree_snapshot();
-  for (const std::string path : {"docs/notes\xE2\x80\xAEgnp.sh", "docs/a\xE2\x80\x8B.md", "docs/b\xE2\x80\xA8.md",
-                                 "docs/c\xC2\x85.md", "docs/\xE2\x81\xA6" "d\xE2\x81\xA9.md", "docs/e\x1b[2J.md"}) {
+  for (const std::string path :
+       {"docs/notes\xE2\x80\xAEgnp.sh", "docs/a\xE2\x80\x8B.md", "docs/b\xE2\x80\xA8.md", "docs/c\xC2\x85.md",
+        "docs/\xE2\x81\xA6"
+        "d\xE2\x81\xA9.md",
+        "docs/e\x1b[2J.md"}) {
     Run r = repo.kai({"propose", "--path", path, "--content-file", "-", "--why", "w"}, "#!/bin/sh\nid\n");
     KAI_CHECK_EXIT(r, 3);
     CHECK_THAT(r.err, Contains("U+"));
@@ -198,7 +206,9 @@ TEST_CASE("escape sequences in proposed content are shown escaped on the approve
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   const std::string content = std::string("line\n\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[1A\x1b[2Kfine\n") +
-                              "\xC2\x9B" "1A\xE2\x80\xAE" "evil\n";
+                              "\xC2\x9B"
+                              "1A\xE2\x80\xAE"
+                              "evil\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "w"}, content), 0);
   Run a = repo.kai_tty({"--no-color", "approve", "1"}, "n", {}, TtyOutput::terminal);
   KAI_CHECK_EXIT(a, 0);
@@ -293,9 +303,9 @@ TEST_CASE("names that are shell syntax are refused at propose", "[attack][displa
   TempRepo repo{{"a.txt", "a\n"}};
   repo.init();
   auto before = repo.tree_snapshot();
-  for (const std::string path : {"$HOME/x.txt", "`echo x`.txt", "$(touch pwned).txt", "-rf",
-                                 "--checkpoint-action=exec=sh x.sh", "a;rm -rf ~.txt", "..\\..\\x.txt", "a|b.txt",
-                                 "a&b.txt", "a<b.txt", "a>b.txt", "src/-n/x.c"}) {
+  for (const std::string path :
+       {"$HOME/x.txt", "`echo x`.txt", "$(touch pwned).txt", "-rf", "--checkpoint-action=exec=sh x.sh",
+        "a;rm -rf ~.txt", "..\\..\\x.txt", "a|b.txt", "a&b.txt", "a<b.txt", "a>b.txt", "src/-n/x.c"}) {
     DYNAMIC_SECTION(path) {
       Run r = repo.kai({"propose", "--path=" + path, "--content-file", "-", "--why", "w"}, "x\n");
       KAI_CHECK_EXIT(r, 3);
@@ -307,7 +317,8 @@ TEST_CASE("names that are shell syntax are refused at propose", "[attack][displa
   }
   // Letters of any script are names like any other.
   KAI_CHECK_EXIT(repo.kai({"propose", "--path", "caf\xC3\xA9.md", "--content-file", "-", "--why", "w"}, "x\n"), 0);
-  KAI_CHECK_EXIT(repo.kai({"propose", "--path", "\xE6\x97\xA5\xE6\x9C\xAC.md", "--content-file", "-", "--why", "w"}, "x\n"), 0);
+  KAI_CHECK_EXIT(
+      repo.kai({"propose", "--path", "\xE6\x97\xA5\xE6\x9C\xAC.md", "--content-file", "-", "--why", "w"}, "x\n"), 0);
 }
 
 TEST_CASE("a path that leaves the root and comes back in is refused", "[attack][display]") {
@@ -315,8 +326,8 @@ TEST_CASE("a path that leaves the root and comes back in is refused", "[attack][
   repo.init();
   std::string root_name = repo.path().filename().string();
   auto before = repo.tree_snapshot();
-  Run r = repo.kai({"propose", "--path", "../" + root_name + "/src/a.txt", "--target", "a", "--replacement", "b",
-                    "--why", "w"});
+  Run r = repo.kai(
+      {"propose", "--path", "../" + root_name + "/src/a.txt", "--target", "a", "--replacement", "b", "--why", "w"});
   KAI_CHECK_EXIT(r, 3);
   CHECK_THAT(r.err, Contains("comes back"));
   CHECK(repo.tree_snapshot() == before);
@@ -348,9 +359,13 @@ TEST_CASE("every command's terminal output shows planted control characters esca
   Run blocked = repo.kai({"run", "--why", k_nasty, "--", "echo", k_nasty});
   CHECK(blocked.exit_code != 0);
   CHECK_NO_RAW(run.out + run.err + blocked.out + blocked.err);
-  const std::vector<std::vector<std::string>> reads = {
-      {"list"}, {"show", "1", "--no-pager"}, {"show", "2", "--no-pager"}, {"log", "--no-pager"},
-      {"log", "--full", "--no-pager"}, {"ls", "docs"}, {"doctor"}};
+  const std::vector<std::vector<std::string>> reads = {{"list"},
+                                                       {"show", "1", "--no-pager"},
+                                                       {"show", "2", "--no-pager"},
+                                                       {"log", "--no-pager"},
+                                                       {"log", "--full", "--no-pager"},
+                                                       {"ls", "docs"},
+                                                       {"doctor"}};
   for (const auto& args : reads) {
     Run r = repo.kai_tty(args, "", {}, TtyOutput::terminal);
     INFO(args[0]);

@@ -76,8 +76,7 @@ json doctor_check(const json& checks, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a pending proposal rewritten to approved with a matching digest is not applied",
-          "[e2e][attack][forgery]") {
+TEST_CASE("a pending proposal rewritten to approved with a matching digest is not applied", "[e2e][attack][forgery]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "backdoor")), 0);
@@ -162,16 +161,23 @@ TEST_CASE("a forged journal record and LAST pointing at .git/config or a file ou
   const std::string evil = "[core]\n\tfsmonitor = touch pwned\n";
   // The record says the file was `evil` before and is `current` now, with a
   // "backup" holding `evil` beside it.
-  json rec = {{"id", id}, {"kind", "edit"}, {"time", "2026-01-01T00:00:00Z"}, {"proposal", 0}, {"rolls_back", ""},
-              {"files", {{{"path", target},
-                          {"before", {{"exists", true}, {"blob", kai::blob_id(evil)}, {"mode", 420}}},
-                          {"after", {{"exists", true}, {"blob", kai::blob_id(current)}, {"mode", 420}}},
-                          {"backup", target + ".bak-kaicoder-" + id},
-                          {"backup_blob", kai::blob_id(evil)}}}}};
+  json rec = {{"id", id},
+              {"kind", "edit"},
+              {"time", "2026-01-01T00:00:00Z"},
+              {"proposal", 0},
+              {"rolls_back", ""},
+              {"files",
+               {{{"path", target},
+                 {"before", {{"exists", true}, {"blob", kai::blob_id(evil)}, {"mode", 420}}},
+                 {"after", {{"exists", true}, {"blob", kai::blob_id(current)}, {"mode", 420}}},
+                 {"backup", target + ".bak-kaicoder-" + id},
+                 {"backup_blob", kai::blob_id(evil)}}}}};
   write_json(repo, ".kaicoder/journal/" + id + ".json", rec);
   repo.write(".kaicoder/journal/LAST", id + "\n");
-  if (git_target) repo.write(target + ".bak-kaicoder-" + id, evil);
-  else std::ofstream(outside / ("sentinel.txt.bak-kaicoder-" + id)) << evil;
+  if (git_target)
+    repo.write(target + ".bak-kaicoder-" + id, evil);
+  else
+    std::ofstream(outside / ("sentinel.txt.bak-kaicoder-" + id)) << evil;
   Untouched before(repo);
 
   Run last = repo.kai_tty({"rollback", "last"}, "y");
@@ -202,15 +208,19 @@ namespace {
 json forged_intent(const TempRepo& repo, const std::string& id) {
   json files = json::array();
   for (const std::string p : {".git/config", ".git/HEAD"})
-    files.push_back({{"path", p}, {"before", {{"exists", false}, {"blob", ""}, {"mode", 420}}},
+    files.push_back({{"path", p},
+                     {"before", {{"exists", false}, {"blob", ""}, {"mode", 420}}},
                      {"after", {{"exists", true}, {"blob", kai::blob_id(repo.read(p))}, {"mode", 420}}},
-                     {"backup", ""}, {"backup_blob", ""}});
-  files.push_back({{"path", "never.txt"}, {"before", {{"exists", false}, {"blob", ""}, {"mode", 420}}},
+                     {"backup", ""},
+                     {"backup_blob", ""}});
+  files.push_back({{"path", "never.txt"},
+                   {"before", {{"exists", false}, {"blob", ""}, {"mode", 420}}},
                    {"after", {{"exists", true}, {"blob", kai::blob_id("x")}, {"mode", 420}}},
-                   {"backup", ""}, {"backup_blob", ""}});
-  return {{"id", id}, {"kind", "write"}, {"time", "2026-01-01T00:00:00Z"}, {"proposal", 0}, {"done_state", "applied"},
-          {"record_proposal", 0}, {"rolls_back", ""}, {"files", files},
-          {"entry", {{"kind", "write"}, {"rollback_id", id}}}};
+                   {"backup", ""},
+                   {"backup_blob", ""}});
+  return {{"id", id},         {"kind", "write"},         {"time", "2026-01-01T00:00:00Z"},
+          {"proposal", 0},    {"done_state", "applied"}, {"record_proposal", 0},
+          {"rolls_back", ""}, {"files", files},          {"entry", {{"kind", "write"}, {"rollback_id", id}}}};
 }
 
 }  // namespace
@@ -271,7 +281,8 @@ TEST_CASE("a genuine intent copied from another root of the same owner is not ob
 
   // In its own root the same intent is genuine and recovery (run by a
   // command that proposes or decides) uses it.
-  KAI_CHECK_EXIT(home.kai({"--root", o, "propose", "--path", o + "/c.txt", "--content-file", "-", "--why", "w"}, "c\n"), 0);
+  KAI_CHECK_EXIT(home.kai({"--root", o, "propose", "--path", o + "/c.txt", "--content-file", "-", "--why", "w"}, "c\n"),
+                 0);
   CHECK(other.ls(".kaicoder/intents").empty());
   CHECK(other.read("x.txt") == "precious\n");
   CHECK_FALSE(other.exists(".kaicoder/quarantine"));
@@ -314,8 +325,7 @@ TEST_CASE("without the owner's key nothing is changed and doctor says how to mak
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
   fs::remove(repo.owner_dir() / "key");
   Untouched before(repo);
-  for (const std::vector<std::string>& args :
-       {edit("a.txt", "old", "other"), std::vector<std::string>{"apply", "1"}}) {
+  for (const std::vector<std::string>& args : {edit("a.txt", "old", "other"), std::vector<std::string>{"apply", "1"}}) {
     Run r = repo.kai(args);
     KAI_CHECK_EXIT(r, 3);
     CHECK_THAT(r.err, Contains("there is no kaicoder key"));

@@ -13,7 +13,8 @@ using Catch::Matchers::Contains;
 using json = nlohmann::json;
 
 std::string claude(const TempRepo& repo, const std::string& tool, const json& input) {
-  return json{{"hook_event_name", "PreToolUse"}, {"cwd", repo.path().string()}, {"tool_name", tool}, {"tool_input", input}}
+  return json{
+      {"hook_event_name", "PreToolUse"}, {"cwd", repo.path().string()}, {"tool_name", tool}, {"tool_input", input}}
       .dump();
 }
 
@@ -36,11 +37,12 @@ struct Planted {
 TEST_CASE("attack: a Write payload whose path climbs out of root is denied and stages nothing", "[e2e][attack][hook]") {
   Planted p;
   auto before = tree_but_log(p.repo);
-  for (const std::string& path : {p.repo.path().string() + "/../escaped.txt", std::string("/tmp/kaicoder-hook-escape.txt"),
-                                 std::string("../escaped.txt")}) {
+  for (const std::string& path : {p.repo.path().string() + "/../escaped.txt",
+                                  std::string("/tmp/kaicoder-hook-escape.txt"), std::string("../escaped.txt")}) {
     INFO(path);
-    CHECK_THAT(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Write", {{"file_path", path}, {"content", "x"}}))),
-               Contains("outside"));
+    CHECK_THAT(
+        denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Write", {{"file_path", path}, {"content", "x"}}))),
+        Contains("outside"));
   }
   CHECK(tree_but_log(p.repo) == before);
   CHECK_FALSE(std::filesystem::exists(p.repo.path().parent_path() / "escaped.txt"));
@@ -57,10 +59,15 @@ TEST_CASE("attack: reading a secret through a symlink, the state folder or .git 
     CHECK_FALSE(denied(r).empty());
   }
   // Glob and Grep that would reach the link or the state folder.
-  CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Grep", {{"pattern", "TOKEN"}, {"path", p.repo.abs("docs").string()}}))).empty());
-  CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Grep", {{"pattern", "x"}, {"glob", "*.json"}}))).empty());
+  CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"},
+                                claude(p.repo, "Grep", {{"pattern", "TOKEN"}, {"path", p.repo.abs("docs").string()}})))
+                  .empty());
+  CHECK_FALSE(
+      denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Grep", {{"pattern", "x"}, {"glob", "*.json"}})))
+          .empty());
   CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Glob", {{"pattern", "../**/*"}}))).empty());
-  CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Grep", {{"pattern", "x"}, {"glob", "!*.md"}}))).empty());
+  CHECK_FALSE(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Grep", {{"pattern", "x"}, {"glob", "!*.md"}})))
+                  .empty());
 }
 
 constexpr char k_nul_inside[] =
@@ -101,9 +108,11 @@ TEST_CASE("attack: an unknown harness name is a usage error (exit 2, a block), n
   CHECK(p.repo.read("a.txt") == "a\n");
 }
 
-TEST_CASE("attack: a hook stages, it never applies: the agent cannot approve what its hook staged", "[e2e][attack][hook]") {
+TEST_CASE("attack: a hook stages, it never applies: the agent cannot approve what its hook staged",
+          "[e2e][attack][hook]") {
   Planted p;
-  CHECK_THAT(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Write", {{"file_path", "a.txt"}, {"content", "pwned\n"}}))),
+  CHECK_THAT(denied(p.repo.kai({"hook", "claude-code"},
+                               claude(p.repo, "Write", {{"file_path", "a.txt"}, {"content", "pwned\n"}}))),
              Contains("proposal 1"));
   // The agent tries the approval itself through the shell its hook guards.
   CHECK_THAT(denied(p.repo.kai({"hook", "claude-code"}, claude(p.repo, "Bash", {{"command", "kaicoder approve 1"}}))),
@@ -112,23 +121,26 @@ TEST_CASE("attack: a hook stages, it never applies: the agent cannot approve wha
   CHECK(p.repo.read("a.txt") == "a\n");
 }
 
-TEST_CASE("attack: an approved run cannot unwire a harness by rewriting its settings", "[e2e][attack][hook][integrate]") {
+TEST_CASE("attack: an approved run cannot unwire a harness by rewriting its settings",
+          "[e2e][attack][hook][integrate]") {
   kai::NamespaceStatus ns = kai::namespace_status();
   if (!ns.ok || kai::landlock_status().abi == 0) {
     WARN("SKIPPED: the full sandbox is not available here: " << ns.detail);
     return;
   }
-  TempRepo repo{{"probe.py", "import os\n"
-                             "def attempt(label, f):\n"
-                             "    try:\n"
-                             "        f()\n"
-                             "        print(label, 'DONE', flush=True)\n"
-                             "    except Exception as e:\n"
-                             "        print(label, 'refused:', type(e).__name__, flush=True)\n"
-                             "attempt('settings', lambda: open('.claude/settings.json', 'w').write('{}'))\n"
-                             "attempt('mcp', lambda: os.remove('.mcp.json'))\n"
-                             "os.makedirs('.codex', exist_ok=True)\n"
-                             "attempt('codex', lambda: open('.codex/config.toml', 'w').write('sandbox_mode = \\'danger-full-access\\''))\n"}};
+  TempRepo repo{
+      {"probe.py",
+       "import os\n"
+       "def attempt(label, f):\n"
+       "    try:\n"
+       "        f()\n"
+       "        print(label, 'DONE', flush=True)\n"
+       "    except Exception as e:\n"
+       "        print(label, 'refused:', type(e).__name__, flush=True)\n"
+       "attempt('settings', lambda: open('.claude/settings.json', 'w').write('{}'))\n"
+       "attempt('mcp', lambda: os.remove('.mcp.json'))\n"
+       "os.makedirs('.codex', exist_ok=True)\n"
+       "attempt('codex', lambda: open('.codex/config.toml', 'w').write('sandbox_mode = \\'danger-full-access\\''))\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
   const std::string settings = repo.read(".claude/settings.json"), mcp = repo.read(".mcp.json");
@@ -150,11 +162,15 @@ TEST_CASE("attack: an approved run cannot unwire a harness by rewriting its sett
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
 }
 
-TEST_CASE("attack: listing or searching a folder outside root through Gemini's tools is denied", "[e2e][attack][hook]") {
+TEST_CASE("attack: listing or searching a folder outside root through Gemini's tools is denied",
+          "[e2e][attack][hook]") {
   Planted p;
   auto gemini = [&](const std::string& tool, const json& input) {
-    Run r = p.repo.kai({"hook", "gemini"},
-                       json{{"hook_event_name", "BeforeTool"}, {"cwd", p.repo.path().string()}, {"tool_name", tool}, {"tool_input", input}}.dump());
+    Run r = p.repo.kai({"hook", "gemini"}, json{{"hook_event_name", "BeforeTool"},
+                                                {"cwd", p.repo.path().string()},
+                                                {"tool_name", tool},
+                                                {"tool_input", input}}
+                                               .dump());
     KAI_REQUIRE_EXIT(r, 0);
     return json::parse(r.out);
   };

@@ -100,9 +100,8 @@ struct TmpFile {
 
 TEST_CASE("attack: input files outside root, secret or linked are refused, and the secret is never printed",
           "[attack][inputs]") {
-  TempRepo repo{{"a.txt", "old\n"},
-                {"services/api/config/.env", "API_TOKEN=" + k_token + "\n"},
-                {"notes.txt", "hello\n"}};
+  TempRepo repo{
+      {"a.txt", "old\n"}, {"services/api/config/.env", "API_TOKEN=" + k_token + "\n"}, {"notes.txt", "hello\n"}};
   repo.init();
   const fs::path beside = plant_outside(repo);
   OutsideDir far;
@@ -121,8 +120,8 @@ TEST_CASE("attack: input files outside root, secret or linked are refused, and t
   refused(repo.kai(write_with("a.txt", "--content-file", outside.string())), "outside the root");
   refused(repo.kai(write_with("a.txt", "--content-file", notes.string())), "outside the root");
   refused(repo.kai(write_with("a.txt", "--content-file", "../home/.aws/credentials")), "");
-  refused(repo.kai({"propose", "--dry-run", "--path", "a.txt", "--target-file", outside.string(), "--replacement",
-                    "x", "--why", "t"}),
+  refused(repo.kai({"propose", "--dry-run", "--path", "a.txt", "--target-file", outside.string(), "--replacement", "x",
+                    "--why", "t"}),
           "outside the root");
   // Through a symlink or a hard link inside root.
   refused(repo.kai(write_with("a.txt", "--content-file", "creds-link")), "symlink");

@@ -66,7 +66,8 @@ TEST_CASE("a 5 MB why and other oversized fields are refused and nothing is stag
   Run env_agent = repo.kai(edit("a.txt", "old", "new"), "", {{"KAICODER_AGENT", std::string(100, 'b')}});
   KAI_CHECK_EXIT(env_agent, 2);
   CHECK_THAT(env_agent.err, Contains("[limits] agent"));
-  Run name = repo.kai({"propose", "--path", std::string(256, 'n') + ".txt", "--content-file", "-", "--why", "w"}, "x\n");
+  Run name =
+      repo.kai({"propose", "--path", std::string(256, 'n') + ".txt", "--content-file", "-", "--why", "w"}, "x\n");
   KAI_CHECK_EXIT(name, 2);
   CHECK_THAT(name.err, Contains("a name in --path is 260 bytes; the limit is 255 ([limits] path_component)"));
   std::string deep;
@@ -117,9 +118,7 @@ TEST_CASE("a 2 GB content file is refused without being read", "[attack][limits]
   // Sparse: 2 GB long, nothing on disk. Reading it all would take long and
   // need 2 GB of memory; the case would then run into its time limit.
   for (const char* flag : {"--content-file", "--target-file"}) {
-    {
-      std::ofstream(repo.abs("big.bin"));
-    }
+    { std::ofstream(repo.abs("big.bin")); }
     fs::resize_file(repo.abs("big.bin"), std::uintmax_t{2} << 30);
     INFO(flag);
     std::vector<std::string> args = {"propose", "--path", "a.txt", flag, "big.bin", "--why", "w"};
@@ -146,7 +145,8 @@ TEST_CASE("content over a configured limit is refused from a file, stdin or JSON
   CHECK_THAT(json_big.err, Contains("--replacement is over the limit of 1024 bytes"));
   CHECK(staged(repo) == 0);
   CHECK(repo.tree_snapshot() == tree);
-  KAI_CHECK_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "w"}, std::string(1024, 'x')), 0);
+  KAI_CHECK_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "w"}, std::string(1024, 'x')),
+                 0);
 }
 
 TEST_CASE("an agent with 100 pending proposals is refused the 101st", "[attack][limits]") {
@@ -175,15 +175,17 @@ TEST_CASE("an agent with 100 pending proposals is refused the 101st", "[attack][
   CHECK(repo.tree_snapshot() == tree);
   CHECK(changelog(repo) == log_before);
   // Another proposer is not held up, and a decision makes room again.
-  KAI_CHECK_EXIT(repo.kai({"propose", "--path", "g.txt", "--content-file", "-", "--why", "w", "--agent", "other"}, "x\n"), 0);
+  KAI_CHECK_EXIT(
+      repo.kai({"propose", "--path", "g.txt", "--content-file", "-", "--why", "w", "--agent", "other"}, "x\n"), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
   KAI_CHECK_EXIT(
       repo.kai({"propose", "--path", "f101.txt", "--content-file", "-", "--why", "flood", "--agent", "bot"}, "x\n"), 0);
 }
 
 TEST_CASE("proposals that expire together are one timeout entry and one notify event", "[attack][limits]") {
-  TempRepo repo{{"a.txt", "old\n"},
-                {"kaicoder.toml", "[approval]\ntimeout = 300\n[hooks]\nnotify = 'cat >> events.jsonl; echo >> events.jsonl'\n"}};
+  TempRepo repo{
+      {"a.txt", "old\n"},
+      {"kaicoder.toml", "[approval]\ntimeout = 300\n[hooks]\nnotify = 'cat >> events.jsonl; echo >> events.jsonl'\n"}};
   repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "mine")), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);  // the person's own history

@@ -139,7 +139,8 @@ std::string git_config_value(const TempRepo& repo, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("an approved python3 probe.py cannot rewrite kaicoder.toml, forge state, plant a git hook or leak .env", "[attack][runs]") {
+TEST_CASE("an approved python3 probe.py cannot rewrite kaicoder.toml, forge state, plant a git hook or leak .env",
+          "[attack][runs]") {
   if (!full_sandbox_or_warn()) return;
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
   repo.init();
@@ -172,17 +173,20 @@ TEST_CASE("an approved python3 probe.py cannot rewrite kaicoder.toml, forge stat
   CHECK(repo.read(".env") == k_env_file);
 }
 
-TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and TMPDIR runs no fsmonitor command", "[attack][runs]") {
+TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and TMPDIR runs no fsmonitor command",
+          "[attack][runs]") {
   if (!full_sandbox_or_warn()) return;
   TempRepo repo{{"a.txt", "a\n"}};
   repo.init();
-  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
-                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"git status\"\ndecision = \"allow\"\n");
+  repo.write("kaicoder.toml",
+             repo.read("kaicoder.toml") +
+                 "\n[[policy.rule]]\naction = \"run\"\ncommand = \"git status\"\ndecision = \"allow\"\n");
   repo.trust();  // the owner trusts the changed config at a terminal
   const EnvOverrides hostile = {{"GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='touch SENTINEL; false'"}, {"TMPDIR", "/"}};
   // The same environment does run the command when git gets it directly.
-  std::string direct = "cd '" + repo.path().string() +
-                       "' && GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='touch SENTINEL; false'\" git status >/dev/null 2>&1";
+  std::string direct =
+      "cd '" + repo.path().string() +
+      "' && GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='touch SENTINEL; false'\" git status >/dev/null 2>&1";
   REQUIRE(std::system(direct.c_str()) == 0);
   REQUIRE(repo.exists("SENTINEL"));
   repo.remove("SENTINEL");
@@ -203,7 +207,8 @@ TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and 
   CHECK(summary.find(", /,") == std::string::npos);
 }
 
-TEST_CASE("an approved run cannot type into a waiting approver's terminal or a tmux pane, now or after it ends", "[attack][runs]") {
+TEST_CASE("an approved run cannot type into a waiting approver's terminal or a tmux pane, now or after it ends",
+          "[attack][runs]") {
   if (!full_sandbox_or_warn()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
   repo.init();
@@ -211,7 +216,8 @@ TEST_CASE("an approved run cannot type into a waiting approver's terminal or a t
   const fs::path sock = repo.home().parent_path() / "tmux.sock";
   const fs::path pane_out = repo.home().parent_path() / "pane.out";
   const std::string tmux = "tmux -S '" + sock.string() + "' ";
-  bool have_tmux = std::system((tmux + "new-session -d -s victim 'cat > " + pane_out.string() + "' 2>/dev/null").c_str()) == 0;
+  bool have_tmux =
+      std::system((tmux + "new-session -d -s victim 'cat > " + pane_out.string() + "' 2>/dev/null").c_str()) == 0;
   if (have_tmux) {
     // The pane takes keys sent to it the ordinary way.
     REQUIRE(std::system((tmux + "send-keys -t victim HELLO Enter").c_str()) == 0);
@@ -222,7 +228,8 @@ TEST_CASE("an approved run cannot type into a waiting approver's terminal or a t
     WARN("tmux is not installed: the tmux part is not checked");
   }
   // Proposal 1: an edit the person has not decided yet, waiting at a prompt.
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"}), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"}),
+                   0);
   TtyProcess waiting = repo.spawn_kai_tty({"approve", "1"});
   REQUIRE(waiting.wait_for_prompt());
   // Proposal 2: the injector, approved on another terminal.
@@ -245,7 +252,9 @@ TEST_CASE("an approved run cannot type into a waiting approver's terminal or a t
   }
 }
 
-TEST_CASE("at the landlock level a run that rewrites kaicoder.toml and plants a git hook is undone and its entry says so", "[attack][runs]") {
+TEST_CASE(
+    "at the landlock level a run that rewrites kaicoder.toml and plants a git hook is undone and its entry says so",
+    "[attack][runs]") {
   if (kai::landlock_status().abi == 0) {
     WARN("SKIPPED: landlock is not available here");
     return;
@@ -314,14 +323,16 @@ TEST_CASE("an approved run cannot change, remove, add or swap signed approvals, 
   Run p = repo.kai({"propose", "--path", "kaicoder-approvals/b.toml", "--content-file", "-", "--why", "w"}, "forged\n");
   KAI_CHECK_EXIT(p, 3);
   CHECK_THAT(p.all(), Contains("kaicoder-approvals/") && Contains("never-write"));
-  Run e = repo.kai({"propose", "--path", "kaicoder-approvals/a.toml", "--target", "0123", "--replacement", "4567", "--why", "w"});
+  Run e = repo.kai(
+      {"propose", "--path", "kaicoder-approvals/a.toml", "--target", "0123", "--replacement", "4567", "--why", "w"});
   KAI_CHECK_EXIT(e, 3);
   CHECK_FALSE(repo.exists("kaicoder-approvals/b.toml"));
   CHECK(repo.read("kaicoder-approvals/a.toml") == k_manifest);
   CHECK_FALSE(repo.kai({"show", "2"}).ok());  // nothing was staged
 }
 
-TEST_CASE("at the landlock level a run that forges signed approvals is undone and its entry says so", "[attack][runs]") {
+TEST_CASE("at the landlock level a run that forges signed approvals is undone and its entry says so",
+          "[attack][runs]") {
   if (kai::landlock_status().abi == 0) {
     WARN("SKIPPED: landlock is not available here");
     return;
@@ -359,7 +370,8 @@ struct ThrowawayUser {
     WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
     return false;
   }
-  explicit ThrowawayUser(const TempRepo& repo) : name("kaisbx" + std::to_string(::getpid() % 100000)), home(repo.home()) {
+  explicit ThrowawayUser(const TempRepo& repo)
+      : name("kaisbx" + std::to_string(::getpid() % 100000)), home(repo.home()) {
     REQUIRE(std::system(("useradd -M -N -d '" + home.string() + "' -s /bin/sh " + name).c_str()) == 0);
     made = true;
     REQUIRE(std::system(("chown -R " + name + " '" + repo.path().parent_path().string() + "'").c_str()) == 0);
@@ -371,8 +383,15 @@ struct ThrowawayUser {
   }
   // argv that runs `argv` as this user, no groups, with a minimal environment.
   std::vector<std::string> as(const std::vector<std::string>& argv) const {
-    std::vector<std::string> out = {"setpriv", "--reuid=" + name, "--regid=nogroup", "--clear-groups", "env", "-i",
-                                    "HOME=" + home.string(), "PATH=/usr/local/bin:/usr/bin:/bin", "TERM=xterm"};
+    std::vector<std::string> out = {"setpriv",
+                                    "--reuid=" + name,
+                                    "--regid=nogroup",
+                                    "--clear-groups",
+                                    "env",
+                                    "-i",
+                                    "HOME=" + home.string(),
+                                    "PATH=/usr/local/bin:/usr/bin:/bin",
+                                    "TERM=xterm"};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
   }
@@ -391,8 +410,9 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
   repo.init();
   repo.write(".env", k_env_file);
-  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
-                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
+  repo.write("kaicoder.toml",
+             repo.read("kaicoder.toml") +
+                 "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
   repo.trust();  // the owner trusts the changed config at a terminal
   const std::string toml = repo.read("kaicoder.toml");
   ThrowawayUser user(repo);
@@ -426,7 +446,8 @@ size_t count_of(const std::string& text, const std::string& word) {
 
 }  // namespace
 
-TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane", "[attack][runs][users]") {
+TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane",
+          "[attack][runs][users]") {
   if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
   repo.init();
@@ -436,10 +457,11 @@ TEST_CASE("as an unprivileged user an approved run cannot type into the approver
   ThrowawayUser user(repo);
   REQUIRE(std::system(("chown " + user.name + " '" + elsewhere.string() + "'").c_str()) == 0);
   // The user's tmux pane, on a server socket outside root.
-  const bool have_tmux =
-      std::system("command -v tmux >/dev/null 2>&1") == 0 &&
-      std::system((user.shell({"tmux", "-S", sock.string(), "new-session", "-d", "-s", "victim", "cat > '" + pane_out.string() + "'"}) +
-                   " 2>/dev/null").c_str()) == 0;
+  const bool have_tmux = std::system("command -v tmux >/dev/null 2>&1") == 0 &&
+                         std::system((user.shell({"tmux", "-S", sock.string(), "new-session", "-d", "-s", "victim",
+                                                  "cat > '" + pane_out.string() + "'"}) +
+                                      " 2>/dev/null")
+                                         .c_str()) == 0;
   struct KillServer {
     std::string cmd;
     ~KillServer() {
@@ -451,23 +473,27 @@ TEST_CASE("as an unprivileged user an approved run cannot type into the approver
   // Without kaicoder, the same script as the same user on a terminal of its
   // own types into it (when the kernel still has the legacy TIOCSTI) and
   // into the pane: what the sandbox has to stop.
-  TtyProcess control = repo.spawn_tty(user.as({"sh", "-c", "cd '" + elsewhere.string() + "' && exec python3 '" +
-                                                              repo.abs("inject.py").string() + "' '" + sock.string() + "'"}));
+  TtyProcess control = repo.spawn_tty(user.as({"sh", "-c",
+                                               "cd '" + elsewhere.string() + "' && exec python3 '" +
+                                                   repo.abs("inject.py").string() + "' '" + sock.string() + "'"}));
   Run c = control.finish();
   INFO("without kaicoder: " << c.all());
   const bool legacy_tiocsti = c.all().find("typed into ['/dev/tty'") != std::string::npos;
   if (!legacy_tiocsti)
-    WARN("SKIPPED in part: this kernel refuses the legacy TIOCSTI ioctl to unprivileged processes (dev.tty.legacy_tiocsti "
-         "= 0), so typing into a terminal is not checked");
+    WARN(
+        "SKIPPED in part: this kernel refuses the legacy TIOCSTI ioctl to unprivileged processes "
+        "(dev.tty.legacy_tiocsti "
+        "= 0), so typing into a terminal is not checked");
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the control's late child has acted by now
   if (have_tmux) REQUIRE(count_of(read_file_or_empty(pane_out), "INJECTED") >= 1);
   const size_t injected_before = count_of(read_file_or_empty(pane_out), "INJECTED");
   if (!legacy_tiocsti && !have_tmux) return;
 
   // The injector proposed by the user, then approved by the user at a terminal.
-  std::string propose = "cd '" + repo.path().string() + "' && " +
-                        user.shell({kaicoder_bin(), "run", "--why", "lint", "--", "python3", "inject.py", sock.string()}) +
-                        " </dev/null >/dev/null 2>&1";
+  std::string propose =
+      "cd '" + repo.path().string() + "' && " +
+      user.shell({kaicoder_bin(), "run", "--why", "lint", "--", "python3", "inject.py", sock.string()}) +
+      " </dev/null >/dev/null 2>&1";
   REQUIRE(std::system(propose.c_str()) == 0);
   Run a;
   for (const char* answer : {"y", "CONFIRM"}) {  // as its tier asks
@@ -522,7 +548,8 @@ except OSError as e:
 
 }  // namespace
 
-TEST_CASE("run --network is confirm tier, shown to the approver, and only its run reaches a TCP listener", "[attack][runs][network]") {
+TEST_CASE("run --network is confirm tier, shown to the approver, and only its run reaches a TCP listener",
+          "[attack][runs][network]") {
   Listener listener;
   const std::string port = std::to_string(listener.port);
   TempRepo repo{{"net.py", k_connect}};
@@ -570,16 +597,20 @@ TEST_CASE("run --network is confirm tier, shown to the approver, and only its ru
   CHECK_THAT(with.all(), Contains("CONNECTED"));
 }
 
-TEST_CASE("at the landlock level a proposal made while a run executes waits for it and survives the put-back", "[attack][runs]") {
+TEST_CASE("at the landlock level a proposal made while a run executes waits for it and survives the put-back",
+          "[attack][runs]") {
   if (kai::landlock_status().abi == 0) {
     WARN("SKIPPED: landlock is not available here");
     return;
   }
-  TempRepo repo{{"a.txt", "old\n"},
-                {"slow.py", "import time\nopen('.kaicoder/forged-approval', 'w').write('approved\\n')\ntime.sleep(3)\nprint('slept')\n"}};
+  TempRepo repo{
+      {"a.txt", "old\n"},
+      {"slow.py",
+       "import time\nopen('.kaicoder/forged-approval', 'w').write('approved\\n')\ntime.sleep(3)\nprint('slept')\n"}};
   repo.init();
-  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
-                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 slow.py\"\ndecision = \"allow\"\n");
+  repo.write("kaicoder.toml",
+             repo.read("kaicoder.toml") +
+                 "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 slow.py\"\ndecision = \"allow\"\n");
   use_landlock(repo);
   // Policy-allowed: it runs at once, in the proposer's process.
   Process run = repo.spawn_kai({"run", "--why", "slow", "--", "python3", "slow.py"});

@@ -18,9 +18,10 @@ using json = nlohmann::json;
 void commit_hostile(TempRepo& repo, const kai::bench::HostileFile& f) {
   for (const auto& path : f.tracked) repo.write(path, path == f.path ? f.text : "// " + path + "\n");
   KAI_REQUIRE_EXIT(repo.spawn({"git", "add", "-A"}).finish(), 0);
-  KAI_REQUIRE_EXIT(repo.spawn({"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "hostile"})
-                       .finish(),
-                   0);
+  KAI_REQUIRE_EXIT(
+      repo.spawn({"git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "hostile"})
+          .finish(),
+      0);
   repo.init();
 }
 
@@ -41,8 +42,7 @@ void proposes_with_dependent(TempRepo& repo, const std::string& target, const st
 
 }  // namespace
 
-TEST_CASE("attack: a tracked Rust file of 20,000 nested use groups does not stall a proposal",
-          "[attack][scanners]") {
+TEST_CASE("attack: a tracked Rust file of 20,000 nested use groups does not stall a proposal", "[attack][scanners]") {
   TempRepo repo;
   const auto f = kai::bench::rust_nested(100'000);
   commit_hostile(repo, f);

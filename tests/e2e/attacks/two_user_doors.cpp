@@ -97,15 +97,18 @@ TEST_CASE("two-user: kaicoder mcp as the agent user spools its writes and wait_f
   const fs::path io = repo.path().parent_path() / "mcp-io";
   fs::create_directories(io);
   fs::permissions(io, fs::perms(0755));
-  const std::string patch = "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-bee\n+bea\n--- /dev/null\n+++ b/c.txt\n@@ -0,0 +1 @@\n+sea\n";
-  give(io / "in1", rpc(1, "initialize",
-                       {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
-                        {"clientInfo", {{"name", "test-client"}, {"version", "1"}}}}) +
-                       json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
-                       tool_call(2, "propose_edit", {{"path", "a.txt"}, {"old_text", "old"}, {"new_text", "new"}, {"why", "t"}}) +
-                       tool_call(3, "read_file", {{"path", "a.txt"}}) + tool_call(4, "read_file", {{"path", ".env"}}) +
-                       tool_call(5, "propose_patch", {{"patch", patch}, {"why", "two files"}}) +
-                       tool_call(6, "run_command", {{"argv", {"rm", "-rf", "/"}}, {"why", "t"}}));
+  const std::string patch =
+      "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-bee\n+bea\n--- /dev/null\n+++ b/c.txt\n@@ -0,0 +1 @@\n+sea\n";
+  give(io / "in1",
+       rpc(1, "initialize",
+           {{"protocolVersion", "2025-06-18"},
+            {"capabilities", json::object()},
+            {"clientInfo", {{"name", "test-client"}, {"version", "1"}}}}) +
+           json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
+           tool_call(2, "propose_edit", {{"path", "a.txt"}, {"old_text", "old"}, {"new_text", "new"}, {"why", "t"}}) +
+           tool_call(3, "read_file", {{"path", "a.txt"}}) + tool_call(4, "read_file", {{"path", ".env"}}) +
+           tool_call(5, "propose_patch", {{"patch", patch}, {"why", "two files"}}) +
+           tool_call(6, "run_command", {{"argv", {"rm", "-rf", "/"}}, {"why", "t"}}));
   // The input stays open until the case says so: a closed input ends a wait at once.
   const std::string script = "{ cat '" + (io / "in1").string() + "'; while [ ! -e '" + (io / "go").string() +
                              "' ]; do sleep 0.1; done; cat '" + (io / "in2").string() + "'; while [ ! -e '" +
@@ -187,10 +190,12 @@ TEST_CASE("two-user: kaicoder hook as the agent user stages through the spool an
   const std::string many_ticket = ticket_in(claude_denial(many));
   // Reads pass, a secret's does not; a shell call is staged; bad input is a deny.
   CHECK(agent_kai(repo, agent, {"hook", "claude-code"}, hook_payload(repo, "claude-read.json")).out == "{}\n");
-  CHECK_THAT(claude_denial(agent_kai(repo, agent, {"hook", "claude-code"}, hook_payload(repo, "claude-read-secret.json"))),
-             Contains("refused"));
-  CHECK_THAT(claude_denial(agent_kai(repo, agent, {"hook", "claude-code"}, hook_payload(repo, "claude-bash-blocked.json"))),
-             Contains("block"));
+  CHECK_THAT(
+      claude_denial(agent_kai(repo, agent, {"hook", "claude-code"}, hook_payload(repo, "claude-read-secret.json"))),
+      Contains("refused"));
+  CHECK_THAT(
+      claude_denial(agent_kai(repo, agent, {"hook", "claude-code"}, hook_payload(repo, "claude-bash-blocked.json"))),
+      Contains("block"));
   Run broken = agent_kai(repo, agent, {"hook", "claude-code"}, "{not json");
   KAI_CHECK_EXIT(broken, 0);
   CHECK_THAT(claude_denial(broken), Contains("refused"));
@@ -224,7 +229,8 @@ TEST_CASE("two-user: changesets from the agent user go through the spool and lan
   set_up(repo, agent);
   const std::string diff =
       "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+uno\n"
-      "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
+      "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 "
+      "@@\n-bye\n";
   Run p = agent_kai(repo, agent, {"--json", "propose", "--patch", "-", "--why", "t"}, diff);
   KAI_REQUIRE_EXIT(p, 0);
   const std::string patch_ticket = spooled_ticket(p);
@@ -235,10 +241,12 @@ TEST_CASE("two-user: changesets from the agent user go through the spool and lan
   KAI_REQUIRE_EXIT(j, 0);
   const std::string json_ticket = spooled_ticket(j);
   // A malformed changeset entry planted by hand is quarantined; the others are taken in.
-  KAI_REQUIRE_EXIT(agent_sh(repo, agent,
-                            R"(printf '{"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"edit","path":"a.txt"}]}}' > )"
-                            ".kaicoder/spool/t-bad-changeset.json"),
-                   0);
+  KAI_REQUIRE_EXIT(
+      agent_sh(
+          repo, agent,
+          R"(printf '{"version":1,"type":"changeset","cwd":"","request":{"changes":[{"op":"edit","path":"a.txt"}]}}' > )"
+          ".kaicoder/spool/t-bad-changeset.json"),
+      0);
   Run in = repo.kai({"--json", "intake"});
   KAI_REQUIRE_EXIT(in, 0);
   json report = json_of(in);
@@ -278,14 +286,18 @@ TEST_CASE("two-user: the agent's show carries the diff, redacted and made visibl
           "[e2e][attack][twouser][spool]") {
   KAI_NEED_USERS();
   ThrowawayUser agent;
-  TempRepo repo{{"a.txt", "key=s3cr3t-value\nold \x1b[31mred\n"}, {"private.txt", "owner only\n"}, {".env", "TOKEN=s3cr3t-value\n"}};
+  TempRepo repo{{"a.txt", "key=s3cr3t-value\nold \x1b[31mred\n"},
+                {"private.txt", "owner only\n"},
+                {".env", "TOKEN=s3cr3t-value\n"}};
   set_up(repo, agent);
   repo.chmod("private.txt", 0600);
-  Run p = agent_kai(repo, agent, {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
+  Run p = agent_kai(repo, agent,
+                    {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(p, 0);
   const std::string ticket = spooled_ticket(p);
   // The agent cannot read private.txt, but may propose its whole content.
-  Run w = agent_kai(repo, agent, {"--json", "propose", "--path", "private.txt", "--content-file", "-", "--why", "t"}, "mine\n");
+  Run w = agent_kai(repo, agent, {"--json", "propose", "--path", "private.txt", "--content-file", "-", "--why", "t"},
+                    "mine\n");
   KAI_REQUIRE_EXIT(w, 0);
   const std::string private_ticket = spooled_ticket(w);
   auto ids = take_in(repo);
@@ -300,8 +312,9 @@ TEST_CASE("two-user: the agent's show carries the diff, redacted and made visibl
   Run sj = agent_kai(repo, agent, {"--json", "show", ticket});
   CHECK_THAT(json_of(sj).at("diff").get<std::string>(), Contains("+new"));
   // The copy holds the diff, never what binds the decision.
-  Run copy = agent_sh(repo, agent, "cat .kaicoder/status/" + std::to_string(ids[ticket]) + ".diff .kaicoder/status/" +
-                                       std::to_string(ids[ticket]) + ".json");
+  Run copy = agent_sh(repo, agent,
+                      "cat .kaicoder/status/" + std::to_string(ids[ticket]) + ".diff .kaicoder/status/" +
+                          std::to_string(ids[ticket]) + ".json");
   KAI_CHECK_EXIT(copy, 0);
   for (const char* never : {"approved_digest", "payload_digest", "\"seal\"", "s3cr3t-value"}) {
     INFO(never);
@@ -320,7 +333,8 @@ TEST_CASE("two-user: the agent's show carries the diff, redacted and made visibl
   CHECK(json_of(own).at("diff") == "");
 }
 
-TEST_CASE("two-user: the agent's wait sees an expiry without any command of the owner", "[e2e][attack][twouser][spool]") {
+TEST_CASE("two-user: the agent's wait sees an expiry without any command of the owner",
+          "[e2e][attack][twouser][spool]") {
   KAI_NEED_USERS();
   ThrowawayUser agent;
   TempRepo repo{{"a.txt", "old\n"}};
@@ -330,7 +344,8 @@ TEST_CASE("two-user: the agent's wait sees an expiry without any command of the 
   REQUIRE(at != std::string::npos);
   repo.write("kaicoder.toml", cfg.replace(at, std::string("timeout = 300").size(), "timeout = 5"));
   repo.trust();
-  Run p = agent_kai(repo, agent, {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
+  Run p = agent_kai(repo, agent,
+                    {"--json", "propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "t"});
   KAI_REQUIRE_EXIT(p, 0);
   const std::string ticket = spooled_ticket(p);
   auto ids = take_in(repo);

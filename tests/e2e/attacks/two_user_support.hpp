@@ -26,12 +26,12 @@ inline bool can_make_users() {
          ::access("/usr/bin/setpriv", X_OK) == 0;
 }
 
-#define KAI_NEED_USERS()                                                                                  \
-  do {                                                                                                    \
-    if (!can_make_users()) {                                                                              \
-      WARN("skipped: two-user cases create a throwaway user, which needs root, useradd and setpriv");    \
-      return;                                                                                             \
-    }                                                                                                     \
+#define KAI_NEED_USERS()                                                                              \
+  do {                                                                                                \
+    if (!can_make_users()) {                                                                          \
+      WARN("skipped: two-user cases create a throwaway user, which needs root, useradd and setpriv"); \
+      return;                                                                                         \
+    }                                                                                                 \
   } while (0)
 
 // A user name nobody has; the account (made by setup) is removed at the end.
@@ -68,7 +68,8 @@ inline std::vector<std::string> as(const ThrowawayUser& u, std::vector<std::stri
 }
 
 // kaicoder run as the agent user, with no terminal.
-inline Run agent_kai(const TempRepo& repo, const ThrowawayUser& u, std::vector<std::string> args, const std::string& in = "") {
+inline Run agent_kai(const TempRepo& repo, const ThrowawayUser& u, std::vector<std::string> args,
+                     const std::string& in = "") {
   args.insert(args.begin(), kaicoder_bin());
   return repo.spawn(as(u, args), in).finish();
 }

@@ -11,12 +11,13 @@ using namespace kai::test;
 using Catch::Matchers::Contains;
 }  // namespace
 
-TEST_CASE("attack: a file name and contents with HTML and script are shown as text on the page", "[e2e][attack][serve][web]") {
+TEST_CASE("attack: a file name and contents with HTML and script are shown as text on the page",
+          "[e2e][attack][serve][web]") {
   TempRepo repo{};
   repo.init();
   const std::string name = "x\" onmouseover='alert(1)' y.html";
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", name, "--content-file", "-", "--why", "</pre><script>alert(3)</script>",
-                             "--agent", "<svg onload=alert(4)>"},
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", name, "--content-file", "-", "--why",
+                             "</pre><script>alert(3)</script>", "--agent", "<svg onload=alert(4)>"},
                             "<script>alert(document.cookie)</script>\n<img src=x onerror=alert(2)>\n"),
                    0);
   ServePage page(repo);
@@ -39,7 +40,8 @@ TEST_CASE("attack: a file name and contents with HTML and script are shown as te
   KAI_CHECK_EXIT(page.stop(), 0);
 }
 
-TEST_CASE("attack: a forged cross-site form post is refused, with or without the victim's cookie", "[e2e][attack][serve][web]") {
+TEST_CASE("attack: a forged cross-site form post is refused, with or without the victim's cookie",
+          "[e2e][attack][serve][web]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "pwned")), 0);
@@ -70,7 +72,8 @@ TEST_CASE("attack: a forged cross-site form post is refused, with or without the
   KAI_CHECK_EXIT(page.stop(), 0);
 }
 
-TEST_CASE("attack: DNS rebinding, a request naming another Host, is refused even with the cookie", "[e2e][attack][serve][web]") {
+TEST_CASE("attack: DNS rebinding, a request naming another Host, is refused even with the cookie",
+          "[e2e][attack][serve][web]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "pwned")), 0);
@@ -79,8 +82,9 @@ TEST_CASE("attack: DNS rebinding, a request naming another Host, is refused even
   auto p1 = page.get("/p/1");
   REQUIRE(p1);
   auto form = ServePage::form_of(p1->body, "/p/1/approve");
-  for (const std::string& host : std::vector<std::string>{"evil.example:" + std::to_string(page.port), "rebind.evil.example",
-                                 "127.0.0.1:" + std::to_string(page.port + 1)}) {
+  for (const std::string& host :
+       std::vector<std::string>{"evil.example:" + std::to_string(page.port), "rebind.evil.example",
+                                "127.0.0.1:" + std::to_string(page.port + 1)}) {
     auto read = page.get("/p/1", {{"Host", host}});
     REQUIRE(read);
     CHECK(read->status == 421);
