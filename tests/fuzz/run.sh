@@ -55,7 +55,12 @@ fuzz() {
   local target=$1 secs=$2 corpus=$3 dict=$4
   mkdir -p "$corpus"
   echo "fuzz: building $out/$target" >&2
-  cmake --build "$out" --target "$target" >/dev/null
+  # A target that does not build is a failure, shown with its errors.
+  if ! cmake --build "$out" --target "$target" >"$out/build-$target.log" 2>&1; then
+    cat "$out/build-$target.log" >&2
+    echo "fuzz: $target does not build" >&2
+    return 1
+  fi
   echo "fuzz: running $target for ${secs}s" >&2
   local dict_opt=()
   [ -n "$dict" ] && dict_opt=(-dict="$dict")
