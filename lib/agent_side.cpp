@@ -190,7 +190,11 @@ std::optional<std::string> read_status_diff(const Workspace& ws, int id) {
 }
 
 std::string diff_of_file(std::string_view diff, const std::string& path) {
-  const std::string a = quote_c_style("a/", path) + " ", b = " " + quote_c_style("b/", path);
+  // Built by append: GCC 12 warns falsely (-Wstringop-overflow) about
+  // `" " + std::string` when optimising.
+  std::string a = quote_c_style("a/", path), b = " ";
+  a += ' ';
+  b += quote_c_style("b/", path);
   std::string out;
   bool keep = false;
   for (size_t at = 0; at < diff.size();) {

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include <fmt/format.h>
+
 namespace kai::mcp {
 
 Dispatcher::Dispatcher(Server& srv, std::function<void(const json&)> send, size_t max_line)
@@ -24,7 +26,7 @@ void Dispatcher::feed(std::string_view line) {
   if (j.is_array())
     return emit(
         error_response(nullptr, k_invalid_request,
-                       "invalid request: batches exist only in protocol version " + std::string(k_batch_version)));
+                       fmt::format("invalid request: batches exist only in protocol version {}", k_batch_version)));
   Parsed p = j.is_discarded() ? Parsed{std::nullopt, error_response(nullptr, k_parse_error, "parse error: not JSON")}
                               : check_message(std::move(j));
   if (p.error_reply) return emit(*p.error_reply);

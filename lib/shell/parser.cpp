@@ -108,11 +108,12 @@ void Parser::expect_word(std::string_view kw) {
 // ends the list: bash refuses them ("unexpected end of file"), so they are
 // errors here too and the script is not understood.
 void Parser::missing_command(std::string_view op) {
-  if (at_end()) {
-    error("unexpected end of file after '" + std::string(op) + "'");
-  } else {
-    error("'" + std::string(op) + "' without a command after it");
-  }
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) about
+  // `"..." + std::string(op)` when optimising.
+  std::string msg = at_end() ? "unexpected end of file after '" : "'";
+  msg.append(op);
+  msg.append(at_end() ? "'" : "' without a command after it");
+  error(std::move(msg));
 }
 
 Script Parser::parse_list(const Stops& stops) {
