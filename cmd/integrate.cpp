@@ -44,6 +44,7 @@ void print_missing(const IntegratePlan& plan) {
 }
 
 void print_plan(Session& s, const IntegratePlan& plan) {
+  const Proposal none;  // a settings file is shown as a diff of no proposal
   out("kaicoder integrate {}: {} file(s) to write\n", harness::harness_name(plan.harness),
       std::count_if(plan.files.begin(), plan.files.end(), [](const auto& f) { return f.changes(); }));
   for (const auto& f : plan.files) {
@@ -56,7 +57,7 @@ void print_plan(Session& s, const IntegratePlan& plan) {
     std::optional<std::string_view> before;
     if (f.exists) before = f.before;
     auto d = diff_buffers(f.user ? f.abs.filename().string() : f.rel, before, std::string_view(f.after), 0644, opts);
-    if (d) print_diff(s, Proposal{}, *d);
+    if (d) print_diff(s, none, *d);
   }
   out("\nonce wired, {} keeps:\n", harness::harness_name(plan.harness));
   for (const auto& k : plan.keeps) out("  - {}\n", k);
