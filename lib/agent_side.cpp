@@ -160,7 +160,14 @@ Result<AgentWaited> wait_on_agent_side(const Workspace& ws, const std::string& i
     }
     return (within && now - start >= *within) || (control.stop && control.stop());
   };
-  auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
+  // The caller's sleep when it gives one: the MCP server lends the workspace
+  // to its other calls while a wait sleeps.
+  auto pause = [&control] {
+    if (control.sleep)
+      control.sleep(std::chrono::milliseconds(200));
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  };
   AgentWaited w;
   for (;;) {
     auto id = resolve_id(ws, id_or_ticket);

@@ -110,9 +110,12 @@ TEST_CASE("two-user: kaicoder mcp as the agent user spools its writes and wait_f
            tool_call(5, "propose_patch", {{"patch", patch}, {"why", "two files"}}) +
            tool_call(6, "run_command", {{"argv", {"rm", "-rf", "/"}}, {"why", "t"}}));
   // The input stays open until the case says so: a closed input ends a wait at once.
-  const std::string script = "{ cat '" + (io / "in1").string() + "'; while [ ! -e '" + (io / "go").string() +
-                             "' ]; do sleep 0.1; done; cat '" + (io / "in2").string() + "'; while [ ! -e '" +
-                             (io / "done").string() + "' ]; do sleep 0.1; done; } | " + kaicoder_bin() + " mcp";
+  auto after = [&io](const char* flag, const char* input) {
+    return "while [ ! -e '" + (io / flag).string() + "' ]; do sleep 0.1; done; cat '" + (io / input).string() + "'; ";
+  };
+  const std::string script = "{ cat '" + (io / "in1").string() + "'; " + after("go", "in2") + after("go2", "in3") +
+                             "while [ ! -e '" + (io / "done").string() + "' ]; do sleep 0.1; done; } | " +
+                             kaicoder_bin() + " mcp";
   const auto before = repo.tree_snapshot();
   Process server = repo.spawn(as(agent, {"/bin/sh", "-c", script}));
 
@@ -138,8 +141,7 @@ TEST_CASE("two-user: kaicoder mcp as the agent user spools its writes and wait_f
 
   // Asked before intake, the status says the ticket waits; then the agent waits.
   give(io / "in2", tool_call(7, "proposal_status", {{"ticket", ticket}}) +
-                       tool_call(8, "wait_for_decision", {{"ticket", ticket}, {"timeout_s", 120}}) +
-                       tool_call(9, "proposal_status", {{"ticket", patch_ticket}}));
+                       tool_call(8, "wait_for_decision", {{"ticket", ticket}, {"timeout_s", 120}}));
   give(io / "go", "");
   json early = await_response(server, 7);
   CHECK(early["result"]["isError"] == false);
@@ -157,6 +159,10 @@ TEST_CASE("two-user: kaicoder mcp as the agent user spools its writes and wait_f
   CHECK(w.at("proposal").at("status") == "applied");
   CHECK(w.at("proposal").at("id") == ids[ticket]);
   CHECK(w.at("rollback_id").get<std::string>().size() > 0);
+  // Calls run side by side, so the status of the second ticket is asked
+  // once intake has run: it names its proposal now.
+  give(io / "in3", tool_call(9, "proposal_status", {{"ticket", patch_ticket}}));
+  give(io / "go2", "");
   json pending = await_response(server, 9);
   CHECK(pending["result"]["structuredContent"]["proposal"]["status"] == "pending");
   CHECK(pending["result"]["structuredContent"]["proposal"]["kind"] == "changeset");
