@@ -618,7 +618,10 @@ TEST_CASE("at the landlock level a proposal made while a run executes waits for 
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(repo.exists(".kaicoder/forged-approval"));  // the run is executing
   Run p = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacement", "new", "--why", "meanwhile"});
-  // The proposal waited for the store lock, which the run held to its end.
+  // The proposal waited for the store lock, which the run held to its end:
+  // the run, which still had seconds to sleep when the proposal was made, is
+  // over or exiting now (it lets go of the lock just before it exits).
+  for (int i = 0; i < 50 && !run.done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(run.done());
   Run r = run.finish();
   INFO(r.all() << p.all());
