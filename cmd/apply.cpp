@@ -25,16 +25,9 @@ RunFn setup_apply(CLI::App& sub) {
     auto r = gate::apply(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
     if (!r) return report(s, r.error());
     if (r->ran) {
-      if (s.json()) {
-        nlohmann::json j = with_proposal(r->proposal);
-        j.update({{"id", *id},
-                  {"ran", true},
-                  {"exit_code", r->ran->result.exit_code},
-                  {"stdout", r->ran->result.out},
-                  {"stderr", r->ran->result.err},
-                  {"entry", entry_object(r->ran->entry)}});
-        emit(s, j);
-      } else
+      if (s.json())
+        emit(s, ran_json(r->proposal, *r->ran));
+      else
         print_run_outcome(s, r->proposal, *r->ran);
       return k_exit_ok;
     }

@@ -66,16 +66,7 @@ RunFn setup_approve(CLI::App& sub) {
     if (!r) return report(s, r.error());
     if (r->ran) {
       if (s.json()) {
-        {
-          nlohmann::json j = with_proposal(r->proposal);
-          j.update({{"id", a->id},
-                    {"ran", true},
-                    {"exit_code", r->ran->result.exit_code},
-                    {"stdout", r->ran->result.out},
-                    {"stderr", r->ran->result.err},
-                    {"entry", entry_object(r->ran->entry)}});
-          emit(s, j);
-        }
+        emit(s, ran_json(r->proposal, *r->ran));
       } else {
         print_run_outcome(s, r->proposal, *r->ran);
       }

@@ -221,6 +221,17 @@ json with_proposal(const Proposal& p) {
   return j;
 }
 
+json ran_json(const Proposal& p, const RunOutcome& o) {
+  json j = with_proposal(p);
+  j.update({{"id", p.id},
+            {"ran", true},
+            {"exit_code", o.result.exit_code},
+            {"stdout", o.result.out},
+            {"stderr", o.result.err},
+            {"entry", entry_object(o.entry)}});
+  return j;
+}
+
 Result<FileDiff> diff_for_display(Session&, Workspace& ws, const Proposal& p, bool full) {
   DiffOptions opts;
   opts.full = full;

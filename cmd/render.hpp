@@ -34,6 +34,9 @@ nlohmann::json with_proposal(const Proposal& p);
 // Live output of a command run on the approver's terminal (redacted).
 void stream_output(std::string_view chunk, int fd);
 void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o);
+// The --json of a run that approve or apply executed: the proposal, "ran",
+// the command's exit code and output, and its changelog entry.
+nlohmann::json ran_json(const Proposal& p, const RunOutcome& o);
 void print_run_header(Session& s, const Proposal& p);
 
 // The line a proposer that is about to block prints first, on stderr:
