@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "lib/util/fs.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {
@@ -54,8 +55,7 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
     if (line.size() > 256) break;
   }
   ::close(fd);
-  auto trimmed = line.substr(0, line.find_last_not_of(" \t") + 1);
-  trimmed = trimmed.substr(std::min(trimmed.size(), trimmed.find_first_not_of(" \t")));
+  const std::string_view trimmed = trim(line);
   if (tier == Tier::confirm) return trimmed == "CONFIRM";
   return trimmed == "y" || trimmed == "Y" || trimmed == "yes" || trimmed == "YES" || trimmed == "Yes";
 }

@@ -11,6 +11,7 @@
 #include "lib/web/assets.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai::web {
 
@@ -52,12 +53,6 @@ Response form_refused(std::string_view verb, std::string_view again) {
                                 "may {}.",
                                 verb),
                     again);
-}
-
-std::string trimmed(std::string s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
 }
 
 }  // namespace
@@ -200,7 +195,7 @@ Response App::approve(const Request& r, int id) {
   gate::Request req;
   req.id = id;
   req.who = m_who;
-  req.answer = trimmed(r.field("confirm")) == "CONFIRM" ? gate::Answer::confirm : gate::Answer::yes;
+  req.answer = trim(r.field("confirm")) == "CONFIRM" ? gate::Answer::confirm : gate::Answer::yes;
   req.seen_digest = seen;
   req.diff_cut = cut == "1";
   req.opts = {then == "record" ? ApplyNow::no : ApplyNow::yes, then == "force" ? Force::yes : Force::no};
