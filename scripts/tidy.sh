@@ -7,7 +7,7 @@
 #   scripts/tidy.sh lib/propose.cpp lib/mcp/   just these files or folders
 #   TIDY_JOBS=N                            clang-tidy processes (default 2)
 #
-# A pass over lib/ costs about 7 CPU-minutes, so it runs niced. The
+# A pass over lib/ costs about 8 CPU-minutes, so it runs niced. The
 # compilation database is a folder of its own, build-tidy/, configured once
 # and reused: only CMake's configure step runs (the generated sources appear
 # then), nothing is built, and a build folder of yours keeps its settings.
