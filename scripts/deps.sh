@@ -21,6 +21,11 @@ if [ "${1:-}" = "--test" ]; then
     packages+=(nodejs npm)
   fi
 fi
+# `deps.sh --tidy`: clang-tidy too (scripts/tidy.sh), which parses lib/ with
+# the same headers a build needs.
+if [ "${1:-}" = "--tidy" ]; then
+  packages+=(clang-tidy)
+fi
 # `deps.sh --only P…`: just these (scripts/browser-deps.sh).
 if [ "${1:-}" = "--only" ]; then
   shift
