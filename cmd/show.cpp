@@ -11,6 +11,7 @@
 #include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/runs.hpp"
+#include "lib/status.hpp"
 
 namespace kai::cmd {
 
@@ -57,7 +58,7 @@ RunFn setup_show(CLI::App& sub) {
         out("\n--- output ---\n{}{}", Lines{captured.out}, Lines{captured.err});
       return k_exit_ok;
     }
-    bool live = p->state == State::pending || p->state == State::approved || p->state == State::failed;
+    const bool live = still_open(*p);
     std::optional<FileDiff> d;
     std::string diff_note;
     if (!a->file.empty() && p->kind != Kind::changeset && a->file != p->path)

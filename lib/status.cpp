@@ -9,6 +9,23 @@
 
 namespace kai {
 
+Standing standing(const Proposal& p) {
+  switch (p.state) {
+    case State::pending: return Standing::pending;
+    case State::approved: return Standing::approved;
+    case State::applied:
+    case State::rejected:
+    case State::timeout:
+    case State::failed:
+    case State::rolled_back: return Standing::settled;
+  }
+  return Standing::settled;
+}
+
+bool still_open(const Proposal& p) {
+  return p.state == State::pending || p.state == State::approved || p.state == State::failed;
+}
+
 std::string shown_state(const Workspace& ws, const Proposal& p) {
   return past_timeout(ws, p) ? "timeout" : std::string(to_string(p.state));
 }
