@@ -161,12 +161,7 @@ int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const
   auto c = read_status_copy(ws, *id);
   if (!c) return report(s, c.error());
   const Proposal& p = c->proposal;
-  const bool names_file = file.empty() || file == p.path ||
-                          std::any_of(p.changes.begin(), p.changes.end(),
-                                      [&](const Change& ch) { return ch.path == file || ch.to == file; });
-  if (!names_file)
-    return report(s,
-                  make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file)));
+  if (auto named = names_file(p, file); !named) return report(s, named.error());
   // The diff the owner's side left for the agent while it can still apply; never a secret file's.
   const bool live = still_open(p);
   std::optional<std::string> diff = live ? read_status_diff(ws, p.id) : std::nullopt;

@@ -61,9 +61,9 @@ RunFn setup_show(CLI::App& sub) {
     const bool live = still_open(*p);
     std::optional<FileDiff> d;
     std::string diff_note;
-    if (!a->file.empty() && p->kind != Kind::changeset && a->file != p->path)
-      return report(
-          s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p->id, p->path, a->file)));
+    // A changeset's file is looked for by changeset_diff below.
+    if (p->kind != Kind::changeset)
+      if (auto named = names_file(*p, a->file); !named) return report(s, named.error());
     if (live && p->kind == Kind::changeset && !a->file.empty()) {
       DiffOptions opts;
       opts.full = a->full;

@@ -35,6 +35,11 @@ Standing standing(const Proposal& p);
 // showing.
 bool still_open(const Proposal& p);
 
+// Whether `file` is one that proposal `p` changes (its path, or a
+// changeset's change by either path of a rename), for show --file on
+// every side: ok for an empty `file`, else not_found naming both.
+Status names_file(const Proposal& p, const std::string& file);
+
 // to_string(p.state), or "timeout" for a pending proposal past its timeout.
 std::string shown_state(const Workspace& ws, const Proposal& p);
 
