@@ -191,7 +191,7 @@ void add_two_user_check(Workspace& ws, Checks& out) {
   }
   const AgentAccess a = agent_access(ws.root, ws.guards, *agent, ws.owner_dir);
   const std::string level = two_user_level(a, name);
-  if (a.writable.empty() && a.secrets_readable.empty() && a.owner_dir.empty())
+  if (a.holds())
     add(out, "isolation", a.reaches_root ? Level::ok : Level::warn, level,
         a.reaches_root ? ""
                        : fmt::format("'{}' cannot reach the root to read it; give the folders above it o+x", name));
