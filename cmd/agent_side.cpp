@@ -103,13 +103,15 @@ int report_spooled(Session& s, Workspace& ws, const Result<std::string>& ticket,
 int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::optional<std::chrono::seconds> within) {
   auto w = wait_on_agent_side(ws, id_or_ticket, within);
   if (!w) return report(s, w.error());
-  if (!w->id)
+  const Standing at = standing(*w);
+  if (at == Standing::in_spool)
     return report(s, make_error(Errc::pending, fmt::format("ticket {} is still waiting for intake", id_or_ticket),
                                 "the owner's kaicoder takes it in; wait again with: kaicoder wait " + id_or_ticket));
-  if (!w->status) return report(s, make_error(Errc::pending, fmt::format("proposal {} has no status yet", w->id)));
+  if (at == Standing::no_status)
+    return report(s, make_error(Errc::pending, fmt::format("proposal {} has no status yet", w->id)));
   const Proposal& p = w->status->proposal;
-  const bool done = copy_done(*w->status);
-  const int rc = done ? outcome_exit_code(p) : exit_code(Errc::pending);
+  const bool done = at == Standing::settled;
+  const int rc = wait_exit_code(p);
   const bool run = p.kind == Kind::run;
   const std::string so = run ? read_status_output(ws.store.dir(), p.id, "stdout") : "",
                     se = run ? read_status_output(ws.store.dir(), p.id, "stderr") : "";
@@ -127,8 +129,8 @@ int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::
   write_content(so, 1);
   write_content(se, 2);
   out("proposal {} is {}{}\n", p.id, to_string(p.state), p.result.empty() ? "" : ": " + p.result);
-  if (w->status->expired) out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n");
-  if (!p.decided_by.empty()) out("  decided by:  {}\n", p.decided_by);
+  if (w->status->expired) print_expired_copy();
+  print_decided(p, DecidedLine::who_only);
   if (!p.rollback_id.empty()) out("  rollback-id: {}\n", p.rollback_id);
   if (!done)
     err("kaicoder: proposal {} is still waiting for the owner\nhint: wait for it again with: kaicoder wait {}\n", p.id,
@@ -159,14 +161,9 @@ int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const
   auto c = read_status_copy(ws, *id);
   if (!c) return report(s, c.error());
   const Proposal& p = c->proposal;
-  const bool names_file = file.empty() || file == p.path ||
-                          std::any_of(p.changes.begin(), p.changes.end(),
-                                      [&](const Change& ch) { return ch.path == file || ch.to == file; });
-  if (!names_file)
-    return report(s,
-                  make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file)));
+  if (auto named = names_file(p, file); !named) return report(s, named.error());
   // The diff the owner's side left for the agent while it can still apply; never a secret file's.
-  const bool live = p.state == State::pending || p.state == State::approved || p.state == State::failed;
+  const bool live = still_open(p);
   std::optional<std::string> diff = live ? read_status_diff(ws, p.id) : std::nullopt;
   if (diff && !file.empty() && p.kind == Kind::changeset) diff = diff_of_file(*diff, file);
   const std::string note = diff   ? ""
@@ -184,7 +181,7 @@ int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const
     print_run_header(s, p);
   else
     print_proposal_header(s, p);
-  if (c->expired) out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n");
+  if (c->expired) print_expired_copy();
   if (p.kind == Kind::changeset) print_diffstat(s, p);
   if (diff) {
     FileDiff d;

@@ -20,7 +20,7 @@ Result<std::filesystem::path> root_here(const Session& s) {
 
 // What `check` reports, in text or JSON; denied (3) when it does not hold.
 int report_access(Session& s, const std::string& name, const AgentAccess& a) {
-  const bool holds = a.writable.empty() && a.secrets_readable.empty() && a.owner_dir.empty();
+  const bool holds = a.holds();
   if (s.json()) {
     const int rc = holds ? k_exit_ok : exit_code(Errc::denied);
     return emit(s,

@@ -91,8 +91,7 @@ RunFn setup_integrate(CLI::App& sub) {
     auto plan =
         harness::plan_integration(**ws, h, a->user ? harness::Scope::user : harness::Scope::project, s.env().home);
     if (!plan) return report(s, plan.error());
-    const bool refused =
-        std::any_of(plan->files.begin(), plan->files.end(), [](const auto& f) { return !f.refusal.empty(); });
+    const bool refused = plan->refused();
     if (a->check || plan->wired() || refused) {
       const int rc = plan->wired() ? k_exit_ok : exit_code(Errc::conflict);
       if (s.json()) {

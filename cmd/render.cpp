@@ -78,7 +78,7 @@ void print_proposal_header(Session& s, const Proposal& p) {
   if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", to_string(p.risk), p.risk_reason);
   if (p.tier == Tier::confirm) out("  tier:     confirm ({})\n", p.tier_reason);
   out("  policy:   {} ({})\n", to_string(p.decision), p.decision_rule);
-  if (!p.decided_by.empty()) out("  decided:  {} by {}\n", p.decided_at, p.decided_by);
+  print_decided(p, DecidedLine::with_time);
   if (!p.result.empty()) out("  result:   {}\n", p.result);
   if (!p.rollback_id.empty()) out("  rollback: kaicoder rollback {}\n", p.rollback_id);
   print_validation(s, p.validation);
@@ -159,6 +159,20 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
   out("  rollback-id: {}   (undo: kaicoder rollback {})\n", o.rollback_id, o.rollback_id);
 }
 
+void print_decided(const Proposal& p, DecidedLine form) {
+  if (p.decided_by.empty()) return;
+  if (form == DecidedLine::with_time)
+    out("  decided:  {} by {}\n", p.decided_at, p.decided_by);
+  else
+    out("  decided by:  {}\n", p.decided_by);
+}
+
+void print_expired_copy() { out("  expired:  past the owner's [approval] timeout; it can no longer be approved\n"); }
+
+int wait_exit_code(const Proposal& p) {
+  return standing(p) == Standing::settled ? outcome_exit_code(p) : exit_code(Errc::pending);
+}
+
 void print_waiting(int id) {
   err("kaicoder: proposal {} is waiting for a person: kaicoder approve {}\n", id, id);
   std::fflush(stderr);
@@ -170,8 +184,8 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
   const bool run = p->kind == Kind::run;
   // A waiter is done only once the proposal is decided and carried out:
   // pending, or approved but not applied yet, is "still pending" (8).
-  const bool undecided = p->state == State::pending || p->state == State::approved;
-  const int rc = undecided ? exit_code(Errc::pending) : outcome_exit_code(*p);
+  const bool undecided = standing(*p) != Standing::settled;
+  const int rc = wait_exit_code(*p);
   CapturedOutput captured;
   if (run) captured = run_output(ws, p->id);
   if (s.json()) {

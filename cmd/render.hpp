@@ -42,6 +42,16 @@ void print_run_header(Session& s, const Proposal& p);
 // The line a proposer that is about to block prints first, on stderr:
 // the id it can resume with (`kaicoder wait ID`) if it is killed.
 void print_waiting(int id);
+// Who decided `p`, when someone did: in the header with the time
+// ("decided:  AT by WHO"), in a wait's summary who alone ("decided by:  WHO").
+enum class DecidedLine { with_time, who_only };
+void print_decided(const Proposal& p, DecidedLine form);
+// A status copy past the owner's [approval] timeout, as the agent side
+// shows it (kaicoder show and wait).
+void print_expired_copy();
+// The exit code a wait for `p` ends with: its outcome's once settled, 8
+// (still pending) while it waits for a person or for its apply.
+int wait_exit_code(const Proposal& p);
 // Wait for proposal `id` (at most `within`, when given) and report what
 // became of it: for propose --wait, run --wait and wait alike. stdout is
 // one JSON object with --json (a run's captured output, "ran" once it

@@ -11,6 +11,7 @@
 #include "lib/changeset.hpp"
 #include "lib/decide.hpp"
 #include "lib/runs.hpp"
+#include "lib/status.hpp"
 
 namespace kai::cmd {
 
@@ -57,12 +58,12 @@ RunFn setup_show(CLI::App& sub) {
         out("\n--- output ---\n{}{}", Lines{captured.out}, Lines{captured.err});
       return k_exit_ok;
     }
-    bool live = p->state == State::pending || p->state == State::approved || p->state == State::failed;
+    const bool live = still_open(*p);
     std::optional<FileDiff> d;
     std::string diff_note;
-    if (!a->file.empty() && p->kind != Kind::changeset && a->file != p->path)
-      return report(
-          s, make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p->id, p->path, a->file)));
+    // A changeset's file is looked for by changeset_diff below.
+    if (p->kind != Kind::changeset)
+      if (auto named = names_file(*p, a->file); !named) return report(s, named.error());
     if (live && p->kind == Kind::changeset && !a->file.empty()) {
       DiffOptions opts;
       opts.full = a->full;

@@ -92,20 +92,28 @@ namespace {
 bool is_number(const std::string& s) {
   return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
 }
-}  // namespace
 
-Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
-  if (is_number(id_or_ticket)) return std::stoi(id_or_ticket);
+// resolve_id, with a ticket that intake has not staged yet as nullopt.
+Result<std::optional<int>> taken_in_id(const Workspace& ws, const std::string& id_or_ticket) {
+  if (is_number(id_or_ticket)) return std::optional<int>(std::stoi(id_or_ticket));
   // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.
   if (!has_spool(ws.store.dir()))
     return make_error(Errc::usage, fmt::format("'{}' is not a proposal id", id_or_ticket));
   if (!is_ticket(id_or_ticket))
     return make_error(Errc::usage, fmt::format("'{}' is neither a proposal id nor a ticket", id_or_ticket));
-  return proposal_of_ticket(ws.store.dir(), id_or_ticket);
+  auto t = ticket_standing(ws.store.dir(), id_or_ticket);
+  if (!t) return t.error();
+  if (t->waiting != TicketWait::no) return std::optional<int>();
+  return std::optional<int>(t->proposal);
 }
 
-bool waits_for_intake(const Error& e) {
-  return e.code == Errc::not_found && e.message.find("waiting for intake") != std::string::npos;
+}  // namespace
+
+Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
+  auto id = taken_in_id(ws, id_or_ticket);
+  if (!id) return id.error();
+  if (*id) return **id;
+  return proposal_of_ticket(ws.store.dir(), id_or_ticket);  // says how it waits for intake
 }
 
 Result<StatusCopy> read_status_copy(const Workspace& ws, int id) {
@@ -144,8 +152,12 @@ std::vector<StatusCopy> status_copies(const Workspace& ws, const std::string& st
   return rows;
 }
 
-bool copy_done(const StatusCopy& c) {
-  return c.proposal.state != State::pending && c.proposal.state != State::approved;
+bool copy_done(const StatusCopy& c) { return standing(c.proposal) == Standing::settled; }
+
+Standing standing(const AgentWaited& w) {
+  if (!w.id) return Standing::in_spool;
+  if (!w.status) return Standing::no_status;
+  return standing(w.status->proposal);
 }
 
 Result<AgentWaited> wait_on_agent_side(const Workspace& ws, const std::string& id_or_ticket,
@@ -170,13 +182,13 @@ Result<AgentWaited> wait_on_agent_side(const Workspace& ws, const std::string& i
   };
   AgentWaited w;
   for (;;) {
-    auto id = resolve_id(ws, id_or_ticket);
-    if (id) {
-      w.id = *id;
+    auto id = taken_in_id(ws, id_or_ticket);
+    if (!id) return id.error();
+    if (*id) {
+      w.id = **id;
       break;
     }
-    // Not taken in yet: wait as for a decision; anything else is the answer.
-    if (!waits_for_intake(id.error())) return id.error();
+    // Not taken in yet: wait as for a decision.
     if (over()) return w;
     pause();
   }
@@ -184,7 +196,7 @@ Result<AgentWaited> wait_on_agent_side(const Workspace& ws, const std::string& i
     auto c = read_status_copy(ws, w.id);
     if (!c && c.error().code != Errc::not_found) return c.error();
     if (c) w.status = std::move(*c);
-    if ((w.status && copy_done(*w.status)) || over()) return w;
+    if (standing(w) == Standing::settled || over()) return w;
     pause();
   }
 }

@@ -24,6 +24,7 @@
 #include "lib/propose.hpp"
 #include "lib/result.hpp"
 #include "lib/runs.hpp"
+#include "lib/status.hpp"
 #include "lib/workspace.hpp"
 
 namespace kai {
@@ -54,8 +55,6 @@ Result<std::string> spool_run(Workspace& ws, const RunRequest& r, const std::fil
 // intake, the ticket's error when nothing was staged). usage for anything
 // else, and for a ticket where there is no spool.
 Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket);
-// Whether resolve_id failed only because the ticket waits for intake.
-bool waits_for_intake(const Error& e);
 
 // A proposal as its status copy says it is. `expired`: still pending past
 // the owner's [approval] timeout (the copy carries it), which the owner's
@@ -81,6 +80,9 @@ struct AgentWaited {
   int id = 0;
   std::optional<StatusCopy> status;
 };
+// in_spool while the ticket waits for intake, no_status until the copy is
+// written, then as the copy stands (an expired copy is settled).
+Standing standing(const AgentWaited& w);
 // Block until the ticket is taken in and its proposal decided or expired,
 // or `within` passes (then as it is). Polls the tickets and status copies;
 // `control` as wait_for_decision's (stop ends the wait as it is). Errors:

@@ -175,8 +175,7 @@ AgentAccess agent_access(const fs::path& root, const Guardrails& guards, const U
 }
 
 std::string two_user_level(const AgentAccess& a, const std::string& name) {
-  if (a.writable.empty() && a.secrets_readable.empty() && a.owner_dir.empty())
-    return fmt::format("two-user: the agent cannot write the tree or approve (agent user '{}')", name);
+  if (a.holds()) return fmt::format("two-user: the agent cannot write the tree or approve (agent user '{}')", name);
   auto some = [](const std::vector<std::string>& v) {
     std::string s;
     for (size_t i = 0; i < v.size() && i < 5; ++i) s += (i ? ", " : "") + v[i];

@@ -67,6 +67,9 @@ struct AgentAccess {
   std::vector<std::string> secrets_readable;
   std::vector<std::string> owner_dir;  // the owner's folder or key, readable or writable by it
   bool cut_short = false;              // the walk stopped at its limit
+  // The boundary holds: it can write nothing, read no secret file, reach
+  // nothing of the owner's folder.
+  bool holds() const { return writable.empty() && secrets_readable.empty() && owner_dir.empty(); }
 };
 AgentAccess agent_access(const std::filesystem::path& root, const Guardrails& guards, const UnixUser& who,
                          const std::filesystem::path& owner_dir);

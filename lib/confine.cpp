@@ -128,9 +128,7 @@ void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
 void scan_tree(const Workspace& ws, SandboxLayout& l) {
   constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
   size_t mounts = 0;
-  auto enter = [](std::string_view name) {
-    return name != ".git" && name != ".kaicoder" && name != "node_modules" && name != "target";
-  };
+  auto enter = [&ws](std::string_view name) { return !walk_skips(ws.guards, name); };
   walk_tree(ws.root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned) {
     if (std::string_view(name).find(".bak-kaicoder-") != std::string_view::npos) {
       l.read_only.push_back(ws.root / rel);

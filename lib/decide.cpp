@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lib/hooks.hpp"
+#include "lib/status.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai {
@@ -297,7 +298,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     }
     // Approved is not the outcome yet: the proposer waits for the apply
     // (or the run) and what it did.
-    if (p->state != State::pending && p->state != State::approved) return p;
+    if (standing(*p) == Standing::settled) return p;
     if (until && ws.clock->now() >= *until) return p;
     if (control.stop && control.stop()) return p;
     if (control.tick && std::chrono::steady_clock::now() - ticked >= std::chrono::seconds(1)) {

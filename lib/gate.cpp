@@ -6,6 +6,7 @@
 
 #include "lib/agent_user.hpp"
 #include "lib/propose.hpp"
+#include "lib/status.hpp"
 
 namespace kai::gate {
 
@@ -123,7 +124,7 @@ Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
   KAI_TRY(may_decide(ws, who));
   auto p = load_for_decision(ws, id);
   if (!p) return p.error();
-  if (p->state != State::pending && p->state != State::approved && p->state != State::failed)
+  if (!still_open(*p))
     return make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
                       fmt::format("proposal {} is already {}", p->id, to_string(p->state)));
   return p;

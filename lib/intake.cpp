@@ -304,22 +304,34 @@ Result<IntakeReport> intake(Workspace& ws) {
   return out;
 }
 
-Result<int> proposal_of_ticket(const fs::path& state, const std::string& ticket) {
+Result<TicketStanding> ticket_standing(const fs::path& state, const std::string& ticket) {
   auto t = read_ticket(state, ticket);
   if (!t) return t.error();
   if (!*t) {
     struct stat st {};
     const bool waiting = ::lstat((spool::dir(state) / (ticket + ".json")).c_str(), &st) == 0 ||
                          ::lstat((spool::claimed(state) / (ticket + ".json")).c_str(), &st) == 0;
-    return make_error(
-        Errc::not_found,
-        waiting ? fmt::format("ticket {} is waiting for intake", ticket) : fmt::format("no ticket {}", ticket),
-        waiting ? "the owner's next kaicoder command, or kaicoder intake --watch, takes it in" : "");
+    if (!waiting) return make_error(Errc::not_found, fmt::format("no ticket {}", ticket));
+    return TicketStanding{0, TicketWait::in_spool};
   }
-  if ((*t)->proposal > 0) return (*t)->proposal;
+  if ((*t)->proposal > 0) return TicketStanding{(*t)->proposal, TicketWait::no};
   if ((*t)->error) return *(*t)->error;
-  return make_error(Errc::not_found, fmt::format("ticket {} is waiting for intake (being taken in)", ticket),
-                    "the owner's kaicoder is taking it in now");
+  return TicketStanding{0, TicketWait::being_taken_in};
+}
+
+Result<int> proposal_of_ticket(const fs::path& state, const std::string& ticket) {
+  auto t = ticket_standing(state, ticket);
+  if (!t) return t.error();
+  switch (t->waiting) {
+    case TicketWait::no: return t->proposal;
+    case TicketWait::in_spool:
+      return make_error(Errc::not_found, fmt::format("ticket {} is waiting for intake", ticket),
+                        "the owner's next kaicoder command, or kaicoder intake --watch, takes it in");
+    case TicketWait::being_taken_in:
+      return make_error(Errc::not_found, fmt::format("ticket {} is waiting for intake (being taken in)", ticket),
+                        "the owner's kaicoder is taking it in now");
+  }
+  return t->proposal;
 }
 
 }  // namespace kai

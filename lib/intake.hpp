@@ -66,6 +66,16 @@ struct IntakeReport {
 // nothing when `ws` has no spool.
 Result<IntakeReport> intake(Workspace& ws);
 
+// Where a ticket stands: the proposal it became (`proposal` > 0), or not
+// staged yet (`waiting`: its entry is in the spool, or being taken in now).
+// not_found for no such ticket; the ticket's error when nothing was staged.
+enum class TicketWait { no, in_spool, being_taken_in };
+struct TicketStanding {
+  int proposal = 0;
+  TicketWait waiting = TicketWait::no;
+};
+Result<TicketStanding> ticket_standing(const std::filesystem::path& state, const std::string& ticket);
+
 // The proposal a ticket became: not_found while intake has not taken the
 // entry in (`hint` says so), the ticket's error when nothing was staged.
 Result<int> proposal_of_ticket(const std::filesystem::path& state, const std::string& ticket);

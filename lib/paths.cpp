@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lib/glob.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai {
@@ -233,13 +234,6 @@ constexpr std::array<std::string_view, 16> k_hfs_ignorable = {
     "\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d",
     "\u202e", "\u206a", "\u206b", "\u206c", "\u206d", "\u206e", "\u206f", "\ufeff"};
 
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 // The spelling a case-insensitive or forgiving filesystem would see: ASCII
 // case folded, HFS+-ignorable code points dropped, and trailing dots and
 // spaces removed (NTFS and SMB shares drop them, so `.env.` is `.env`).
@@ -293,8 +287,6 @@ constexpr std::array<std::string_view, 47> k_secret_patterns = {
 // Copies that document a secret file's shape (`.env.example`) hold no
 // secrets: the last name's suffix says so.
 constexpr std::array<std::string_view, 3> k_documentation_suffixes = {".example", ".sample", ".template"};
-
-constexpr std::array<std::string_view, 4> k_generated_dirs = {"node_modules", "target", "dist", "build"};
 
 Error never_write(const RootPath& p, std::string_view what) {
   return make_error(Errc::denied, fmt::format("'{}' {}", shown(p.rel), what),
@@ -378,8 +370,8 @@ Status check_write(const Guardrails& g, const RootPath& p) {
   }
   if (is_secret_file(p.rel)) return never_write(p, "is a secret file (never written)");
   for (size_t i = 0; i + 1 < parts.size(); ++i)
-    for (std::string_view dir : k_generated_dirs)
-      if (parts[i] == dir) return never_write(p, fmt::format("is under {}/, which kaicoder never writes", dir));
+    if (is_generated_dir(parts[i]))
+      return never_write(p, fmt::format("is under {}/, which kaicoder never writes", parts[i]));
   // Configured patterns are matched as written and case-folded: on a
   // case-insensitive filesystem `Secrets/a` is `secrets/a`, and a wider
   // refusal is the safe side to err on.
@@ -387,6 +379,10 @@ Status check_write(const Guardrails& g, const RootPath& p) {
     if (glob_match(pat, p.rel) || glob_match(ascii_lower(pat), folded))
       return never_write(p, fmt::format("matches the deny_write pattern '{}'", pat));
   return ok_status();
+}
+
+bool walk_skips(const Guardrails& g, std::string_view name) {
+  return name == ".git" || name == g.state_dir || is_generated_dir(name);
 }
 
 Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlink) {

@@ -17,6 +17,7 @@
 #include "lib/snapshot.hpp"
 #include "lib/snapshot_watch.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 #include "lib/util/time.hpp"
 
@@ -54,9 +55,8 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
     if (!rp) return rp.error();
     // Build output folders are a command's business; the rest of the
     // never-write list is not.
-    const std::string path = "/" + rp->rel + "/";
-    for (const char* build : {"/build/", "/target/", "/dist/", "/node_modules/"})
-      if (path.find(build) != std::string::npos) return ok_status();
+    for (std::string_view part : split(rp->rel, "/"))
+      if (is_generated_dir(part)) return ok_status();
     return check_write(ws.guards, *rp);
   };
   ctx.is_secret = [&ws, cwd](const std::string& path) {

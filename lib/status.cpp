@@ -9,6 +9,30 @@
 
 namespace kai {
 
+Standing standing(const Proposal& p) {
+  switch (p.state) {
+    case State::pending: return Standing::pending;
+    case State::approved: return Standing::approved;
+    case State::applied:
+    case State::rejected:
+    case State::timeout:
+    case State::failed:
+    case State::rolled_back: return Standing::settled;
+  }
+  return Standing::settled;
+}
+
+bool still_open(const Proposal& p) {
+  return p.state == State::pending || p.state == State::approved || p.state == State::failed;
+}
+
+Status names_file(const Proposal& p, const std::string& file) {
+  if (file.empty() || file == p.path ||
+      std::any_of(p.changes.begin(), p.changes.end(), [&](const Change& c) { return c.path == file || c.to == file; }))
+    return ok_status();
+  return make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file));
+}
+
 std::string shown_state(const Workspace& ws, const Proposal& p) {
   return past_timeout(ws, p) ? "timeout" : std::string(to_string(p.state));
 }

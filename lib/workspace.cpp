@@ -58,10 +58,7 @@ namespace {
 void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
   constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
   size_t loaded = 0;
-  auto enter = [&g](std::string_view name) {
-    return name != ".git" && name != g.state_dir && name != "node_modules" && name != "target" && name != "build" &&
-           name != "dist";
-  };
+  auto enter = [&g](std::string_view name) { return !walk_skips(g, name); };
   walk_tree(root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned type) {
     if (type != DT_REG || check_read(g, RootPath{rel, root / rel})) return true;  // readable: not a secret file
     auto dir = open_parent(root, rel, CreateDirs::no);

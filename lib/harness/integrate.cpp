@@ -292,6 +292,10 @@ bool IntegratePlan::wired() const {
   return std::all_of(files.begin(), files.end(), [](const SettingsFile& f) { return f.missing.empty(); });
 }
 
+bool IntegratePlan::refused() const {
+  return std::any_of(files.begin(), files.end(), [](const SettingsFile& f) { return !f.refusal.empty(); });
+}
+
 Result<IntegratePlan> plan_integration(const Workspace& ws, Harness h, Scope scope, const fs::path& home) {
   IntegratePlan p;
   p.harness = h;

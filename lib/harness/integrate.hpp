@@ -45,7 +45,8 @@ struct IntegratePlan {
   std::vector<SettingsFile> files;
   std::vector<std::string> keeps, loses;  // what the harness keeps and loses once wired
 
-  bool wired() const;  // nothing missing anywhere
+  bool wired() const;    // nothing missing anywhere
+  bool refused() const;  // a file cannot be edited as text: the plan is reported, never written
 };
 
 // The plan for `h`. `home` is the owner's home (from the password database,

@@ -19,9 +19,10 @@ std::string call_next(const std::string& ticket) {
 
 ToolOutcome waited_outcome(const Workspace& ws, const std::string& id_or_ticket, const Result<AgentWaited>& w) {
   if (!w) return tool_failure(w.error(), {{"ticket", id_or_ticket}});
-  if (!w->id)
+  const Standing at = standing(*w);
+  if (at == Standing::in_spool)
     return {{{"ok", true}, {"ticket", id_or_ticket}, {"decided", false}, {"next", call_next(id_or_ticket)}}, false};
-  if (!w->status)
+  if (at == Standing::no_status)
     return {{{"ok", true},
              {"id", w->id},
              {"decided", false},

@@ -164,8 +164,7 @@ Reply run_command(Workspace& ws, const ServeOptions& opts, const json& args) {
 ToolOutcome decided_outcome(const Proposal& p, bool expired, const CapturedOutput* ran) {
   json j = {{"proposal", proposal_object(p)}};
   j["proposal"]["status"] = expired ? std::string("timeout") : std::string(to_string(p.state));
-  const bool undecided = p.state == State::pending || p.state == State::approved;
-  j["decided"] = !undecided && !expired;
+  j["decided"] = standing(p) == Standing::settled && !expired;
   if (!p.backup.empty()) j["backup"] = p.backup;
   if (!p.rollback_id.empty()) j["rollback_id"] = p.rollback_id;
   if (ran) {

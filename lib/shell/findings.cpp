@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "lib/shell/walker.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai::shell {
 
@@ -28,17 +29,17 @@ std::vector<std::string> split_components(std::string_view p) {
 }
 
 // Folders whose whole content a build recreates: deleting them (or anything
-// in them) recursively is routine.
+// in them) recursively is routine. The generated folders kaicoder never
+// writes are some; these are the others.
 bool is_build_name(std::string_view c) {
+  if (is_generated_dir(c)) return true;
   static constexpr std::string_view k_names[] = {
-      "build",         "builds",        "_build",       ".build",        "target",
-      "dist",          "out",           "node_modules", ".cache",        "__pycache__",
-      ".pytest_cache", ".mypy_cache",   ".ruff_cache",  ".tox",          ".nox",
-      "coverage",      "htmlcov",       ".nyc_output",  ".next",         ".nuxt",
-      ".svelte-kit",   ".parcel-cache", ".turbo",       ".gradle",       ".dart_tool",
-      "obj",           "tmp",           "temp",         ".tmp",          "zig-cache",
-      "zig-out",       ".zig-cache",    ".stack-work",  "dist-newstyle", "elm-stuff",
-      "DerivedData",   ".eggs",         ".angular",     ".expo",         "storybook-static",
+      "builds",        "_build",      ".build",      "out",        ".cache",      "__pycache__",
+      ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",       ".nox",        "coverage",
+      "htmlcov",       ".nyc_output", ".next",       ".nuxt",      ".svelte-kit", ".parcel-cache",
+      ".turbo",        ".gradle",     ".dart_tool",  "obj",        "tmp",         "temp",
+      ".tmp",          "zig-cache",   "zig-out",     ".zig-cache", ".stack-work", "dist-newstyle",
+      "elm-stuff",     "DerivedData", ".eggs",       ".angular",   ".expo",       "storybook-static",
       ".docusaurus",   "cmake-build",
   };
   if (std::find(std::begin(k_names), std::end(k_names), c) != std::end(k_names)) return true;

@@ -35,4 +35,8 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+bool is_generated_dir(std::string_view name) {
+  return name == "node_modules" || name == "target" || name == "dist" || name == "build";
+}
+
 }  // namespace kai

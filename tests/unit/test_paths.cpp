@@ -794,3 +794,19 @@ TEST_CASE("an empty changelog or state dir setting does not swallow other paths"
   CHECK_FALSE(kai::check_write(g, kai::RootPath{".kaicoder/lock", "/r/.kaicoder/lock"}).ok());
   CHECK_FALSE(kai::check_write(g, kai::RootPath{"KAI-CODER-CHANGELOG.md", "/r/KAI-CODER-CHANGELOG.md"}).ok());
 }
+
+TEST_CASE("every walk over the tree skips git's folder, the configured state dir and the generated folders",
+          "[paths]") {
+  kai::Guardrails g;
+  g.state_dir = "state";
+  for (const char* name : {".git", "state", "node_modules", "target", "dist", "build"}) {
+    INFO(name);
+    CHECK(kai::walk_skips(g, name));
+  }
+  // The default state dir's name is nothing special once another is configured.
+  for (const char* name : {".kaicoder", "src", "git", "State", "builds", ""}) {
+    INFO(name);
+    CHECK_FALSE(kai::walk_skips(g, name));
+  }
+  CHECK(kai::walk_skips(kai::Guardrails{}, ".kaicoder"));
+}

@@ -12,6 +12,7 @@
 #include "lib/gate.hpp"
 #include "lib/intake.hpp"
 #include "lib/spool.hpp"
+#include "lib/status.hpp"
 #include "unit/ws_fixture.hpp"
 
 namespace {
@@ -627,4 +628,109 @@ TEST_CASE("the agent's show --file keeps one file's part of a changeset's diff",
                           "cial") == quoted);
   CHECK(kai::diff_of_file(all, "a.tx").empty());  // a prefix of a name is not the name
   CHECK(kai::diff_of_file(all, "absent.txt").empty());
+}
+
+TEST_CASE("a ticket's standing is typed: unknown, in the spool, being taken in, staged, refused", "[spool][twouser]") {
+  TempDir t;
+  const fs::path state = t.path() / ".kaicoder";
+  fs::create_directories(kai::spool::tickets(state));
+  auto unknown = kai::ticket_standing(state, "t-3");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().code == Errc::not_found);
+  CHECK(unknown.error().message == "no ticket t-3");
+
+  fs::create_directories(kai::spool::dir(state));
+  t.write(".kaicoder/spool/t-3.json", k_good);
+  auto spooled = kai::ticket_standing(state, "t-3");
+  REQUIRE(spooled);
+  CHECK(spooled->waiting == kai::TicketWait::in_spool);
+  CHECK(spooled->proposal == 0);
+
+  kai::TicketInfo taking;
+  taking.ticket = "t-4";
+  REQUIRE(kai::write_ticket(state, taking, kai::Replace::no));
+  auto being = kai::ticket_standing(state, "t-4");
+  REQUIRE(being);
+  CHECK(being->waiting == kai::TicketWait::being_taken_in);
+  CHECK(being->proposal == 0);
+
+  kai::TicketInfo staged;
+  staged.ticket = "t-1";
+  staged.proposal = 7;
+  REQUIRE(kai::write_ticket(state, staged));
+  auto done = kai::ticket_standing(state, "t-1");
+  REQUIRE(done);
+  CHECK(done->waiting == kai::TicketWait::no);
+  CHECK(done->proposal == 7);
+
+  kai::TicketInfo bad;
+  bad.ticket = "t-2";
+  bad.quarantined = true;
+  bad.error = kai::Error{Errc::usage, "malformed spool entry: x", ""};
+  REQUIRE(kai::write_ticket(state, bad));
+  auto refused = kai::ticket_standing(state, "t-2");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == Errc::usage);
+  CHECK(refused.error().message == "malformed spool entry: x");
+}
+
+TEST_CASE("how far a waited-on proposal has come is the same answer for every door", "[spool][twouser]") {
+  using kai::Standing;
+  using kai::State;
+  const std::pair<State, Standing> rows[] = {
+      {State::pending, Standing::pending},     {State::approved, Standing::approved},
+      {State::applied, Standing::settled},     {State::rejected, Standing::settled},
+      {State::timeout, Standing::settled},     {State::failed, Standing::settled},
+      {State::rolled_back, Standing::settled},
+  };
+  for (const auto& [state, standing] : rows) {
+    INFO(kai::to_string(state));
+    kai::Proposal p;
+    p.state = state;
+    CHECK(kai::standing(p) == standing);
+    CHECK(kai::still_open(p) == (state == State::pending || state == State::approved || state == State::failed));
+  }
+  // The agent side's wait: a ticket not taken in, then no copy yet, then the copy's state.
+  kai::AgentWaited w;
+  CHECK(kai::standing(w) == Standing::in_spool);
+  w.id = 5;
+  CHECK(kai::standing(w) == Standing::no_status);
+  kai::StatusCopy c;
+  c.proposal.id = 5;
+  w.status = c;
+  CHECK(kai::standing(w) == Standing::pending);
+  CHECK_FALSE(kai::copy_done(*w.status));
+  w.status->proposal.state = State::timeout;  // as read_status_copy marks an expired copy
+  w.status->expired = true;
+  CHECK(kai::standing(w) == Standing::settled);
+  CHECK(kai::copy_done(*w.status));
+}
+
+TEST_CASE("show --file names a file of the proposal on either side, or is not_found", "[spool][twouser]") {
+  kai::Proposal edit;
+  edit.id = 3;
+  edit.path = "a.txt";
+  CHECK(kai::names_file(edit, ""));
+  CHECK(kai::names_file(edit, "a.txt"));
+  auto other = kai::names_file(edit, "b.txt");
+  REQUIRE_FALSE(other);
+  CHECK(other.error().code == Errc::not_found);
+  CHECK(other.error().message == "proposal 3 changes 'a.txt', not 'b.txt'");
+
+  kai::Proposal cs;
+  cs.id = 4;
+  cs.kind = kai::Kind::changeset;
+  kai::Change moved;
+  moved.path = "old.txt";
+  moved.to = "new.txt";
+  kai::Change changed;
+  changed.path = "src/a.c";
+  cs.changes = {moved, changed};
+  for (const char* f : {"old.txt", "new.txt", "src/a.c"}) {
+    INFO(f);
+    CHECK(kai::names_file(cs, f));
+  }
+  auto gone = kai::names_file(cs, "src/b.c");
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error().code == Errc::not_found);
 }

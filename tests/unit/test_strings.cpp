@@ -31,3 +31,14 @@ TEST_CASE("ascii_lower lowers ASCII letters only", "[strings]") {
   CHECK(ascii_lower("\xC3\x89T\xC3\x89") == "\xC3\x89t\xC3\x89");  // ÉTÉ: only the T changes
   CHECK(ascii_lower("").empty());
 }
+
+TEST_CASE("the generated folders are the four a build or a package manager fills, by exact name", "[strings]") {
+  for (const char* name : {"node_modules", "target", "dist", "build"}) {
+    INFO(name);
+    CHECK(is_generated_dir(name));
+  }
+  for (const char* name : {"", "src", "builds", "build-dev", "Build", "node_modules/", ".git", "out", "tmp"}) {
+    INFO(name);
+    CHECK_FALSE(is_generated_dir(name));
+  }
+}
