@@ -125,10 +125,15 @@ void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
 
 // Never-read secret files and kaicoder's backups anywhere in root. The walk
 // skips the trees no secret or backup of interest lives in, and is bounded.
+// It does enter build/ and dist/, which the other walks pass by: a build
+// copies files there (`cp .env dist/`), and a copy of a secret file is as
+// secret as the file; node_modules/ and target/ stay skipped for their size.
 void scan_tree(const Workspace& ws, SandboxLayout& l) {
   constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
   size_t mounts = 0;
-  auto enter = [&ws](std::string_view name) { return !walk_skips(ws.guards, name); };
+  auto enter = [&ws](std::string_view name) {
+    return !walk_skips(ws.guards, name) || name == "build" || name == "dist";
+  };
   walk_tree(ws.root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned) {
     if (std::string_view(name).find(".bak-kaicoder-") != std::string_view::npos) {
       l.read_only.push_back(ws.root / rel);

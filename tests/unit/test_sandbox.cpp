@@ -299,6 +299,17 @@ TEST_CASE("full: secrets and kaicoder backups deep in root are hidden or read-on
   CHECK(b.read("a/b/c/id_rsa") == k_ssh_key);  // hidden, not changed
 }
 
+TEST_CASE("full: a secret file a build copied into build/ or dist/ is hidden like the original", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  b.top.write("root/build/.env", std::string("TOKEN=") + k_secret + "\n");
+  b.top.write("root/dist/app/prod.env", std::string("TOKEN=") + k_secret + "\n");
+  b.top.write("root/dist/app/index.js", "plain\n");
+  RunResult r = b.run("cat build/.env dist/app/prod.env dist/app/index.js; echo END");
+  CHECK(r.out.find(k_secret) == std::string::npos);
+  CHECK_THAT(r.out, Contains("plain") && Contains("END"));
+}
+
 TEST_CASE("full: no terminal can be opened", "[sandbox]") {
   if (!full_or_warn()) return;
   Box b;
