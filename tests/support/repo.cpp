@@ -514,9 +514,12 @@ TempRepo::~TempRepo() {
 std::vector<std::string> TempRepo::environment(const EnvOverrides& env) const {
   // A small, fixed environment: nothing of the developer's (say a variable
   // whose name holds KEY or TOKEN, which kaicoder redacts) leaks into a case.
+  // The sanitizers' options pass through, so the test command's settings
+  // (and a case's own, tests/CMakeLists.txt) reach the kaicoder processes.
   auto kept = [](std::string_view name) {
     return name == "PATH" || name == "TMPDIR" || name == "LANG" || name == "TZ" || name == "USER" ||
-           name == "LOGNAME" || name.starts_with("LC_");
+           name == "LOGNAME" || name.starts_with("LC_") || name == "ASAN_OPTIONS" || name == "UBSAN_OPTIONS" ||
+           name == "LSAN_OPTIONS";
   };
   std::vector<std::pair<std::string, std::string>> vars;
   for (char** e = environ; e && *e; ++e) {
