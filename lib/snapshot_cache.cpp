@@ -1,5 +1,6 @@
 #include "lib/snapshot_cache.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <sys/stat.h>
@@ -39,6 +40,7 @@ Cache load_cache(const fs::path& file, const std::string& head, std::vector<cons
   if (!text || !text->starts_with(head)) return out;
   std::string_view t = *text;
   size_t pos = head.size();
+  out.reserve(static_cast<size_t>(std::count(t.begin() + static_cast<ptrdiff_t>(pos), t.end(), '\0')));
   while (pos < t.size()) {
     size_t tab = t.find('\t', pos), nul = t.find('\0', pos);
     if (tab == std::string_view::npos || nul == std::string_view::npos || tab > nul) return {};
@@ -80,9 +82,17 @@ void StatCache::load(const fs::path& file, const std::string& head) {
   order.clear();
   files = load_cache(file, head, &order);
   loaded = true;
-  for (const auto& [rel, c] : files)
+  // In walk order, a folder's files come one after another: its folders
+  // are looked up once, not once a file.
+  std::string_view last;
+  for (const auto* entry : order) {
+    const std::string& rel = entry->first;
+    std::string_view folder(rel.data(), std::min(rel.size(), rel.rfind('/')));
+    if (folder == last) continue;
+    last = folder;
     for (auto slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
       if (!dirs.insert(rel.substr(0, slash)).second) break;
+  }
   struct stat st;
   if (::stat(file.c_str(), &st) == 0) on_disk = key_of(st);
 }
