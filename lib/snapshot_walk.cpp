@@ -30,13 +30,13 @@ namespace {
 
 // Never in a snapshot: kaicoder's own files, git's, and secrets (which
 // kaicoder copies nowhere, not even into its own store).
-bool excluded(const Guardrails& g, const std::string& rel) {
+bool excluded(const Guardrails& g, ReadCheck& read, const std::string& rel) {
   auto under = [&](const std::string& d) { return rel == d || rel.starts_with(d + "/"); };
   if (under(".git") || rel.find("/.git/") != std::string::npos || rel.ends_with("/.git")) return true;
   if (under(g.state_dir) || rel == g.changelog) return true;
   if (std::find(g.config_files.begin(), g.config_files.end(), rel) != g.config_files.end()) return true;
   if (rel.substr(rel.rfind('/') + 1).find(".bak-kaicoder-") != std::string::npos) return true;
-  return !check_read(g, RootPath{rel, {}}).ok();
+  return !read.readable(rel);
 }
 
 struct DirCloser {
@@ -110,6 +110,7 @@ private:
   void count_ignored(int fd, const std::string& prefix, const std::string& top);
   Handles& m_h;
   const Guardrails& m_g;
+  ReadCheck m_read{m_g};  // for the paths the stat cache does not know
   git_odb* m_odb;
   Snapshot& m_out;
   const Cache& m_old;
@@ -310,7 +311,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     // is only used under the same guardrails (the cache file names them).
     const Cache::value_type* hit = dir ? nullptr : e.looked ? e.hit : cached(rel);
     bool known = dir ? m_old_dirs.count(rel) > 0 : hit != nullptr;
-    if (!known && excluded(m_g, rel)) {
+    if (!known && excluded(m_g, m_read, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
       bool kaicoders = rel == m_g.state_dir || rel.starts_with(m_g.state_dir + "/") || rel == m_g.changelog;
       if (!dir && !kaicoders) m_out.guarded[rel] = key_of(st);
