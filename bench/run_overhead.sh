@@ -10,8 +10,9 @@
 # the median CPU time is shown), REPS how many times each warm measurement
 # runs back to back inside one timing (default 10; the time shown is per
 # run), since /usr/bin/time counts in hundredths of a second. OLD_SNAPSHOT=path/to/an/older/lib/snapshot.cpp
-# (with its tree's headers beside it) measures that version too, linked in
-# place of the library's, for a before/after comparison.
+# (with its tree's headers beside it) measures that version too: it and
+# every other lib/snapshot*.cpp beside it, linked in place of the library's,
+# for a before/after comparison.
 #
 # WHOLE=1 also measures the whole `kaicoder run --why bench -- true` process
 # on a copy of the same tree (kaicoder init'ed, `true` allowed by a policy
@@ -40,9 +41,14 @@ git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultB
 drivers=(new)
 if [[ -n ${OLD_SNAPSHOT:-} ]]; then
   old_root=$(cd "$(dirname "$OLD_SNAPSHOT")/.." && pwd)
-  g++ -std=c++20 -O2 -I"$old_root" -c "$OLD_SNAPSHOT" -o "$work/old_snapshot.o"
+  # The snapshot is split over several files (lib/snapshot*.cpp): all of them.
+  old_objs=()
+  for src in "$(dirname "$OLD_SNAPSHOT")"/snapshot*.cpp; do
+    old_objs+=("$work/old_$(basename "$src" .cpp).o")
+    g++ -std=c++20 -O2 -I"$old_root" -c "$src" -o "${old_objs[-1]}"
+  done
   # shellcheck disable=SC2046
-  g++ -std=c++20 -O2 -I"$old_root" "$root/bench/snapshot_driver.cpp" "$work/old_snapshot.o" "${core_libs[@]}" \
+  g++ -std=c++20 -O2 -I"$old_root" "$root/bench/snapshot_driver.cpp" "${old_objs[@]}" "${core_libs[@]}" \
     $(pkg-config --libs libgit2 tomlplusplus) -lfmt -o "$work/driver_old"
   drivers=(old new)
 fi

@@ -134,11 +134,12 @@ void scan_tree(const Workspace& ws, SandboxLayout& l) {
   auto enter = [&ws](std::string_view name) {
     return !walk_skips(ws.guards, name) || name == "build" || name == "dist";
   };
+  ReadCheck check(ws.guards);
   walk_tree(ws.root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned) {
     if (std::string_view(name).find(".bak-kaicoder-") != std::string_view::npos) {
       l.read_only.push_back(ws.root / rel);
       ++mounts;
-    } else if (!check_read(ws.guards, RootPath{rel, {}})) {
+    } else if (!check.readable(rel)) {
       l.hidden.push_back(ws.root / rel);
       ++mounts;
     }

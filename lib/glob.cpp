@@ -1,5 +1,6 @@
 #include "lib/glob.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
@@ -172,6 +173,47 @@ bool GlobSet::any(std::string_view rel_path) const {
   std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
   for (const Pattern& x : m_patterns)
     if (match_parsed(Parsed{x.text, x.dir_only, x.anchored}, x.segs, path)) return true;
+  return false;
+}
+
+bool GlobSet::any(std::string_view rel_path, FolderMemo& memo) const {
+  if (rel_path.empty()) return false;
+  rel_path = without_leading_slashes(rel_path);
+  std::vector<std::string_view> path = split(rel_path, "/");
+  // The folders' components are what the text before the last '/' splits into.
+  std::string_view folder = rel_path.substr(0, std::min(rel_path.size(), rel_path.rfind('/')));
+  if (path.size() == 1) folder = {};
+  if (!memo.valid || memo.folder != folder) {
+    memo.folder = folder;
+    memo.hit = folder_any(path);
+    memo.valid = true;
+  }
+  return memo.hit || name_any(path);
+}
+
+// As match_parsed() with the limit cut to the folders (n - 1 components):
+// what matches there matches whatever the last component is.
+bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
+  const size_t folders = path.size() - 1;
+  for (const Pattern& x : m_patterns) {
+    if (!x.anchored) {
+      for (size_t i = 0; i < folders; ++i)
+        if (match_name(x.text, path[i])) return true;
+    } else {
+      for (size_t end = 1; end <= folders; ++end)
+        if (match_segments(x.segs, 0, path, 0, end)) return true;
+    }
+  }
+  return false;
+}
+
+// The rest of match_parsed(): a pattern that is not for folders only, on
+// the whole path (the last component for one that is not anchored).
+bool GlobSet::name_any(const std::vector<std::string_view>& path) const {
+  for (const Pattern& x : m_patterns) {
+    if (x.dir_only) continue;
+    if (!x.anchored ? match_name(x.text, path.back()) : match_segments(x.segs, 0, path, 0, path.size())) return true;
+  }
   return false;
 }
 

@@ -31,7 +31,21 @@ public:
   explicit GlobSet(const std::vector<std::string_view>& patterns);
   bool any(std::string_view rel_path) const;
 
+  // any(), for the paths a walk meets folder after folder: what the path's
+  // folders match is worked out once for each folder, not once for each
+  // path, and kept in `memo` (one per walk) until a path of another folder.
+  struct FolderMemo {
+    std::string folder;
+    bool valid = false, hit = false;
+  };
+  bool any(std::string_view rel_path, FolderMemo& memo) const;
+
 private:
+  // any() == folder_any() || name_any(), for a path of n components whose
+  // first n - 1 are its folders: the patterns that match one of the
+  // folders, and those that match the whole path.
+  bool folder_any(const std::vector<std::string_view>& path) const;
+  bool name_any(const std::vector<std::string_view>& path) const;
   struct Pattern {
     std::string_view text;               // without leading and trailing '/'
     std::vector<std::string_view> segs;  // anchored patterns: text split on '/'

@@ -330,13 +330,14 @@ std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, cons
   return std::nullopt;
 }
 
-}  // namespace
-
-bool is_secret_file(std::string_view rel) {
-  std::string folded = fold_rel(rel);
+const GlobSet& secret_patterns() {
   static const GlobSet secret(std::vector<std::string_view>(k_secret_patterns.begin(), k_secret_patterns.end()));
-  auto matches = [](std::string_view path) { return secret.any(path); };
-  if (!matches(folded)) return false;
+  return secret;
+}
+
+// Whether a folded path that matches a secret-file pattern is a secret file.
+bool secret_match_stands(const std::string& folded) {
+  auto matches = [](std::string_view path) { return secret_patterns().any(path); };
   std::vector<std::string> parts = split_path(folded);
   bool documentation = std::any_of(k_documentation_suffixes.begin(), k_documentation_suffixes.end(),
                                    [&](std::string_view s) { return parts.back().ends_with(s); });
@@ -347,6 +348,13 @@ bool is_secret_file(std::string_view rel) {
     if (matches(join(parts))) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool is_secret_file(std::string_view rel) {
+  std::string folded = fold_rel(rel);
+  return secret_patterns().any(folded) && secret_match_stands(folded);
 }
 
 Status check_write(const Guardrails& g, const RootPath& p) {
@@ -395,14 +403,30 @@ Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlin
       "set [paths] hardlinks = \"break\" to write a new file under this name, or break the link by hand");
 }
 
+namespace {
+
+// The first of g.deny_read that `rel` (folded: `folded`) matches, or null.
+const std::string* denied_read(const Guardrails& g, std::string_view rel, const std::string& folded) {
+  for (const std::string& pat : g.deny_read)
+    if (glob_match(pat, rel) || glob_match(ascii_lower(pat), folded)) return &pat;
+  return nullptr;
+}
+
+}  // namespace
+
 Status check_read(const Guardrails& g, const RootPath& p) {
   if (is_secret_file(p.rel))
     return make_error(Errc::denied, fmt::format("'{}' is a secret file (never read)", shown(p.rel)));
   std::string folded = fold_rel(p.rel);
-  for (const std::string& pat : g.deny_read)
-    if (glob_match(pat, p.rel) || glob_match(ascii_lower(pat), folded))
-      return make_error(Errc::denied, fmt::format("'{}' matches the deny_read pattern '{}'", shown(p.rel), pat));
+  if (const std::string* pat = denied_read(g, p.rel, folded))
+    return make_error(Errc::denied, fmt::format("'{}' matches the deny_read pattern '{}'", shown(p.rel), *pat));
   return ok_status();
+}
+
+bool ReadCheck::readable(std::string_view rel) {
+  std::string folded = fold_rel(rel);
+  if (secret_patterns().any(folded, m_memo) && secret_match_stands(folded)) return false;
+  return denied_read(m_g, rel, folded) == nullptr;
 }
 
 // ---- names that are traps (kept apart from the never-write lists) ----

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/glob.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -85,6 +86,20 @@ Status check_links(const Guardrails& g, std::string_view rel, unsigned long nlin
 
 // Errc::denied when `p` is a secret file or on g.deny_read.
 Status check_read(const Guardrails& g, const RootPath& p);
+
+// check_read(g, rel).ok() for the files a walk meets folder after folder
+// (walk_tree, lib/util/fs.hpp): the same verdict, with what the path's
+// folders match among the secret-file patterns worked out once for each
+// folder instead of once for each file.
+class ReadCheck {
+public:
+  explicit ReadCheck(const Guardrails& g) : m_g(g) {}
+  bool readable(std::string_view rel);
+
+private:
+  const Guardrails& m_g;
+  GlobSet::FolderMemo m_memo;
+};
 
 // True for secret files: .env, *.env, .env.*, private keys (id_rsa, *.pem,
 // *.key, ...), credential files (.netrc, .npmrc, .pypirc, credentials*,

@@ -59,8 +59,9 @@ void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
   constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
   size_t loaded = 0;
   auto enter = [&g](std::string_view name) { return !walk_skips(g, name); };
+  ReadCheck check(g);
   walk_tree(root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned type) {
-    if (type != DT_REG || check_read(g, RootPath{rel, root / rel})) return true;  // readable: not a secret file
+    if (type != DT_REG || check.readable(rel)) return true;  // readable: not a secret file
     auto dir = open_parent(root, rel, CreateDirs::no);
     if (!dir) return true;
     auto file = read_at(*dir, name, k_max_size);

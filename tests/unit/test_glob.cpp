@@ -167,6 +167,31 @@ TEST_CASE("GlobSet answers what glob_match answers for each pattern of the list"
   CHECK_FALSE(kai::GlobSet({"*.sh", "/top"}).any("x/top"));
 }
 
+TEST_CASE("GlobSet with a folder memo answers what it answers without, path after path", "[glob]") {
+  std::vector<std::string_view> all;
+  for (const GlobCase& c : k_glob_cases) all.push_back(c.pattern);
+  kai::GlobSet set(all);
+  // The table's paths in its order (the folder changes nearly every time),
+  // then paths of a walk: folder after folder, several files in each.
+  std::vector<std::string_view> paths;
+  for (const GlobCase& c : k_glob_cases) paths.push_back(c.path);
+  for (std::string_view p : {"a.sh"sv, "b.c"sv, "src/a.c"sv, "src/b.env"sv, "src/c.h"sv, "secret/a"sv, "secret/b"sv,
+                             "build/x/y.o"sv, "build/x/z.o"sv, "x/.kube/config"sv, "x/.kube/other"sv, "top"sv,
+                             "top/a"sv, "top/a/b"sv, "/top/a"sv, "a/b/c/d/e"sv, "a/b/c/d/f.sh"sv, "a/b/c/d/f"sv})
+    paths.push_back(p);
+  for (const auto& list :
+       {all, std::vector<std::string_view>{"secret/", "**/.kube/config", "*.env", "/top/*", "a/**/f"}}) {
+    kai::GlobSet one(list);
+    kai::GlobSet::FolderMemo memo;
+    for (std::string_view p : paths) {
+      INFO("path '" << p << "'");
+      CHECK(one.any(p, memo) == one.any(p));
+    }
+  }
+  kai::GlobSet::FolderMemo memo;
+  CHECK_FALSE(set.any("", memo));
+}
+
 TEST_CASE("glob_match ignores a leading slash on the path", "[glob]") {
   CHECK(kai::glob_match("/top", "/top/x"));
   CHECK(kai::glob_match("*.sh", "/a/b.sh"));

@@ -754,6 +754,40 @@ TEST_CASE("is_secret_file knows keys, env files and credentials", "[paths]") {
     CHECK_FALSE(kai::is_secret_file(rel));
 }
 
+TEST_CASE("ReadCheck gives check_read's verdict for each file of a walk, folder after folder", "[paths]") {
+  kai::Guardrails g;
+  g.deny_read = {"private/", "*.secret"};
+  kai::ReadCheck check(g);
+  for (std::string_view rel : {"README.md"sv,
+                               ".env"sv,
+                               ".env.example"sv,
+                               "a/.env.local"sv,
+                               "a/b.c"sv,
+                               "a/c.h"sv,
+                               ".ssh/config.example"sv,
+                               ".ssh/known_hosts"sv,
+                               ".ssh/x/y"sv,
+                               "docs/.env.sample"sv,
+                               "docs/guide.md"sv,
+                               "private/a"sv,
+                               "private/b/c"sv,
+                               "x/.docker/config.json"sv,
+                               "x/.docker/other.json"sv,
+                               "x/y.SECRET"sv,
+                               "x/y.txt"sv,
+                               "x/.kube/config"sv,
+                               "x/.kube/cache"sv,
+                               "src/id_rsa"sv,
+                               "src/main.c"sv,
+                               "README.md"sv}) {
+    INFO("path '" << rel << "'");
+    CHECK(check.readable(rel) == kai::check_read(g, kai::RootPath{std::string(rel), {}}).ok());
+  }
+  CHECK_FALSE(check.readable(".ssh/config.example"));  // in a secret folder
+  CHECK_FALSE(check.readable("private/b/c"));
+  CHECK(check.readable("docs/.env.sample"));
+}
+
 TEST_CASE("an absolute path through an alias of the root lands on its real spelling", "[paths]") {
   kai::test::TempDir t;
   t.write("root/a.txt", "x");
