@@ -19,7 +19,7 @@
 namespace kai::cmd {
 namespace {
 
-struct Args {
+struct ProposeArgs {
   std::string path, target, replacement, target_file, replacement_file, content_file, patch, why, agent, summary;
   bool del = false, json_input = false, dry_run = false, wait = false, replace_all = false;
 };
@@ -47,7 +47,7 @@ Result<std::string> read_json_input(const Config::Limits& limits) {
   return text;
 }
 
-Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::App& sub,
+Result<ProposeRequest> build_request(Session& s, Workspace& ws, ProposeArgs& a, CLI::App& sub,
                                      const std::optional<std::string>& json_text) {
   const Config::Limits& limits = ws.cfg.limits;
   ProposeRequest r;
@@ -90,7 +90,7 @@ Result<ProposeRequest> build_request(Session& s, Workspace& ws, Args& a, CLI::Ap
 }
 
 // propose --patch, or --json-input with "changes".
-Result<ChangesetRequest> build_changeset(Session& s, Workspace& ws, Args& a, CLI::App& sub,
+Result<ChangesetRequest> build_changeset(Session& s, Workspace& ws, ProposeArgs& a, CLI::App& sub,
                                          const std::optional<std::string>& json_text) {
   for (const char* opt : {"--path", "--target", "--replacement", "--target-file", "--replacement-file",
                           "--content-file", "--delete", "--replace-all"})
@@ -152,7 +152,7 @@ int print_staged(Session& s, const Staged& st, bool dry) {
 }  // namespace
 
 RunFn setup_propose(CLI::App& sub) {
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<ProposeArgs>();
   sub.add_option("--path", a->path, "file to change, relative to the working directory or root");
   sub.add_option("--target", a->target, "exact text to replace; must occur exactly once");
   sub.add_option("--replacement", a->replacement, "text to put in its place");

@@ -11,7 +11,7 @@
 namespace kai::cmd {
 namespace {
 
-struct Args {
+struct RunArgs {
   std::vector<std::string> argv;
   std::string shell, cwd, why, agent;
   long timeout = 0;
@@ -54,7 +54,7 @@ void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
 }
 
 RunFn setup_run(CLI::App& sub) {
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<RunArgs>();
   sub.add_option("--why", a->why, "why the command is needed (goes into the changelog)");
   sub.add_option("--cwd", a->cwd, "folder to run in, inside root (default: the working folder)");
   sub.add_option("--timeout", a->timeout,

@@ -236,16 +236,16 @@ void attribute(git_repository* repo, const git_oid& base, git_commit* head, git_
                                     : "unknown: the history is incomplete (shallow checkout?)";
 }
 
-struct Approved {
+struct SignedBinding {
   Binding b;
   std::string signer;
 };
 
 // Check every manifest; the bindings of valid ones are what covers changes.
-Result<std::vector<Approved>> check_manifests(const std::vector<FoundManifest>& found, Certification& c,
-                                              const SshTool& ssh,
-                                              std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
-  std::vector<Approved> approved;
+Result<std::vector<SignedBinding>> check_manifests(const std::vector<FoundManifest>& found, Certification& c,
+                                                   const SshTool& ssh,
+                                                   std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
+  std::vector<SignedBinding> approved;
   for (const auto& f : found) {
     ManifestCheck mc{f.path, f.where, "", "", 0};
     auto m = parse_manifest(f.text, f.path);
@@ -267,7 +267,7 @@ Result<std::vector<Approved>> check_manifests(const std::vector<FoundManifest>& 
     if (m) {
       for (const auto& b : m->changes) {
         if (mc.problem.empty())
-          approved.push_back(Approved{b, mc.signer});
+          approved.push_back(SignedBinding{b, mc.signer});
         else
           unsigned_claims.emplace_back(b, fmt::format("{}: {}", f.path, mc.problem));
       }
@@ -277,12 +277,13 @@ Result<std::vector<Approved>> check_manifests(const std::vector<FoundManifest>& 
   return approved;
 }
 
-void judge(CertChange& c, const std::vector<Approved>& approved,
+void judge(CertChange& c, const std::vector<SignedBinding>& approved,
            const std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
   std::vector<std::string> why;
   std::vector<std::string> signers;
   for (const auto& need : c.needs) {
-    auto hit = std::find_if(approved.begin(), approved.end(), [&](const Approved& a) { return a.b.same_result(need); });
+    auto hit =
+        std::find_if(approved.begin(), approved.end(), [&](const SignedBinding& a) { return a.b.same_result(need); });
     if (hit != approved.end()) {
       if (std::find(signers.begin(), signers.end(), hit->signer) == signers.end()) signers.push_back(hit->signer);
       continue;
@@ -290,7 +291,7 @@ void judge(CertChange& c, const std::vector<Approved>& approved,
     auto claim = std::find_if(unsigned_claims.begin(), unsigned_claims.end(),
                               [&](const auto& u) { return u.first.same_result(need); });
     auto other =
-        std::find_if(approved.begin(), approved.end(), [&](const Approved& a) { return a.b.path == need.path; });
+        std::find_if(approved.begin(), approved.end(), [&](const SignedBinding& a) { return a.b.path == need.path; });
     std::string what = need.deleted()
                            ? fmt::format("deleting '{}'", need.path)
                            : fmt::format("'{}' as blob {} mode {}", need.path, need.blob.substr(0, 12), need.mode);

@@ -23,6 +23,9 @@ using BlobPtr = GitOwned<git_blob, git_blob_free>;
 using DiffPtr = GitOwned<git_diff, git_diff_free>;
 using WalkPtr = GitOwned<git_revwalk, git_revwalk_free>;
 using RefPtr = GitOwned<git_reference, git_reference_free>;
+using IndexPtr = GitOwned<git_index, git_index_free>;
+using OdbPtr = GitOwned<git_odb, git_odb_free>;
+using OdbObjectPtr = GitOwned<git_odb_object, git_odb_object_free>;
 
 // Full hex id.
 std::string hex(const git_oid& id);

@@ -108,13 +108,13 @@ bool match_segments(const std::vector<std::string_view>& pat, size_t pi, const s
 
 // A pattern's text with its leading and trailing '/' taken off, and what
 // they said; empty text matches nothing.
-struct Parsed {
+struct ParsedGlob {
   std::string_view text;
   bool dir_only = false, anchored = false;
 };
 
-Parsed parse(std::string_view pattern) {
-  Parsed p;
+ParsedGlob parse_glob(std::string_view pattern) {
+  ParsedGlob p;
   while (pattern.size() > 1 && pattern.back() == '/') {
     pattern.remove_suffix(1);
     p.dir_only = true;
@@ -127,7 +127,7 @@ Parsed parse(std::string_view pattern) {
 
 // `pattern` (parsed; `segs` its text split, for an anchored one) against
 // the components of a path.
-bool match_parsed(const Parsed& p, const std::vector<std::string_view>& segs,
+bool match_parsed(const ParsedGlob& p, const std::vector<std::string_view>& segs,
                   const std::vector<std::string_view>& path) {
   // A folder pattern can only name a proper ancestor of the path, since the
   // last component is the file itself; any other pattern may also name the
@@ -152,7 +152,7 @@ std::string_view without_leading_slashes(std::string_view rel_path) {
 
 bool glob_match(std::string_view pattern, std::string_view rel_path) {
   if (pattern.empty() || rel_path.empty()) return false;
-  Parsed p = parse(pattern);
+  ParsedGlob p = parse_glob(pattern);
   if (p.text.empty()) return false;
   std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
   return match_parsed(p, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, path);
@@ -161,7 +161,7 @@ bool glob_match(std::string_view pattern, std::string_view rel_path) {
 GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
   for (std::string_view pattern : patterns) {
     if (pattern.empty()) continue;
-    Parsed p = parse(pattern);
+    ParsedGlob p = parse_glob(pattern);
     if (p.text.empty()) continue;
     m_patterns.push_back(
         Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only, p.anchored});
@@ -172,7 +172,7 @@ bool GlobSet::any(std::string_view rel_path) const {
   if (rel_path.empty()) return false;
   std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
   for (const Pattern& x : m_patterns)
-    if (match_parsed(Parsed{x.text, x.dir_only, x.anchored}, x.segs, path)) return true;
+    if (match_parsed(ParsedGlob{x.text, x.dir_only, x.anchored}, x.segs, path)) return true;
   return false;
 }
 

@@ -44,9 +44,9 @@ std::vector<std::string_view> envelope_lines(std::string_view text) {
   return out;
 }
 
-class Parser {
+class EnvelopeParser {
 public:
-  Parser(std::vector<std::string_view> lines, const PatchLimits& limits)
+  EnvelopeParser(std::vector<std::string_view> lines, const PatchLimits& limits)
       : m_lines(std::move(lines)), m_limits(limits) {}
 
   Result<Changeset> run() {
@@ -229,7 +229,7 @@ Result<Changeset> parse_envelope(std::string_view text, const PatchLimits& limit
   if (text.size() > limits.max_patch_bytes)
     return make_error(Errc::usage,
                       fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes));
-  return Parser(envelope_lines(text), limits).run();
+  return EnvelopeParser(envelope_lines(text), limits).run();
 }
 
 Result<std::string> apply_envelope_hunks(const FileOp& op, std::string_view before, uint64_t& steps,

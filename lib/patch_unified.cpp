@@ -34,9 +34,9 @@ struct Section {
   std::vector<Hunk> hunks;
 };
 
-class Parser {
+class UnifiedDiffParser {
 public:
-  Parser(std::string_view text, const PatchLimits& limits) : m_text(text), m_limits(limits) {}
+  UnifiedDiffParser(std::string_view text, const PatchLimits& limits) : m_text(text), m_limits(limits) {}
 
   Result<Changeset> run() {
     Changeset cs;
@@ -470,7 +470,7 @@ Result<Changeset> parse_unified(std::string_view text, const PatchLimits& limits
   if (text.size() > limits.max_patch_bytes)
     return make_error(Errc::usage,
                       fmt::format("patch is too large ({} bytes, at most {})", text.size(), limits.max_patch_bytes));
-  return Parser(text, limits).run();
+  return UnifiedDiffParser(text, limits).run();
 }
 
 }  // namespace kai

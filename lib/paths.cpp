@@ -23,7 +23,7 @@ constexpr size_t k_path_max = 4096;  // PATH_MAX, counting the final NUL
 
 // Paths in messages: long ones shortened so the rule stays readable, hidden
 // characters spelled out so that a crafted name cannot drive the terminal.
-std::string shown(std::string_view p) {
+std::string shown_path(std::string_view p) {
   std::string out = make_visible(p.substr(0, 80), Allow::nothing);
   if (p.size() > 80) out += "...";
   return out;
@@ -32,11 +32,11 @@ std::string shown(std::string_view p) {
 Error hidden_in(std::string_view user, const HiddenChar& h) {
   if (h.invalid)
     return make_error(Errc::denied,
-                      fmt::format("'{}' is not valid UTF-8 (byte 0x{:02x} at {})", shown(user), h.cp, h.at),
+                      fmt::format("'{}' is not valid UTF-8 (byte 0x{:02x} at {})", shown_path(user), h.cp, h.at),
                       "rename the file by hand if it must change");
   return make_error(Errc::denied,
-                    fmt::format("'{}' contains a {} ({}), which can make a name look like another", shown(user), h.kind,
-                                code_point_name(h.cp)),
+                    fmt::format("'{}' contains a {} ({}), which can make a name look like another", shown_path(user),
+                                h.kind, code_point_name(h.cp)),
                     "name the file with visible characters only");
 }
 
@@ -79,7 +79,7 @@ std::optional<std::string> inside(const fs::path& root, const fs::path& inner) {
 }
 
 Error outside(std::string_view user, const fs::path& root) {
-  return make_error(Errc::denied, fmt::format("'{}' is outside the root '{}'", shown(user), root.string()));
+  return make_error(Errc::denied, fmt::format("'{}' is outside the root '{}'", shown_path(user), root.string()));
 }
 
 // Checks made on the text alone, before anything touches the disk.
@@ -92,15 +92,16 @@ Status check_text(std::string_view user) {
   // that are not UTF-8 are refused for writes only: check_name.)
   if (auto h = find_hidden(user, Allow::nothing); h && !h->invalid) return hidden_in(user, *h);
   if (user.size() >= k_path_max)
-    return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
+    return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown_path(user), k_path_max - 1));
   // The shell expands `~`; kaicoder does not, and a folder literally named
   // `~` is far more often a mistake than an intent.
   if (user.front() == '~')
-    return make_error(Errc::denied, fmt::format("'{}' starts with '~', which kaicoder does not expand", shown(user)),
+    return make_error(Errc::denied,
+                      fmt::format("'{}' starts with '~', which kaicoder does not expand", shown_path(user)),
                       "give the path relative to the root or as an absolute path inside it");
   for (const std::string& part : split_path(user))
     if (part.size() > k_name_max)
-      return make_error(Errc::usage, fmt::format("'{}' has a name longer than {} bytes", shown(user), k_name_max));
+      return make_error(Errc::usage, fmt::format("'{}' has a name longer than {} bytes", shown_path(user), k_name_max));
   return ok_status();
 }
 
@@ -110,7 +111,7 @@ struct Walked {
 };
 
 Error not_a_folder(std::string_view user, const std::vector<std::string>& done) {
-  return make_error(Errc::usage, fmt::format("'{}': '{}' is not a folder", shown(user), join(done)));
+  return make_error(Errc::usage, fmt::format("'{}': '{}' is not a folder", shown_path(user), join(done)));
 }
 
 // Walks the components from root with lstat. A symlinked ancestor is replaced
@@ -133,20 +134,21 @@ Result<Walked> walk_on_disk(const fs::path& root, const std::vector<std::string>
       }
       done.pop_back();
       if (err == ENOTDIR) return not_a_folder(user, done);
-      return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", shown(user), std::strerror(err)));
+      return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", shown_path(user), std::strerror(err)));
     }
     if (S_ISLNK(st.st_mode)) {
       if (last)
-        return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", shown(user)));
+        return make_error(Errc::denied,
+                          fmt::format("'{}' is a symlink, which kaicoder never follows", shown_path(user)));
       std::error_code ec;
       fs::path real = fs::canonical(here, ec);
       if (ec)
         return make_error(Errc::denied, fmt::format("'{}' leads through the symlink '{}', which does not resolve",
-                                                    shown(user), join(done)));
+                                                    shown_path(user), join(done)));
       std::optional<std::string> rel = inside(root, real);
       if (!rel)
         return make_error(Errc::denied, fmt::format("'{}' is outside the root '{}' (through the symlink '{}')",
-                                                    shown(user), root.string(), join(done)));
+                                                    shown_path(user), root.string(), join(done)));
       done = rel->empty() ? std::vector<std::string>{} : split_path(*rel);
       if (!fs::is_directory(real, ec)) return not_a_folder(user, done);
       continue;
@@ -187,7 +189,7 @@ Status no_reentry(const fs::path& root, const fs::path& start, const fs::path& u
     bool now_inside = inside(root, here).has_value();
     if (was_inside && !now_inside) left = true;
     if (left && now_inside)
-      return make_error(Errc::denied, fmt::format("'{}' leaves the root and comes back into it", shown(user)),
+      return make_error(Errc::denied, fmt::format("'{}' leaves the root and comes back into it", shown_path(user)),
                         "give the path from inside the root, without '..' past it");
     was_inside = was_inside || now_inside;
   }
@@ -208,21 +210,22 @@ Result<RootPath> resolve(const fs::path& root_in, const fs::path& cwd_in, std::s
   fs::path user_path{std::string(user)};
   fs::path lexical = (user_path.is_absolute() ? user_path : cwd / user_path).lexically_normal();
   if (lexical.string().size() >= k_path_max)
-    return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown(user), k_path_max - 1));
+    return make_error(Errc::usage, fmt::format("'{}' is longer than {} bytes", shown_path(user), k_path_max - 1));
 
   KAI_TRY(no_reentry(root, user_path.is_absolute() ? fs::path("/") : cwd, user_path, user));
   std::optional<std::string> rel = inside(root, lexical);
   if (!rel) rel = through_alias(root, lexical);
   if (!rel) return outside(user, root);
   if (rel->empty())
-    return make_error(Errc::denied, fmt::format("'{}' is the root itself, not a path inside it", shown(user)));
+    return make_error(Errc::denied, fmt::format("'{}' is the root itself, not a path inside it", shown_path(user)));
 
   auto walked = walk_on_disk(root, split_path(*rel), user);
   if (!walked) return walked.error();
   if (walked->rel.empty())
-    return make_error(Errc::denied, fmt::format("'{}' is the root itself, not a path inside it", shown(user)));
+    return make_error(Errc::denied, fmt::format("'{}' is the root itself, not a path inside it", shown_path(user)));
   if (names_folder(user) && !walked->is_dir)
-    return make_error(Errc::usage, fmt::format("'{}' names a folder but '{}' is not one", shown(user), walked->rel));
+    return make_error(Errc::usage,
+                      fmt::format("'{}' names a folder but '{}' is not one", shown_path(user), walked->rel));
   return RootPath{walked->rel, root / walked->rel};
 }
 
@@ -289,7 +292,7 @@ constexpr std::array<std::string_view, 47> k_secret_patterns = {
 constexpr std::array<std::string_view, 3> k_documentation_suffixes = {".example", ".sample", ".template"};
 
 Error never_write(const RootPath& p, std::string_view what) {
-  return make_error(Errc::denied, fmt::format("'{}' {}", shown(p.rel), what),
+  return make_error(Errc::denied, fmt::format("'{}' {}", shown_path(p.rel), what),
                     "never-write paths cannot be unlocked by policy or flags; change it by hand if it must change");
 }
 
@@ -416,10 +419,10 @@ const std::string* denied_read(const Guardrails& g, std::string_view rel, const 
 
 Status check_read(const Guardrails& g, const RootPath& p) {
   if (is_secret_file(p.rel))
-    return make_error(Errc::denied, fmt::format("'{}' is a secret file (never read)", shown(p.rel)));
+    return make_error(Errc::denied, fmt::format("'{}' is a secret file (never read)", shown_path(p.rel)));
   std::string folded = fold_rel(p.rel);
   if (const std::string* pat = denied_read(g, p.rel, folded))
-    return make_error(Errc::denied, fmt::format("'{}' matches the deny_read pattern '{}'", shown(p.rel), *pat));
+    return make_error(Errc::denied, fmt::format("'{}' matches the deny_read pattern '{}'", shown_path(p.rel), *pat));
   return ok_status();
 }
 
@@ -439,7 +442,7 @@ Status check_name(const Guardrails& g, std::string_view rel) {
       std::string what = part.starts_with('-') ? "starts with '-'" : fmt::format("contains '{}'", part[at]);
       return make_error(Errc::denied,
                         fmt::format("'{}' has a name that is shell syntax ('{}' {}), a trap for scripts and globs",
-                                    shown(rel), shown(part), what),
+                                    shown_path(rel), shown_path(part), what),
                         "choose a plain name, or set [paths] allow_unusual_names = true in kaicoder.toml");
     }
   }
@@ -448,7 +451,7 @@ Status check_name(const Guardrails& g, std::string_view rel) {
   if (base.size() + k_backup_suffix_max > k_name_max)
     return make_error(
         Errc::denied,
-        fmt::format("'{}' has a name of {} bytes, too long for its backup beside it", shown(rel), base.size()),
+        fmt::format("'{}' has a name of {} bytes, too long for its backup beside it", shown_path(rel), base.size()),
         fmt::format("names kaicoder writes have at most {} bytes", k_name_max - k_backup_suffix_max));
   return ok_status();
 }

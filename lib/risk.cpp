@@ -11,6 +11,7 @@
 #include "lib/beneath.hpp"
 #include "lib/deps.hpp"
 #include "lib/git.hpp"
+#include "lib/git_tree.hpp"
 #include "lib/policy.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/version.hpp"
@@ -23,15 +24,10 @@ namespace {
 
 // Bumped whenever the scanners or the cache layout change, so an old cache
 // is never read as a new one.
-constexpr std::string_view k_cache_magic = "kaicoder-deps 3";
+constexpr std::string_view k_deps_cache_magic = "kaicoder-deps 3";
 // Bigger blobs are generated or vendored (minified bundles, amalgamations):
 // they stay in the graph as targets but are not scanned.
 constexpr size_t k_max_scan_bytes = 1 << 20;
-
-using RepoPtr = GitOwned<git_repository, git_repository_free>;
-using IndexPtr = GitOwned<git_index, git_index_free>;
-using OdbPtr = GitOwned<git_odb, git_odb_free>;
-using ObjPtr = GitOwned<git_odb_object, git_odb_object_free>;
 
 struct Tracked {
   std::string path;
@@ -61,7 +57,7 @@ std::vector<Tracked> tracked_entries(git_index* idx) {
 // Same entries, same paths → same graph; stat data that `git status`
 // refreshes in the index does not change it, so it is not part of the key.
 std::string index_key(const std::vector<Tracked>& entries) {
-  std::string buf = fmt::format("{} {}\n", k_cache_magic, version());
+  std::string buf = fmt::format("{} {}\n", k_deps_cache_magic, version());
   buf.reserve(buf.size() + entries.size() * 64);
   for (const auto& e : entries) {
     buf += e.path;
@@ -83,7 +79,7 @@ constexpr std::string_view k_not_scanned = "-";
 std::string cache_text(const std::string& key, const DepGraph& g, const std::vector<std::string>& stamps,
                        bool complete) {
   std::string out =
-      fmt::format("{}\nkey {}{}\nfiles {}\n", k_cache_magic, complete ? "" : "partial:", key, g.files.size());
+      fmt::format("{}\nkey {}{}\nfiles {}\n", k_deps_cache_magic, complete ? "" : "partial:", key, g.files.size());
   for (size_t i = 0; i < g.files.size(); ++i) {
     out += g.files[i];
     out += '\0';
@@ -110,7 +106,7 @@ std::optional<CachedGraph> parse_cache(std::string_view text) {
     return l;
   };
   std::string_view rest = text;
-  if (line(rest) != k_cache_magic) return std::nullopt;
+  if (line(rest) != k_deps_cache_magic) return std::nullopt;
   std::string_view key = line(rest), count = line(rest);
   size_t n = 0;
   if (key.substr(0, 4) != "key " || count.substr(0, 6) != "files " ||
@@ -154,7 +150,7 @@ std::string read_blob(git_odb* odb, const git_oid& oid) {
   if (git_odb_read_header(&size, &type, odb, &oid) < 0 || size > k_max_scan_bytes) return {};
   git_odb_object* raw = nullptr;
   if (git_odb_read(&raw, odb, &oid) < 0) return {};
-  ObjPtr obj{raw};
+  OdbObjectPtr obj{raw};
   if (git_odb_object_size(raw) > k_max_scan_bytes) return {};
   return std::string(static_cast<const char*>(git_odb_object_data(raw)), git_odb_object_size(raw));
 }

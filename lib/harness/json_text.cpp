@@ -36,9 +36,9 @@ size_t skip_blank(std::string_view t, size_t pos) {
   return pos;
 }
 
-class Parser {
+class JsonTextParser {
 public:
-  explicit Parser(std::string_view t) : m_t(t) {}
+  explicit JsonTextParser(std::string_view t) : m_t(t) {}
 
   Result<Node> document() {
     Node n;
@@ -224,14 +224,14 @@ Result<JsonText> JsonText::parse(std::string text) {
 }
 
 Status JsonText::reparse() {
-  auto n = Parser(m_text).document();
+  auto n = JsonTextParser(m_text).document();
   if (!n) return n.error();
   m_value = std::move(n->value);
   return ok_status();
 }
 
 Status JsonText::set(const JsonPath& path, const json& v) {
-  auto root = Parser(m_text).document();
+  auto root = JsonTextParser(m_text).document();
   if (!root) return root.error();
   const Node* n = &*root;
   for (size_t i = 0; i < path.size(); ++i) {
@@ -267,7 +267,7 @@ Status JsonText::append(const JsonPath& path, const json& v) {
   const json* cur = json_at(m_value, path);
   if (!cur) return set(path, json::array({v}));
   if (!cur->is_array()) return make_error(Errc::conflict, fmt::format("'{}' is not a list", fmt::join(path, ".")));
-  auto root = Parser(m_text).document();
+  auto root = JsonTextParser(m_text).document();
   if (!root) return root.error();
   const Node* n = &*root;
   for (const auto& k : path) {

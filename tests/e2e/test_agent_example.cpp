@@ -34,7 +34,7 @@ int next_pending(const TempRepo& repo, int after) {
 }
 
 // Approve `id` at the terminal, typing CONFIRM when its tier asks for it.
-void approve(const TempRepo& repo, int id) {
+void approve_as_asked(const TempRepo& repo, int id) {
   const bool confirm = show_json(repo, id).at("tier") == "confirm";
   KAI_CHECK_EXIT(repo.kai_tty({"approve", std::to_string(id)}, confirm ? "CONFIRM" : "y"), 0);
 }
@@ -48,13 +48,13 @@ TEST_CASE("the example agent edits, writes and runs through kaicoder while a per
 
   const int edit_id = next_pending(repo, 0);
   CHECK(show_json(repo, edit_id).at("agent") == "example-agent");
-  approve(repo, edit_id);
+  approve_as_asked(repo, edit_id);
   const int write_id = next_pending(repo, edit_id);
   CHECK(show_json(repo, write_id).at("path") == "NOTES.md");
   KAI_CHECK_EXIT(repo.kai_tty({"reject", std::to_string(write_id), "--reason", "no notes please"}, "y"), 0);
   const int run_id = next_pending(repo, write_id);
   CHECK(show_json(repo, run_id).at("kind") == "run");
-  approve(repo, run_id);
+  approve_as_asked(repo, run_id);
 
   Run r = agent.finish(60s);
   KAI_CHECK_EXIT(r, 0);
@@ -81,8 +81,8 @@ TEST_CASE("the example agent reads again and re-proposes after a conflict", "[e2
   // The second attempt is refused at once for the same reason; the agent moves on.
   const int write_id = next_pending(repo, edit_id);
   CHECK(show_json(repo, write_id).at("path") == "NOTES.md");
-  approve(repo, write_id);
-  approve(repo, next_pending(repo, write_id));
+  approve_as_asked(repo, write_id);
+  approve_as_asked(repo, next_pending(repo, write_id));
   Run r = agent.finish(60s);
   KAI_CHECK_EXIT(r, 0);
   size_t conflicts = 0;

@@ -37,29 +37,21 @@ std::map<std::string, unsigned> modes_of(const TempRepo& repo) {
   return m;
 }
 
-std::string git(const TempRepo& repo, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"git"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Run r = repo.spawn(argv).finish();
-  if (!r.ok()) throw std::runtime_error("git failed: " + r.all());
-  return r.out;
-}
-
 // Commit the tree as it is (what init added too), the changelog aside.
 void commit_all(const TempRepo& repo, const std::string& message = "base") {
-  git(repo, {"add", "-A", "--", ".", ":!KAI-CODER-CHANGELOG.md"});
-  git(repo, {"-c", "user.name=kaicoder tests", "-c", "user.email=tests@kaicoder.invalid", "-c", "commit.gpgsign=false",
-             "commit", "-q", "--allow-empty", "-m", message});
+  repo.git({"add", "-A", "--", ".", ":!KAI-CODER-CHANGELOG.md"});
+  repo.git({"-c", "user.name=kaicoder tests", "-c", "user.email=tests@kaicoder.invalid", "-c", "commit.gpgsign=false",
+            "commit", "-q", "--allow-empty", "-m", message});
 }
 
 // The patch `git diff` writes for what the work tree holds now against
 // HEAD (renames found, new files included); the work tree is then put back
 // to HEAD, so the patch can be applied to it.
 std::string diff_and_reset(const TempRepo& repo) {
-  git(repo, {"add", "-A", "--", ".", ":!KAI-CODER-CHANGELOG.md"});
-  std::string patch = git(repo, {"diff", "--cached", "-M", "HEAD"});
-  git(repo, {"reset", "-q", "--hard", "HEAD"});
-  git(repo, {"clean", "-q", "-fd", "--", ".", ":!KAI-CODER-CHANGELOG.md"});
+  repo.git({"add", "-A", "--", ".", ":!KAI-CODER-CHANGELOG.md"});
+  std::string patch = repo.git({"diff", "--cached", "-M", "HEAD"});
+  repo.git({"reset", "-q", "--hard", "HEAD"});
+  repo.git({"clean", "-q", "-fd", "--", ".", ":!KAI-CODER-CHANGELOG.md"});
   return patch;
 }
 
@@ -632,8 +624,8 @@ TEST_CASE(
   CHECK(by_kaicoder != base);
   CHECK(by_kaicoder == committed);
 
-  git(repo, {"reset", "-q", "--hard", "HEAD"});
-  git(repo, {"clean", "-q", "-fd", "--", ".", ":!.kaicoder", ":!KAI-CODER-CHANGELOG.md"});
+  repo.git({"reset", "-q", "--hard", "HEAD"});
+  repo.git({"clean", "-q", "-fd", "--", ".", ":!.kaicoder", ":!KAI-CODER-CHANGELOG.md"});
   Run applied = repo.spawn({"git", "apply", "-"}, patch).finish();
   INFO(applied.all());
   REQUIRE(applied.ok());

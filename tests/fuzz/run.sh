@@ -37,7 +37,8 @@ fi
 mkdir -p "$out/artifacts"
 
 # A clang build of the fuzz targets only, in $out; ninja and ccache when
-# they are there, so that a second run rebuilds only what changed.
+# they are there, so that a second run rebuilds only what changed. A unity
+# build, as scripts/test.sh's: it builds from scratch in CI.
 configure() {
   local gen=() launcher=()
   command -v ninja >/dev/null && gen=(-G Ninja)
@@ -47,7 +48,7 @@ configure() {
   fi
   cmake -S "$root" -B "$out" "${gen[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DKAICODER_FUZZ=ON \
-    -DKAICODER_TESTS=OFF -DKAICODER_PCH=OFF >/dev/null
+    -DKAICODER_TESTS=OFF -DKAICODER_PCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null
 }
 
 # fuzz TARGET SECONDS CORPUS DICT: build and run one target.

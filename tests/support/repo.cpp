@@ -542,11 +542,12 @@ std::vector<std::string> TempRepo::environment(const EnvOverrides& env) const {
   return out;
 }
 
-void TempRepo::git(const std::vector<std::string>& args) const {
+std::string TempRepo::git(const std::vector<std::string>& args) const {
   std::vector<std::string> argv{"git"};
   argv.insert(argv.end(), args.begin(), args.end());
   Run r = spawn(argv).finish(30s);
   if (!r.ok()) throw std::runtime_error("git " + args.back() + " failed: " + r.err);
+  return r.out;
 }
 
 Process TempRepo::spawn(const std::vector<std::string>& argv, const std::string& stdin_text,

@@ -193,9 +193,11 @@ public:
   // Keep the folder even if the case passes.
   void keep() { m_keep = true; }
 
+  // Runs git with `args` in the work tree; its stdout. Throws when git fails.
+  std::string git(const std::vector<std::string>& args) const;
+
 private:
   std::vector<std::string> environment(const EnvOverrides& env) const;
-  void git(const std::vector<std::string>& args) const;
 
   std::filesystem::path m_top, m_repo, m_home;
   long m_failures_at_start = 0;

@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using kai::AclTag;
 
-struct Entry {
+struct AclEntry {
   AclTag tag;
   unsigned perm;
   uint32_t id;
@@ -25,12 +25,12 @@ struct Entry {
 
 // The attribute's bytes as the kernel writes them: version 2, then
 // little-endian {tag, perm, id} entries.
-std::string acl_bytes(std::initializer_list<Entry> entries, uint32_t version = 2) {
+std::string acl_bytes(std::initializer_list<AclEntry> entries, uint32_t version = 2) {
   std::string b;
   auto put16 = [&](uint16_t v) { b += static_cast<char>(v & 0xff), b += static_cast<char>(v >> 8); };
   auto put32 = [&](uint32_t v) { put16(static_cast<uint16_t>(v & 0xffff)), put16(static_cast<uint16_t>(v >> 16)); };
   put32(version);
-  for (const Entry& e : entries) {
+  for (const AclEntry& e : entries) {
     put16(static_cast<uint16_t>(e.tag));
     put16(static_cast<uint16_t>(e.perm));
     put32(e.id);
@@ -99,7 +99,8 @@ TEST_CASE("an access ACL is parsed from the attribute's bytes, strictly", "[acl]
 TEST_CASE("an ACL grants as the kernel decides: owner, named user within the mask, groups, other", "[acl][twouser]") {
   const struct stat st = owned();
   const std::vector<gid_t> agent_groups{k_agent_group};
-  auto judge = [&](std::initializer_list<Entry> entries, uid_t uid, const std::vector<gid_t>& groups, unsigned bits) {
+  auto judge = [&](std::initializer_list<AclEntry> entries, uid_t uid, const std::vector<gid_t>& groups,
+                   unsigned bits) {
     auto acl = kai::parse_posix_acl(acl_bytes(entries));
     REQUIRE(acl);
     return kai::acl_permits(*acl, st, uid, groups, bits);

@@ -22,12 +22,12 @@ struct FixedClock : kai::Clock {
   kai::TimePoint now() const override { return t; }
 };
 
-struct Fixture {
+struct ApplyFixture {
   TempDir dir;
   FixedClock clock;
   std::optional<kai::Workspace> ws;
 
-  Fixture() {
+  ApplyFixture() {
     kai::Env env;
     env.cwd = dir.path();
     env.root_override = dir.path();
@@ -64,7 +64,7 @@ std::vector<std::string> names_in(const TempDir& dir, const std::string& rel) {
 }
 
 // An intent as kaicoder writes it: sealed with the owner's key.
-void plant_intent(Fixture& f, nlohmann::json intent) {
+void plant_intent(ApplyFixture& f, nlohmann::json intent) {
   const std::string id = intent.at("id");
   auto mac = f.ws->sealer.seal("intent", id, intent.dump());
   REQUIRE(mac);
@@ -124,7 +124,7 @@ TEST_CASE("apply_edit refuses a missing, repeated or empty target", "[apply]") {
 }
 
 TEST_CASE("an approved edit is backed up, applied, journalled and logged", "[apply]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("src/a.txt", "one\r\ntwo\r\nthree");  // CRLF, no final newline
   ::chmod((f.dir / "src/a.txt").c_str(), 0750);
   int id = f.stage(edit("src/a.txt", "two", "TWO"));
@@ -153,7 +153,7 @@ TEST_CASE("an approved edit is backed up, applied, journalled and logged", "[app
 }
 
 TEST_CASE("two actions in one second get rollback ids with suffixes", "[apply]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "a\n");
   f.dir.write("b.txt", "b\n");
   auto r1 = f.approve(f.stage(edit("a.txt", "a", "A")));
@@ -165,7 +165,7 @@ TEST_CASE("two actions in one second get rollback ids with suffixes", "[apply]")
 }
 
 TEST_CASE("a write whose file changed since the proposal is refused as stale", "[apply]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   kai::ProposeRequest w;
   w.path = "a.txt";
@@ -181,7 +181,7 @@ TEST_CASE("a write whose file changed since the proposal is refused as stale", "
 }
 
 TEST_CASE("apply refuses a proposal whose payload changed after approval", "[apply]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   int id = f.stage(edit("a.txt", "old", "new"));
   auto p = f.ws->store.load(id);
@@ -194,7 +194,7 @@ TEST_CASE("apply refuses a proposal whose payload changed after approval", "[app
 }
 
 TEST_CASE("rollback restores the backup and can itself be rolled back", "[apply][rollback]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   auto r = f.approve(f.stage(edit("a.txt", "old", "new")));
   REQUIRE(r);
@@ -209,7 +209,7 @@ TEST_CASE("rollback restores the backup and can itself be rolled back", "[apply]
 }
 
 TEST_CASE("rollback refuses a file changed since the entry unless forced", "[apply][rollback]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   auto r = f.approve(f.stage(edit("a.txt", "old", "new")));
   REQUIRE(r);
@@ -226,7 +226,7 @@ TEST_CASE("rollback refuses a file changed since the entry unless forced", "[app
 }
 
 TEST_CASE("rollback names the later entry that changed the file", "[apply][rollback]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "one\ntwo\n");
   auto first = f.approve(f.stage(edit("a.txt", "one", "ONE")));
   REQUIRE(first);
@@ -238,7 +238,7 @@ TEST_CASE("rollback names the later entry that changed the file", "[apply][rollb
 }
 
 TEST_CASE("rollback refuses a backup that was changed", "[apply][rollback]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   auto r = f.approve(f.stage(edit("a.txt", "old", "new")));
   REQUIRE(r);
@@ -250,7 +250,7 @@ TEST_CASE("rollback refuses a backup that was changed", "[apply][rollback]") {
 }
 
 TEST_CASE("rolling back a created file deletes it and a deleted file comes back with its mode", "[apply][rollback]") {
-  Fixture f;
+  ApplyFixture f;
   kai::ProposeRequest w;
   w.path = "dir/new.txt";
   w.content = "fresh\n";
@@ -276,7 +276,7 @@ TEST_CASE("rolling back a created file deletes it and a deleted file comes back 
 }
 
 TEST_CASE("recovery finishes an intent whose file already holds the new bytes", "[apply][recover]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "new\n");
   f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
   nlohmann::json intent = {{"id", "20260709T141530Z"},
@@ -307,7 +307,7 @@ TEST_CASE("recovery finishes an intent whose file already holds the new bytes", 
 }
 
 TEST_CASE("recovery undoes an intent whose file still holds the old bytes", "[apply][recover]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
   nlohmann::json intent = {{"id", "20260709T141530Z"},
@@ -330,7 +330,7 @@ TEST_CASE("recovery undoes an intent whose file still holds the old bytes", "[ap
 }
 
 TEST_CASE("a pending proposal past the timeout expires once and cannot be approved", "[decide]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   int id = f.stage(edit("a.txt", "old", "new"));
   f.clock.t += std::chrono::seconds(301);
@@ -351,7 +351,7 @@ TEST_CASE("a pending proposal past the timeout expires once and cannot be approv
 }
 
 TEST_CASE("a rejected proposal writes nothing and logs a rejected entry", "[decide]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   int id = f.stage(edit("a.txt", "old", "new"));
   auto r = kai::reject(*f.ws, id, "tester", "not like this");
@@ -366,7 +366,7 @@ TEST_CASE("a rejected proposal writes nothing and logs a rejected entry", "[deci
 }
 
 TEST_CASE("only listed approvers may decide", "[decide]") {
-  Fixture f;
+  ApplyFixture f;
   f.ws->cfg.approvers = {"alice"};
   CHECK(kai::may_decide(*f.ws, "alice"));
   auto no = kai::may_decide(*f.ws, "mallory");
@@ -415,7 +415,7 @@ TEST_CASE("a path made dangerous after propose is refused at apply, and nothing 
   };
   for (const auto& c : cases) {
     INFO(c.name);
-    Fixture f;
+    ApplyFixture f;
     TempDir outside;
     outside.write("a.txt", "old\n");
     f.dir.write("d/a.txt", "old\n");
@@ -431,7 +431,7 @@ TEST_CASE("a path made dangerous after propose is refused at apply, and nothing 
 }
 
 TEST_CASE("propose refuses a file with more than one hard link", "[apply][paths]") {
-  Fixture f;
+  ApplyFixture f;
   TempDir outside;
   outside.write("a.txt", "old\n");
   std::filesystem::create_hard_link(outside / "a.txt", f.dir / "a.txt");
@@ -493,7 +493,7 @@ TEST_CASE("a diff cut for display takes CONFIRM, a whole one y", "[apply][gate]"
 }
 
 TEST_CASE("recovery never obeys an intent without a valid seal and moves it aside", "[apply][recover][mac]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   f.dir.write("a.txt.bak-kaicoder-20260709T141530Z", "old\n");
   nlohmann::json intent = intent_for("a.txt", "old\n", "new\n");
@@ -521,7 +521,7 @@ TEST_CASE("recovery never obeys an intent without a valid seal and moves it asid
 }
 
 TEST_CASE("recovery checks the guardrails again even for a sealed intent", "[apply][recover][mac]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write(".git/config", "[core]\n");
   plant_intent(f, intent_for(".git/config", "x\n", "[core]\n"));
   REQUIRE(kai::recover(*f.ws));
@@ -530,7 +530,7 @@ TEST_CASE("recovery checks the guardrails again even for a sealed intent", "[app
 }
 
 TEST_CASE("recovery removes a backup the crash cut short, and only that", "[apply][recover]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old bytes\n");
   const std::string backup = "a.txt.bak-kaicoder-20260709T141530Z";
   std::string left = GENERATE(as<std::string>{}, "", "old b");
@@ -546,7 +546,7 @@ TEST_CASE("recovery removes a backup the crash cut short, and only that", "[appl
 }
 
 TEST_CASE("recovery keeps a file in a backup's place that is not a cut-short copy", "[apply][recover]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old bytes\n");
   const std::string backup = "a.txt.bak-kaicoder-20260709T141530Z";
   f.dir.write(backup, "somebody's own\n");
@@ -556,7 +556,7 @@ TEST_CASE("recovery keeps a file in a backup's place that is not a cut-short cop
 }
 
 TEST_CASE("a proposal record changed outside kaicoder is not applied", "[apply][mac]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   int id = f.stage(edit("a.txt", "old", "new"));
   auto p = f.ws->store.load(id);
@@ -575,7 +575,7 @@ TEST_CASE("a proposal record changed outside kaicoder is not applied", "[apply][
 }
 
 TEST_CASE("an applied proposal's old approved record put back is not applied again", "[apply][mac]") {
-  Fixture f;
+  ApplyFixture f;
   f.dir.write("a.txt", "old\n");
   int id = f.stage(edit("a.txt", "old", "new"));
   auto p = f.ws->store.load(id);

@@ -1,6 +1,8 @@
 // Diffs must be what `git apply` accepts and what `git diff` prints, so most
 // cases here hand the produced text to the real git in a scratch directory.
 
+#include "unit/temp_dir.hpp"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -25,30 +27,9 @@ using namespace std::string_literals;
 using kai::diff_buffers;
 using kai::DiffOptions;
 using kai::FileDiff;
+using kai::test::TempDir;
 
 namespace {
-
-// A fresh directory per case, kept when an assertion unwinds through it so
-// the files can be looked at.
-class TempDir {
-public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kai-diff-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    m_path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (std::uncaught_exceptions() == m_unwinding_at_start) fs::remove_all(m_path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return m_path; }
-
-private:
-  fs::path m_path;
-  int m_unwinding_at_start = std::uncaught_exceptions();
-};
 
 void write_file(const fs::path& p, std::string_view bytes) {
   fs::create_directories(p.parent_path());

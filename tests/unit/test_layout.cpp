@@ -15,18 +15,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/source_tree.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path source_dir() {
-  fs::path self = __FILE__;
-  if (self.is_relative()) self = fs::current_path() / self;
-  // <src>/tests/unit/test_layout.cpp
-  fs::path dir = self.lexically_normal().parent_path().parent_path().parent_path();
-  if (!fs::exists(dir / "lib" / "result.hpp")) FAIL("cannot find the source tree from " << self);
-  return dir;
-}
+using kai::test::source_dir;
 
 // Every file under lib/ (relative, generic) → the quoted includes it names.
 std::map<std::string, std::vector<std::string>> lib_includes() {

@@ -28,19 +28,13 @@
 #include <catch2/catch.hpp>
 
 #include "tests/support/command_table.hpp"
+#include "tests/support/source_tree.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path source_dir() {
-  fs::path self = __FILE__;
-  if (self.is_relative()) self = fs::current_path() / self;
-  // <src>/tests/unit/test_meta.cpp
-  fs::path dir = self.lexically_normal().parent_path().parent_path().parent_path();
-  if (!fs::exists(dir / "cmd" / "main.cpp")) FAIL("cannot find the source tree from " << self);
-  return dir;
-}
+using kai::test::source_dir;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -14,7 +14,7 @@ using namespace kai::shell;
 
 namespace {
 
-class Env final : public ExpandEnv {
+class FakeExpandEnv final : public ExpandEnv {
 public:
   std::map<std::string, Value> vars;
   std::optional<std::vector<std::string>> args;
@@ -40,8 +40,8 @@ public:
 };
 
 // The fields of the second word of `echo WORD`.
-std::vector<Field> fields(const std::string& word, Env& env, bool braces = true) {
-  Parsed p = parse("echo " + word);
+std::vector<Field> fields(const std::string& word, FakeExpandEnv& env, bool braces = true) {
+  kai::shell::Parsed p = kai::shell::parse("echo " + word);
   REQUIRE(p.errors.empty());
   const Command& c = p.script.pipelines.at(0).cmds.at(0);
   REQUIRE(c.words.size() == 2);
@@ -57,7 +57,7 @@ std::vector<std::string> values(const std::vector<Field>& fs) {
 }  // namespace
 
 TEST_CASE("a known variable is split when unquoted and kept whole when quoted", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   env.vars["X"] = ExpandEnv::Value{"a  b\tc", false, false, false, false};
   std::vector<Field> un = fields("$X", env);
   CHECK(values(un) == std::vector<std::string>{"a", "b", "c"});
@@ -67,7 +67,7 @@ TEST_CASE("a known variable is split when unquoted and kept whole when quoted", 
 }
 
 TEST_CASE("IFS decides where fields end, and an unknown IFS makes the word dynamic", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   env.vars["P"] = ExpandEnv::Value{"a:b::c", false, false, false, false};
   env.split_on = ":";
   CHECK(values(fields("$P", env)) == std::vector<std::string>{"a", "b", "", "c"});
@@ -78,7 +78,7 @@ TEST_CASE("IFS decides where fields end, and an unknown IFS makes the word dynam
 }
 
 TEST_CASE("an unknown variable stays as written and marks the field dynamic", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   std::vector<Field> fs = fields("$NOPE/x", env);
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].value == "$NOPE/x");
@@ -92,7 +92,7 @@ TEST_CASE("an unknown variable stays as written and marks the field dynamic", "[
 }
 
 TEST_CASE("$HOME and a leading unquoted ~ name the home folder", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   std::vector<Field> home = fields("$HOME/.ssh", env);
   REQUIRE(home.size() == 1);
   CHECK(home[0].value == "~/.ssh");
@@ -103,7 +103,7 @@ TEST_CASE("$HOME and a leading unquoted ~ name the home folder", "[shell][shell_
 }
 
 TEST_CASE("brace expansion makes several fields, only outside quotes", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   std::vector<Field> fs = fields("f{a,b}.c", env);
   CHECK(values(fs) == std::vector<std::string>{"fa.c", "fb.c"});
   for (const Field& f : fs) CHECK(f.braced);
@@ -119,7 +119,7 @@ TEST_CASE("brace expansion makes several fields, only outside quotes", "[shell][
 }
 
 TEST_CASE("unquoted pattern characters mark a glob, quoted ones do not", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   CHECK(fields("*.c", env).at(0).glob);
   CHECK(fields("a?[bc]", env).at(0).glob);
   CHECK_FALSE(fields("'*.c'", env).at(0).glob);
@@ -128,7 +128,7 @@ TEST_CASE("unquoted pattern characters mark a glob, quoted ones do not", "[shell
 }
 
 TEST_CASE("a substitution with known output is computed, without it dynamic", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   env.output = "rm -rf\n\n";
   std::vector<Field> fs = fields("$(printf x)", env);
   CHECK(values(fs) == std::vector<std::string>{"rm", "-rf"});
@@ -142,7 +142,7 @@ TEST_CASE("a substitution with known output is computed, without it dynamic", "[
 }
 
 TEST_CASE("a process substitution is a pipe with the output behind it", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   env.output = "echo hi\n";
   std::vector<Field> fs = fields("<(cat x)", env);
   REQUIRE(fs.size() == 1);
@@ -153,7 +153,7 @@ TEST_CASE("a process substitution is a pipe with the output behind it", "[shell]
 }
 
 TEST_CASE("the positional parameters: \"$@\" one field each, \"$*\" one field", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   env.args = std::vector<std::string>{"a b", "c"};
   CHECK(values(fields("\"$@\"", env)) == std::vector<std::string>{"a b", "c"});
   CHECK(values(fields("\"$*\"", env)) == std::vector<std::string>{"a b c"});
@@ -163,7 +163,7 @@ TEST_CASE("the positional parameters: \"$@\" one field each, \"$*\" one field", 
 }
 
 TEST_CASE("substitutions inside a dynamic word are still walked", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   std::vector<Field> fs = fields("${X:-$(rm -rf /)}", env);
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].dynamic);
@@ -171,7 +171,7 @@ TEST_CASE("substitutions inside a dynamic word are still walked", "[shell][shell
 }
 
 TEST_CASE("every word split from an expansion keeps its marks, not only the first", "[shell][shell_expand]") {
-  Env env;
+  FakeExpandEnv env;
   SECTION("a substitution that downloads") {
     env.output = "sh -c x\n";
     env.download = true;

@@ -11,6 +11,7 @@
 
 #include "lib/git.hpp"
 #include "lib/snapshot.hpp"
+#include "tests/support/tree_changes.hpp"
 
 namespace {
 using kai::test::TempDir;
@@ -260,12 +261,7 @@ TEST_CASE("files whose index blob differs from the disk through a filter are rea
 
 namespace {
 
-// The paths of `d`, in order.
-std::vector<std::string> paths_of(const std::vector<kai::TreeChange>& d) {
-  std::vector<std::string> out;
-  for (const auto& c : d) out.push_back(c.rel);
-  return out;
-}
+using kai::test::paths_of;
 
 bool has_note(const std::vector<std::string>& notes, const std::string& text) {
   for (const auto& n : notes)

@@ -23,6 +23,7 @@
 
 #include "lib/snapshot.hpp"
 #include "lib/snapshot_watch.hpp"
+#include "tests/support/tree_changes.hpp"
 
 namespace {
 using kai::test::TempDir;
@@ -47,11 +48,7 @@ void settle(const TempDir& t, const TempDir& outside) {
   ::usleep(1100 * 1000);
 }
 
-std::vector<std::string> paths_of(const std::vector<kai::TreeChange>& d) {
-  std::vector<std::string> out;
-  for (const auto& c : d) out.push_back(c.rel);
-  return out;
-}
+using kai::test::paths_of;
 
 std::unique_ptr<kai::SnapshotWatch> start_or_warn(const TempDir& t) {
   auto w = kai::SnapshotWatch::start(t.path());

@@ -19,12 +19,12 @@ namespace {
 using kai::test::TempDir;
 namespace h = kai::harness;
 
-struct Fixture {
+struct WireFixture {
   TempDir dir, home;
   kai::Clock clock;
   std::optional<kai::Workspace> ws;
 
-  explicit Fixture(const std::string& config = "") {
+  explicit WireFixture(const std::string& config = "") {
     if (!config.empty()) std::ofstream(dir.path() / "kaicoder.toml") << config;
     kai::Env env;
     env.cwd = dir.path();
@@ -55,7 +55,7 @@ TEST_CASE("only the harnesses' user settings files may be written in the owner's
        {"~/", "~", "~/.bashrc", "~/.claude/other.json", "~/.claude/../.bashrc", "~/.ssh/authorized_keys",
         ".claude.json", "~/.claude.json.bak-kaicoder-20260709T141530Z", "~/.cla", "~/.claude/"})
     CHECK_FALSE(kai::txn::user_settings_file(no));
-  Fixture f;
+  WireFixture f;
   auto bad = kai::txn::open_target(*f.ws, "~/.bashrc", kai::CreateDirs::no);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == kai::Errc::denied);
@@ -66,7 +66,7 @@ TEST_CASE("only the harnesses' user settings files may be written in the owner's
 }
 
 TEST_CASE("every user-scope plan names only files lib/txn accepts in the home", "[integrate][txn]") {
-  Fixture f;
+  WireFixture f;
   for (auto harness : {h::Harness::claude_code, h::Harness::codex, h::Harness::gemini, h::Harness::cursor}) {
     INFO(h::harness_name(harness));
     auto plan = h::plan_integration(*f.ws, harness, h::Scope::user, f.home.path());
@@ -81,7 +81,7 @@ TEST_CASE("every user-scope plan names only files lib/txn accepts in the home", 
 }
 
 TEST_CASE("a user-level integration is one journal record, and its rollback restores every file", "[integrate][txn]") {
-  Fixture f;
+  WireFixture f;
   std::filesystem::create_directories(f.home.path() / ".claude");
   const std::string state = "{\n  \"numStartups\": 3,\n  \"projects\": {}\n}\n";
   std::ofstream(f.home.path() / ".claude.json") << state;
@@ -110,7 +110,7 @@ TEST_CASE("a user-level integration is one journal record, and its rollback rest
 
 TEST_CASE("a rollback outside root is asked at a terminal whatever the policy allows, and never from the review page",
           "[integrate][txn][gate]") {
-  Fixture f("[policy.default]\nrollback = \"allow\"\n");
+  WireFixture f("[policy.default]\nrollback = \"allow\"\n");
   auto user = h::plan_integration(*f.ws, h::Harness::gemini, h::Scope::user, f.home.path());
   REQUIRE(user);
   auto wu = h::write_plan(*f.ws, *user, kai::Decider("tester"));

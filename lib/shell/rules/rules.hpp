@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/shell/chars.hpp"
 #include "lib/shell/walker.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
@@ -24,8 +25,6 @@ using List = std::initializer_list<std::string_view>;
 inline bool sw(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 inline bool one_of(std::string_view x, List l) { return std::find(l.begin(), l.end(), x) != l.end(); }
-
-inline bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 
 Field literal_field(std::string v);
 Field with_value(const Field& f, std::string v);

@@ -360,7 +360,7 @@ namespace {
 // case's home, so the root trusted there and its key are that user's own;
 // it owns the case's folder, and is removed at the end. Cases that make one
 // are tagged [users]: ctest runs them one at a time (tests/CMakeLists.txt).
-struct ThrowawayUser {
+struct UnprivilegedUser {
   std::string name;
   fs::path home;
   bool made = false;
@@ -370,15 +370,15 @@ struct ThrowawayUser {
     WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
     return false;
   }
-  explicit ThrowawayUser(const TempRepo& repo)
+  explicit UnprivilegedUser(const TempRepo& repo)
       : name("kaisbx" + std::to_string(::getpid() % 100000)), home(repo.home()) {
     REQUIRE(std::system(("useradd -M -N -d '" + home.string() + "' -s /bin/sh " + name).c_str()) == 0);
     made = true;
     REQUIRE(std::system(("chown -R " + name + " '" + repo.path().parent_path().string() + "'").c_str()) == 0);
   }
-  ThrowawayUser(const ThrowawayUser&) = delete;
-  ThrowawayUser& operator=(const ThrowawayUser&) = delete;
-  ~ThrowawayUser() {
+  UnprivilegedUser(const UnprivilegedUser&) = delete;
+  UnprivilegedUser& operator=(const UnprivilegedUser&) = delete;
+  ~UnprivilegedUser() {
     if (made) (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str());
   }
   // argv that runs `argv` as this user, no groups, with a minimal environment.
@@ -406,7 +406,7 @@ struct ThrowawayUser {
 }  // namespace
 
 TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs][users]") {
-  if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
+  if (!full_sandbox_or_warn() || !UnprivilegedUser::available()) return;
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
   repo.init();
   repo.write(".env", k_env_file);
@@ -415,7 +415,7 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 probe.py\"\ndecision = \"allow\"\n");
   repo.trust();  // the owner trusts the changed config at a terminal
   const std::string toml = repo.read("kaicoder.toml");
-  ThrowawayUser user(repo);
+  UnprivilegedUser user(repo);
   const fs::path out = repo.path().parent_path() / "run.out";
   std::string cmd = "cd '" + repo.path().string() + "' && " +
                     user.shell({kaicoder_bin(), "run", "--why", "t", "--", "python3", "probe.py"}) + " </dev/null >'" +
@@ -448,13 +448,13 @@ size_t count_of(const std::string& text, const std::string& word) {
 
 TEST_CASE("as an unprivileged user an approved run cannot type into the approver's terminal or a tmux pane",
           "[attack][runs][users]") {
-  if (!full_sandbox_or_warn() || !ThrowawayUser::available()) return;
+  if (!full_sandbox_or_warn() || !UnprivilegedUser::available()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
   repo.init();
   const fs::path top = repo.path().parent_path();
   const fs::path sock = top / "tmux.sock", pane_out = top / "pane.out", elsewhere = top / "elsewhere";
   fs::create_directories(elsewhere);
-  ThrowawayUser user(repo);
+  UnprivilegedUser user(repo);
   REQUIRE(std::system(("chown " + user.name + " '" + elsewhere.string() + "'").c_str()) == 0);
   // The user's tmux pane, on a server socket outside root.
   const bool have_tmux = std::system("command -v tmux >/dev/null 2>&1") == 0 &&

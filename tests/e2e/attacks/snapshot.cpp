@@ -17,18 +17,11 @@ namespace {
 
 constexpr const char* k_main = "int main() { return 0; }\n";
 
-void git(const TempRepo& repo, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Run r = repo.spawn(argv).finish();
-  REQUIRE(r.ok());
-}
-
 // A governed repository with everything committed.
 void set_up(TempRepo& repo) {
   repo.init();
-  git(repo, {"add", "-A"});
-  git(repo, {"commit", "-q", "-m", "seed"});
+  repo.git({"add", "-A"});
+  repo.git({"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "seed"});
 }
 
 // The agent proposes `shell`; the owner approves proposal `n` as its tier
