@@ -5,7 +5,8 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-./build}
-out="$build/changelog_bench"
-g++ -std=c++20 -O2 -I"$root" "$root/bench/changelog_bench.cpp" "$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a" -lgit2 -lfmt -o "$out"
+[ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
+cmake --build "$build" --target changelog_bench -j"$(nproc)" >/dev/null
+out="$build/bench/changelog_bench"
 shift $(( $# > 0 ? 1 : 0 ))
 exec "$out" "$@"

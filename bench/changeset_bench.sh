@@ -16,7 +16,6 @@ runs=${RUNS:-5}
 
 # shellcheck source=bench/common.sh
 source "$root/bench/common.sh"
-BENCH_LIBS=-lmbedcrypto  # seals (lib/mac)
 bench_setup changeset "$build" changeset_driver git sync
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null

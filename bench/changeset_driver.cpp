@@ -21,6 +21,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "lib/changeset.hpp"
 #include "lib/gate.hpp"
 #include "lib/mac.hpp"
@@ -42,7 +44,7 @@ int fail(const std::string& what, const kai::Error& e) {
 }
 
 std::string file_path(const fs::path& dir, int i) {
-  return (dir / ("d" + std::to_string(i / 50)) / ("f" + std::to_string(i) + ".c")).string();
+  return (dir / fmt::format("d{}", i / 50) / fmt::format("f{}.c", i)).string();
 }
 
 int gen(const fs::path& dir, int n) {

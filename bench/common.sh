@@ -2,19 +2,19 @@
 #
 #   bench_setup NAME BUILD_DIR DRIVER TOOL...
 #
-# checks that each TOOL and /usr/bin/time exist, makes sure BUILD_DIR holds
-# an up-to-date libkaicoder_core.a (configuring it as a Release build of only
-# that library when it has no build), creates a temporary $work folder removed at exit,
-# compiles bench/DRIVER.cpp against the library into $driver (with
-# $BENCH_LIBS too, for a driver that needs more of the library's own
-# dependencies), and sets $build_type. $root must be the source tree.
+# checks that each TOOL and /usr/bin/time exist, builds the driver target
+# DRIVER (bench/CMakeLists.txt) and the library it links in BUILD_DIR
+# (configuring BUILD_DIR as a Release build without the tests when it has no
+# build), sets $driver to it, $core_libs to the library's archives and
+# $build_type, and creates a temporary $work folder removed at exit. $root
+# must be the source tree.
 
 bench_setup() {
   local name=$1 build=$2 src=$3
   bench_name=$name
   shift 3
   local tool
-  for tool in g++ pkg-config "$@"; do
+  for tool in cmake g++ pkg-config "$@"; do
     command -v "$tool" >/dev/null || { echo "$name: $tool not found" >&2; exit 1; }
   done
   [[ -x /usr/bin/time ]] || { echo "$name: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
@@ -23,17 +23,14 @@ bench_setup() {
   if [[ ! -f $build/CMakeCache.txt ]]; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
   fi
-  cmake --build "$build" --target kaicoder_core -j"$(nproc)" >/dev/null
+  cmake --build "$build" --target "$src" -j"$(nproc)" >/dev/null
   # kaicoder_core and the pure libraries it links (lib/shell, lib/util/text)
   core_libs=("$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a")
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
   work=$(mktemp -d "${TMPDIR:-/tmp}/kai-$name-XXXXXX")
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" EXIT
-  driver=$work/$src
-  # shellcheck disable=SC2046
-  g++ -std=c++20 -O2 -I"$root" "$root/bench/$src.cpp" "${core_libs[@]}" \
-    $(pkg-config --libs libgit2 tomlplusplus) -lfmt ${BENCH_LIBS:-} -o "$driver"
+  driver=$build/bench/$src
 }
 
 # time_cmd NAME DIR CMD...: runs CMD in DIR under /usr/bin/time, appends

@@ -4,7 +4,7 @@
 # tens of thousands of #include lines in a file 300 folders deep. Each run is
 # one process under /usr/bin/time (wall seconds, peak resident memory).
 #
-#   bench/deps_bench.sh [REV]
+#   bench/deps_bench.sh [REV]      BUILD=DIR: the build folder (default ./build-bench)
 #
 # REV (a commit) also times lib/deps.cpp as it was at REV, for a before and
 # after. Every run is stopped after LIMIT seconds (default 150) or when it
@@ -19,18 +19,27 @@ mem_mb=${MEM_MB:-4096}
 work=$(mktemp -d "${TMPDIR:-/tmp}/kai-deps-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-build() {  # build DIR: the driver against DIR/lib/deps.cpp
-  g++ -std=c++20 -O2 -I"$1" -I"$root" "$root/bench/deps_driver.cpp" "$1/lib/deps.cpp" -o "$1/driver"
-}
-mkdir -p "$work/now/lib"
-cp "$root/lib/deps.cpp" "$root/lib/deps.hpp" "$work/now/lib/"
-build "$work/now"
+# The driver of today: the deps_driver target (bench/CMakeLists.txt) of a
+# Release build in BUILD (default ./build-bench).
+build=$(realpath -m "${BUILD:-$root/build-bench}")
+[[ -f $build/CMakeCache.txt ]] || cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
+cmake --build "$build" --target deps_driver -j"$(nproc)" >/dev/null
+mkdir -p "$work/now"
+cp "$build/bench/deps_driver" "$work/now/driver"
 versions=(now)
 if [[ -n $rev ]]; then
-  mkdir -p "$work/old/lib"
-  git -C "$root" show "$rev:lib/deps.cpp" >"$work/old/lib/deps.cpp"
-  git -C "$root" show "$rev:lib/deps.hpp" >"$work/old/lib/deps.hpp"
-  build "$work/old"
+  # The scanners as they were at REV: every lib/deps*.cpp of that commit,
+  # with the headers of that commit beside them, compiled with the driver.
+  mkdir -p "$work/old"
+  git -C "$root" archive "$rev" lib bench | tar -x -C "$work/old"
+  # (and the text helpers they use, where that commit has them).
+  srcs=("$work/old"/lib/deps*.cpp)
+  for f in git_quote strings text; do
+    [[ -f $work/old/lib/util/$f.cpp ]] && srcs+=("$work/old/lib/util/$f.cpp")
+  done
+  g++ -std=c++20 -O2 -I"$work/old" "$work/old/bench/deps_driver.cpp" "${srcs[@]}" -lfmt \
+    -o "$work/old/driver" 2>"$work/old/errors" ||
+    { echo "deps-bench: the scanners at $rev do not build on their own:" >&2; head -20 "$work/old/errors" >&2; exit 1; }
   versions=(old now)
 fi
 

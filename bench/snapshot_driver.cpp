@@ -19,6 +19,8 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "lib/snapshot.hpp"
 // An older tree (bench/run_overhead.sh OLD_SNAPSHOT) has no watch.
 #if __has_include("lib/snapshot_watch.hpp")
@@ -41,8 +43,8 @@ int fail(const kai::Error& e) {
 
 void generate(const std::filesystem::path& dir, long n) {
   for (long i = 0; i < n; ++i) {
-    std::filesystem::path p = dir / ("d" + std::to_string(i / 1000)) / ("e" + std::to_string(i / 100 % 10)) /
-                              ("f" + std::to_string(i) + ".c");
+    std::filesystem::path p =
+        dir / fmt::format("d{}", i / 1000) / fmt::format("e{}", i / 100 % 10) / fmt::format("f{}.c", i);
     if (i % 100 == 0) std::filesystem::create_directories(p.parent_path());
     std::ofstream out(p, std::ios::binary);
     for (int line = 0; line < 30; ++line)
