@@ -33,8 +33,6 @@ Dir::~Dir() {
 
 namespace {
 
-constexpr size_t k_name_max = 255;
-
 bool valid_name(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.size() <= k_name_max &&
          name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;

@@ -84,13 +84,13 @@ bool is_heading(std::string_view l) {
   return rest.size() >= 11 && is_digit(rest[0]) && is_digit(rest[3]) && rest[4] == '-' && rest[10] == 'T';
 }
 
-struct Line {
+struct OffsetLine {
   std::string_view text;
   size_t offset = 0;
 };
 
-std::vector<Line> split_lines(std::string_view text) {
-  std::vector<Line> out;
+std::vector<OffsetLine> lines_at_offsets(std::string_view text) {
+  std::vector<OffsetLine> out;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
@@ -105,7 +105,7 @@ std::vector<Line> split_lines(std::string_view text) {
 
 std::vector<size_t> heading_offsets(std::string_view text) {
   std::vector<size_t> out;
-  for (const Line& l : split_lines(text))
+  for (const OffsetLine& l : lines_at_offsets(text))
     if (is_heading(l.text)) out.push_back(l.offset);
   return out;
 }
@@ -158,7 +158,7 @@ int field_index(std::string_view label) {
 // Reads the entry whose heading is lines[at]; returns the index of the first
 // line after it. Field order is not enforced (a hand edit may reorder), but
 // each field must appear once; "- " lines after the eighth field are notes.
-size_t parse_entry(const std::vector<Line>& lines, size_t at, Entry& e, Malformed& bad) {
+size_t parse_entry_lines(const std::vector<OffsetLine>& lines, size_t at, Entry& e, Malformed& bad) {
   e.line = at + 1;
   if (!parse_heading(lines[at].text, e, bad.reason)) {
     bad.line = at + 1;
@@ -316,7 +316,7 @@ Status write_archive(const fs::path& dir, std::string_view block, std::string_vi
 // Hands each well-formed entry to `take`, in file order, until it returns
 // false: newest(1) then stops after the first entry instead of building all.
 void scan(std::string_view text, std::vector<Malformed>* malformed, const std::function<bool(Entry&)>& take) {
-  std::vector<Line> lines = split_lines(text);
+  std::vector<OffsetLine> lines = lines_at_offsets(text);
   for (size_t i = 0; i < lines.size();) {
     if (!is_heading(lines[i].text)) {
       ++i;
@@ -324,7 +324,7 @@ void scan(std::string_view text, std::vector<Malformed>* malformed, const std::f
     }
     Entry e;
     Malformed bad;
-    i = parse_entry(lines, i, e, bad);
+    i = parse_entry_lines(lines, i, e, bad);
     if (!bad.reason.empty()) {
       if (malformed) malformed->push_back(std::move(bad));
     } else if (!take(e)) {

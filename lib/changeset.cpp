@@ -12,6 +12,7 @@
 #include "lib/patch.hpp"
 #include "lib/policy.hpp"
 #include "lib/risk.hpp"
+#include "lib/txn.hpp"
 #include "lib/util/text.hpp"
 #include "lib/validate.hpp"
 
@@ -21,11 +22,6 @@ namespace fs = std::filesystem;
 // ----- propose ---------------------------------------------------------------
 
 namespace {
-
-std::string base_of(const std::string& rel) {
-  auto slash = rel.rfind('/');
-  return slash == std::string::npos ? rel : rel.substr(slash + 1);
-}
 
 // Every refusal of one file refuses the whole changeset: the message says so.
 Error whole(const Error& e) {
@@ -45,7 +41,7 @@ Result<std::optional<CurrentFile>> read_checked(Workspace& ws, const std::string
     if (d.error().code == Errc::conflict) return std::optional<CurrentFile>{};  // its folder is missing
     return d.error();
   }
-  auto st = read_at(*d, base_of(rp->rel));
+  auto st = read_at(*d, txn::base_of(rp->rel));
   if (!st) return st.error();
   if (!st->exists) return std::optional<CurrentFile>{};
   if (!st->regular)

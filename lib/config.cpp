@@ -67,7 +67,7 @@ Status one_of(const Ctx& c, const toml::node& n, std::string_view key, const std
   return bad(c, n, key, fmt::format("\"{}\" is not one of {}", v, list));
 }
 
-const std::set<std::string> k_actions = {"read", "edit", "write", "delete", "run", "rollback"};
+const std::set<std::string> k_rule_actions = {"read", "edit", "write", "delete", "run", "rollback"};
 
 using Handler = std::function<Status(const Ctx&, const toml::node&, const std::string& key)>;
 
@@ -96,7 +96,7 @@ Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
     auto s = get_string(c, v, sub);
     if (!s) return s.error();
     if (k == "action") {
-      if (!k_actions.count(*s)) return bad(c, v, sub, fmt::format("unknown action \"{}\"", *s));
+      if (!k_rule_actions.count(*s)) return bad(c, v, sub, fmt::format("unknown action \"{}\"", *s));
       r.action = *s;
     } else if (k == "path") {
       if (auto g = validate_glob(*s); !g) return bad(c, v, sub, g.error().message);
@@ -195,7 +195,7 @@ std::map<std::string, Handler> handlers() {
   };
   h["approval.timeout"] = num(&Config::timeout, 1, 7 * 24 * 3600);
   h["policy.mode"] = str(&Config::mode, {"normal", "propose-only"});
-  for (const auto& a : k_actions)
+  for (const auto& a : k_rule_actions)
     h["policy.default." + a] = [a](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       auto s = get_string(c, n, key);
       if (!s) return s.error();

@@ -23,11 +23,11 @@ constexpr std::string_view k_move = "*** Move to: ";
 constexpr std::string_view k_eof = "*** End of File";
 
 // An envelope's lines may carry blanks and a CR either side.
-std::string_view strip(std::string_view s) { return trim(s, " \t\r\n"); }
+std::string_view trim_envelope_line(std::string_view s) { return trim(s, " \t\r\n"); }
 
 // An envelope handed over as a shell here-document's text: `<<'EOF'` first.
 bool is_heredoc(std::string_view line) {
-  line = strip(line);
+  line = trim_envelope_line(line);
   return line == "<<EOF" || line == "<<'EOF'" || line == "<<\"EOF\"";
 }
 
@@ -53,15 +53,15 @@ public:
     Changeset cs;
     cs.format = PatchFormat::envelope;
     size_t first = 0, last = m_lines.size();
-    while (first < last && strip(m_lines[first]).empty()) ++first;
-    while (last > first && strip(m_lines[last - 1]).empty()) --last;
-    if (last - first >= 4 && is_heredoc(m_lines[first]) && strip(m_lines[last - 1]).ends_with("EOF")) {
+    while (first < last && trim_envelope_line(m_lines[first]).empty()) ++first;
+    while (last > first && trim_envelope_line(m_lines[last - 1]).empty()) --last;
+    if (last - first >= 4 && is_heredoc(m_lines[first]) && trim_envelope_line(m_lines[last - 1]).ends_with("EOF")) {
       ++first;
       --last;
     }
-    if (first == last || strip(m_lines[first]) != k_begin)
+    if (first == last || trim_envelope_line(m_lines[first]) != k_begin)
       return bad(first, "the envelope must start with '*** Begin Patch'");
-    if (last - first < 2 || strip(m_lines[last - 1]) != k_end)
+    if (last - first < 2 || trim_envelope_line(m_lines[last - 1]) != k_end)
       return bad(last, "the envelope must end with '*** End Patch'");
     for (size_t i = 0; i < m_lines.size(); ++i)
       if (m_lines[i].size() > m_limits.max_line_bytes)
@@ -88,13 +88,13 @@ private:
   }
 
   Result<std::string> path_after(std::string_view prefix) {
-    std::string path(strip(strip(m_lines[m_i]).substr(prefix.size())));
+    std::string path(trim_envelope_line(trim_envelope_line(m_lines[m_i]).substr(prefix.size())));
     KAI_TRY(patch_detail::check_patch_path(path, m_i + 1, m_limits));
     return path;
   }
 
   Result<FileOp> file_op() {
-    std::string_view head = strip(m_lines[m_i]);
+    std::string_view head = trim_envelope_line(m_lines[m_i]);
     FileOp op;
     op.format = PatchFormat::envelope;
     op.patch_line = m_i + 1;
@@ -126,7 +126,7 @@ private:
     op.kind = FileOpKind::edit;
     op.path = std::move(*p);
     ++m_i;
-    if (m_i < m_end && strip(m_lines[m_i]).starts_with(k_move)) {
+    if (m_i < m_end && trim_envelope_line(m_lines[m_i]).starts_with(k_move)) {
       Result<std::string> to = path_after(k_move);
       if (!to) return to.error();
       op.kind = FileOpKind::rename;
@@ -134,7 +134,7 @@ private:
       ++m_i;
     }
     while (true) {
-      while (m_i < m_end && strip(m_lines[m_i]).empty()) ++m_i;  // blank lines between hunks
+      while (m_i < m_end && trim_envelope_line(m_lines[m_i]).empty()) ++m_i;  // blank lines between hunks
       if (m_i >= m_end || m_lines[m_i].starts_with("*** ")) break;
       Result<Hunk> h = hunk(op.hunks.empty());
       if (!h) return h.error();
@@ -151,7 +151,7 @@ private:
     while (m_i < m_end && m_lines[m_i].starts_with("@@")) {
       std::string_view anchor = m_lines[m_i].substr(2);
       if (!anchor.empty() && anchor[0] == ' ') anchor.remove_prefix(1);
-      if (!strip(anchor).empty()) h.anchors.emplace_back(anchor);
+      if (!trim_envelope_line(anchor).empty()) h.anchors.emplace_back(anchor);
       ++m_i;
     }
     if (h.patch_line == m_i + 1 && !first) return bad(m_i, "expected '@@' before the hunk's lines");
@@ -214,7 +214,7 @@ bool looks_like_envelope(std::string_view text) {
   size_t pos = 0;
   bool heredoc = false;
   while (pos < text.size()) {
-    std::string_view l = strip(patch_detail::next_line(text, pos));
+    std::string_view l = trim_envelope_line(patch_detail::next_line(text, pos));
     if (l.empty()) continue;
     if (!heredoc && is_heredoc(l)) {
       heredoc = true;
@@ -253,7 +253,9 @@ Result<std::string> apply_envelope_hunks(const FileOp& op, std::string_view befo
   const Eq loose_end = [](std::string_view a, std::string_view b) {
     return trim_right(a, " \t\r\n\f\v") == trim_right(b, " \t\r\n\f\v");
   };
-  const Eq loose = [](std::string_view a, std::string_view b) { return strip(a) == strip(b); };
+  const Eq loose = [](std::string_view a, std::string_view b) {
+    return trim_envelope_line(a) == trim_envelope_line(b);
+  };
 
   std::vector<Placed> placed;
   size_t cursor = 0;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lib/glob.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
@@ -18,7 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t k_name_max = 255;   // NAME_MAX on every filesystem we run on
 constexpr size_t k_path_max = 4096;  // PATH_MAX, counting the final NUL
 
 // Paths in messages: long ones shortened so the rule stays readable, hidden

@@ -12,8 +12,8 @@ using json = nlohmann::json;
 
 namespace {
 constexpr std::array<std::string_view, 5> k_kinds = {"edit", "write", "delete", "run", "changeset"};
-constexpr std::array<std::string_view, 5> k_actions = {"edit_file", "write_file", "delete_file", "run_shell",
-                                                       "apply_changeset"};
+constexpr std::array<std::string_view, 5> k_action_names = {"edit_file", "write_file", "delete_file", "run_shell",
+                                                            "apply_changeset"};
 constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied",    "rejected",
                                                       "timeout", "failed",   "rolled-back"};
 constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spool"};
@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spoo
 
 std::string_view to_string(Kind k) { return k_kinds[static_cast<size_t>(k)]; }
 std::string_view to_string(State s) { return k_states[static_cast<size_t>(s)]; }
-std::string_view action_name(Kind k) { return k_actions[static_cast<size_t>(k)]; }
+std::string_view action_name(Kind k) { return k_action_names[static_cast<size_t>(k)]; }
 
 std::optional<Kind> parse_kind(std::string_view s) {
   for (size_t i = 0; i < k_kinds.size(); ++i)

@@ -16,7 +16,7 @@ std::string upper(std::string_view s) {
 }
 
 // Blanks either side, and the CR of a CRLF line.
-std::string_view strip(std::string_view s) { return trim_right(trim_left(s), " \t\r"); }
+std::string_view trim_env_line(std::string_view s) { return trim_right(trim_left(s), " \t\r"); }
 
 bool token_char(char c, std::string_view extra) {
   return std::isalnum(static_cast<unsigned char>(c)) || extra.find(c) != std::string_view::npos;
@@ -115,17 +115,17 @@ void Redactor::add_secret_file(std::string_view label, std::string_view content)
   while (pos < content.size()) {
     size_t eol = content.find('\n', pos);
     std::string_view line =
-        strip(content.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
+        trim_env_line(content.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos));
     pos = eol == std::string_view::npos ? content.size() : eol + 1;
     if (line.empty() || line.front() == '#') continue;
-    if (line.substr(0, 7) == "export ") line = strip(line.substr(7));
+    if (line.substr(0, 7) == "export ") line = trim_env_line(line.substr(7));
     size_t sep = line.find_first_of("=:");
     if (sep == std::string_view::npos) continue;
-    std::string_view name = strip(line.substr(0, sep));
-    std::string_view value = strip(line.substr(sep + 1));
+    std::string_view name = trim_env_line(line.substr(0, sep));
+    std::string_view value = trim_env_line(line.substr(sep + 1));
     // JSON credential files (auth.json, .docker/config.json): "name": "value",
     if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-    if (!value.empty() && value.back() == ',') value = strip(value.substr(0, value.size() - 1));
+    if (!value.empty() && value.back() == ',') value = trim_env_line(value.substr(0, value.size() - 1));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
       value = value.substr(1, value.size() - 2);
     add(name.empty() ? std::string(label) : std::string(name), std::string(value));

@@ -17,6 +17,10 @@
 
 namespace kai {
 
+// Longest name of one folder entry, in bytes: NAME_MAX on every file system
+// kaicoder runs on.
+inline constexpr size_t k_name_max = 255;
+
 // Whole file as bytes. not_found when it does not exist, io otherwise.
 // With `max`, reading stops after max + 1 bytes: a result longer than `max`
 // says the file is too long, without reading the rest of it.

@@ -30,14 +30,6 @@ Run hook(const TempRepo& repo, const std::string& harness, const std::string& te
 }
 
 // Claude Code and Codex: the deny reason, or "" when the call passes ({}).
-std::string claude_denial(const Run& r) {
-  json j = json::parse(r.out);
-  if (j.empty()) return "";
-  REQUIRE(j.at("hookSpecificOutput").at("hookEventName") == "PreToolUse");
-  REQUIRE(j.at("hookSpecificOutput").at("permissionDecision") == "deny");
-  return j.at("hookSpecificOutput").at("permissionDecisionReason").get<std::string>();
-}
-
 json pending(const TempRepo& repo) {
   return json_of(repo.kai({"--json", "list", "--status", "pending"})).at("proposals");
 }

@@ -71,10 +71,10 @@ TEST_CASE("no pager runs for a pipe, --json, --no-pager, an empty pager or cat",
     if (args[0] == "show") args.push_back("2");
     std::vector<std::string> json_args{"--json"};
     json_args.insert(json_args.end(), args.begin(), args.end());
-    Run json = on_terminal(repo, json_args, marking);
-    KAI_CHECK_EXIT(json, 0);
-    CHECK_THAT(json.out, !Contains("paged: "));
-    CHECK_NOTHROW(json_of(json));
+    Run json_run = on_terminal(repo, json_args, marking);
+    KAI_CHECK_EXIT(json_run, 0);
+    CHECK_THAT(json_run.out, !Contains("paged: "));
+    CHECK_NOTHROW(json_of(json_run));
 
     args.push_back("--no-pager");
     Run off = on_terminal(repo, args, marking);

@@ -54,13 +54,6 @@ GitState git_state(const TempRepo& repo) {
 
 constexpr const char* k_edit_create_delete = "printf 'new\\n' > edit.txt; printf 'made\\n' > sub/made.txt; rm gone.txt";
 
-// kaicoder set up and committed, so that the user's own git state is clean.
-void set_up(TempRepo& repo) {
-  repo.init();
-  git_out(repo, {"add", "-A"});
-  git_out(repo, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "kaicoder"});
-}
-
 // Stage `shell` as proposal `n` and approve it with CONFIRM; returns the
 // run's rollback id.
 std::string run_confirmed(TempRepo& repo, const std::string& shell, int n = 1) {
@@ -80,7 +73,7 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
           "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}, {"tool.sh", "#!/bin/sh\n"}};
   repo.chmod("tool.sh", 0755);
-  set_up(repo);
+  init_and_commit(repo);
   repo.write("untracked.txt", "not in git\n");
   (void)git_state(repo);  // let git settle its index first
   GitState git_before = git_state(repo);
@@ -113,7 +106,7 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
 TEST_CASE("rolling back a run refuses where a later entry changed its file, and --force overrides",
           "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   auto before = user_files(repo);
   std::string id = run_confirmed(repo, k_edit_create_delete);
   KAI_REQUIRE_EXIT(repo.kai(edit("sub/made.txt", "made", "remade")), 0);
@@ -139,7 +132,7 @@ TEST_CASE("rolling back a run refuses where a later entry changed its file, and 
 
 TEST_CASE("a run's changes under a never-write folder are named as not restorable", "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   std::string id = run_confirmed(repo, "mkdir -p build && printf 'o\\n' > build/out.o; printf 'new\\n' > edit.txt");
   json e = log_entries(repo).at(0);
   CHECK(e.at("rollback") == "restore 1 file(s) from snapshot " + id);
@@ -167,7 +160,7 @@ TEST_CASE("an ordinary ask-tier run that edits, creates and deletes files is rol
                 {"gen.py",
                  "import os\nopen('edit.txt', 'w').write('new\\n')\nopen('sub/made.txt', 'w').write('made\\n')\n"
                  "os.remove('gone.txt')\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   auto before = user_files(repo);
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "generate", "--", "python3", "gen.py"}), 0);
   REQUIRE(show_json(repo, 1).at("tier") == "normal");
@@ -192,7 +185,7 @@ TEST_CASE("a run's entry flags a guarded file it changed and counts its changes 
       {".gitignore", "build/\n.env\n"},
       {".env", "TOKEN=one\n"},
       {"gen.sh", "printf 'TOKEN=two\\n' > .env\nmkdir -p build && printf o > build/a.o && printf o > build/b.o\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   // The full sandbox keeps a run away from .env altogether; the flag is for
   // the levels where only the snapshot sees what a run did to a guarded file.
   std::string cfg = repo.read("kaicoder.toml");
@@ -213,7 +206,7 @@ TEST_CASE("a run's entry flags a guarded file it changed and counts its changes 
 
 TEST_CASE("a rollback removes the empty folders a run created", "[e2e][run][undo]") {
   TempRepo repo{{"edit.txt", "old\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   std::string id = run_confirmed(repo, "mkdir -p made/deeper/still && mkdir kept && printf 'new\\n' > edit.txt");
   repo.write("kept/mine.txt", "the user's\n");  // a folder that is no longer empty stays
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);

@@ -62,6 +62,24 @@ inline nlohmann::json log_entries(const TempRepo& repo) {
   return json_of(r).at("entries");
 }
 
+// kaicoder set up and everything committed, so that the user's own git
+// state is clean.
+inline void init_and_commit(TempRepo& repo) {
+  repo.init();
+  repo.git({"add", "-A"});
+  repo.git({"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "kaicoder"});
+}
+
+// The reason of a Claude Code PreToolUse hook's denial; empty when the hook
+// printed nothing (the call is let through).
+inline std::string claude_denial(const Run& r) {
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  if (j.empty()) return "";
+  REQUIRE(j.at("hookSpecificOutput").at("hookEventName") == "PreToolUse");
+  REQUIRE(j.at("hookSpecificOutput").at("permissionDecision") == "deny");
+  return j.at("hookSpecificOutput").at("permissionDecisionReason").get<std::string>();
+}
+
 // One proposal as `show --json` prints it.
 inline nlohmann::json show_json(const TempRepo& repo, int id) {
   Run r = repo.kai({"--json", "show", std::to_string(id)});

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 
 // Listeners are only declared with external interfaces on. The build turns
@@ -130,5 +131,28 @@ private:
   long m_failures_at_start = g_failed_assertions.load();
   int m_unwinding_at_start = std::uncaught_exceptions();
 };
+
+// Run shell command `cmd` in `d`, its output discarded; the case fails
+// when it fails.
+inline void sh(const TempDir& d, const std::string& cmd) {
+  std::string full = "cd '" + d.path().string() + "' && " + cmd + " >/dev/null 2>&1";
+  REQUIRE(std::system(full.c_str()) == 0);
+}
+
+// Permission bits of what is at `p` (a symlink itself, not its target).
+inline unsigned mode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  REQUIRE(::lstat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+// The whole file at `p`; the case fails when it cannot be read.
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) FAIL("cannot read " << p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 }  // namespace kai::test

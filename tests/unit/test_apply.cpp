@@ -12,19 +12,16 @@
 #include "lib/mac.hpp"
 #include "lib/propose.hpp"
 #include "lib/util/fs.hpp"
+#include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"
 
 namespace {
+using kai::test::StillClock;
 using kai::test::TempDir;
-
-struct FixedClock : kai::Clock {
-  kai::TimePoint t = std::chrono::system_clock::from_time_t(1783606530);  // 2026-07-09T14:15:30Z
-  kai::TimePoint now() const override { return t; }
-};
 
 struct ApplyFixture {
   TempDir dir;
-  FixedClock clock;
+  StillClock clock;
   std::optional<kai::Workspace> ws;
 
   ApplyFixture() {

@@ -21,6 +21,7 @@
 using kai::CreateDirs;
 using kai::Dir;
 using kai::Errc;
+using kai::test::mode_of;
 using kai::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -36,12 +37,6 @@ struct Opener {
 };
 constexpr Opener k_openers[] = {{"openat2", kai::open_parent}, {"walk", kai::open_parent_walk}};
 
-mode_t mode_of(const fs::path& p) {
-  struct stat st {};
-  REQUIRE(::lstat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
-
 size_t entries(const fs::path& dir) {
   size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
@@ -49,11 +44,11 @@ size_t entries(const fs::path& dir) {
 }
 
 // T/root with T/outside next to it, holding one file.
-struct Tree {
+struct RootAndOutside {
   TempDir t;
   fs::path root = t / "root";
   fs::path out = t / "outside";
-  Tree() {
+  RootAndOutside() {
     t.mkdir("root");
     t.write("outside/keep.txt", "outside\n");
   }
@@ -64,7 +59,7 @@ struct Tree {
 TEST_CASE("open_parent opens existing folders and reads beneath them", "[beneath]") {
   for (const Opener& o : k_openers) {
     DYNAMIC_SECTION(o.name) {
-      Tree tr;
+      RootAndOutside tr;
       tr.t.write("root/src/lib/a.c", "int a;\n");
       ::chmod((tr.root / "src/lib/a.c").c_str(), 0640);
       kai::Result<Dir> d = o.fn(tr.root, "src/lib/a.c", CreateDirs::no);
@@ -89,7 +84,7 @@ TEST_CASE("open_parent opens existing folders and reads beneath them", "[beneath
 TEST_CASE("open_parent creates missing folders only when asked", "[beneath]") {
   for (const Opener& o : k_openers) {
     DYNAMIC_SECTION(o.name) {
-      Tree tr;
+      RootAndOutside tr;
       kai::Result<Dir> no = o.fn(tr.root, "a/b/c/f.txt", CreateDirs::no);
       REQUIRE_FALSE(no.ok());
       CHECK(no.error().code == Errc::conflict);
@@ -107,7 +102,7 @@ TEST_CASE("open_parent creates missing folders only when asked", "[beneath]") {
 TEST_CASE("open_parent refuses a symlinked folder, inside or outside the root", "[beneath]") {
   for (const Opener& o : k_openers) {
     DYNAMIC_SECTION(o.name) {
-      Tree tr;
+      RootAndOutside tr;
       tr.t.mkdir("root/src");
       tr.t.symlink("root/in", "src");
       tr.t.symlink("root/out", tr.out.string());
@@ -131,7 +126,7 @@ TEST_CASE("open_parent refuses a symlinked folder, inside or outside the root", 
 }
 
 TEST_CASE("open_parent refuses paths that are not plain and relative", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.mkdir("root/a");
   for (std::string_view rel :
        {"../outside/keep.txt", "/etc/passwd", "a/../../outside/x", "a/./x", "a//x", "", "a/", "./x", ".."}) {
@@ -149,7 +144,7 @@ TEST_CASE("a folder swapped for a symlink after resolve cannot lead out of the r
   for (const Opener& o : k_openers) {
     for (CreateDirs c : {CreateDirs::no, CreateDirs::yes}) {
       DYNAMIC_SECTION(o.name << (c == CreateDirs::yes ? " creating" : "")) {
-        Tree tr;
+        RootAndOutside tr;
         tr.t.mkdir("root/d/e/g");
         kai::Result<kai::RootPath> p = kai::resolve(tr.root, tr.root, "d/e/g/f.txt");
         REQUIRE(p.ok());
@@ -192,7 +187,7 @@ TEST_CASE("a folder swapped for a symlink after resolve cannot lead out of the r
 }
 
 TEST_CASE("read_at never follows a symlink and reports other kinds of file", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.write("root/a.txt", "a");
   tr.t.symlink("root/ln", "a.txt");
   tr.t.symlink("root/out", (tr.out / "keep.txt").string());
@@ -224,7 +219,7 @@ TEST_CASE("read_at never follows a symlink and reports other kinds of file", "[b
 }
 
 TEST_CASE("read_at reports the link count of a hard-linked file", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.write("root/a.txt", "a");
   tr.t.hardlink("root/b.txt", "root/a.txt");
   kai::Result<Dir> d = kai::open_parent(tr.root, "a.txt", CreateDirs::no);
@@ -235,7 +230,7 @@ TEST_CASE("read_at reports the link count of a hard-linked file", "[beneath]") {
 }
 
 TEST_CASE("write_exclusive_at never writes through a name that exists", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.write("root/taken", "old");
   tr.t.symlink("root/ln", (tr.out / "keep.txt").string());
   tr.t.symlink("root/dangling", (tr.out / "planted.txt").string());
@@ -257,7 +252,7 @@ TEST_CASE("write_exclusive_at never writes through a name that exists", "[beneat
 }
 
 TEST_CASE("replace_at swaps the whole file and keeps the requested mode", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.write("root/src/run.sh", "old\n");
   kai::Result<Dir> d = kai::open_parent(tr.root, "src/run.sh", CreateDirs::no);
   REQUIRE(d.ok());
@@ -270,7 +265,7 @@ TEST_CASE("replace_at swaps the whole file and keeps the requested mode", "[bene
 }
 
 TEST_CASE("replace_at refuses a symlink and breaks a hard link instead of writing through it", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.symlink("root/ln", (tr.out / "keep.txt").string());
   tr.t.hardlink("root/hard", (tr.out / "keep.txt").string());
   tr.t.mkdir("root/folder");
@@ -290,7 +285,7 @@ TEST_CASE("replace_at refuses a symlink and breaks a hard link instead of writin
 }
 
 TEST_CASE("replace_at handles a name at the length limit", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   std::string name(255, 'n');
   kai::Result<Dir> d = kai::open_parent(tr.root, name, CreateDirs::no);
   REQUIRE(d.ok());
@@ -301,7 +296,7 @@ TEST_CASE("replace_at handles a name at the length limit", "[beneath]") {
 }
 
 TEST_CASE("unlink_at removes a file, tolerates a missing one and refuses a folder", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   tr.t.write("root/a.txt", "a");
   tr.t.mkdir("root/sub");
   tr.t.symlink("root/ln", (tr.out / "keep.txt").string());
@@ -319,7 +314,7 @@ TEST_CASE("unlink_at removes a file, tolerates a missing one and refuses a folde
 }
 
 TEST_CASE("Dir owns its descriptor and hands it over on move", "[beneath]") {
-  Tree tr;
+  RootAndOutside tr;
   kai::Result<Dir> d = kai::open_parent(tr.root, "x", CreateDirs::no);
   REQUIRE(d.ok());
   int fd = d->fd();

@@ -17,15 +17,10 @@
 
 namespace fs = std::filesystem;
 using kai::Entry;
+using kai::test::slurp;
 using kai::test::TempDir;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  auto r = kai::read_file(p);
-  REQUIRE(r.ok());
-  return *r;
-}
 
 void spit(const fs::path& p, const std::string& text) { REQUIRE(kai::write_file_atomic(p, text).ok()); }
 

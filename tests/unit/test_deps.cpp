@@ -14,6 +14,7 @@
 #include "lib/workspace.hpp"
 
 namespace {
+using kai::test::sh;
 using kai::test::TempDir;
 using Paths = std::vector<std::string>;
 
@@ -40,10 +41,6 @@ kai::ScanBudget linear_budget(size_t bytes) {
   return kai::ScanBudget{l};
 }
 
-void sh(const TempDir& d, const std::string& cmd) {
-  std::string full = "cd '" + d.path().string() + "' && " + cmd + " >/dev/null 2>&1";
-  REQUIRE(std::system(full.c_str()) == 0);
-}
 }  // namespace
 
 TEST_CASE("a deeply nested Rust use tree is scanned in one pass and still resolves", "[risk][deps]") {

@@ -7,13 +7,9 @@
 #include "lib/mac.hpp"
 
 namespace {
+using kai::test::mode_of;
 using kai::test::TempDir;
 
-unsigned mode_of(const std::filesystem::path& p) {
-  struct stat st {};
-  REQUIRE(::lstat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
 }  // namespace
 
 TEST_CASE("init's key is 32 private bytes in a private folder, made once", "[mac]") {

@@ -34,15 +34,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using kai::test::slurp;
 using kai::test::source_dir;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) FAIL("cannot read " << p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // cmd/<verb>.cpp, the verb's '-' written '_' as in every file name.
 fs::path verb_source(const fs::path& src, std::string verb) {

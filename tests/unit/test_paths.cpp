@@ -16,6 +16,7 @@
 #include "lib/mac.hpp"
 #include "lib/paths.hpp"
 #include "lib/propose.hpp"
+#include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"
 
 using namespace std::literals;
@@ -515,10 +516,6 @@ void run_case(const Case& c) {
 
 // ----- the same rows through propose and apply ------------------------------------------------
 
-struct FixedClock : kai::Clock {
-  kai::TimePoint now() const override { return std::chrono::system_clock::from_time_t(1783606530); }
-};
-
 // Every file below T/outside and T/root2, path → bytes: what an escape would change.
 std::map<std::string, std::string> outside_of_root(const kai::test::TempDir& t) {
   std::map<std::string, std::string> seen;
@@ -530,7 +527,7 @@ std::map<std::string, std::string> outside_of_root(const kai::test::TempDir& t) 
 }
 
 struct Staging {
-  FixedClock clock;
+  kai::test::StillClock clock;
   std::optional<kai::Workspace> ws;
 
   Staging(const kai::test::TempDir& t, Rails rails, bool break_links) {

@@ -12,6 +12,7 @@
 #include "unit/trusted_root.hpp"
 
 namespace {
+using kai::test::sh;
 using kai::test::TempDir;
 using Paths = std::vector<std::string>;
 
@@ -22,11 +23,6 @@ Paths deps_of(const Paths& tracked, const std::string& path, const std::string& 
   Paths out;
   for (uint32_t i : kai::dependencies(files, mods, path, text)) out.push_back(files.paths()[i]);
   return out;
-}
-
-void sh(const TempDir& d, const std::string& cmd) {
-  std::string full = "cd '" + d.path().string() + "' && " + cmd + " >/dev/null 2>&1";
-  REQUIRE(std::system(full.c_str()) == 0);
 }
 
 // A git work tree whose index holds `files`.

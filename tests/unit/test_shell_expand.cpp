@@ -10,7 +10,9 @@
 
 #include "lib/shell/expand.hpp"
 
-using namespace kai::shell;
+// Inside the namespace, so that its names win over any other file's in a
+// unity batch.
+namespace kai::shell {
 
 namespace {
 
@@ -227,3 +229,5 @@ TEST_CASE("every word split from an expansion keeps its marks, not only the firs
     CHECK_FALSE(fs[0].from_var);
   }
 }
+
+}  // namespace kai::shell

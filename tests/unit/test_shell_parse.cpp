@@ -8,7 +8,9 @@
 
 #include "lib/shell/syntax.hpp"
 
-using namespace kai::shell;
+// Inside the namespace, so that its names win over any other file's in a
+// unity batch.
+namespace kai::shell {
 
 namespace {
 
@@ -228,3 +230,5 @@ TEST_CASE("nesting beyond the limit stops the parse and says so", "[shell][shell
   CHECK_FALSE(parse(shallow).too_deep);
   CHECK(parse(shallow, k_max_nesting).too_deep);
 }
+
+}  // namespace kai::shell

@@ -17,7 +17,7 @@ namespace {
 using kai::test::TempDir;
 namespace fs = std::filesystem;
 
-std::string sh(const std::string& cmd) {
+std::string sh_output(const std::string& cmd) {
   std::string out;
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -30,7 +30,7 @@ std::string sh(const std::string& cmd) {
 const char* k_git = "git -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main";
 
 void git(const TempDir& t, const std::string& args) {
-  sh("cd '" + t.path().string() + "' && " + k_git + " " + args + " >/dev/null 2>&1");
+  sh_output("cd '" + t.path().string() + "' && " + k_git + " " + args + " >/dev/null 2>&1");
 }
 
 kai::SnapshotStore store_of(const TempDir& t) {
@@ -41,10 +41,10 @@ kai::SnapshotStore store_of(const TempDir& t) {
 // kaicoder's store plus the user's objects (subtrees equal to the user's are
 // only there until keep() copies them).
 std::map<std::string, std::string> listing(const TempDir& t, const kai::Snapshot& s) {
-  std::string text =
-      sh("GIT_ALTERNATE_OBJECT_DIRECTORIES='" + (t.path() / ".git/objects").string() + "' git --git-dir='" +
-         (t.path() / ".kaicoder/snapshots.git").string() +
-         "' --work-tree=/nonexistent -c safe.directory='*' ls-tree -r --full-tree " + s.tree + " 2>/dev/null || true");
+  std::string text = sh_output("GIT_ALTERNATE_OBJECT_DIRECTORIES='" + (t.path() / ".git/objects").string() +
+                               "' git --git-dir='" + (t.path() / ".kaicoder/snapshots.git").string() +
+                               "' --work-tree=/nonexistent -c safe.directory='*' ls-tree -r --full-tree " + s.tree +
+                               " 2>/dev/null || true");
   std::map<std::string, std::string> out;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -83,7 +83,7 @@ TEST_CASE("a snapshot holds tracked and untracked files, not ignored ones or kai
   TempDir t;
   seed_repo(t);
   std::string index_before = t.read(".git/index");
-  std::string refs_before = sh("cd '" + t.path().string() + "' && git for-each-ref; git stash list");
+  std::string refs_before = sh_output("cd '" + t.path().string() + "' && git for-each-ref; git stash list");
   auto s = store_of(t).take();
   REQUIRE(s);
   CHECK(s->git);
@@ -102,7 +102,7 @@ TEST_CASE("a snapshot holds tracked and untracked files, not ignored ones or kai
   CHECK(s->hashed == 5);
   // The user's git state is read, never written.
   CHECK(t.read(".git/index") == index_before);
-  CHECK(sh("cd '" + t.path().string() + "' && git for-each-ref; git stash list") == refs_before);
+  CHECK(sh_output("cd '" + t.path().string() + "' && git for-each-ref; git stash list") == refs_before);
 }
 
 TEST_CASE("a diff of two snapshots names created, changed, deleted and re-moded files", "[snapshot]") {
@@ -278,8 +278,8 @@ void seed_settled(TempDir& t) {
   t.write(".gitignore", "build/\n.kaicoder/\n*.o\n");
   git(t, "add -A");
   git(t, "commit -q -m seed");
-  sh("cd '" + t.path().string() +
-     "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
+  sh_output("cd '" + t.path().string() +
+            "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
   ::usleep(1100 * 1000);  // ctime, which touch cannot set back, leaves the racy window too
 }
 
@@ -321,7 +321,7 @@ TEST_CASE("kaicoder's stat cache reads only what changed, and a same-size rewrit
   CHECK(second->tree == first->tree);
   // Same size, same mtime: only ctime (and kaicoder reading it) tells.
   t.write("src/util.c", "int UTIL;\n");
-  sh("touch -d '2020-01-01 00:00:00' '" + (t / "src/util.c").string() + "'");
+  sh_output("touch -d '2020-01-01 00:00:00' '" + (t / "src/util.c").string() + "'");
   auto third = store.take();
   REQUIRE(third);
   CHECK(third->hashed == 1);
@@ -371,7 +371,7 @@ TEST_CASE("big files are streamed, and files over the limit are reported, not re
   auto before = store.take();
   REQUIRE(before);
   CHECK(listing(t, *before)["data/big.bin"] == "100644 " + kai::blob_id(big));
-  sh("truncate -s 2G '" + (t / "huge.img").string() + "'");
+  sh_output("truncate -s 2G '" + (t / "huge.img").string() + "'");
   auto after = store.take();
   REQUIRE(after);
   CHECK(listing(t, *after).count("huge.img") == 0);
@@ -382,7 +382,7 @@ TEST_CASE("big files are streamed, and files over the limit are reported, not re
   auto notes = kai::snapshot_notes(*before, *after);
   CHECK(has_note(notes, "huge.img created, not snapshotted: too large (2048.0 MiB"));
   // A file that grows past the limit is neither deleted nor resurrected by a rollback.
-  sh("truncate -s 200M '" + (t / "data/big.bin").string() + "'");
+  sh_output("truncate -s 200M '" + (t / "data/big.bin").string() + "'");
   auto grown = store.take();
   REQUIRE(grown);
   auto d2 = store.diff(*after, *grown);
@@ -421,7 +421,7 @@ TEST_CASE("snapshot notes name guarded files that changed and count changes in i
   CHECK(has_note(notes, "build/: 3 files changed (ignored, not restorable)"));
   CHECK(has_note(notes, "src/: 1 file changed (ignored, not restorable)"));
   // The secret's bytes went nowhere.
-  CHECK(sh("grep -r TOKEN '" + (t / ".kaicoder").string() + "' || true").empty());
+  CHECK(sh_output("grep -r TOKEN '" + (t / ".kaicoder").string() + "' || true").empty());
 }
 
 TEST_CASE("a folder replaced by a symlink and a set-user-ID bit are diffed so a rollback can undo them", "[snapshot]") {
@@ -453,8 +453,8 @@ TEST_CASE("the stat cache finds every file again after files were added and remo
   t.git_init();
   for (int i = 0; i < 40; ++i) t.write("d/f" + std::to_string(i) + ".c", "int v" + std::to_string(i) + ";\n");
   t.write(".gitignore", ".kaicoder/\n");
-  sh("cd '" + t.path().string() +
-     "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
+  sh_output("cd '" + t.path().string() +
+            "' && find . -path ./.git -prune -o -type f -exec touch -d '2020-01-01 00:00:00' {} +");
   ::usleep(1100 * 1000);
   auto store = store_of(t);
   auto first = store.take();
@@ -470,7 +470,7 @@ TEST_CASE("the stat cache finds every file again after files were added and remo
   for (int i : {3, 4, 17}) fs::remove(t / ("d/f" + std::to_string(i) + ".c"));
   for (const char* n : {"d/new1.c", "d/zz.c", "d/f4b.c"}) t.write(n, "int added;\n");
   t.write("d/f30.c", "int vXX;\n");
-  sh("touch -d '2020-01-01 00:00:00' '" + (t / "d/f30.c").string() + "'");
+  sh_output("touch -d '2020-01-01 00:00:00' '" + (t / "d/f30.c").string() + "'");
   auto second = store.take();
   REQUIRE(second);
   CHECK(second->hashed == 4);

@@ -17,6 +17,7 @@
 
 namespace {
 using kai::Errc;
+using kai::test::mode_of;
 using kai::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -24,12 +25,6 @@ const std::string k_good =
     R"({"version":1,"type":"propose","cwd":"src","request":{"path":"a.txt","target":"old","replacement":"new","why":"t"}})";
 
 kai::TimePoint some_time() { return kai::TimePoint(std::chrono::seconds(1767225600)); }
-
-unsigned mode_of(const fs::path& p) {
-  struct stat st {};
-  REQUIRE(::lstat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
 
 }  // namespace
 

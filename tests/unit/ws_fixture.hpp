@@ -12,14 +12,10 @@
 #include "lib/propose.hpp"
 #include "lib/sandbox.hpp"
 #include "lib/workspace.hpp"
+#include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"
 
 namespace kai::test {
-
-struct StillClock : Clock {
-  TimePoint t = std::chrono::system_clock::from_time_t(1783606530);  // 2026-07-09T14:15:30Z
-  TimePoint now() const override { return t; }
-};
 
 struct WsFixture {
   TempDir dir;

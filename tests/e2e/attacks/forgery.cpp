@@ -62,7 +62,7 @@ std::string plain_digest(const TempRepo& repo, int id) {
   return kai::digest(*p);
 }
 
-json doctor(const TempRepo& repo) {
+json doctor_checks(const TempRepo& repo) {
   Run d = repo.kai({"--json", "doctor"});
   INFO(d.all());
   return json_of(d).at("checks");
@@ -106,7 +106,7 @@ TEST_CASE("a pending proposal rewritten to approved with a matching digest is no
   CHECK_FALSE(a.prompted);
   before.check();
 
-  json checks = doctor(repo);
+  json checks = doctor_checks(repo);
   CHECK(doctor_check(checks, "unverified proposals").at("level") == "fail");
   CHECK_THAT(doctor_check(checks, "unverified proposals").at("detail").get<std::string>(), Contains("1"));
 }
@@ -195,7 +195,7 @@ TEST_CASE("a forged journal record and LAST pointing at .git/config or a file ou
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "sentinel\n");
   CHECK_FALSE(repo.exists("pwned"));
 
-  json checks = doctor(repo);
+  json checks = doctor_checks(repo);
   CHECK(doctor_check(checks, "unverified journal records").at("level") == "fail");
   CHECK(doctor_check(checks, "last-change pointer").at("level") == "fail");
 }
@@ -244,7 +244,7 @@ TEST_CASE("a forged intent naming .git/config and .git/HEAD is set aside by reco
   CHECK_FALSE(repo.exists("b.txt"));
   CHECK(repo.ls(".kaicoder/intents").empty());
 
-  json q = doctor_check(doctor(repo), "quarantined intents");
+  json q = doctor_check(doctor_checks(repo), "quarantined intents");
   CHECK(q.at("level") == "fail");
   CHECK_THAT(q.at("detail").get<std::string>(), Contains("intent-20260101T000000Z.json"));
   CHECK_THAT(q.at("detail").get<std::string>(), Contains("intent-20260101T000001Z.json"));
@@ -275,7 +275,7 @@ TEST_CASE("a genuine intent copied from another root of the same owner is not ob
   CHECK(home.tree_snapshot() == before.tree);
   CHECK(home.ls(".kaicoder/intents").empty());
   CHECK(home.ls(".kaicoder/journal").empty());
-  json q = doctor_check(doctor(home), "quarantined intents");
+  json q = doctor_check(doctor_checks(home), "quarantined intents");
   CHECK(q.at("level") == "fail");
   CHECK_THAT(q.at("detail").get<std::string>(), Contains(left[0]));
 
@@ -301,7 +301,7 @@ TEST_CASE("a backup left empty by kill -9 during apply is named by doctor and cl
   CHECK(repo.read(baks[0]).empty());
   CHECK(repo.read("a.txt") == "old\n");
 
-  json half = doctor_check(doctor(repo), "half-done changes");
+  json half = doctor_check(doctor_checks(repo), "half-done changes");
   CHECK(half.at("level") == "warn");
   CHECK_THAT(half.at("detail").get<std::string>(), Contains("proposal 1"));
   CHECK_THAT(half.at("detail").get<std::string>(), Contains(baks[0] + " was cut short"));
@@ -310,7 +310,7 @@ TEST_CASE("a backup left empty by kill -9 during apply is named by doctor and cl
   CHECK(repo.find(".bak-kaicoder-").empty());
   CHECK(repo.ls(".kaicoder/intents").empty());
   CHECK(repo.read("a.txt") == "old\n");
-  json after = doctor(repo);
+  json after = doctor_checks(repo);
   CHECK(doctor_check(after, "half-done changes").at("level") == "ok");
   CHECK(doctor_check(after, "orphan backups").at("level") == "(missing)");
   // Nothing was lost: the approval still stands and applies.
@@ -332,7 +332,7 @@ TEST_CASE("without the owner's key nothing is changed and doctor says how to mak
     CHECK_THAT(r.err, Contains("kaicoder init"));
   }
   before.check();
-  CHECK(doctor_check(doctor(repo), "key").at("level") == "fail");
+  CHECK(doctor_check(doctor_checks(repo), "key").at("level") == "fail");
 
   // A key that others may read is refused, not used.
   std::ofstream(repo.owner_dir() / "key") << std::string(32, 'k');

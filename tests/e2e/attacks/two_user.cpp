@@ -123,8 +123,8 @@ TEST_CASE("two-user: intake --watch takes entries in as they arrive, and the age
   TempRepo repo{{"a.txt", "old\n"}};
   set_up(repo, agent);
   Process watcher = repo.spawn_kai({"intake", "--watch"});
-  Process waiter = repo.spawn(as(agent, {kaicoder_bin(), "propose", "--path", "a.txt", "--target", "old",
-                                         "--replacement", "new", "--why", "t", "--wait"}));
+  Process waiter = repo.spawn(as_user(agent, {kaicoder_bin(), "propose", "--path", "a.txt", "--target", "old",
+                                              "--replacement", "new", "--why", "t", "--wait"}));
   // Taken in by the watcher alone: no other command of the owner runs meanwhile.
   for (int i = 0; i < 150 && !repo.exists(".kaicoder/staging/1/meta.json"); ++i) std::this_thread::sleep_for(100ms);
   REQUIRE(repo.exists(".kaicoder/staging/1/meta.json"));

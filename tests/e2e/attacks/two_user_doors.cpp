@@ -61,12 +61,6 @@ std::string hook_payload(const TempRepo& repo, const std::string& name) {
   return text;
 }
 
-std::string claude_denial(const Run& r) {
-  json j = json::parse(r.out);
-  REQUIRE(j.at("hookSpecificOutput").at("permissionDecision") == "deny");
-  return j.at("hookSpecificOutput").at("permissionDecisionReason").get<std::string>();
-}
-
 // The ticket a deny reason names ("… as ticket T in the two-user spool …").
 std::string ticket_in(const std::string& reason) {
   const std::string mark = "as ticket ";
@@ -117,7 +111,7 @@ TEST_CASE("two-user: kaicoder mcp as the agent user spools its writes and wait_f
                              "while [ ! -e '" + (io / "done").string() + "' ]; do sleep 0.1; done; } | " +
                              kaicoder_bin() + " mcp";
   const auto before = repo.tree_snapshot();
-  Process server = repo.spawn(as(agent, {"/bin/sh", "-c", script}));
+  Process server = repo.spawn(as_user(agent, {"/bin/sh", "-c", script}));
 
   json proposed = await_response(server, 2);
   REQUIRE(proposed.at("result").at("isError") == false);

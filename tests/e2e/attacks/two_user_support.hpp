@@ -61,7 +61,7 @@ inline void set_up(TempRepo& repo, const ThrowawayUser& agent) {
   REQUIRE(agent.uid() != static_cast<uid_t>(-1));
 }
 
-inline std::vector<std::string> as(const ThrowawayUser& u, std::vector<std::string> argv) {
+inline std::vector<std::string> as_user(const ThrowawayUser& u, std::vector<std::string> argv) {
   std::vector<std::string> all{"setpriv", "--reuid=" + u.name, "--regid=" + u.name, "--init-groups"};
   all.insert(all.end(), argv.begin(), argv.end());
   return all;
@@ -71,12 +71,12 @@ inline std::vector<std::string> as(const ThrowawayUser& u, std::vector<std::stri
 inline Run agent_kai(const TempRepo& repo, const ThrowawayUser& u, std::vector<std::string> args,
                      const std::string& in = "") {
   args.insert(args.begin(), kaicoder_bin());
-  return repo.spawn(as(u, args), in).finish();
+  return repo.spawn(as_user(u, args), in).finish();
 }
 
 // A shell command run as the agent user.
 inline Run agent_sh(const TempRepo& repo, const ThrowawayUser& u, const std::string& script) {
-  return repo.spawn(as(u, {"/bin/sh", "-c", script})).finish();
+  return repo.spawn(as_user(u, {"/bin/sh", "-c", script})).finish();
 }
 
 inline std::string spooled_ticket(const Run& r) {
