@@ -67,8 +67,9 @@ Status check_write(const Guardrails& g, const RootPath& p);
 // Whether a walk over the tree passes the folder `name` by: git's, the
 // state dir, and the generated ones (is_generated_dir), which hold nothing
 // of the person's own (no secret file of theirs, no backup of kaicoder's:
-// it never writes there). The walks that load secret files for redaction,
-// lay out a run's sandbox and look for orphan backups.
+// it never writes there). The walks that load secret files for redaction
+// and look for orphan backups; the sandbox's scan uses it too but enters
+// build/ and dist/, where a build may copy a secret file (lib/confine.cpp).
 bool walk_skips(const Guardrails& g, std::string_view name);
 
 // Errc::denied for a name that is a trap rather than a file name: hidden
