@@ -7,6 +7,8 @@
 # (the patch parsers and applier).
 #
 #   tests/fuzz/run.sh [SECONDS]      default 60, shared by the targets
+#   tests/fuzz/run.sh --build        only build them (scripts/test.sh does
+#                                    this while the other tests run)
 #   FUZZ_TARGETS="shell deps patch"  which targets (default all)
 #
 # FUZZ_OUT (default <repo>/build-fuzz) holds the binaries and the corpora,
@@ -17,6 +19,11 @@
 set -euo pipefail
 
 seconds="${1:-60}"
+build_only=0
+if [ "$seconds" = "--build" ]; then
+  build_only=1
+  seconds=0
+fi
 case "$seconds" in
   '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
 esac
@@ -84,6 +91,10 @@ seed_lines() {
 
 configure
 read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch}"
+if [ "$build_only" = 1 ]; then
+  # shellcheck disable=SC2046 # one word per target
+  exec cmake --build "$out" --target $(printf 'fuzz_%s ' "${targets[@]}")
+fi
 share=$((seconds / ${#targets[@]}))
 [ "$share" -gt 0 ] || share=1
 status=0
