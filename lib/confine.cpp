@@ -7,6 +7,7 @@
 
 #include "lib/manifest.hpp"
 #include "lib/redact.hpp"
+#include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/workspace.hpp"
 
@@ -128,15 +129,22 @@ void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
 // It does enter build/ and dist/, which the other walks pass by: a build
 // copies files there (`cp .env dist/`), and a copy of a secret file is as
 // secret as the file; node_modules/ and target/ stay skipped for their size.
-void scan_tree(const Workspace& ws, SandboxLayout& l) {
+//
+// A snapshot taken just before (`seen`) has met every file of root already:
+// its guarded files (secrets and backups among them) and the files of the
+// ignored trees it listed are judged here instead, and only what it did not
+// enter is walked (folders guarded whole, nested repositories). The verdicts
+// are the same; tests/unit/test_sandbox.cpp compares the two ways.
+void scan_tree(const Workspace& ws, SandboxLayout& l, const Snapshot* seen) {
   constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
   size_t mounts = 0;
   auto enter = [&ws](std::string_view name) {
     return !walk_skips(ws.guards, name) || name == "build" || name == "dist";
   };
   ReadCheck check(ws.guards);
-  walk_tree(ws.root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned) {
-    if (std::string_view(name).find(".bak-kaicoder-") != std::string_view::npos) {
+  // One file met (root-relative); false once the mounts are all used.
+  auto judge = [&](const std::string& rel, std::string_view name) {
+    if (name.find(".bak-kaicoder-") != std::string_view::npos) {
       l.read_only.push_back(ws.root / rel);
       ++mounts;
     } else if (!check.readable(rel)) {
@@ -144,7 +152,26 @@ void scan_tree(const Workspace& ws, SandboxLayout& l) {
       ++mounts;
     }
     return mounts < k_max_mounts;
-  });
+  };
+  // Walks the folder `top` ("" for root, or "a/b/").
+  auto walk = [&](const std::string& top) {
+    walk_tree(ws.root / top, k_max_entries, enter,
+              [&](const std::string& rel, int, const char* name, unsigned) { return judge(top + rel, name); });
+  };
+  if (!seen || !seen->uncounted.empty()) return walk("");
+  // Whether the walk would reach `rel`: every folder on its way entered.
+  auto reached = [&](std::string_view rel) {
+    if (rel.starts_with('/')) return false;  // the git folder's files outside root
+    for (size_t from = 0, slash; (slash = rel.find('/', from)) != std::string_view::npos; from = slash + 1)
+      if (!enter(rel.substr(from, slash - from))) return false;
+    return true;
+  };
+  auto base = [](std::string_view rel) { return rel.substr(rel.rfind('/') + 1); };
+  for (const auto* files : {&seen->guarded, &seen->ignored})
+    for (const auto& [rel, key] : *files)
+      if (!S_ISLNK(key.mode) && reached(rel) && !judge(rel, base(rel))) return;
+  for (const auto& dir : seen->unwalked)
+    if (mounts < k_max_mounts && reached(dir + "/")) walk(dir + "/");
 }
 
 SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std::vector<fs::path>& writable) {
@@ -161,7 +188,7 @@ SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std:
   } else if (lexists(git)) {
     l.read_only.push_back(git);  // a gitdir: pointer; its target lies outside root and so is read-only
   }
-  scan_tree(ws, l);
+  scan_tree(ws, l, o.seen);
   // System secrets: readable by root without any capability.
   for (const char* f : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private"})
     l.hidden.emplace_back(f);

@@ -24,11 +24,16 @@
 namespace kai {
 
 class Workspace;
+struct Snapshot;
 
 struct ConfineOptions {
   bool root_writable = true;                    // runs: yes; checks and hooks: only their scratch folder
   std::vector<std::filesystem::path> writable;  // besides root and [run] writable
   bool network = false;                         // besides [run] network = "on"
+  // A snapshot of root taken just before: the secret files and backups its
+  // walk met stand in for the layout's own walk of root, which then reads
+  // only the folders the snapshot did not enter. Null: the layout walks.
+  const Snapshot* seen = nullptr;
 };
 
 // The paths in root runs may never change: the state dir, kaicoder's config

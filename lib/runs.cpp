@@ -337,7 +337,8 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   if (p.timeout > 0 && p.timeout < std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count())
     spec.timeout = std::chrono::seconds(p.timeout);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
-  confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network});
+  const Snapshot* seen = undo->before ? &*undo->before : nullptr;
+  confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network, .seen = seen});
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   // The landlock level cannot keep the run out of the store; it puts back

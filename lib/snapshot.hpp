@@ -93,6 +93,7 @@ struct Snapshot {
   std::set<std::string> ignored_tops;      // the ignored trees ("build/") and single ignored files
   std::set<std::string> uncounted;         // ignored trees too big to list
   std::set<std::string> dirs;              // folders (not ignored ones)
+  std::set<std::string> unwalked;          // folders not entered: guarded ones and nested repositories
   std::map<std::string, unsigned> setid;   // files with a set-user-ID or set-group-ID bit, and their mode
 };
 

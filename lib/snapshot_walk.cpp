@@ -306,7 +306,10 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     seen_on(st);
     std::string rel = prefix + name;
     bool dir = S_ISDIR(st.st_mode);
-    if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // fifos, sockets, devices
+    if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {  // fifos, sockets, devices: never stored
+      if (excluded(m_g, m_read, rel)) m_out.guarded[rel] = key_of(st);
+      continue;
+    }
     // A path the last snapshot held was not excluded then, and the cache
     // is only used under the same guardrails (the cache file names them).
     const Cache::value_type* hit = dir ? nullptr : e.looked ? e.hit : cached(rel);
@@ -314,7 +317,12 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     if (!known && excluded(m_g, m_read, rel)) {
       // Kaicoder's state and changelog change under other kaicoder commands; the rest is guarded.
       bool kaicoders = rel == m_g.state_dir || rel.starts_with(m_g.state_dir + "/") || rel == m_g.changelog;
-      if (!dir && !kaicoders) m_out.guarded[rel] = key_of(st);
+      if (!kaicoders) {
+        if (dir)
+          m_out.unwalked.insert(rel);
+        else
+          m_out.guarded[rel] = key_of(st);
+      }
       continue;
     }
     // A file the previous snapshot held, or the index names, is looked at
@@ -343,6 +351,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     struct stat g;
     if (::fstatat(sfd, ".git", &g, AT_SYMLINK_NOFOLLOW) == 0) {  // a nested repository or submodule
       ::close(sfd);
+      m_out.unwalked.insert(rel);
       continue;
     }
     m_out.dirs.insert(rel);

@@ -12,12 +12,15 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <optional>
+#include <set>
 #include <string>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -26,6 +29,7 @@
 #include "lib/confine.hpp"
 #include "lib/runner.hpp"
 #include "lib/sandbox.hpp"
+#include "lib/snapshot.hpp"
 #include "lib/workspace.hpp"
 #include "tests/unit/ws_fixture.hpp"
 
@@ -308,6 +312,59 @@ TEST_CASE("full: a secret file a build copied into build/ or dist/ is hidden lik
   RunResult r = b.run("cat build/.env dist/app/prod.env dist/app/index.js; echo END");
   CHECK(r.out.find(k_secret) == std::string::npos);
   CHECK_THAT(r.out, Contains("plain") && Contains("END"));
+}
+
+TEST_CASE("the layout judges the files the snapshot before a run met as its own walk of root would", "[sandbox]") {
+  Box b;
+  b.top.write("root/.gitignore", "out/\nnode_modules/\n*.log\n");
+  b.top.write("root/a/b/c/id_rsa", k_ssh_key);
+  b.top.write("root/a/b/prod.env", "TOKEN=1\n");
+  b.top.write("root/a/b/c/main.c.bak-kaicoder-1", "old bytes\n");
+  b.top.write("root/a/plain.txt", "plain\n");
+  b.top.write("root/build/.env", "TOKEN=2\n");                 // not ignored here: walked by both
+  b.top.write("root/out/gen/.env.local", "TOKEN=3\n");         // an ignored tree
+  b.top.write("root/out/gen/app.js.bak-kaicoder-3", "old\n");  // a backup in it
+  b.top.write("root/out/gen/app.js", "plain\n");
+  b.top.write("root/out/target/.env", "TOKEN=4\n");        // below a folder the walk passes by
+  b.top.write("root/node_modules/pkg/.env", "TOKEN=5\n");  // ignored and passed by
+  b.top.write("root/debug.log", "plain\n");                // a single ignored file
+  b.top.write("root/vendor/lib/.git/config", "[core]\n");  // a nested repository
+  b.top.write("root/vendor/lib/.env", "TOKEN=6\n");
+  b.top.write("root/vendor/lib/x.c.bak-kaicoder-4", "old\n");
+  b.top.write("root/conf/.ssh/id_ed25519", k_ssh_key);  // a secret folder
+  b.top.write("root/conf/.ssh/known_hosts", "plain\n");
+  fs::create_symlink("a/b/prod.env", b.root / "link.env");  // never mounted over
+  REQUIRE(::mkfifo((b.root / "a/pipe.env").c_str(), 0600) == 0);
+  auto layout = [&](const kai::Snapshot* seen) {
+    RunSpec spec;
+    spec.shell = "true";
+    spec.cwd = b.root;
+    kai::confine(*b.ws, spec,
+                 kai::ConfineOptions{.root_writable = true, .writable = {}, .network = false, .seen = seen});
+    std::set<fs::path> hidden(spec.layout.hidden.begin(), spec.layout.hidden.end());
+    std::set<fs::path> read_only(spec.layout.read_only.begin(), spec.layout.read_only.end());
+    return std::pair{hidden, read_only};
+  };
+  const auto walked = layout(nullptr);
+  for (const char* rel : {"a/b/c/id_rsa", "a/b/prod.env", "build/.env", "out/gen/.env.local", "vendor/lib/.env",
+                          "conf/.ssh/id_ed25519", "a/pipe.env"})
+    CHECK(walked.first.count(b.root / rel) == 1);
+  for (const char* rel : {"out/target/.env", "node_modules/pkg/.env", "link.env", "a/plain.txt", "debug.log"})
+    CHECK(walked.first.count(b.root / rel) == 0);
+  for (const char* rel :
+       {"a/b/c/main.c.bak-kaicoder-1", "out/gen/app.js.bak-kaicoder-3", "vendor/lib/x.c.bak-kaicoder-4"})
+    CHECK(walked.second.count(b.root / rel) == 1);
+
+  kai::SnapshotStore store{b.root / ".kaicoder/snapshots.git", b.root, b.ws->guards};
+  std::this_thread::sleep_for(1100ms);  // out of the stat cache's racy window: the second take uses it
+  auto first = store.take();
+  REQUIRE(first);
+  CHECK(layout(&*first) == walked);
+  // A later snapshot, served from the stat cache and its kept listings, meets the same files.
+  auto second = store.take();
+  REQUIRE(second);
+  CHECK(second->hashed == 0);
+  CHECK(layout(&*second) == walked);
 }
 
 TEST_CASE("full: no terminal can be opened", "[sandbox]") {
