@@ -20,7 +20,11 @@
 # a run costs around its command — start-up, config and trust checks, both
 # snapshots, the sandbox set-up (the layout's scan of root for secrets and
 # backups, namespaces, mounts, Landlock), the proposal and the changelog
-# entry. OLD_KAICODER=path/to/an/older/kaicoder measures that binary too.
+# entry. It measures the same process on a copy whose config says
+# `sandbox = "none"` and `snapshots_keep = 0` too: the difference is the
+# run's overhead as the speed goal counts it, the sandbox set-up plus the
+# snapshots, against `git status` (the goal: at most 1.5).
+# OLD_KAICODER=path/to/an/older/kaicoder measures that binary too.
 # Like bench/propose_bench.sh it needs root or unprivileged user namespaces:
 # kaicoder runs in a private mount namespace over a scratch home.
 set -euo pipefail
@@ -120,8 +124,16 @@ home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$
 printf '\n[[policy.rule]]\naction = "run"\ncommand = "true"\ndecision = "allow"\n' >>"$work/run/kaicoder.toml"
 (cd "$work/run" && git_ add -A && git_ commit -q -m init && git update-index -q --refresh &&
   printf 'y\n' | "${home_ns[@]}" script -qec "'$work/kai_new' trust" /dev/null >/dev/null)
+# The same tree and config but for `sandbox = "none"` and `snapshots_keep = 0`:
+# the same process (start-up, config, the proposal, the command, the
+# changelog entry) without the sandbox and the two snapshots. The
+# difference of the two is the run's overhead as the goal counts it.
+cp -a "$work/run" "$work/bare"
+sed -i 's/^sandbox = .*/sandbox = "none"/; s/^snapshots_keep = .*/snapshots_keep = 0/' "$work/bare/kaicoder.toml"
+(cd "$work/bare" && git_ commit -q -am bare && git update-index -q --refresh &&
+  printf 'y\n' | "${home_ns[@]}" script -qec "'$work/kai_new' trust" /dev/null >/dev/null)
 for k in "${kais[@]}"; do  # the store's first run, and the files kaicoder wrote out of the racy window
-  (cd "$work/run" && "${home_ns[@]}" "$work/kai_$k" run --why warm -- true >/dev/null)
+  for t in run bare; do (cd "$work/$t" && "${home_ns[@]}" "$work/kai_$k" run --why warm -- true >/dev/null); done
 done
 sleep 1.2
 echo
@@ -133,14 +145,23 @@ rm -f "$work"/*.times
 for ((r = 0; r < runs; r++)); do
   time_cmd wstatus "$work/run" sh -c "$(loop "git status --porcelain >/dev/null")"
   for k in "${kais[@]}"; do
-    time_cmd "whole_$k" "$work/run" "${home_ns[@]}" sh -c "$(loop "'$work/kai_$k' run --why bench -- true >/dev/null")"
+    for t in run bare; do
+      time_cmd "${t}_$k" "$work/$t" "${home_ns[@]}" sh -c "$(loop "'$work/kai_$k' run --why bench -- true >/dev/null")"
+    done
   done
 done
 read -r scpu swall < <(time_median wstatus | per_rep)
 # shellcheck disable=SC2059
 printf "$fmt" "git status" "$scpu" "$swall" "1.00" ""
 for k in "${kais[@]}"; do
-  read -r cpu wall < <(time_median "whole_$k" | per_rep)
+  read -r cpu wall < <(time_median "run_$k" | per_rep)
+  read -r bcpu bwall < <(time_median "bare_$k" | per_rep)
+  ocpu=$(awk -v a="$cpu" -v b="$bcpu" 'BEGIN { printf "%.3f", a - b }')
+  owall=$(awk -v a="$wall" -v b="$bwall" 'BEGIN { printf "%.3f", a - b }')
   # shellcheck disable=SC2059
-  printf "$fmt" "kaicoder run ($k)" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" ""
+  {
+    printf "$fmt" "kaicoder run ($k)" "$cpu" "$wall" "$(ratio "$cpu" "$scpu")" ""
+    printf "$fmt" "  no sandbox, no snapshots" "$bcpu" "$bwall" "$(ratio "$bcpu" "$scpu")" ""
+    printf "$fmt" "  overhead: the difference" "$ocpu" "$owall" "$(ratio "$ocpu" "$scpu")" "goal: 1.5 at most"
+  }
 done

@@ -174,11 +174,15 @@ void scan_tree(const Workspace& ws, SandboxLayout& l, const Snapshot* seen) {
     if (mounts < k_max_mounts && reached(dir + "/")) walk(dir + "/");
 }
 
-SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std::vector<fs::path>& writable) {
+SandboxLayout layout_of(const Workspace& ws, const ConfineOptions& o, const std::vector<fs::path>& writable,
+                        SandboxMode mode) {
   SandboxLayout l;
   const fs::path& root = ws.root;
   l.network = o.network || ws.cfg.network == "on";
   for (const auto& d : ws.cfg.devices) l.devices.emplace_back(d);
+  // The mounts are the full level's alone: the landlock level takes only
+  // the network and the devices from here.
+  if (mode != SandboxMode::full) return l;
   l.read_only = guarded_paths(ws);
   std::error_code ec;
   const fs::path git = root / ".git";
@@ -270,7 +274,7 @@ void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o) {
   spec.writable = writable;
   if (spec.sandbox == SandboxMode::landlock)
     spec.writable.push_back("/tmp");  // never $TMPDIR: the proposer may have set it
-  spec.layout = layout_of(ws, o, writable);
+  spec.layout = layout_of(ws, o, writable, spec.sandbox);
 }
 
 GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {
