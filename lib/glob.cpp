@@ -163,9 +163,22 @@ GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
     if (pattern.empty()) continue;
     ParsedGlob p = parse_glob(pattern);
     if (p.text.empty()) continue;
-    m_patterns.push_back(
-        Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only, p.anchored});
+    // The head ends at the first wildcard or escape. The tail is what
+    // follows a last `*` or `?`; after a class (`]`) or an escape there is
+    // none, as the text between is not literal.
+    const size_t first = p.text.find_first_of("*?[\\"), last = p.text.find_last_of("*?[]\\");
+    const bool literal = first == std::string_view::npos;
+    std::string_view head = literal ? p.text : p.text.substr(0, first), tail = literal ? p.text : std::string_view();
+    if (!literal && (p.text[last] == '*' || p.text[last] == '?')) tail = p.text.substr(last + 1);
+    m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only,
+                                 p.anchored, head, tail, literal});
   }
+}
+
+bool GlobSet::name_matches(const Pattern& x, std::string_view name) {
+  if (x.literal) return name == x.text;
+  if (name.size() < x.head.size() + x.tail.size() || !name.starts_with(x.head) || !name.ends_with(x.tail)) return false;
+  return match_name(x.text, name);
 }
 
 bool GlobSet::any(std::string_view rel_path) const {
@@ -198,7 +211,7 @@ bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
   for (const Pattern& x : m_patterns) {
     if (!x.anchored) {
       for (size_t i = 0; i < folders; ++i)
-        if (match_name(x.text, path[i])) return true;
+        if (name_matches(x, path[i])) return true;
     } else {
       for (size_t end = 1; end <= folders; ++end)
         if (match_segments(x.segs, 0, path, 0, end)) return true;
@@ -212,7 +225,7 @@ bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
 bool GlobSet::name_any(const std::vector<std::string_view>& path) const {
   for (const Pattern& x : m_patterns) {
     if (x.dir_only) continue;
-    if (!x.anchored ? match_name(x.text, path.back()) : match_segments(x.segs, 0, path, 0, path.size())) return true;
+    if (!x.anchored ? name_matches(x, path.back()) : match_segments(x.segs, 0, path, 0, path.size())) return true;
   }
   return false;
 }

@@ -50,7 +50,14 @@ private:
     std::string_view text;               // without leading and trailing '/'
     std::vector<std::string_view> segs;  // anchored patterns: text split on '/'
     bool dir_only = false, anchored = false;
+    // Literal text every match starts and ends with (the whole text when
+    // it has no wildcard): a name that does not start and end with them
+    // cannot match, which is most names for most patterns.
+    std::string_view head, tail;
+    bool literal = false;  // no wildcard at all: only the name itself matches
   };
+  // match_name(x.text, name) for an unanchored pattern, its head and tail first.
+  static bool name_matches(const Pattern& x, std::string_view name);
   std::vector<Pattern> m_patterns;
 };
 
