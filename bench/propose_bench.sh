@@ -43,7 +43,11 @@ cp "$work/gen/old" "$work/repo/big.txt"
 
 real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
 ns=(unshare -m --propagation private)
-[[ $(id -u) -eq 0 ]] || ns=(unshare -Ur -m --propagation private)
+# Not root: a user namespace that maps the user to itself, so kaicoder runs
+# as that user, and keeps the capability to mount there. Capabilities there
+# count for nothing outside: the file system watch, which needs
+# CAP_SYS_ADMIN, is missing as for any owner who is not root.
+[[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
 # in_home CMD...: CMD with the scratch home mounted over the real one.
 home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
 in_home() { "${home_ns[@]}" "$@"; }

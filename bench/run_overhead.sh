@@ -118,7 +118,11 @@ rm -rf "$work/run/.kaicoder"
 mkdir -p "$work/home"
 real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
 ns=(unshare -m --propagation private)
-[[ $(id -u) -eq 0 ]] || ns=(unshare -Ur -m --propagation private)
+# Not root: a user namespace that maps the user to itself, so kaicoder runs
+# as that user, and keeps the capability to mount there. Capabilities there
+# count for nothing outside: the file system watch, which needs
+# CAP_SYS_ADMIN, is missing as for any owner who is not root.
+[[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
 home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
 (cd "$work/run" && printf 'y\n' | "${home_ns[@]}" script -qec "'$work/kai_new' init" /dev/null >/dev/null)
 printf '\n[[policy.rule]]\naction = "run"\ncommand = "true"\ndecision = "allow"\n' >>"$work/run/kaicoder.toml"
