@@ -184,9 +184,7 @@ bool GlobSet::name_matches(const Pattern& x, std::string_view name) {
 bool GlobSet::any(std::string_view rel_path) const {
   if (rel_path.empty()) return false;
   std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
-  for (const Pattern& x : m_patterns)
-    if (match_parsed(ParsedGlob{x.text, x.dir_only, x.anchored}, x.segs, path)) return true;
-  return false;
+  return folder_any(path) || name_any(path);
 }
 
 bool GlobSet::any(std::string_view rel_path, FolderMemo& memo) const {

@@ -57,9 +57,6 @@ else
 fi
 # intercept_strstr=0: see tests/CMakeLists.txt (libgit2's CA bundle at start).
 export ASAN_OPTIONS=detect_leaks=1:intercept_strstr=0 UBSAN_OPTIONS=print_stacktrace=1
-# One case more than there are cores: many cases wait (a pseudo-terminal,
-# a timeout running out, fsync), and the cores would stand idle a third of
-# the time.
 # The fuzz targets are a clang build of their own: it fills the cores the
 # waiting cases leave idle, at a lower priority than the cases.
 fuzz_build=
@@ -67,6 +64,9 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   FUZZ_OUT="$PWD/build-fuzz" nice -n 10 tests/fuzz/run.sh --build >"$dir/fuzz-build.log" 2>&1 &
   fuzz_build=$!
 fi
+# One case more than there are cores: many cases wait (a pseudo-terminal,
+# a timeout running out, fsync), and the cores would stand idle a third of
+# the time.
 (cd "$dir" && ctest --output-on-failure -j"$((jobs + 1))" --timeout 600)
 
 if [ -n "$fuzz_build" ] && ! wait "$fuzz_build"; then

@@ -26,6 +26,16 @@ const std::string k_good =
 
 kai::TimePoint some_time() { return kai::TimePoint(std::chrono::seconds(1767225600)); }
 
+// Ticket `name` as intake leaves one whose entry it quarantined: no
+// proposal, the usage error "malformed spool entry: x".
+void write_quarantined(const fs::path& state, const std::string& name) {
+  kai::TicketInfo bad;
+  bad.ticket = name;
+  bad.quarantined = true;
+  bad.error = kai::Error{Errc::usage, "malformed spool entry: x", ""};
+  REQUIRE(kai::write_ticket(state, bad));
+}
+
 }  // namespace
 
 TEST_CASE("a spool entry is parsed strictly", "[spool]") {
@@ -207,11 +217,7 @@ TEST_CASE("tickets: names, what intake writes and what the agent reads", "[spool
   REQUIRE(id);
   CHECK(*id == 7);
 
-  kai::TicketInfo bad;
-  bad.ticket = "t-2";
-  bad.quarantined = true;
-  bad.error = kai::Error{Errc::usage, "malformed spool entry: x", ""};
-  REQUIRE(kai::write_ticket(state, bad));
+  write_quarantined(state, "t-2");
   auto refused = kai::proposal_of_ticket(state, "t-2");
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == Errc::usage);
@@ -243,8 +249,10 @@ TEST_CASE("tickets: names, what intake writes and what the agent reads", "[spool
   REQUIRE_FALSE(waiting);
   CHECK_THAT(waiting.error().message, Catch::Matchers::Contains("waiting for intake"));
 
-  bad.ticket = "../escape";
-  CHECK_FALSE(kai::write_ticket(state, bad));
+  kai::TicketInfo escaping;
+  escaping.ticket = "../escape";
+  escaping.quarantined = true;
+  CHECK_FALSE(kai::write_ticket(state, escaping));
   CHECK_FALSE(kai::read_ticket(state, "../escape"));
 }
 
@@ -658,11 +666,7 @@ TEST_CASE("a ticket's standing is typed: unknown, in the spool, being taken in, 
   CHECK(done->waiting == kai::TicketWait::no);
   CHECK(done->proposal == 7);
 
-  kai::TicketInfo bad;
-  bad.ticket = "t-2";
-  bad.quarantined = true;
-  bad.error = kai::Error{Errc::usage, "malformed spool entry: x", ""};
-  REQUIRE(kai::write_ticket(state, bad));
+  write_quarantined(state, "t-2");
   auto refused = kai::ticket_standing(state, "t-2");
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == Errc::usage);
