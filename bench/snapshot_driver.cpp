@@ -10,7 +10,7 @@
 //                                    snapshot, diff, release; prints "hashed1 hashed2 ms unstatted2"
 //
 // nochange and undo watch the file system between the two snapshots as a run
-// does (kai::SnapshotWatch, when it can be started: as root), unless
+// does (kai::SnapshotWatch: one mark as root, a watch per folder otherwise), unless
 // KAI_NO_WATCH is set.
 
 #include <chrono>

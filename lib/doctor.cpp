@@ -159,6 +159,10 @@ void check_sandbox(const Workspace& ws, Checks& out) {
                   : "the user's own");
   if (ll.abi >= 6 && at != SandboxMode::none)
     line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
+  if (at != SandboxMode::none)
+    line("hard links", true,
+         "none new: link() fails with EXDEV (seccomp), so tools copy; io_uring off. The snapshot after a run then "
+         "stats only what the kernel saw touched");
 }
 
 void add_two_user_check(Workspace& ws, Checks& out);

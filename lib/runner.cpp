@@ -238,7 +238,7 @@ struct Confinement {
   if (::chdir(p.cwd.c_str()) != 0) child_fail(p.cwd_prefix, reason_of(errno), 126);
   if (box.landlock && !box.namespaces) {
     if (int err = box.landlock->enforce(); err != 0)
-      report_fail(box.report_fd, "kaicoder: cannot enforce the landlock sandbox: ", err);
+      report_fail(box.report_fd, "kaicoder: cannot enforce the sandbox (landlock, seccomp): ", err);
   }
   if (p.not_found) child_fail(p.run_prefix, "command not found", 127);
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());

@@ -151,7 +151,7 @@ int LandlockRuleset::enforce() const noexcept {
   // setuid programs (sudo, su) from gaining privileges inside the run.
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (::syscall(SYS_landlock_restrict_self, m_fd, 0) != 0) return errno;
-  return 0;
+  return refuse_new_links();
 }
 
 int LandlockRuleset::allow_in_child(const char* path) const noexcept {

@@ -49,6 +49,11 @@ struct LandlockStatus {
 LandlockStatus landlock_status();
 
 // A Landlock ruleset that confines writes, ready to be enforced.
+// Installs the seccomp filter of every sandboxed process: link() and
+// linkat() fail with EXDEV, io_uring_setup() with ENOSYS (lib/sandbox_links.cpp
+// says why). Needs no_new_privs set. Async-signal-safe; 0 or an errno.
+int refuse_new_links() noexcept;
+
 class LandlockRuleset {
 public:
   LandlockRuleset() = default;
@@ -59,8 +64,9 @@ public:
   ~LandlockRuleset();
 
   // Sets no_new_privs and restricts the calling process and its future
-  // children for good. Async-signal-safe (two system calls), so it may run
-  // between fork and exec. Returns 0, or the errno of the failed call.
+  // children for good: the ruleset, then refuse_new_links(). Async-signal-
+  // safe (three system calls), so it may run between fork and exec. Returns
+  // 0, or the errno of the failed call.
   int enforce() const noexcept;
   // Also grants the write rights beneath `path`, opened now: for trees that
   // only exist inside the run's namespaces (its private /tmp). Async-signal-

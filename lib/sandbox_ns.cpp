@@ -447,7 +447,8 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
   for (const std::string& p : m_private)
     if (int err = ruleset.allow_in_child(p.c_str()); err != 0)
       fail(report_fd, "kaicoder: the sandbox cannot make a private folder writable: ", err);
-  if (int err = ruleset.enforce(); err != 0) fail(report_fd, "kaicoder: cannot enforce the landlock sandbox: ", err);
+  if (int err = ruleset.enforce(); err != 0)
+    fail(report_fd, "kaicoder: cannot enforce the sandbox (landlock, seccomp): ", err);
   if (int err = drop_capabilities(); err != 0) fail(report_fd, "kaicoder: the sandbox cannot drop capabilities: ", err);
   pid_t run = ::fork();
   if (run < 0) fail(report_fd, "kaicoder: the sandbox cannot start the command: ", errno);

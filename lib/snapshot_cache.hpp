@@ -55,8 +55,9 @@ struct StatCache {
   StatKey on_disk;  // the cache file as this object last wrote or read it
   // The watch that saw everything since this cache's walk began (it was
   // started before, held sound, and every file and folder stat'ed was on
-  // its file system): the next walk may take its word. Null: walk it all.
-  const SnapshotWatch* armed = nullptr;
+  // its file system), by its serial: the next walk may take its word.
+  // 0: walk it all.
+  uint64_t armed = 0;
 
   // Reads the cache file (an unreadable or foreign one gives an empty
   // cache), the folders its paths lie in, and its stat data; `loaded` then.

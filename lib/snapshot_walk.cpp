@@ -1,6 +1,6 @@
 // SnapshotStore::take: kaicoder's own walk of root, which writes one tree
 // object per folder as it leaves it and reads only the files its stat cache
-// (lib/snapshot_cache.hpp) and, as root, the watch (lib/snapshot_watch.hpp)
+// (lib/snapshot_cache.hpp) and the watch of a run (lib/snapshot_watch.hpp)
 // cannot vouch for.
 
 #include "lib/snapshot.hpp"
@@ -255,7 +255,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
   // (its inode), on the watched file system, and no event in it since (an
   // entry added, removed or renamed in it is one).
   const bool quiet = m_trusted && was != m_listings.end() && was->second.key.ino == self_key.ino &&
-                     static_cast<uint64_t>(self.st_dev) == m_watch->dev() && !m_watch->touched(self_key.ino);
+                     static_cast<uint64_t>(self.st_dev) == m_watch->dev() && m_watch->quiet_folder(self_key.ino);
   const std::vector<std::string>* names = nullptr;
   std::vector<std::string> read;
   if (was != m_listings.end() && was->second.key == self_key) {
@@ -284,7 +284,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
       if (!m_old_dirs.count(rel)) {
         e.hit = cached(rel);
         e.looked = true;
-        e.untouched = e.hit && e.hit->second.usable && !m_watch->touched(e.hit->second.st.ino);
+        e.untouched = e.hit && e.hit->second.usable && m_watch->quiet_file(self_key.ino, name, e.hit->second.st.ino);
       }
     }
     if (!e.untouched && ::fstatat(::dirfd(d), name.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0) continue;
@@ -306,6 +306,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     seen_on(st);
     std::string rel = prefix + name;
     bool dir = S_ISDIR(st.st_mode);
+    if (m_watch && !dir && st.st_nlink > 1) m_watch->aliased(static_cast<uint64_t>(st.st_ino));
     if (!dir && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {  // fifos, sockets, devices: never stored
       if (excluded(m_g, m_read, rel)) m_out.guarded[rel] = key_of(st);
       continue;
@@ -359,6 +360,9 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     KAI_TRY(walk(sfd, rel + "/", sub));
     if (sub) into.push_back(TreeItem{name + "/", GIT_FILEMODE_TREE, *sub});
   }
+  // The folders kind of watch watches the folder from now on, after this
+  // walk's own reads of its files (lib/snapshot_watch.hpp).
+  if (m_watch && !m_trusted && have_self) m_watch->enter(::dirfd(d), self_key.ino);
   if (into.empty()) return ok_status();
   tree.emplace();
   return write_tree(m_odb, into, *tree);
@@ -405,7 +409,7 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   const Cache& old = m_cache->files;
   // The watch's word is taken only about what a walk it saw from the start
   // recorded; every event up to now is read first.
-  const bool trusted = watch && watch->drain() && m_cache->armed == watch;
+  const bool trusted = watch && watch->drain() && m_cache->armed == watch->serial();
   Builder b(*h, m_guards, odb, out, *m_cache, progress, watch, trusted);
   int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot open '{}': {}", m_root.string(), std::strerror(errno)));
@@ -440,7 +444,7 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
     m_cache->on_disk = key_of(st);
   m_cache->dirs = std::unordered_set<std::string>(out.dirs.begin(), out.dirs.end());
   m_cache->listings = std::move(b.listings);
-  m_cache->armed = watch && watch->sound() && !b.foreign ? watch : nullptr;
+  m_cache->armed = watch && watch->sound() && !b.foreign ? watch->serial() : 0;
   return out;
 }
 

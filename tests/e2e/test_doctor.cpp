@@ -426,7 +426,7 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
   CHECK(level(d, "sandbox") != "(missing)");
   // What runs get here, line by line, at the level kaicoder init sets (full).
   for (const char* part :
-       {"writes", "reads", "terminals", "network", "environment", "process lifetime", "capabilities"}) {
+       {"writes", "reads", "terminals", "network", "environment", "process lifetime", "capabilities", "hard links"}) {
     INFO(part);
     CHECK(level(d, std::string("sandbox: ") + part) != "(missing)");
   }
@@ -434,6 +434,7 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
     verdict(d, "sandbox", "ok", "level \"full\"");
     verdict(d, "sandbox: process lifetime", "ok", "PID namespace");
     verdict(d, "sandbox: capabilities", "ok", "bounding set empty");
+    verdict(d, "sandbox: hard links", "ok", "EXDEV");
     // The guarded paths by name, signed approvals included.
     verdict(d, "sandbox: writes", "ok",
             "read-only (mounts): .kaicoder/, kaicoder.toml, KAI-CODER-CHANGELOG.md, kaicoder-approvals/");

@@ -14,8 +14,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
@@ -646,4 +648,56 @@ TEST_CASE("landlock: files the run creates or removes in the state dir are remov
                     Contains("created .kaicoder/forged-approval: removed") &&
                     Contains("created .kaicoder/staging/99: removed"));
   CHECK(g.find("scratch") == std::string::npos);
+}
+
+TEST_CASE("the sandbox's seccomp filter refuses new hard links and io_uring, and nothing else it was given",
+          "[sandbox]") {
+  TempDir t;
+  t.write("a/f", "f\n");
+  t.mkdir("b");
+  const std::string a = (t / "a/f").string(), b = (t / "b").string();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Bits of the exit code: each check that failed.
+    int bad = 0;
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || kai::refuse_new_links() != 0) ::_exit(255);
+    if (::link(a.c_str(), (b + "/l1").c_str()) == 0 || errno != EXDEV) bad |= 1;
+    if (::linkat(AT_FDCWD, a.c_str(), AT_FDCWD, (b + "/l2").c_str(), 0) == 0 || errno != EXDEV) bad |= 2;
+    if (::syscall(425, 8, nullptr) != -1 || errno != ENOSYS) bad |= 4;  // io_uring_setup
+    if (::symlink(a.c_str(), (b + "/s").c_str()) != 0) bad |= 8;
+    if (::rename(a.c_str(), (b + "/moved").c_str()) != 0) bad |= 16;
+    // The filter outlives exec: a shell's ln is refused the same way.
+    if (std::system(("ln '" + b + "/moved' '" + b + "/l3' 2>/dev/null").c_str()) == 0) bad |= 32;
+    ::_exit(bad);
+  }
+  int st = 0;
+  REQUIRE(::waitpid(pid, &st, 0) == pid);
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  CHECK_FALSE(t.exists("b/l1"));
+  CHECK_FALSE(t.exists("b/l2"));
+  CHECK_FALSE(t.exists("b/l3"));
+  CHECK(t.exists("b/moved"));
+}
+
+TEST_CASE("full: a run cannot give a file a second name, and the tools that make one fall back", "[sandbox]") {
+  if (!full_or_warn()) return;
+  Box b;
+  // A second name in a new folder is the one write a folder's watch misses.
+  RunResult r = b.run(
+      "mkdir n && { ln src/main.c n/alias 2>&1 || echo LINK-REFUSED; } && "
+      "python3 -c \"import os\ntry:\n  os.link('src/main.c', 'n/py')\nexcept OSError as e:\n  print('PY', e.errno)\" "
+      "&& "
+      "echo 'int y;' > src/y.c && git add src/y.c && git -c user.name=t -c user.email=t@e commit -q -m y && "
+      "cp -l src/main.c n/cp 2>/dev/null || cp src/main.c n/cp && echo DONE");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Invalid cross-device link") && Contains("LINK-REFUSED") && Contains("DONE"));
+  CHECK_THAT(r.out, Contains("PY " + std::to_string(EXDEV)));
+  CHECK_FALSE(b.exists("n/alias"));
+  CHECK(b.read("n/cp") == b.read("src/main.c"));
+  struct stat st {};
+  REQUIRE(::stat((b.root / "src/main.c").c_str(), &st) == 0);
+  CHECK(st.st_nlink == 1);
 }

@@ -1,10 +1,13 @@
-// The snapshot after a run with a file system watch (lib/snapshot_watch):
-// it stats only what the kernel saw touched, and still misses nothing a run
-// can do to a file — a write deep in the tree, through a hard link outside
-// root or one made during the run, through a shared mapping, a mode change,
-// a rename into the tree, a folder swapped for another — and walks the whole
-// tree when the kernel's queue overflowed. Each case compares the watched
-// snapshot with a full walk of the same tree by a fresh store.
+// The snapshot after a run with a file system watch (lib/snapshot_watch),
+// of either kind (one fanotify mark as root, an inotify watch per folder for
+// anyone): it stats only what the kernel saw touched, and still misses
+// nothing a run can do to a file — a write deep in the tree, through a hard
+// link outside root or (file_system kind; sandboxed runs can make none) one
+// made during the run, through a shared mapping, a mode change, a rename
+// into the tree or over a file, a truncation, a folder removed or swapped
+// for another — and walks the whole tree when the kernel's queue overflowed.
+// Each case compares the watched snapshot with a full walk of the same tree
+// by a fresh store.
 
 #include "unit/temp_dir.hpp"
 
@@ -50,8 +53,13 @@ void settle(const TempDir& t, const TempDir& outside) {
 
 using kai::test::paths_of;
 
-std::unique_ptr<kai::SnapshotWatch> start_or_warn(const TempDir& t) {
-  auto w = kai::SnapshotWatch::start(t.path());
+using Kind = kai::SnapshotWatch::Kind;
+
+// A watch of the kind asked for, or null (with a warning) where the
+// file_system kind cannot be placed.
+std::unique_ptr<kai::SnapshotWatch> start_or_warn(const TempDir& t, Kind kind) {
+  auto w = kai::SnapshotWatch::start(t.path(), kind);
+  if (w && w->kind() != kind) w.reset();
   if (!w) WARN("SKIPPED: no file system watch here (it needs CAP_SYS_ADMIN and inode-number file handles)");
   return w;
 }
@@ -63,9 +71,9 @@ struct Watched {
   std::unique_ptr<kai::SnapshotWatch> watch;
   kai::SnapshotStore store = store_in(t);
   std::optional<kai::Snapshot> before;
-  Watched() {
+  explicit Watched(Kind kind) {
     settle(t, outside);
-    watch = start_or_warn(t);
+    watch = start_or_warn(t, kind);
     if (!watch) return;
     auto b = store.take({}, watch.get());
     REQUIRE(b);
@@ -81,7 +89,9 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 
 TEST_CASE("with a file system watch the snapshot after a run stats only what was touched, and misses nothing",
           "[snapshot]") {
-  Watched w;
+  const Kind kind = GENERATE(Kind::file_system, Kind::folders);
+  CAPTURE(kind == Kind::folders ? "folders" : "file_system");
+  Watched w(kind);
   if (!w.watch) return;
   CHECK(w.before->unstatted == 0);  // the first walk stats everything
   std::string want;                 // a path the diff must name
@@ -94,7 +104,10 @@ TEST_CASE("with a file system watch the snapshot after a run stats only what was
     std::ofstream(w.outside / "util-link", std::ios::app) << "int more;\n";
     want = "src/util.c";
   }
+  // The folders kind cannot see this one: sandboxed runs may make no new
+  // hard link (test_sandbox_links.cpp).
   SECTION("a write through a hard link made during the run in a new folder") {
+    if (kind == Kind::folders) return;
     w.t.mkdir("new");
     REQUIRE(::link((w.t / "src/m1/deep/f5.c").c_str(), (w.t / "new/f5-link").c_str()) == 0);
     std::ofstream(w.t / "new/f5-link", std::ios::app) << "int more;\n";
@@ -119,6 +132,20 @@ TEST_CASE("with a file system watch the snapshot after a run stats only what was
     fs::rename(w.outside / "moved.c", w.t / "src/m1/deep/moved.c");
     want = "src/m1/deep/moved.c";
   }
+  SECTION("a write to a file replaced by a rename in its folder") {
+    w.t.write("src/m0/deep/tmp.c", "int swapped;\n");
+    fs::rename(w.t / "src/m0/deep/tmp.c", w.t / "src/m0/deep/f0.c");
+    want = "src/m0/deep/f0.c";
+  }
+  SECTION("a truncation by path") {
+    REQUIRE(::truncate((w.t / "src/m1/deep/f1.c").c_str(), 2) == 0);
+    want = "src/m1/deep/f1.c";
+  }
+  SECTION("a folder removed and made again") {
+    fs::remove_all(w.t / "src/m3");
+    w.t.write("src/m3/deep/f3.c", "int again;\n");
+    want = "src/m3/deep/f7.c";
+  }
   SECTION("a folder swapped for another holding the same names") {
     fs::rename(w.t / "src/m2", w.outside / "m2");
     for (int i = 2; i < 40; i += 4)
@@ -142,15 +169,21 @@ TEST_CASE("with a file system watch the snapshot after a run stats only what was
 }
 
 TEST_CASE("when the watch's queue overflowed the snapshot walks the whole tree", "[snapshot]") {
-  Watched w;
+  const Kind kind = GENERATE(Kind::file_system, Kind::folders);
+  Watched w(kind);
   if (!w.watch) return;
-  // More events than the kernel queues, then the change: its event is lost.
+  // More events than the kernel queues, in a watched folder, then the
+  // change: its event is lost.
   long queued = 16384;
-  std::ifstream("/proc/sys/fs/fanotify/max_queued_events") >> queued;
+  std::ifstream(kind == Kind::folders ? "/proc/sys/fs/inotify/max_queued_events"
+                                      : "/proc/sys/fs/fanotify/max_queued_events") >>
+      queued;
   for (long i = 0; i <= queued; ++i) {
-    int fd = ::open((w.outside / ("n" + std::to_string(i))).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    const fs::path p = w.t / "src" / ("n" + std::to_string(i));
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     REQUIRE(fd >= 0);
     ::close(fd);
+    REQUIRE(::unlink(p.c_str()) == 0);
   }
   w.t.write("src/m2/deep/f6.c", "int changed;\n");
   auto after = w.store.take({}, w.watch.get());
@@ -167,13 +200,14 @@ TEST_CASE("when the watch's queue overflowed the snapshot walks the whole tree",
 }
 
 TEST_CASE("a watch started after the snapshot before a run is not taken at its word", "[snapshot]") {
+  const Kind kind = GENERATE(Kind::file_system, Kind::folders);
   TempDir t, outside;
   settle(t, outside);
   auto store = store_in(t);
   auto before = store.take();
   REQUIRE(before);
   t.write("src/m2/deep/f6.c", "int changed;\n");  // before the watch began: it saw nothing
-  auto watch = start_or_warn(t);
+  auto watch = start_or_warn(t, kind);
   if (!watch) return;
   auto after = store.take({}, watch.get());
   REQUIRE(after);

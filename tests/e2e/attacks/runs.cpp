@@ -13,7 +13,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
+#include <sys/stat.h>
 
 #include "lib/sandbox.hpp"
 #include "tests/support/checks.hpp"
@@ -434,6 +437,84 @@ TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the s
   CHECK(git_config_value(repo, "core.hooksPath").empty());
   CHECK(seen.find("sk-live-5f4e3d2c1b0a") == std::string::npos);
   CHECK(seen.find(k_env_base64) == std::string::npos);
+}
+
+namespace {
+
+// Changes a run makes deep in the tree, each a way round a watch of the
+// tree's folders: a write through a second name made in a new folder (the
+// one write no folder's watch sees, so the link must be refused), a write,
+// a mode change, a rename over a file, a write through a shared mapping
+// whose descriptor is closed first, a truncation.
+constexpr const char* k_sneak = R"SH(mkdir -p n
+if ln src/a/deep/one.c n/one 2>/dev/null; then echo sneaked >> n/one; echo LINKED; else echo LINK-REFUSED; fi
+rm -rf n
+printf 'two changed\n' > src/b/two.c
+chmod +x src/b/three.c
+printf 'keep2\n' > src/tmp && mv src/tmp src/keep.c
+python3 -c "import mmap, os
+fd = os.open('src/a/deep/map.c', os.O_RDWR)
+m = mmap.mmap(fd, 0)
+os.close(fd)
+m[0:3] = b'MAP'
+m.close()"
+truncate -s 2 src/a/cut.c
+echo SNEAK-DONE
+)SH";
+
+}  // namespace
+
+TEST_CASE("as an unprivileged user every change a run makes deep in the tree is named and undone, and no link is made",
+          "[attack][runs][users]") {
+  if (!full_sandbox_or_warn() || !UnprivilegedUser::available()) return;
+  const std::map<std::string, std::string> files = {{"src/a/deep/one.c", "one\n"}, {"src/a/deep/map.c", "map\n"},
+                                                    {"src/a/cut.c", "cut me\n"},   {"src/b/two.c", "two\n"},
+                                                    {"src/b/three.c", "three\n"},  {"src/keep.c", "keep\n"},
+                                                    {"src/c/quiet.c", "quiet\n"},  {"sneak.sh", k_sneak}};
+  TempRepo repo;
+  for (const auto& [rel, text] : files) repo.write(rel, text);
+  repo.init();
+  repo.write("kaicoder.toml",
+             repo.read("kaicoder.toml") +
+                 "\n[[policy.rule]]\naction = \"run\"\ncommand = \"sh sneak.sh\"\ndecision = \"allow\"\n");
+  repo.trust();
+  UnprivilegedUser user(repo);
+  const fs::path out = repo.path().parent_path() / "run.out", log = repo.path().parent_path() / "log.json";
+  auto as_user = [&](const std::vector<std::string>& argv, const fs::path& to) {
+    std::string cmd =
+        "cd '" + repo.path().string() + "' && " + user.shell(argv) + " </dev/null >'" + to.string() + "' 2>&1";
+    return std::system(cmd.c_str());
+  };
+  // Twice: the first run's snapshot fills the stat cache, so that the second
+  // one's watch is what stands between a change and its entry.
+  REQUIRE(as_user({kaicoder_bin(), "run", "--why", "warm", "--", "true"}, out) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // out of the stat cache's racy window
+  int rc = as_user({kaicoder_bin(), "run", "--why", "t", "--", "sh", "sneak.sh"}, out);
+  const std::string seen = read_file_or_empty(out);
+  INFO(seen);
+  REQUIRE(rc == 0);
+  CHECK_THAT(seen, Contains("LINK-REFUSED") && Contains("SNEAK-DONE"));
+  CHECK(repo.read("src/a/deep/one.c") == "one\n");
+  REQUIRE(as_user({kaicoder_bin(), "--json", "log", "-n", "1"}, log) == 0);
+  const json entry = json::parse(read_file_or_empty(log)).at("entries").at(0);
+  INFO(entry.dump(2));
+  REQUIRE(entry.at("kind") == "run");
+  std::set<std::string> named;
+  for (const auto& f : entry.at("files")) named.insert(f.get<std::string>());
+  for (const char* rel : {"src/b/two.c", "src/b/three.c", "src/keep.c", "src/a/deep/map.c", "src/a/cut.c"})
+    CHECK(named.count((repo.path() / rel).string()) == 1);
+  CHECK(named.count((repo.path() / "src/c/quiet.c").string()) == 0);
+  CHECK(named.count((repo.path() / "src/a/deep/one.c").string()) == 0);
+  TtyProcess rb = repo.spawn_tty(user.as({kaicoder_bin(), "rollback", entry.at("rollback_id").get<std::string>()}));
+  REQUIRE(rb.wait_for_prompt());
+  rb.answer("y");
+  Run r = rb.finish();
+  INFO(r.all());
+  KAI_REQUIRE_EXIT(r, 0);
+  for (const auto& [rel, text] : files) CHECK(repo.read(rel) == text);
+  struct stat st {};
+  REQUIRE(::stat(repo.abs("src/b/three.c").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0111) == 0);
 }
 
 namespace {
