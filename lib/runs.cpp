@@ -115,6 +115,9 @@ Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, 
 Undo start_undo(const Workspace& ws, const Proposal& p) {
   Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), "", nullptr};
   if (ws.cfg.snapshots_keep <= 0) return u;
+  // The names the secret-file scan just read spare the first snapshot a
+  // second reading of every folder that has not changed since.
+  if (ws.listed) u.store.seed(*ws.listed);
   // A pending ref whose run has finished (or failed) was left behind by an
   // error path; only a proposal still approved can be in flight. A run whose
   // process died mid-command stays approved, and so keeps its ref.

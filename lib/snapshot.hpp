@@ -65,6 +65,8 @@
 #include "lib/paths.hpp"
 #include "lib/result.hpp"
 
+struct stat;
+
 namespace kai {
 
 // Files bigger than this are not snapshotted (stat data only).
@@ -111,6 +113,24 @@ struct TreeChange {
 struct StatCache;
 class SnapshotWatch;
 
+// Each folder's names as a walk of root read them before a snapshot (the
+// secret-file scan every command makes, lib/workspace), with the folder's
+// stat data read before its names: the snapshot before a run takes a
+// folder's names from here, rather than reading it again, while its stat
+// data is still the same (lib/snapshot_cache.hpp, StatCache::Listing).
+struct ListedFolders {
+  uint64_t read_after = 0;  // the wall clock (ns) before the walk began
+  struct Folder {
+    std::string prefix;  // "" or "a/b/"
+    StatKey key;
+    std::vector<std::string> names;  // all but ".", ".." and ".git"
+  };
+  std::vector<Folder> folders;
+};
+
+// The stat data kaicoder keeps of a file or folder.
+StatKey key_of(const struct stat& st);
+
 class SnapshotStore {
 public:
   SnapshotStore(std::filesystem::path dir, std::filesystem::path root, Guardrails guards)
@@ -145,6 +165,12 @@ public:
   // oldest snapshots beyond `keep_count` and the objects only they used.
   Status keep(const Snapshot& before, const std::vector<TreeChange>& changes, const std::string& name,
               const std::string& tag, long keep_count) const;
+
+  // Takes the folders of `listed` whose stat data lies out of the racy
+  // window of their reading (a second before `read_after`) as the names of
+  // the next snapshot's folders, each while the folder's stat data stays
+  // the same. `listed` is left empty.
+  void seed(ListedFolders& listed) const;
 
   // Drop a pending ref (a run that failed to start, or changed nothing).
   Status release(const std::string& tag) const;

@@ -19,6 +19,7 @@
 
 #include "lib/result.hpp"
 #include "lib/snapshot.hpp"
+#include "lib/snapshot_objects.hpp"
 
 struct stat;
 
@@ -46,10 +47,17 @@ struct StatCache {
   // ("" or "a/b/"), with the folder's stat data read before: while that
   // stays the same (any entry added, removed or renamed changes a folder's
   // ctime, which no one can set back) the names are the same, and a walk
-  // need not read the folder again. In memory only, like `order`.
+  // need not read the folder again. In memory only, like `order`; the first
+  // walk of a run gets them from the scan that came before it
+  // (SnapshotStore::seed). Kept with them: the folder's tree as the last walk
+  // wrote it, its items sorted and its id. A walk whose items are the same
+  // (name, mode and id, compared whole) takes that id, while the store still
+  // holds the tree, instead of hashing it again.
   struct Listing {
     StatKey key;
     std::vector<std::string> names;
+    std::vector<TreeItem> items;
+    git_oid tree{};
   };
   std::unordered_map<std::string, Listing> listings;
   StatKey on_disk;  // the cache file as this object last wrote or read it
@@ -63,8 +71,6 @@ struct StatCache {
   // cache), the folders its paths lie in, and its stat data; `loaded` then.
   void load(const std::filesystem::path& file, const std::string& head);
 };
-
-StatKey key_of(const struct stat& st);
 
 // The cache file's first lines: what it is, and the root and guardrails it
 // was taken under (what a snapshot leaves out depends on them).

@@ -97,8 +97,12 @@ Result<OdbPtr> open_pure(const fs::path& dir) {
   return OdbPtr(pure);
 }
 
-Status write_tree(git_odb* odb, std::vector<TreeItem>& entries, git_oid& out) {
+void sort_tree(std::vector<TreeItem>& entries) {
   std::sort(entries.begin(), entries.end(), [](const TreeItem& a, const TreeItem& b) { return a.key < b.key; });
+}
+
+Status write_tree(git_odb* odb, std::vector<TreeItem>& entries, git_oid& out) {
+  sort_tree(entries);
   std::string buf;
   buf.reserve(entries.size() * 40);
   for (const auto& e : entries) {

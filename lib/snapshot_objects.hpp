@@ -47,10 +47,13 @@ struct TreeItem {
   std::string key;  // the name, with '/' after a folder's: git's sort order
   uint32_t mode;
   git_oid id;
+  bool operator==(const TreeItem& o) const { return mode == o.mode && git_oid_equal(&id, &o.id) && key == o.key; }
 };
 
 // The tree object of `entries` (any order: sorted here), written into `odb`.
 Status write_tree(git_odb* odb, std::vector<TreeItem>& entries, git_oid& out);
+// Sorts `entries` as a tree object lists them.
+void sort_tree(std::vector<TreeItem>& entries);
 
 // Reads the regular file `name` in folder `dirfd` (root-relative `rel`,
 // stat'ed as `st`) as a stream, and stores it in `odb` unless it is there

@@ -294,7 +294,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
   // could leave ctime as it was). Moving the vector keeps its strings where
   // they are, so `entries` still points at them.
   if (names == &read && have_self && std::max(self_key.mtime_ns, self_key.ctime_ns) < m_racy)
-    listings.emplace(prefix, StatCache::Listing{self_key, std::move(read)});
+    listings.emplace(prefix, StatCache::Listing{self_key, std::move(read), {}, {}});
   std::vector<TreeItem> into;
   for (const Entry& e : entries) {
     const std::string& name = *e.name;
@@ -363,9 +363,26 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
   // The folders kind of watch watches the folder from now on, after this
   // walk's own reads of its files (lib/snapshot_watch.hpp).
   if (m_watch && !m_trusted && have_self) m_watch->enter(::dirfd(d), self_key.ino);
-  if (into.empty()) return ok_status();
+  auto mine = listings.find(prefix);  // this folder's listing, kept for the next walk
+  StatCache::Listing* kept = mine != listings.end() ? &mine->second : nullptr;
+  if (into.empty()) {
+    if (kept) kept->items.clear();
+    return ok_status();
+  }
   tree.emplace();
-  return write_tree(m_odb, into, *tree);
+  sort_tree(into);
+  // The same items as the tree the last walk wrote, and that tree is still
+  // in the store (the snapshot before a run is held by a ref meanwhile).
+  if (kept && !kept->items.empty() && kept->items == into && git_odb_exists(m_odb, &kept->tree)) {
+    *tree = kept->tree;
+    return ok_status();
+  }
+  KAI_TRY(write_tree(m_odb, into, *tree));
+  if (kept) {
+    kept->items = std::move(into);
+    kept->tree = *tree;
+  }
+  return ok_status();
 }
 
 // Git's own files that run commands (config, hooks, info/, commondir,
@@ -392,6 +409,17 @@ void Builder::guard_git() {
 }
 
 }  // namespace
+
+void SnapshotStore::seed(ListedFolders& listed) const {
+  if (!m_cache) m_cache = std::make_shared<StatCache>();
+  // A change within the clock tick of a reading could leave the folder's
+  // times as they were: only names read well after the last change count.
+  const uint64_t racy = listed.read_after - 1000000000ull;
+  for (auto& f : listed.folders)
+    if (std::max(f.key.mtime_ns, f.key.ctime_ns) < racy)
+      m_cache->listings.try_emplace(std::move(f.prefix), StatCache::Listing{f.key, std::move(f.names), {}, {}});
+  listed.folders.clear();
+}
 
 Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress, SnapshotWatch* watch) const {
   auto h = open_handles(m_dir, m_root, Create::yes);

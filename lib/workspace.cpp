@@ -1,11 +1,14 @@
 #include "lib/workspace.hpp"
 
 #include <cctype>
+#include <chrono>
 #include <dirent.h>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "lib/beneath.hpp"
+#include "lib/snapshot.hpp"
 #include "lib/trust.hpp"
 #include "lib/util/fs.hpp"
 
@@ -55,20 +58,30 @@ namespace {
 // past those limits loses only redaction of the values of the secret files
 // not reached; those files themselves stay never-read and never-written,
 // which is decided by name on every request.
-void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r) {
+// Each folder's names are kept in `listed` on the way.
+void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r, ListedFolders& listed) {
   constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
   size_t loaded = 0;
   auto enter = [&g](std::string_view name) { return !walk_skips(g, name); };
   ReadCheck check(g);
-  walk_tree(root, k_max_entries, enter, [&](const std::string& rel, int, const char* name, unsigned type) {
-    if (type != DT_REG || check.readable(rel)) return true;  // readable: not a secret file
-    auto dir = open_parent(root, rel, CreateDirs::no);
-    if (!dir) return true;
-    auto file = read_at(*dir, name, k_max_size);
-    if (!file || !file->regular || file->bytes.size() > k_max_size) return true;
-    r.add_secret_file(name, file->bytes);
-    return ++loaded < k_max_files;
-  });
+  listed.read_after = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  walk_tree(
+      root, k_max_entries, enter,
+      [&](const std::string& rel, int, const char* name, unsigned type) {
+        if (type != DT_REG || check.readable(rel)) return true;  // readable: not a secret file
+        auto dir = open_parent(root, rel, CreateDirs::no);
+        if (!dir) return true;
+        auto file = read_at(*dir, name, k_max_size);
+        if (!file || !file->regular || file->bytes.size() > k_max_size) return true;
+        r.add_secret_file(name, file->bytes);
+        return ++loaded < k_max_files;
+      },
+      [&](const std::string& prefix, const struct stat& before, std::vector<std::string>& names) {
+        std::erase(names, ".git");  // as a snapshot lists a folder
+        listed.folders.push_back(ListedFolders::Folder{prefix, key_of(before), std::move(names)});
+      });
 }
 
 }  // namespace
@@ -80,7 +93,8 @@ Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& cl
   ws.home = env.home;
   ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
-  load_secret_files(root, ws.guards, ws.redactor);
+  ListedFolders unused;
+  load_secret_files(root, ws.guards, ws.redactor, unused);
   return ws;
 }
 
@@ -146,7 +160,8 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   ws.home = env.home;
   ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
-  load_secret_files(root, ws.guards, ws.redactor);
+  ws.listed = std::make_shared<ListedFolders>();
+  load_secret_files(root, ws.guards, ws.redactor, *ws.listed);
   // kaicoder's own config is never an edit target, wherever it lives in root.
   if (overlay) {
     fs::path rel = overlay->lexically_relative(root);

@@ -4,6 +4,7 @@
 // per command from its Env; lib/ never looks at the process environment.
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,8 @@
 #include "lib/util/time.hpp"
 
 namespace kai {
+
+struct ListedFolders;
 
 // What the process knows about where it runs; filled in by cmd/main.cpp.
 struct Env {
@@ -65,6 +68,9 @@ public:
   // The process environment (Env::vars); runs get only an allow-list of it.
   std::vector<std::pair<std::string, std::string>> env_vars;
   Redactor redactor;  // environment secrets plus values from secret files in root
+  // Each folder's names as the secret-file scan read them, for the snapshot
+  // before a run (SnapshotStore::seed), which takes them over.
+  std::shared_ptr<ListedFolders> listed;
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.
   Progress progress;

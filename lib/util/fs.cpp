@@ -207,6 +207,7 @@ struct TreeWalk {
   size_t left;
   const std::function<bool(std::string_view)>& enter;
   const std::function<bool(const std::string&, int, const char*, unsigned)>& file;
+  const FolderListed& listed;
   bool stopped = false;
 
   // `fd` (owned) is the folder at root-relative `prefix` ("" or "a/b/").
@@ -216,11 +217,19 @@ struct TreeWalk {
       ::close(fd);
       return;
     }
+    struct stat before;
+    const bool listing = listed && ::fstat(::dirfd(d), &before) == 0;
+    std::vector<std::string> names;
+    bool whole = false;  // read to its end
     while (!stopped && left > 0) {
       const dirent* e = ::readdir(d);
-      if (!e) break;
+      if (!e) {
+        whole = true;
+        break;
+      }
       const std::string_view name = e->d_name;
       if (name == "." || name == "..") continue;
+      if (listing) names.emplace_back(name);
       --left;
       unsigned type = e->d_type;
       if (type == DT_UNKNOWN) {
@@ -237,6 +246,7 @@ struct TreeWalk {
       }
       if (!file(prefix + std::string(name), ::dirfd(d), e->d_name, type)) stopped = true;
     }
+    if (listing && whole) listed(prefix, before, names);
     ::closedir(d);
   }
 };
@@ -245,9 +255,10 @@ struct TreeWalk {
 
 void walk_tree(const std::filesystem::path& root, size_t max_entries,
                const std::function<bool(std::string_view)>& enter,
-               const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file) {
+               const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file,
+               const FolderListed& listed) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) TreeWalk{max_entries, enter, file}.folder(fd, "");
+  if (fd >= 0) TreeWalk{max_entries, enter, file, listed}.folder(fd, "");
 }
 
 }  // namespace kai

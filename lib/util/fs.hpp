@@ -15,6 +15,8 @@
 
 #include "lib/result.hpp"
 
+struct stat;
+
 namespace kai {
 
 // Longest name of one folder entry, in bytes: NAME_MAX on every file system
@@ -68,9 +70,16 @@ std::string errno_text(int err);
 // its root-relative path and its folder's descriptor, until `file` returns
 // false. At most `max_entries` entries, folders and symlinks included, are
 // looked at; folders that cannot be opened are skipped.
+// With `listed`, each folder read to its end (not cut short by
+// `max_entries` or `file`) is handed over too: its root-relative prefix
+// ("" or "a/b/"), its stat data read before its first entry, and every name
+// in it but "." and "..", in the order read.
+using FolderListed =
+    std::function<void(const std::string& prefix, const struct stat& before, std::vector<std::string>& names)>;
 void walk_tree(const std::filesystem::path& root, size_t max_entries,
                const std::function<bool(std::string_view)>& enter,
-               const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file);
+               const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file,
+               const FolderListed& listed = {});
 
 // A folder only this user can enter (mkdtemp: mode 0700), made under
 // `parent`, removed with everything in it when the object goes away. For

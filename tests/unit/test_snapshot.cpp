@@ -4,6 +4,7 @@
 
 #include "unit/temp_dir.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 
 #include "lib/git.hpp"
 #include "lib/snapshot.hpp"
+#include "lib/util/fs.hpp"
 #include "tests/support/tree_changes.hpp"
 
 namespace {
@@ -511,4 +513,83 @@ TEST_CASE("a folder's names kept from the last walk are read again once it chang
   auto d = store.diff(*first, *second);
   REQUIRE(d);
   CHECK(paths_of(*d) == std::vector<std::string>{"READ2", "README", "src/new.c"});
+}
+
+TEST_CASE("a folder's tree kept from the last walk is taken again only while the store still holds it", "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  t.write("src/untracked.c", "int u;\n");  // so that src/'s tree is the store's own, not the user's
+  auto store = store_of(t);
+  REQUIRE(store.take());
+  ::usleep(1100 * 1000);
+  auto first = store.take();
+  REQUIRE(first);
+  const auto files = listing(t, *first);
+  REQUIRE_FALSE(files.empty());
+  // The folder's tree object gone from the store between two walks, as a
+  // prune by another process would leave it: the next walk writes it again.
+  const std::string src = sh_output("GIT_ALTERNATE_OBJECT_DIRECTORIES='" + (t.path() / ".git/objects").string() +
+                                    "' git --git-dir='" + (t.path() / ".kaicoder/snapshots.git").string() +
+                                    "' -c safe.directory='*' rev-parse " + first->tree + ":src");
+  REQUIRE(src.size() >= 41);
+  const fs::path loose = t.path() / ".kaicoder/snapshots.git/objects" / src.substr(0, 2) / src.substr(2, 38);
+  REQUIRE(fs::remove(loose));
+  auto second = store.take();
+  REQUIRE(second);
+  CHECK(second->tree == first->tree);
+  CHECK(fs::exists(loose));
+  CHECK(listing(t, *second) == files);
+}
+
+TEST_CASE("a folder's names from the scan before a run are taken only while it is unchanged and settled",
+          "[snapshot]") {
+  TempDir t;
+  seed_settled(t);
+  REQUIRE(store_of(t).take());  // the store made, so that making it changes nothing below
+  ::usleep(1100 * 1000);
+  struct stat src {};
+  REQUIRE(::stat((t / "src").c_str(), &src) == 0);
+  const kai::StatKey key = kai::key_of(src);
+  const uint64_t now = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  // A listing of src/ without util.c, which only a forged one could be: a
+  // snapshot that took it would leave util.c out.
+  auto has_util = [&](uint64_t read_after, kai::StatKey k) {
+    kai::ListedFolders l;
+    l.read_after = read_after;
+    l.folders.push_back(kai::ListedFolders::Folder{"src/", k, {"main.c"}});
+    auto store = store_of(t);
+    store.seed(l);
+    CHECK(l.folders.empty());
+    auto s = store.take();
+    REQUIRE(s);
+    return listing(t, *s).count("src/util.c") == 1;
+  };
+  CHECK_FALSE(has_util(now, key));                             // settled and unchanged: taken
+  CHECK(has_util(std::max(key.mtime_ns, key.ctime_ns), key));  // read in the second of its last change: not taken
+  kai::StatKey changed = key;
+  changed.ctime_ns -= 1;
+  CHECK(has_util(now, changed));  // the folder changed since it was read: read again
+
+  // A real scan's names, then a file added: the snapshot sees it.
+  kai::ListedFolders scanned;
+  scanned.read_after = now;
+  kai::walk_tree(
+      t.path(), 1000, [](std::string_view n) { return n != ".git" && n != ".kaicoder"; },
+      [](const std::string&, int, const char*, unsigned) { return true; },
+      [&](const std::string& prefix, const struct stat& before, std::vector<std::string>& names) {
+        std::erase(names, ".git");
+        scanned.folders.push_back(kai::ListedFolders::Folder{prefix, kai::key_of(before), std::move(names)});
+      });
+  REQUIRE(scanned.folders.size() >= 2);
+  t.write("src/added.c", "int added;\n");
+  auto store = store_of(t);
+  store.seed(scanned);
+  auto s = store.take();
+  REQUIRE(s);
+  const auto files = listing(t, *s);
+  CHECK(files.count("src/added.c") == 1);
+  CHECK(files.count("src/util.c") == 1);
+  CHECK(files.count("README") == 1);
 }
