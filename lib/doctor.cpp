@@ -159,10 +159,17 @@ void check_sandbox(const Workspace& ws, Checks& out) {
                   : "the user's own");
   if (ll.abi >= 6 && at != SandboxMode::none)
     line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
-  if (at != SandboxMode::none)
-    line("hard links", true,
-         "none new: link() fails with EXDEV (seccomp), so tools copy; io_uring off. The snapshot after a run then "
-         "stats only what the kernel saw touched");
+  if (at != SandboxMode::none) {
+    if (int err = probe_refuse_new_links(); err != 0)
+      add(out, "sandbox: hard links", Level::fail,
+          fmt::format("this kernel refuses the seccomp filter every sandboxed run starts with ({}): runs are refused",
+                      errno_text(err)),
+          "use a kernel built with seccomp filters (CONFIG_SECCOMP_FILTER); a container must allow seccomp(2)");
+    else
+      line("hard links", true,
+           "none new: link() fails with EXDEV (seccomp), so tools copy; io_uring off. The snapshot after a run then "
+           "stats only what the kernel saw touched");
+  }
 }
 
 void add_two_user_check(Workspace& ws, Checks& out);

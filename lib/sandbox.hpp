@@ -53,6 +53,9 @@ LandlockStatus landlock_status();
 // linkat() fail with EXDEV, io_uring_setup() with ENOSYS (lib/sandbox_links.cpp
 // says why). Needs no_new_privs set. Async-signal-safe; 0 or an errno.
 int refuse_new_links() noexcept;
+// Whether this kernel takes that filter: refuse_new_links() in a child
+// process. 0, or the errno that stops every sandboxed run here.
+int probe_refuse_new_links();
 
 class LandlockRuleset {
 public:

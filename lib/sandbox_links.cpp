@@ -15,6 +15,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace kai {
 namespace {
@@ -80,6 +82,19 @@ int refuse_new_links() noexcept {
   // process may then install a filter.
   if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) return errno;
   return 0;
+}
+
+int probe_refuse_new_links() {
+  pid_t pid = ::fork();
+  if (pid < 0) return errno;
+  if (pid == 0) {
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(errno & 0xff);
+    ::_exit(refuse_new_links() & 0xff);
+  }
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return errno;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : ECHILD;
 }
 
 }  // namespace kai
