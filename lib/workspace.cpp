@@ -58,15 +58,22 @@ namespace {
 // past those limits loses only redaction of the values of the secret files
 // not reached; those files themselves stay never-read and never-written,
 // which is decided by name on every request.
-// Each folder's names are kept in `listed` on the way.
-void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r, ListedFolders& listed) {
+// With `listed`, each folder's names are kept there on the way.
+void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r, ListedFolders* listed = nullptr) {
   constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
   size_t loaded = 0;
   auto enter = [&g](std::string_view name) { return !walk_skips(g, name); };
   ReadCheck check(g);
-  listed.read_after = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  FolderListed keep;
+  if (listed) {
+    listed->read_after = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    keep = [listed](const std::string& prefix, const struct stat& before, std::vector<std::string>& names) {
+      std::erase(names, ".git");  // as a snapshot lists a folder
+      listed->folders.push_back(ListedFolders::Folder{prefix, key_of(before), std::move(names)});
+    };
+  }
   walk_tree(
       root, k_max_entries, enter,
       [&](const std::string& rel, int, const char* name, unsigned type) {
@@ -78,10 +85,7 @@ void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r, L
         r.add_secret_file(name, file->bytes);
         return ++loaded < k_max_files;
       },
-      [&](const std::string& prefix, const struct stat& before, std::vector<std::string>& names) {
-        std::erase(names, ".git");  // as a snapshot lists a folder
-        listed.folders.push_back(ListedFolders::Folder{prefix, key_of(before), std::move(names)});
-      });
+      keep);
 }
 
 }  // namespace
@@ -93,8 +97,7 @@ Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& cl
   ws.home = env.home;
   ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
-  ListedFolders unused;
-  load_secret_files(root, ws.guards, ws.redactor, unused);
+  load_secret_files(root, ws.guards, ws.redactor);
   return ws;
 }
 
@@ -161,7 +164,7 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
   ws.listed = std::make_shared<ListedFolders>();
-  load_secret_files(root, ws.guards, ws.redactor, *ws.listed);
+  load_secret_files(root, ws.guards, ws.redactor, ws.listed.get());
   // kaicoder's own config is never an edit target, wherever it lives in root.
   if (overlay) {
     fs::path rel = overlay->lexically_relative(root);
