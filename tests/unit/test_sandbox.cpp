@@ -701,3 +701,16 @@ TEST_CASE("full: a run cannot give a file a second name, and the tools that make
   REQUIRE(::stat((b.root / "src/main.c").c_str(), &st) == 0);
   CHECK(st.st_nlink == 1);
 }
+
+TEST_CASE("landlock: a run cannot give a file a second name either", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  Box b("landlock");
+  RunResult r = b.run("mkdir -p n && { ln src/main.c n/alias 2>&1 || echo LINK-REFUSED; } && echo DONE");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Invalid cross-device link") && Contains("LINK-REFUSED") && Contains("DONE"));
+  CHECK_FALSE(b.exists("n/alias"));
+}
