@@ -48,7 +48,6 @@ struct LandlockStatus {
 };
 LandlockStatus landlock_status();
 
-// A Landlock ruleset that confines writes, ready to be enforced.
 // Installs the seccomp filter of every sandboxed process: link() and
 // linkat() fail with EXDEV, io_uring_setup() with ENOSYS (lib/sandbox_links.cpp
 // says why). Needs no_new_privs set. Async-signal-safe; 0 or an errno.
@@ -57,6 +56,7 @@ int refuse_new_links() noexcept;
 // process. 0, or the errno that stops every sandboxed run here.
 int probe_refuse_new_links();
 
+// A Landlock ruleset that confines writes, ready to be enforced.
 class LandlockRuleset {
 public:
   LandlockRuleset() = default;

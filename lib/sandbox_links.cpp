@@ -92,8 +92,7 @@ int probe_refuse_new_links() {
     ::_exit(refuse_new_links() & 0xff);
   }
   int st = 0;
-  while (::waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return errno;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(st) ? WEXITSTATUS(st) : ECHILD;
 }
 

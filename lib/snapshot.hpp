@@ -123,13 +123,17 @@ struct ListedFolders {
   struct Folder {
     std::string prefix;  // "" or "a/b/"
     StatKey key;
-    std::vector<std::string> names;  // all but ".", ".." and ".git"
+    std::vector<std::string> names;  // all but "." and ".."
   };
   std::vector<Folder> folders;
 };
 
 // The stat data kaicoder keeps of a file or folder.
 StatKey key_of(const struct stat& st);
+// The wall clock in ns, to tell the stat data of the racy window: a change
+// within a second of a reading could leave a file's times as they were.
+uint64_t now_ns();
+inline constexpr uint64_t k_racy_ns = 1000000000ull;
 
 class SnapshotStore {
 public:

@@ -86,7 +86,4 @@ Cache load_cache(const std::filesystem::path& file, const std::string& head,
 Status save_cache(const std::filesystem::path& file, const std::string& head,
                   const std::vector<const Cache::value_type*>& order);
 
-// The wall clock in ns, to tell the stat data of the racy window.
-uint64_t now_ns();
-
 }  // namespace kai

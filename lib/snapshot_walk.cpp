@@ -64,7 +64,7 @@ public:
         m_progress(progress),
         m_watch(watch),
         m_trusted(watch && trusted),
-        m_racy(now_ns() - 1000000000ull) {
+        m_racy(now_ns() - k_racy_ns) {
     fresh.reserve(m_old.size());
   }
 
@@ -412,12 +412,13 @@ void Builder::guard_git() {
 
 void SnapshotStore::seed(ListedFolders& listed) const {
   if (!m_cache) m_cache = std::make_shared<StatCache>();
-  // A change within the clock tick of a reading could leave the folder's
-  // times as they were: only names read well after the last change count.
-  const uint64_t racy = listed.read_after - 1000000000ull;
-  for (auto& f : listed.folders)
-    if (std::max(f.key.mtime_ns, f.key.ctime_ns) < racy)
-      m_cache->listings.try_emplace(std::move(f.prefix), StatCache::Listing{f.key, std::move(f.names), {}, {}});
+  // Only names read well after the folder's last change count.
+  const uint64_t racy = listed.read_after - k_racy_ns;
+  for (auto& f : listed.folders) {
+    if (std::max(f.key.mtime_ns, f.key.ctime_ns) >= racy) continue;
+    std::erase(f.names, ".git");  // as a snapshot's walk lists a folder
+    m_cache->listings.try_emplace(std::move(f.prefix), StatCache::Listing{f.key, std::move(f.names), {}, {}});
+  }
   listed.folders.clear();
 }
 

@@ -97,13 +97,6 @@ void SnapshotWatch::aliased(uint64_t ino) {
   if (m_kind == Kind::folders) m_aliased.insert(ino);
 }
 
-std::string SnapshotWatch::name_key(uint64_t dir, std::string_view name) {
-  std::string k(sizeof dir, '\0');
-  std::memcpy(k.data(), &dir, sizeof dir);
-  k.append(name);
-  return k;
-}
-
 bool SnapshotWatch::quiet_folder(uint64_t ino) const {
   return !m_broken && !m_inos.count(ino) && (m_kind == Kind::file_system || m_watched.count(ino));
 }
@@ -111,7 +104,9 @@ bool SnapshotWatch::quiet_folder(uint64_t ino) const {
 bool SnapshotWatch::quiet_file(uint64_t dir, std::string_view name, uint64_t ino) const {
   if (m_broken) return false;
   if (m_kind == Kind::file_system) return !m_inos.count(ino);
-  return !m_aliased.count(ino) && !m_names.count(name_key(dir, name));
+  if (m_aliased.count(ino)) return false;
+  auto named = m_names.find(dir);  // most folders have none: no name is copied for them
+  return named == m_names.end() || !named->second.count(std::string(name));
 }
 
 bool SnapshotWatch::drain() {
@@ -121,7 +116,7 @@ bool SnapshotWatch::drain() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;
     const bool read = n > 0 && (m_kind == Kind::file_system ? take_fanotify(buf, buf + n) : take_inotify(buf, buf + n));
-    if (!read || m_inos.size() > k_max_inodes || m_names.size() > k_max_inodes) m_broken = true;
+    if (!read || m_inos.size() > k_max_inodes || m_named > k_max_inodes) m_broken = true;
   }
   return !m_broken;
 }
@@ -145,7 +140,7 @@ bool SnapshotWatch::take_inotify(const char* p, const char* end) {
     // Folders opened (the snapshot's walk, anyone's listing) change nothing.
     if ((ev.mask & ~static_cast<uint32_t>(IN_ISDIR)) == IN_OPEN && (ev.len == 0 || (ev.mask & IN_ISDIR))) continue;
     if (ev.len == 0 || (ev.mask & k_in_entries)) m_inos.insert(dir);
-    if (ev.len > 0) m_names.insert(name_key(dir, std::string_view(name, ::strnlen(name, ev.len))));
+    if (ev.len > 0 && m_names[dir].emplace(name, ::strnlen(name, ev.len)).second) ++m_named;
   }
   return true;
 }

@@ -91,7 +91,6 @@ private:
   // Each takes the events of one read; false when one cannot be read.
   bool take_fanotify(const char* p, const char* end);
   bool take_inotify(const char* p, const char* end);
-  static std::string name_key(uint64_t dir, std::string_view name);
   Kind m_kind = Kind::file_system;
   uint64_t m_serial = 0;
   int m_fd = -1;
@@ -100,10 +99,11 @@ private:
   bool m_broken = false;
   std::unordered_set<uint64_t> m_inos;  // file_system: inodes touched; folders: folders touched
   // folders: each watch's folder inode, the folders watched, the files
-  // with a second name, and (folder inode, name) pairs touched.
+  // with a second name, and the names touched, by folder inode.
   std::unordered_map<int, uint64_t> m_wd_dir;
   std::unordered_set<uint64_t> m_watched, m_aliased;
-  std::unordered_set<std::string> m_names;
+  std::unordered_map<uint64_t, std::unordered_set<std::string>> m_names;
+  size_t m_named = 0;
 };
 
 }  // namespace kai

@@ -1,7 +1,6 @@
 #include "lib/workspace.hpp"
 
 #include <cctype>
-#include <chrono>
 #include <dirent.h>
 #include <vector>
 
@@ -66,11 +65,8 @@ void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r, L
   ReadCheck check(g);
   FolderListed keep;
   if (listed) {
-    listed->read_after = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
+    listed->read_after = now_ns();
     keep = [listed](const std::string& prefix, const struct stat& before, std::vector<std::string>& names) {
-      std::erase(names, ".git");  // as a snapshot lists a folder
       listed->folders.push_back(ListedFolders::Folder{prefix, key_of(before), std::move(names)});
     };
   }

@@ -685,12 +685,12 @@ TEST_CASE("full: a run cannot give a file a second name, and the tools that make
   if (!full_or_warn()) return;
   Box b;
   // A second name in a new folder is the one write a folder's watch misses.
-  RunResult r = b.run(
-      "mkdir n && { ln src/main.c n/alias 2>&1 || echo LINK-REFUSED; } && "
-      "python3 -c \"import os\ntry:\n  os.link('src/main.c', 'n/py')\nexcept OSError as e:\n  print('PY', e.errno)\" "
-      "&& "
-      "echo 'int y;' > src/y.c && git add src/y.c && git -c user.name=t -c user.email=t@e commit -q -m y && "
-      "cp -l src/main.c n/cp 2>/dev/null || cp src/main.c n/cp && echo DONE");
+  const std::string py_link =
+      "python3 -c \"import os\ntry:\n  os.link('src/main.c', 'n/py')\nexcept OSError as e:\n  print('PY', e.errno)\"";
+  RunResult r =
+      b.run("mkdir n && { ln src/main.c n/alias 2>&1 || echo LINK-REFUSED; } && " + py_link +
+            " && echo 'int y;' > src/y.c && git add src/y.c && git -c user.name=t -c user.email=t@e commit -q -m y && "
+            "cp -l src/main.c n/cp 2>/dev/null || cp src/main.c n/cp && echo DONE");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("Invalid cross-device link") && Contains("LINK-REFUSED") && Contains("DONE"));
