@@ -12,7 +12,8 @@ if [ "${1:-}" = "--test" ]; then
   # python3-jsonschema checks every --json output against schemas/.
   packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache python3-jsonschema)
   # setfacl: the two-user case that grants the agent user a file through an ACL.
-  packages+=(acl)
+  # pkill: the cases that make a throwaway user end its processes before userdel.
+  packages+=(acl procps)
   # The MCP end-to-end test runs the official SDK client on Node. A node and
   # npm already here (from anywhere) are used as they are: Debian's npm
   # conflicts with a Node installed another way, so Debian's pair comes

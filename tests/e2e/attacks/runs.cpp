@@ -20,6 +20,7 @@
 
 #include "lib/sandbox.hpp"
 #include "tests/support/checks.hpp"
+#include "tests/support/throwaway_user.hpp"
 
 namespace {
 using namespace kai::test;
@@ -382,7 +383,7 @@ struct UnprivilegedUser {
   UnprivilegedUser(const UnprivilegedUser&) = delete;
   UnprivilegedUser& operator=(const UnprivilegedUser&) = delete;
   ~UnprivilegedUser() {
-    if (made) (void)std::system(("userdel " + name + " >/dev/null 2>&1").c_str());
+    if (made) remove_user(name);
   }
   // argv that runs `argv` as this user, no groups, with a minimal environment.
   std::vector<std::string> as(const std::vector<std::string>& argv) const {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/support/checks.hpp"
+#include "tests/support/throwaway_user.hpp"
 
 namespace kai::test::two_user {
 using json = nlohmann::json;
@@ -42,8 +43,8 @@ struct ThrowawayUser {
     name = "kaitest" + std::to_string(rd() % 1000000);
   }
   ~ThrowawayUser() {
-    std::string cmd = "userdel -r " + name + " >/dev/null 2>&1; groupdel " + name + " >/dev/null 2>&1";
-    (void)!std::system(cmd.c_str());
+    remove_user(name, "-r");
+    (void)!std::system(("groupdel " + name + " >/dev/null 2>&1").c_str());
   }
   uid_t uid() const {
     const passwd* pw = ::getpwnam(name.c_str());
