@@ -64,6 +64,7 @@
 #include "lib/journal.hpp"
 #include "lib/paths.hpp"
 #include "lib/result.hpp"
+#include "lib/util/stat.hpp"
 
 struct stat;
 
@@ -74,13 +75,6 @@ inline constexpr uint64_t k_snapshot_max_bytes = 100ull << 20;
 // Journal modes of what is not a regular file: a folder a run created, a
 // symlink it created (blob = the id of its target text).
 inline constexpr unsigned k_mode_dir = 040000, k_mode_link = 0120000;
-
-// What kaicoder compares a file by when it does not read it.
-struct StatKey {
-  uint64_t size = 0, mtime_ns = 0, ctime_ns = 0, ino = 0;
-  uint32_t mode = 0;
-  bool operator==(const StatKey&) const = default;
-};
 
 struct Snapshot {
   std::string tree;      // hex id of the tree object in snapshots.git
@@ -113,27 +107,6 @@ struct TreeChange {
 struct StatCache;
 class SnapshotWatch;
 
-// Each folder's names as a walk of root read them before a snapshot (the
-// secret-file scan every command makes, lib/workspace), with the folder's
-// stat data read before its names: the snapshot before a run takes a
-// folder's names from here, rather than reading it again, while its stat
-// data is still the same (lib/snapshot_cache.hpp, StatCache::Listing).
-struct ListedFolders {
-  uint64_t read_after = 0;  // the wall clock (ns) before the walk began
-  struct Folder {
-    std::string prefix;  // "" or "a/b/"
-    StatKey key;
-    std::vector<std::string> names;  // all but "." and ".."
-  };
-  std::vector<Folder> folders;
-};
-
-// The stat data kaicoder keeps of a file or folder.
-StatKey key_of(const struct stat& st);
-// The wall clock in ns, to tell the stat data of the racy window: a change
-// within a second of a reading could leave a file's times as they were.
-uint64_t now_ns();
-inline constexpr uint64_t k_racy_ns = 1000000000ull;
 
 class SnapshotStore {
 public:

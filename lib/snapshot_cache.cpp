@@ -17,14 +17,6 @@ namespace {
 constexpr std::string_view k_cache_magic = "kaicoder stat cache 2\n";
 }  // namespace
 
-StatKey key_of(const struct stat& st) {
-  auto ns = [](const timespec& t) {
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-  };
-  return {static_cast<uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim), static_cast<uint64_t>(st.st_ino),
-          static_cast<uint32_t>(st.st_mode)};
-}
-
 // "<size> <mtime> <ctime> <ino> <mode> <git mode> <usable> <id>\t<path>\0" per file,
 // after these lines.
 std::string cache_head(const fs::path& root, const Guardrails& g) {
@@ -95,12 +87,6 @@ void StatCache::load(const fs::path& file, const std::string& head) {
   }
   struct stat st;
   if (::stat(file.c_str(), &st) == 0) on_disk = key_of(st);
-}
-
-uint64_t now_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_REALTIME, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
 }  // namespace kai

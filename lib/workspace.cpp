@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "lib/beneath.hpp"
-#include "lib/snapshot.hpp"
 #include "lib/trust.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/stat.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -168,5 +168,7 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   }
   return ws;
 }
+
+bool two_user(const Workspace& ws) { return !ws.cfg.two_user_agent.empty(); }
 
 }  // namespace kai
