@@ -6,13 +6,25 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "lib/confine.hpp"
 #include "lib/glob.hpp"
+#include "lib/redact.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Variables that change what a program runs or loads: never the proposer's.
+bool env_name_dangerous(std::string_view n) {
+  static constexpr std::string_view exact[] = {"BASH_ENV",          "ENV",           "NODE_OPTIONS", "PYTHONSTARTUP",
+                                               "PYTHONPATH",        "PERL5OPT",      "PERL5LIB",     "RUBYOPT",
+                                               "PROMPT_COMMAND",    "IFS",           "CDPATH",       "GCONV_PATH",
+                                               "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "HOME",         "TMPDIR"};
+  for (auto e : exact)
+    if (n == e) return true;
+  return n.starts_with("GIT_") || n.starts_with("LD_") || n.starts_with("BASH_FUNC_") || n.starts_with("DYLD_");
+}
+
 
 struct Ctx {
   std::string file;
@@ -325,6 +337,13 @@ Error parse_failure(const std::string& file, const toml::parse_error& e) {
 Result<Config> check_whole(Config cfg);
 
 }  // namespace
+
+std::optional<std::string> env_name_refused(std::string_view name) {
+  if (name.empty() || name.find('=') != std::string_view::npos) return "not a variable name";
+  if (env_name_dangerous(name)) return fmt::format("'{}' changes what programs run or load; runs never get it", name);
+  if (Redactor::secret_name(name)) return fmt::format("'{}' looks like a secret; runs never get secrets", name);
+  return std::nullopt;
+}
 
 Result<Config> load_config(const std::vector<ConfigFile>& files) {
   Config cfg;

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/result.hpp"
@@ -131,5 +132,9 @@ Result<Config> parse_config_text(std::string_view text, const std::string& origi
 
 // The config text `kaicoder init` writes.
 std::string default_config_text();
+
+// Why `name` may never be passed to a run (GIT_*, LD_*, BASH_ENV, …, and
+// secret-looking names), or nullopt.
+std::optional<std::string> env_name_refused(std::string_view name);
 
 }  // namespace kai

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "lib/manifest.hpp"
+#include "lib/config.hpp"
 #include "lib/redact.hpp"
 #include "lib/snapshot.hpp"
 #include "lib/util/fs.hpp"
@@ -35,17 +35,6 @@ bool git_writes(std::string_view name) {
     if (name == e) return true;
   return name.starts_with("MERGE_") || name.starts_with("rebase-") || name.starts_with("BISECT_") ||
          (name.size() > 5 && name.substr(name.size() - 5) == ".lock");
-}
-
-// Variables that change what a program runs or loads: never the proposer's.
-bool env_name_dangerous(std::string_view n) {
-  static constexpr std::string_view exact[] = {"BASH_ENV",          "ENV",           "NODE_OPTIONS", "PYTHONSTARTUP",
-                                               "PYTHONPATH",        "PERL5OPT",      "PERL5LIB",     "RUBYOPT",
-                                               "PROMPT_COMMAND",    "IFS",           "CDPATH",       "GCONV_PATH",
-                                               "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "HOME",         "TMPDIR"};
-  for (auto e : exact)
-    if (n == e) return true;
-  return n.starts_with("GIT_") || n.starts_with("LD_") || n.starts_with("BASH_FUNC_") || n.starts_with("DYLD_");
 }
 
 bool env_allowed(std::string_view n, const std::vector<std::string>& extra) {
@@ -226,13 +215,6 @@ std::vector<fs::path> guarded_paths(const Workspace& ws) {
   for (const char* h : k_harness) out.push_back(ws.root / h);
   for (const auto& f : hook_files(ws)) out.push_back(f);
   return out;
-}
-
-std::optional<std::string> env_name_refused(std::string_view name) {
-  if (name.empty() || name.find('=') != std::string_view::npos) return "not a variable name";
-  if (env_name_dangerous(name)) return fmt::format("'{}' changes what programs run or load; runs never get it", name);
-  if (Redactor::secret_name(name)) return fmt::format("'{}' looks like a secret; runs never get secrets", name);
-  return std::nullopt;
 }
 
 std::vector<std::string> clean_environment(const Workspace& ws) {

@@ -54,10 +54,6 @@ void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o);
 // core.hooksPath=/dev/null, core.pager=cat, protocol.ext.allow=never).
 std::vector<std::string> clean_environment(const Workspace& ws);
 
-// Why `name` may never be passed to a run (GIT_*, LD_*, BASH_ENV, …, and
-// secret-looking names), or nullopt.
-std::optional<std::string> env_name_refused(std::string_view name);
-
 // The state of the guarded paths before a run, to compare after it.
 struct GuardWatch {
   struct Saved {

@@ -5,7 +5,6 @@
 
 #include "lib/confine.hpp"
 #include "lib/runner.hpp"
-#include "lib/runs.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
 #include "lib/util/time.hpp"

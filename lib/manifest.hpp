@@ -26,15 +26,13 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/paths.hpp"
 #include "lib/result.hpp"
 
 struct git_repository;
 struct git_tree;
 
 namespace kai {
-
-// The folder that holds approval manifests, at the root of the repository.
-inline constexpr std::string_view k_approvals_dir = "kaicoder-approvals";
 
 // One path and what it is after the change: a blob and a mode, or deleted.
 struct Binding {

@@ -31,6 +31,10 @@ struct Guardrails {
   bool allow_unusual_names = false;                           // [paths] allow_unusual_names
 };
 
+// The folder that holds approval manifests, at the root of the repository
+// (lib/manifest); runs never change it (lib/confine).
+inline constexpr std::string_view k_approvals_dir = "kaicoder-approvals";
+
 // ".bak-kaicoder-" and the longest rollback id (lib/journal): a name longer
 // than NAME_MAX minus this has no room for its backup.
 constexpr size_t k_backup_suffix_max = 14 + 24;

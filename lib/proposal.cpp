@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/git.hpp"
+#include "lib/shell.hpp"
 
 namespace kai {
 using json = nlohmann::json;
@@ -276,6 +277,18 @@ Result<Proposal> from_json(const json& j) {
   } catch (const std::exception& e) {
     return make_error(Errc::io, fmt::format("malformed proposal record: {}", e.what()));
   }
+}
+
+std::string command_text(const Proposal& p) { return p.shell.empty() ? quote_argv(p.argv) : p.shell; }
+
+nlohmann::json proposal_object(const Proposal& p) {
+  nlohmann::json j = to_json(p);
+  if (p.kind == Kind::run) {
+    j["argv"] = p.argv;
+    j["shell"] = p.shell;
+    j["command"] = command_text(p);
+  }
+  return j;
 }
 
 }  // namespace kai

@@ -150,6 +150,11 @@ std::string change_verdicts(const Change& c);
 
 // Metadata (everything but the payloads) to/from JSON.
 nlohmann::json to_json(const Proposal& p);
+// The proposal object of kaicoder(1): to_json(p), plus argv, shell and
+// command for a run.
+nlohmann::json proposal_object(const Proposal& p);
+// A run's command as a person reads it.
+std::string command_text(const Proposal& p);
 nlohmann::json to_json(const Validation& v);
 nlohmann::json to_json(const Review& r);
 Result<Proposal> from_json(const nlohmann::json& j);

@@ -33,18 +33,6 @@ CapturedOutput run_output(const Workspace& ws, int id) {
 
 const std::string_view k_network_reason = "confirm: asks for network access";
 
-std::string command_text(const Proposal& p) { return p.shell.empty() ? quote_argv(p.argv) : p.shell; }
-
-nlohmann::json proposal_object(const Proposal& p) {
-  nlohmann::json j = to_json(p);
-  if (p.kind == Kind::run) {
-    j["argv"] = p.argv;
-    j["shell"] = p.shell;
-    j["command"] = command_text(p);
-  }
-  return j;
-}
-
 ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
   ShellContext ctx;
   fs::path cwd = ws.root / cwd_rel;

@@ -66,13 +66,8 @@ struct CapturedOutput {
 };
 CapturedOutput run_output(const Workspace& ws, int id);
 
-// The proposal object of kaicoder(1): to_json(p), plus argv, shell and
-// command for a run.
-nlohmann::json proposal_object(const Proposal& p);
 
 // The reason a --network run is confirm tier.
 extern const std::string_view k_network_reason;
-// The command as a person reads it.
-std::string command_text(const Proposal& p);
 
 }  // namespace kai
