@@ -43,18 +43,6 @@ std::optional<AgentSide> find_agent_side(const Env& env, uid_t uid) {
   return std::nullopt;
 }
 
-Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider) {
-  if (p.proposer_uid >= 0 && p.agent == decider)
-    return make_error(
-        Errc::denied,
-        fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
-        "the owner approves what the agent user proposed, from the owner's own terminal");
-  if (two_user(ws) && decider == ws.cfg.two_user_agent)
-    return make_error(Errc::denied, fmt::format("'{}' is the agent user here: it proposes, it never decides", decider),
-                      "the owner approves, from the owner's own terminal");
-  return ok_status();
-}
-
 Result<UnixUser> lookup_user(const std::string& name) {
   const passwd* pw = ::getpwnam(name.c_str());
   if (!pw) return make_error(Errc::not_found, fmt::format("there is no user '{}'", name));

@@ -7,7 +7,6 @@
 //   - which side of the boundary a process is on (find_agent_side): a
 //     process whose uid does not own the store it finds, where a spool
 //     exists, is the agent's, and may only propose and read;
-//   - who may approve (not_self_approval): never the uid that proposed;
 //   - what the agent user can reach (agent_access), for `agent-user check`
 //     and `doctor`, judged from mode bits, group membership and POSIX
 //     access ACLs (lib/acl);
@@ -39,10 +38,6 @@ struct AgentSide {
   uid_t owner = 0;  // who owns the store
 };
 std::optional<AgentSide> find_agent_side(const Env& env, uid_t uid);
-
-// denied when `decider` may not approve `p`: it was proposed through the
-// spool by that same user, or (in two-user mode) `decider` is the agent user.
-Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider);
 
 // A Unix user as the kernel judges its access: uid and every group.
 struct UnixUser {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/agent_side.hpp"
 #include "lib/patch.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
@@ -16,8 +17,6 @@
 namespace kai {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-bool two_user(const Workspace& ws) { return !ws.cfg.two_user_agent.empty(); }
 
 size_t max_entry_size(const Workspace& ws) {
   return 2 * static_cast<size_t>(ws.cfg.limits.content) + (size_t{1} << 20);
@@ -181,9 +180,11 @@ Status entry_owner_ok(const Workspace& ws, unsigned uid) {
 Result<TicketInfo> stage(Workspace& ws, const SpoolEntry& e, TicketInfo t) {
   const fs::path cwd = (ws.root / e.cwd).lexically_normal();
   auto staged = [&](const Result<Staged>& st) {
-    if (st)
+    if (st) {
       t.proposal = st->proposal.id;
-    else
+      // What the agent's `show` shows, written before its ticket names the id.
+      if (!st->existing) (void)mirror_diff(ws, st->proposal, st->diff);
+    } else
       t.error = Error{st.error().code, ws.redact(st.error().message), ws.redact(st.error().hint)};
     return t;
   };

@@ -24,10 +24,6 @@
 
 namespace kai {
 
-// Two-user mode: [two_user] agent is set in the owner's config or the
-// trusted kaicoder.toml.
-bool two_user(const Workspace& ws);
-
 // The largest entry intake reads: room for a target and a replacement at
 // [limits] content, and 1 MiB for the rest (as --json-input); a changeset
 // must fit in it too.

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/agent_side.hpp"
 #include "lib/beneath.hpp"
 #include "lib/changeset.hpp"
 #include "lib/decide.hpp"
@@ -189,7 +188,6 @@ Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   auto id = ws.store.next_id();
   if (!id) return id.error();
   out.proposal.id = *id;
-  (void)mirror_diff(ws, out.proposal, out.diff);  // two-user mode: what the agent's show shows
   KAI_TRY(ws.store.create(out.proposal));
   queue_notify(ws, out.proposal, "proposed");
   if (v.decision == Decision::allow && ws.cfg.mode == "normal") {

@@ -93,4 +93,8 @@ private:
   Workspace(const std::filesystem::path& r, Config c, const Clock& clk, std::string u);
 };
 
+// Two-user mode: [two_user] agent is set in the owner's config or the
+// trusted kaicoder.toml.
+bool two_user(const Workspace& ws);
+
 }  // namespace kai
