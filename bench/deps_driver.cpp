@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/hostile_deps.hpp"
-#include "lib/deps.hpp"
+#include "lib/risk/deps.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

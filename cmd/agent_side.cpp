@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "cmd/render.hpp"
-#include "lib/status.hpp"
+#include "lib/gate/status.hpp"
 
 namespace kai::cmd {
 using json = nlohmann::json;

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "cmd/cli.hpp"
-#include "lib/agent_side.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/intake.hpp"
-#include "lib/spool.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/two_user/intake.hpp"
+#include "lib/store/spool.hpp"
 
 namespace kai::cmd {
 

@@ -12,12 +12,12 @@
 
 #include "cmd/output.hpp"
 #include "cmd/progress.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/intake.hpp"
-#include "lib/proposal.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/two_user/intake.hpp"
+#include "lib/store/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::cmd {
 

@@ -10,10 +10,10 @@
 #include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
-#include "lib/propose.hpp"
-#include "lib/reader.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/propose.hpp"
+#include "lib/gate/reader.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai::cmd {

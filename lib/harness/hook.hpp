@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "lib/harness/tool_call.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::harness {
 

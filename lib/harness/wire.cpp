@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
-#include "lib/git.hpp"
-#include "lib/journal.hpp"
-#include "lib/txn.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/util/git.hpp"
+#include "lib/store/journal.hpp"
+#include "lib/gate/txn.hpp"
 #include "lib/util/time.hpp"
 
 namespace kai::harness {

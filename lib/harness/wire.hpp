@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/result.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::harness {
 

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "lib/decide.hpp"
+#include "lib/gate/decide.hpp"
 #include "lib/mcp/tools.hpp"
 
 namespace kai::mcp {

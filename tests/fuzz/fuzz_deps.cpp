@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/deps.hpp"
+#include "lib/risk/deps.hpp"
 
 namespace {
 

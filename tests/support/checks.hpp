@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 #include "tests/support/repo.hpp"
 
 // The run exited with `code`; otherwise show its output. `run` is evaluated

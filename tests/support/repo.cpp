@@ -28,7 +28,7 @@
 #endif
 #include <catch2/catch.hpp>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 
 extern char** environ;
 

@@ -9,9 +9,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "lib/acl.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/paths.hpp"
+#include "lib/util/acl.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/paths/paths.hpp"
 
 namespace {
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 
 #include "unit/temp_dir.hpp"
 
-#include "lib/limits.hpp"
+#include "lib/gate/limits.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <sys/stat.h>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 
 namespace {
 using kai::test::mode_of;

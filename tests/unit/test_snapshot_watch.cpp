@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/snapshot.hpp"
-#include "lib/snapshot_watch.hpp"
+#include "lib/run/snapshot.hpp"
+#include "lib/run/snapshot_watch.hpp"
 #include "tests/support/tree_changes.hpp"
 
 namespace {

@@ -7,12 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/agent_side.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/gate.hpp"
-#include "lib/intake.hpp"
-#include "lib/spool.hpp"
-#include "lib/status.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/two_user/intake.hpp"
+#include "lib/store/spool.hpp"
+#include "lib/gate/status.hpp"
 #include "unit/ws_fixture.hpp"
 
 namespace {

@@ -6,12 +6,12 @@
 
 #include <fstream>
 
-#include "lib/apply.hpp"
-#include "lib/decide.hpp"
-#include "lib/gate.hpp"
+#include "lib/gate/apply.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/gate.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/harness/wire.hpp"
-#include "lib/txn.hpp"
+#include "lib/gate/txn.hpp"
 #include "lib/util/fs.hpp"
 #include "unit/trusted_root.hpp"
 

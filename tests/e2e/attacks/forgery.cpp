@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 
-#include "lib/git.hpp"
-#include "lib/proposal.hpp"
+#include "lib/util/git.hpp"
+#include "lib/store/proposal.hpp"
 #include "tests/support/checks.hpp"
 
 namespace {
