@@ -1,4 +1,4 @@
-// Hostile inputs for the import scanners (lib/deps.hpp); bench/deps_bench.sh
+// Hostile inputs for the import scanners (lib/risk/deps.hpp); bench/deps_bench.sh
 // builds it and runs it under /usr/bin/time.
 //
 //   deps_driver KIND BYTES

@@ -2,7 +2,7 @@
 // Certification of protected paths (`kaicoder verify`, `kaicoder certify`):
 // between a base commit and a head, every change to a certified path must be
 // covered by an approval manifest under kaicoder-approvals/ carrying a valid
-// SSH signature of an allowed signer (lib/manifest).
+// SSH signature of an allowed signer (lib/certify/manifest).
 //
 // The trust anchor is the base: `[certify] paths` and the allowed-signers
 // file are read from the base commit's tree, never from the head or the work

@@ -15,7 +15,7 @@
 //   blob = "<40 or 64 hex>"    # not for delete
 //   mode = "100644"            # 100644, 100755, 120000 or 160000; not for delete
 //
-// ssh-keygen runs through lib/runner: argv, no shell, a time limit, a fixed
+// ssh-keygen runs through lib/run/runner: argv, no shell, a time limit, a fixed
 // PATH (the caller's PATH could name a look-alike that always says yes), and
 // files handed to it in a private temporary folder.
 

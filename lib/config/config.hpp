@@ -57,7 +57,7 @@ struct Config {
   std::chrono::milliseconds run_timeout{600'000};
   std::chrono::milliseconds validate_timeout{60'000};  // each [validate] command
   long max_output = 65536;
-  std::string sandbox = "full";  // full, landlock or none (lib/sandbox.hpp)
+  std::string sandbox = "full";  // full, landlock or none (lib/run/sandbox.hpp)
   std::string network = "off";   // "on": runs share the host's network
   std::vector<std::string> blocked, protected_processes;
   std::vector<std::string> writable;  // absolute folders a sandboxed command may write besides root and temp

@@ -41,7 +41,7 @@ Result<fs::path> init_target(const Env& env) {
 Result<InitResult> init_tree(const Env& env, const fs::path& root, std::string_view now_iso) {
   const fs::path config = root / "kaicoder.toml";
   const std::string config_text = default_config_text();
-  // The key that seals records (lib/mac): one per owner, made once.
+  // The key that seals records (lib/store/mac): one per owner, made once.
   if (auto key = create_key(env.user_config_dir); !key) return key.error();
   KAI_TRY(write_file_exclusive(config, config_text, 0644));
   KAI_TRY(TrustList(env.user_config_dir).record(root, config_text, now_iso));

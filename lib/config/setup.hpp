@@ -1,7 +1,7 @@
 #pragma once
 // `kaicoder init`: a config from the documented example, the state folder,
 // .gitignore lines for the state folder and backups, and the new root in the
-// owner's list of trusted roots (lib/trust). cmd/init asks the person at the
+// owner's list of trusted roots (lib/config/trust). cmd/init asks the person at the
 // terminal between init_target() and init_tree().
 
 #include <filesystem>

@@ -38,7 +38,7 @@ struct Env {
 
 class Workspace {
 public:
-  // The trusted root (lib/trust: find_trusted_root) with the owner's config,
+  // The trusted root (lib/config/trust: find_trusted_root) with the owner's config,
   // its kaicoder.toml and any restricting --config overlay. Errc::denied when
   // there is no trusted root or it changed; Errc::usage for a bad --root or a
   // malformed or disallowed config.
@@ -56,14 +56,14 @@ public:
   const Clock* clock = nullptr;
   std::string user;
   // The owner's own kaicoder folder (Env::user_config_dir): their config,
-  // the key that seals kaicoder's records (lib/mac), later the trusted roots.
+  // the key that seals kaicoder's records (lib/store/mac), later the trusted roots.
   std::filesystem::path owner_dir;
   // Seals with the key in `owner_dir`; the store and the journal hold copies.
   Sealer sealer;
   // Set owner_dir and load its key into sealer, store and journal.
   void use_owner_dir(const std::filesystem::path& dir);
   // The owner's real home (Env::home): what runs get as HOME, hidden from
-  // them but for the toolchains (lib/confine).
+  // them but for the toolchains (lib/run/confine).
   std::filesystem::path home;
   // The process environment (Env::vars); runs get only an allow-list of it.
   std::vector<std::pair<std::string, std::string>> env_vars;
@@ -74,7 +74,7 @@ public:
   // Where long work (dependency scans, snapshots) reports how far it got;
   // cmd/ draws it on a terminal. Empty: nobody is watching.
   Progress progress;
-  // [hooks] notify events waiting to be sent once no lock is held (lib/hooks).
+  // [hooks] notify events waiting to be sent once no lock is held (lib/run/hooks).
   struct NotifyEvent {
     std::string event;
     int proposal = 0;

@@ -277,7 +277,7 @@ void check_intents(Workspace& ws, Checks& out) {
                     ws.store.dir().string(), ws.store.dir().string()));
 }
 
-// The key that seals kaicoder's records (lib/mac).
+// The key that seals kaicoder's records (lib/store/mac).
 void check_key(Workspace& ws, Checks& out) {
   if (auto u = ws.sealer.usable(); !u)
     add(out, "key", Level::fail, u.error().message + " (records are not checked)", u.error().hint);

@@ -54,7 +54,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::
                                CheckOnly check = CheckOnly::no);
 
 // Finish or undo half-done transactions. Returns how many were found.
-// An intent that does not verify (lib/mac) or names a file the guardrails
+// An intent that does not verify (lib/store/mac) or names a file the guardrails
 // refuse is never obeyed: it is moved to <state>/quarantine/ with a note of
 // why. A backup the crash cut short (0 bytes, or only the start of the file)
 // that the intent names and no journal record refers to is removed.

@@ -12,7 +12,7 @@
 // again later), and every guardrail, policy rule, confirm-tier rule, risk
 // assessment and validation check is applied to every file: the strictest
 // verdict is the changeset's, and one refused file refuses it whole, named.
-// The digest binds every file's op, paths, base and result (lib/proposal).
+// The digest binds every file's op, paths, base and result (lib/store/proposal).
 // At apply every file must still be as it was at propose (bytes and mode),
 // else the whole changeset is stale: nothing is written.
 //
@@ -49,7 +49,7 @@ struct ChangesetRequest {
   std::optional<std::string> patch;    // a unified diff or a `*** Begin Patch` envelope
   std::vector<ChangeRequest> changes;  // or these
   std::string why, agent, summary;
-  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
+  long proposer_uid = -1;  // the spool entry's owner (lib/two_user/intake); -1: the owner's own process
 };
 
 // Whether a --json-input object asks for a changeset (it has "changes").
@@ -84,7 +84,7 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
 
 // Apply approved changeset `p` (apply_proposal calls it after its checks):
 // every file is checked against its base first, then all are written in
-// one transaction (lib/txn, batched durability). A folder the changeset
+// one transaction (lib/gate/txn, batched durability). A folder the changeset
 // leaves empty is removed afterwards, as git apply does; one that holds
 // the backup of a file it removed stays, since a backup sits beside its
 // file (SPEC §5), and a rollback restores the file into it (a removed

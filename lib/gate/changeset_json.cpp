@@ -1,4 +1,4 @@
-// A changeset as --json-input gives it (lib/changeset.hpp): {"changes":
+// A changeset as --json-input gives it (lib/gate/changeset.hpp): {"changes":
 // [...], "why", "agent", "summary"}, each change checked field by field.
 
 #include "lib/gate/changeset.hpp"

@@ -60,7 +60,7 @@ struct Approved {
 // with ApplyNow::yes and Force::no — when its validation failed (it then
 // stays pending); timeout when it expired; denied in propose-only mode with
 // ApplyNow::yes. When the apply itself fails the proposal is failed and a
-// `failed` changelog entry is written. Queues notify events (lib/hooks) for
+// `failed` changelog entry is written. Queues notify events (lib/run/hooks) for
 // the caller to flush.
 // `recheck`, when given, runs under the lock on the proposal as it is now,
 // after the digest check; its error refuses the approval.

@@ -145,7 +145,7 @@ Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
 
 Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& reason) {
   KAI_TRY(answer_meets(Tier::normal, req.answer));
-  // lib/decide's reject re-checks the approver and the state under the lock.
+  // lib/gate/decide's reject re-checks the approver and the state under the lock.
   return kai::reject(ws, req.id, req.who, reason);
 }
 

@@ -24,7 +24,7 @@
 namespace kai::gate {
 
 // Through which door a decision came (stored with the decision), and who
-// decided: lib/decide's, so the store records both.
+// decided: lib/gate/decide's, so the store records both.
 using kai::Channel;
 using kai::Decider;
 using kai::to_string;

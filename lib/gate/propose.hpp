@@ -22,7 +22,7 @@ struct ProposeRequest {
   bool del = false;
   bool replace_all = false;  // an edit replaces every occurrence of target (at least one)
   std::string why, agent, summary;
-  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
+  long proposer_uid = -1;  // the spool entry's owner (lib/two_user/intake); -1: the owner's own process
 };
 
 // Parse the --json-input object {"path","target","replacement","content",
@@ -47,7 +47,7 @@ Result<Staged> propose(Workspace& ws, ProposeRequest req, const std::filesystem:
 
 // The proposal's diff against the file as it is now (or as it was proposed,
 // when it no longer applies). A changeset: the diffs of all its files
-// (lib/changeset.hpp changeset_diff).
+// (lib/gate/changeset.hpp changeset_diff).
 Result<FileDiff> current_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts);
 
 // Store `out.proposal` under the lock (a pending retry of the same request

@@ -310,7 +310,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     // Claiming the run under the lock makes it run once, however many
     // people approve or apply it at the same moment.
     // The owner's folder remembers it too, so an old approved record put
-    // back with `started` removed does not run it again (lib/mac).
+    // back with `started` removed does not run it again (lib/store/mac).
     if (ws.sealer.spent("run", std::to_string(id)))
       return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
     auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);

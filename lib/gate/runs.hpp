@@ -28,7 +28,7 @@ struct RunRequest {
   long timeout = 0;               // seconds; 0 = [run] timeout
   bool network = false;           // --network: this run gets the host's network (confirm tier)
   std::string why, agent;
-  long proposer_uid = -1;  // the spool entry's owner (lib/intake); -1: the owner's own process
+  long proposer_uid = -1;  // the spool entry's owner (lib/two_user/intake); -1: the owner's own process
 };
 
 struct RunOutcome {
@@ -65,7 +65,6 @@ struct CapturedOutput {
   std::string out, err;
 };
 CapturedOutput run_output(const Workspace& ws, int id);
-
 
 // The reason a --network run is confirm tier.
 extern const std::string_view k_network_reason;

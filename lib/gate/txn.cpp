@@ -205,7 +205,7 @@ std::optional<Txn> txn_from(const json& j) {
 
 fs::path intent_path(const Workspace& ws, const std::string& id) { return ws.store.dir() / "intents" / (id + ".json"); }
 
-// An intent is sealed like every record (lib/mac), bound to its rollback id,
+// An intent is sealed like every record (lib/store/mac), bound to its rollback id,
 // which is also its file name.
 Status write_intent(Workspace& ws, const Txn& t) {
   json j = txn_json(t);
@@ -292,7 +292,7 @@ Status finish(Workspace& ws, const Txn& t) {
     }
   }
   fault_point("after-status");
-  // An apply happens once (lib/mac, Sealer::spend); losing the note only
+  // An apply happens once (lib/store/mac, Sealer::spend); losing the note only
   // loses that guard, so it never fails the change that already landed.
   if (t.proposal > 0 && t.rec.kind != "rollback" && t.rec.kind != "run")
     (void)ws.sealer.spend("apply", std::to_string(t.proposal));

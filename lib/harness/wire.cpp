@@ -91,7 +91,7 @@ std::vector<std::string> missing_folders(const Workspace& ws, const std::string&
   return out;
 }
 
-// User files: one transaction of lib/txn, under the store lock.
+// User files: one transaction of lib/gate/txn, under the store lock.
 Result<Written> write_user(Workspace& ws, const IntegratePlan& plan, const gate::Decider& who) {
   auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();

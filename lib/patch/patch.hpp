@@ -1,7 +1,7 @@
 #pragma once
 // The changeset model: what a multi-file patch asks for, parsed from a
-// unified diff (lib/patch_unified.hpp) or a `*** Begin Patch` envelope
-// (lib/patch_envelope.hpp), and the pure applier that computes the resulting
+// unified diff (lib/patch/patch_unified.hpp) or a `*** Begin Patch` envelope
+// (lib/patch/patch_envelope.hpp), and the pure applier that computes the resulting
 // bytes and mode of every file from the current ones. Nothing here touches
 // the disk: the caller reads files through a callback, confines every path
 // (FileOp::path, FileOp::to) with lib/paths.hpp, and writes the results.
@@ -122,7 +122,7 @@ using ReadCurrent = std::function<Result<std::optional<CurrentFile>>(const std::
 // stated line (nearest first, later lines first on a tie), in order after the
 // previous one; a hunk starting at line 1 must match at the start, one
 // without trailing context at the end. Envelope hunks follow the envelope's
-// rules (see lib/patch_envelope.hpp). Errors: Errc::conflict naming the file
+// rules (see lib/patch/patch_envelope.hpp). Errors: Errc::conflict naming the file
 // and the hunk that does not apply, a path touched twice, a create or the
 // target of a rename or copy that already exists, an edit, delete, rename or
 // mode change of a missing file, a unified delete whose hunks do not empty

@@ -315,7 +315,7 @@ std::optional<Error> own_files_rule(const Guardrails& g, const RootPath& p, cons
   // the policy for anyone running kaicoder from sub/).
   for (size_t i = 0; i < parts.size(); ++i)
     if (parts[i] == ".kaicoder") return never_write(p, "is under .kaicoder/, a state dir kaicoder never writes");
-  // Signed approvals (`kaicoder certify`, lib/manifest): only the signer's
+  // Signed approvals (`kaicoder certify`, lib/certify/manifest): only the signer's
   // own command writes them, never a proposal or a run.
   for (size_t i = 0; i < parts.size(); ++i)
     if (parts[i] == "kaicoder-approvals")

@@ -1,7 +1,7 @@
 #pragma once
 // Confinement and the never-write/never-read lists (SPEC §7). Every path a
 // request names passes resolve() and then check_write()/check_read(); the
-// write itself then goes through lib/beneath.hpp so that a symlink swapped in
+// write itself then goes through lib/paths/beneath.hpp so that a symlink swapped in
 // after the check still cannot lead out of root.
 
 #include <filesystem>
@@ -32,10 +32,10 @@ struct Guardrails {
 };
 
 // The folder that holds approval manifests, at the root of the repository
-// (lib/manifest); runs never change it (lib/confine).
+// (lib/certify/manifest); runs never change it (lib/run/confine).
 inline constexpr std::string_view k_approvals_dir = "kaicoder-approvals";
 
-// ".bak-kaicoder-" and the longest rollback id (lib/journal): a name longer
+// ".bak-kaicoder-" and the longest rollback id (lib/store/journal): a name longer
 // than NAME_MAX minus this has no room for its backup.
 constexpr size_t k_backup_suffix_max = 14 + 24;
 
@@ -53,7 +53,7 @@ constexpr size_t k_backup_suffix_max = 14 + 24;
 // dangling or not. `..` is applied lexically, before the disk is consulted.
 // The returned rel is the on-disk spelling: a symlinked ancestor inside root
 // is replaced by its target (`docs -> .git` gives `.git/...`), so the
-// never-write checks see the real location and lib/beneath.hpp never has to
+// never-write checks see the real location and lib/paths/beneath.hpp never has to
 // follow a symlink. An absolute path reaching root through a symlinked alias
 // of it (a symlinked home or /tmp) is accepted the same way. Reads only.
 Result<RootPath> resolve(const std::filesystem::path& root, const std::filesystem::path& cwd,
@@ -73,7 +73,7 @@ Status check_write(const Guardrails& g, const RootPath& p);
 // of the person's own (no secret file of theirs, no backup of kaicoder's:
 // it never writes there). The walks that load secret files for redaction
 // and look for orphan backups; the sandbox's scan uses it too but enters
-// build/ and dist/, where a build may copy a secret file (lib/confine.cpp).
+// build/ and dist/, where a build may copy a secret file (lib/run/confine.cpp).
 bool walk_skips(const Guardrails& g, std::string_view name);
 
 // Errc::denied for a name that is a trap rather than a file name: hidden

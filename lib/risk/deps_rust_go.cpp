@@ -1,4 +1,4 @@
-// The Rust and Go import scanners of lib/deps.
+// The Rust and Go import scanners of lib/risk/deps.
 
 #include <algorithm>
 

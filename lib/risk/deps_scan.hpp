@@ -1,8 +1,8 @@
 #pragma once
-// What the import scanners of lib/deps share: path folding, the ranked
+// What the import scanners of lib/risk/deps share: path folding, the ranked
 // lookup of a name in the tracked files, line walking, and the scanners that
-// live in a file of their own (Rust and Go, lib/deps_rust_go.cpp). Private to
-// the deps room; the public interface is lib/deps.hpp.
+// live in a file of their own (Rust and Go, lib/risk/deps_rust_go.cpp). Private to
+// the deps room; the public interface is lib/risk/deps.hpp.
 
 #include <cstdint>
 #include <optional>
@@ -89,7 +89,7 @@ void each_line(std::string_view text, F&& line) {
 // Strips `word` and the blanks after it when `s` starts with it as a whole word.
 bool eat_word(std::string_view& s, std::string_view word);
 
-// ---- Rust and Go (lib/deps_rust_go.cpp) ----
+// ---- Rust and Go (lib/risk/deps_rust_go.cpp) ----
 Names rust_imports(std::string_view text, ScanBudget& budget);
 void resolve_rust(const FileSet& files, std::string_view path, const Names& names, std::vector<uint32_t>& out,
                   ScanBudget& budget);

@@ -7,7 +7,7 @@
 //
 // The dependency graph comes from the git index of the repository that holds
 // the root: every tracked blob is read from the object database (not the work
-// tree) and scanned by lib/deps.hpp. Reading the index's blobs makes the
+// tree) and scanned by lib/risk/deps.hpp. Reading the index's blobs makes the
 // graph a pure function of the index entries, so the cache key (a hash of
 // every entry's path and blob id) says exactly when it is still right, and a
 // file being rewritten in the work tree can never be read half-written. The
@@ -58,7 +58,7 @@ Dependents dependents_of(const DepGraph& g, std::string_view path, size_t cap = 
 // Called now and then during a scan with (files scanned, files to scan).
 using ScanProgress = std::function<void(size_t, size_t)>;
 
-// What one scan may spend (lib/deps.hpp ScanBudget) and when it must stop;
+// What one scan may spend (lib/risk/deps.hpp ScanBudget) and when it must stop;
 // past_deadline empty = no time limit.
 struct ScanOptions {
   ScanBudget::Limits limits;
@@ -96,7 +96,7 @@ struct GraphLoad {
 // `opts` stops, returns complete = false and still writes the cache, so the
 // next call reads only the files this one did not reach.
 // With `opts.sealer` (kaicoder always passes the workspace's), the cache is
-// sealed in a sibling `<cache_file>.mac` (lib/mac) and a cache whose seal
+// sealed in a sibling `<cache_file>.mac` (lib/store/mac) and a cache whose seal
 // does not verify is ignored and rebuilt, so a planted graph cannot lower a
 // proposal's risk; without a usable key nothing is cached.
 // not_found: `root` is in no git work tree; io: libgit2 failed.

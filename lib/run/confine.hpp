@@ -37,7 +37,7 @@ struct ConfineOptions {
 };
 
 // The paths in root runs may never change: the state dir, kaicoder's config
-// files, the changelog, kaicoder-approvals/ (lib/manifest), the harness
+// files, the changelog, kaicoder-approvals/ (lib/certify/manifest), the harness
 // settings (SPEC §7) and the files [hooks] and [validate] run. Absolute,
 // existing or not. The full level mounts them read-only; the landlock level
 // puts them back after the run (watch_guards, check_guards).

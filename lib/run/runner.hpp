@@ -41,7 +41,7 @@ struct RunSpec {
   // With full or landlock: the only trees the command may write (with full,
   // also its private /tmp and home).
   std::vector<std::filesystem::path> writable;
-  // With full: what the command sees (lib/sandbox.hpp). layout.network and
+  // With full: what the command sees (lib/run/sandbox.hpp). layout.network and
   // layout.devices also count with landlock (TCP off, device ioctls).
   SandboxLayout layout;
   // Raw chunks as they arrive, for the approver's terminal (1 = stdout,
@@ -60,7 +60,7 @@ struct RunResult {
   size_t out_bytes = 0, err_bytes = 0;  // total produced
   bool out_cut = false, err_cut = false;
   std::string sandbox_note;  // what confined the run, or why nothing did
-  // Filled by the caller (lib/confine check_guards): what the run did to
+  // Filled by the caller (lib/run/confine check_guards): what the run did to
   // guarded paths and what was undone; empty when it touched none.
   std::vector<std::string> guards;
   std::chrono::milliseconds elapsed{0};

@@ -2,7 +2,7 @@
 // The sandbox of runs, checks and hooks (SPEC §8 `[run] sandbox`), in three
 // levels:
 //   full      new user, mount, network and PID namespaces built from a
-//             SandboxLayout (lib/sandbox_ns.cpp), with Landlock stacked on
+//             SandboxLayout (lib/run/sandbox_ns.cpp), with Landlock stacked on
 //             top and no capabilities;
 //   landlock  Landlock alone: writes confined to the given trees, TCP off
 //             unless the network is on, abstract sockets and signals scoped;
@@ -49,7 +49,7 @@ struct LandlockStatus {
 LandlockStatus landlock_status();
 
 // Installs the seccomp filter of every sandboxed process: link() and
-// linkat() fail with EXDEV, io_uring_setup() with ENOSYS (lib/sandbox_links.cpp
+// linkat() fail with EXDEV, io_uring_setup() with ENOSYS (lib/run/sandbox_links.cpp
 // says why). Needs no_new_privs set. Async-signal-safe; 0 or an errno.
 int refuse_new_links() noexcept;
 // Whether this kernel takes that filter: refuse_new_links() in a child
@@ -117,7 +117,7 @@ struct LandlockExtras {
 Result<LandlockRuleset> build_write_ruleset(const std::vector<std::filesystem::path>& writable,
                                             const LandlockExtras& extras = {});
 
-// --- the full level: namespaces (lib/sandbox_ns.cpp) ---
+// --- the full level: namespaces (lib/run/sandbox_ns.cpp) ---
 
 // Whether this kernel lets this process create user, mount, network and PID
 // namespaces and mount a /proc in them: `ok`, or why not (AppArmor's

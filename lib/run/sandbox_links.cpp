@@ -1,7 +1,7 @@
 // The seccomp filter every sandboxed process runs under (sandbox "full" and
 // "landlock"): no new hard links. A second name for a file in another folder
 // is the one way to write a file without an event in its own folder, which
-// the per-folder watch of a run's snapshots relies on (lib/snapshot_watch.hpp).
+// the per-folder watch of a run's snapshots relies on (lib/run/snapshot_watch.hpp).
 // link() and linkat() fail with EXDEV, as Landlock refuses a link across its
 // rules, so tools fall back to copying or renaming (git, cargo, rustc, pnpm
 // do); io_uring, whose own LINKAT no filter sees, is not there (ENOSYS).

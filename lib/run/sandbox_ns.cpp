@@ -1,5 +1,5 @@
 // The `full` sandbox level: new user, mount, network and PID namespaces
-// (see NamespacePlan in lib/sandbox.hpp). Everything that can fail for a
+// (see NamespacePlan in lib/run/sandbox.hpp). Everything that can fail for a
 // reason worth a sentence happens in prepare(), in the parent; the child
 // side only replays the prepared operations with system calls, and fails
 // closed.

@@ -1,7 +1,7 @@
 // The snapshot store itself: its refs (pending snapshots of runs in flight,
 // kept ones named by rollback id), keep() with retention, and the blobs a
-// rollback reads back. Taking a snapshot is lib/snapshot_walk.cpp, comparing
-// two lib/snapshot_diff.cpp.
+// rollback reads back. Taking a snapshot is lib/run/snapshot_walk.cpp, comparing
+// two lib/run/snapshot_diff.cpp.
 
 #include "lib/run/snapshot.hpp"
 

@@ -116,7 +116,7 @@ public:
   // Snapshot the working tree (creating the store on first use). `progress`,
   // when given, is called with the number of files done so far, now and then.
   // io/git errors name what failed; a file that vanishes meanwhile is skipped.
-  // With `watch` (lib/snapshot_watch.hpp, started before the snapshot
+  // With `watch` (lib/run/snapshot_watch.hpp, started before the snapshot
   // before a run): the snapshot after the run stats only the files and
   // folders the kernel saw touched since, when the watch proves the rest
   // unchanged (Snapshot::unstatted says how many it took on its word), and

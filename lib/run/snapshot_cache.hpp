@@ -1,5 +1,5 @@
 #pragma once
-// kaicoder's stat cache for snapshots (lib/snapshot.hpp says what it proves
+// kaicoder's stat cache for snapshots (lib/run/snapshot.hpp says what it proves
 // and why it can be trusted): the file snapshots.git/kaicoder-stat-cache, and
 // the in-memory state one SnapshotStore keeps between its snapshots. Internal
 // to the snapshot files (snapshot*.cpp).

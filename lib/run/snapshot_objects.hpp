@@ -1,5 +1,5 @@
 #pragma once
-// The git side of the snapshot store (lib/snapshot.hpp): opening it with the
+// The git side of the snapshot store (lib/run/snapshot.hpp): opening it with the
 // user's object store as an in-process alternate, writing files and tree
 // objects into it, its refs, and copying and pruning its objects. Internal
 // to the snapshot files (snapshot*.cpp).

@@ -1,6 +1,6 @@
 // SnapshotStore::take: kaicoder's own walk of root, which writes one tree
 // object per folder as it leaves it and reads only the files its stat cache
-// (lib/snapshot_cache.hpp) and the watch of a run (lib/snapshot_watch.hpp)
+// (lib/run/snapshot_cache.hpp) and the watch of a run (lib/run/snapshot_watch.hpp)
 // cannot vouch for.
 
 #include "lib/run/snapshot.hpp"
@@ -361,7 +361,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
     if (sub) into.push_back(TreeItem{name + "/", GIT_FILEMODE_TREE, *sub});
   }
   // The folders kind of watch watches the folder from now on, after this
-  // walk's own reads of its files (lib/snapshot_watch.hpp).
+  // walk's own reads of its files (lib/run/snapshot_watch.hpp).
   if (m_watch && !m_trusted && have_self) m_watch->enter(::dirfd(d), self_key.ino);
   auto mine = listings.find(prefix);  // this folder's listing, kept for the next walk
   StatCache::Listing* kept = mine != listings.end() ? &mine->second : nullptr;

@@ -1,7 +1,7 @@
 #pragma once
 // Which files changed while a run went on, from the kernel, so that the
 // snapshot after a run need not stat the files nothing touched
-// (lib/snapshot.hpp). Two kinds of watch, the first that can be placed:
+// (lib/run/snapshot.hpp). Two kinds of watch, the first that can be placed:
 //
 // file_system  a fanotify mark on the whole file system that holds root
 //              (it needs CAP_SYS_ADMIN: kaicoder runs as root). It sees
@@ -29,7 +29,7 @@
 //              the processes between the two snapshots can make no new one:
 //              every sandboxed run refuses link() and linkat()
 //              (LandlockRuleset::enforce), and runs under sandbox "none" are
-//              not watched at all (lib/runs.cpp).
+//              not watched at all (lib/gate/runs.cpp).
 //
 // A folder or file the watch does not vouch for is stat'ed. A watch proves
 // nothing, and the snapshot walks the whole tree, when the kernel's queue

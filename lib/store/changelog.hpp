@@ -8,7 +8,7 @@
 // live file therefore holds at most 2*keep entries, and an append rewrites at
 // most 2*keep+1. The archive is written before the live file, so a crash in
 // between duplicates entries (readers skip the copies) and never loses any.
-// Finding an entry by id needs the journal (lib/journal.hpp), not this file.
+// Finding an entry by id needs the journal (lib/store/journal.hpp), not this file.
 //
 // Usage: Changelog log{live, archive_dir, keep};
 //        log.prepend(entry);  // under the store lock
@@ -92,7 +92,7 @@ public:
   // ok when prepend() can read the live file (or there is none yet); denied
   // when it is a symlink, a hard link or not a regular file. Every read of
   // the changelog and its archives holds them to the rules of user files
-  // (lib/beneath read_owned), so a planted link cannot copy an outside
+  // (lib/paths/beneath read_owned), so a planted link cannot copy an outside
   // file's bytes into the changelog. Checked before a change is applied.
   Status check_readable() const;
 

@@ -5,7 +5,7 @@
 // entry by id is one file open, `last` is one pointer file, and "which entry
 // touched this path last" is one file per path — none of it grows with history.
 //
-// Every record carries a "seal" (lib/mac) over the rest of it, bound to the
+// Every record carries a "seal" (lib/store/mac) over the rest of it, bound to the
 // root and its rollback id; each pointer file holds the id and, on a second
 // line, a seal bound to what it points from (LAST, or the path). load(),
 // last() and latest_for() refuse or ignore what does not verify.

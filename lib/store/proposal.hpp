@@ -34,7 +34,7 @@ struct Base {  // the file as it was at propose time
   unsigned mode = 0644;
 };
 
-// One [validate] command run against the proposed content (lib/validate).
+// One [validate] command run against the proposed content (lib/run/validate).
 struct ValidationCheck {
   std::string pattern, command;  // the [validate] glob and its command as configured
   std::string status;            // ok | failed | not-run
@@ -59,7 +59,7 @@ struct Review {
   std::string text;  // its stdout, capped, redacted, made visible
 };
 
-// One file of a changeset proposal (lib/changeset.hpp), as staged: what
+// One file of a changeset proposal (lib/gate/changeset.hpp), as staged: what
 // the file was at propose time, the bytes and mode it ends with, and the
 // verdicts on it. `after` is a payload (raw bytes); the rest is metadata.
 struct Change {
@@ -90,7 +90,7 @@ struct Proposal {
   std::string path;  // root-relative
   std::string why, agent, summary;
   // Who proposed it as the kernel says: the uid that owned the spool entry
-  // it came from (two-user mode, lib/intake); -1 for a proposal made in the
+  // it came from (two-user mode, lib/two_user/intake); -1 for a proposal made in the
   // owner's own process. `agent` then holds that uid's user name.
   long proposer_uid = -1;
   std::string created;  // ISO UTC

@@ -1,7 +1,7 @@
 #pragma once
 // The spool of two-user mode (kaicoder-agent-user(1)): where the agent's
 // Unix user, which can read the tree but write nothing of it, drops its
-// proposals for the owner's processes to take in (lib/intake).
+// proposals for the owner's processes to take in (lib/two_user/intake).
 //
 //   <state>/spool/     the owner's, the agent user's group, mode 3770 (setgid,
 //                      sticky): the agent creates <ticket>.json there (0644:
@@ -16,7 +16,7 @@
 //
 // The agent side writes an entry (write_entry) and gets its ticket at once;
 // the owner side reads it as hostile input (read_claimed_entry,
-// parse_entry). Nothing here stages a proposal: lib/intake does.
+// parse_entry). Nothing here stages a proposal: lib/two_user/intake does.
 //
 // Usage (agent): auto t = write_entry(state, entry_text(e), max, now);
 // Usage (owner): claim → read_claimed_entry → parse_entry → … → write_ticket
@@ -50,8 +50,8 @@ bool has_spool(const std::filesystem::path& state);
 bool is_ticket(std::string_view s);
 
 // What an entry asks for. `request` is the --json-input object of propose
-// (lib/propose request_from_json), a run request (run_request_json) or a
-// changeset request (changeset_request_json), all in lib/intake.
+// (lib/gate/propose request_from_json), a run request (run_request_json) or a
+// changeset request (changeset_request_json), all in lib/two_user/intake.
 enum class EntryType { propose, run, changeset };
 struct SpoolEntry {
   EntryType type = EntryType::propose;
@@ -110,7 +110,7 @@ Result<std::optional<TicketInfo>> read_ticket(const std::filesystem::path& state
 // it expire; a run's captured output beside it (<id>.stdout, <id>.stderr).
 // Errors are ignored by the caller: the store's own record is what counts.
 Status mirror_status(const std::filesystem::path& state, int id, std::string_view record, long approval_timeout = 0);
-// Beside it, <id>.diff: the diff of a proposal the agent may see (lib/agent_side mirror_diff).
+// Beside it, <id>.diff: the diff of a proposal the agent may see (lib/two_user/agent_side mirror_diff).
 Status mirror_status_diff(const std::filesystem::path& state, int id, std::string_view diff);
 // The mirrored records, for the agent's list/show/wait: the raw JSON text.
 // not_found for an id with no copy.

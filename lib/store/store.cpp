@@ -30,7 +30,7 @@ namespace {
 
 // A state dir, or a folder in it, that is a symlink would carry every write
 // of the store out of root (a cloned repository can commit one): refused,
-// never followed. The files in them are read with lib/beneath read_owned.
+// never followed. The files in them are read with lib/paths/beneath read_owned.
 Status refuse_symlinked_folders(const fs::path& dir) {
   for (const char* sub :
        {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
@@ -48,7 +48,7 @@ Status refuse_symlinked_folders(const fs::path& dir) {
 Status Store::ensure() const {
   KAI_TRY(refuse_symlinked_folders(m_dir));
   // Two-user mode: the agent user passes through to the spool and its
-  // tickets (lib/spool), and reads nothing else here.
+  // tickets (lib/store/spool), and reads nothing else here.
   KAI_TRY(make_dirs(m_dir, has_spool(m_dir) ? 0711 : 0700));
   KAI_TRY(make_dirs(m_dir / "staging", 0700));
   KAI_TRY(make_dirs(m_dir / "journal", 0700));

@@ -3,7 +3,7 @@
 // (staging/<id>/meta.json plus raw payload files), the id counter and the
 // store lock. Every state change happens while the caller holds lock().
 //
-// Every meta.json carries a "seal" (lib/mac): the MAC of the rest of the
+// Every meta.json carries a "seal" (lib/store/mac): the MAC of the rest of the
 // record (compact JSON, keys sorted), which holds the payloads' digest,
 // bound to the root and the proposal id. load() says whether it verified
 // (Proposal::sealed); nothing that acts on a proposal trusts one that did not.
@@ -35,7 +35,7 @@ public:
   // Seal and check records with `s` (Workspace::open sets the owner's).
   void use(Sealer s) { m_seal = std::move(s); }
   const Sealer& sealer() const { return m_seal; }
-  // [approval] timeout, written into the agent's status copies (lib/spool
+  // [approval] timeout, written into the agent's status copies (lib/store/spool
   // mirror_status) so that its side sees a proposal expire on time.
   void use_approval_timeout(long seconds) { m_approval_timeout = seconds; }
 

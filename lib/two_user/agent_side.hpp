@@ -2,7 +2,7 @@
 // Two-user mode, the agent user's side (kaicoder-agent-user(1)): what a
 // process of the agent user does instead of touching the store, for every
 // door alike (the command line, `kaicoder mcp`, `kaicoder hook`). Requests
-// go into the spool (lib/spool), and the answer comes back through tickets
+// go into the spool (lib/store/spool), and the answer comes back through tickets
 // and the status copies, which the owner's processes write; the approval
 // digest, the seal and the key never reach this side.
 //
@@ -30,7 +30,7 @@
 namespace kai {
 
 // True when `ws` is seen by a process of the agent user: its store belongs
-// to another uid and has a spool (as lib/agent_user find_agent_side judges
+// to another uid and has a spool (as lib/two_user/agent_user find_agent_side judges
 // a folder). Such a process proposes through the spool and reads status
 // copies; it never stages, decides or applies.
 bool on_agent_side(const Workspace& ws);
@@ -51,7 +51,7 @@ Result<std::string> spool_changeset(Workspace& ws, const ChangesetRequest& r, co
 Result<std::string> spool_run(Workspace& ws, const RunRequest& r, const std::filesystem::path& cwd);
 
 // A proposal id written in digits, or a ticket resolved to the proposal it
-// became (lib/intake proposal_of_ticket: not_found while it waits for
+// became (lib/two_user/intake proposal_of_ticket: not_found while it waits for
 // intake, the ticket's error when nothing was staged). usage for anything
 // else, and for a ticket where there is no spool.
 Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket);

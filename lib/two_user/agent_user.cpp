@@ -80,7 +80,7 @@ namespace {
 
 // Whether `who` has every bit of `bits` (4 read, 2 write, 1 search) on the
 // file at `p` with this stat data, as the kernel decides it: by its access
-// ACL when it has one (lib/acl), else by the mode bits.
+// ACL when it has one (lib/util/acl), else by the mode bits.
 bool can(const fs::path& p, const struct stat& st, const UnixUser& who, unsigned bits) {
   if (who.uid == 0) return true;
   if (auto acl = read_access_acl(p)) return acl_permits(*acl, st, who.uid, who.groups, bits);

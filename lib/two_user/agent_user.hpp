@@ -1,7 +1,7 @@
 #pragma once
 // Two-user mode (kaicoder-agent-user(1)): the agent runs as a Unix user of
 // its own that can read the tree but write none of it, and reaches the
-// owner only through the spool (lib/spool, lib/intake). This room holds
+// owner only through the spool (lib/store/spool, lib/two_user/intake). This room holds
 // what the mode decides outside the spool itself:
 //
 //   - which side of the boundary a process is on (find_agent_side): a
@@ -9,11 +9,11 @@
 //     exists, is the agent's, and may only propose and read;
 //   - what the agent user can reach (agent_access), for `agent-user check`
 //     and `doctor`, judged from mode bits, group membership and POSIX
-//     access ACLs (lib/acl);
+//     access ACLs (lib/util/acl);
 //   - setting the mode up (apply_setup), as root.
 //
 // The mode itself is `[two_user] agent = "NAME"` in the owner's config or
-// the trusted kaicoder.toml (lib/intake two_user).
+// the trusted kaicoder.toml (lib/two_user/intake two_user).
 
 #include <filesystem>
 #include <optional>

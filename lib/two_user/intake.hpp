@@ -1,13 +1,13 @@
 #pragma once
-// Intake: spool entries (lib/spool) become proposals in the owner's process.
+// Intake: spool entries (lib/store/spool) become proposals in the owner's process.
 // Each entry is hostile input: claimed by a rename into <state>/intake/
 // (so two intakes never take one entry twice), read with O_NOFOLLOW and
-// checked (lib/spool read_claimed_entry), strictly parsed, then staged by
+// checked (lib/store/spool read_claimed_entry), strictly parsed, then staged by
 // the same propose/propose_run as every other door, with the entry's owner
 // uid as the proposer — the name it claims is ignored. A malformed entry is
 // moved to <state>/spool-quarantine/ and reported; it never stops the
 // others and nothing of it is staged. Every entry ends with a ticket the
-// agent reads (lib/spool write_ticket).
+// agent reads (lib/store/spool write_ticket).
 //
 // Usage: if (two_user(ws)) { auto r = intake(ws); … render r … }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Reading commits, trees and blobs with libgit2, for the code that compares
-// git states (lib/certify, lib/manifest): owning pointers, a revision
+// git states (lib/certify, lib/certify/manifest): owning pointers, a revision
 // resolved to a commit, one path's entry in a tree, a blob's bytes.
 // Only reads; never touches the index, refs or work tree.
 

@@ -1,4 +1,4 @@
-// POSIX access ACLs (lib/acl): the system.posix_acl_access bytes parsed
+// POSIX access ACLs (lib/util/acl): the system.posix_acl_access bytes parsed
 // strictly and judged as the kernel judges them, and agent_access listing a
 // file the agent user reaches through an ACL entry.
 

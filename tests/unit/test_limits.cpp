@@ -1,4 +1,4 @@
-// [limits] checks (lib/limits.hpp) and the character counts they use.
+// [limits] checks (lib/gate/limits.hpp) and the character counts they use.
 
 #include "unit/temp_dir.hpp"
 

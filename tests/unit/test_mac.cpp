@@ -1,4 +1,4 @@
-// Seals (lib/mac): the owner's key and the MACs bound to root and identity.
+// Seals (lib/store/mac): the owner's key and the MACs bound to root and identity.
 
 #include "unit/temp_dir.hpp"
 

@@ -1,4 +1,4 @@
-// The kernel's confinement of runs (lib/sandbox, lib/sandbox_ns, lib/confine):
+// The kernel's confinement of runs (lib/run/sandbox, lib/run/sandbox_ns, lib/run/confine):
 // real commands run through the runner directly, the classifier bypassed,
 // with the workspace's own layout and an injected home folder.
 // temp_dir.hpp first: it registers its failure listener before Catch is included.

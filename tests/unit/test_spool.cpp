@@ -1,5 +1,5 @@
-// The spool of two-user mode (lib/spool, lib/intake request formats) and
-// what a Unix user can reach in a tree (lib/agent_user agent_access).
+// The spool of two-user mode (lib/store/spool, lib/two_user/intake request formats) and
+// what a Unix user can reach in a tree (lib/two_user/agent_user agent_access).
 
 #include "unit/temp_dir.hpp"
 
