@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
+#include "cmd/gate.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate/gate.hpp"
 
@@ -25,11 +26,18 @@ RunFn setup_apply(CLI::App& sub) {
     auto r = gate::apply(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
     if (!r) return report(s, r.error());
     if (r->ran) {
-      if (s.json())
-        emit(s, ran_json(r->proposal, *r->ran));
-      else
-        print_run_outcome(s, r->proposal, *r->ran);
-      return k_exit_ok;
+      if (!s.json()) print_run_outcome(s, r->proposal, *r->ran);
+      // At a terminal what needs CONFIRM is asked right after the output;
+      // without one it stays held for kaicoder approve.
+      auto now = (*ws)->store.load(*id);
+      HeldAnswer held = now ? settle_held_at_terminal(s, **ws, *now) : HeldAnswer{};
+      if (s.json()) {
+        nlohmann::json j = ran_json(r->proposal, *r->ran);
+        if (held.kept) j["held_kept"] = *held.kept;
+        return emit(s, j, held.rc, held.error);
+      }
+      if (held.error && held.error->code != Errc::rejected) return report(s, *held.error);
+      return held.rc;
     }
     if (s.json()) {
       nlohmann::json j = with_proposal(r->proposal);

@@ -8,6 +8,7 @@
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate/gate.hpp"
+#include "lib/gate/run_effects.hpp"
 
 namespace kai::cmd {
 
@@ -31,6 +32,39 @@ RunFn setup_approve(CLI::App& sub) {
     const bool is_run = p.kind == Kind::run;
     // The person sees what they decide on even with --json (on stderr then).
     send_text_to_stderr(s.json());
+    if (rv->held) {
+      // A run that ran: what is decided now is what it did that needs CONFIRM.
+      print_run_header(s, p);
+      print_effects(s, p, rv->held->fx, rv->held->diff, rv->held->fx.notes, true);
+      out("\n");
+      std::fflush(stdout);
+      send_text_to_stderr(false);
+      auto keep = ask_on_terminal(fmt::format("Keep the held effects of proposal {}?", p.id), Tier::confirm);
+      if (!keep) return report(s, keep.error());
+      if (!*keep) {
+        if (!s.json())
+          out("not confirmed; the held effects of proposal {} still wait (drop them: kaicoder reject {})\n", p.id, p.id);
+        else
+          emit(s, {{"approved", false}, {"id", p.id}, {"status", "held"}});
+        return k_exit_ok;
+      }
+      gate::Request req{a->id, who, gate::Answer::confirm, rv->digest, false, opts};
+      auto r = gate::approve(**ws, req);
+      if (!r) return report(s, r.error());
+      if (s.json()) {
+        nlohmann::json j = with_proposal(r->proposal);
+        j["held_kept"] = true;
+        if (r->kept) j["rollback_id"] = r->kept->rollback_id;
+        return emit(s, j);
+      }
+      out("kept the held effects of proposal {}{}\n", p.id,
+          r->kept && !r->kept->rollback_id.empty()
+              ? fmt::format("   (undo them: kaicoder rollback {})", r->kept->rollback_id)
+              : std::string());
+      if (r->kept)
+        for (const auto& n : r->kept->notes) out("  {}\n", n);
+      return k_exit_ok;
+    }
     if (is_run) {
       print_run_header(s, p);
     } else if (p.kind == Kind::changeset) {
@@ -65,12 +99,16 @@ RunFn setup_approve(CLI::App& sub) {
     auto r = gate::approve(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
     if (!r) return report(s, r.error());
     if (r->ran) {
+      if (!s.json()) print_run_outcome(s, r->proposal, *r->ran);
+      // What needs CONFIRM is asked right after the command's output.
+      HeldAnswer held = settle_held_at_terminal(s, **ws, r->proposal);
       if (s.json()) {
-        emit(s, ran_json(r->proposal, *r->ran));
-      } else {
-        print_run_outcome(s, r->proposal, *r->ran);
+        nlohmann::json j = ran_json(r->proposal, *r->ran);
+        if (held.kept) j["held_kept"] = *held.kept;
+        return emit(s, j, held.rc, held.error);
       }
-      return k_exit_ok;
+      if (held.error && held.error->code != Errc::rejected) return report(s, *held.error);
+      return held.rc;
     }
     if (s.json()) {
       nlohmann::json j = with_proposal(r->proposal);

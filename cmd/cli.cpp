@@ -23,7 +23,8 @@ int outcome_exit_code(const Proposal& p) {
     case State::rejected: return exit_code(Errc::rejected);
     case State::timeout: return exit_code(Errc::timeout);
     case State::failed: return p.outcome_code > 0 ? p.outcome_code : k_exit_error;
-    case State::pending: return k_exit_error;
+    case State::pending:
+    case State::held: return k_exit_error;
   }
   return k_exit_error;
 }

@@ -1,5 +1,8 @@
 #include "cmd/gate.hpp"
 
+#include "cmd/cli.hpp"
+#include "cmd/render.hpp"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
@@ -58,6 +61,51 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
   const std::string_view trimmed = trim(line);
   if (tier == Tier::confirm) return trimmed == "CONFIRM";
   return trimmed == "y" || trimmed == "Y" || trimmed == "yes" || trimmed == "YES" || trimmed == "Yes";
+}
+
+HeldAnswer settle_held_at_terminal(Session& s, Workspace& ws, const Proposal& p) {
+  HeldAnswer a;
+  if (p.state != State::held) return a;
+  auto kept = kept_effects(ws, p);
+  if (!kept) {
+    a.error = kept.error();
+    a.rc = exit_code(kept.error().code);
+    return a;
+  }
+  if (!require_terminal("no terminal")) {
+    if (!s.json()) out("\nsome effects are held for CONFIRM: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
+    return a;
+  }
+  // The person sees what they decide on even with --json (on stderr then).
+  send_text_to_stderr(s.json());
+  print_effects(s, p, kept->fx, "", {}, true);
+  out("\n");
+  std::fflush(stdout);
+  send_text_to_stderr(false);
+  auto yes = ask_on_terminal(fmt::format("Keep the held effects of proposal {}?", p.id), Tier::confirm);
+  gate::Request req;
+  req.id = p.id;
+  req.who = {s.user(), gate::Channel::terminal};
+  req.answer = yes && *yes ? gate::Answer::confirm : gate::Answer::no;
+  req.seen_digest = kept->digest;
+  auto r = gate::settle_held(ws, req);
+  if (!r) {
+    a.error = r.error();
+    a.rc = exit_code(r.error().code);
+    if (r.error().code == Errc::rejected) {
+      a.kept = false;
+      if (!s.json()) out("not confirmed: the held effects of proposal {} were dropped; its other effects stay\n", p.id);
+    }
+    return a;
+  }
+  a.kept = true;
+  a.rollback_id = r->rollback_id;
+  if (!s.json()) {
+    out("kept the held effects of proposal {}{}\n", p.id,
+        r->rollback_id.empty() ? "" : fmt::format("   (undo them: kaicoder rollback {})", r->rollback_id));
+    for (const auto& n : r->notes) out("  {}\n", n);
+  }
+  return a;
 }
 
 gate::Answer terminal_answer(Tier tier) { return tier == Tier::confirm ? gate::Answer::confirm : gate::Answer::yes; }

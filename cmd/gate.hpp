@@ -3,6 +3,7 @@
 // rollback read the answer from the controlling terminal, never from stdin,
 // so an agent in a pipe cannot answer its own question.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,21 @@ Status owner_says_yes(const std::string& question, std::string_view what);
 // that started us may read): for what only the person may see. The caller
 // made it safe to show. Errc::denied when there is no terminal.
 Status tell_terminal(std::string_view text);
+
+struct Session;
+// At the terminal that approved or applied run `p`, right after its output:
+// its held effects shown, CONFIRM asked (anything else, or the end of
+// input, drops them at once), kept or dropped through the gate. 0 when
+// kept or there were none, 4 when dropped; an error's code otherwise. With
+// no terminal (kaicoder apply in a pipe) they stay held: 0. Prints only
+// without --json; the caller puts `kept` into its one JSON object.
+struct HeldAnswer {
+  int rc = 0;
+  std::optional<bool> kept;  // unset: nothing was held, or no terminal to ask
+  std::string rollback_id;
+  std::optional<Error> error;
+};
+HeldAnswer settle_held_at_terminal(Session& s, Workspace& ws, const Proposal& p);
 
 // Errc::denied (with `what` as the message) unless /dev/tty can be opened:
 // for commands that must refuse before doing any work without a person.

@@ -227,6 +227,56 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
   return rc;
 }
 
+namespace {
+const char* verdict_label(const Effect& e) {
+  if (e.conflict) return "CONFLICT";
+  switch (e.verdict) {
+    case EffectVerdict::lands: return "lands";
+    case EffectVerdict::held: return "HELD";
+    case EffectVerdict::never: return "NEVER";
+  }
+  return "NEVER";
+}
+}  // namespace
+
+void print_effects(Session& s, const Proposal& p, const Effects& fx, const std::string& diff,
+                   const std::vector<std::string>& notes, bool only_held) {
+  std::vector<const Effect*> shown = shown_effects(fx);
+  if (only_held)
+    std::erase_if(shown, [](const Effect* e) { return e->verdict != EffectVerdict::held || e->conflict; });
+  const char* bold = s.color() ? "\x1b[1m" : "";
+  const char* reset = s.color() ? "\x1b[0m" : "";
+  if (shown.empty() && notes.empty()) {
+    out("\n{}effects:{} none\n", Trusted{bold}, Trusted{reset});
+    return;
+  }
+  out("\n{}{}:{}\n", Trusted{bold}, only_held ? "held for CONFIRM" : "effects", Trusted{reset});
+  for (const Effect* e : shown) {
+    out("  {:<8}  {}\n", verdict_label(*e), describe(*e));
+    if (e->verdict != EffectVerdict::lands && !e->conflict)
+      out("            {}: {}\n", e->rule, effect_rule(e->rule).text);
+  }
+  for (const auto& n : notes) out("  note:     {}\n", n);
+  if (!diff.empty()) {
+    FileDiff d;
+    d.text = diff;
+    print_diff(s, p, d);
+  }
+}
+
+json effects_json(const Effects& fx, const std::string& diff, const std::vector<std::string>& notes) {
+  json list = json::array();
+  size_t held = 0, dropped = 0, conflicts = 0;
+  for (const Effect* e : shown_effects(fx)) {
+    list.push_back(to_json(*e));
+    held += e->verdict == EffectVerdict::held && !e->conflict;
+    dropped += e->verdict == EffectVerdict::never;
+    conflicts += e->conflict;
+  }
+  return {{"effects", list}, {"held", held}, {"dropped", dropped}, {"conflicts", conflicts},
+          {"diff", diff},    {"notes", notes}};
+}
+
 json proposal_json(const Proposal& p) { return proposal_object(p); }
 
 json with_proposal(const Proposal& p) {
@@ -242,7 +292,8 @@ json ran_json(const Proposal& p, const RunOutcome& o) {
             {"exit_code", o.result.exit_code},
             {"stdout", o.result.out},
             {"stderr", o.result.err},
-            {"entry", entry_object(o.entry)}});
+            {"entry", entry_object(o.entry)},
+            {"effects", effects_json(o.effects.fx, o.effects.diff, o.effects.notes)}});
   return j;
 }
 

@@ -38,6 +38,13 @@ void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o);
 // the command's exit code and output, and its changelog entry.
 nlohmann::json ran_json(const Proposal& p, const RunOutcome& o);
 void print_run_header(Session& s, const Proposal& p);
+// A run's effects, one line each with what becomes of it (lands, HELD,
+// NEVER, CONFLICT), then the diff of its files, then `notes`. `only_held`:
+// the held ones alone, as a person decides them.
+void print_effects(Session& s, const Proposal& p, const Effects& fx, const std::string& diff,
+                   const std::vector<std::string>& notes, bool only_held = false);
+// The same in --json: {"effects": [...], "held", "dropped", "conflicts", "diff", "notes"}.
+nlohmann::json effects_json(const Effects& fx, const std::string& diff, const std::vector<std::string>& notes);
 
 // The line a proposer that is about to block prints first, on stderr:
 // the id it can resume with (`kaicoder wait ID`) if it is killed.

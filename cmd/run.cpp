@@ -40,7 +40,6 @@ void stream_output(std::string_view chunk, int fd) {
 }
 
 void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
-  (void)s;
   out("\nproposal {}: {}\n", p.id, o.entry.result);
   if (o.result.out_cut || o.result.err_cut) out("  output was longer than [run] max_output; head and tail kept\n");
   out("  {}\n", o.result.sandbox_note);
@@ -48,9 +47,13 @@ void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
     out("  WARNING: the command touched paths kaicoder guards; what was done about it:\n");
     for (const auto& g : o.result.guards) out("    {}\n", g);
   }
+  print_effects(s, p, o.effects.fx, o.effects.diff, o.effects.notes);
   if (!o.entry.rollback_id.empty())
     out("  rollback-id: {}   (undo its changes to {} file(s): kaicoder rollback {})\n", o.entry.rollback_id,
         o.entry.files.size(), o.entry.rollback_id);
+  if (o.effects.held > 0)
+    out("  {} effect{} held for CONFIRM: kaicoder approve {}   (or: kaicoder reject {})\n", o.effects.held,
+        o.effects.held == 1 ? " is" : "s are", p.id, p.id);
 }
 
 RunFn setup_run(CLI::App& sub) {
@@ -87,7 +90,8 @@ RunFn setup_run(CLI::App& sub) {
       if (p.id) j["existing"] = st->existing;
       if (st->ran)
         j["ran"] = true, j["exit_code"] = st->ran->result.exit_code, j["stdout"] = st->ran->result.out,
-        j["stderr"] = st->ran->result.err;
+        j["stderr"] = st->ran->result.err,
+        j["effects"] = effects_json(st->ran->effects.fx, st->ran->effects.diff, st->ran->effects.notes);
       if (!(a->wait && p.id && !st->ran)) {
         if (blocked)
           return emit(s, j, exit_code(Errc::denied),

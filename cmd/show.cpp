@@ -10,6 +10,7 @@
 #include "cmd/render.hpp"
 #include "lib/gate/changeset.hpp"
 #include "lib/gate/decide.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/gate/runs.hpp"
 #include "lib/gate/status.hpp"
 
@@ -45,17 +46,23 @@ RunFn setup_show(CLI::App& sub) {
     // against; the changelog has the record.
     if (p->kind == Kind::run) {
       CapturedOutput captured = run_output(**ws, p->id);
+      auto kept = kept_effects(**ws, *p);  // none before it ran
       if (s.json()) {
         nlohmann::json j = with_proposal(*p);
         if (late) j["expired"] = true;
         j["stdout"] = captured.out;
         j["stderr"] = captured.err;
+        if (kept) j["effects"] = effects_json(kept->fx, kept->diff, kept->fx.notes);
         return emit(s, j);
       }
       print_run_header(s, *p);
       if (late) out("{}", k_expired_note);
       if (!captured.out.empty() || !captured.err.empty())
         out("\n--- output ---\n{}{}", Lines{captured.out}, Lines{captured.err});
+      if (kept) print_effects(s, *p, kept->fx, kept->diff, kept->fx.notes);
+      if (!kept && kept.error().code != Errc::not_found) out("\neffects: {}\n", kept.error().message);
+      if (p->state == State::held && !late)
+        out("\nheld for CONFIRM: kaicoder approve {}   (or: kaicoder reject {})\n", p->id, p->id);
       return k_exit_ok;
     }
     const bool live = still_open(*p);

@@ -269,6 +269,24 @@ std::map<std::string, Handler> handlers() {
     return ok_status();
   };
   h["run.snapshots_keep"] = num(&Config::snapshots_keep, 0, 100000);
+  h["run.overlay"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const auto* b = n.as_boolean();
+    if (!b) return bad(c, n, key, "expected true or false");
+    c.cfg.overlay = b->get();
+    return ok_status();
+  };
+  h["run.direct"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const std::string& name = (*v)[i];
+      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos || name.front() == '.')
+        return bad(c, *a->get(i), key, fmt::format("'{}' must be the name of a folder at the root's top", name));
+    }
+    c.cfg.direct = *v;  // the more specific file decides the whole list
+    return ok_status();
+  };
   h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
   h["risk.high"] = num(&Config::risk_high, 1, 1000000);
   h["hooks.notify"] = str(&Config::notify, {});

@@ -65,6 +65,12 @@ struct Config {
   std::vector<std::string> devices;   // /dev nodes passed through to sandboxed commands (GPU, KVM)
   std::vector<std::string> env;       // environment variables runs get besides the built-in allow-list
   long snapshots_keep = 50;           // snapshots of runs kept for rollback; 0 = none taken
+  // Whether a full-level run goes over an overlay of root (its effects read
+  // from the upper folder) where the kernel can mount one; false: snapshots.
+  bool overlay = true;
+  // Folders at root's top written directly past the overlay when they
+  // exist, git ignores them and they are not sensitive (lib/gate/run_effects).
+  std::vector<std::string> direct = {"build", "target", "node_modules", "dist"};
   // [risk]
   long risk_medium = 5, risk_high = 20;
   // [hooks] — shell strings run with /bin/sh -c from root; empty = none

@@ -202,7 +202,8 @@ Status remove_link(Workspace& ws, const std::string& rel) {
   auto d = open_parent(ws.root, rel, CreateDirs::no);
   if (!d) return d.error().code == Errc::conflict ? ok_status() : Status(d.error());
   struct stat st;
-  if (::fstatat(d->fd(), base_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode))
+  if (::fstatat(d->fd(), base_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !(S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
     return ok_status();
   return unlink_at(*d, base_of(rel));
 }
@@ -267,24 +268,48 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     origin.push_back(i);
     return ok_status();
   };
+  // Folders the run removed, replaced or changed the mode of: made again
+  // (their files come back below) and given their mode back, last.
+  std::vector<std::pair<std::string, unsigned>> folder_modes;
+  auto is_folder = [](const FileSide& s) { return s.exists && (s.mode & 0170000) == k_mode_dir; };
+  auto is_special = [](const FileSide& s) {
+    return s.exists && ((s.mode & 0170000) == k_mode_fifo || (s.mode & 0170000) == k_mode_socket);
+  };
+  // The links first: a file recorded before the link that replaced its
+  // folder is opened once the link is gone.
+  for (const FileChange& f : rec->files)
+    if (f.after.mode == k_mode_link || is_special(f.after)) {
+      if (f.after.mode == k_mode_link) KAI_TRY(check_link(ws, id, f, force));
+      links.push_back(f.rel);
+    }
   for (size_t i = 0; i < rec->files.size(); ++i) {
     const FileChange& f = rec->files[i];
-    if (f.after.mode == k_mode_dir) {
+    if (is_folder(f.before)) {
+      folder_modes.emplace_back(f.rel, f.before.mode & 07777);
+    } else if (f.after.mode == k_mode_dir) {
       dirs.push_back(f.rel);
-    } else if (f.after.mode == k_mode_link) {
-      KAI_TRY(check_link(ws, id, f, force));
-      links.push_back(f.rel);
+    } else if (f.after.mode == k_mode_link || is_special(f.after)) {
       if (f.before.exists) deferred.push_back(i);
+    } else if (is_special(f.before) || is_folder(f.after)) {
+      continue;  // a FIFO or socket the run removed is not made again; a folder it made is in `dirs`
     } else if (behind_link(f.rel)) {
       deferred.push_back(i);
     } else {
       KAI_TRY(add_target(i, true));
     }
   }
-  if (targets.empty() && links.empty() && dirs.empty())
+  if (targets.empty() && links.empty() && dirs.empty() && folder_modes.empty())
     return make_error(Errc::conflict, fmt::format("entry {} changed no file", id));
   if (check == CheckOnly::yes) return Outcome{};
   for (const auto& l : links) KAI_TRY(remove_link(ws, l));
+  // The folders the files below need, shallowest first.
+  std::sort(folder_modes.begin(), folder_modes.end());
+  for (const auto& [rel, mode] : folder_modes) {
+    if (rel.empty()) continue;
+    auto d = open_parent(ws.root, rel, CreateDirs::yes);
+    if (!d) continue;
+    (void)::mkdirat(d->fd(), base_of(rel).c_str(), 0700);
+  }
   for (size_t i : deferred) KAI_TRY(add_target(i, false));
   auto fresh = fresh_txn_id(ws, now, targets);
   if (!fresh) return fresh.error();
@@ -318,6 +343,19 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   if (auto s = execute(ws, t, targets, after, how); !s) return s.error();
   std::sort(dirs.rbegin(), dirs.rend());  // the deepest first
   for (const auto& d : dirs) remove_empty_dir(ws, d);
+  // Folder modes as they were (never a set-group-ID or sticky bit the run
+  // may have added: the recorded mode is the one before the run).
+  for (auto it = folder_modes.rbegin(); it != folder_modes.rend(); ++it) {
+    if (it->first.empty()) {
+      (void)::chmod(ws.root.c_str(), it->second);
+      continue;
+    }
+    auto d = open_parent(ws.root, it->first, CreateDirs::no);
+    struct stat st {};
+    if (!d || ::fstatat(d->fd(), base_of(it->first).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+      continue;
+    (void)::fchmodat(d->fd(), base_of(it->first).c_str(), it->second, 0);
+  }
   if (t.proposal > 0)
     if (auto q = ws.store.load(t.proposal, Store::Payloads::none)) queue_notify(ws, *q, "rolled-back");
   bool backup = !t.rec.files.empty() && !t.rec.files[0].backup_rel.empty();

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lib/run/hooks.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/gate/status.hpp"
 #include "lib/util/text.hpp"
 
@@ -32,10 +33,11 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
 }
 
 bool past_timeout(const Workspace& ws, const Proposal& p) {
-  if (p.state != State::pending) return false;
-  TimePoint created;
-  if (!parse_iso_utc(p.created, created)) return false;
-  return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
+  if (p.state != State::pending && p.state != State::held) return false;
+  // Held effects wait from when they were held.
+  TimePoint since;
+  if (!parse_iso_utc(p.state == State::held ? p.held_since : p.created, since)) return false;
+  return ws.clock->now() - since > std::chrono::seconds(ws.cfg.timeout);
 }
 
 std::string Decider::recorded() const {
@@ -131,6 +133,8 @@ Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
 Result<std::vector<int>> sweep(Workspace& ws) {
   auto r = recover(ws);
   if (!r) return r.error();
+  // Runs: a landing cut short, a run whose process died, held effects expired.
+  if (auto runs = recover_runs(ws); !runs) return runs.error();
   auto ids = ws.store.ids();
   if (!ids) return ids.error();
   // Metadata only: expiring never needs a payload.
@@ -235,6 +239,13 @@ Result<Proposal> reject(Workspace& ws, int id, const Decider& who, const std::st
   if (!p) {
     // An approved but not yet applied proposal may still be turned down.
     auto q = ws.store.load(id);
+    if (q && q->state == State::held) {
+      // A run's held effects: dropped; the run itself stays as it was recorded.
+      KAI_TRY(require_sealed(ws.store, *q));
+      auto dropped = decide_held(ws, *q, false, user, "", reason.empty() ? "rejected" : ws.redact(reason));
+      if (!dropped) return dropped.error();
+      return q;
+    }
     if (!q || (q->state != State::approved && q->state != State::failed)) return p.error();
     p = std::move(q);
   }
@@ -291,7 +302,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) return p.error();
     KAI_TRY(require_sealed(ws.store, *p));
-    if (p->state == State::pending && past_timeout(ws, *p)) {
+    if ((p->state == State::pending || p->state == State::held) && past_timeout(ws, *p)) {
       auto lock = lock_and_sweep(ws);
       if (!lock) return lock.error();
       continue;

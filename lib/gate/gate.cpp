@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lib/gate/propose.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/gate/status.hpp"
 
 namespace kai::gate {
@@ -47,9 +48,9 @@ Error propose_only_run_error() {
   return make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode");
 }
 
-// A proposal a decision may start from: pending, not expired.
+// A proposal a decision may start from: pending (or a run's effects held), not expired.
 Status pending(const Proposal& p) {
-  if (p.state == State::pending) return ok_status();
+  if (p.state == State::pending || p.state == State::held) return ok_status();
   return make_error(p.state == State::timeout ? Errc::timeout : Errc::conflict,
                     fmt::format("proposal {} is {}, not pending", p.id, to_string(p.state)));
 }
@@ -66,6 +67,16 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
   KAI_TRY(require_sealed(ws.store, *p));
   if (opts.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
   ApprovalReview r;
+  if (p->state == State::held) {
+    // What is decided now is the run's held effects, always with CONFIRM.
+    auto kept = kept_effects(ws, *p);
+    if (!kept) return kept.error();
+    r.digest = kept->digest;
+    r.need = {Tier::confirm, "a run's effects held for CONFIRM"};
+    r.held = std::move(*kept);
+    r.proposal = std::move(*p);
+    return r;
+  }
   const bool is_run = p->kind == Kind::run;
   if (!is_run) {
     auto d = current_diff(ws, *p, DiffOptions{});
@@ -107,15 +118,48 @@ Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_o
   // binds the kind, so a proposal read here as a run is one at approval.
   auto peek = ws.store.load(req.id, Store::Payloads::none);
   if (!peek) return peek.error();
+  if (peek->state == State::held) {
+    auto kept = settle_held(ws, req);
+    if (!kept) return kept.error();
+    auto now = ws.store.load(req.id);
+    if (!now) return now.error();
+    return Approval{std::move(*now), std::nullopt, std::nullopt, std::move(*kept)};
+  }
   const bool run = peek->kind == Kind::run;
   auto r = kai::approve(ws, req.id, req.seen_digest, req.who, run ? ApplyNow::no : o.now, o.force, tier_check);
   if (!r) return r.error();
-  Approval out{std::move(r->proposal), std::move(r->applied), std::nullopt};
+  Approval out{std::move(r->proposal), std::move(r->applied), std::nullopt, std::nullopt};
   if (!run || o.now == ApplyNow::no) return out;
   auto ran = execute_run(ws, req.id, req.who.recorded(), on_output);
   if (!ran) return ran.error();
   out.ran = std::move(*ran);
+  if (auto q = ws.store.load(req.id)) out.proposal = std::move(*q);  // applied, or its effects held
   return out;
+}
+
+Result<RunEffects> settle_held(Workspace& ws, const Request& req) {
+  KAI_TRY(may_decide(ws, req.who));
+  auto lock = lock_and_sweep(ws);
+  if (!lock) return lock.error();
+  auto p = ws.store.load(req.id);
+  if (!p) return p.error();
+  KAI_TRY(require_sealed(ws.store, *p));
+  if (p->state == State::timeout || (p->state == State::applied && p->held_since.empty() &&
+                                     p->result.find("held effects expired") != std::string::npos))
+    return make_error(Errc::timeout, fmt::format("the held effects of proposal {} expired before a decision", req.id));
+  if (p->state != State::held)
+    return make_error(Errc::conflict,
+                      fmt::format("proposal {} holds no effects (it is {})", req.id, to_string(p->state)));
+  KAI_TRY(not_self_approval(ws, *p, req.who.user));
+  const bool keep = req.answer == Answer::confirm;
+  auto r = decide_held(ws, *p, keep, req.who.recorded(), req.seen_digest,
+                       keep ? std::string() : std::string("not confirmed at the terminal"));
+  if (!r) return r.error();
+  if (!keep)
+    return make_error(Errc::rejected,
+                      fmt::format("not confirmed: the held effects of proposal {} were dropped", req.id),
+                      "the command's other effects stay; kaicoder log shows what was dropped");
+  return r;
 }
 
 Result<Approval> apply(Workspace& ws, const Request& req, const OnOutput& on_output) {
@@ -126,11 +170,12 @@ Result<Approval> apply(Workspace& ws, const Request& req, const OnOutput& on_out
     // execute_run re-checks under the lock: sealed, approved, digest, once.
     auto ran = execute_run(ws, req.id, p->decided_by.empty() ? req.who.recorded() : p->decided_by, on_output);
     if (!ran) return ran.error();
-    return Approval{std::move(*p), std::nullopt, std::move(*ran)};
+    if (auto q = ws.store.load(req.id)) p = std::move(q);  // applied, or its effects held
+    return Approval{std::move(*p), std::nullopt, std::move(*ran), std::nullopt};
   }
   auto r = apply_approved(ws, req.id, req.who, req.opts.force);
   if (!r) return r.error();
-  return Approval{std::move(r->proposal), std::move(r->applied), std::nullopt};
+  return Approval{std::move(r->proposal), std::move(r->applied), std::nullopt, std::nullopt};
 }
 
 Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {

@@ -55,6 +55,9 @@ struct ApprovalReview {
   // Set when a yes could not be carried out (a failed validation without
   // --force): the door shows the proposal, then reports this without asking.
   std::optional<Error> refusal;
+  // A run's effects held for CONFIRM (state held): what the person decides
+  // on, instead of the command (lib/gate/run_effects).
+  std::optional<KeptEffects> held;
 };
 
 // Load pending proposal `id` for `who` to decide on. denied: not an
@@ -79,6 +82,7 @@ struct Approval {
   Proposal proposal;
   std::optional<Outcome> applied;  // an edit, write or delete applied now
   std::optional<RunOutcome> ran;   // a run carried out now (`on_output` hears it)
+  std::optional<RunEffects> kept;  // a run's held effects kept now
 };
 
 // Approve, then apply or run with ApplyNow::yes. Re-checks under the lock
@@ -86,6 +90,14 @@ struct Approval {
 // from the one shown or it was decided meanwhile; denied when the answer
 // does not meet the tier the proposal needs now; rejected for a no.
 Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_output = {});
+
+// The person at the terminal that approved (or applied) run `req.id`
+// answers for its held effects right after the command's output: CONFIRM
+// (Answer::confirm) keeps them, anything else drops them at once and logs
+// it. Re-checked under the lock: the decider, the state (held), the digest
+// of what was shown (KeptEffects::digest). Errc::rejected after a drop, so
+// the door exits 4.
+Result<RunEffects> settle_held(Workspace& ws, const Request& req);
 
 // Apply (or run) proposal `req.id`, approved earlier. denied: not an
 // approver, propose-only; conflict: not approved, changed since, failed

@@ -14,8 +14,7 @@
 #include "lib/gate/limits.hpp"
 #include "lib/config/policy.hpp"
 #include "lib/run/sandbox.hpp"
-#include "lib/run/snapshot.hpp"
-#include "lib/run/snapshot_watch.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
@@ -71,116 +70,6 @@ Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd,
   std::error_code ec;
   if (!fs::is_directory(rp->abs, ec)) return make_error(Errc::usage, fmt::format("--cwd '{}' is not a folder", cwd));
   return rp->rel;
-}
-
-// Undo for runs (SPEC §5): every approved run executes between two
-// snapshots, so that `rollback` undoes what `make` or a script wrote, not
-// only what a confirm-tier command was expected to write. The snapshots are
-// taken while the store lock is held, so that no other kaicoder process
-// prunes the store meanwhile; the command itself runs without the lock.
-struct Undo {
-  SnapshotStore store;
-  std::optional<Snapshot> before;
-  std::string tag;   // pending ref while the run is in flight
-  std::string note;  // why there is no snapshot, when there is none
-  // What the kernel saw change from before the first snapshot on (null
-  // when it cannot tell: then the second snapshot walks the whole tree).
-  std::unique_ptr<SnapshotWatch> watch;
-};
-
-// A snapshot is long work on a big tree: whoever watches the workspace sees it.
-Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what,
-                               SnapshotWatch* watch) {
-  auto s = store.take(
-      [&](size_t done) {
-        if (ws.progress) ws.progress(what, done, 0);
-      },
-      watch);
-  if (ws.progress) ws.progress("", 0, 0);
-  return s;
-}
-
-Undo start_undo(const Workspace& ws, const Proposal& p) {
-  Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), "", nullptr};
-  if (ws.cfg.snapshots_keep <= 0) return u;
-  // The names the secret-file scan just read spare the first snapshot a
-  // second reading of every folder that has not changed since.
-  if (ws.listed) u.store.seed(*ws.listed);
-  // A pending ref whose run has finished (or failed) was left behind by an
-  // error path; only a proposal still approved can be in flight. A run whose
-  // process died mid-command stays approved, and so keeps its ref.
-  if (auto tags = u.store.pending())
-    for (const auto& tag : *tags) {
-      auto q = ws.store.load(std::atoi(tag.c_str()), Store::Payloads::none);
-      if (!q || q->state != State::approved) (void)u.store.release(tag);
-    }
-  // Not under sandbox "none": a run left unconfined could write where no
-  // file system event is made (a raw block device).
-  if (sandbox_mode(ws.cfg.sandbox) != SandboxMode::none) u.watch = SnapshotWatch::start(ws.root);
-  auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run", u.watch.get());
-  Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
-  if (held)
-    u.before = *s;
-  else
-    u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
-  return u;
-}
-
-// What the run changed, as a journal record of kind "run" whose before-sides
-// live in the snapshot store; files kaicoder may never write are only named.
-struct RunChanges {
-  Record rec;
-  std::vector<std::string> unrestorable;
-  std::vector<std::string> notes;  // guarded files, ignored trees, files too large (snapshot_notes)
-  std::string note;
-};
-
-RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
-  RunChanges out;
-  out.note = u.note;
-  if (!u.before) return out;
-  auto after = take_snapshot(ws, u.store, "snapshotting the tree after the run", u.watch.get());
-  u.watch.reset();
-  auto changes = after ? u.store.diff(*u.before, *after) : Result<std::vector<TreeChange>>(after.error());
-  if (!changes) {
-    (void)u.store.release(u.tag);
-    out.note = fmt::format("no snapshot: {}", ws.redact(changes.error().message));
-    return out;
-  }
-  out.notes = snapshot_notes(*u.before, *after);
-  std::vector<TreeChange> kept;
-  for (auto& c : *changes) {
-    // Lexical: a path under a folder the run replaced by a symlink is restored once the link is gone.
-    // A folder the run created goes on rollback if kaicoder may write in it; its files are named anyway.
-    bool dir = c.after.mode == k_mode_dir;
-    std::string probe = dir ? c.rel + "/x" : c.rel;
-    if (c.undoable && check_write(ws.guards, RootPath{probe, ws.root / probe}))
-      kept.push_back(std::move(c));
-    else if (!dir)
-      out.unrestorable.push_back(c.rel);
-  }
-  if (kept.empty()) {
-    (void)u.store.release(u.tag);
-    return out;
-  }
-  const auto now = ws.clock->now();
-  auto fresh = ws.journal.fresh_id(now);
-  if (!fresh) {
-    (void)u.store.release(u.tag);
-    out.note = fmt::format("no snapshot: {}", fresh.error().message);
-    return out;
-  }
-  out.rec.id = std::move(*fresh);
-  out.rec.kind = "run";
-  out.rec.time = iso_utc(now);
-  out.rec.proposal = p.id;
-  if (auto s = u.store.keep(*u.before, kept, out.rec.id, u.tag, ws.cfg.snapshots_keep); !s) {
-    out.rec = Record{};
-    out.note = fmt::format("no snapshot: {}", ws.redact(s.error().message));
-    return out;
-  }
-  for (const auto& c : kept) out.rec.files.push_back(FileChange{c.rel, c.before, c.after, "", ""});
-  return out;
 }
 
 }  // namespace
@@ -294,7 +183,8 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
 Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approver,
                                const std::function<void(std::string_view, int)>& on_output) {
   Proposal p;
-  std::optional<Undo> undo;
+  std::optional<EffectsRun> fx;
+  const SandboxMode mode = sandbox_mode(ws.cfg.sandbox);
   {
     auto lock = ws.store.lock();
     if (!lock) return lock.error();
@@ -316,20 +206,22 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);
     if (!claim) return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
     KAI_TRY(ws.sealer.spend("run", std::to_string(id)));
-    undo.emplace(start_undo(ws, p));
+    auto started = start_effects(ws, p, mode);
+    if (!started) return started.error();
+    fx.emplace(std::move(*started));
   }
   RunSpec spec;
   spec.argv = p.argv;
   spec.shell = p.shell;
   spec.cwd = ws.root / p.cwd;
-  // --timeout may shorten the owner's limit, never lengthen it.
   // --timeout (whole seconds) may only shorten [run] timeout
   spec.timeout = ws.cfg.run_timeout;
   if (p.timeout > 0 && p.timeout < std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count())
     spec.timeout = std::chrono::seconds(p.timeout);
   spec.max_output = static_cast<size_t>(ws.cfg.max_output);
-  const Snapshot* seen = undo->before ? &*undo->before : nullptr;
-  confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network, .seen = seen});
+  confine(ws, spec,
+          ConfineOptions{
+              .root_writable = true, .writable = {}, .network = p.network, .seen = fx->seen(), .effects = &fx->plan});
   spec.on_output = on_output;
   spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
   // The landlock level cannot keep the run out of the store; it puts back
@@ -349,7 +241,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   auto cur = ws.store.load(id);
   if (cur && cur->sealed == SealCheck::ok) p = std::move(*cur);
   if (!r) {
-    (void)undo->store.release(undo->tag);
+    discard_effects(ws, *fx);
     p.state = State::failed;
     p.result = fmt::format("failed: {}", ws.redact(r.error().message));
     p.outcome_code = static_cast<int>(r.error().code);
@@ -365,29 +257,15 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
       fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
                   r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
   if (!r->guards.empty()) summary += fmt::format("; THE RUN TOUCHED GUARDED PATHS: {}", fmt::join(r->guards, "; "));
-  RunChanges ch = finish_undo(ws, *undo, p);
-  if (!ch.unrestorable.empty())
-    summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));
-  for (const auto& n : ch.notes) summary += "; " + n;
-  if (!ch.note.empty()) summary += "; " + ch.note;
-  Entry e = unreversible_entry(ws, p, "run", approver, result, summary);
-  if (!ch.rec.files.empty()) {
-    // The journal first: an entry naming a snapshot must be reversible.
-    KAI_TRY(ws.journal.write(ch.rec));
-    e.rollback_id = ch.rec.id;
-    e.time = ch.rec.time;
-    for (const auto& f : ch.rec.files) e.files.push_back((ws.root / f.rel).string());
-    e.rollback = fmt::format("restore {} file(s) from snapshot {}", ch.rec.files.size(), ch.rec.id);
-    e = ws.redact(std::move(e));
-    p.rollback_id = ch.rec.id;
-  }
-  KAI_TRY(ws.changelog.prepend(e));
-  p.state = State::applied;
   p.result = result;
   p.outcome_code = r->exit_code;
-  KAI_TRY(ws.store.save(p));
-  queue_notify(ws, p, "applied");
-  return RunOutcome{std::move(*r), std::move(e)};
+  Entry e = unreversible_entry(ws, p, "run", approver, result, summary);
+  e.summary = summary;  // made visible and redacted with the effects added
+  auto done = finish_effects(ws, p, *fx, e);
+  if (!done) return done.error();
+  queue_notify(ws, p, p.state == State::held ? "held" : "applied");
+  Entry logged = done->entry;
+  return RunOutcome{std::move(*r), std::move(logged), std::move(*done)};
 }
 
 }  // namespace kai

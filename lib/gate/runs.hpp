@@ -14,6 +14,7 @@
 #include "lib/store/changelog.hpp"
 #include "lib/store/proposal.hpp"
 #include "lib/gate/propose.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/result.hpp"
 #include "lib/run/runner.hpp"
 #include "lib/shell/shell.hpp"
@@ -34,6 +35,7 @@ struct RunRequest {
 struct RunOutcome {
   RunResult result;
   Entry entry;
+  RunEffects effects;  // what the command changed, and what became of it
 };
 
 struct StagedRun {

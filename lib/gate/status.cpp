@@ -11,7 +11,8 @@ namespace kai {
 
 Standing standing(const Proposal& p) {
   switch (p.state) {
-    case State::pending: return Standing::pending;
+    case State::pending:
+    case State::held: return Standing::pending;
     case State::approved: return Standing::approved;
     case State::applied:
     case State::rejected:
@@ -23,7 +24,8 @@ Standing standing(const Proposal& p) {
 }
 
 bool still_open(const Proposal& p) {
-  return p.state == State::pending || p.state == State::approved || p.state == State::failed;
+  return p.state == State::pending || p.state == State::approved || p.state == State::failed ||
+         p.state == State::held;
 }
 
 Status names_file(const Proposal& p, const std::string& file) {
@@ -50,7 +52,8 @@ Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
     if (status.empty() || shown_state(ws, *p) == status) out.proposals.push_back(std::move(*p));
   }
   std::stable_sort(out.proposals.begin(), out.proposals.end(), [](const Proposal& x, const Proposal& y) {
-    bool px = x.state == State::pending, py = y.state == State::pending;
+    bool px = x.state == State::pending || x.state == State::held,
+         py = y.state == State::pending || y.state == State::held;
     if (px != py) return px;
     return px ? x.id < y.id : x.id > y.id;
   });
@@ -78,6 +81,10 @@ std::optional<Error> outcome_error(const Proposal& p) {
     }
     case State::pending:
       return make_error(Errc::pending, fmt::format("proposal {} is still waiting for a person", p.id),
+                        fmt::format("a person decides with kaicoder approve {}; wait for it again", p.id));
+    case State::held:
+      return make_error(Errc::pending,
+                        fmt::format("proposal {} ran; some of its effects are held for a person to CONFIRM", p.id),
                         fmt::format("a person decides with kaicoder approve {}; wait for it again", p.id));
   }
   return std::nullopt;

@@ -80,6 +80,7 @@ Said after_wait(Workspace& ws, const Proposal& staged, long seconds) {
   auto p = wait_for_decision(ws, staged.id, std::chrono::seconds(seconds));
   if (!p) return deny(staged_text(staged, false) + fmt::format(" (waiting failed: {})", p.error().message), staged.id);
   switch (p->state) {
+    case State::held:  // it ran; what stays of its effects waits for a person
     case State::applied:
       if (p->kind == Kind::run) {
         CapturedOutput o = run_output(ws, p->id);

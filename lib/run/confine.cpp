@@ -257,6 +257,22 @@ void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o) {
   if (spec.sandbox == SandboxMode::landlock)
     spec.writable.push_back("/tmp");  // never $TMPDIR: the proposer may have set it
   spec.layout = layout_of(ws, o, writable, spec.sandbox);
+  if (o.effects && spec.sandbox == SandboxMode::full) {
+    const EffectsPlan& fx = *o.effects;
+    const fs::path objects = ws.root / ".git" / "objects";
+    if (!fx.upper.empty()) {
+      spec.layout.overlay_root = ws.root;
+      spec.layout.overlay_upper = fx.upper;
+      spec.layout.overlay_work = fx.work;
+      spec.layout.direct = fx.direct;
+    } else if (!fx.objects.empty() && fs::is_directory(fs::symlink_status(objects, ec))) {
+      // Existing objects read-only; new ones into the run's own folder.
+      spec.layout.read_only.push_back(objects);
+      spec.layout.keep_writable.push_back(fx.objects);
+      spec.env = with_env(spec.env, "GIT_OBJECT_DIRECTORY", fx.objects.string());
+      spec.env = with_env(spec.env, "GIT_ALTERNATE_OBJECT_DIRECTORIES", objects.string());
+    }
+  }
 }
 
 GuardWatch watch_guards(const Workspace& ws, SandboxMode mode) {

@@ -26,6 +26,19 @@ namespace kai {
 class Workspace;
 struct Snapshot;
 
+// Where a run's effects go besides the tree (lib/gate/run_effects):
+struct EffectsPlan {
+  // An overlay of root (the full level where the kernel has one): the run
+  // writes its upper folder, with work as overlayfs's scratch folder.
+  std::filesystem::path upper, work;
+  // Folders in root bound past the overlay, written directly ([run] direct).
+  std::vector<std::filesystem::path> direct;
+  // No overlay, full level: .git/objects read-only and git's new objects
+  // written here (GIT_OBJECT_DIRECTORY, the repository's objects as an
+  // alternate), moved into .git/objects when the effects land.
+  std::filesystem::path objects;
+};
+
 struct ConfineOptions {
   bool root_writable = true;                    // runs: yes; checks and hooks: only their scratch folder
   std::vector<std::filesystem::path> writable;  // besides root and [run] writable
@@ -34,6 +47,8 @@ struct ConfineOptions {
   // walk met stand in for the layout's own walk of root, which then reads
   // only the folders the snapshot did not enter. Null: the layout walks.
   const Snapshot* seen = nullptr;
+  // A run's effects plan; null for checks, hooks and a run without one.
+  const EffectsPlan* effects = nullptr;
 };
 
 // The paths in root runs may never change: the state dir, kaicoder's config

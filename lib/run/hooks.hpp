@@ -6,7 +6,8 @@
 //
 // notify gets one JSON document on stdin per event — the proposal as
 // `show --json` has it plus "event" (proposed, approved, applied, failed,
-// rejected, timeout, blocked, rolled-back) and "root". Events are queued
+// rejected, timeout, blocked, rolled-back, held: a run's effects wait for
+// CONFIRM) and "root". Events are queued
 // while the store lock is held and run later, with no lock held, so a slow
 // hook never holds up anybody else:
 //

@@ -152,7 +152,27 @@ struct SandboxLayout {
   // /dev holds null, zero, full, random, urandom, these, and nothing else.
   std::vector<std::filesystem::path> devices;
   bool network = false;  // share the host's network instead of an empty one
+  // An overlay mounted over `overlay_root` before anything else (a run's
+  // effects, lib/run/effects.hpp): the live tree is its lower layer, and
+  // what the run writes lands in `overlay_upper` (with `overlay_work`, both
+  // on the root's file system). Empty: no overlay. Everything below binds
+  // the overlay, not the live tree, where it names a path in root.
+  std::filesystem::path overlay_root, overlay_upper, overlay_work;
+  // Folders in root bound from the live tree past the overlay, writable
+  // ([run] direct: build trees whose outputs never go through it).
+  std::vector<std::filesystem::path> direct;
 };
+
+// Whether this kernel lets this process mount an overlay in a user
+// namespace, with its upper folder inside its lower one as a run's is:
+// `ok`, or why not (an old kernel, ENODEV, EPERM, ELOOP). Probed once per
+// process by a child, in a scratch folder made under `scratch_parent` (on
+// the file system the runs' upper folders live on), removed again.
+struct OverlayStatus {
+  bool ok = false;
+  std::string detail;
+};
+OverlayStatus overlay_status(const std::filesystem::path& scratch_parent);
 
 }  // namespace kai
 
@@ -190,11 +210,11 @@ public:
   // with 126: nothing runs unconfined.
   void enter(int report_fd, const LandlockRuleset& ruleset) const noexcept;
 
-  // "namespaces: user, mount, pid, net (network off); 12 guarded paths read-only, 2 hidden"
+  // "namespaces: user, mount, pid, net (network off); an overlay of root; 12 guarded paths read-only, 2 hidden"
   std::string note() const;
 
   struct Op {
-    enum Kind { private_root, reopen, tmpfs, bind, remount_ro, remount_rw, mkdir, touch, symlink, proc } kind;
+    enum Kind { private_root, reopen, tmpfs, bind, remount_ro, remount_rw, mkdir, touch, symlink, proc, overlay } kind;
     std::string a, b;  // target; or source and target
     unsigned long flags = 0;
     std::string what;  // "kaicoder: the sandbox cannot hide '/x': " for the report
@@ -206,7 +226,8 @@ private:
   std::vector<std::string> m_private;  // trees the run may write inside its namespaces
   std::string m_uid_map, m_gid_map;
   bool m_network = false;
-  size_t m_read_only = 0, m_hidden = 0;
+  bool m_overlay = false;
+  size_t m_read_only = 0, m_hidden = 0, m_direct = 0;
 };
 
 }  // namespace kai

@@ -7,6 +7,7 @@
 #include "lib/run/sandbox.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -105,6 +106,7 @@ int apply(const Op& op) noexcept {
     }
     case Op::proc:
       return ::mount("proc", op.a.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 ? 0 : errno;
+    case Op::overlay: return ::mount("overlay", op.a.c_str(), "overlay", op.flags, op.b.c_str()) == 0 ? 0 : errno;
   }
   return EINVAL;
 }
@@ -159,8 +161,10 @@ NamespacePlan::NamespacePlan(NamespacePlan&& o) noexcept
       m_uid_map(std::move(o.m_uid_map)),
       m_gid_map(std::move(o.m_gid_map)),
       m_network(o.m_network),
+      m_overlay(o.m_overlay),
       m_read_only(o.m_read_only),
-      m_hidden(o.m_hidden) {}
+      m_hidden(o.m_hidden),
+      m_direct(o.m_direct) {}
 
 NamespacePlan& NamespacePlan::operator=(NamespacePlan&& o) noexcept {
   if (this != &o) {
@@ -171,8 +175,10 @@ NamespacePlan& NamespacePlan::operator=(NamespacePlan&& o) noexcept {
     m_uid_map = std::move(o.m_uid_map);
     m_gid_map = std::move(o.m_gid_map);
     m_network = o.m_network;
+    m_overlay = o.m_overlay;
     m_read_only = o.m_read_only;
     m_hidden = o.m_hidden;
+    m_direct = o.m_direct;
   }
   return *this;
 }
@@ -244,6 +250,87 @@ NamespaceStatus namespace_status() {
   return cached;
 }
 
+namespace {
+
+// A path overlayfs's option string cannot carry (its separators).
+bool overlay_safe(const fs::path& p) { return p.string().find_first_of(",:\\") == std::string::npos; }
+
+std::string overlay_options(const fs::path& lower, const fs::path& upper, const fs::path& work) {
+  return fmt::format("lowerdir={},upperdir={},workdir={},userxattr", lower.string(), upper.string(), work.string());
+}
+
+}  // namespace
+
+OverlayStatus overlay_status(const fs::path& scratch_parent) {
+  static std::map<std::string, OverlayStatus> cached;
+  if (auto it = cached.find(scratch_parent.string()); it != cached.end()) return it->second;
+  auto probe = [&]() -> OverlayStatus {
+    if (!namespace_status().ok) return {false, "no user namespaces"};
+    std::error_code ec;
+    fs::create_directories(scratch_parent, ec);
+    std::string tmpl = (scratch_parent / "overlay-probe-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) return {false, "cannot make a scratch folder: " + errno_text(errno)};
+    const fs::path dir = tmpl, lower = dir / "lower", upper = lower / "upper", work = lower / "work";
+    struct Cleanup {
+      fs::path d;
+      ~Cleanup() {
+        std::error_code e;
+        fs::remove_all(d, e);
+      }
+    } cleanup{dir};
+    fs::create_directories(upper, ec);
+    fs::create_directories(work, ec);
+    if (ec) return {false, "cannot make a scratch folder: " + ec.message()};
+    if (!overlay_safe(dir)) return {false, "the state folder's path holds ',' ':' or '\\'"};
+    const std::string opts = overlay_options(lower, upper, work);
+    const std::string uid_map = fmt::format("{} {} 1\n", ::geteuid(), ::geteuid());
+    const std::string gid_map = fmt::format("{} {} 1\n", ::getegid(), ::getegid());
+    const std::string probe_file = (lower / "probe").string();
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return {false, "cannot create a pipe: " + errno_text(errno)};
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(p[0]);
+      auto step = [&](bool ok) {
+        if (!ok) {
+          int err = errno;
+          ssize_t ignored = ::write(p[1], &err, sizeof err);
+          (void)ignored;
+          ::_exit(1);
+        }
+      };
+      step(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+      step(write_proc("/proc/self/setgroups", "deny"));
+      step(write_proc("/proc/self/uid_map", uid_map));
+      step(write_proc("/proc/self/gid_map", gid_map));
+      step(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
+      step(::mount("overlay", lower.c_str(), "overlay", MS_NOSUID | MS_NODEV, opts.c_str()) == 0);
+      int fd = ::open(probe_file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      step(fd >= 0);
+      ::close(fd);
+      ::_exit(0);
+    }
+    ::close(p[1]);
+    if (pid < 0) {
+      ::close(p[0]);
+      return {false, "cannot fork: " + errno_text(errno)};
+    }
+    int err = 0;
+    ssize_t got = ::read(p[0], &err, sizeof err);
+    ::close(p[0]);
+    int st = 0;
+    wait_for(pid, &st);
+    struct stat landed {};
+    if (got <= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && ::lstat((upper / "probe").c_str(), &landed) == 0)
+      return {true, "an overlay of the root (overlayfs in a user namespace)"};
+    if (got > 0) return {false, fmt::format("overlayfs cannot be mounted here ({})", errno_text(err))};
+    return {false, "overlayfs cannot be mounted here (the probe failed)"};
+  };
+  OverlayStatus s = probe();
+  cached[scratch_parent.string()] = s;
+  return s;
+}
+
 Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
   NamespaceStatus ns = namespace_status();
   if (!ns.ok) {
@@ -266,14 +353,20 @@ Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
   // Reserves a descriptor for `p`, which the child opens again in its own
   // mount namespace before anything is covered, and binds from
   // /proc/self/fd (the old /proc, where the child still has its own entry).
-  std::vector<Op> reopen;
-  auto source = [&plan, &reopen](const fs::path& p) -> Result<std::string> {
+  // With an overlay, a source in root is opened again once the overlay is
+  // mounted (it binds the overlay); one that must bind the live tree past
+  // it (`live`: the [run] direct trees) before.
+  std::vector<Op> reopen, reopen_late;
+  const fs::path& over = layout.overlay_root;
+  auto source = [&plan, &reopen, &reopen_late, &over](const fs::path& p, bool live = false) -> Result<std::string> {
     int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
     if (fd < 0)
       return make_error(Errc::io, fmt::format("cannot open '{}' for the sandbox: {}", p.string(), errno_text(errno)));
     plan.m_fds.push_back(fd);
-    reopen.push_back(Op{Op::reopen, p.string(), "", static_cast<unsigned long>(fd),
-                        fmt::format("kaicoder: the sandbox cannot open '{}': ", p.string())});
+    const bool late = !live && !over.empty() && (p == over || under(p, over));
+    (late ? reopen_late : reopen)
+        .push_back(Op{Op::reopen, p.string(), "", static_cast<unsigned long>(fd),
+                      fmt::format("kaicoder: the sandbox cannot open '{}': ", p.string())});
     return fmt::format("/proc/self/fd/{}", fd);
   };
   auto is_dir = [](const fs::path& p) {
@@ -403,7 +496,30 @@ Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
         add(Op::remount_rw, p.string(), "", 0, fmt::format("keep '{}' writable", p.string()));
         break;
       }
-  ops.insert(ops.begin() + 1, reopen.begin(), reopen.end());  // right after private_root
+  // [run] direct: build trees bound from the live tree over the overlay, writable.
+  if (!over.empty())
+    for (const auto& d : layout.direct) {
+      if (!is_dir(d) || !under(d, over)) continue;
+      auto src = source(d, true);
+      if (!src) return src.error();
+      add(Op::bind, *src, d.string(), 0, fmt::format("write '{}' directly", d.string()));
+      ++plan.m_direct;
+    }
+  // Right after private_root: the sources of the live tree, the overlay,
+  // then the sources that bind it.
+  std::vector<Op> head = std::move(reopen);
+  if (!over.empty()) {
+    if (!overlay_safe(over) || !overlay_safe(layout.overlay_upper) || !overlay_safe(layout.overlay_work))
+      return make_error(Errc::io, "cannot mount the run's overlay: the root's path holds ',' ':' or '\\'");
+    head.push_back(Op{Op::overlay, over.string(),
+                      overlay_options(over, layout.overlay_upper, layout.overlay_work),
+                      MS_NOSUID | MS_NODEV, "kaicoder: the sandbox cannot mount the overlay of the root: "});
+    head.insert(head.end(), reopen_late.begin(), reopen_late.end());
+    // The overlay's files are not the ones the ruleset was opened on.
+    plan.m_private.push_back(over.string());
+    plan.m_overlay = true;
+  }
+  ops.insert(ops.begin() + 1, head.begin(), head.end());
   return plan;
 }
 
@@ -471,8 +587,10 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
 }
 
 std::string NamespacePlan::note() const {
-  return fmt::format("namespaces: user, mount, pid{} ({}); {} guarded path(s) read-only, {} hidden",
-                     m_network ? "" : ", net", m_network ? "network on" : "network off", m_read_only, m_hidden);
+  return fmt::format("namespaces: user, mount, pid{} ({}); {}{} guarded path(s) read-only, {} hidden",
+                     m_network ? "" : ", net", m_network ? "network on" : "network off",
+                     m_overlay ? fmt::format("an overlay of root ({} tree(s) written directly); ", m_direct) : "",
+                     m_read_only, m_hidden);
 }
 
 }  // namespace kai

@@ -6,6 +6,7 @@
 #include "lib/run/snapshot.hpp"
 
 #include <cstring>
+#include <set>
 
 #include <fmt/format.h>
 #include <git2.h>
@@ -83,6 +84,40 @@ Status SnapshotStore::keep(const Snapshot& before, const std::vector<TreeChange>
   return collect_garbage(m_dir, m_root, m_guards, snap, pure->get());
 }
 
+Status SnapshotStore::keep_blobs(const std::string& name, const std::vector<std::string>& blobs,
+                                 long keep_count) const {
+  auto h = open_handles(m_dir, m_root, Create::yes);
+  if (!h) return h.error();
+  git_repository* snap = h->snap.get();
+  auto pure = open_pure(m_dir);
+  if (!pure) return pure.error();
+  std::vector<TreeItem> items;
+  std::set<std::string> seen;
+  for (const std::string& bytes : blobs) {
+    git_oid id;
+    KAI_TRY(git_check(git_odb_write(&id, pure->get(), bytes.data(), bytes.size(), GIT_OBJECT_BLOB),
+                      "keeping a file's bytes in the snapshot store"));
+    std::string key = hex(id);
+    if (seen.insert(key).second) items.push_back(TreeItem{key, GIT_FILEMODE_BLOB, id});
+  }
+  // A snapshot kept under this name already (the run's tree before it) stays reachable.
+  git_oid kept;
+  if (git_reference_name_to_id(&kept, snap, (k_refs + name).c_str()) == 0)
+    items.push_back(TreeItem{"snapshot/", GIT_FILEMODE_TREE, kept});
+  git_oid tree;
+  KAI_TRY(write_tree(pure->get(), items, tree));
+  git_reference* ref = nullptr;
+  KAI_TRY(git_check(git_reference_create(&ref, snap, (k_refs + name).c_str(), &tree, 1, "run effects"),
+                    "keeping the bytes a run's effects replaced"));
+  RefPtr own_ref(ref);
+  auto names = ref_names(snap, false);
+  if (!names) return names.error();
+  for (size_t i = 0; keep_count >= 0 && names->size() - i > static_cast<size_t>(keep_count); ++i)
+    if ((*names)[i] != name)
+      KAI_TRY(git_check(git_reference_remove(snap, (k_refs + (*names)[i]).c_str()), "pruning an old snapshot"));
+  return collect_garbage(m_dir, m_root, m_guards, snap, pure->get());
+}
+
 Result<std::string> SnapshotStore::blob(const std::string& name, const std::string& id) const {
   auto h = open_handles(m_dir, m_root, Create::no);
   if (!h) return make_error(Errc::not_found, fmt::format("the snapshot of {} is gone (no snapshot store)", name));
@@ -103,6 +138,24 @@ Result<std::string> SnapshotStore::blob(const std::string& name, const std::stri
   std::string bytes(static_cast<const char*>(git_odb_object_data(o)), git_odb_object_size(o));
   if (blob_id(bytes) != id)
     return make_error(Errc::conflict, fmt::format("blob {} of snapshot {} is damaged", id, name));
+  return bytes;
+}
+
+Result<std::string> SnapshotStore::bytes_of(const std::string& id) const {
+  auto h = open_handles(m_dir, m_root, Create::no);
+  if (!h) return h.error();
+  auto oid = oid_of(id);
+  if (!oid) return oid.error();
+  git_odb* full = nullptr;
+  KAI_TRY(git_check(git_repository_odb(&full, h->snap.get()), "opening the snapshot objects"));
+  OdbPtr own_full(full);
+  git_odb_object* o = nullptr;
+  int rc = git_odb_read(&o, full, &*oid);
+  GitOwned<git_odb_object, git_odb_object_free> own(o);
+  if (rc < 0 || git_odb_object_type(o) != GIT_OBJECT_BLOB)
+    return make_error(Errc::conflict, fmt::format("blob {} is missing from the snapshots", id));
+  std::string bytes(static_cast<const char*>(git_odb_object_data(o)), git_odb_object_size(o));
+  if (blob_id(bytes) != id) return make_error(Errc::conflict, fmt::format("blob {} is damaged", id));
   return bytes;
 }
 

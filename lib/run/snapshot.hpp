@@ -75,6 +75,8 @@ inline constexpr uint64_t k_snapshot_max_bytes = 100ull << 20;
 // Journal modes of what is not a regular file: a folder a run created, a
 // symlink it created (blob = the id of its target text).
 inline constexpr unsigned k_mode_dir = 040000, k_mode_link = 0120000;
+// A run's FIFOs and sockets in its journal record (lib/gate/run_effects.cpp).
+inline constexpr unsigned k_mode_fifo = 010000, k_mode_socket = 0140000;
 
 struct Snapshot {
   std::string tree;      // hex id of the tree object in snapshots.git
@@ -143,6 +145,13 @@ public:
   Status keep(const Snapshot& before, const std::vector<TreeChange>& changes, const std::string& name,
               const std::string& tag, long keep_count) const;
 
+  // Keep the bytes of `blobs` under the name `name` (a rollback id), as one
+  // tree object of them, so that blob(name, id) gives each back (the
+  // before-sides of a run's effects landed from its upper folder, which no
+  // snapshot holds); a snapshot already kept under that name stays kept with
+  // them. Then prune as keep() does.
+  Status keep_blobs(const std::string& name, const std::vector<std::string>& blobs, long keep_count) const;
+
   // Takes the folders of `listed` whose stat data lies out of the racy
   // window of their reading (a second before `read_after`) as the names of
   // the next snapshot's folders, each while the folder's stat data stays
@@ -157,6 +166,11 @@ public:
   // The bytes of blob `id` kept with snapshot `name`. not_found when the
   // snapshot was pruned; conflict when the blob is missing or corrupt.
   Result<std::string> blob(const std::string& name, const std::string& id) const;
+
+  // The bytes of blob `id` wherever the store can read it (its own
+  // objects or the user's, as a snapshot in flight has them). conflict when
+  // it is missing or damaged.
+  Result<std::string> bytes_of(const std::string& id) const;
 
   // Names of the kept snapshots, oldest first (pending ones not included).
   // An absent store has none.

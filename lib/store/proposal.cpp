@@ -15,8 +15,8 @@ namespace {
 constexpr std::array<std::string_view, 5> k_kinds = {"edit", "write", "delete", "run", "changeset"};
 constexpr std::array<std::string_view, 5> k_action_names = {"edit_file", "write_file", "delete_file", "run_shell",
                                                             "apply_changeset"};
-constexpr std::array<std::string_view, 7> k_states = {"pending", "approved", "applied",    "rejected",
-                                                      "timeout", "failed",   "rolled-back"};
+constexpr std::array<std::string_view, 8> k_states = {"pending", "approved", "applied",     "rejected",
+                                                      "timeout", "failed",   "rolled-back", "held"};
 constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spool"};
 }  // namespace
 
@@ -222,6 +222,8 @@ json to_json(const Proposal& p) {
   if (p.kind == Kind::changeset) j["changes"] = changes_json(p.changes);
   // Only when set, so a record from before two-user mode keeps its bytes and seal.
   if (p.proposer_uid >= 0) j["proposer_uid"] = p.proposer_uid;
+  if (!p.effects_digest.empty()) j["effects_digest"] = p.effects_digest;
+  if (!p.held_since.empty()) j["held_since"] = p.held_since;
   return j;
 }
 
@@ -261,6 +263,8 @@ Result<Proposal> from_json(const json& j) {
     p.backup = j.value("backup", "");
     p.result = j.value("result", "");
     p.outcome_code = j.value("outcome_code", 0);
+    p.effects_digest = j.value("effects_digest", "");
+    p.held_since = j.value("held_since", "");
     // A value kaicoder never writes is read the cautious way.
     p.risk = parse_risk(j.value("risk", "low")).value_or(Risk::high);
     p.risk_reason = j.value("risk_reason", "");

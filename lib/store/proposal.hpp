@@ -16,12 +16,14 @@
 namespace kai {
 
 enum class Kind { edit, write, del, run, changeset };
-enum class State { pending, approved, applied, rejected, timeout, failed, rolled_back };
+// held: a run's sensitive effects wait for a person (lib/gate/run_effects),
+// as a pending proposal does.
+enum class State { pending, approved, applied, rejected, timeout, failed, rolled_back, held };
 // Through which door a decision came: stored with the decision.
 enum class Channel { terminal, web, spool };
 
 std::string_view to_string(Kind k);   // edit write delete run changeset
-std::string_view to_string(State s);  // pending … rolled-back
+std::string_view to_string(State s);  // pending … rolled-back, held
 std::optional<Kind> parse_kind(std::string_view s);
 std::optional<State> parse_state(std::string_view s);
 std::string_view to_string(Channel c);  // terminal web spool
@@ -114,6 +116,10 @@ struct Proposal {
   // the outcome
   std::string rollback_id, backup, result;
   int outcome_code = 0;  // exit code a --wait-ing proposer reports
+  // A run's effects (lib/gate/run_effects): the digest of effects.json in
+  // its staging folder, and since when its sensitive ones are held (state
+  // held; approval.timeout counts from here).
+  std::string effects_digest, held_since;
   Risk risk = Risk::low;
   std::string risk_reason;
   Tier tier = Tier::normal;  // confirm: the approver types CONFIRM

@@ -71,15 +71,18 @@ std::string run_confirmed(TempRepo& repo, const std::string& shell, int n = 1) {
 
 TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled back byte-exactly",
           "[e2e][run][rollback]") {
-  TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}, {"tool.sh", "#!/bin/sh\n"}};
-  repo.chmod("tool.sh", 0755);
+  TempRepo repo{{"edit.txt", "old\n"}, {"sub/keep.txt", "keep\n"}, {"tool", "#!/bin/sh\n"}};
+  // Not *.sh: that is a confirm-tier path, whose mode change a run holds for CONFIRM.
+  repo.chmod("tool", 0755);
   init_and_commit(repo);
+  // Untracked: deleting a tracked file is held for CONFIRM (test_run_effects.cpp).
+  repo.write("gone.txt", "bye\n");
   repo.write("untracked.txt", "not in git\n");
   (void)git_state(repo);  // let git settle its index first
   GitState git_before = git_state(repo);
   auto before = user_files(repo);
   auto modes = users_only(repo.mode_snapshot());
-  std::string id = run_confirmed(repo, std::string(k_edit_create_delete) + "; rm untracked.txt; chmod 644 tool.sh");
+  std::string id = run_confirmed(repo, std::string(k_edit_create_delete) + "; rm untracked.txt; chmod 644 tool");
   CHECK(repo.read("edit.txt") == "new\n");
   CHECK_FALSE(repo.exists("gone.txt"));
   CHECK(repo.exists("sub/made.txt"));
@@ -88,7 +91,7 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
   CHECK(e.at("rollback") == "restore 5 file(s) from snapshot " + id);
   CHECK(e.at("files") ==
         json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(), repo.abs("sub/made.txt").string(),
-                     repo.abs("tool.sh").string(), repo.abs("untracked.txt").string()}));
+                     repo.abs("tool").string(), repo.abs("untracked.txt").string()}));
   CHECK(show_json(repo, 1).at("rollback_id") == id);
 
   Run r = repo.kai_tty({"rollback", id}, "y");
@@ -105,8 +108,9 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
 
 TEST_CASE("rolling back a run refuses where a later entry changed its file, and --force overrides",
           "[e2e][run][rollback]") {
-  TempRepo repo{{"edit.txt", "old\n"}, {"gone.txt", "bye\n"}, {"sub/keep.txt", "keep\n"}};
+  TempRepo repo{{"edit.txt", "old\n"}, {"sub/keep.txt", "keep\n"}};
   init_and_commit(repo);
+  repo.write("gone.txt", "bye\n");  // untracked: its deletion lands with the rest
   auto before = user_files(repo);
   std::string id = run_confirmed(repo, k_edit_create_delete);
   KAI_REQUIRE_EXIT(repo.kai(edit("sub/made.txt", "made", "remade")), 0);
@@ -155,12 +159,12 @@ TEST_CASE("a run with snapshots turned off stays irreversible", "[e2e][run][roll
 
 TEST_CASE("an ordinary ask-tier run that edits, creates and deletes files is rolled back too", "[e2e][run][rollback]") {
   TempRepo repo{{"edit.txt", "old\n"},
-                {"gone.txt", "bye\n"},
                 {"sub/keep.txt", "keep\n"},
                 {"gen.py",
                  "import os\nopen('edit.txt', 'w').write('new\\n')\nopen('sub/made.txt', 'w').write('made\\n')\n"
                  "os.remove('gone.txt')\n"}};
   init_and_commit(repo);
+  repo.write("gone.txt", "bye\n");  // untracked: its deletion lands with the rest
   auto before = user_files(repo);
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "generate", "--", "python3", "gen.py"}), 0);
   REQUIRE(show_json(repo, 1).at("tier") == "normal");

@@ -154,8 +154,9 @@ TEST_CASE("attack: an approved run cannot unwire a harness by rewriting its sett
   CHECK(seen.find("settings DONE") == std::string::npos);
   CHECK(seen.find("mcp DONE") == std::string::npos);
   // A harness folder that did not exist cannot be mounted read-only: what
-  // the run made there is removed after it, and its entry says so.
-  CHECK_THAT(seen, Contains(".codex: removed"));
+  // the run made there is an effect no proposal could make, never kept, and
+  // the result says so.
+  CHECK_THAT(seen, Contains("NEVER") && Contains(".codex/config.toml created"));
   CHECK(repo.read(".claude/settings.json") == settings);
   CHECK(repo.read(".mcp.json") == mcp);
   CHECK_FALSE(repo.exists(".codex"));
