@@ -43,11 +43,13 @@ bool git_state_top_name(std::string_view top) {
   return top.starts_with("MERGE_") || top.starts_with("rebase-") || top.starts_with("BISECT_");
 }
 
+// A rebase's or sequencer's state, its todo list first: git takes the
+// folder's presence for a rebase in progress and runs the list's exec
+// lines when it continues, so the folder and all it holds are one effect.
 bool is_todo_list(std::string_view rel) {
-  const std::string_view name = rel.substr(rel.rfind('/') + 1);
-  return (rel.starts_with(".git/rebase-merge/") || rel.starts_with(".git/rebase-apply/") ||
-          rel.starts_with(".git/sequencer/")) &&
-         (name.starts_with("git-rebase-todo") || name == "todo" || name == "done");
+  for (std::string_view dir : {".git/rebase-merge", ".git/rebase-apply", ".git/sequencer"})
+    if (rel == dir || (rel.starts_with(dir) && rel.size() > dir.size() && rel[dir.size()] == '/')) return true;
+  return false;
 }
 
 bool has_exec_line(std::string_view text) {
