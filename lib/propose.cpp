@@ -14,6 +14,7 @@
 #include "lib/limits.hpp"
 #include "lib/policy.hpp"
 #include "lib/risk.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 #include "lib/validate.hpp"
 
@@ -90,8 +91,9 @@ size_t count_lines(std::string_view s) {
 }
 
 std::string default_summary(const Proposal& p, const FileState& cur, const FileDiff& d) {
-  if (p.kind == Kind::del) return fmt::format("deleted {} ({} lines)", p.path, count_lines(cur.bytes));
-  if (p.kind == Kind::write && !cur.exists) return fmt::format("created {} ({} lines)", p.path, count_lines(p.content));
+  if (p.kind == Kind::del) return fmt::format("deleted {} ({})", p.path, count_of(count_lines(cur.bytes), "line"));
+  if (p.kind == Kind::write && !cur.exists)
+    return fmt::format("created {} ({})", p.path, count_of(count_lines(p.content), "line"));
   if (d.binary)
     return fmt::format("{} {} ({} \u2192 {} bytes)", p.kind == Kind::edit ? "edited" : "rewrote", p.path, d.old_size,
                        d.new_size);

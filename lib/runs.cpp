@@ -389,7 +389,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     e.rollback_id = ch.rec.id;
     e.time = ch.rec.time;
     for (const auto& f : ch.rec.files) e.files.push_back((ws.root / f.rel).string());
-    e.rollback = fmt::format("restore {} file(s) from snapshot {}", ch.rec.files.size(), ch.rec.id);
+    e.rollback = fmt::format("restore {} from snapshot {}", count_of(ch.rec.files.size(), "file"), ch.rec.id);
     e = ws.redact(std::move(e));
     p.rollback_id = ch.rec.id;
   }
