@@ -1,5 +1,7 @@
 // kaicoder rollback: undo one changelog entry from its backup, after a
-// backup of the current bytes. Itself logged, and itself reversible.
+// backup of the current bytes. Itself logged, and itself reversible. The
+// entry is named as git names commits: its rollback id, last, last~N, or
+// the proposal whose change it was (lib/gate resolve_entry).
 
 #include <fmt/format.h>
 
@@ -17,7 +19,10 @@ RunFn setup_rollback(CLI::App& sub) {
     bool force = false;
   };
   auto a = std::make_shared<Args>();
-  sub.add_option("rollback-id", a->id, "rollback id from 'kaicoder log', or 'last'")->required();
+  sub.add_option("entry", a->id,
+                 "the entry to undo: its rollback id from 'kaicoder log', 'last', 'last~N' (N before the newest), "
+                 "or the id of the proposal whose change it was")
+      ->required();
   sub.add_flag("--force", a->force, "roll back even though the file changed since (its current bytes are backed up)");
   return [a](Session& s) {
     auto ws = s.workspace();
@@ -32,7 +37,8 @@ RunFn setup_rollback(CLI::App& sub) {
     if (rv->decision == Decision::ask) {
       if (!s.json()) {
         const Record& rec = rv->record;
-        out("rollback of {} ({}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back);
+        out("rollback of {} ({}{}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back,
+            rec.proposal > 0 ? fmt::format(", proposal {}", rec.proposal) : "");
         for (const auto& f : rec.files) {
           if (f.after.mode == k_mode_dir) {
             out("  rmdir    {}/ (if empty)\n", f.rel);

@@ -161,16 +161,94 @@ Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, co
   RollbackReview r;
   r.asked = id;
   Verdict v = decide(ws.cfg, "rollback", id);
+namespace {
+
+// A rollback id's shape: 20260709T142530Z, maybe -N after it.
+bool rollback_id_shape(std::string_view s) {
+  if (s.size() < 16) return false;
+  for (size_t i = 0; i < 16; ++i) {
+    const char c = s[i];
+    const bool ok = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : c >= '0' && c <= '9';
+    if (!ok) return false;
+  }
+  return s.size() == 16 || (s[16] == '-' && parse_proposal_id(s.substr(17)).has_value());
+}
+
+// "last~N": the entry N before the newest one, in the journal's order.
+Result<std::string> nth_entry(const Workspace& ws, std::string_view steps) {
+  auto n = parse_proposal_id(steps);
+  if (!n)
+    return make_error(Errc::usage,
+                      fmt::format("'last~{}' names no entry: N in last~N is a decimal number like 2",
+                                  steps.substr(0, 64)),
+                      "last is the newest entry, last~1 the one before it, last~2 the third-newest");
+  auto newest = ws.journal.last();
+  if (!newest) return newest.error();
+  if (*n == 0) return *newest;
+  const std::vector<std::string> ids = ws.journal.ids();
+  auto at = std::find(ids.begin(), ids.end(), *newest);
+  const size_t from = at == ids.end() ? 0 : static_cast<size_t>(at - ids.begin());
+  if (from + static_cast<size_t>(*n) >= ids.size())
+    return make_error(Errc::not_found,
+                      fmt::format("there is no entry last~{}: the journal holds {} before the newest", *n,
+                                  ids.size() - from - 1),
+                      "see them with: kaicoder log");
+  return ids[from + static_cast<size_t>(*n)];
+}
+
+// A proposal id: the one entry of what that proposal did.
+Result<std::string> entry_of_proposal(const Workspace& ws, int id) {
+  std::vector<Record> found;
+  for (const std::string& rid : ws.journal.ids()) {
+    auto rec = ws.journal.load(rid);
+    if (rec && rec->proposal == id && rec->kind != "rollback") found.push_back(std::move(*rec));
+  }
+  if (found.size() == 1) return found.front().id;
+  if (found.size() > 1) {
+    std::string list;
+    for (const Record& r : found) list += fmt::format("{}{} ({}, {})", list.empty() ? "" : ", ", r.id, r.kind, r.time);
+    return make_error(Errc::usage, fmt::format("proposal {} has {} entries: {}", id, found.size(), list),
+                      fmt::format("name the one to undo: kaicoder rollback {}", found.front().id));
+  }
+  auto p = ws.store.load(id, Store::Payloads::none);
+  if (!p && p.error().code == Errc::not_found)
+    return make_error(Errc::not_found, fmt::format("no proposal {} and no entry of it", id),
+                      "see the entries with: kaicoder log");
+  const std::string state = p ? std::string(to_string(p->state)) : std::string("unreadable");
+  return make_error(Errc::not_found,
+                    fmt::format("proposal {} has no entry to roll back (it is {}; only what was applied can be)", id,
+                                state),
+                    "see the entries with: kaicoder log");
+}
+
+}  // namespace
+
+Result<std::string> resolve_entry(const Workspace& ws, const std::string& name) {
+  if (name == "last") {
+    auto l = ws.journal.last();
+    if (!l) return l.error();
+    return *l;
+  }
+  if (name.starts_with("last~")) return nth_entry(ws, std::string_view(name).substr(5));
+  if (rollback_id_shape(name)) return name;
+  // Anything else that starts like a number is read as a proposal id, by
+  // the one parser: "010" or "1e3" is refused, never guessed at.
+  const char c = name.empty() ? '\0' : name.front();
+  if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == ' ' || c == '\t') {
+    auto id = read_proposal_id(name);
+    if (!id) return id.error();
+    return entry_of_proposal(ws, *id);
+  }
+  return name;  // the journal says it is unknown
+}
+
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
   r.decision = v.decision;
   r.rule = v.rule;
-  r.id = id;
-  if (id == "last") {
-    auto l = ws.journal.last();
-    if (!l) return l.error();
-    r.id = *l;
-  }
+  auto entry = resolve_entry(ws, id);
+  if (!entry) return entry.error();
+  r.id = std::move(*entry);
   auto rec = ws.journal.load(r.id);
   if (!rec) return rec.error();
   r.record = std::move(*rec);

@@ -99,8 +99,16 @@ Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who);
 // Reject with a yes (normal tier): status rejected, a `rejected` entry, nothing written.
 Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& reason);
 
-// What a door shows before a rollback: the entry resolved from its id or
-// "last", its record, and whether the policy asks or allows it.
+// The changelog entry a person names (SPEC §1, §11), as git names commits:
+// a rollback id; "last", the newest entry; "last~N", the entry N before it
+// (last~2 is the third-newest); or a proposal id, the entry of what that
+// proposal did. usage: a malformed number (one parser: lib/proposal), or a
+// proposal with several entries (the message lists them, to name one);
+// not_found: no such entry, or a proposal that changed nothing.
+Result<std::string> resolve_entry(const Workspace& ws, const std::string& name);
+
+// What a door shows before a rollback: the entry resolved from its name
+// (resolve_entry), its record, and whether the policy asks or allows it.
 struct RollbackReview {
   std::string asked;                  // the id as the person gave it ("last" or an id): the policy's subject
   std::string id;                     // the entry to undo, "last" resolved
