@@ -7,6 +7,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate.hpp"
 #include "lib/snapshot.hpp"
@@ -36,6 +37,7 @@ RunFn setup_rollback(CLI::App& sub) {
     const std::string& id = rv->id;
     if (rv->decision == Decision::ask) {
       if (!s.json()) {
+        Pager pager(s, Paging::before_prompt);  // a run's entry may list many files
         const Record& rec = rv->record;
         out("rollback of {} ({}{}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back,
             rec.proposal > 0 ? fmt::format(", proposal {}", rec.proposal) : "");

@@ -6,6 +6,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
 #include "lib/diff.hpp"
 #include "lib/mac.hpp"
 #include "lib/trust.hpp"
@@ -75,7 +76,10 @@ RunFn setup_trust(CLI::App&) {
       return k_exit_ok;
     }
     send_text_to_stderr(s.json());
-    show_review(*r);
+    {
+      Pager pager(s, Paging::before_prompt);  // the file, paged when longer than the screen
+      show_review(*r);
+    }
     std::fflush(stdout);
     send_text_to_stderr(false);
     if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())),

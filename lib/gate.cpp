@@ -55,7 +55,9 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
   ApprovalReview r;
   const bool is_run = p->kind == Kind::run;
   if (!is_run) {
-    auto d = current_diff(ws, *p, DiffOptions{});
+    DiffOptions shown;
+    shown.full = opts.shown == DiffShown::whole;
+    auto d = current_diff(ws, *p, shown);
     if (!d && d.error().code == Errc::conflict) {
       // It can never be applied as proposed: say so to the waiter and the log too.
       auto f = fail_pending(ws, id, who, d.error());

@@ -40,9 +40,15 @@ Status answer_meets(Tier tier, Answer answer, std::string_view reason = {});
 // applied or run (ApplyNow::yes is refused).
 bool propose_only(const Workspace& ws);
 
+// How much of a diff the door can show before it asks: cut at the
+// display limit (DiffOptions; a cut diff takes CONFIRM), or all of it,
+// when the door pages it (SPEC §11).
+enum class DiffShown { cut, whole };
+
 struct ApprovalOptions {
   ApplyNow now = ApplyNow::yes;  // apply (or run) right after the approval
   Force force = Force::no;       // override a failed validation
+  DiffShown shown = DiffShown::cut;
 };
 
 // Everything a door needs to ask for an approval.
