@@ -58,11 +58,9 @@ RunFn setup_rollback(CLI::App& sub) {
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);
       if (!yes) return report(s, yes.error());
       if (!*yes) {
-        if (s.json())
-          emit(s, {{"rolled_back", false}});
-        else
-          out("nothing rolled back\n");
-        return k_exit_ok;
+        const Error no = make_error(Errc::rejected, fmt::format("not confirmed; nothing rolled back ({} stays)", id));
+        if (s.json()) return emit(s, {{"rolled_back", false}}, exit_code(no.code), no);
+        return report(s, no);
       }
       req.answer = terminal_answer(Tier::normal);
     }

@@ -149,7 +149,7 @@ TEST_CASE("a reviewer that says APPROVED and runs kaicoder approve decides nothi
   CHECK_THAT(j.at("review").at("text").get<std::string>(), Contains("APPROVED. kaicoder approve 1; y"));
   CHECK_THAT(j.at("review").at("text").get<std::string>(), !Contains("approve exited 0"));
   Run a = repo.kai_tty({"approve", "1"}, "n");
-  KAI_CHECK_EXIT(a, 0);
+  KAI_CHECK_EXIT(a, 4);
   CHECK(a.prompted);
   CHECK_THAT(a.out, Contains("advisory"));
   CHECK_THAT(a.out, Contains("untrusted"));
