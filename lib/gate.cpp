@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lib/agent_user.hpp"
+#include "lib/gate/always_allow.hpp"
 #include "lib/propose.hpp"
 #include "lib/status.hpp"
 
@@ -140,29 +141,26 @@ Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& re
 
 namespace {
 // A rollback of `id` that writes outside root (the user-level settings
-// `integrate --user` wired) is, like that write, decided at a terminal and
-// asked whatever the policy allows.
-Status outside_root_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
+// `integrate --user` wired), or that puts back kaicoder.toml (what "always
+// allow" wrote), is, like that write, decided at a terminal and asked
+// whatever the policy allows.
+Status terminal_only_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
   auto rec = ws.journal.load(id);
   if (!rec) return ok_status();  // the rollback itself says why
   const bool outside =
       std::any_of(rec->files.begin(), rec->files.end(), [](const FileChange& f) { return f.rel.starts_with("~/"); });
-  if (!outside) return ok_status();
+  const bool config = writes_own_config(ws, *rec);
+  if (!outside && !config) return ok_status();
   if (who.channel != Channel::terminal)
-    return make_error(
-        Errc::denied,
-        fmt::format("rollback {} writes your user settings outside root: it is decided at a terminal", id),
-        fmt::format("run kaicoder rollback {} at a terminal", id));
+    return make_error(Errc::denied,
+                      fmt::format("rollback {} writes {}: it is decided at a terminal", id,
+                                  outside ? "your user settings outside root" : "the root's kaicoder.toml"),
+                      fmt::format("run kaicoder rollback {} at a terminal", id));
   decision = Decision::ask;
   return ok_status();
 }
 }  // namespace
 
-Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
-  KAI_TRY(may_decide(ws, who));
-  RollbackReview r;
-  r.asked = id;
-  Verdict v = decide(ws.cfg, "rollback", id);
 namespace {
 
 // A rollback id's shape: 20260709T142530Z, maybe -N after it.
@@ -244,6 +242,11 @@ Result<std::string> resolve_entry(const Workspace& ws, const std::string& name) 
   return name;  // the journal says it is unknown
 }
 
+Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
+  KAI_TRY(may_decide(ws, who));
+  RollbackReview r;
+  r.asked = id;
+  Verdict v = decide(ws.cfg, "rollback", id);
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
   r.decision = v.decision;
@@ -254,7 +257,7 @@ Result<std::string> resolve_entry(const Workspace& ws, const std::string& name) 
   auto rec = ws.journal.load(r.id);
   if (!rec) return rec.error();
   r.record = std::move(*rec);
-  KAI_TRY(outside_root_check(ws, r.id, who, r.decision));
+  KAI_TRY(terminal_only_check(ws, r.id, who, r.decision));
   // Say what is wrong before asking, not after the person said yes.
   auto pre = kai::rollback(ws, r.id, who, force, CheckOnly::yes);
   if (!pre) return pre.error();
@@ -266,14 +269,18 @@ Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Re
   Verdict v = decide(ws.cfg, "rollback", shown.asked);
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
-  KAI_TRY(outside_root_check(ws, shown.id, req.who, v.decision));
+  KAI_TRY(terminal_only_check(ws, shown.id, req.who, v.decision));
   Decider approver = req.who;
   if (v.decision == Decision::ask)
     KAI_TRY(answer_meets(Tier::normal, req.answer));
   else
     approver.policy_rule = v.rule;
+  const bool config = writes_own_config(ws, shown.record);
   auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
   if (!o) return o.error();
+  // kaicoder.toml is back as the owner had it: trusted again in the same
+  // step, as "always allow" trusted what it wrote.
+  if (config) KAI_TRY(retrust_root(ws));
   return RolledBack{shown.id, std::move(*o)};
 }
 

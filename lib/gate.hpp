@@ -116,8 +116,8 @@ Result<std::string> resolve_entry(const Workspace& ws, const std::string& name);
 // What a door shows before a rollback: the entry resolved from its name
 // (resolve_entry), its record, and whether the policy asks or allows it.
 struct RollbackReview {
-  std::string asked;                  // the id as the person gave it ("last" or an id): the policy's subject
-  std::string id;                     // the entry to undo, "last" resolved
+  std::string asked;                  // the entry as the person named it: the policy's subject
+  std::string id;                     // the entry to undo, its name resolved
   Record record;                      // what it changed
   Decision decision = Decision::ask;  // ask: the door asks; allow: no question
   std::string rule;                   // the policy rule that decided
