@@ -59,7 +59,7 @@ TEST_CASE("a at the prompt writes the narrowest rule for an edit, trusts it and 
   CHECK(json_of(other).at("status") == "pending");
 }
 
-TEST_CASE("a run's rule is bound to the script it runs; a changed script asks again", "[e2e][always][run]") {
+TEST_CASE("a run's rule is bound to the script it runs, and a changed script asks again", "[e2e][always][run]") {
   TempRepo repo{{"tools/gen.py", "open('out.txt', 'w').write('one\\n')\n"}};
   init_and_commit(repo);
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "generate", "--", "python3", "tools/gen.py"}), 0);

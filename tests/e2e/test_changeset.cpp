@@ -211,7 +211,7 @@ TEST_CASE(
   CHECK(json_of(p).at("changes").size() == 6);
   Run listed = repo.kai({"list"});
   CHECK_THAT(listed.out, Contains("changeset"));
-  CHECK_THAT(listed.out, Contains("a.txt (+5 more)"));
+  CHECK_THAT(listed.out, Contains("6 files: a.txt, b.txt, "));
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   CHECK(repo.read("a.txt") == "1 two 1\n");
   CHECK(repo.read("b.txt") == "BEE\n");

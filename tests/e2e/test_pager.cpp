@@ -163,7 +163,7 @@ TEST_CASE("a diff that fits on the screen is printed, not paged", "[e2e][pager][
   CHECK_THAT(a.tty, !Contains("paged: "));
 }
 
-TEST_CASE("with a pager the whole diff is shown; without one it is cut and takes CONFIRM", "[e2e][pager][approve]") {
+TEST_CASE("with a pager the whole diff is shown, without one it is cut and takes CONFIRM", "[e2e][pager][approve]") {
   TempRepo repo;
   repo.init();
   propose_lines(repo, 2500);  // over the 2000 changed lines a diff is cut at

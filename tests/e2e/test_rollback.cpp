@@ -112,7 +112,7 @@ TEST_CASE("undoing the rollback of a proposal marks the proposal applied again",
 
 }  // namespace
 
-TEST_CASE("rollback N undoes what proposal N did; last~N names the entry N before the newest", "[e2e][rollback]") {
+TEST_CASE("rollback N undoes what proposal N did, and last~N names the entry N before the newest", "[e2e][rollback]") {
   TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}, {"c.txt", "c\n"}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);

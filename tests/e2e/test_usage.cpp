@@ -174,7 +174,7 @@ TEST_CASE("an unknown option names the closest option of that command", "[e2e][u
   CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
 }
 
-TEST_CASE("kaicoder help COMMAND is kaicoder COMMAND --help; -v and --version both work", "[e2e][usage][help]") {
+TEST_CASE("kaicoder help COMMAND is kaicoder COMMAND --help, and -v and --version both work", "[e2e][usage][help]") {
   TempRepo repo;
   for (const char* verb : {"approve", "list", "rollback", "propose"}) {
     INFO(verb);

@@ -55,7 +55,7 @@ TEST_CASE("a failed validation is shown, refuses the apply, and --force applies 
 
   // Forcing past a failed check takes CONFIRM; y leaves it pending.
   Run fy = repo.kai_tty({"approve", "--force", "1"}, "y");
-  KAI_CHECK_EXIT(fy, 0);
+  KAI_CHECK_EXIT(fy, 4);
   CHECK_THAT(fy.tty, Contains("CONFIRM"));
   CHECK(repo.tree_snapshot() == before);
   Run fc = repo.kai_tty({"approve", "--force", "1"}, "CONFIRM");

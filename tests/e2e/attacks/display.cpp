@@ -424,7 +424,15 @@ TEST_CASE("a usage error quotes the agent's arguments escaped", "[attack][displa
   Run r = repo.kai({"propose", "--bogus", k_nasty});
   KAI_CHECK_EXIT(r, 2);
   CHECK_NO_RAW(r.out + r.err);
-  CHECK_THAT(r.err, Contains("\\e]52;c;"));
+  // The word that was typed is quoted in the message, made visible.
+  Run named = repo.kai({"propose", "--bogus" + k_nasty});
+  KAI_CHECK_EXIT(named, 2);
+  CHECK_NO_RAW(named.out + named.err);
+  CHECK_THAT(named.err, Contains("\\e]52;c;"));
+  Run verb = repo.kai({"lsit" + k_nasty});
+  KAI_CHECK_EXIT(verb, 2);
+  CHECK_NO_RAW(verb.out + verb.err);
+  CHECK_THAT(verb.err, Contains("\\e]52;c;"));
   Run bad = repo.kai({"list", "--status", k_nasty});
   KAI_CHECK_EXIT(bad, 2);
   CHECK_NO_RAW(bad.out + bad.err);
