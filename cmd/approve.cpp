@@ -90,9 +90,9 @@ RunFn setup_approve(CLI::App& sub) {
     if (!reply) return report(s, reply.error());
     if (*reply == Reply::no) {
       // Declined (SPEC §3, §11): exit 4, and the proposal stays as it was.
-      const Error no = make_error(Errc::rejected, fmt::format("not approved; proposal {} is still pending", p.id),
-                                  fmt::format("decide later with: kaicoder approve {} (or kaicoder reject {})", p.id,
-                                              p.id));
+      const Error no =
+          make_error(Errc::rejected, fmt::format("not approved; proposal {} is still pending", p.id),
+                     fmt::format("decide later with: kaicoder approve {} (or kaicoder reject {})", p.id, p.id));
       if (s.json()) return emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}}, exit_code(no.code), no);
       return report(s, no);
     }

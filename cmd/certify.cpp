@@ -53,14 +53,14 @@ RunFn setup_certify(CLI::App& sub) {
       Pager pager(s, Paging::before_prompt);
       out("base {} ({}), head {}{}\n", c->base.substr(0, 12), c->base_from, c->head.substr(0, 12),
           c->worktree ? " and the work tree" : "");
-      out("you are about to sign, with {}, {} to certified paths:\n", key.string(),
-          count_of(c->uncovered(), "change"));
+      out("you are about to sign, with {}, {} to certified paths:\n", key.string(), count_of(c->uncovered(), "change"));
       for (const auto& ch : c->changes)
         if (!ch.covered) print_change(ch);
     }
     std::fflush(stdout);
     send_text_to_stderr(false);
-    auto yes = ask_on_terminal(fmt::format("Sign an approval of {}?", count_of(m.changes.size(), "result")), Tier::normal);
+    auto yes =
+        ask_on_terminal(fmt::format("Sign an approval of {}?", count_of(m.changes.size(), "result")), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
       const Error no = make_error(Errc::rejected, "not signed; nothing was written");

@@ -94,7 +94,8 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("-v,--version", "kaicoder " + std::string(kai::version()));
   app.require_subcommand(1);
   app.fallthrough();
-  app.footer("kaicoder help COMMAND (or kaicoder COMMAND --help) explains one command; man kaicoder explains them all.");
+  app.footer(
+      "kaicoder help COMMAND (or kaicoder COMMAND --help) explains one command; man kaicoder explains them all.");
   Options opts;
   app.add_option("--root", opts.root,
                  "the trusted root to work in (default: the nearest trusted root above the working directory)");

@@ -327,7 +327,8 @@ void print_certification(const Certification& c) {
       out("manifest {} ({}) does not count: {}\n", make_visible(m.path), m.where, make_visible(m.problem));
   size_t bad = c.uncovered();
   if (bad > 0) {
-    out("{} of {} to certified paths {} a signed approval:\n", bad, count_of(c.changes.size(), "change"), bad == 1 ? "lacks" : "lack");
+    out("{} of {} to certified paths {} a signed approval:\n", bad, count_of(c.changes.size(), "change"),
+        bad == 1 ? "lacks" : "lack");
     for (const auto& ch : c.changes)
       if (!ch.covered) print_change(ch);
   }

@@ -112,10 +112,10 @@ Error usage_error(const CLI::ParseError& e, CLI::App& app, const Invocation& inv
     for (const auto& w : left)
       if (w.size() > 1 && w.front() == '-') {
         const std::string name = w.substr(0, w.find('='));
-        return make_error(Errc::usage,
-                          fmt::format("unknown option {}{}{}", quote_word(name), in,
-                                      did_you_mean(name, option_names(app, sub))),
-                          hint);
+        return make_error(
+            Errc::usage,
+            fmt::format("unknown option {}{}{}", quote_word(name), in, did_you_mean(name, option_names(app, sub))),
+            hint);
       }
     if (!left.empty())
       return make_error(Errc::usage, fmt::format("unexpected argument {}{}", quote_word(left.front()), in), hint);

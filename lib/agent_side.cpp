@@ -95,8 +95,8 @@ namespace {
 // malformed id here as in every other command, never a ticket.
 Result<std::optional<int>> taken_in_id(const Workspace& ws, const std::string& id_or_ticket) {
   // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.
-  const bool ticket = has_spool(ws.store.dir()) && is_ticket(id_or_ticket) &&
-                      id_or_ticket.find('-') != std::string::npos;
+  const bool ticket =
+      has_spool(ws.store.dir()) && is_ticket(id_or_ticket) && id_or_ticket.find('-') != std::string::npos;
   if (!ticket) {
     auto id = read_proposal_id(id_or_ticket);
     if (!id) return id.error();

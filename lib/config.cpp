@@ -95,8 +95,8 @@ Status load_bound_files(const Ctx& c, const toml::node& n, const std::string& ke
   if (!t || t->empty()) return bad(c, n, key, "expected a table of \"path\" = \"blob id\" entries");
   for (const auto& [k, v] : *t) {
     const std::string path(k.str());
-    bool plain = !path.empty() && path.front() != '/' && path.back() != '/' &&
-                 path.find('\\') == std::string::npos && path.find('\0') == std::string::npos;
+    bool plain = !path.empty() && path.front() != '/' && path.back() != '/' && path.find('\\') == std::string::npos &&
+                 path.find('\0') == std::string::npos;
     for (size_t at = 0; plain && at <= path.size();) {
       const size_t slash = std::min(path.find('/', at), path.size());
       const std::string_view part = std::string_view(path).substr(at, slash - at);
@@ -106,8 +106,8 @@ Status load_bound_files(const Ctx& c, const toml::node& n, const std::string& ke
     if (!plain) return bad(c, v, key, fmt::format("'{}' is not a root-relative path", path));
     auto blob = get_string(c, v, key + "." + path);
     if (!blob) return blob.error();
-    const bool hex = (blob->size() == 40 || blob->size() == 64) &&
-                     blob->find_first_not_of("0123456789abcdef") == std::string::npos;
+    const bool hex =
+        (blob->size() == 40 || blob->size() == 64) && blob->find_first_not_of("0123456789abcdef") == std::string::npos;
     if (!hex) return bad(c, v, key + "." + path, "expected a git blob id (40 or 64 lowercase hex digits)");
     into.emplace_back(path, *blob);
   }

@@ -178,10 +178,10 @@ bool rollback_id_shape(std::string_view s) {
 Result<std::string> nth_entry(const Workspace& ws, std::string_view steps) {
   auto n = parse_proposal_id(steps);
   if (!n)
-    return make_error(Errc::usage,
-                      fmt::format("'last~{}' names no entry: N in last~N is a decimal number like 2",
-                                  steps.substr(0, 64)),
-                      "last is the newest entry, last~1 the one before it, last~2 the third-newest");
+    return make_error(
+        Errc::usage,
+        fmt::format("'last~{}' names no entry: N in last~N is a decimal number like 2", steps.substr(0, 64)),
+        "last is the newest entry, last~1 the one before it, last~2 the third-newest");
   auto newest = ws.journal.last();
   if (!newest) return newest.error();
   if (*n == 0) return *newest;
@@ -189,10 +189,10 @@ Result<std::string> nth_entry(const Workspace& ws, std::string_view steps) {
   auto at = std::find(ids.begin(), ids.end(), *newest);
   const size_t from = at == ids.end() ? 0 : static_cast<size_t>(at - ids.begin());
   if (from + static_cast<size_t>(*n) >= ids.size())
-    return make_error(Errc::not_found,
-                      fmt::format("there is no entry last~{}: the journal holds {} before the newest", *n,
-                                  ids.size() - from - 1),
-                      "see them with: kaicoder log");
+    return make_error(
+        Errc::not_found,
+        fmt::format("there is no entry last~{}: the journal holds {} before the newest", *n, ids.size() - from - 1),
+        "see them with: kaicoder log");
   return ids[from + static_cast<size_t>(*n)];
 }
 
@@ -215,10 +215,10 @@ Result<std::string> entry_of_proposal(const Workspace& ws, int id) {
     return make_error(Errc::not_found, fmt::format("no proposal {} and no entry of it", id),
                       "see the entries with: kaicoder log");
   const std::string state = p ? std::string(to_string(p->state)) : std::string("unreadable");
-  return make_error(Errc::not_found,
-                    fmt::format("proposal {} has no entry to roll back (it is {}; only what was applied can be)", id,
-                                state),
-                    "see the entries with: kaicoder log");
+  return make_error(
+      Errc::not_found,
+      fmt::format("proposal {} has no entry to roll back (it is {}; only what was applied can be)", id, state),
+      "see the entries with: kaicoder log");
 }
 
 }  // namespace

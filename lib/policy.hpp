@@ -23,8 +23,7 @@ struct Verdict {
 // `files` only when `runs` (the files of the tree the command runs,
 // lib/run/tree_scripts) is given and lists exactly those files with those
 // blob ids: a script changed since the rule was written no longer matches.
-Verdict decide(const Config& cfg, std::string_view action, std::string_view subject,
-               const FileBlobs* runs = nullptr);
+Verdict decide(const Config& cfg, std::string_view action, std::string_view subject, const FileBlobs* runs = nullptr);
 
 // Whether any rule of `cfg` is bound to files (then a run's files are worth looking up).
 bool has_bound_rules(const Config& cfg);

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::array<std::string_view, 20> k_interpreters = {
-    "sh",   "bash", "dash",   "zsh",  "ksh",  "mksh",   "fish",    "python", "python2", "python3",
-    "pypy", "pypy3", "node", "nodejs", "perl", "ruby", "php", "Rscript", "tclsh", "lua"};
+    "sh",   "bash",  "dash", "zsh",    "ksh",  "mksh", "fish", "python",  "python2", "python3",
+    "pypy", "pypy3", "node", "nodejs", "perl", "ruby", "php",  "Rscript", "tclsh",   "lua"};
 
 std::string_view base_name(std::string_view prog) {
   const size_t slash = prog.rfind('/');
@@ -34,7 +34,9 @@ bool is_interpreter(std::string_view prog) {
   return std::find(k_interpreters.begin(), k_interpreters.end(), b) != k_interpreters.end();
 }
 
-bool is_python(std::string_view prog) { return base_name(prog).starts_with("python") || base_name(prog).starts_with("pypy"); }
+bool is_python(std::string_view prog) {
+  return base_name(prog).starts_with("python") || base_name(prog).starts_with("pypy");
+}
 
 // Options of interpreters that take the next word as their value.
 bool takes_value(std::string_view prog, std::string_view opt) {

@@ -46,15 +46,15 @@ TEST_CASE("a at the prompt writes the narrowest rule for an edit, trusts it and 
   CHECK_THAT(entries.at(1).at("summary").get<std::string>(), Contains("always allow edit docs/a.md"));
   CHECK(entries.at(1).at("files") == json::array({repo.abs("kaicoder.toml").string()}));
   // The root is trusted with the new file, and the next edit of that file passes at once.
-  Run next = repo.kai({"--json", "propose", "--path", "docs/a.md", "--target", "new", "--replacement", "newer",
-                       "--why", "again"});
+  Run next = repo.kai(
+      {"--json", "propose", "--path", "docs/a.md", "--target", "new", "--replacement", "newer", "--why", "again"});
   KAI_REQUIRE_EXIT(next, 0);
   CHECK(json_of(next).at("status") == "applied");
   CHECK(json_of(next).at("decided_by") == "policy");
   CHECK(repo.read("docs/a.md") == "newer\n");
   // Only that file: another one still waits for a person.
-  Run other = repo.kai({"--json", "propose", "--path", "docs/b.md", "--target", "old", "--replacement", "x",
-                        "--why", "w"});
+  Run other =
+      repo.kai({"--json", "propose", "--path", "docs/b.md", "--target", "old", "--replacement", "x", "--why", "w"});
   KAI_REQUIRE_EXIT(other, 0);
   CHECK(json_of(other).at("status") == "pending");
 }
@@ -140,8 +140,8 @@ TEST_CASE("the rule's entry rolls back at a terminal, and the root is trusted as
   KAI_REQUIRE_EXIT(rb, 0);
   CHECK(repo.read("kaicoder.toml") == cfg_before);
   // Trusted again: commands work, and the edit asks once more.
-  Run next = repo.kai({"--json", "propose", "--path", "docs/a.md", "--target", "new", "--replacement", "newer",
-                       "--why", "again"});
+  Run next = repo.kai(
+      {"--json", "propose", "--path", "docs/a.md", "--target", "new", "--replacement", "newer", "--why", "again"});
   KAI_REQUIRE_EXIT(next, 0);
   CHECK(json_of(next).at("status") == "pending");
 }

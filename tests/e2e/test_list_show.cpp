@@ -123,9 +123,10 @@ TEST_CASE("list has a header and stable columns for every kind", "[e2e][list]") 
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "test", "--", "make", "test"}), 0);
-  const std::string patch = "--- a/docs/b.txt\n+++ b/docs/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
-                            "--- a/docs/c.txt\n+++ b/docs/c.txt\n@@ -1 +1 @@\n-c\n+C\n"
-                            "--- a/d.txt\n+++ b/d.txt\n@@ -1 +1 @@\n-d\n+D\n";
+  const std::string patch =
+      "--- a/docs/b.txt\n+++ b/docs/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+      "--- a/docs/c.txt\n+++ b/docs/c.txt\n@@ -1 +1 @@\n-c\n+C\n"
+      "--- a/d.txt\n+++ b/d.txt\n@@ -1 +1 @@\n-d\n+D\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three"}, patch), 0);
   Run l = repo.kai({"list"});
   KAI_REQUIRE_EXIT(l, 0);
@@ -176,8 +177,7 @@ TEST_CASE("rollback lines name whole root-relative paths", "[e2e][log]") {
   KAI_REQUIRE_EXIT(repo.kai(edit("bench/README.md", "bench", "BENCH")), 0);
   const std::string rid = approve(repo, 1);
   json e = log_entries(repo).at(0);
-  CHECK(e.at("rollback") ==
-        "restore bench/README.md.bak-kaicoder-" + rid + " \u2192 bench/README.md");
+  CHECK(e.at("rollback") == "restore bench/README.md.bak-kaicoder-" + rid + " \u2192 bench/README.md");
   CHECK_THAT(repo.read("KAI-CODER-CHANGELOG.md"),
              Contains("- rollback:  restore bench/README.md.bak-kaicoder-" + rid + " \u2192 bench/README.md"));
 }

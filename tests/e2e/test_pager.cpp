@@ -207,9 +207,9 @@ TEST_CASE("an answer typed ahead is never read by the pager", "[e2e][pager][appr
   repo.init();
   propose_lines(repo, 300);
   // A pager that would take a line from the terminal if it ran.
-  TtyProcess p = repo.spawn_kai_tty({"--no-color", "approve", "1"},
-                                    pager_env("cat >/dev/null; read line </dev/tty; echo pager-read:$line"),
-                                    TtyOutput::terminal);
+  TtyProcess p =
+      repo.spawn_kai_tty({"--no-color", "approve", "1"},
+                         pager_env("cat >/dev/null; read line </dev/tty; echo pager-read:$line"), TtyOutput::terminal);
   p.answer("y");  // typed before anything is shown
   Run a = p.finish();
   KAI_CHECK_EXIT(a, 0);
