@@ -8,6 +8,9 @@
 // every source file is named in its part's own CMakeLists.txt. A wrong-way
 // include fails here naming the file and the line of the README it breaks.
 
+// temp_dir.hpp first: it registers its failure listener before Catch is included.
+#include "tests/unit/temp_dir.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -27,17 +30,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using kai::test::slurp;
 using kai::test::source_dir;
 
 // The files at lib/'s top: included by every part, including none of them.
 const std::set<std::string> k_central = {"lib/result.hpp", "lib/version.hpp", "lib/version.cpp.in"};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Every .cpp and .hpp under `dir` (relative to the source tree, generic) →
 // the quoted includes it names.
