@@ -10,8 +10,8 @@
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/gate.hpp"
 #include "lib/gate/always_allow.hpp"
+#include "lib/gate/gate.hpp"
 
 namespace kai::cmd {
 

@@ -6,7 +6,7 @@
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/certify.hpp"
+#include "lib/certify/certify.hpp"
 #include "lib/util/strings.hpp"
 
 namespace kai::cmd {

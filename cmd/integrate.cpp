@@ -10,7 +10,7 @@
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/diff.hpp"
+#include "lib/diff/diff.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/harness/wire.hpp"
 #include "lib/util/strings.hpp"

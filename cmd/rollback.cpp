@@ -9,8 +9,8 @@
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/gate.hpp"
-#include "lib/snapshot.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/run/snapshot.hpp"
 
 namespace kai::cmd {
 

@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "lib/agent_user.hpp"
-#include "lib/glob.hpp"
-#include "lib/policy.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/paths/glob.hpp"
+#include "lib/config/policy.hpp"
 #include "lib/run/tree_scripts.hpp"
-#include "lib/runs.hpp"
-#include "lib/shell.hpp"
-#include "lib/trust.hpp"
-#include "lib/txn.hpp"
+#include "lib/gate/runs.hpp"
+#include "lib/shell/shell.hpp"
+#include "lib/config/trust.hpp"
+#include "lib/gate/txn.hpp"
 #include "lib/util/time.hpp"
 
 namespace kai::gate {

@@ -21,12 +21,12 @@
 #include <optional>
 #include <string>
 
-#include "lib/config.hpp"
-#include "lib/decide.hpp"
-#include "lib/grade.hpp"
-#include "lib/proposal.hpp"
+#include "lib/config/config.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/store/grade.hpp"
+#include "lib/store/proposal.hpp"
 #include "lib/result.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::gate {
 

@@ -4,11 +4,11 @@
 #include <array>
 #include <optional>
 
-#include "lib/beneath.hpp"
-#include "lib/git.hpp"
-#include "lib/paths.hpp"
+#include "lib/paths/beneath.hpp"
+#include "lib/util/git.hpp"
+#include "lib/paths/paths.hpp"
 #include "lib/util/strings.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;

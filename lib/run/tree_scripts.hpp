@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/config.hpp"
-#include "lib/shell.hpp"
+#include "lib/config/config.hpp"
+#include "lib/shell/shell.hpp"
 
 namespace kai {
 

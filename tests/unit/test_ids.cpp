@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/proposal.hpp"
+#include "lib/store/proposal.hpp"
 
 using kai::parse_proposal_id;
 using kai::read_proposal_id;
