@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "lib/two_user/agent_user.hpp"
 #include "lib/paths/glob.hpp"
 #include "lib/config/policy.hpp"
 #include "lib/run/tree_scripts.hpp"

@@ -7,7 +7,6 @@
 #include "lib/gate/always_allow.hpp"
 #include "lib/gate/propose.hpp"
 #include "lib/gate/status.hpp"
-#include "lib/two_user/agent_user.hpp"
 
 namespace kai::gate {
 
@@ -25,20 +24,6 @@ Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
 bool propose_only(const Workspace& ws) { return ws.cfg.mode == "propose-only"; }
 
 namespace {
-
-// denied when `decider` may not approve `p`: it was proposed through the
-// spool by that same user, or (in two-user mode) `decider` is the agent user.
-Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider) {
-  if (p.proposer_uid >= 0 && p.agent == decider)
-    return make_error(
-        Errc::denied,
-        fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
-        "the owner approves what the agent user proposed, from the owner's own terminal");
-  if (two_user(ws) && decider == ws.cfg.two_user_agent)
-    return make_error(Errc::denied, fmt::format("'{}' is the agent user here: it proposes, it never decides", decider),
-                      "the owner approves, from the owner's own terminal");
-  return ok_status();
-}
 
 Error propose_only_error() {
   return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",

@@ -12,7 +12,6 @@
 #include "lib/paths/beneath.hpp"
 #include "lib/risk/risk.hpp"
 #include "lib/run/hooks.hpp"
-#include "lib/two_user/agent_side.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
