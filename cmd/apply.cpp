@@ -12,15 +12,17 @@
 namespace kai::cmd {
 
 RunFn setup_apply(CLI::App& sub) {
-  auto id = std::make_shared<int>(0);
+  auto id = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   sub.add_option("id", *id, "approved proposal to apply")->required();
   sub.add_flag("--force", *force, "apply even though its validation failed");
   return [id, force](Session& s) {
+    auto n = read_proposal_id(*id);
+    if (!n) return report(s, n.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     gate::Request req;
-    req.id = *id;
+    req.id = *n;
     req.who = {s.user(), gate::Channel::terminal};
     req.opts.force = *force ? Force::yes : Force::no;
     auto r = gate::apply(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
@@ -29,7 +31,7 @@ RunFn setup_apply(CLI::App& sub) {
       if (!s.json()) print_run_outcome(s, r->proposal, *r->ran);
       // At a terminal what needs CONFIRM is asked right after the output;
       // without one it stays held for kaicoder approve.
-      auto now = (*ws)->store.load(*id);
+      auto now = (*ws)->store.load(*n);
       HeldAnswer held = now ? settle_held_at_terminal(s, **ws, *now) : HeldAnswer{};
       if (s.json()) {
         nlohmann::json j = ran_json(r->proposal, *r->ran);

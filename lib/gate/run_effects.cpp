@@ -1224,7 +1224,7 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
   if (!l.id.empty()) {
     entry.rollback_id = l.id;
     entry.time = iso_utc(now);
-    entry.rollback = fmt::format("restore {} file(s) from snapshot {}", out.landed.size(), l.id);
+    entry.rollback = fmt::format("restore {} from snapshot {}", count_of(out.landed.size(), "file"), l.id);
     p.rollback_id = l.id;
   }
   entry = ws.redact(std::move(entry));
@@ -1305,7 +1305,7 @@ Result<RunEffects> decide_held(Workspace& ws, Proposal& p, bool keep, const std:
     for (const auto& rel : out.landed) e.files.push_back((ws.root / rel).string());
     if (!l.id.empty()) {
       e.rollback_id = l.id;
-      e.rollback = fmt::format("restore {} file(s) from snapshot {}", out.landed.size(), l.id);
+      e.rollback = fmt::format("restore {} from snapshot {}", count_of(out.landed.size(), "file"), l.id);
     }
     l.result = p.result + "; held effects kept";
   } else {

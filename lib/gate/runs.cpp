@@ -7,14 +7,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/config/policy.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/limits.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/run/confine.hpp"
-#include "lib/gate/decide.hpp"
 #include "lib/run/hooks.hpp"
-#include "lib/gate/limits.hpp"
-#include "lib/config/policy.hpp"
 #include "lib/run/sandbox.hpp"
 #include "lib/gate/run_effects.hpp"
+#include "lib/run/tree_scripts.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
@@ -130,7 +131,10 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   }
   p.tier = c.verdict == RunVerdict::confirm ? Tier::confirm : Tier::normal;
   p.tier_reason = c.verdict == RunVerdict::confirm && !c.reasons.empty() ? c.reasons.front() : "";
-  Verdict v = decide(ws.cfg, "run", command_text(p));
+  // Rules bound to the scripts a command runs (always allow) match only
+  // while those files hold the bytes they were bound to.
+  const FileBlobs runs = has_bound_rules(ws.cfg) ? tree_scripts(ws, c.leaves, p.cwd) : FileBlobs{};
+  Verdict v = decide(ws.cfg, "run", command_text(p), &runs);
   // Only an ordinary, fully understood command may pass without a person.
   if (v.decision == Decision::allow && (c.verdict != RunVerdict::ask || !c.understood))
     v = {Decision::ask, v.rule + (c.understood ? ", confirm tier" : ", not fully understood")};
