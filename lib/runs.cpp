@@ -65,6 +65,8 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
     return !check_read(ws.guards, *rp).ok();
   };
   ctx.root = ws.root.string();
+  ctx.home = ws.home.lexically_normal().string();
+  while (ctx.home.size() > 1 && ctx.home.back() == '/') ctx.home.pop_back();
   ctx.extra_blocked = ws.cfg.blocked;
   ctx.protected_processes = ws.cfg.protected_processes;
   return ctx;

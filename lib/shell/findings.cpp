@@ -194,7 +194,7 @@ std::optional<std::string> protected_in(const ShellContext& ctx, std::string_vie
 
 void Walker::find(Call& c, RunVerdict v, const std::string& what) {
   if (rank(v) > rank(m_out.verdict)) m_out.verdict = v;
-  if (v == RunVerdict::ask) return;  // ordinary: nothing to explain
+  c.noted = true;
   std::string line = std::string(to_string(v)) + ": " + what + ": " + shown(c.text);
   if (std::find(m_out.reasons.begin(), m_out.reasons.end(), line) == m_out.reasons.end())
     m_out.reasons.push_back(std::move(line));
@@ -202,6 +202,7 @@ void Walker::find(Call& c, RunVerdict v, const std::string& what) {
 
 void Walker::unknown(Call& c, const std::string& what) {
   c.understood = false;
+  c.noted = true;
   m_out.understood = false;
   std::string line = "not understood: " + what + ": " + shown(c.text);
   if (std::find(m_out.reasons.begin(), m_out.reasons.end(), line) == m_out.reasons.end())
@@ -230,6 +231,17 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   }
   std::string path = normalize(*r);
   if (path.empty()) path.push_back('.');  // not = ".": GCC 12 -O2 warns falsely (-Wrestrict) on that
+  // bash's network paths look like devices but are sockets: a send, and a
+  // shell wired to one is a remote shell.
+  if (path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")) {
+    static constexpr std::string_view k_shells[] = {"exec", "python", "python3", "perl", "ruby", "php", "node"};
+    if (is_shell(c.name) || std::find(std::begin(k_shells), std::end(k_shells), c.name) != std::end(k_shells)) {
+      find(c, RunVerdict::blocked, "connects a shell to the network ('" + path + "')");
+    } else {
+      find(c, RunVerdict::confirm, "sends data over the network ('" + path + "')");
+    }
+    return;
+  }
   if (path.starts_with("/dev/") || path.starts_with("/proc/self/fd/")) {
     if (!harmless_device(path)) find(c, RunVerdict::blocked, "writes to the device '" + path + "'");
     return;
@@ -250,6 +262,27 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   }
   Status s = m_ctx.check_write_target(path);
   if (!s) find(c, RunVerdict::blocked, "writes to a protected path: " + s.error().message);
+}
+
+void Walker::record_target(Call& c, const std::string& path) {
+  c.targets.push_back(path);
+  m_written[path] = Written{};
+  if (std::find(m_out.write_targets.begin(), m_out.write_targets.end(), path) == m_out.write_targets.end())
+    m_out.write_targets.push_back(path);
+}
+
+std::optional<std::string> Walker::absolute(const Field& f) const {
+  if (f.dynamic || f.synthetic || f.value.empty()) return std::nullopt;
+  std::optional<std::string> r = resolved(f.value);
+  if (!r) return std::nullopt;
+  std::string p = *r;
+  if (p[0] == '~') {
+    bool own = p.size() == 1 || p[1] == '/';  // `~user` stays as written
+    if (own && !m_ctx.home.empty()) p = m_ctx.home + p.substr(1);
+  } else if (p[0] != '/' && !m_ctx.root.empty()) {
+    p = m_ctx.root + "/" + p;
+  }
+  return normalize(p);
 }
 
 void Walker::check_glob_target(Call& c, const std::string& path, RunVerdict tier) {

@@ -45,8 +45,8 @@ void rule_shell(Walker& w, Call& c) {
       w.run_procsub(c, f, Lang::shell);
     } else if (f.value == "/dev/stdin") {
       w.run_stdin(c, Lang::shell);
-    } else {
-      w.run_file(c, f, Lang::shell);  // otherwise a script in the tree: an ordinary command
+    } else if (!w.run_file(c, f, Lang::shell)) {
+      w.find(c, V::ask, "runs the script '" + f.value + "', which is not judged");
     }
     return;
   }
@@ -178,8 +178,8 @@ const Interpreter* interpreter(std::string_view name) {
       {"pwsh", "c", {"-Command", "-EncodedCommand"}, "", {}, ""},
       {"powershell", "c", {"-Command", "-EncodedCommand"}, "", {}, ""},
       {"tclsh", "", {}, "", {}, ""},
-      {"expect", "c", {}, "f", {}, ""},
-      {"gdb", "", {"-ex", "--eval-command", "-iex"}, "x", {"--command"}, ""},
+      {"wish", "", {}, "", {}, ""},
+      {"expect", "", {}, "cf", {}, ""},  // -c: the table of options that take a command
   };
   for (const Interpreter& s : k_interp)
     if (s.name == name) return &s;
@@ -259,12 +259,14 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       w.run_procsub(c, script, Lang::other);
     } else if (sw(script.value, "http://") || sw(script.value, "https://")) {
       w.unknown(c, "runs a script from the network");
-    } else {
-      w.run_file(c, script, Lang::other);
+    } else if (!w.run_file(c, script, Lang::other)) {
+      w.find(c, V::ask, "runs the script '" + script.value + "', which is not judged");
     }
-    return;  // a script in the tree: an ordinary command
+    return;
   }
-  if (s.name == "gdb" || s.name == "pwsh" || s.name == "powershell") return;
+  if (s.name == "pwsh" || s.name == "powershell") return;
+  if (s.name == "expect" && std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) { return f.value == "-c"; }))
+    return;  // the script is the -c string
   w.run_stdin(c, Lang::other);
 }
 
