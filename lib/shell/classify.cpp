@@ -65,7 +65,10 @@ void finish(Classification& out, std::string_view text) {
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
     }
     std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    for (const std::string& n : names) {
+      if (!list.empty()) list += ", ";
+      list += n;
+    }
     out.reasons.push_back(out.leaves.empty() ? "ask: nothing to run: " + shell::shown(text)
                                              : "ask: ordinary commands kaicoder knows (" + list +
                                                    "): nothing in them needs a warning: " + shell::shown(text));

@@ -154,12 +154,18 @@ private:
       skip_options({"-open", "-ignore"});
       if (k < words.size()) {
         std::string text;
-        for (; k < words.size(); ++k) text += (text.empty() ? "" : " ") + quoted(words[k]);
+        for (; k < words.size(); ++k) {
+          if (!text.empty()) text += ' ';
+          text += quoted(words[k]);
+        }
         m_out.push_back(text);
       }
     } else if (name == "system") {
       std::string text;
-      for (; k < words.size(); ++k) text += (text.empty() ? "" : " ") + (words[k].dynamic ? std::string(k_unknown_word) : words[k].text);
+      for (; k < words.size(); ++k) {
+        if (!text.empty()) text += ' ';
+        text += words[k].dynamic ? std::string(k_unknown_word) : words[k].text;
+      }
       if (!text.empty()) m_out.push_back(text);
     } else if (name == "open" && words.size() > 1 && words[1].text.starts_with("|")) {
       if (words[1].dynamic) {
@@ -187,7 +193,10 @@ private:
         if (words[k++].text == "--") break;
       }
       std::string text = force ? "rm -rf --" : "rm --";
-      for (; k < words.size(); ++k) text += " " + quoted(words[k]);
+      for (; k < words.size(); ++k) {
+        text += ' ';
+        text += quoted(words[k]);
+      }
       m_out.push_back(text);
     }
     // Bodies of if, while, proc, eval, after ... are scripts too.
@@ -246,7 +255,8 @@ std::string argv_text(const std::vector<std::optional<std::string>>& words) {
   std::string out;
   for (const auto& w : words) {
     if (w && (*w == "nil" || *w == "t" || w->starts_with(":"))) continue;
-    out += (out.empty() ? "" : " ") + (w ? quote_argv({*w}) : std::string(k_unknown_word));
+    if (!out.empty()) out += ' ';
+    out += w ? quote_argv({*w}) : std::string(k_unknown_word);
   }
   return out;
 }

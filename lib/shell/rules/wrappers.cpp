@@ -505,7 +505,10 @@ std::string with_argument(const std::string& text, const std::string& arg) {
 // The words of a job's command as parallel joins them: one shell text.
 std::string command_text(const Args& words) {
   std::string text;
-  for (const Field& f : words) text += (text.empty() ? "" : " ") + (f.dynamic ? std::string(k_runtime_word) : f.value);
+  for (const Field& f : words) {
+    if (!text.empty()) text += ' ';
+    text += f.dynamic ? std::string(k_runtime_word) : f.value;
+  }
   return text;
 }
 
@@ -599,7 +602,10 @@ void rule_parallel(Walker& w, Call& c) {
   }
   if (quote) {  // -q: the words are the program and its arguments, not shell text
     std::string q;
-    for (const Field& f : words) q += (q.empty() ? "" : " ") + (f.dynamic ? std::string(k_runtime_word) : quote_argv({f.value}));
+    for (const Field& f : words) {
+      if (!q.empty()) q += ' ';
+      q += f.dynamic ? std::string(k_runtime_word) : quote_argv({f.value});
+    }
     text = q;
   }
   if (pipe || c.name == "sem" || o.has({"--semaphore"})) {  // one job; with --pipe it reads blocks of the input
