@@ -339,7 +339,8 @@ void Walker::opaque(Call& c, const std::string& code) {
                      (!m_ctx.root.empty() && (v == m_ctx.root || m_ctx.root.starts_with(v + "/")));
         if (named) find(c, RunVerdict::blocked, "program text deletes files and names '" + t + "'");
       }
-      for (std::string_view h : {"expanduser", "os.homedir", "Dir.home", "HOME"})
+      for (std::string_view h : {"expanduser", "homedir", "Dir.home", "HOME", "home_dir", "Path.home", "USERPROFILE",
+                                 "expand_path(\"~", "expand_path('~"})
         if (code.find(h) != std::string::npos)
           find(c, RunVerdict::blocked, "program text deletes files and names the home folder");
     }

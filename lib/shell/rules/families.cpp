@@ -127,7 +127,7 @@ const std::vector<Tool>& tools() {
       {"** stop|deallocate|restart|disable|reset|reimage|redeploy|failover|swap|kill", "", C, "stops or restarts Azure resources"},
       {"** create|update|set|add|deploy|import|restore|start|enable|assign|grant|upload|attach|detach|scale|rotate|regenerate|renew|apply|invoke|run|up|push", "", C, "changes Azure resources"},
     }},
-  {"cloud", "doctl hcloud linode-cli vultr-cli scw oci ibmcloud exo openstack aliyun tccli civo upctl", "--context --output -o --format --region --profile --config --compartment-id --os-cloud", "", {
+  {"cloud", "doctl hcloud linode-cli vultr-cli scw oci ibmcloud exo openstack aliyun tccli civo upctl fastly cloudflared flarectl", "--context --output -o --format --region --profile --config --compartment-id --os-cloud", "", {
       {"** delete|rm|destroy|remove|purge|terminate|delete-*", "", C, "deletes cloud resources"},
       {"** create|update|resize|rebuild|restore|attach|detach|power-off|poweroff|shutdown|stop|reboot|start|enable|disable|apply|set|add|import|scale|ssh", "", C, "changes cloud resources"},
     }},
@@ -395,6 +395,23 @@ const std::vector<Tool>& tools() {
       {"declare|publish|import", "@rabbitmqadmin", C, "changes RabbitMQ"},
       {"** rm|del|delete|purge", "@nats", C, "deletes NATS streams, consumers, keys or objects"},
       {"** add|create|put|pub|publish|edit|update|restore", "@nats", C, "changes NATS data"},
+    }},
+  // ---- database migrations and frameworks: what drops or wipes data ----
+  {"database", "prisma", "--schema --name", "", {
+      {"migrate reset, db push", "--force|-f|--force-reset --accept-data-loss|--force-reset|--force", B, "drops the database's data and rebuilds it, without asking"},
+      {"migrate reset", "", C, "drops the database and applies every migration again: its data is lost"},
+      {"db push", "--force-reset|--accept-data-loss", C, "resets the database or accepts data loss to match the schema"},
+      {"migrate dev|deploy|resolve, db push|execute|seed", "", C, "changes the database"},
+    }},
+  {"database", "manage.py django-admin rails rake artisan", "--settings --database -e --environment --env", "", {
+      {"flush|reset_db|db:drop|db:reset|db:purge|db:schema:load|db:structure:load|db:migrate:reset|db:truncate_all|migrate:fresh|migrate:reset|migrate:refresh|db:wipe", "--noinput|--no-input|--force", B, "deletes every row of every table, without asking"},
+      {"flush|reset_db|sqlflush|db:drop|db:reset|db:purge|db:schema:load|db:structure:load|db:migrate:reset|db:truncate_all|migrate:fresh|migrate:reset|migrate:refresh|db:wipe", "", C, "drops the database or deletes every row of every table"},
+      {"migrate|migrate:rollback|db:migrate|db:rollback|db:seed|db:setup|loaddata|createsuperuser|db:seed:replant", "", C, "changes the database"},
+    }},
+  {"database", "knex sequelize typeorm alembic flyway liquibase dbmate goose diesel sqlx atlas migrate", "--env --url -u --config -c --dir -d --database-url --schema -x", "", {
+      {"clean|drop|drop-all|reset|schema:drop|db:drop, database drop|reset, schema clean, downgrade base, down-to 0", "", C, "drops the database or every table in it"},
+      {"migrate:rollback|migrate:down", "--all", C, "rolls every migration back: the tables they made are dropped"},
+      {"** migrate|upgrade|downgrade|up|down|rollback|redo|apply|update|run|revert|db:migrate|migration:run|migration:revert|migrate:latest|migrate:rollback|seed:run", "", C, "changes the database"},
     }},
   // ---- secrets ----
   {"secrets", "vault bao", "-address -namespace -ns -format -field -mount -output-curl-string -ca-cert", "", {

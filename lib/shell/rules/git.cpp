@@ -315,7 +315,8 @@ bool git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
       "stash",     "tag",          "branch",     "worktree",     "remote",      "reflog",
       "notes",     "format-patch", "init",       "clone",        "mergetool",   "filter-branch",
       "submodule", "bisect",       "send-email", "archive",      "hash-object", "fast-import",
-      "pack-refs", "prune-packed", "difftool",   "config",       "push"};
+      "pack-refs", "prune-packed", "difftool",   "config",       "push",        "filter-repo",
+      "checkout-index", "merge-file", "annex", "interpret-trailers", "unpack-objects", "read-tree"};
   bool changes = one_of(sub, k_change);
   if (!changes && !one_of(sub, k_read)) {
     w.unknown(c, "'git " + sub + "' may be an alias defined in the configuration");

@@ -188,6 +188,7 @@ const Interpreter* interpreter(std::string_view name) {
 
 void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
   std::vector<std::string> code;
+  std::vector<const Field*> code_fields;  // the words holding program text
   bool inplace = false;
   size_t i = 1;
   for (; i < c.argv.size(); ++i) {
@@ -199,6 +200,7 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
         code.push_back(v.substr(eq + 1));
       } else if (i + 1 < c.argv.size()) {
         code.push_back(c.argv[++i].value);
+        code_fields.push_back(&c.argv[i]);
       }
       continue;
     }
@@ -210,6 +212,7 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       char ch = v[j];
       std::string rest = v.substr(j + 1);
       if (s.code_short.find(ch) != std::string_view::npos) {
+        if (rest.empty() && i + 1 < c.argv.size()) code_fields.push_back(&c.argv[i + 1]);
         code.push_back(!rest.empty() ? rest : i + 1 < c.argv.size() ? c.argv[++i].value : "");
         break;
       }
@@ -244,6 +247,13 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       }
     }
   }
+  for (const Field* f : code_fields) {
+    if (f->download) {  // python3 -c "$(curl ...)"
+      w.find(c, V::blocked, "runs a download in an interpreter");
+      return;
+    }
+    if (f->dynamic) w.unknown(c, "runs program text only known at run time ('" + f->raw + "')");
+  }
   if (!code.empty()) {
     std::string all;
     for (const std::string& part : code) all += part + "\n";
@@ -259,6 +269,11 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       w.run_procsub(c, script, Lang::other);
     } else if (sw(script.value, "http://") || sw(script.value, "https://")) {
       w.unknown(c, "runs a script from the network");
+    } else if (std::string base = basename_of(script.value); family_tool(base) && !script.dynamic) {
+      // python manage.py flush, php artisan migrate:fresh: a framework's own tool
+      Args inner = slice(c.argv, i);
+      inner[0] = with_value(script, base);
+      c.info = w.run(c, std::move(inner), c.in);
     } else if (!w.run_file(c, script, Lang::other)) {
       w.find(c, V::ask, "runs the script '" + script.value + "', which is not judged");
     }
