@@ -16,18 +16,6 @@ namespace {
 
 constexpr size_t k_shown_max = 160;
 
-std::vector<std::string> split_components(std::string_view p) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    if (slash == std::string_view::npos) slash = p.size();
-    if (slash > start) out.emplace_back(p.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 // Folders whose whole content a build recreates: deleting them (or anything
 // in them) recursively is routine. The generated folders kaicoder never
 // writes are some; these are the others.
@@ -96,6 +84,18 @@ std::vector<std::string> file_candidates(const std::string& v) {
 }
 
 }  // namespace
+
+std::vector<std::string> split_components(std::string_view p) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    if (slash == std::string_view::npos) slash = p.size();
+    if (slash > start) out.emplace_back(p.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
 
 int rank(RunVerdict v) {
   switch (v) {

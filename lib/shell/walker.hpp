@@ -224,6 +224,8 @@ std::string basename_of(std::string_view path);
 std::string shown(std::string_view text);  // control characters escaped, long text cut
 // The [run] protected entry (process name or ":port") that `text` names.
 std::optional<std::string> protected_in(const ShellContext& ctx, std::string_view text);
+// The components of a path, without empty ones: "/a//b/" -> {"a", "b"}.
+std::vector<std::string> split_components(std::string_view p);
 // Lexical normalisation: "./a/b/../c" -> "a/c"; a relative path that climbs
 // out keeps its leading ".."; "" is the starting folder itself.
 std::string normalize(std::string_view path);

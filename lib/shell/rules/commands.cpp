@@ -72,28 +72,6 @@ constexpr CommandOption k_command_options[] = {
 };
 // clang-format on
 
-bool word_in(std::string_view list, std::string_view word, char sep = ' ') {
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t end = list.find(sep, start);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(start, end - start) == word) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
-template <typename F>
-void each_word(std::string_view list, F f) {
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find(' ', start);
-    if (end == std::string_view::npos) end = list.size();
-    if (end > start) f(list.substr(start, end - start));
-    start = end + 1;
-  }
-}
-
 // A debugger command (gdb -ex, lldb -o) that runs a shell or program text.
 void debugger_command(Walker& w, Call& c, const Field& value) {
   std::string t(trim(value.value));
@@ -167,15 +145,15 @@ void run_value(Walker& w, Call& c, const CommandOption& row, std::string_view op
   }
 }
 
-bool matches_program(const CommandOption& row, std::string_view name) { return word_in(row.programs, name); }
+bool matches_program(const CommandOption& row, std::string_view name) { return in_words(row.programs, name); }
 
 }  // namespace
 
 bool takes_command(std::string_view program, std::string_view sub, std::string_view option) {
   for (const CommandOption& row : k_command_options) {
-    if (!matches_program(row, program) || (!row.sub.empty() && !word_in(row.sub, sub, '|'))) continue;
+    if (!matches_program(row, program) || (!row.sub.empty() && !in_words(row.sub, sub, '|'))) continue;
     bool hit = false;
-    each_word(row.options, [&](std::string_view o) { hit = hit || o == option; });
+    each_word(row.options, ' ', [&](std::string_view o) { hit = hit || o == option; });
     if (hit) return true;
   }
   return false;
@@ -183,9 +161,9 @@ bool takes_command(std::string_view program, std::string_view sub, std::string_v
 
 void run_command_option(Walker& w, Call& c, std::string_view sub, std::string_view option, const Field& value) {
   for (const CommandOption& row : k_command_options) {
-    if (!matches_program(row, c.name) || (!row.sub.empty() && !word_in(row.sub, sub, '|'))) continue;
+    if (!matches_program(row, c.name) || (!row.sub.empty() && !in_words(row.sub, sub, '|'))) continue;
     bool hit = false;
-    each_word(row.options, [&](std::string_view o) { hit = hit || o == option; });
+    each_word(row.options, ' ', [&](std::string_view o) { hit = hit || o == option; });
     if (hit) return run_value(w, c, row, option, value, c.argv.size());
   }
 }
@@ -199,7 +177,7 @@ void command_options(Walker& w, Call& c) {
       const std::string& v = f.value;
       if (v == "--" && row.runs != Runs::argv) break;
       bool matched = false;
-      each_word(row.options, [&](std::string_view o) {
+      each_word(row.options, ' ', [&](std::string_view o) {
         if (matched) return;
         std::optional<Field> value;
         size_t next = i + 1;
@@ -243,14 +221,14 @@ bool command_option_program(std::string_view name) {
 
 size_t command_option_count() {
   size_t n = 0;
-  for (const CommandOption& row : k_command_options) each_word(row.options, [&](std::string_view) { ++n; });
+  for (const CommandOption& row : k_command_options) each_word(row.options, ' ', [&](std::string_view) { ++n; });
   return n;
 }
 
 std::vector<std::string> command_option_programs() {
   std::vector<std::string> out;
   for (const CommandOption& row : k_command_options)
-    each_word(row.programs, [&](std::string_view p) {
+    each_word(row.programs, ' ', [&](std::string_view p) {
       if (std::find(out.begin(), out.end(), p) == out.end()) out.emplace_back(p);
     });
   return out;

@@ -462,32 +462,10 @@ struct CmdWord {
   bool after_option;  // right after an option without `=`: maybe its value
 };
 
-bool in_list(std::string_view list, std::string_view w) {
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find(' ', start);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(start, end - start) == w) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
-template <typename F>
-void each(std::string_view list, char sep, F f) {
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t end = list.find(sep, start);
-    if (end == std::string_view::npos) end = list.size();
-    if (end > start) f(list.substr(start, end - start));
-    start = end + 1;
-  }
-}
-
 bool token_matches(std::string_view token, std::string_view word) {
   if (word.starts_with("-")) word = word.substr(0, word.find('='));
   bool hit = false;
-  each(token, '|', [&](std::string_view alt) {
+  each_word(token, '|', [&](std::string_view alt) {
     if (hit) return;
     if (alt == "*") {
       hit = true;
@@ -598,10 +576,10 @@ bool remote_word(std::string_view v) {
 
 bool conditions_hold(const Tool& tool, const Verb& verb, const Call& c, const std::vector<CmdWord>& rest) {
   bool all = true;
-  each(verb.when, ' ', [&](std::string_view cond) {
+  each_word(verb.when, ' ', [&](std::string_view cond) {
     if (!all) return;
     bool any = false;
-    each(cond, '|', [&](std::string_view alt) {
+    each_word(cond, '|', [&](std::string_view alt) {
       if (any) return;
       if (alt == "@root") {
         any = std::any_of(rest.begin(), rest.end(), [&](const CmdWord& w) { return store_root(tool.store, w.field->value); });
@@ -665,18 +643,18 @@ void database_inputs(Walker& w, Call& c, const Tool& tool, bool stdin_too) {
     size_t eq = sw(v, "--") ? v.find('=') : std::string::npos;
     std::string name = v.substr(0, eq);
     std::optional<Field> value;
-    bool text = in_list(tool.text_opts, name), file = in_list(tool.file_opts, name);
+    bool text = in_words(tool.text_opts, name), file = in_words(tool.file_opts, name);
     if ((text || file) && eq != std::string::npos) {
       value = with_value(f, v.substr(eq + 1));
     } else if (text || file) {
       if (i + 1 < c.argv.size()) value = c.argv[++i];
-    } else if (v.size() > 2 && v[1] != '-' && !in_list(tool.values, v)) {
+    } else if (v.size() > 2 && v[1] != '-' && !in_words(tool.values, v)) {
       std::string head = v.substr(0, 2);  // -cSQL, -eSQL: the value attached
-      if (in_list(tool.text_opts, head)) {
+      if (in_words(tool.text_opts, head)) {
         text = true;
         value = with_value(f, v.substr(2));
       }
-    } else if (in_list(tool.values, name) && eq == std::string::npos) {
+    } else if (in_words(tool.values, name) && eq == std::string::npos) {
       ++i;
     }
     if (!value) continue;
@@ -791,21 +769,21 @@ void container_mounts(Walker& w, Call& c) {
 
 bool family_tool(std::string_view name) {
   for (const Tool& t : tools())
-    if (in_list(t.programs, name)) return true;
+    if (in_words(t.programs, name)) return true;
   return false;
 }
 
 void rule_family(Walker& w, Call& c) {
   const Tool* tool = nullptr;
   for (const Tool& t : tools())
-    if (in_list(t.programs, c.name)) tool = &t;
+    if (in_words(t.programs, c.name)) tool = &t;
   if (!tool) return;
   // help, version and dry runs only describe
   for (size_t i = 1; i < c.argv.size(); ++i) {
     const Field& f = c.argv[i];
     if (f.dynamic) continue;
     std::string name = f.value.substr(0, f.value.find('='));
-    bool dry = (in_list(tool->dry, f.value) || in_list(tool->dry, name)) && f.value != "--dry-run=none";
+    bool dry = (in_words(tool->dry, f.value) || in_words(tool->dry, name)) && f.value != "--dry-run=none";
     if (one_of(f.value, {"--help", "--version", "help"}) || dry) {
       w.find(c, V::ask, "only describes what it would do (help, version or a dry run)");
       return;
@@ -824,7 +802,7 @@ void rule_family(Walker& w, Call& c) {
       std::string name = v.substr(0, v.find('='));
       bool inline_value = v.find('=') != std::string::npos;
       if (tool->dash_verbs) words.push_back({&f, true});
-      if (in_list(tool->values, name) && !inline_value) {
+      if (in_words(tool->values, name) && !inline_value) {
         ++i;
         after = false;
       } else {
@@ -842,7 +820,7 @@ void rule_family(Walker& w, Call& c) {
       size_t comma = paths.find(", ", start);
       if (comma == std::string_view::npos) comma = paths.size();
       std::vector<std::string_view> tokens;
-      each(paths.substr(start, comma - start), ' ', [&](std::string_view t) { tokens.push_back(t); });
+      each_word(paths.substr(start, comma - start), ' ', [&](std::string_view t) { tokens.push_back(t); });
       end = match_path(tokens, 0, words, 0, 12);
       start = comma + 2;
     }
@@ -882,7 +860,7 @@ std::vector<FamilyCoverage> family_coverage() {
       out.push_back({std::string(t.family), {}, 0});
       it = out.end() - 1;
     }
-    each(t.programs, ' ', [&](std::string_view p) { it->programs.emplace_back(p); });
+    each_word(t.programs, ' ', [&](std::string_view p) { it->programs.emplace_back(p); });
     for (const Verb& v : t.verbs) {
       if (v.verdict == V::ask) continue;
       // each alternative of the path's last word is a verb the table knows
@@ -894,7 +872,7 @@ std::vector<FamilyCoverage> family_coverage() {
         std::string_view one = paths.substr(start, comma - start);
         size_t sp = one.rfind(' ');
         std::string_view last = sp == std::string_view::npos ? one : one.substr(sp + 1);
-        each(last, '|', [&](std::string_view) { ++it->verbs; });
+        each_word(last, '|', [&](std::string_view) { ++it->verbs; });
         start = comma + 2;
       }
       if (it->verbs == before) ++it->verbs;  // a condition alone (`--nuke`, `@dropdb`)

@@ -37,18 +37,6 @@ bool cache_in_home(std::string_view rest) {
   return false;
 }
 
-std::vector<std::string_view> parts_of(std::string_view p) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    if (slash == std::string_view::npos) slash = p.size();
-    if (slash > start) out.push_back(p.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 // A path component that matches every name: `*`, `.*`, `?*`, `.[!.]*`.
 bool matches_all(std::string_view comp) {
   std::string rest;
@@ -76,7 +64,7 @@ Reach deletion_reach(const Walker& w, const Field& f) {
     std::string dir = slash == std::string::npos ? "" : value.substr(0, slash + 1);
     std::string pattern = slash == std::string::npos ? value : value.substr(slash + 1);
     everything = true;
-    for (std::string_view comp : parts_of(pattern)) everything = everything && matches_all(comp);
+    for (const std::string& comp : split_components(pattern)) everything = everything && matches_all(comp);
     value = dir.empty() ? "." : dir;
     Field folder = with_value(f, value);
     folder.glob = false;
@@ -104,8 +92,8 @@ Reach deletion_reach(const Walker& w, const Field& f) {
   }
   if (p[0] != '/') {  // relative, the root not known: the run starts in it
     if (p.starts_with("..")) {
-      std::vector<std::string_view> parts = parts_of(p);
-      bool up_only = std::all_of(parts.begin(), parts.end(), [](std::string_view x) { return x == ".."; });
+      std::vector<std::string> parts = split_components(p);
+      bool up_only = std::all_of(parts.begin(), parts.end(), [](const std::string& x) { return x == ".."; });
       return up_only ? Reach{Reach::guarded, "a parent of the root", p} : Reach{Reach::outside, "", p};
     }
     return {Reach::inside, "", p};
@@ -120,7 +108,7 @@ Reach deletion_reach(const Walker& w, const Field& f) {
     if (cache_in_home(p.substr(home.size() + 1))) return {Reach::outside, "", p};
     return {Reach::guarded, "the home folder", p};
   }
-  std::vector<std::string_view> parts = parts_of(p);
+  std::vector<std::string> parts = split_components(p);
   if (!parts.empty() && system_folder(parts[0])) {
     bool in_home = (parts[0] == "home" || parts[0] == "Users") && parts.size() > 1;
     return {Reach::guarded, in_home ? "a home folder" : "a system folder", p};

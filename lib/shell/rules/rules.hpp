@@ -26,6 +26,23 @@ inline bool sw(std::string_view s, std::string_view p) { return s.substr(0, p.si
 
 inline bool one_of(std::string_view x, List l) { return std::find(l.begin(), l.end(), x) != l.end(); }
 
+// The tables write lists as one string: words separated by `sep`.
+template <typename F>
+void each_word(std::string_view list, char sep, F f) {
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(sep, start);
+    if (end == std::string_view::npos) end = list.size();
+    if (end > start) f(list.substr(start, end - start));
+    start = end + 1;
+  }
+}
+inline bool in_words(std::string_view list, std::string_view word, char sep = ' ') {
+  bool hit = false;
+  each_word(list, sep, [&](std::string_view w) { hit = hit || w == word; });
+  return hit;
+}
+
 Field literal_field(std::string v);
 Field with_value(const Field& f, std::string v);
 Field joined(const Args& a, size_t from);
