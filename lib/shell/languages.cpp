@@ -51,20 +51,26 @@ public:
   }
 
 private:
+  // The index of the bracket that closes the one at s[i] (s.size() if none).
+  static size_t closing(std::string_view s, size_t i, char open, char close) {
+    int level = 0;
+    for (; i < s.size(); ++i) {
+      if (s[i] == '\\') {
+        ++i;
+      } else if (s[i] == open) {
+        ++level;
+      } else if (s[i] == close && --level == 0) {
+        return i;
+      }
+    }
+    return s.size();
+  }
+
   TclWord word(std::string_view s, size_t& i, int depth) {
     TclWord w;
     if (s[i] == '{') {
-      int level = 0;
       size_t start = i + 1;
-      for (; i < s.size(); ++i) {
-        if (s[i] == '\\') {
-          ++i;
-        } else if (s[i] == '{') {
-          ++level;
-        } else if (s[i] == '}' && --level == 0) {
-          break;
-        }
-      }
+      i = closing(s, i, '{', '}');
       w.text = std::string(s.substr(start, std::min(i, s.size()) - start));
       w.braced = true;
       if (i < s.size()) ++i;
@@ -80,17 +86,8 @@ private:
         w.text += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
         i += 2;
       } else if (ch == '[') {
-        int level = 0;
         size_t start = i + 1;
-        for (; i < s.size(); ++i) {
-          if (s[i] == '\\') {
-            ++i;
-          } else if (s[i] == '[') {
-            ++level;
-          } else if (s[i] == ']' && --level == 0) {
-            break;
-          }
-        }
+        i = closing(s, i, '[', ']');
         script(s.substr(start, std::min(i, s.size()) - start), depth + 1);
         w.dynamic = true;
         w.text += "[...]";
