@@ -147,6 +147,8 @@ void rule_parallel(Walker& w, Call& c);
 void rule_rush(Walker& w, Call& c);
 // concurrently 'CMD1' 'CMD2': each argument is shell text.
 void rule_concurrently(Walker& w, Call& c);
+// entr, watchexec: a command run on every change of the files they watch.
+void rule_watcher(Walker& w, Call& c);
 // cross-env, shx, dotenv, env-cmd: assignments or options, then a command.
 void rule_env_wrapper(Walker& w, Call& c);
 

@@ -61,6 +61,7 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"uvx", rule_npx}, {"nix", rule_nix}, {"rush", rule_rush}, {"concurrently", rule_concurrently},
       {"cross-env", rule_env_wrapper}, {"cross-env-shell", rule_env_wrapper}, {"shx", rule_env_wrapper},
       {"dotenv", rule_env_wrapper}, {"env-cmd", rule_env_wrapper}, {"kill-port", rule_kill_port}, {"fkill", rule_kill_port},
+      {"entr", rule_watcher}, {"watchexec", rule_watcher},
       {"gdb", rule_gdb}, {"gdb-multiarch", rule_gdb}, {"cgdb", rule_gdb}, {"lldb", rule_gdb},
       {"trash-empty", [](Walker& w, Call& c) { w.find(c, V::confirm, "empties the trash, which cannot be undone"); }},
   };

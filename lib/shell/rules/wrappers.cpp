@@ -666,6 +666,25 @@ void rule_concurrently(Walker& w, Call& c) {
   c.wrapper = false;
 }
 
+// File watchers run a command on every change: entr UTILITY ARGS (entr -s
+// TEXT: the table), watchexec [options] [--] COMMAND (shell text).
+void rule_watcher(Walker& w, Call& c) {
+  if (c.name == "entr") {
+    Opts o = parse_opts(c.argv, 1, Spec{"", {}, true});
+    if (o.has({"-s"})) return;  // the shell text: rules/commands.cpp
+    unwrap_at(w, c, o.rest);
+    return;
+  }
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"ewiEWdfpo",
+                           {"--exts", "--watch", "--ignore", "--env", "--filter", "--debounce", "--delay-run",
+                            "--signal", "--shell", "--project-origin", "--on-busy-update", "--workdir", "--emit-events-to"},
+                           true});
+  if (o.rest >= c.argv.size()) return;
+  c.wrapper = true;
+  w.run_shell(c, joined(c.argv, o.rest), {});
+}
+
 // cross-env A=1 CMD, shx CMD ARGS, dotenv [-e FILE] -- CMD, env-cmd [-f FILE] CMD.
 void rule_env_wrapper(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1, Spec{"efvc", {"--file", "--environments", "-e", "-f", "-v", "-c"}, true});
