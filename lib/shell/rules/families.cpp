@@ -1103,6 +1103,9 @@ void judge_sql(Walker& w, Call& c, const Field& text, std::string_view) {
 
 void judge_redis(Walker& w, Call& c, const std::vector<std::string>& words) {
   if (words.empty()) return;
+  // redis-cli --cluster call HOST:PORT COMMAND ...: the command on every node
+  if (ascii_lower(words[0]) == "call" && words.size() > 2)
+    return judge_redis(w, c, std::vector<std::string>(words.begin() + 2, words.end()));
   std::string cmd = ascii_lower(words[0]);
   std::string sub = words.size() > 1 ? ascii_lower(words[1]) : "";
   std::string shown_cmd = shown(quote_argv(words));
