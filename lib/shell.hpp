@@ -100,7 +100,7 @@ Classification classify_shell(std::string_view script, const ShellContext& ctx);
 // the coverage report in bench/ and the man page): the programs of each
 // family and how many verbs (subcommands, options, statements) it judges.
 struct FamilyCoverage {
-  std::string family;               // "cloud", "database", "package runners", ...
+  std::string family;  // "cloud", "database", "package runners", ...
   std::vector<std::string> programs;
   size_t verbs = 0;
 };

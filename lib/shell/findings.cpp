@@ -322,7 +322,7 @@ bool not_a_secret_file(std::string_view v) {
 void Walker::read(Call& c, const Field& f) {
   if (f.dynamic || f.value.empty() || not_a_secret_file(f.value)) return;
   // the system's own secrets, whatever the caller's list says
-  static constexpr std::string_view k_system_secrets[] = {"/etc/shadow", "/etc/gshadow", "/etc/sudoers",
+  static constexpr std::string_view k_system_secrets[] = {"/etc/shadow",        "/etc/gshadow", "/etc/sudoers",
                                                           "/etc/master.passwd", "/etc/shadow-", "/etc/gshadow-"};
   std::string norm = normalize(f.value);
   if (std::find(std::begin(k_system_secrets), std::end(k_system_secrets), norm) != std::end(k_system_secrets) ||

@@ -102,9 +102,7 @@ private:
     return w;
   }
 
-  static std::string quoted(const TclWord& w) {
-    return w.dynamic ? std::string(k_unknown_word) : quote_argv({w.text});
-  }
+  static std::string quoted(const TclWord& w) { return w.dynamic ? std::string(k_unknown_word) : quote_argv({w.text}); }
 
   // exec's words as shell text: its pipes and redirections stay operators.
   static std::string exec_text(const std::vector<TclWord>& words, size_t from) {

@@ -65,9 +65,10 @@ std::optional<std::string> literal_at(std::string_view code, size_t& q) {
 // backticks, qx and %x anywhere.
 std::vector<std::string> spawned_commands(std::string_view code, std::string_view program) {
   static constexpr std::string_view k_calls[] = {
-      "system",       "exec",       "popen",     "spawn",           "execSync",   "spawnSync", "shell_exec", "passthru",
-      "check_output", "check_call", "getoutput", "getstatusoutput", "os.execute", "io.popen",  "run",        "call",
-      "Popen",        "capture2",   "capture2e", "capture3",        "popen3",     "spawn_sync", "do shell script"};
+      "system",     "exec",     "popen",        "spawn",      "execSync",       "spawnSync",
+      "shell_exec", "passthru", "check_output", "check_call", "getoutput",      "getstatusoutput",
+      "os.execute", "io.popen", "run",          "call",       "Popen",          "capture2",
+      "capture2e",  "capture3", "popen3",       "spawn_sync", "do shell script"};
   std::vector<std::string> out;
   for (std::string_view call : k_calls) {
     for (size_t at = code.find(call); at != std::string_view::npos; at = code.find(call, at + 1)) {
@@ -216,8 +217,9 @@ void Walker::run_stdin(Call& c, Lang lang) {
     return;
   }
   if (c.in.data && !c.in.text) {
-    find(c, RunVerdict::blocked, std::string(lang == Lang::shell ? "a shell" : "an interpreter") +
-                                     " runs the data it is fed, which cannot be judged");
+    find(c, RunVerdict::blocked,
+         std::string(lang == Lang::shell ? "a shell" : "an interpreter") +
+             " runs the data it is fed, which cannot be judged");
     return;
   }
   if (!c.in.text) {
@@ -293,8 +295,8 @@ void Walker::opaque(Call& c, const std::string& code) {
   if (fetches && evaluates) find(c, RunVerdict::blocked, "runs a download in an interpreter");
   // a reverse shell: a socket handed to a shell
   bool socket = false, shell = false;
-  for (std::string_view s : {"socket", "Socket", "fsockopen", "net.connect", "net.createConnection", "TCPSocket",
-                             "/dev/tcp/", "IO::Socket"})
+  for (std::string_view s :
+       {"socket", "Socket", "fsockopen", "net.connect", "net.createConnection", "TCPSocket", "/dev/tcp/", "IO::Socket"})
     socket = socket || code.find(s) != std::string::npos;
   for (std::string_view s : {"dup2", "pty.spawn", "/bin/sh", "/bin/bash", "cmd.exe", "proc_open", "child_process",
                              "exec(", "spawn(", "system(", "popen("})
@@ -304,20 +306,21 @@ void Walker::opaque(Call& c, const std::string& code) {
   // blocked when the text names what must never go (root, its parents, /,
   // the home folder, .git, kaicoder's own files).
   static constexpr std::string_view k_deletes[] = {
-      "shutil.rmtree", "os.remove",    "os.unlink", "os.rmdir",     "os.removedirs",    "Path.unlink", ".unlink(",
-      ".rmdir(",       "fs.rmSync",    "fs.rm(",    "fs.rmdirSync", "fs.unlinkSync",    "fs.unlink(",  ".rmSync(",
-      ".rmdirSync(",   ".unlinkSync(", "rimraf",    "FileUtils.rm", "FileUtils.remove", "File.delete", "File.unlink",
-      "Dir.delete",    "Dir.rmdir",    "unlink(",   "unlink ",      "rmtree",           "remove_tree", "os.remove(",
-      "delete-directory", "delete-file", "file delete", "Remove-Item"};
+      "shutil.rmtree",    "os.remove",   "os.unlink",   "os.rmdir",     "os.removedirs",    "Path.unlink",
+      ".unlink(",         ".rmdir(",     "fs.rmSync",   "fs.rm(",       "fs.rmdirSync",     "fs.unlinkSync",
+      "fs.unlink(",       ".rmSync(",    ".rmdirSync(", ".unlinkSync(", "rimraf",           "FileUtils.rm",
+      "FileUtils.remove", "File.delete", "File.unlink", "Dir.delete",   "Dir.rmdir",        "unlink(",
+      "unlink ",          "rmtree",      "remove_tree", "os.remove(",   "delete-directory", "delete-file",
+      "file delete",      "Remove-Item"};
   static constexpr std::string_view k_spawns[] = {
       "subprocess.", "os.system", "os.popen",     "os.execute", "os.exec", "os.spawn", "child_process",
       "execSync",    "spawnSync", "execFileSync", "system(",    "exec(",   "spawn(",   "Process.spawn",
       "IO.popen",    "%x(",       "io.popen",     "popen(",     "Open3."};
   std::string lang = basename_of(c.name);
-  std::vector<std::string> commands = lang.starts_with("tclsh") || lang.starts_with("wish") || lang.starts_with("expect")
-                                          ? tcl_commands(code)
-                                      : lang.starts_with("emacs") || lang.starts_with("xemacs") ? elisp_commands(code)
-                                                                                                 : spawned_commands(code, c.name);
+  std::vector<std::string> commands =
+      lang.starts_with("tclsh") || lang.starts_with("wish") || lang.starts_with("expect") ? tcl_commands(code)
+      : lang.starts_with("emacs") || lang.starts_with("xemacs")                           ? elisp_commands(code)
+                                                                : spawned_commands(code, c.name);
   std::string_view what;
   for (std::string_view d : k_deletes)
     if (code.find(d) != std::string::npos) what = d;
@@ -351,7 +354,8 @@ void Walker::opaque(Call& c, const std::string& code) {
     Call inner = c;
     inner.in = Stdin{};
     Classification sub = nested(inner, lit, {});
-    if (sub.verdict == RunVerdict::blocked) find(c, RunVerdict::blocked, "runs a blocked shell command ('" + shown(lit) + "')");
+    if (sub.verdict == RunVerdict::blocked)
+      find(c, RunVerdict::blocked, "runs a blocked shell command ('" + shown(lit) + "')");
     if (rank(sub.verdict) >= rank(RunVerdict::confirm)) merge(sub);
   }
 }

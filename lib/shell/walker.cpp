@@ -94,7 +94,9 @@ std::optional<ExpandEnv::Value> Walker::param(const std::string& name) {
   if (name == "TMPDIR") return Value{"/tmp", false, false};
   // the folder the command is in: the root, joined to any `cd`
   if (name == "PWD" && !m_ctx.root.empty() && m_st.cwd && (m_st.cwd->empty() || (*m_st.cwd)[0] != '~'))
-    return Value{m_st.cwd->empty() ? m_ctx.root : (*m_st.cwd)[0] == '/' ? *m_st.cwd : m_ctx.root + "/" + *m_st.cwd,
+    return Value{m_st.cwd->empty()       ? m_ctx.root
+                 : (*m_st.cwd)[0] == '/' ? *m_st.cwd
+                                         : m_ctx.root + "/" + *m_st.cwd,
                  false, false};
   return std::nullopt;
 }

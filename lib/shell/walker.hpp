@@ -52,8 +52,8 @@ struct Stdin {
 struct LeafInfo {
   std::optional<std::string> output;  // static standard output (echo, printf, base64 -d of it)
   bool output_computed = false;
-  bool download = false;  // prints what it downloads
-  bool kills = false;     // kill, pkill, killall, fuser -k: checked against the pipeline
+  bool download = false;     // prints what it downloads
+  bool kills = false;        // kill, pkill, killall, fuser -k: checked against the pipeline
   bool shell_input = false;  // a shell or interpreter runs what it reads from an unknown pipe
 };
 

@@ -970,7 +970,8 @@ TEST_CASE("every command of the table says why, the worst reason first", "[shell
     Classification c = kai::classify_shell(row.cmd, ctx);
     INFO("command: " << row.cmd << "\nreasons:" << reasons_of(c));
     REQUIRE_FALSE(c.reasons.empty());
-    if (c.verdict != RunVerdict::ask) CHECK(c.reasons.front().starts_with(std::string(kai::to_string(c.verdict)) + ": "));
+    if (c.verdict != RunVerdict::ask)
+      CHECK(c.reasons.front().starts_with(std::string(kai::to_string(c.verdict)) + ": "));
   }
 }
 

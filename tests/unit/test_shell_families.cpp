@@ -382,9 +382,10 @@ TEST_CASE("git elsewhere, deletion outside the root, force pushes, describing fo
   check_rows(k_elsewhere, families_context());
 }
 
-TEST_CASE("the family tables: cloud, platforms, containers, kubernetes, infrastructure, storage, backup, "
-          "databases, secrets, system",
-          "[shell][families]") {
+TEST_CASE(
+    "the family tables: cloud, platforms, containers, kubernetes, infrastructure, storage, backup, "
+    "databases, secrets, system",
+    "[shell][families]") {
   check_rows(k_families, families_context());
 }
 
@@ -403,10 +404,20 @@ TEST_CASE("each family has cases and false-positive twins", "[shell][families]")
 
 TEST_CASE("no verdict without a reason", "[shell][families]") {
   const kai::ShellContext ctx = families_context();
-  std::vector<std::string_view> commands = {
-      "",          "ls",           "cat a | grep b | sort | uniq -c", "make && ./run.sh", "frob",
-      "cd src",    "X=1",          "echo $(date)",                    "true",             "kaicoder list",
-      "a=b; $a",   "git status",   "npm test",                        "for f in *; do :; done"};
+  std::vector<std::string_view> commands = {"",
+                                            "ls",
+                                            "cat a | grep b | sort | uniq -c",
+                                            "make && ./run.sh",
+                                            "frob",
+                                            "cd src",
+                                            "X=1",
+                                            "echo $(date)",
+                                            "true",
+                                            "kaicoder list",
+                                            "a=b; $a",
+                                            "git status",
+                                            "npm test",
+                                            "for f in *; do :; done"};
   for (const auto& rows : {std::vector<Row>(std::begin(k_runners), std::end(k_runners)),
                            std::vector<Row>(std::begin(k_command_options), std::end(k_command_options)),
                            std::vector<Row>(std::begin(k_elsewhere), std::end(k_elsewhere)),
@@ -440,9 +451,9 @@ TEST_CASE("the coverage of each family comes from its table", "[shell][families]
     CHECK_FALSE(f.programs.empty());
     CHECK(f.verbs > 0);
   }
-  for (std::string_view want : {"cloud", "platform", "container", "kubernetes", "infrastructure", "storage", "backup",
-                                "database", "secrets", "system", "options that take a command", "package runners",
-                                "job runners"})
+  for (std::string_view want :
+       {"cloud", "platform", "container", "kubernetes", "infrastructure", "storage", "backup", "database", "secrets",
+        "system", "options that take a command", "package runners", "job runners"})
     CHECK(families.count(std::string(want)) == 1);
   auto programs = [&](std::string_view family) {
     for (const auto& f : cov)

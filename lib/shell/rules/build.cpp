@@ -75,7 +75,8 @@ void make_recipes(Walker& w, Call& c, const std::string& text) {
       body = line;
     } else if (sw(line, "\t")) {
       body = line.substr(1);
-    } else if (size_t colon = line.find(':'); colon != std::string::npos && line.find(';', colon) != std::string::npos) {
+    } else if (size_t colon = line.find(':');
+               colon != std::string::npos && line.find(';', colon) != std::string::npos) {
       body = line.substr(line.find(';', colon) + 1);  // target: prerequisites ; recipe
     } else {
       continue;

@@ -81,7 +81,8 @@ void debugger_command(Walker& w, Call& c, const Field& value) {
   auto rest_after = [&](size_t n) { return with_value(value, std::string(trim(std::string_view(t).substr(n)))); };
   std::string first = t.substr(0, t.find_first_of(" \t"));
   if (sw(t, "!")) return w.judge(c, c.name + " !", rest_after(1), Walker::Feed::none);
-  if (one_of(first, {"shell", "she"})) return w.judge(c, c.name + " shell", rest_after(first.size()), Walker::Feed::none);
+  if (one_of(first, {"shell", "she"}))
+    return w.judge(c, c.name + " shell", rest_after(first.size()), Walker::Feed::none);
   if (sw(t, "platform shell")) return w.judge(c, c.name + " platform shell", rest_after(14), Walker::Feed::none);
   if (first == "pipe" || sw(t, "|")) {  // pipe COMMAND | SHELL_COMMAND
     size_t bar = t.find('|', sw(t, "|") ? 1 : 0);
@@ -130,7 +131,10 @@ void run_value(Walker& w, Call& c, const CommandOption& row, std::string_view op
       w.judge(c, what, with_value(value, text), Walker::Feed::none);
       break;
     }
-    case Runs::argv: exec_inner(w, c, slice(c.argv, next), what, std::nullopt); c.wrapper = false; break;
+    case Runs::argv:
+      exec_inner(w, c, slice(c.argv, next), what, std::nullopt);
+      c.wrapper = false;
+      break;
     case Runs::vim: ex_commands(w, c, value); break;
     case Runs::elisp:
     case Runs::tcl: w.opaque(c, value.value); break;
@@ -141,8 +145,10 @@ void run_value(Walker& w, Call& c, const CommandOption& row, std::string_view op
     case Runs::apt: {
       size_t eq = value.value.find('=');
       std::string key = ascii_lower(value.value.substr(0, eq));
-      if (eq != std::string::npos && (key.find("invoke") != std::string::npos || key.find("pre-install-pkgs") != std::string::npos))
-        w.judge(c, what + " " + value.value.substr(0, eq), with_value(value, value.value.substr(eq + 1)), Walker::Feed::none);
+      if (eq != std::string::npos &&
+          (key.find("invoke") != std::string::npos || key.find("pre-install-pkgs") != std::string::npos))
+        w.judge(c, what + " " + value.value.substr(0, eq), with_value(value, value.value.substr(eq + 1)),
+                Walker::Feed::none);
       break;
     }
   }
@@ -198,8 +204,8 @@ void command_options(Walker& w, Call& c) {
           value = with_value(f, v.substr(o.size() + 1));
         } else if (row.cluster && o.size() == 2 && v.size() > 2 && v[0] == '-' && v[1] != '-') {
           size_t at = v.find(o[1], 1);
-          bool letters = at != std::string::npos &&
-                         std::all_of(v.begin() + 1, v.begin() + static_cast<long>(at), [](char ch) { return is_alpha(ch); });
+          bool letters = at != std::string::npos && std::all_of(v.begin() + 1, v.begin() + static_cast<long>(at),
+                                                                [](char ch) { return is_alpha(ch); });
           if (letters && at + 1 < v.size()) {
             value = with_value(f, v.substr(at + 1));
           } else if (letters && i + 1 < c.argv.size()) {

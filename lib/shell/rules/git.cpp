@@ -306,17 +306,66 @@ bool git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
                               "diff-index", "show-branch", "get-tar-commit-id", "fetch", "ls-remote", "--version",
                               "--help", "bugreport", "show-index", "column"};
   // clang-format on
-  static const List k_change = {
-      "commit",    "reset",        "switch",     "rebase",       "merge",       "pull",
-      "clean",     "cherry-pick",  "revert",     "am",           "apply",       "gc",
-      "prune",     "repack",       "update-ref", "symbolic-ref", "replace",     "update-index",
-      "read-tree", "commit-tree",  "mktag",      "mktree",       "maintenance", "sparse-checkout",
-      "add",       "lfs",          "restore",    "checkout",     "rm",          "mv",
-      "stash",     "tag",          "branch",     "worktree",     "remote",      "reflog",
-      "notes",     "format-patch", "init",       "clone",        "mergetool",   "filter-branch",
-      "submodule", "bisect",       "send-email", "archive",      "hash-object", "fast-import",
-      "pack-refs", "prune-packed", "difftool",   "config",       "push",        "filter-repo",
-      "checkout-index", "merge-file", "annex", "interpret-trailers", "unpack-objects", "read-tree"};
+  static const List k_change = {"commit",
+                                "reset",
+                                "switch",
+                                "rebase",
+                                "merge",
+                                "pull",
+                                "clean",
+                                "cherry-pick",
+                                "revert",
+                                "am",
+                                "apply",
+                                "gc",
+                                "prune",
+                                "repack",
+                                "update-ref",
+                                "symbolic-ref",
+                                "replace",
+                                "update-index",
+                                "read-tree",
+                                "commit-tree",
+                                "mktag",
+                                "mktree",
+                                "maintenance",
+                                "sparse-checkout",
+                                "add",
+                                "lfs",
+                                "restore",
+                                "checkout",
+                                "rm",
+                                "mv",
+                                "stash",
+                                "tag",
+                                "branch",
+                                "worktree",
+                                "remote",
+                                "reflog",
+                                "notes",
+                                "format-patch",
+                                "init",
+                                "clone",
+                                "mergetool",
+                                "filter-branch",
+                                "submodule",
+                                "bisect",
+                                "send-email",
+                                "archive",
+                                "hash-object",
+                                "fast-import",
+                                "pack-refs",
+                                "prune-packed",
+                                "difftool",
+                                "config",
+                                "push",
+                                "filter-repo",
+                                "checkout-index",
+                                "merge-file",
+                                "annex",
+                                "interpret-trailers",
+                                "unpack-objects",
+                                "read-tree"};
   bool changes = one_of(sub, k_change);
   if (!changes && !one_of(sub, k_read)) {
     w.unknown(c, "'git " + sub + "' may be an alias defined in the configuration");
@@ -345,8 +394,8 @@ namespace {
 
 // Subcommands that delete or overwrite files of the work tree.
 bool git_overwrites_tree(const std::string& sub, const Args& a) {
-  if (one_of(sub, {"clean", "rm", "mv", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "apply",
-                   "read-tree", "checkout-index", "stash", "restore", "checkout", "switch"}))
+  if (one_of(sub, {"clean", "rm", "mv", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "apply", "read-tree",
+                   "checkout-index", "stash", "restore", "checkout", "switch"}))
     return !git_listing(sub, a) && !(sub == "restore" && git_only_adds(sub, a));
   if (sub == "reset") return has_opt(a, {"--hard", "--merge", "--keep"});
   return false;
@@ -359,8 +408,9 @@ void git_elsewhere(Walker& w, Call& c, const std::string& sub, const Args& a, co
   if (r.kind == Reach::inside || r.kind == Reach::root || !changes) return;
   std::string where = " ('" + tree.value + "')";
   if (git_overwrites_tree(sub, a) && r.kind != Reach::outside) {
-    w.find(c, V::blocked,
-           "git " + sub + " deletes or overwrites files in " + r.what + (r.what == "'" + tree.value + "'" ? "" : where));
+    w.find(
+        c, V::blocked,
+        "git " + sub + " deletes or overwrites files in " + r.what + (r.what == "'" + tree.value + "'" ? "" : where));
   } else if (r.kind == Reach::runtime) {
     w.find(c, V::confirm, "git " + sub + " changes a repository in a folder only known at run time");
     w.unknown(c, "git works in a folder only known at run time");
@@ -380,7 +430,7 @@ void rule_git(Walker& w, Call& c) {
   auto join_cwd = [&](const Field& d) {
     if (d.dynamic) return std::string();
     return cwd && !cwd->empty() && !d.value.empty() && d.value[0] != '/' && d.value[0] != '~' ? *cwd + "/" + d.value
-                                                                                                : d.value;
+                                                                                              : d.value;
   };
   while (i < c.argv.size()) {
     const Field& f = c.argv[i];
@@ -431,7 +481,8 @@ void rule_git(Walker& w, Call& c) {
   git_elsewhere(w, c, sub, rest, where, changes);
   if (gitdir && changes) {
     Field g = *gitdir;
-    if (cwd && !cwd->empty() && !g.value.empty() && g.value[0] != '/' && g.value[0] != '~') g.value = *cwd + "/" + g.value;
+    if (cwd && !cwd->empty() && !g.value.empty() && g.value[0] != '/' && g.value[0] != '~')
+      g.value = *cwd + "/" + g.value;
     Reach r = deletion_reach(w, g);
     if (r.kind != Reach::inside && r.kind != Reach::root)
       w.find(c, V::confirm, "git " + sub + " changes a repository outside the root ('" + gitdir->value + "')");

@@ -152,8 +152,9 @@ void rule_rsync(Walker& w, Call& c) {
   if (!deletes) return;
   Reach r = deletion_reach(w, dest);
   if (r.kind == Reach::root || r.kind == Reach::guarded || r.kind == Reach::runtime)
-    w.find(c, V::blocked, "recursive deletion (rsync --delete) of " + (r.kind == Reach::root ? "the root itself" : r.what) +
-                              " ('" + dest.value + "')");
+    w.find(c, V::blocked,
+           "recursive deletion (rsync --delete) of " + (r.kind == Reach::root ? "the root itself" : r.what) + " ('" +
+               dest.value + "')");
   else
     w.find(c, V::confirm, "deletes files in '" + dest.value + "' that the source does not have (rsync --delete)");
 }

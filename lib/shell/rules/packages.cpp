@@ -159,7 +159,8 @@ void rule_cargo(Walker& w, Call& c) {
     w.find(c, V::confirm, "rewrites files in place (cargo clippy --fix)");
   for (const Field* cfg : o.values({"--config"}))
     if (cfg->value.find('=') != std::string::npos) w.unknown(c, "cargo --config may set programs it runs");
-  if (sub == "install" && std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) { return f.value == "--git" || sw(f.value, "--git="); }))
+  if (sub == "install" && std::any_of(c.argv.begin(), c.argv.end(),
+                                      [](const Field& f) { return f.value == "--git" || sw(f.value, "--git="); }))
     w.find(c, V::confirm, "installs a crate from a git repository and runs its build script (cargo install --git)");
   rule_pkg(w, c, "cargo", 1);
 }
@@ -182,10 +183,11 @@ void rule_go(Walker& w, Call& c) {
     size_t i = 2;
     while (i < c.argv.size() && sw(c.argv[i].value, "-")) {
       const std::string& v = c.argv[i].value;
-      bool takes = v.find('=') == std::string::npos &&
-                   one_of(v, {"-C", "-exec", "-gcflags", "-ldflags", "-asmflags", "-tags", "-mod", "-modfile", "-overlay",
-                              "-pkgdir", "-p", "-toolexec", "-o", "-coverpkg", "-covermode", "-gccgoflags",
-                              "-buildmode", "-compiler", "-installsuffix", "-pgo"});
+      bool takes =
+          v.find('=') == std::string::npos &&
+          one_of(v, {"-C",         "-exec",       "-gcflags",   "-ldflags",  "-asmflags",      "-tags", "-mod",
+                     "-modfile",   "-overlay",    "-pkgdir",    "-p",        "-toolexec",      "-o",    "-coverpkg",
+                     "-covermode", "-gccgoflags", "-buildmode", "-compiler", "-installsuffix", "-pgo"});
       i += takes ? 2 : 1;
     }
     if (i >= c.argv.size()) return;
@@ -209,7 +211,11 @@ void rule_go(Walker& w, Call& c) {
 // nix run INSTALLABLE -- ARGS: the package's program, judged as that
 // command; nix shell/develop -c CMD run a command.
 void rule_nix(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"fIL", {"--file", "--expr", "--include", "--option", "--arg", "--argstr", "--override-input", "--profile", "--inputs-from"}, false});
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"fIL",
+                           {"--file", "--expr", "--include", "--option", "--arg", "--argstr", "--override-input",
+                            "--profile", "--inputs-from"},
+                           false});
   if (o.pos.empty()) return;
   std::string_view sub = c.argv[o.pos[0]].value;
   if (one_of(sub, {"shell", "develop"})) {
@@ -221,8 +227,10 @@ void rule_nix(Walker& w, Call& c) {
     return;
   }
   if (one_of(sub, {"profile", "store"}) && o.pos.size() > 1 &&
-      one_of(c.argv[o.pos[1]].value, {"install", "remove", "upgrade", "gc", "delete", "rollback", "wipe-history", "optimise", "repair"})) {
-    w.find(c, V::confirm, "installs, removes or deletes packages (nix " + std::string(sub) + " " + c.argv[o.pos[1]].value + ")");
+      one_of(c.argv[o.pos[1]].value,
+             {"install", "remove", "upgrade", "gc", "delete", "rollback", "wipe-history", "optimise", "repair"})) {
+    w.find(c, V::confirm,
+           "installs, removes or deletes packages (nix " + std::string(sub) + " " + c.argv[o.pos[1]].value + ")");
     return;
   }
   if (sub != "run" || o.pos.size() < 2) return;

@@ -130,15 +130,18 @@ void rule_script(Walker& w, Call& c);
 void rule_su(Walker& w, Call& c);
 void rule_sg(Walker& w, Call& c);
 void exec_inner(Walker& w, Call& c, Args inner, const std::string& what, const std::optional<std::string>& cwd);
+void rule_xargs(Walker& w, Call& c);
+
+// ---- rules/runners.cpp ----
+
 // npx, npm exec, pnpm dlx, yarn dlx, bunx, bun x, pipx run, uvx, uv tool
 // run, deno run npm:X: the package's program is judged as the command it
 // is (`npx rimraf /` as a deletion of /). `from`: the word after the verb.
 void rule_package_runner(Walker& w, Call& c, size_t from);
 void rule_npx(Walker& w, Call& c);
-size_t package_bin_count();  // the packages judged as the command they are
+size_t package_bin_count();               // the packages judged as the command they are
 bool package_bin(std::string_view name);  // rimraf, del, trash, shx, cross-env, ...
 
-void rule_xargs(Walker& w, Call& c);
 // GNU parallel and sem run a command once per argument: `parallel rm -rf
 // ::: a b` is `rm -rf a` and `rm -rf b`; without ::: the arguments come from
 // the input, as with xargs. The command is judged with every argument.
@@ -209,6 +212,9 @@ void rule_patch(Walker& w, Call& c);
 void rule_sort(Walker& w, Call& c);
 void rule_uniq(Walker& w, Call& c);
 void rule_split(Walker& w, Call& c);
+
+// ---- rules/editors.cpp ----
+
 void rule_editor(Walker& w, Call& c);
 // Ex commands (vim -c, +cmd, :g, :exe): `:!cmd`, `:r !cmd`, `:w !cmd`,
 // `:terminal`, system() and the script languages run commands.
@@ -273,7 +279,7 @@ void rule_cargo(Walker& w, Call& c);
 void rule_go(Walker& w, Call& c);
 void rule_nix(Walker& w, Call& c);
 
-// ---- rules/families.cpp: one data table per family ----
+// ---- rules/families.cpp, family_rule.cpp, statements.cpp: one data table per family ----
 
 // cloud, platform, container, kubernetes, infrastructure, storage, backup,
 // database, secrets, system: the tools and their destroying verbs.

@@ -265,18 +265,46 @@ void rule_multiplexer(Walker& w, Call& c) {
       return;
     }
     std::string_view sub = c.argv[o.rest].value;
-    if (one_of(sub, {"ls", "list-sessions", "list-windows", "list-panes", "has-session", "has", "capture-pane",
-                     "capturep", "show-options", "show", "display-message", "display", "list-keys", "lsk",
-                     "list-clients", "lsc", "info", "kill-server", "kill-session", "kill-window", "kill-pane",
-                     "detach-client", "detach", "rename-session", "rename-window", "select-window", "select-pane",
-                     "resize-pane", "attach-session", "attach", "a", "switch-client"})) {
+    if (one_of(sub, {"ls",
+                     "list-sessions",
+                     "list-windows",
+                     "list-panes",
+                     "has-session",
+                     "has",
+                     "capture-pane",
+                     "capturep",
+                     "show-options",
+                     "show",
+                     "display-message",
+                     "display",
+                     "list-keys",
+                     "lsk",
+                     "list-clients",
+                     "lsc",
+                     "info",
+                     "kill-server",
+                     "kill-session",
+                     "kill-window",
+                     "kill-pane",
+                     "detach-client",
+                     "detach",
+                     "rename-session",
+                     "rename-window",
+                     "select-window",
+                     "select-pane",
+                     "resize-pane",
+                     "attach-session",
+                     "attach",
+                     "a",
+                     "switch-client"})) {
       if (sw(sub, "kill-")) w.find(c, V::confirm, "ends terminal multiplexer sessions and what runs in them");
       return;
     }
     w.find(c, V::confirm, "detached execution: starts or drives a terminal multiplexer session");
     Opts so = parse_opts(c.argv, o.rest + 1, Spec{"cefnstxyFlNT", {}, true});
-    if (one_of(sub, {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
-                     "respawn-window", "respawnw", "run-shell", "run", "pipe-pane", "pipep", "display-popup", "popup"})) {
+    if (one_of(sub,
+               {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
+                "respawn-window", "respawnw", "run-shell", "run", "pipe-pane", "pipep", "display-popup", "popup"})) {
       if (so.rest >= c.argv.size()) {
         w.unknown(c, "starts an interactive shell in a terminal multiplexer");
       } else {
@@ -284,10 +312,12 @@ void rule_multiplexer(Walker& w, Call& c) {
         c.wrapper = false;
       }
     } else if (one_of(sub, {"send-keys", "send"})) {
-      bool literal = std::any_of(c.argv.begin() + static_cast<long>(o.rest), c.argv.end(), [](const Field& f) { return f.value == "-l"; });
+      bool literal = std::any_of(c.argv.begin() + static_cast<long>(o.rest), c.argv.end(),
+                                 [](const Field& f) { return f.value == "-l"; });
       typed_keys(w, c, c.argv, so.rest, literal);
     } else if (one_of(sub, {"if-shell", "if"})) {
-      tmux_command(w, c, Args(c.argv.begin(), c.argv.begin() + static_cast<long>(std::min(so.rest + 1, c.argv.size()))), so.rest);
+      tmux_command(w, c, Args(c.argv.begin(), c.argv.begin() + static_cast<long>(std::min(so.rest + 1, c.argv.size()))),
+                   so.rest);
       c.wrapper = false;
     } else {
       w.unknown(c, "runs commands in a terminal multiplexer");
@@ -305,7 +335,7 @@ void rule_multiplexer(Walker& w, Call& c) {
       typed_keys(w, c, c.argv, o.rest, true);
     } else if (x->value == "exec") {
       size_t k = o.rest;
-      while (k < c.argv.size() && sw(c.argv[k].value, ".") ) ++k;
+      while (k < c.argv.size() && sw(c.argv[k].value, ".")) ++k;
       exec_inner(w, c, slice(c.argv, k), "screen -X exec", std::nullopt);
       c.wrapper = false;
     }

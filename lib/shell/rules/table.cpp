@@ -183,12 +183,14 @@ bool known_program(std::string_view name) {
   if (name.empty()) return false;
   std::string fam = family(name);
   static const std::set<std::string_view> k_named = {
-      "touch", "truncate", "mkdir", "rmdir", "unlink", "mkfifo", "mknod", "gcc", "g++", "cc", "c++", "clang", "clang++",
-      "ld", "rustc", "tcc", "javac", "vi", "vim", "nvim", "nano", "emacs", "pico", "joe", "micro", "ed", "ex", "kak",
-      "hx", "helix", "view", "gvim", "emacsclient", "gzip", "gunzip", "bzip", "bunzip", "xz", "unxz", "lzma",
-      "unlzma", "zstd", "unzstd", "lz", "unlz", "compress", "uncompress", "pigz", "unpigz", "brotli", "lzip", "ruff",
-      "samu", "sem", "pnpx", "bunx", "npm-run-all", "run-s", "run-p", "fkill", "kill-port", "empty-trash",
-      "tclsh", "wish", "expect"};
+      "touch",    "truncate",   "mkdir",       "rmdir",   "unlink", "mkfifo",      "mknod",     "gcc",         "g++",
+      "cc",       "c++",        "clang",       "clang++", "ld",     "rustc",       "tcc",       "javac",       "vi",
+      "vim",      "nvim",       "nano",        "emacs",   "pico",   "joe",         "micro",     "ed",          "ex",
+      "kak",      "hx",         "helix",       "view",    "gvim",   "emacsclient", "gzip",      "gunzip",      "bzip",
+      "bunzip",   "xz",         "unxz",        "lzma",    "unlzma", "zstd",        "unzstd",    "lz",          "unlz",
+      "compress", "uncompress", "pigz",        "unpigz",  "brotli", "lzip",        "ruff",      "samu",        "sem",
+      "pnpx",     "bunx",       "npm-run-all", "run-s",   "run-p",  "fkill",       "kill-port", "empty-trash", "tclsh",
+      "wish",     "expect"};
   return rules().count(name) > 0 || wrapper_spec(name) != nullptr || is_shell(name) || family_tool(name) ||
          interpreter(fam) != nullptr || interpreter(name) != nullptr || formatter(fam) != nullptr ||
          manager(fam) != nullptr || manager(name) != nullptr || prints_only(name) || names_without_reading(name) ||
@@ -206,8 +208,10 @@ std::vector<FamilyCoverage> coverage() {
       {"npx", "npm exec", "npm x", "pnpm dlx", "pnpm exec", "pnpx", "yarn dlx", "yarn exec", "bunx", "bun x",
        "pipx run", "uvx", "uv tool run", "deno run", "go run", "nix run", "cargo install --git"},
       package_bin_count());
-  add("job runners", {"xargs", "parallel", "sem", "rush", "concurrently", "make --eval", "make -f -", "watch", "entr",
-                      "hyperfine", "nodemon"}, 11);
+  add("job runners",
+      {"xargs", "parallel", "sem", "rush", "concurrently", "make --eval", "make -f -", "watch", "entr", "hyperfine",
+       "nodemon"},
+      11);
   return out;
 }
 
@@ -252,14 +256,17 @@ bool only_describes(const Call& c) {
       if (a[i].value == "--help" && !(a[i - 1].value.size() == 2 && a[i - 1].value[0] == '-')) return true;
     if (a.size() >= 2 && one_of(a[1].value, {"push", "rm", "add", "mv", "prune", "fetch"}))
       return has({"--dry-run", "-n"}, 2) || (a[1].value != "push" && short_n(2));
-    if (a.size() >= 2 && one_of(a[1].value, {"clean", "worktree", "reflog"})) return has({"--dry-run"}, 2) || short_n(2);
+    if (a.size() >= 2 && one_of(a[1].value, {"clean", "worktree", "reflog"}))
+      return has({"--dry-run"}, 2) || short_n(2);
     return false;
   }
   if (n == "rsync") return has({"--dry-run", "--help"}, 1) || short_n(1);
   if (n == "make") return has({"--dry-run", "--just-print", "--recon", "-n", "--help"}, 1);
-  if (one_of(n, {"apt", "apt-get", "aptitude"})) return has({"--simulate", "--just-print", "--dry-run", "--recon", "--no-act", "-s"}, 1);
-  if (one_of(n, {"npm", "pnpm", "yarn", "cargo", "pip", "pip3", "poetry", "uv", "bundle", "gem", "brew", "twine",
-                 "find", "chmod", "chown", "shred", "truncate", "mkdir", "touch", "tar", "zip", "unzip", "patch"}))
+  if (one_of(n, {"apt", "apt-get", "aptitude"}))
+    return has({"--simulate", "--just-print", "--dry-run", "--recon", "--no-act", "-s"}, 1);
+  if (one_of(n, {"npm",      "pnpm",  "yarn",  "cargo", "pip",  "pip3",  "poetry", "uv",
+                 "bundle",   "gem",   "brew",  "twine", "find", "chmod", "chown",  "shred",
+                 "truncate", "mkdir", "touch", "tar",   "zip",  "unzip", "patch"}))
     return has({"--dry-run", "--help", "--version"}, 1);
   return false;
 }
