@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "lib/glob.hpp"
-#include "lib/paths.hpp"
-#include "lib/policy.hpp"
+#include "lib/paths/glob.hpp"
+#include "lib/paths/paths.hpp"
+#include "lib/config/policy.hpp"
 
 namespace kai::harness {
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "lib/result.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::harness {
 

@@ -9,7 +9,7 @@
 
 #include "lib/harness/json_text.hpp"
 #include "lib/harness/toml_text.hpp"
-#include "lib/paths.hpp"
+#include "lib/paths/paths.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai::harness {

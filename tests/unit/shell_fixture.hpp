@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 
 namespace shell_fixture {
 

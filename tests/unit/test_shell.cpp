@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 #include "tests/unit/shell_fixture.hpp"
 
 using namespace std::literals;
