@@ -184,6 +184,9 @@ const Row k_elsewhere[] = {
     {"apt-get -s install jq", A, "only describes"},           {"npm publish --dry-run", A, "only describes"},
     {"docker --version", A, "only describes"},                {"rm --version", A},
     {"npx rimraf --help", A, "only describes"},
+    {"mkfs.ext4 --help", A, "only describes"},               {"mkfs.ext4 /dev/sdb1", B, "formats"},
+    {"shutdown --help", A, "only describes"},                {"shutdown -h now", B, "power control"},
+    {"sudo --version", A, "only describes"},                 {"wipefs -a /dev/sdb --help", A},
     // paths that merely look like protected ones
     {"curl -o out.json https://example.com/.git/config", C},
     {"wget -O page.html https://example.com/.env", C},

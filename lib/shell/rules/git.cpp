@@ -442,8 +442,10 @@ void rule_git(Walker& w, Call& c) {
       i += 2;
     } else if (v == "-c" && i + 1 < c.argv.size()) {
       git_config_pair(w, c, c.argv[i + 1]);
-      std::string key = ascii_lower(c.argv[i + 1].value.substr(0, c.argv[i + 1].value.find('=')));
-      if (key == "core.worktree") tree = with_value(c.argv[i + 1], c.argv[i + 1].value.substr(key.size() + 1));
+      const std::string& pair = c.argv[i + 1].value;
+      size_t eq = pair.find('=');
+      if (eq != std::string::npos && ascii_lower(pair.substr(0, eq)) == "core.worktree")
+        tree = with_value(c.argv[i + 1], pair.substr(eq + 1));
       i += 2;
     } else if (sw(v, "--config-env=")) {
       std::string key = ascii_lower(v.substr(13, v.find('=', 13) - 13));

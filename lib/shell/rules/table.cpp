@@ -208,10 +208,11 @@ std::vector<FamilyCoverage> coverage() {
       {"npx", "npm exec", "npm x", "pnpm dlx", "pnpm exec", "pnpx", "yarn dlx", "yarn exec", "bunx", "bun x",
        "pipx run", "uvx", "uv tool run", "deno run", "go run", "nix run", "cargo install --git"},
       package_bin_count());
-  add("job runners",
-      {"xargs", "parallel", "sem", "rush", "concurrently", "make --eval", "make -f -", "watch", "entr", "hyperfine",
-       "nodemon"},
-      11);
+  std::vector<std::string> jobs = {"xargs",       "parallel",  "sem",   "rush",   "concurrently",
+                                   "make --eval", "make -f -", "watch", "entr",   "watchexec",
+                                   "hyperfine",   "nodemon",   "tmux",  "screen", "crontab"};
+  size_t forms = jobs.size();  // each runs what it is given in one way of its own
+  add("job runners", std::move(jobs), forms);
   return out;
 }
 
@@ -245,7 +246,12 @@ bool only_describes(const Call& c) {
     }
     return false;
   };
-  if (one_of(n, {"rm", "rmdir", "shred", "dd", "chmod", "chown", "chgrp", "mv", "cp", "truncate", "sed", "ln"}))
+  // `prog --help` alone describes any program, wrappers and shells included
+  if (a.size() == 2 && one_of(a[1].value, {"--help", "--version"})) return true;
+  if (one_of(n, {"rm", "rmdir", "shred", "dd", "chmod", "chown", "chgrp", "mv", "cp", "truncate", "sed", "ln",
+                 "shutdown", "reboot", "poweroff", "halt", "wipefs", "fdisk", "sfdisk", "parted", "mkswap",
+                 "blkdiscard", "kill", "pkill", "killall", "systemctl", "crontab"}) ||
+      sw(n, "mkfs"))
     return has({"--help", "--version"}, 1);
   if (n == "git") {
     if (a.size() == 2 && one_of(a[1].value, {"--help", "--version", "help"})) return true;
