@@ -17,12 +17,13 @@
 #include "lib/util/text.hpp"
 #include "lib/validate.hpp"
 
+#include "lib/util/json_bounded.hpp"
 namespace kai {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 Result<ProposeRequest> request_from_json(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;  // discarded when not JSON or nested too deep
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
                       R"(send {"path": …, "target": …, "replacement": …, "why": …})");
