@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -34,7 +35,7 @@ struct JsonWant {
   bool add = false;  // append to the list at path; else set
   std::string what;
   std::function<bool(const json& doc)> has;  // present already; default: the value is there
-  std::shared_ptr<std::string> why;          // set by `has`: what is wrong with what is there
+  std::shared_ptr<std::string> why = nullptr;  // set by `has`: what is wrong with what is there
 };
 
 struct TomlWant {
@@ -47,7 +48,7 @@ struct FileWants {
   std::vector<JsonWant> json_wants;
   std::vector<TomlWant> toml_wants;
   bool toml = false;
-  std::vector<std::string> lines;  // a text file (.gitignore): lines it must hold
+  std::vector<std::string> lines{};  // a text file (.gitignore): lines it must hold
   bool machine_path = false;       // holds this machine's path to kaicoder: never a file git tracks
 };
 

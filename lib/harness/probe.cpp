@@ -1,5 +1,6 @@
 #include "lib/harness/probe.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
