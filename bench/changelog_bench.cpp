@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/changelog.hpp"
+#include "lib/store/changelog.hpp"
 #include "lib/util/time.hpp"
 
 namespace fs = std::filesystem;

@@ -23,12 +23,12 @@
 
 #include <fmt/format.h>
 
-#include "lib/changeset.hpp"
-#include "lib/gate.hpp"
-#include "lib/mac.hpp"
-#include "lib/trust.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/store/mac.hpp"
+#include "lib/config/trust.hpp"
 #include "lib/util/fs.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace fs = std::filesystem;
 

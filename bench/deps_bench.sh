@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Times the import scanners (lib/deps.cpp) on the hostile tracked files of
+# Times the import scanners (lib/risk/deps.cpp) on the hostile tracked files of
 # bench/hostile_deps.hpp: a nested Rust use tree, a long Rust use chain, and
 # tens of thousands of #include lines in a file 300 folders deep. Each run is
 # one process under /usr/bin/time (wall seconds, peak resident memory).
 #
 #   bench/deps_bench.sh [REV]      BUILD=DIR: the build folder (default ./build-bench)
 #
-# REV (a commit) also times lib/deps.cpp as it was at REV, for a before and
+# REV (a commit) also times lib/risk/deps.cpp as it was at REV, for a before and
 # after. Every run is stopped after LIMIT seconds (default 150) or when it
 # asks for more than MEM_MB of memory (default 4096).
 set -euo pipefail
@@ -28,12 +28,14 @@ mkdir -p "$work/now"
 cp "$build/bench/deps_driver" "$work/now/driver"
 versions=(now)
 if [[ -n $rev ]]; then
-  # The scanners as they were at REV: every lib/deps*.cpp of that commit,
+  # The scanners as they were at REV: every deps*.cpp of that commit (in
+  # lib/risk/, or at lib/'s top before lib/ had part folders),
   # with the headers of that commit beside them, compiled with the driver.
   mkdir -p "$work/old"
   git -C "$root" archive "$rev" lib bench | tar -x -C "$work/old"
   # (and the text helpers they use, where that commit has them).
-  srcs=("$work/old"/lib/deps*.cpp)
+  srcs=()
+  for f in "$work/old"/lib/deps*.cpp "$work/old"/lib/risk/deps*.cpp; do [[ -f $f ]] && srcs+=("$f"); done
   for f in git_quote strings text; do
     [[ -f $work/old/lib/util/$f.cpp ]] && srcs+=("$work/old/lib/util/$f.cpp")
   done

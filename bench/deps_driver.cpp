@@ -1,4 +1,4 @@
-// Hostile inputs for the import scanners (lib/deps.hpp); bench/deps_bench.sh
+// Hostile inputs for the import scanners (lib/risk/deps.hpp); bench/deps_bench.sh
 // builds it and runs it under /usr/bin/time.
 //
 //   deps_driver KIND BYTES
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/hostile_deps.hpp"
-#include "lib/deps.hpp"
+#include "lib/risk/deps.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

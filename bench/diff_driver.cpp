@@ -21,8 +21,8 @@
 
 #include <fmt/format.h>
 
-#include "lib/diff.hpp"
-#include "lib/git.hpp"
+#include "lib/diff/diff.hpp"
+#include "lib/util/git.hpp"
 #include "bench/rng.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Hostile tracked files for the import scanners (lib/deps.hpp): inputs
+// Hostile tracked files for the import scanners (lib/risk/deps.hpp): inputs
 // that made the scan super-linear before it was bounded. Used by
 // bench/deps_driver.cpp (full size, timed) and tests/unit/test_deps.cpp
 // (small, checked for the right edges).

@@ -30,7 +30,7 @@
 #include <fmt/format.h>
 
 #include "bench/rng.hpp"
-#include "lib/risk.hpp"
+#include "lib/risk/risk.hpp"
 
 namespace {
 namespace fs = std::filesystem;

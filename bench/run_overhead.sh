@@ -9,9 +9,9 @@
 # FILES sets the tree size (default 20000), RUNS the repetitions (default 5;
 # the median CPU time is shown), REPS how many times each warm measurement
 # runs back to back inside one timing (default 10; the time shown is per
-# run), since /usr/bin/time counts in hundredths of a second. OLD_SNAPSHOT=path/to/an/older/lib/snapshot.cpp
+# run), since /usr/bin/time counts in hundredths of a second. OLD_SNAPSHOT=path/to/an/older/lib/run/snapshot.cpp (lib/snapshot.cpp before the part folders)
 # (with its tree's headers beside it) measures that version too: it and
-# every other lib/snapshot*.cpp beside it, linked in place of the library's,
+# every other lib/run/snapshot*.cpp beside it, linked in place of the library's,
 # for a before/after comparison.
 #
 # WHOLE=1 also measures the whole `kaicoder run --why bench -- true` process
@@ -44,8 +44,11 @@ git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultB
 
 drivers=(new)
 if [[ -n ${OLD_SNAPSHOT:-} ]]; then
-  old_root=$(cd "$(dirname "$OLD_SNAPSHOT")/.." && pwd)
-  # The snapshot is split over several files (lib/snapshot*.cpp): all of them.
+  # The tree it belongs to: the folder above it that holds lib/result.hpp
+  # (lib/snapshot.cpp at lib/'s top in older trees, lib/run/ in newer ones).
+  old_root=$(cd "$(dirname "$OLD_SNAPSHOT")" && pwd)
+  while [[ $old_root != / && ! -f $old_root/lib/result.hpp ]]; do old_root=$(dirname "$old_root"); done
+  # The snapshot is split over several files (lib/run/snapshot*.cpp): all of them.
   old_objs=()
   for src in "$(dirname "$OLD_SNAPSHOT")"/snapshot*.cpp; do
     old_objs+=("$work/old_$(basename "$src" .cpp).o")

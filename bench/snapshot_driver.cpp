@@ -21,10 +21,10 @@
 
 #include <fmt/format.h>
 
-#include "lib/snapshot.hpp"
+#include "lib/run/snapshot.hpp"
 // An older tree (bench/run_overhead.sh OLD_SNAPSHOT) has no watch.
-#if __has_include("lib/snapshot_watch.hpp")
-#include "lib/snapshot_watch.hpp"
+#if __has_include("lib/run/snapshot_watch.hpp")
+#include "lib/run/snapshot_watch.hpp"
 #define KAI_HAVE_WATCH 1
 #endif
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "cmd/render.hpp"
-#include "lib/status.hpp"
+#include "lib/gate/status.hpp"
 
 namespace kai::cmd {
 using json = nlohmann::json;
@@ -13,7 +13,7 @@ using json = nlohmann::json;
 namespace {
 
 // kaicoder mcp and kaicoder hook take the agent side's path inside lib/
-// (lib/agent_side): their writes go to the spool too.
+// (lib/two_user/agent_side): their writes go to the spool too.
 constexpr const char* k_agent_commands[] = {"propose", "run", "wait", "list", "show",
                                             "read",    "ls",  "log",  "mcp",  "hook"};
 

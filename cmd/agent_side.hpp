@@ -9,10 +9,10 @@
 #include <string>
 
 #include "cmd/cli.hpp"
-#include "lib/agent_side.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/intake.hpp"
-#include "lib/spool.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/two_user/intake.hpp"
+#include "lib/store/spool.hpp"
 
 namespace kai::cmd {
 
@@ -35,12 +35,12 @@ void note_waiting_spool(const Workspace& ws);
 void print_intake(const IntakeReport& r);
 nlohmann::json intake_json(const IntakeReport& r);
 
-// Agent side of propose and run: report the ticket a lib/agent_side spool_*
+// Agent side of propose and run: report the ticket a lib/two_user/agent_side spool_*
 // call returned (or its error); with `wait`, then wait as agent_wait does.
 int report_spooled(Session& s, Workspace& ws, const Result<std::string>& ticket, const char* command, bool wait);
 
 // Agent side of wait, list and show: tickets and the status copies only
-// (lib/agent_side); a wait ends with exit 5 once the copy is past the
+// (lib/two_user/agent_side); a wait ends with exit 5 once the copy is past the
 // owner's timeout.
 int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::optional<std::chrono::seconds> within);
 int agent_list(Session& s, Workspace& ws, const std::string& status);

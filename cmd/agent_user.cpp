@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "cmd/cli.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/intake.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/two_user/intake.hpp"
 
 namespace kai::cmd {
 namespace {

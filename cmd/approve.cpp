@@ -7,7 +7,7 @@
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 
 namespace kai::cmd {
 

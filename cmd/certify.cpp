@@ -5,7 +5,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/certify.hpp"
+#include "lib/certify/certify.hpp"
 
 namespace kai::cmd {
 

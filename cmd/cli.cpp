@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "lib/envelope.hpp"
+#include "lib/gate/envelope.hpp"
 #include "cmd/agent_side.hpp"
-#include "lib/hooks.hpp"
+#include "lib/run/hooks.hpp"
 
 namespace kai::cmd {
 

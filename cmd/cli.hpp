@@ -12,12 +12,12 @@
 
 #include "cmd/output.hpp"
 #include "cmd/progress.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/intake.hpp"
-#include "lib/proposal.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/two_user/intake.hpp"
+#include "lib/store/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::cmd {
 
@@ -51,12 +51,12 @@ public:
   const std::string& user() const { return m_env.user; }
   // After the command: send queued [hooks] notify events (no lock is held now).
   void finish();
-  // Two-user mode, the agent user's side (lib/agent_user find_agent_side):
+  // Two-user mode, the agent user's side (lib/two_user/agent_user find_agent_side):
   // the store belongs to another uid and has a spool. workspace() then opens
   // the root with built-in rules for the commands the agent may use
   // (propose, run, wait, list, show, read, ls, log, mcp, hook) and refuses
   // the others; propose, run and the writes of mcp and hook go to the spool
-  // instead of the store (lib/agent_side).
+  // instead of the store (lib/two_user/agent_side).
   const std::optional<AgentSide>& agent_side() const { return m_agent; }
   // What the owner-side workspace() took in from the spool before the command.
   const IntakeReport& taken_in() const { return m_taken_in; }

@@ -3,7 +3,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/progress.hpp"
-#include "lib/doctor.hpp"
+#include "lib/doctor/doctor.hpp"
 
 namespace kai::cmd {
 

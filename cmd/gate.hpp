@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "lib/gate.hpp"
-#include "lib/policy.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/config/policy.hpp"
 #include "lib/result.hpp"
 
 namespace kai::cmd {

@@ -7,7 +7,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
-#include "lib/setup.hpp"
+#include "lib/config/setup.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {

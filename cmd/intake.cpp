@@ -7,7 +7,7 @@
 
 #include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
-#include "lib/hooks.hpp"
+#include "lib/run/hooks.hpp"
 
 namespace kai::cmd {
 namespace {

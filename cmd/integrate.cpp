@@ -9,7 +9,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/diff.hpp"
+#include "lib/diff/diff.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/harness/wire.hpp"
 

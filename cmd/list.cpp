@@ -8,8 +8,8 @@
 #include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
-#include "lib/status.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/status.hpp"
 
 namespace kai::cmd {
 

@@ -5,7 +5,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
+#include "lib/gate/decide.hpp"
 
 namespace kai::cmd {
 

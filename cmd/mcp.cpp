@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "cmd/cli.hpp"
-#include "lib/envelope.hpp"
+#include "lib/gate/envelope.hpp"
 #include "lib/mcp/dispatch.hpp"
 #include "lib/mcp/server.hpp"
 #include "lib/version.hpp"

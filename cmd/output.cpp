@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "lib/envelope.hpp"
+#include "lib/gate/envelope.hpp"
 
 namespace kai::cmd {
 namespace {

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/redact.hpp"
+#include "lib/paths/redact.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {

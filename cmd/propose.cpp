@@ -10,10 +10,10 @@
 #include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
-#include "lib/propose.hpp"
-#include "lib/reader.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/propose.hpp"
+#include "lib/gate/reader.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai::cmd {
@@ -25,7 +25,7 @@ struct ProposeArgs {
 };
 
 // "-" is stdin (read once: it cannot be read twice); anything else a file
-// under the rules of lib/reader's read_input_file. Never more than max + 1
+// under the rules of lib/gate/reader's read_input_file. Never more than max + 1
 // bytes: one byte past the limit says it is too long.
 Result<std::string> read_arg_file(Session& s, Workspace& ws, const std::string& f, size_t max) {
   if (f == "-") return read_all(0, max);

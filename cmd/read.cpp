@@ -2,7 +2,7 @@
 // refused, redacted, capped.
 
 #include "cmd/cli.hpp"
-#include "lib/reader.hpp"
+#include "lib/gate/reader.hpp"
 
 namespace kai::cmd {
 

@@ -6,7 +6,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 
 namespace kai::cmd {
 

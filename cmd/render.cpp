@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "cmd/progress.hpp"
-#include "lib/decide.hpp"
-#include "lib/propose.hpp"
-#include "lib/status.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/propose.hpp"
+#include "lib/gate/status.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {

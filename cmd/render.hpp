@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/cli.hpp"
-#include "lib/apply.hpp"
-#include "lib/certify.hpp"
-#include "lib/changelog.hpp"
-#include "lib/diff.hpp"
-#include "lib/envelope.hpp"
-#include "lib/proposal.hpp"
-#include "lib/runs.hpp"
+#include "lib/gate/apply.hpp"
+#include "lib/certify/certify.hpp"
+#include "lib/store/changelog.hpp"
+#include "lib/diff/diff.hpp"
+#include "lib/gate/envelope.hpp"
+#include "lib/store/proposal.hpp"
+#include "lib/gate/runs.hpp"
 
 namespace kai::cmd {
 

@@ -6,8 +6,8 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
-#include "lib/gate.hpp"
-#include "lib/snapshot.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/run/snapshot.hpp"
 
 namespace kai::cmd {
 

@@ -4,8 +4,8 @@
 #include "cmd/agent_side.hpp"
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
-#include "lib/decide.hpp"
-#include "lib/runs.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/runs.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {

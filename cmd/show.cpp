@@ -8,10 +8,10 @@
 #include "cmd/cli.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
-#include "lib/runs.hpp"
-#include "lib/status.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/runs.hpp"
+#include "lib/gate/status.hpp"
 
 namespace kai::cmd {
 

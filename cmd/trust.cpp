@@ -6,9 +6,9 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
-#include "lib/diff.hpp"
-#include "lib/mac.hpp"
-#include "lib/trust.hpp"
+#include "lib/diff/diff.hpp"
+#include "lib/store/mac.hpp"
+#include "lib/config/trust.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {

@@ -4,7 +4,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
-#include "lib/certify.hpp"
+#include "lib/certify/certify.hpp"
 
 namespace kai::cmd {
 

@@ -4,7 +4,7 @@
 # is missing.
 #
 #   scripts/tidy.sh                        all of lib/
-#   scripts/tidy.sh lib/propose.cpp lib/mcp/   just these files or folders
+#   scripts/tidy.sh lib/gate/propose.cpp lib/mcp/   just these files or folders
 #   TIDY_JOBS=N                            clang-tidy processes (default 2)
 #
 # A pass over lib/ costs about 8 CPU-minutes, so it runs niced. The

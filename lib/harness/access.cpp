@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "lib/glob.hpp"
-#include "lib/paths.hpp"
-#include "lib/reader.hpp"
+#include "lib/paths/glob.hpp"
+#include "lib/paths/paths.hpp"
+#include "lib/gate/reader.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 

@@ -33,7 +33,7 @@
 #include <string_view>
 
 #include "lib/result.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::harness {
 

@@ -5,15 +5,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/agent_side.hpp"
-#include "lib/apply.hpp"
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/gate/apply.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
 #include "lib/harness/access.hpp"
-#include "lib/patch_envelope.hpp"
-#include "lib/propose.hpp"
-#include "lib/reader.hpp"
-#include "lib/runs.hpp"
+#include "lib/patch/patch_envelope.hpp"
+#include "lib/gate/propose.hpp"
+#include "lib/gate/reader.hpp"
+#include "lib/gate/runs.hpp"
 #include "lib/util/json_bounded.hpp"
 
 namespace kai::harness {

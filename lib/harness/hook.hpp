@@ -2,7 +2,7 @@
 // `kaicoder hook HARNESS`: one pre-tool hook call answered, as data. The
 // harness's payload is read (lib/harness/tool_call), a write or a command
 // becomes a kaicoder proposal through the same calls `kaicoder propose` and
-// `kaicoder run` make (lib/propose, lib/runs: the one gate), reads and
+// `kaicoder run` make (lib/gate/propose, lib/gate/runs: the one gate), reads and
 // searches are checked (lib/harness/access), and the answer is written in the
 // harness's own decision format. cmd/hook only moves bytes.
 //
@@ -11,7 +11,7 @@
 //
 // It fails closed: bad JSON, a missing field, an unknown tool, a refusal or
 // any error becomes a deny in the harness's format, never a silent pass.
-// In a process of the agent user (two-user mode, lib/agent_side) a write or
+// In a process of the agent user (two-user mode, lib/two_user/agent_side) a write or
 // a command goes into the spool instead, and the deny names its ticket.
 
 #include <filesystem>
@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "lib/harness/tool_call.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::harness {
 
@@ -35,7 +35,7 @@ struct HookAnswer {
 
 struct HookEnv {
   std::filesystem::path cwd;  // the hook process's working folder (the harness's project)
-  uid_t uid = 0;              // for the caller's own input files (lib/reader)
+  uid_t uid = 0;              // for the caller's own input files (lib/gate/reader)
 };
 
 // Answer one hook payload. Never fails: every error is a deny. Stages at

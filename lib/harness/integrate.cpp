@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -10,11 +12,11 @@
 
 #include <git2.h>
 
-#include "lib/git.hpp"
+#include "lib/util/git.hpp"
 #include "lib/harness/json_text.hpp"
 #include "lib/harness/probe.hpp"
 #include "lib/harness/toml_text.hpp"
-#include "lib/paths.hpp"
+#include "lib/paths/paths.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/version.hpp"
@@ -29,13 +31,23 @@ namespace {
 // itself (wait_for_decision's timeout_s), so the harness must not cut it first.
 constexpr long k_mcp_timeout_s = 3600;
 
+// What the plan found wrong with the kaicoder hooks in one hook list,
+// filled by that list's `has` (hook_present) and used by plan_json.
+struct HookCheck {
+  std::vector<std::string> faults;  // what is wrong with each kaicoder hook there that would not run
+  std::set<std::string> drop;       // their commands: the entries that hold only them are removed
+};
+
+// One probe per command in a plan (Cursor names the same one four times).
+using ProbeCache = std::map<std::string, std::string>;
+
 struct JsonWant {
   JsonPath path;
   json value;
   bool add = false;  // append to the list at path; else set
   std::string what;
-  std::function<bool(const json& doc)> has;  // present already; default: the value is there
-  std::shared_ptr<std::string> why = nullptr;  // set by `has`: what is wrong with what is there
+  std::function<bool(const json& doc)> has;    // present already; default: the value is there
+  std::shared_ptr<HookCheck> hooks = nullptr;  // a hook list: the kaicoder hooks there that would not run
 };
 
 struct TomlWant {
@@ -67,48 +79,82 @@ bool is_kaicoder_hook(const std::string& command, Harness h) {
   return fs::path(prog).filename() == "kaicoder" && command.size() > tail.size() && command.ends_with(tail);
 }
 
-// Every command in the hook list at `path` (nested under "hooks" as Claude
-// Code, Codex and Gemini write them, or directly as Cursor does).
+// The commands of one hook entry: its own (Cursor) and those of its
+// "hooks" list (Claude Code, Codex, Gemini).
+std::vector<std::string> entry_commands(const json& entry) {
+  std::vector<std::string> out;
+  if (!entry.is_object()) return out;
+  if (auto c = entry.find("command"); c != entry.end() && c->is_string()) out.push_back(c->get<std::string>());
+  auto hooks = entry.find("hooks");
+  if (hooks == entry.end() || !hooks->is_array()) return out;
+  for (const auto& one : *hooks)
+    if (one.is_object())
+      if (auto c = one.find("command"); c != one.end() && c->is_string()) out.push_back(c->get<std::string>());
+  return out;
+}
+
+// Every command in the hook list at `path`.
 std::vector<std::string> hook_commands(const json& doc, const JsonPath& path) {
   std::vector<std::string> out;
   const json* at = json_at(doc, path);
   if (!at || !at->is_array()) return out;
-  for (const auto& entry : *at) {
-    if (!entry.is_object()) continue;
-    if (auto c = entry.find("command"); c != entry.end() && c->is_string()) out.push_back(c->get<std::string>());
-    auto hooks = entry.find("hooks");
-    if (hooks == entry.end() || !hooks->is_array()) continue;
-    for (const auto& one : *hooks)
-      if (one.is_object())
-        if (auto c = one.find("command"); c != one.end() && c->is_string()) out.push_back(c->get<std::string>());
-  }
+  for (const auto& entry : *at)
+    for (std::string& c : entry_commands(entry)) out.push_back(std::move(c));
   return out;
+}
+
+// An entry whose every hook is one of `drop` (and that has one): removing
+// it removes nothing else. An entry that is not made only of command hooks
+// (a prompt hook beside kaicoder's) is kept.
+bool only_dropped(const json& entry, const std::set<std::string>& drop) {
+  const std::vector<std::string> cmds = entry_commands(entry);
+  if (cmds.empty()) return false;
+  if (auto hooks = entry.find("hooks"); hooks != entry.end() && hooks->is_array() && hooks->size() != cmds.size())
+    return false;
+  return std::all_of(cmds.begin(), cmds.end(), [&](const std::string& c) { return drop.count(c) != 0; });
 }
 
 // The hook list at `path` holds a kaicoder hook for `h` that works: with
 // no binary to wire (unit tests), exactly `command`; else one whose
 // program is an absolute path to this version of kaicoder that answers a
-// harmless call (lib/harness/probe). `why` gets what is wrong with the
-// kaicoder hooks it found when none works.
+// harmless call (lib/harness/probe). Every kaicoder hook there that would
+// not run goes to `check`, whether or not a working one is there too. With
+// `stale` set, the list is one that must hold no kaicoder hook at all (a
+// file git may share, where an earlier integrate wrote the bare command):
+// each one found is reported with `stale` as the reason, and none is wanted.
 std::function<bool(const json&)> hook_present(JsonPath path, std::string command, Harness h, const WireEnv& wire,
-                                              const Workspace& ws, std::shared_ptr<std::string> why) {
-  return [path = std::move(path), command = std::move(command), h, &wire, &ws, why](const json& doc) {
-    std::vector<std::string> faults;
+                                              const Workspace& ws, std::shared_ptr<HookCheck> check,
+                                              std::shared_ptr<ProbeCache> cache, std::string stale = {}) {
+  return [path = std::move(path), command = std::move(command), h, &wire, &ws, check = std::move(check),
+          cache = std::move(cache), stale = std::move(stale)](const json& doc) {
+    check->faults.clear();
+    check->drop.clear();
+    bool found = false;
     for (const std::string& c : hook_commands(doc, path)) {
-      if (wire.self_exe.empty()) {
-        if (c == command) return true;
-        continue;
-      }
       if (!is_kaicoder_hook(c, h)) continue;
-      const std::string f =
-          wire.probe ? hook_fault(c, h, version(), ProbeEnv{ws.root, wire.vars, std::chrono::milliseconds(10000)})
-          : hook_program(c).starts_with('/') ? std::string()
-                                             : fmt::format("`{}` does not start with an absolute path", c);
-      if (f.empty()) return true;
-      faults.push_back(f);
+      std::string fault;
+      if (!stale.empty()) {
+        fault = fmt::format("`{}` {}", c, stale);
+      } else if (wire.self_exe.empty()) {
+        found |= c == command;
+        continue;
+      } else {
+        auto it = cache->find(c);
+        if (it == cache->end()) {
+          std::string f =
+              wire.probe ? hook_fault(c, h, version(), ProbeEnv{ws.root, wire.vars, std::chrono::milliseconds(10000)})
+              : hook_program(c).starts_with('/') ? std::string()
+                                                 : fmt::format("`{}` does not start with an absolute path", c);
+          it = cache->emplace(c, std::move(f)).first;
+        }
+        fault = it->second;
+      }
+      if (fault.empty())
+        found = true;
+      else if (check->drop.insert(c).second)
+        check->faults.push_back(std::move(fault));
     }
-    if (why) *why = fmt::format("{}", fmt::join(faults, "; "));
-    return false;
+    return found || !stale.empty();
   };
 }
 
@@ -137,9 +183,15 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope, co
   // file that stays on this machine (lib/harness/probe checks it answers).
   const std::string cmd = wire.self_exe.empty() ? fmt::format("kaicoder hook {}", harness_name(h))
                                                 : hook_command_for(wire.self_exe, h);
-  auto hook_want = [&](const JsonPath& path, json entry, std::string what) {
-    auto why = std::make_shared<std::string>();
-    return JsonWant{path, std::move(entry), true, std::move(what), hook_present(path, cmd, h, wire, ws, why), why};
+  auto cache = std::make_shared<ProbeCache>();
+  auto hook_want = [&](const JsonPath& path, json entry, std::string what, std::string stale = {}) {
+    auto check = std::make_shared<HookCheck>();
+    return JsonWant{path,
+                    std::move(entry),
+                    true,
+                    std::move(what),
+                    hook_present(path, cmd, h, wire, ws, check, cache, std::move(stale)),
+                    check};
   };
   const long hook_timeout = std::max(60L, ws.cfg.hook_wait + 30);
   std::vector<FileWants> out;
@@ -178,6 +230,13 @@ std::vector<FileWants> wants_for(const Workspace& ws, Harness h, Scope scope, co
       if (!user)
         s.json_wants.push_back(
             {{"enabledMcpjsonServers"}, "kaicoder", true, "kaicoder's server enabled without a prompt", {}});
+      // An earlier integrate put a bare `kaicoder hook claude-code` here, in
+      // the file teammates share; Claude Code runs the hooks of every
+      // settings file, so that one still runs, from whatever PATH finds.
+      if (!user)
+        s.json_wants.push_back(hook_want({"hooks", "PreToolUse"}, nullptr, "",
+                                         "is in .claude/settings.json, which git may share; kaicoder's hook belongs "
+                                         "in .claude/settings.local.json, naming this machine's kaicoder"));
       if (user) {
         s.json_wants.push_back(std::move(hook));
         out.push_back(std::move(s));
@@ -325,10 +384,26 @@ Status plan_json(SettingsFile& f, const FileWants& w) {
     return make_error(Errc::usage, fmt::format("'{}': {}", f.rel, t.error().message),
                       "fix the file, then run integrate again");
   for (const auto& want : w.json_wants) {
-    if (json_has(t->value(), want)) continue;
-    f.missing.push_back(want.why && !want.why->empty() ? fmt::format("{} (what is there: {})", want.what, *want.why)
-                                                       : want.what);
-    if (want.why && !want.why->empty()) f.broken.push_back(*want.why);
+    const bool has = json_has(t->value(), want);
+    if (want.hooks && !want.hooks->drop.empty()) {
+      // Kaicoder hooks that would not run: reported, and their entries
+      // removed, so that what the harness runs is only the one that works.
+      const std::set<std::string> drop = want.hooks->drop;
+      for (const auto& fault : want.hooks->faults) {
+        f.missing.push_back(fmt::format("{}; its entry is removed", fault));
+        f.broken.push_back(fault);
+      }
+      Status s = t->remove_items(want.path, [&](const json& e) { return only_dropped(e, drop); });
+      if (!s) {
+        f.refusal = fmt::format("removing kaicoder hooks that would not run: {}", s.error().message);
+        return ok_status();
+      }
+      for (const std::string& c : hook_commands(t->value(), want.path))
+        if (drop.count(c))
+          f.missing.push_back(fmt::format("`{}` shares its hook entry with other hooks: remove it by hand", c));
+    }
+    if (has) continue;
+    f.missing.push_back(want.what);
     Status s = want.add ? t->append(want.path, want.value) : t->set(want.path, want.value);
     if (!s) {
       f.refusal = fmt::format("{}: {}", want.what, s.error().message);

@@ -18,7 +18,7 @@
 
 #include "lib/harness/tool_call.hpp"
 #include "lib/result.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::harness {
 

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
-#include "lib/git.hpp"
-#include "lib/journal.hpp"
-#include "lib/txn.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/util/git.hpp"
+#include "lib/store/journal.hpp"
+#include "lib/gate/txn.hpp"
 #include "lib/util/time.hpp"
 
 namespace kai::harness {
@@ -91,7 +91,7 @@ std::vector<std::string> missing_folders(const Workspace& ws, const std::string&
   return out;
 }
 
-// User files: one transaction of lib/txn, under the store lock.
+// User files: one transaction of lib/gate/txn, under the store lock.
 Result<Written> write_user(Workspace& ws, const IntegratePlan& plan, const gate::Decider& who) {
   auto lock = lock_and_sweep(ws);
   if (!lock) return lock.error();

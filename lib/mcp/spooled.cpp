@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "lib/agent_side.hpp"
-#include "lib/envelope.hpp"
-#include "lib/runs.hpp"
-#include "lib/spool.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/gate/envelope.hpp"
+#include "lib/gate/runs.hpp"
+#include "lib/store/spool.hpp"
 
 namespace kai::mcp {
 namespace {

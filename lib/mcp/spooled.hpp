@@ -1,7 +1,7 @@
 #pragma once
 // The MCP tools in a process of the agent user (two-user mode,
 // kaicoder-agent-user(1)): the same tools and arguments, through the agent
-// side's path (lib/agent_side). lib/mcp/tools routes to these when the
+// side's path (lib/two_user/agent_side). lib/mcp/tools routes to these when the
 // workspace is seen from the agent's side: a mutating tool writes a spool
 // entry and answers its ticket at once; proposal_status and
 // wait_for_decision take that ticket (or the proposal id it became) and
@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "lib/decide.hpp"
+#include "lib/gate/decide.hpp"
 #include "lib/mcp/tools.hpp"
 
 namespace kai::mcp {

@@ -4,17 +4,17 @@
 
 #include <fmt/format.h>
 
-#include "lib/agent_side.hpp"
-#include "lib/changeset.hpp"
-#include "lib/decide.hpp"
-#include "lib/envelope.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/envelope.hpp"
 #include "lib/mcp/server.hpp"
 #include "lib/mcp/spooled.hpp"
-#include "lib/propose.hpp"
-#include "lib/reader.hpp"
-#include "lib/runs.hpp"
-#include "lib/status.hpp"
-#include "lib/workspace.hpp"
+#include "lib/gate/propose.hpp"
+#include "lib/gate/reader.hpp"
+#include "lib/gate/runs.hpp"
+#include "lib/gate/status.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace kai::mcp {
 namespace {

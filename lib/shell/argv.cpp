@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 #include "lib/shell/chars.hpp"
 #include "lib/shell/parser.hpp"
 

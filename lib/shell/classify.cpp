@@ -1,7 +1,7 @@
 // The entry points of lib/shell.hpp: a script or an argv is checked for
 // hidden characters, parsed and walked; every leaf is judged by its rule.
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 
 #include <optional>
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 #include "lib/shell/expand.hpp"
 #include "lib/shell/syntax.hpp"
 

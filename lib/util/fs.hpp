@@ -1,6 +1,6 @@
 #pragma once
 // Plain file helpers with POSIX durability. They know nothing of roots or
-// guardrails: callers that write inside the governed tree use lib/beneath.hpp,
+// guardrails: callers that write inside the governed tree use lib/paths/beneath.hpp,
 // which resolves every component without following symlinks.
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // them: a path holding a control character, '"', '\\' or a non-ASCII byte
 // is written between double quotes with C escapes and octal bytes
 // ("sp\303\244ce \"x\""); any other path is written as it is. lib/diff
-// quotes, lib/patch_unified reads them back.
+// quotes, lib/patch/patch_unified reads them back.
 
 #include <string>
 #include <string_view>

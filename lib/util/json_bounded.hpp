@@ -26,7 +26,7 @@ enum class JsonStatus { ok, not_json, too_deep };
 
 struct BoundedJson {
   JsonStatus status = JsonStatus::not_json;
-  nlohmann::json value;  // discarded unless ok
+  nlohmann::json value = nlohmann::json(nlohmann::json::value_t::discarded);  // discarded unless ok
 };
 
 // Whether `text` nests arrays and objects at most `max_depth` deep,

@@ -22,7 +22,7 @@ std::string ascii_lower(std::string_view s);
 
 // A folder of generated or downloaded files by its name: node_modules,
 // target, dist, build. kaicoder never writes under one (lib/paths), a run
-// may (lib/runs), the walks over the tree pass them by (lib/paths
+// may (lib/gate/runs), the walks over the tree pass them by (lib/paths
 // walk_skips), and the shell checker counts them among the folders a build
 // recreates.
 bool is_generated_dir(std::string_view name);

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "lib/diff.hpp"
+#include "lib/diff/diff.hpp"
 
 namespace kai::web {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "lib/changelog.hpp"
-#include "lib/gate.hpp"
-#include "lib/runs.hpp"
+#include "lib/store/changelog.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/gate/runs.hpp"
 #include "lib/web/session.hpp"
 
 namespace kai::web {

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/hooks.hpp"
-#include "lib/propose.hpp"
+#include "lib/run/hooks.hpp"
+#include "lib/gate/propose.hpp"
 #include "lib/web/assets.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"

@@ -25,7 +25,7 @@
 #include <functional>
 #include <optional>
 
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 #include "lib/web/http.hpp"
 #include "lib/web/session.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 #include "lib/result.hpp"
 #include "lib/web/http.hpp"
 

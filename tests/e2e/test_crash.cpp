@@ -1,5 +1,5 @@
 // Crash safety (SPEC §5): kaicoder is killed with SIGKILL at each step of an
-// apply or a rollback (the KAICODER_FAULT points of lib/apply.cpp, compiled
+// apply or a rollback (the KAICODER_FAULT points of lib/gate/apply.cpp, compiled
 // in with KAICODER_FAULTS), then any next command must leave the tree wholly
 // old or wholly new, with every applied change backed up and logged once.
 

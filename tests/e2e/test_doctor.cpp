@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "lib/sandbox.hpp"
+#include "lib/run/sandbox.hpp"
 #include "tests/support/checks.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target for the import scanners (lib/deps.hpp). Built and run by
+// libFuzzer target for the import scanners (lib/risk/deps.hpp). Built and run by
 // tests/fuzz/run.sh. The first byte picks the language, the rest is the
 // text of a tracked file. Besides crashes, leaks, undefined behaviour and
 // hangs, it checks what the blast radius relies on:
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/deps.hpp"
+#include "lib/risk/deps.hpp"
 
 namespace {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <string_view>
 
-#include "lib/patch.hpp"
-#include "lib/patch_envelope.hpp"
-#include "lib/patch_unified.hpp"
+#include "lib/patch/patch.hpp"
+#include "lib/patch/patch_envelope.hpp"
+#include "lib/patch/patch_unified.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 #include "tests/support/repo.hpp"
 
 // The run exited with `code`; otherwise show its output. `run` is evaluated
@@ -88,7 +88,7 @@ inline nlohmann::json show_json(const TempRepo& repo, int id) {
 }
 
 // Rewrite proposal `id`'s record as kaicoder itself would: sealed with the
-// owner's key (lib/mac). For cases that stand in for what only time can do
+// owner's key (lib/store/mac). For cases that stand in for what only time can do
 // (an old `created`); an agent has no key and cannot do this.
 inline void write_sealed_record(const TempRepo& repo, int id, nlohmann::json meta) {
   meta.erase("seal");

@@ -28,7 +28,7 @@
 #endif
 #include <catch2/catch.hpp>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 
 extern char** environ;
 
@@ -480,7 +480,7 @@ TempRepo::TempRepo(std::initializer_list<std::pair<std::string, std::string>> fi
   m_home = m_top / "home";
   fs::create_directories(m_repo);
   fs::create_directories(m_home / ".config");
-  // The owner has used kaicoder before: their key (lib/mac) is in place, as
+  // The owner has used kaicoder before: their key (lib/store/mac) is in place, as
   // `kaicoder init` at a terminal left it. Tests of a missing key remove it.
   if (auto k = kai::create_key(owner_dir()); !k)
     throw std::runtime_error("cannot create the owner's key: " + k.error().message);

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/snapshot.hpp"
+#include "lib/run/snapshot.hpp"
 
 namespace kai::test {
 

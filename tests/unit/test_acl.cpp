@@ -1,4 +1,4 @@
-// POSIX access ACLs (lib/acl): the system.posix_acl_access bytes parsed
+// POSIX access ACLs (lib/util/acl): the system.posix_acl_access bytes parsed
 // strictly and judged as the kernel judges them, and agent_access listing a
 // file the agent user reaches through an ACL entry.
 
@@ -9,9 +9,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "lib/acl.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/paths.hpp"
+#include "lib/util/acl.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/paths/paths.hpp"
 
 namespace {
 namespace fs = std::filesystem;

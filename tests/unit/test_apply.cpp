@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/apply.hpp"
-#include "lib/decide.hpp"
-#include "lib/git.hpp"
-#include "lib/mac.hpp"
-#include "lib/propose.hpp"
+#include "lib/gate/apply.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/util/git.hpp"
+#include "lib/store/mac.hpp"
+#include "lib/gate/propose.hpp"
 #include "lib/util/fs.hpp"
 #include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"

@@ -14,8 +14,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/beneath.hpp"
-#include "lib/paths.hpp"
+#include "lib/paths/beneath.hpp"
+#include "lib/paths/paths.hpp"
 #include "lib/util/fs.hpp"
 
 using kai::CreateDirs;

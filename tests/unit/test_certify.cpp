@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/config.hpp"
-#include "lib/manifest.hpp"
+#include "lib/config/config.hpp"
+#include "lib/certify/manifest.hpp"
 
 namespace {
 const std::string k_blob = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad";

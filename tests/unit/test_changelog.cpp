@@ -11,7 +11,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/changelog.hpp"
+#include "lib/store/changelog.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/time.hpp"
 

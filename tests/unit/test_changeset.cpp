@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/changeset.hpp"
-#include "lib/gate.hpp"
+#include "lib/gate/changeset.hpp"
+#include "lib/gate/gate.hpp"
 #include "unit/ws_fixture.hpp"
 
 namespace {

@@ -2,8 +2,8 @@
 
 #include "unit/temp_dir.hpp"
 
-#include "lib/config.hpp"
-#include "lib/policy.hpp"
+#include "lib/config/config.hpp"
+#include "lib/config/policy.hpp"
 #include "lib/util/time.hpp"
 
 namespace {

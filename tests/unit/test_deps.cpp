@@ -9,9 +9,9 @@
 #include <cstdlib>
 
 #include "bench/hostile_deps.hpp"
-#include "lib/deps.hpp"
-#include "lib/risk.hpp"
-#include "lib/workspace.hpp"
+#include "lib/risk/deps.hpp"
+#include "lib/risk/risk.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace {
 using kai::test::sh;

@@ -19,8 +19,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/diff.hpp"
-#include "lib/git.hpp"
+#include "lib/diff/diff.hpp"
+#include "lib/util/git.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::string_literals;

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 #include "unit/ws_fixture.hpp"
 
 namespace {

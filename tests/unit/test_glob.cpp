@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/glob.hpp"
+#include "lib/paths/glob.hpp"
 
 using namespace std::literals;
 

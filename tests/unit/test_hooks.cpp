@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/decide.hpp"
-#include "lib/hooks.hpp"
-#include "lib/runs.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/run/hooks.hpp"
+#include "lib/gate/runs.hpp"
 #include "lib/util/fs.hpp"
 
 namespace {

@@ -1,8 +1,8 @@
-// [limits] checks (lib/limits.hpp) and the character counts they use.
+// [limits] checks (lib/gate/limits.hpp) and the character counts they use.
 
 #include "unit/temp_dir.hpp"
 
-#include "lib/limits.hpp"
+#include "lib/gate/limits.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/text.hpp"
 

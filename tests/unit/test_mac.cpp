@@ -1,10 +1,10 @@
-// Seals (lib/mac): the owner's key and the MACs bound to root and identity.
+// Seals (lib/store/mac): the owner's key and the MACs bound to root and identity.
 
 #include "unit/temp_dir.hpp"
 
 #include <sys/stat.h>
 
-#include "lib/mac.hpp"
+#include "lib/store/mac.hpp"
 
 namespace {
 using kai::test::mode_of;

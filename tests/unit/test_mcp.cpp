@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 #include "lib/mcp/dispatch.hpp"
 #include "lib/mcp/server.hpp"
 #include "unit/ws_fixture.hpp"

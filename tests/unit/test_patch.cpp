@@ -11,10 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "lib/diff.hpp"
-#include "lib/patch.hpp"
-#include "lib/patch_envelope.hpp"
-#include "lib/patch_unified.hpp"
+#include "lib/diff/diff.hpp"
+#include "lib/patch/patch.hpp"
+#include "lib/patch/patch_envelope.hpp"
+#include "lib/patch/patch_unified.hpp"
 
 using kai::Changeset;
 using kai::CurrentFile;

@@ -12,10 +12,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/decide.hpp"
-#include "lib/mac.hpp"
-#include "lib/paths.hpp"
-#include "lib/propose.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/store/mac.hpp"
+#include "lib/paths/paths.hpp"
+#include "lib/gate/propose.hpp"
 #include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "lib/diff.hpp"
+#include "lib/diff/diff.hpp"
 #include "lib/util/progress.hpp"
 
 using namespace kai;

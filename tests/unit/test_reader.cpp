@@ -2,7 +2,7 @@
 
 #include "unit/temp_dir.hpp"
 
-#include "lib/reader.hpp"
+#include "lib/gate/reader.hpp"
 #include "unit/trusted_root.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/redact.hpp"
+#include "lib/paths/redact.hpp"
 #include "lib/util/text.hpp"
 
 TEST_CASE("environment secrets are redacted by name, short values are left alone", "[redact]") {

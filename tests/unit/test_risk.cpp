@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "lib/deps.hpp"
-#include "lib/risk.hpp"
-#include "lib/workspace.hpp"
+#include "lib/risk/deps.hpp"
+#include "lib/risk/risk.hpp"
+#include "lib/config/workspace.hpp"
 #include "unit/trusted_root.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/runs.hpp"
+#include "lib/gate/runs.hpp"
 
 namespace {
 using Catch::Matchers::Contains;

@@ -17,8 +17,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/runner.hpp"
-#include "lib/sandbox.hpp"
+#include "lib/run/runner.hpp"
+#include "lib/run/sandbox.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;

@@ -1,4 +1,4 @@
-// The kernel's confinement of runs (lib/sandbox, lib/sandbox_ns, lib/confine):
+// The kernel's confinement of runs (lib/run/sandbox, lib/run/sandbox_ns, lib/run/confine):
 // real commands run through the runner directly, the classifier bypassed,
 // with the workspace's own layout and an injected home folder.
 // temp_dir.hpp first: it registers its failure listener before Catch is included.
@@ -27,12 +27,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/config.hpp"
-#include "lib/confine.hpp"
-#include "lib/runner.hpp"
-#include "lib/sandbox.hpp"
-#include "lib/snapshot.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/config.hpp"
+#include "lib/run/confine.hpp"
+#include "lib/run/runner.hpp"
+#include "lib/run/sandbox.hpp"
+#include "lib/run/snapshot.hpp"
+#include "lib/config/workspace.hpp"
 #include "tests/unit/ws_fixture.hpp"
 
 using Catch::Matchers::Contains;

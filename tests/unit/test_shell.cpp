@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/shell.hpp"
+#include "lib/shell/shell.hpp"
 
 using namespace std::literals;
 using kai::Classification;

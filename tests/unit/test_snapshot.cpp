@@ -9,8 +9,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "lib/git.hpp"
-#include "lib/snapshot.hpp"
+#include "lib/util/git.hpp"
+#include "lib/run/snapshot.hpp"
 #include "lib/util/fs.hpp"
 #include "tests/support/tree_changes.hpp"
 

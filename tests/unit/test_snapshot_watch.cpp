@@ -1,4 +1,4 @@
-// The snapshot after a run with a file system watch (lib/snapshot_watch),
+// The snapshot after a run with a file system watch (lib/run/snapshot_watch),
 // of either kind (one fanotify mark as root, an inotify watch per folder for
 // anyone): it stats only what the kernel saw touched, and still misses
 // nothing a run can do to a file — a write deep in the tree, through a hard
@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/snapshot.hpp"
-#include "lib/snapshot_watch.hpp"
+#include "lib/run/snapshot.hpp"
+#include "lib/run/snapshot_watch.hpp"
 #include "tests/support/tree_changes.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
-// The spool of two-user mode (lib/spool, lib/intake request formats) and
-// what a Unix user can reach in a tree (lib/agent_user agent_access).
+// The spool of two-user mode (lib/store/spool, lib/two_user/intake request formats) and
+// what a Unix user can reach in a tree (lib/two_user/agent_user agent_access).
 
 #include "unit/temp_dir.hpp"
 
@@ -7,12 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/agent_side.hpp"
-#include "lib/agent_user.hpp"
-#include "lib/gate.hpp"
-#include "lib/intake.hpp"
-#include "lib/spool.hpp"
-#include "lib/status.hpp"
+#include "lib/two_user/agent_side.hpp"
+#include "lib/two_user/agent_user.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/two_user/intake.hpp"
+#include "lib/store/spool.hpp"
+#include "lib/gate/status.hpp"
 #include "unit/ws_fixture.hpp"
 
 namespace {

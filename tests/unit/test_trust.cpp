@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/trust.hpp"
-#include "lib/workspace.hpp"
+#include "lib/config/trust.hpp"
+#include "lib/config/workspace.hpp"
 
 namespace {
 namespace fs = std::filesystem;

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/decide.hpp"
-#include "lib/shell.hpp"
-#include "lib/validate.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/shell/shell.hpp"
+#include "lib/run/validate.hpp"
 
 namespace {
 using Catch::Matchers::Contains;

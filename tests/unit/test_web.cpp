@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/gate.hpp"
-#include "lib/runs.hpp"
+#include "lib/gate/gate.hpp"
+#include "lib/gate/runs.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
 #include "lib/web/routes.hpp"

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/gate.hpp"
+#include "lib/gate/gate.hpp"
 #include "lib/web/pages.hpp"
 #include "unit/web_page.hpp"
 

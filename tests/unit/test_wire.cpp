@@ -1,17 +1,17 @@
 // Writing an integration: one transaction for every file, inside root or
-// (--user) in the owner's home, where lib/txn accepts only the harnesses'
+// (--user) in the owner's home, where lib/gate/txn accepts only the harnesses'
 // user settings files by name.
 
 #include "unit/temp_dir.hpp"
 
 #include <fstream>
 
-#include "lib/apply.hpp"
-#include "lib/decide.hpp"
-#include "lib/gate.hpp"
+#include "lib/gate/apply.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/gate.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/harness/wire.hpp"
-#include "lib/txn.hpp"
+#include "lib/gate/txn.hpp"
 #include "lib/util/fs.hpp"
 #include "unit/trusted_root.hpp"
 
@@ -65,7 +65,7 @@ TEST_CASE("only the harnesses' user settings files may be written in the owner's
   CHECK(nohome.error().code == kai::Errc::denied);
 }
 
-TEST_CASE("every user-scope plan names only files lib/txn accepts in the home", "[integrate][txn]") {
+TEST_CASE("every user-scope plan names only files lib/gate/txn accepts in the home", "[integrate][txn]") {
   WireFixture f;
   for (auto harness : {h::Harness::claude_code, h::Harness::codex, h::Harness::gemini, h::Harness::cursor}) {
     INFO(h::harness_name(harness));

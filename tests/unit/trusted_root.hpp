@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "lib/trust.hpp"
+#include "lib/config/trust.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai::test {

@@ -14,7 +14,7 @@
 #include <regex>
 #include <string>
 
-#include "lib/changeset.hpp"
+#include "lib/gate/changeset.hpp"
 #include "lib/web/routes.hpp"
 #include "unit/ws_fixture.hpp"
 

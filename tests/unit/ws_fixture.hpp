@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "lib/mac.hpp"
-#include "lib/propose.hpp"
-#include "lib/sandbox.hpp"
-#include "lib/workspace.hpp"
+#include "lib/store/mac.hpp"
+#include "lib/gate/propose.hpp"
+#include "lib/run/sandbox.hpp"
+#include "lib/config/workspace.hpp"
 #include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"
 

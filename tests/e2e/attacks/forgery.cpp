@@ -1,7 +1,7 @@
 // Forged records (issue 9, items 6, 7 and 17): an agent that can write the
 // state dir rewrites or copies proposal records, journal records, the LAST
 // pointer and intents. kaicoder seals every record it trusts with the owner's
-// key (lib/mac), so each forgery is refused or set aside, never obeyed, and
+// key (lib/store/mac), so each forgery is refused or set aside, never obeyed, and
 // the tree, .git/ and files outside root stay as they were.
 
 #include <csignal>
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 
-#include "lib/git.hpp"
-#include "lib/proposal.hpp"
+#include "lib/util/git.hpp"
+#include "lib/store/proposal.hpp"
 #include "tests/support/checks.hpp"
 
 namespace {

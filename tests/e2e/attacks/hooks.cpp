@@ -4,7 +4,7 @@
 // harness's own format, never with a silent exit that a harness reads as a
 // pass, and nothing in the tree or the store changes.
 
-#include "lib/sandbox.hpp"
+#include "lib/run/sandbox.hpp"
 #include "tests/support/checks.hpp"
 
 namespace {

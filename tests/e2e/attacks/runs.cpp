@@ -18,7 +18,7 @@
 #include <string>
 #include <sys/stat.h>
 
-#include "lib/sandbox.hpp"
+#include "lib/run/sandbox.hpp"
 #include "tests/support/checks.hpp"
 #include "tests/support/throwaway_user.hpp"
 

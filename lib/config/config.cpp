@@ -1,0 +1,400 @@
+#include "lib/config/config.hpp"
+
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "lib/paths/glob.hpp"
+#include "lib/paths/redact.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Variables that change what a program runs or loads: never the proposer's.
+bool env_name_dangerous(std::string_view n) {
+  static constexpr std::string_view exact[] = {"BASH_ENV",          "ENV",           "NODE_OPTIONS", "PYTHONSTARTUP",
+                                               "PYTHONPATH",        "PERL5OPT",      "PERL5LIB",     "RUBYOPT",
+                                               "PROMPT_COMMAND",    "IFS",           "CDPATH",       "GCONV_PATH",
+                                               "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "HOME",         "TMPDIR"};
+  for (auto e : exact)
+    if (n == e) return true;
+  return n.starts_with("GIT_") || n.starts_with("LD_") || n.starts_with("BASH_FUNC_") || n.starts_with("DYLD_");
+}
+
+
+struct Ctx {
+  std::string file;
+  Config& cfg;
+  ConfigRole role = ConfigRole::trusted;
+};
+
+// What a restricting overlay may hold: sections that lead to the lists below,
+// rules (deny and ask only, checked in load_rule) and lists that only add.
+const std::set<std::string> k_overlay_keys = {"policy",           "policy.rule",     "paths",        "paths.deny_read",
+                                              "paths.deny_write", "paths.protected", "paths.confirm"};
+
+Error bad(const Ctx& c, const toml::node& n, std::string_view key, std::string_view problem) {
+  return make_error(Errc::usage, fmt::format("{}:{}: {}: {}", c.file, n.source().begin.line, key, problem),
+                    "fix the file; see kaicoder.toml(5) for every key");
+}
+
+Result<std::string> get_string(const Ctx& c, const toml::node& n, std::string_view key) {
+  if (auto v = n.value<std::string>(); v && n.is_string()) return *v;
+  return bad(c, n, key, "expected a string");
+}
+
+Result<long> get_int(const Ctx& c, const toml::node& n, std::string_view key, long lo, long hi) {
+  if (!n.is_integer()) return bad(c, n, key, "expected a whole number");
+  long v = static_cast<long>(*n.value<int64_t>());
+  if (v < lo || v > hi) return bad(c, n, key, fmt::format("must be between {} and {}", lo, hi));
+  return v;
+}
+
+Result<std::vector<std::string>> get_list(const Ctx& c, const toml::node& n, std::string_view key, bool globs) {
+  const toml::array* a = n.as_array();
+  if (!a) return bad(c, n, key, "expected a list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : *a) {
+    auto s = get_string(c, item, key);
+    if (!s) return s.error();
+    if (globs) {
+      if (auto v = validate_glob(*s); !v) return bad(c, item, key, v.error().message);
+    }
+    out.push_back(*s);
+  }
+  return out;
+}
+
+using Choices = std::vector<std::string_view>;
+
+Status one_of(const Ctx& c, const toml::node& n, std::string_view key, const std::string& v, const Choices& allowed) {
+  for (auto a : allowed)
+    if (v == a) return ok_status();
+  std::string list;
+  for (auto a : allowed) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", a);
+  return bad(c, n, key, fmt::format("\"{}\" is not one of {}", v, list));
+}
+
+const std::set<std::string> k_rule_actions = {"read", "edit", "write", "delete", "run", "rollback"};
+
+using Handler = std::function<Status(const Ctx&, const toml::node&, const std::string& key)>;
+
+Status walk_table(const Ctx& c, const toml::table& t, const std::string& prefix,
+                  const std::map<std::string, Handler>& handlers) {
+  for (const auto& [k, node] : t) {
+    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    auto h = handlers.find(key);
+    if (h == handlers.end()) return bad(c, node, key, "unknown key");
+    if (c.role == ConfigRole::overlay && !k_overlay_keys.count(key))
+      return bad(c, node, key,
+                 "not allowed in a config named with --config, which may only add deny or ask rules and "
+                 "[paths] deny_read, deny_write, protected and confirm entries");
+    KAI_TRY(h->second(c, node, key));
+  }
+  return ok_status();
+}
+
+Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
+  const toml::table* t = n.as_table();
+  if (!t) return bad(c, n, key, "expected a table");
+  PolicyRule r;
+  r.origin = fmt::format("{}:{}", c.file, n.source().begin.line);
+  for (const auto& [k, v] : *t) {
+    std::string sub = key + "." + std::string(k.str());
+    auto s = get_string(c, v, sub);
+    if (!s) return s.error();
+    if (k == "action") {
+      if (!k_rule_actions.count(*s)) return bad(c, v, sub, fmt::format("unknown action \"{}\"", *s));
+      r.action = *s;
+    } else if (k == "path") {
+      if (auto g = validate_glob(*s); !g) return bad(c, v, sub, g.error().message);
+      r.path = *s;
+    } else if (k == "command") {
+      if (s->empty()) return bad(c, v, sub, "must not be empty");
+      r.command = *s;
+    } else if (k == "decision") {
+      KAI_TRY(one_of(c, v, sub, *s, {"allow", "ask", "deny"}));
+      r.decision = *s;
+    } else {
+      return bad(c, v, sub, "unknown key");
+    }
+  }
+  if (r.action.empty() || r.decision.empty()) return bad(c, n, key, "a rule needs both action and decision");
+  if (r.action == "run" && !r.path.empty()) return bad(c, n, key, "a run rule matches command, not path");
+  if (r.action != "run" && !r.command.empty()) return bad(c, n, key, "only run rules match a command");
+  // A rule that can never match is a mistake that would silently do nothing.
+  if (r.action == "run" && r.command.empty()) return bad(c, n, key, "a run rule needs a command to match");
+  if (r.action != "run" && r.path.empty())
+    return bad(c, n, key, fmt::format("a {} rule needs a path to match", r.action));
+  if (c.role == ConfigRole::overlay && r.decision == "allow")
+    return bad(c, n, key + ".decision", "a config named with --config may only add deny or ask rules, not allow");
+  c.cfg.rules.push_back(std::move(r));
+  return ok_status();
+}
+
+std::map<std::string, Handler> handlers() {
+  std::map<std::string, Handler> h;
+  // Choices are copied into the lambda: an initializer_list would dangle.
+  auto str = [](std::string Config::*m, const Choices& allowed) {
+    return [m, allowed](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto s = get_string(c, n, key);
+      if (!s) return s.error();
+      if (!allowed.empty()) KAI_TRY(one_of(c, n, key, *s, allowed));
+      c.cfg.*m = *s;
+      return ok_status();
+    };
+  };
+  auto num = [](long Config::*m, long lo, long hi) {
+    return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_int(c, n, key, lo, hi);
+      if (!v) return v.error();
+      c.cfg.*m = *v;
+      return ok_status();
+    };
+  };
+  // A time limit written in seconds, kept in milliseconds.
+  auto secs = [](std::chrono::milliseconds Config::*m, long lo, long hi) {
+    return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_int(c, n, key, lo, hi);
+      if (!v) return v.error();
+      c.cfg.*m = std::chrono::seconds(*v);
+      return ok_status();
+    };
+  };
+  auto add = [](std::vector<std::string> Config::*m, bool globs) {
+    return [m, globs](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_list(c, n, key, globs);
+      if (!v) return v.error();
+      (c.cfg.*m).insert((c.cfg.*m).end(), v->begin(), v->end());
+      return ok_status();
+    };
+  };
+  // Absolute, normalised paths starting with `prefix`, other than "/".
+  auto abs_paths = [](std::vector<std::string> Config::*m, const std::string& prefix) {
+    return [m, prefix](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      const toml::array* a = n.as_array();
+      auto v = get_list(c, n, key, false);
+      if (!v) return v.error();
+      for (size_t i = 0; i < v->size(); ++i) {
+        const fs::path p((*v)[i]);
+        if (!p.is_absolute() || p.lexically_normal() != p || p == "/" || (*v)[i].rfind(prefix, 0) != 0)
+          return bad(c, *a->get(i), key,
+                     fmt::format("'{}' must be an absolute path under '{}', without '..'", (*v)[i], prefix));
+        (c.cfg.*m).push_back((*v)[i]);
+      }
+      return ok_status();
+    };
+  };
+  auto section = [&h](const std::string& name) {
+    return [&h, name](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      const toml::table* t = n.as_table();
+      if (!t) return bad(c, n, key, "expected a table");
+      return walk_table(c, *t, name, h);
+    };
+  };
+  for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter",
+                        "changelog", "certify", "limits", "two_user"})
+    h[s] = section(s);
+  h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    c.cfg.approvers = *v;  // the more specific file decides who may approve
+    return ok_status();
+  };
+  h["approval.timeout"] = num(&Config::timeout, 1, 7 * 24 * 3600);
+  h["policy.mode"] = str(&Config::mode, {"normal", "propose-only"});
+  for (const auto& a : k_rule_actions)
+    h["policy.default." + a] = [a](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto s = get_string(c, n, key);
+      if (!s) return s.error();
+      KAI_TRY(one_of(c, n, key, *s, {"allow", "ask", "deny"}));
+      c.cfg.defaults[a] = *s;
+      return ok_status();
+    };
+  h["policy.rule"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    if (!a) return bad(c, n, key, "expected [[policy.rule]] tables");
+    for (const auto& item : *a) KAI_TRY(load_rule(c, item, key));
+    return ok_status();
+  };
+  h["paths.deny_write"] = add(&Config::deny_write, true);
+  h["paths.deny_read"] = add(&Config::deny_read, true);
+  h["paths.protected"] = add(&Config::protected_paths, true);
+  h["paths.confirm"] = add(&Config::confirm, true);
+  h["paths.hardlinks"] = str(&Config::hardlinks, {"refuse", "break"});
+  h["paths.allow_unusual_names"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const auto* b = n.as_boolean();
+    if (!b) return bad(c, n, key, "expected true or false");
+    c.cfg.allow_unusual_names = b->get();
+    return ok_status();
+  };
+  h["run.timeout"] = secs(&Config::run_timeout, 1, 24 * 3600);
+  h["run.max_output"] = num(&Config::max_output, 1024, 64L << 20);
+  h["run.sandbox"] = str(&Config::sandbox, {"full", "landlock", "none"});
+  h["run.network"] = str(&Config::network, {"off", "on"});
+  h["run.readable"] = abs_paths(&Config::readable, "/");
+  h["run.devices"] = abs_paths(&Config::devices, "/dev/");
+  h["run.env"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (auto why = env_name_refused((*v)[i])) return bad(c, *a->get(i), key, *why);
+      c.cfg.env.push_back((*v)[i]);
+    }
+    return ok_status();
+  };
+  h["hooks.network"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    if (!n.is_boolean()) return bad(c, n, key, "expected true or false");
+    c.cfg.hooks_network = *n.value<bool>();
+    return ok_status();
+  };
+  h["run.blocked"] = add(&Config::blocked, false);
+  h["run.protected"] = add(&Config::protected_processes, false);
+  h["run.writable"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::array* a = n.as_array();
+    auto v = get_list(c, n, key, false);
+    if (!v) return v.error();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const fs::path p((*v)[i]);
+      if (!p.is_absolute() || p.lexically_normal() != p || p == "/")
+        return bad(c, *a->get(i), key,
+                   fmt::format("'{}' must be an absolute folder other than '/', without '..'", (*v)[i]));
+      c.cfg.writable.push_back((*v)[i]);
+    }
+    return ok_status();
+  };
+  h["run.snapshots_keep"] = num(&Config::snapshots_keep, 0, 100000);
+  h["risk.medium"] = num(&Config::risk_medium, 1, 1000000);
+  h["risk.high"] = num(&Config::risk_high, 1, 1000000);
+  h["hooks.notify"] = str(&Config::notify, {});
+  h["two_user.agent"] = str(&Config::two_user_agent, {});
+  h["hooks.review"] = str(&Config::review, {});
+  h["hooks.timeout"] = secs(&Config::notify_timeout, 1, 300);
+  h["hooks.review_timeout"] = secs(&Config::review_timeout, 1, 3600);
+  h["hooks.adapter.wait"] = num(&Config::hook_wait, 0, 3600);
+  h["run.validate_timeout"] = secs(&Config::validate_timeout, 1, 3600);
+  h["changelog.path"] = str(&Config::changelog, {});
+  h["changelog.keep"] = num(&Config::changelog_keep, 10, 100000);
+  h["certify.paths"] = add(&Config::certify_paths, true);
+  h["certify.base"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    if (!s->empty() && s->front() == '-') return bad(c, n, key, "must name a commit, tag or branch");
+    c.cfg.certify_base = *s;
+    return ok_status();
+  };
+  h["certify.allowed_signers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    const fs::path p(*s);
+    if (p.is_absolute() || p.lexically_normal() != p || s->find("..") != std::string::npos)
+      return bad(c, n, key, "must be a path inside the repository, without '..'");
+    c.cfg.allowed_signers = *s;
+    return ok_status();
+  };
+  auto limit = [](long Config::Limits::*m, long lo, long hi) {
+    return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+      auto v = get_int(c, n, key, lo, hi);
+      if (!v) return v.error();
+      c.cfg.limits.*m = *v;
+      return ok_status();
+    };
+  };
+  h["limits.why"] = limit(&Config::Limits::why, 16, 1L << 20);
+  h["limits.summary"] = limit(&Config::Limits::summary, 16, 4096);
+  h["limits.agent"] = limit(&Config::Limits::agent, 8, 1024);
+  h["limits.path"] = limit(&Config::Limits::path, 64, 4096);
+  h["limits.path_component"] = limit(&Config::Limits::path_component, 16, 255);
+  h["limits.content"] = limit(&Config::Limits::content, 1024, 1L << 30);
+  h["limits.pending"] = limit(&Config::Limits::pending, 1, 100000);
+  h["validate"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    const toml::table* t = n.as_table();
+    if (!t) return bad(c, n, key, "expected a table of glob = command");
+    for (const auto& [k, v] : *t) {
+      std::string sub = key + ".\"" + std::string(k.str()) + "\"";
+      if (auto g = validate_glob(k.str()); !g) return bad(c, v, sub, g.error().message);
+      auto s = get_string(c, v, sub);
+      if (!s) return s.error();
+      if (s->find_first_not_of(" \t") == std::string::npos) return bad(c, v, sub, "the command must not be empty");
+      c.cfg.validate[std::string(k.str())] = *s;
+    }
+    return ok_status();
+  };
+  return h;
+}
+
+Error parse_failure(const std::string& file, const toml::parse_error& e) {
+  return make_error(Errc::usage, fmt::format("{}:{}: {}", file, e.source().begin.line, e.description()),
+                    "fix the file; see kaicoder.toml(5) for every key");
+}
+
+// Checks across keys, once every file is read.
+Result<Config> check_whole(Config cfg);
+
+}  // namespace
+
+std::optional<std::string> env_name_refused(std::string_view name) {
+  if (name.empty() || name.find('=') != std::string_view::npos) return "not a variable name";
+  if (env_name_dangerous(name)) return fmt::format("'{}' changes what programs run or load; runs never get it", name);
+  if (Redactor::secret_name(name)) return fmt::format("'{}' looks like a secret; runs never get secrets", name);
+  return std::nullopt;
+}
+
+Result<Config> load_config(const std::vector<ConfigFile>& files) {
+  Config cfg;
+  const auto h = handlers();
+  for (const auto& file : files) {
+    const fs::path& f = file.path;
+    std::error_code ec;
+    if (!file.text && !fs::exists(f, ec)) continue;
+    toml::table t;
+    try {
+      t = file.text ? toml::parse(*file.text, f.string()) : toml::parse_file(f.string());
+    } catch (const toml::parse_error& e) {
+      return parse_failure(f.string(), e);
+    }
+    Ctx c{f.string(), cfg, file.role};
+    KAI_TRY(walk_table(c, t, "", h));
+    cfg.loaded.push_back(f);
+  }
+  return check_whole(std::move(cfg));
+}
+
+Result<Config> parse_config_text(std::string_view text, const std::string& origin) {
+  Config cfg;
+  toml::table t;
+  try {
+    t = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return parse_failure(origin, e);
+  }
+  Ctx c{origin, cfg};
+  KAI_TRY(walk_table(c, t, "", handlers()));
+  return check_whole(std::move(cfg));
+}
+
+namespace {
+Result<Config> check_whole(Config cfg) {
+  if (cfg.risk_medium > cfg.risk_high)
+    return make_error(Errc::usage,
+                      fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
+  if (cfg.changelog.empty() || cfg.changelog.find("..") != std::string::npos || cfg.changelog.front() == '/')
+    return make_error(Errc::usage, fmt::format("changelog.path '{}' must be a path inside root", cfg.changelog));
+  return cfg;
+}
+}  // namespace
+
+}  // namespace kai
+
+namespace kai {
+std::string default_config_text() {
+  return
+#include "default_config.inc"
+      ;
+}
+}  // namespace kai

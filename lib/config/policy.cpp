@@ -1,0 +1,68 @@
+#include "lib/config/policy.hpp"
+
+#include <cctype>
+#include <fnmatch.h>
+
+#include <fmt/format.h>
+
+#include "lib/paths/glob.hpp"
+#include "lib/util/strings.hpp"
+
+namespace kai {
+
+// Anything unexpected fails closed.
+static Decision rule_decision(const std::string& s) { return parse_decision(s).value_or(Decision::deny); }
+
+bool command_matches(std::string_view pattern, std::string_view command) {
+  if (pattern.find_first_of("*?[") != std::string_view::npos)
+    return ::fnmatch(std::string(pattern).c_str(), std::string(command).c_str(), 0) == 0;
+  if (command.substr(0, pattern.size()) != pattern) return false;
+  return command.size() == pattern.size() || command[pattern.size()] == ' ' || command[pattern.size()] == '\t';
+}
+
+Verdict decide(const Config& cfg, std::string_view action, std::string_view subject) {
+  auto def = cfg.defaults.find(std::string(action));
+  if (def == cfg.defaults.end()) return {Decision::deny, fmt::format("unknown action '{}'", action)};
+  const PolicyRule* best = nullptr;
+  for (const auto& r : cfg.rules) {
+    if (r.action != action) continue;
+    bool hit = action == "run" ? command_matches(r.command, subject) : (!r.path.empty() && glob_match(r.path, subject));
+    // deny beats ask beats allow; the first rule of a rank wins.
+    if (hit) {
+      auto rank = [](Decision d) { return d == Decision::deny ? 0 : d == Decision::ask ? 1 : 2; };
+      if (!best || rank(rule_decision(r.decision)) < rank(rule_decision(best->decision))) best = &r;
+    }
+  }
+  if (best) return {rule_decision(best->decision), best->origin};
+  return {rule_decision(def->second), "default"};
+}
+
+namespace {
+// Tiers only ever add a confirmation, so they match ignoring case: on a
+// case-insensitive file system ORACLE.html is oracle.html.
+bool tier_match(const std::string& pattern, std::string_view rel) {
+  return glob_match(ascii_lower(pattern), ascii_lower(rel));
+}
+}  // namespace
+
+bool is_protected(const Config& cfg, std::string_view rel) {
+  for (const auto& g : cfg.protected_paths)
+    if (tier_match(g, rel)) return true;
+  return false;
+}
+
+Tier path_tier(const Config& cfg, std::string_view rel, std::string* why) {
+  for (const auto& g : cfg.protected_paths)
+    if (tier_match(g, rel)) {
+      if (why) *why = fmt::format("protected path ({})", g);
+      return Tier::confirm;
+    }
+  for (const auto& g : cfg.confirm)
+    if (tier_match(g, rel)) {
+      if (why) *why = fmt::format("confirm path ({})", g);
+      return Tier::confirm;
+    }
+  return Tier::normal;
+}
+
+}  // namespace kai

@@ -1,0 +1,127 @@
+// Applying an approved changeset: one transaction over all its files.
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lib/gate/changeset.hpp"
+#include "lib/util/git.hpp"
+#include "lib/run/snapshot.hpp"
+#include "lib/gate/txn.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+using namespace txn;
+
+namespace {
+
+Error stale(const Proposal& p, const std::string& rel, std::string_view what) {
+  return make_error(Errc::conflict,
+                    fmt::format("'{}' {} since proposal {} was made (stale base): nothing of the changeset was applied",
+                                rel, what, p.id),
+                    "propose the changeset again against the files as they are now");
+}
+
+// The folders on the way to `rel` that do not exist yet, outermost first.
+std::vector<std::string> missing_folders(const Workspace& ws, const std::string& rel) {
+  std::vector<std::string> out;
+  for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+    std::error_code ec;
+    std::string dir = rel.substr(0, slash);
+    if (fs::symlink_status(ws.root / dir, ec).type() == fs::file_type::not_found) out.push_back(dir);
+  }
+  return out;
+}
+
+// `rel` as it is now, without creating anything: not there when its folder is missing.
+Result<FileState> state_now(Workspace& ws, const std::string& rel) {
+  auto d = open_parent(ws.root, rel, CreateDirs::no);
+  if (!d) {
+    if (d.error().code == Errc::conflict) return FileState{};
+    return d.error();
+  }
+  return read_at(*d, base_of(rel));
+}
+
+// Every file of `p` as it was at propose: checked before anything is written.
+Status check_bases(Workspace& ws, const Proposal& p) {
+  for (const Change& c : p.changes) {
+    auto rp = resolve(ws.root, ws.root, c.path);
+    if (!rp) return rp.error();
+    KAI_TRY(check_write(ws.guards, *rp));
+    auto cur = state_now(ws, c.path);
+    if (!cur) return cur.error();
+    if (!same(FileSide{c.base.exists, c.base.blob, c.base.mode}, *cur, true))
+      return stale(p, c.path, !c.base.exists ? "was created" : !cur->exists ? "was removed" : "changed");
+    if (c.op == "rename") {
+      auto there = state_now(ws, c.to);
+      if (!there) return there.error();
+      if (there->exists) return stale(p, c.to, "was created");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::string& approver, bool forced) {
+  KAI_TRY(check_bases(ws, p));
+  const auto now = ws.clock->now();
+  // What each file becomes, in the order of the record's file entries.
+  struct Step {
+    std::string rel;
+    std::optional<std::string> after;
+    unsigned after_mode = 0644;
+    FileSide base;  // what the file must still be when it is opened
+  };
+  std::vector<Step> steps;
+  std::vector<std::string> made;  // folders created for new files
+  std::set<std::string> emptied;  // folders of removed files, perhaps empty afterwards
+  for (const Change& c : p.changes) {
+    const bool moves = c.op == "rename";
+    const FileSide base{c.base.exists, c.base.blob, c.base.mode};
+    if (c.op == "delete" || moves) {
+      steps.push_back({c.path, std::nullopt, 0, base});
+      for (std::string d = dir_of(c.path); !d.empty(); d = dir_of(d.substr(0, d.size() - 1)))
+        emptied.insert(d.substr(0, d.size() - 1));
+    } else {
+      steps.push_back({c.path, c.after, c.after_mode, base});
+    }
+    if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}});
+    if (c.op == "create" || moves)
+      for (auto& d : missing_folders(ws, moves ? c.to : c.path))
+        if (std::find(made.begin(), made.end(), d) == made.end()) made.push_back(d);
+  }
+  std::vector<Target> targets;
+  std::vector<std::optional<std::string>> after;
+  for (Step& s : steps) {
+    auto tg = open_target(ws, s.rel, s.after ? CreateDirs::yes : CreateDirs::no);
+    if (!tg) return tg.error();
+    // Read again as it is opened: still what was checked and shown.
+    if (!same(s.base, tg->current, true)) return stale(p, s.rel, "changed");
+    targets.push_back(std::move(*tg));
+    after.push_back(std::move(s.after));
+  }
+  Txn t;
+  t.rec.kind = "changeset";
+  t.rec.time = iso_utc(now);
+  t.rec.proposal = p.id;
+  t.proposal = p.id;
+  auto fresh = fresh_txn_id(ws, now, targets);
+  if (!fresh) return fresh.error();
+  t.rec.id = std::move(*fresh);
+  for (size_t i = 0; i < targets.size(); ++i)
+    t.rec.files.push_back(change_of(targets[i], after[i], steps[i].after_mode, t.rec.id));
+  // Folders made for new files are recorded: a rollback removes them again.
+  for (const auto& d : made) t.rec.files.push_back(made_folder(d));
+  t.entry = make_entry(ws, t, "changeset", std::string(action_name(Kind::changeset)));
+  describe_apply(ws, t.entry, p, approver, forced);
+  KAI_TRY(execute(ws, t, targets, after, Durability::batched));
+  // As git apply does: a folder the changeset leaves empty goes. A rollback
+  // brings it back with the files it restores.
+  for (auto it = emptied.rbegin(); it != emptied.rend(); ++it) remove_empty_dir(ws, *it);
+  return record_applied(ws, p, t, t.entry.backup);
+}
+
+}  // namespace kai

@@ -1,0 +1,213 @@
+#include "lib/gate/gate.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lib/gate/propose.hpp"
+#include "lib/gate/status.hpp"
+
+namespace kai::gate {
+
+Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
+  if (answer == Answer::no) return make_error(Errc::rejected, "not confirmed");
+  if (tier == Tier::confirm && answer != Answer::confirm)
+    return make_error(Errc::denied,
+                      reason.empty()
+                          ? std::string("this decision takes CONFIRM typed out, not a plain yes")
+                          : fmt::format("this decision takes CONFIRM typed out, not a plain yes ({})", reason),
+                      "answer with CONFIRM");
+  return ok_status();
+}
+
+bool propose_only(const Workspace& ws) { return ws.cfg.mode == "propose-only"; }
+
+namespace {
+
+// denied when `decider` may not approve `p`: it was proposed through the
+// spool by that same user, or (in two-user mode) `decider` is the agent user.
+Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider) {
+  if (p.proposer_uid >= 0 && p.agent == decider)
+    return make_error(
+        Errc::denied,
+        fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
+        "the owner approves what the agent user proposed, from the owner's own terminal");
+  if (two_user(ws) && decider == ws.cfg.two_user_agent)
+    return make_error(Errc::denied, fmt::format("'{}' is the agent user here: it proposes, it never decides", decider),
+                      "the owner approves, from the owner's own terminal");
+  return ok_status();
+}
+
+Error propose_only_error() {
+  return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
+                    "approve with --no-apply to record the decision, or change [policy] mode");
+}
+
+Error propose_only_run_error() {
+  return make_error(Errc::denied, "policy mode is propose-only: kaicoder never runs commands in this mode");
+}
+
+// A proposal a decision may start from: pending, not expired.
+Status pending(const Proposal& p) {
+  if (p.state == State::pending) return ok_status();
+  return make_error(p.state == State::timeout ? Errc::timeout : Errc::conflict,
+                    fmt::format("proposal {} is {}, not pending", p.id, to_string(p.state)));
+}
+
+}  // namespace
+
+Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& who, const ApprovalOptions& opts) {
+  KAI_TRY(may_decide(ws, who));
+  auto p = load_for_decision(ws, id);
+  if (!p) return p.error();
+  KAI_TRY(pending(*p));
+  KAI_TRY(not_self_approval(ws, *p, who.user));
+  // Refused before the question: a "yes" to a record kaicoder did not seal is never carried out.
+  KAI_TRY(require_sealed(ws.store, *p));
+  if (opts.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
+  ApprovalReview r;
+  const bool is_run = p->kind == Kind::run;
+  if (!is_run) {
+    auto d = current_diff(ws, *p, DiffOptions{});
+    if (!d && d.error().code == Errc::conflict) {
+      // It can never be applied as proposed: say so to the waiter and the log too.
+      auto f = fail_pending(ws, id, who, d.error());
+      if (!f) return f.error();
+      return d.error();
+    }
+    if (!d) return d.error();
+    r.diff_cut = d->truncated;
+    r.diff = std::move(*d);
+  }
+  // What the person sees is what gets bound.
+  r.digest = digest(*p);
+  r.need = required_tier(*p, r.diff_cut, opts.now, opts.force);
+  // No question is asked whose "yes" could not be carried out.
+  if (!is_run && p->validation.status == "failed" && opts.force == Force::no && opts.now == ApplyNow::yes)
+    r.refusal =
+        make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
+                   fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}", p->id));
+  r.proposal = std::move(*p);
+  return r;
+}
+
+Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_output) {
+  const ApprovalOptions& o = req.opts;
+  KAI_TRY(may_decide(ws, req.who));  // before anything about the proposal is told
+  if (o.now == ApplyNow::yes && propose_only(ws)) return propose_only_error();
+  // Under the lock, on the proposal as it is now: the answer meets its tier.
+  auto tier_check = [&](const Proposal& p) -> Status {
+    KAI_TRY(not_self_approval(ws, p, req.who.user));
+    RequiredTier need = required_tier(p, req.diff_cut, o.now, o.force);
+    return answer_meets(need.tier, req.answer, need.reason);
+  };
+  KAI_TRY(answer_meets(Tier::normal, req.answer));  // a no never reaches the store
+  // A run is recorded approved and then carried out by execute_run, which
+  // claims it once; an edit is applied under the same lock. The digest
+  // binds the kind, so a proposal read here as a run is one at approval.
+  auto peek = ws.store.load(req.id, Store::Payloads::none);
+  if (!peek) return peek.error();
+  const bool run = peek->kind == Kind::run;
+  auto r = kai::approve(ws, req.id, req.seen_digest, req.who, run ? ApplyNow::no : o.now, o.force, tier_check);
+  if (!r) return r.error();
+  Approval out{std::move(r->proposal), std::move(r->applied), std::nullopt};
+  if (!run || o.now == ApplyNow::no) return out;
+  auto ran = execute_run(ws, req.id, req.who.recorded(), on_output);
+  if (!ran) return ran.error();
+  out.ran = std::move(*ran);
+  return out;
+}
+
+Result<Approval> apply(Workspace& ws, const Request& req, const OnOutput& on_output) {
+  auto p = ws.store.load(req.id, Store::Payloads::none);
+  if (p && p->kind == Kind::run) {
+    KAI_TRY(may_decide(ws, req.who));
+    if (propose_only(ws)) return propose_only_run_error();
+    // execute_run re-checks under the lock: sealed, approved, digest, once.
+    auto ran = execute_run(ws, req.id, p->decided_by.empty() ? req.who.recorded() : p->decided_by, on_output);
+    if (!ran) return ran.error();
+    return Approval{std::move(*p), std::nullopt, std::move(*ran)};
+  }
+  auto r = apply_approved(ws, req.id, req.who, req.opts.force);
+  if (!r) return r.error();
+  return Approval{std::move(r->proposal), std::move(r->applied), std::nullopt};
+}
+
+Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
+  KAI_TRY(may_decide(ws, who));
+  auto p = load_for_decision(ws, id);
+  if (!p) return p.error();
+  if (!still_open(*p))
+    return make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
+                      fmt::format("proposal {} is already {}", p->id, to_string(p->state)));
+  return p;
+}
+
+Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& reason) {
+  KAI_TRY(answer_meets(Tier::normal, req.answer));
+  // lib/gate/decide's reject re-checks the approver and the state under the lock.
+  return kai::reject(ws, req.id, req.who, reason);
+}
+
+namespace {
+// A rollback of `id` that writes outside root (the user-level settings
+// `integrate --user` wired) is, like that write, decided at a terminal and
+// asked whatever the policy allows.
+Status outside_root_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
+  auto rec = ws.journal.load(id);
+  if (!rec) return ok_status();  // the rollback itself says why
+  const bool outside =
+      std::any_of(rec->files.begin(), rec->files.end(), [](const FileChange& f) { return f.rel.starts_with("~/"); });
+  if (!outside) return ok_status();
+  if (who.channel != Channel::terminal)
+    return make_error(
+        Errc::denied,
+        fmt::format("rollback {} writes your user settings outside root: it is decided at a terminal", id),
+        fmt::format("run kaicoder rollback {} at a terminal", id));
+  decision = Decision::ask;
+  return ok_status();
+}
+}  // namespace
+
+Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
+  KAI_TRY(may_decide(ws, who));
+  RollbackReview r;
+  r.asked = id;
+  Verdict v = decide(ws.cfg, "rollback", id);
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
+  r.decision = v.decision;
+  r.rule = v.rule;
+  r.id = id;
+  if (id == "last") {
+    auto l = ws.journal.last();
+    if (!l) return l.error();
+    r.id = *l;
+  }
+  auto rec = ws.journal.load(r.id);
+  if (!rec) return rec.error();
+  r.record = std::move(*rec);
+  KAI_TRY(outside_root_check(ws, r.id, who, r.decision));
+  // Say what is wrong before asking, not after the person said yes.
+  auto pre = kai::rollback(ws, r.id, who, force, CheckOnly::yes);
+  if (!pre) return pre.error();
+  return r;
+}
+
+Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Request& req) {
+  KAI_TRY(may_decide(ws, req.who));
+  Verdict v = decide(ws.cfg, "rollback", shown.asked);
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
+  KAI_TRY(outside_root_check(ws, shown.id, req.who, v.decision));
+  Decider approver = req.who;
+  if (v.decision == Decision::ask)
+    KAI_TRY(answer_meets(Tier::normal, req.answer));
+  else
+    approver.policy_rule = v.rule;
+  auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
+  if (!o) return o.error();
+  return RolledBack{shown.id, std::move(*o)};
+}
+
+}  // namespace kai::gate

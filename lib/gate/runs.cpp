@@ -1,0 +1,393 @@
+#include "lib/gate/runs.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/paths/beneath.hpp"
+#include "lib/run/confine.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/run/hooks.hpp"
+#include "lib/gate/limits.hpp"
+#include "lib/config/policy.hpp"
+#include "lib/run/sandbox.hpp"
+#include "lib/run/snapshot.hpp"
+#include "lib/run/snapshot_watch.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/strings.hpp"
+#include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+CapturedOutput run_output(const Workspace& ws, int id) {
+  CapturedOutput c;
+  if (auto o = read_owned(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
+  if (auto e = read_owned(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
+  return c;
+}
+
+const std::string_view k_network_reason = "confirm: asks for network access";
+
+ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
+  ShellContext ctx;
+  fs::path cwd = ws.root / cwd_rel;
+  ctx.check_write_target = [&ws, cwd](const std::string& target) -> Status {
+    if (!target.empty() && target[0] == '~')
+      return make_error(Errc::denied, fmt::format("'{}' is outside the root", target));
+    auto rp = resolve(ws.root, cwd, target);
+    if (!rp) return rp.error();
+    // Build output folders are a command's business; the rest of the
+    // never-write list is not.
+    for (std::string_view part : split(rp->rel, "/"))
+      if (is_generated_dir(part)) return ok_status();
+    return check_write(ws.guards, *rp);
+  };
+  ctx.is_secret = [&ws, cwd](const std::string& path) {
+    auto rp = resolve(ws.root, cwd, path);
+    if (!rp) return is_secret_file(path);
+    return !check_read(ws.guards, *rp).ok();
+  };
+  ctx.root = ws.root.string();
+  ctx.extra_blocked = ws.cfg.blocked;
+  ctx.protected_processes = ws.cfg.protected_processes;
+  return ctx;
+}
+
+namespace {
+
+std::string cwd_label(const Proposal& p) { return p.cwd.empty() ? "." : p.cwd; }
+
+Result<std::string> resolve_cwd(const Workspace& ws, const fs::path& caller_cwd, const std::string& cwd) {
+  fs::path lexical =
+      (cwd.empty() ? caller_cwd : (fs::path(cwd).is_absolute() ? fs::path(cwd) : caller_cwd / cwd)).lexically_normal();
+  if (lexical == ws.root || lexical.string() == ws.root.string() + "/") return std::string{};
+  auto rp = resolve(ws.root, caller_cwd, cwd.empty() ? caller_cwd.string() : cwd);
+  if (!rp) return rp.error();
+  std::error_code ec;
+  if (!fs::is_directory(rp->abs, ec)) return make_error(Errc::usage, fmt::format("--cwd '{}' is not a folder", cwd));
+  return rp->rel;
+}
+
+// Undo for runs (SPEC §5): every approved run executes between two
+// snapshots, so that `rollback` undoes what `make` or a script wrote, not
+// only what a confirm-tier command was expected to write. The snapshots are
+// taken while the store lock is held, so that no other kaicoder process
+// prunes the store meanwhile; the command itself runs without the lock.
+struct Undo {
+  SnapshotStore store;
+  std::optional<Snapshot> before;
+  std::string tag;   // pending ref while the run is in flight
+  std::string note;  // why there is no snapshot, when there is none
+  // What the kernel saw change from before the first snapshot on (null
+  // when it cannot tell: then the second snapshot walks the whole tree).
+  std::unique_ptr<SnapshotWatch> watch;
+};
+
+// A snapshot is long work on a big tree: whoever watches the workspace sees it.
+Result<Snapshot> take_snapshot(const Workspace& ws, const SnapshotStore& store, std::string_view what,
+                               SnapshotWatch* watch) {
+  auto s = store.take(
+      [&](size_t done) {
+        if (ws.progress) ws.progress(what, done, 0);
+      },
+      watch);
+  if (ws.progress) ws.progress("", 0, 0);
+  return s;
+}
+
+Undo start_undo(const Workspace& ws, const Proposal& p) {
+  Undo u{snapshots_of(ws), std::nullopt, std::to_string(p.id), "", nullptr};
+  if (ws.cfg.snapshots_keep <= 0) return u;
+  // The names the secret-file scan just read spare the first snapshot a
+  // second reading of every folder that has not changed since.
+  if (ws.listed) u.store.seed(*ws.listed);
+  // A pending ref whose run has finished (or failed) was left behind by an
+  // error path; only a proposal still approved can be in flight. A run whose
+  // process died mid-command stays approved, and so keeps its ref.
+  if (auto tags = u.store.pending())
+    for (const auto& tag : *tags) {
+      auto q = ws.store.load(std::atoi(tag.c_str()), Store::Payloads::none);
+      if (!q || q->state != State::approved) (void)u.store.release(tag);
+    }
+  // Not under sandbox "none": a run left unconfined could write where no
+  // file system event is made (a raw block device).
+  if (sandbox_mode(ws.cfg.sandbox) != SandboxMode::none) u.watch = SnapshotWatch::start(ws.root);
+  auto s = take_snapshot(ws, u.store, "snapshotting the tree before the run", u.watch.get());
+  Status held = s ? u.store.hold(*s, u.tag) : Status(s.error());
+  if (held)
+    u.before = *s;
+  else
+    u.note = fmt::format("no snapshot: {}", ws.redact(held.error().message));
+  return u;
+}
+
+// What the run changed, as a journal record of kind "run" whose before-sides
+// live in the snapshot store; files kaicoder may never write are only named.
+struct RunChanges {
+  Record rec;
+  std::vector<std::string> unrestorable;
+  std::vector<std::string> notes;  // guarded files, ignored trees, files too large (snapshot_notes)
+  std::string note;
+};
+
+RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
+  RunChanges out;
+  out.note = u.note;
+  if (!u.before) return out;
+  auto after = take_snapshot(ws, u.store, "snapshotting the tree after the run", u.watch.get());
+  u.watch.reset();
+  auto changes = after ? u.store.diff(*u.before, *after) : Result<std::vector<TreeChange>>(after.error());
+  if (!changes) {
+    (void)u.store.release(u.tag);
+    out.note = fmt::format("no snapshot: {}", ws.redact(changes.error().message));
+    return out;
+  }
+  out.notes = snapshot_notes(*u.before, *after);
+  std::vector<TreeChange> kept;
+  for (auto& c : *changes) {
+    // Lexical: a path under a folder the run replaced by a symlink is restored once the link is gone.
+    // A folder the run created goes on rollback if kaicoder may write in it; its files are named anyway.
+    bool dir = c.after.mode == k_mode_dir;
+    std::string probe = dir ? c.rel + "/x" : c.rel;
+    if (c.undoable && check_write(ws.guards, RootPath{probe, ws.root / probe}))
+      kept.push_back(std::move(c));
+    else if (!dir)
+      out.unrestorable.push_back(c.rel);
+  }
+  if (kept.empty()) {
+    (void)u.store.release(u.tag);
+    return out;
+  }
+  const auto now = ws.clock->now();
+  auto fresh = ws.journal.fresh_id(now);
+  if (!fresh) {
+    (void)u.store.release(u.tag);
+    out.note = fmt::format("no snapshot: {}", fresh.error().message);
+    return out;
+  }
+  out.rec.id = std::move(*fresh);
+  out.rec.kind = "run";
+  out.rec.time = iso_utc(now);
+  out.rec.proposal = p.id;
+  if (auto s = u.store.keep(*u.before, kept, out.rec.id, u.tag, ws.cfg.snapshots_keep); !s) {
+    out.rec = Record{};
+    out.note = fmt::format("no snapshot: {}", ws.redact(s.error().message));
+    return out;
+  }
+  for (const auto& c : kept) out.rec.files.push_back(FileChange{c.rel, c.before, c.after, "", ""});
+  return out;
+}
+
+}  // namespace
+
+Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::path& cwd, DryRun dry,
+                              const std::function<void(std::string_view, int)>& on_output) {
+  if (req.argv.empty() == req.shell.empty())
+    return make_error(Errc::usage, "give the command after '--', or one --shell string",
+                      "kaicoder run --why W -- make test");
+  for (auto [what, text] : {std::pair{"--why", &req.why}, {"--agent", &req.agent}})
+    if (auto bad = not_utf8(what, *text)) return make_error(Errc::usage, *bad);
+  if (req.why.find_first_not_of(" \t\r\n") == std::string::npos)
+    return make_error(Errc::usage, "no reason given", "say why with --why; it goes into the changelog");
+  KAI_TRY(check_text_limits(ws.cfg.limits, req.why, "", req.agent));
+  KAI_TRY(check_path_limits(ws.cfg.limits, "--cwd", req.cwd));
+  auto cwd_rel = resolve_cwd(ws, cwd, req.cwd);
+  if (!cwd_rel) return cwd_rel.error();
+  StagedRun out;
+  Proposal& p = out.proposal;
+  p.kind = Kind::run;
+  p.argv = req.argv;
+  p.shell = req.shell;
+  p.cwd = *cwd_rel;
+  if (req.timeout < 0) return make_error(Errc::usage, "--timeout must be a positive number of seconds");
+  p.timeout = req.timeout;
+  p.network = req.network;
+  p.why = ws.redact(req.why);
+  p.agent = ws.redact(req.agent);
+  p.proposer_uid = req.proposer_uid;
+  p.created = iso_utc(ws.clock->now());
+  ShellContext ctx = shell_context(ws, p.cwd);
+  out.classification = req.shell.empty() ? classify_argv(req.argv, ctx) : classify_shell(req.shell, ctx);
+  // Network access is the person's to grant: it makes the run confirm tier
+  // (SPEC §8), whatever the command is.
+  // The tier reason stays the classifier's own when it has one; the approver
+  // sees the request on its own line as well (cmd/render).
+  if (p.network) {
+    Classification& cl = out.classification;
+    auto at = cl.verdict == RunVerdict::confirm ? cl.reasons.end() : cl.reasons.begin();
+    cl.reasons.insert(at, std::string(k_network_reason));
+    if (cl.verdict != RunVerdict::blocked) cl.verdict = RunVerdict::confirm;
+  }
+  const Classification& c = out.classification;
+  p.summary = ws.redact(cut_to_length(make_visible(command_text(p)), static_cast<size_t>(ws.cfg.limits.summary)));
+  if (c.verdict == RunVerdict::blocked) {
+    out.verdict = RunVerdict::blocked;
+    if (dry == DryRun::no) {
+      auto lock = ws.store.lock();
+      if (!lock) return lock.error();
+      std::string why = c.reasons.empty() ? "blocked" : c.reasons.front();
+      KAI_TRY(ws.changelog.prepend(
+          unreversible_entry(ws, p, "blocked", "", why, fmt::format("{} (in {})", p.summary, cwd_label(p)))));
+      p.result = why;
+      queue_notify(ws, p, "blocked");
+    }
+    flush_notify(ws);
+    return out;
+  }
+  p.tier = c.verdict == RunVerdict::confirm ? Tier::confirm : Tier::normal;
+  p.tier_reason = c.verdict == RunVerdict::confirm && !c.reasons.empty() ? c.reasons.front() : "";
+  Verdict v = decide(ws.cfg, "run", command_text(p));
+  // Only an ordinary, fully understood command may pass without a person.
+  if (v.decision == Decision::allow && (c.verdict != RunVerdict::ask || !c.understood))
+    v = {Decision::ask, v.rule + (c.understood ? ", confirm tier" : ", not fully understood")};
+  p.decision = v.decision;
+  p.decision_rule = v.rule;
+  if (v.decision == Decision::deny)
+    return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));
+  out.verdict = v.decision == Decision::allow ? RunVerdict::allow : c.verdict;
+  if (dry == DryRun::yes) return out;
+  p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
+  {
+    auto lock = lock_and_sweep(ws);  // as propose does: recovery before the store changes
+    if (!lock) return lock.error();
+    const bool runs_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
+    // One proposal, once: a retry of a command still waiting gets its id.
+    std::optional<Proposal> twin;
+    if (!runs_now) {
+      auto found = pending_twin(ws, p);
+      if (!found) return found.error();
+      twin = std::move(*found);
+    }
+    if (twin) {
+      p = std::move(*twin);
+      out.existing = true;
+    } else {
+      if (!runs_now) KAI_TRY(check_pending_limit(ws, p.agent));
+      auto id = ws.store.next_id();
+      if (!id) return id.error();
+      p.id = *id;
+      if (runs_now) {
+        p.state = State::approved;
+        p.decided_by = "policy";
+        p.decided_at = p.created;
+        p.approved_digest = digest(p);
+      }
+      KAI_TRY(ws.store.create(p));
+      queue_notify(ws, p, "proposed");
+    }
+  }
+  flush_notify(ws);
+  if (p.state == State::approved) {
+    auto ran = execute_run(ws, p.id, fmt::format("policy ({})", v.rule), on_output);
+    if (!ran) return ran.error();
+    out.ran = std::move(*ran);
+    if (auto q = ws.store.load(p.id)) p = *q;
+  }
+  return out;
+}
+
+Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approver,
+                               const std::function<void(std::string_view, int)>& on_output) {
+  Proposal p;
+  std::optional<Undo> undo;
+  {
+    auto lock = ws.store.lock();
+    if (!lock) return lock.error();
+    auto loaded = ws.store.load(id);
+    if (!loaded) return loaded.error();
+    p = std::move(*loaded);
+    if (p.kind != Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is not a command run", id));
+    KAI_TRY(require_sealed(ws.store, p));
+    if (p.state != State::approved)
+      return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", id, to_string(p.state)));
+    if (digest(p) != p.approved_digest)
+      return make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", id));
+    // Claiming the run under the lock makes it run once, however many
+    // people approve or apply it at the same moment.
+    // The owner's folder remembers it too, so an old approved record put
+    // back with `started` removed does not run it again (lib/store/mac).
+    if (ws.sealer.spent("run", std::to_string(id)))
+      return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
+    auto claim = write_file_exclusive(ws.store.staging_dir(id) / "started", iso_utc(ws.clock->now()) + "\n", 0600);
+    if (!claim) return make_error(Errc::conflict, fmt::format("proposal {} has already been started", id));
+    KAI_TRY(ws.sealer.spend("run", std::to_string(id)));
+    undo.emplace(start_undo(ws, p));
+  }
+  RunSpec spec;
+  spec.argv = p.argv;
+  spec.shell = p.shell;
+  spec.cwd = ws.root / p.cwd;
+  // --timeout may shorten the owner's limit, never lengthen it.
+  // --timeout (whole seconds) may only shorten [run] timeout
+  spec.timeout = ws.cfg.run_timeout;
+  if (p.timeout > 0 && p.timeout < std::chrono::duration_cast<std::chrono::seconds>(spec.timeout).count())
+    spec.timeout = std::chrono::seconds(p.timeout);
+  spec.max_output = static_cast<size_t>(ws.cfg.max_output);
+  const Snapshot* seen = undo->before ? &*undo->before : nullptr;
+  confine(ws, spec, ConfineOptions{.root_writable = true, .writable = {}, .network = p.network, .seen = seen});
+  spec.on_output = on_output;
+  spec.redact = [&ws](std::string_view s) { return ws.redact(s); };
+  // The landlock level cannot keep the run out of the store; it puts back
+  // what the run changed there, which is exact only while no other kaicoder
+  // changes the store meanwhile: that level holds the lock for the run.
+  std::optional<FileLock> held;
+  if (spec.sandbox == SandboxMode::landlock) {
+    auto l = ws.store.lock();
+    if (!l) return l.error();
+    held.emplace(std::move(*l));
+  }
+  GuardWatch guard = watch_guards(ws, spec.sandbox);
+  auto r = run_command(spec);
+  if (r) r->guards = check_guards(guard);
+  auto lock = held ? Result<FileLock>(std::move(*held)) : ws.store.lock();
+  if (!lock) return lock.error();
+  auto cur = ws.store.load(id);
+  if (cur && cur->sealed == SealCheck::ok) p = std::move(*cur);
+  if (!r) {
+    (void)undo->store.release(undo->tag);
+    p.state = State::failed;
+    p.result = fmt::format("failed: {}", ws.redact(r.error().message));
+    p.outcome_code = static_cast<int>(r.error().code);
+    (void)ws.store.save(p);
+    queue_notify(ws, p, "failed");
+    return r.error();
+  }
+  (void)write_file_atomic(ws.store.staging_dir(id) / "stdout", r->out, 0600);
+  (void)write_file_atomic(ws.store.staging_dir(id) / "stderr", r->err, 0600);
+  std::string result = r->timed_out ? fmt::format("timed out after {} s; killed", seconds_text(spec.timeout))
+                                    : fmt::format("exit {}", r->exit_code);
+  std::string summary =
+      fmt::format("{} (in {}; {} bytes of output{}; {})", p.summary, cwd_label(p), r->out_bytes + r->err_bytes,
+                  r->out_cut || r->err_cut ? ", cut" : "", r->sandbox_note);
+  if (!r->guards.empty()) summary += fmt::format("; THE RUN TOUCHED GUARDED PATHS: {}", fmt::join(r->guards, "; "));
+  RunChanges ch = finish_undo(ws, *undo, p);
+  if (!ch.unrestorable.empty())
+    summary += fmt::format("; changed, not restorable: {}", fmt::join(ch.unrestorable, ", "));
+  for (const auto& n : ch.notes) summary += "; " + n;
+  if (!ch.note.empty()) summary += "; " + ch.note;
+  Entry e = unreversible_entry(ws, p, "run", approver, result, summary);
+  if (!ch.rec.files.empty()) {
+    // The journal first: an entry naming a snapshot must be reversible.
+    KAI_TRY(ws.journal.write(ch.rec));
+    e.rollback_id = ch.rec.id;
+    e.time = ch.rec.time;
+    for (const auto& f : ch.rec.files) e.files.push_back((ws.root / f.rel).string());
+    e.rollback = fmt::format("restore {} file(s) from snapshot {}", ch.rec.files.size(), ch.rec.id);
+    e = ws.redact(std::move(e));
+    p.rollback_id = ch.rec.id;
+  }
+  KAI_TRY(ws.changelog.prepend(e));
+  p.state = State::applied;
+  p.result = result;
+  p.outcome_code = r->exit_code;
+  KAI_TRY(ws.store.save(p));
+  queue_notify(ws, p, "applied");
+  return RunOutcome{std::move(*r), std::move(e)};
+}
+
+}  // namespace kai

@@ -1,0 +1,86 @@
+#include "lib/gate/status.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lib/gate/decide.hpp"
+#include "lib/config/workspace.hpp"
+
+namespace kai {
+
+Standing standing(const Proposal& p) {
+  switch (p.state) {
+    case State::pending: return Standing::pending;
+    case State::approved: return Standing::approved;
+    case State::applied:
+    case State::rejected:
+    case State::timeout:
+    case State::failed:
+    case State::rolled_back: return Standing::settled;
+  }
+  return Standing::settled;
+}
+
+bool still_open(const Proposal& p) {
+  return p.state == State::pending || p.state == State::approved || p.state == State::failed;
+}
+
+Status names_file(const Proposal& p, const std::string& file) {
+  if (file.empty() || file == p.path ||
+      std::any_of(p.changes.begin(), p.changes.end(), [&](const Change& c) { return c.path == file || c.to == file; }))
+    return ok_status();
+  return make_error(Errc::not_found, fmt::format("proposal {} changes '{}', not '{}'", p.id, p.path, file));
+}
+
+std::string shown_state(const Workspace& ws, const Proposal& p) {
+  return past_timeout(ws, p) ? "timeout" : std::string(to_string(p.state));
+}
+
+Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
+  auto ids = ws.store.ids();
+  if (!ids) return ids.error();
+  Listing out;
+  for (int id : *ids) {
+    auto p = ws.store.load(id, Store::Payloads::none);  // a listing never reads payloads
+    if (!p) {
+      out.corrupt.emplace_back(id, p.error().message);
+      continue;
+    }
+    if (status.empty() || shown_state(ws, *p) == status) out.proposals.push_back(std::move(*p));
+  }
+  std::stable_sort(out.proposals.begin(), out.proposals.end(), [](const Proposal& x, const Proposal& y) {
+    bool px = x.state == State::pending, py = y.state == State::pending;
+    if (px != py) return px;
+    return px ? x.id < y.id : x.id > y.id;
+  });
+  return out;
+}
+
+std::optional<Error> outcome_error(const Proposal& p) {
+  const std::string why = p.result.empty() ? "" : ": " + p.result;
+  switch (p.state) {
+    case State::applied:
+    case State::approved:
+    case State::rolled_back: return std::nullopt;
+    case State::rejected:
+      return make_error(Errc::rejected, fmt::format("proposal {} was rejected by {}{}", p.id, p.decided_by, why),
+                        "nothing was written; read the reason, change the proposal and propose again");
+    case State::timeout:
+      return make_error(Errc::timeout, fmt::format("proposal {} expired before a person decided", p.id),
+                        "nothing was written; propose it again when someone can approve it");
+    case State::failed: {
+      const Errc code = p.outcome_code >= 1 && p.outcome_code <= 8 ? static_cast<Errc>(p.outcome_code) : Errc::io;
+      return make_error(code, fmt::format("proposal {} failed{}", p.id, why),
+                        code == Errc::conflict
+                            ? "the file changed since it was proposed; read it again and propose anew"
+                            : "nothing was written; see kaicoder show " + std::to_string(p.id));
+    }
+    case State::pending:
+      return make_error(Errc::pending, fmt::format("proposal {} is still waiting for a person", p.id),
+                        fmt::format("a person decides with kaicoder approve {}; wait for it again", p.id));
+  }
+  return std::nullopt;
+}
+
+}  // namespace kai

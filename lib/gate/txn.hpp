@@ -1,0 +1,123 @@
+#pragma once
+// The transaction under every apply and rollback (SPEC §5): the files it
+// changes, the intent recorded before the tree is touched, the steps that
+// make it happen and those that finish or undo it after a crash.
+//
+//   intent → backups (exclusive) → atomic replace/unlink → journal →
+//   changelog → proposal status → intent removed.
+//
+// One transaction may change many files (a changeset, a rollback of one):
+// recovery finishes it when every file holds its new bytes and mode, and
+// undoes it otherwise, so the tree ends wholly old or wholly new.
+//
+// All functions here expect the caller to hold the store lock.
+//
+// A transaction's files are root-relative, with one exception: the
+// user-level settings files of agent harnesses, which `kaicoder integrate
+// --user` writes in the owner's home (Workspace::home), are named "~/REL".
+// Only the names user_settings_file() accepts may be written there, each
+// opened beneath the home as files are beneath root (no symlink followed),
+// with its backup beside it: the same intent, journal record, changelog
+// entry and rollback as any transaction.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/gate/apply.hpp"
+#include "lib/paths/beneath.hpp"
+#include "lib/store/changelog.hpp"
+#include "lib/store/journal.hpp"
+#include "lib/store/proposal.hpp"
+#include "lib/result.hpp"
+#include "lib/config/workspace.hpp"
+
+namespace kai::txn {
+
+// Whether `rel` names a harness's user-level settings file in the owner's
+// home ("~/.claude.json", "~/.codex/config.toml", …) or the folder holding
+// one ("~/.codex"): the only places outside root a transaction may touch.
+bool user_settings_file(std::string_view rel);
+
+// Where a transaction's file lives: `base` (root, or the owner's home for a
+// "~/" name) and the path beneath it. denied for a "~/" name that is not a
+// user settings file, or when the owner's home is unknown.
+struct Place {
+  std::filesystem::path base;
+  std::string rel;
+};
+Result<Place> place_of(const Workspace& ws, const std::string& rel);
+// The absolute path of a transaction's file (or backup), as the changelog shows it.
+std::filesystem::path abs_path(const Workspace& ws, const std::string& rel);
+
+std::string dir_of(const std::string& rel);   // "a/b/" for "a/b/c", "" for "c"
+std::string base_of(const std::string& rel);  // "c" for "a/b/c"
+std::string backup_name(const std::string& name, const std::string& id);
+
+// Whether anything holds the backup name for `id` beside `name` in `dir`.
+Result<bool> backup_taken(const Dir& dir, const std::string& name, const std::string& id);
+
+FileSide side_of(const FileState& s);
+// `s` holds what `a` describes: existence and bytes, and the permission
+// bits too when `with_mode`.
+bool same(const FileSide& a, const FileState& s, bool with_mode = false);
+// Whether a change of `f` is told apart by its mode (its bytes may stay).
+bool mode_matters(const FileChange& f);
+
+// One file of a transaction, opened beneath root, guardrails checked.
+struct Target {
+  std::string rel, name;
+  Dir dir;
+  FileState current;
+};
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create);
+
+// The record of `tg` becoming `after` (nullopt: removed) with permission
+// bits `mode`, its backup named for transaction `id` when it exists now.
+FileChange change_of(const Target& tg, const std::optional<std::string>& after, unsigned mode, const std::string& id);
+// A folder made for new files: recorded, so that an undo or a rollback
+// removes it again when it is empty.
+FileChange made_folder(const std::string& rel);
+
+// A rollback id for a transaction at `t` over `targets`: free in the
+// journal, and its backup name free beside every target.
+Result<std::string> fresh_txn_id(Workspace& ws, TimePoint t, const std::vector<Target>& targets);
+
+struct Txn {
+  Record rec;
+  Entry entry;
+  int proposal = 0;  // proposal whose status follows the outcome
+  State done_state = State::applied;
+};
+
+// How the tree writes of one transaction reach the disk. each: every file
+// and folder is synced as it is written. batched: nothing is synced while
+// the files are written, then the file system holding the root is synced
+// once (syncfs) before the journal records the change: one flush for a
+// change of hundreds of files instead of two each.
+enum class Durability { each, batched };
+
+// Run a transaction: `targets[i]` becomes `after[i]` (nullopt = removed),
+// for the file entries of t.rec.files in order (folder entries, mode
+// k_mode_dir, are skipped). A failure before the tree holds every new file
+// is undone at once; a failure after it leaves the intent for recover().
+Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets,
+               const std::vector<std::optional<std::string>>& after, Durability durability = Durability::each);
+
+// The changelog entry of `t`: every file, every backup in the same order
+// ("—" for a file that had none, when there are several), and how to undo.
+Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, const std::string& action);
+
+// The entry of an apply of proposal `p`: its summary and why, the approver,
+// and a result that says when a failed validation was overridden.
+void describe_apply(const Workspace& ws, Entry& e, const Proposal& p, const std::string& approver, bool forced);
+
+// `p` once `t` applied it (status, rollback id, `backup`, result), the
+// "applied" notify event queued, and the outcome to report.
+Outcome record_applied(Workspace& ws, Proposal& p, const Txn& t, std::string backup);
+
+// Remove folder `rel` if it is empty; anything else is left as it is.
+void remove_empty_dir(Workspace& ws, const std::string& rel);
+
+}  // namespace kai::txn

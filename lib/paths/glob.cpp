@@ -1,0 +1,270 @@
+#include "lib/paths/glob.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lib/util/strings.hpp"
+
+namespace kai {
+namespace {
+
+// Matches one bracket expression starting at pat[pi] == '['. Sets `end` to the
+// index after the closing ']'; returns false with end == npos when the class
+// is unterminated, in which case the caller treats '[' as a literal.
+bool match_class(std::string_view pat, size_t pi, char c, size_t& end) {
+  size_t i = pi + 1;
+  bool negate = i < pat.size() && (pat[i] == '!' || pat[i] == '^');
+  if (negate) ++i;
+  bool hit = false;
+  bool first = true;
+  while (i < pat.size() && (pat[i] != ']' || first)) {
+    first = false;
+    char lo = pat[i];
+    if (lo == '\\' && i + 1 < pat.size()) lo = pat[++i];
+    char hi = lo;
+    if (i + 2 < pat.size() && pat[i + 1] == '-' && pat[i + 2] != ']') {
+      hi = pat[i + 2];
+      if (hi == '\\' && i + 3 < pat.size()) hi = pat[++i + 2];
+      i += 2;
+    }
+    if (static_cast<unsigned char>(lo) <= static_cast<unsigned char>(c) &&
+        static_cast<unsigned char>(c) <= static_cast<unsigned char>(hi))
+      hit = true;
+    ++i;
+  }
+  if (i >= pat.size()) {
+    end = std::string_view::npos;
+    return false;
+  }
+  end = i + 1;
+  return hit != negate;
+}
+
+// One path component against one pattern segment: `*` any run, `?` any one
+// byte, `[...]` a class, `\x` a literal x. Nothing here can see a '/'.
+// Backtracking only to the last '*' keeps this linear in practice.
+bool match_name(std::string_view pat, std::string_view name) {
+  size_t pi = 0, ni = 0;
+  size_t star_pi = std::string_view::npos, star_ni = 0;
+  while (ni < name.size()) {
+    if (pi < pat.size()) {
+      char p = pat[pi];
+      if (p == '*') {
+        while (pi < pat.size() && pat[pi] == '*') ++pi;  // `**` inside a name is `*`
+        star_pi = pi;
+        star_ni = ni;
+        continue;
+      }
+      if (p == '?') {
+        ++pi, ++ni;
+        continue;
+      }
+      if (p == '[') {
+        size_t end = 0;
+        bool hit = match_class(pat, pi, name[ni], end);
+        if (end != std::string_view::npos) {
+          if (hit) {
+            pi = end, ++ni;
+            continue;
+          }
+        } else if (name[ni] == '[') {
+          ++pi, ++ni;
+          continue;
+        }
+      } else {
+        if (p == '\\' && pi + 1 < pat.size()) p = pat[++pi];
+        if (p == name[ni]) {
+          ++pi, ++ni;
+          continue;
+        }
+      }
+    }
+    if (star_pi == std::string_view::npos) return false;
+    pi = star_pi;
+    ni = ++star_ni;
+  }
+  while (pi < pat.size() && pat[pi] == '*') ++pi;
+  return pi == pat.size();
+}
+
+// Anchored match of pattern segments against exactly the path components
+// [si, end). `**` as a whole segment spans zero or more components, except a
+// trailing one, which (as in gitignore) needs at least one: `docs/**` is what
+// lies inside docs, not docs itself.
+bool match_segments(const std::vector<std::string_view>& pat, size_t pi, const std::vector<std::string_view>& path,
+                    size_t si, size_t end) {
+  if (pi == pat.size()) return si == end;
+  if (pat[pi] == "**") {
+    size_t min = pi + 1 == pat.size() ? 1 : 0;
+    for (size_t j = si + min; j <= end; ++j)
+      if (match_segments(pat, pi + 1, path, j, end)) return true;
+    return false;
+  }
+  if (si == end || !match_name(pat[pi], path[si])) return false;
+  return match_segments(pat, pi + 1, path, si + 1, end);
+}
+
+// A pattern's text with its leading and trailing '/' taken off, and what
+// they said; empty text matches nothing.
+struct ParsedGlob {
+  std::string_view text;
+  bool dir_only = false, anchored = false;
+};
+
+ParsedGlob parse_glob(std::string_view pattern) {
+  ParsedGlob p;
+  while (pattern.size() > 1 && pattern.back() == '/') {
+    pattern.remove_suffix(1);
+    p.dir_only = true;
+  }
+  p.anchored = pattern.find('/') != std::string_view::npos;
+  if (!pattern.empty() && pattern.front() == '/') pattern.remove_prefix(1);
+  p.text = pattern;
+  return p;
+}
+
+// `pattern` (parsed; `segs` its text split, for an anchored one) against
+// the components of a path.
+bool match_parsed(const ParsedGlob& p, const std::vector<std::string_view>& segs,
+                  const std::vector<std::string_view>& path) {
+  // A folder pattern can only name a proper ancestor of the path, since the
+  // last component is the file itself; any other pattern may also name the
+  // path itself. Either way a match on an ancestor covers everything below.
+  size_t limit = p.dir_only ? path.size() - 1 : path.size();
+  if (!p.anchored) {
+    for (size_t i = 0; i < limit; ++i)
+      if (match_name(p.text, path[i])) return true;
+    return false;
+  }
+  for (size_t end = 1; end <= limit; ++end)
+    if (match_segments(segs, 0, path, 0, end)) return true;
+  return false;
+}
+
+std::string_view without_leading_slashes(std::string_view rel_path) {
+  while (!rel_path.empty() && rel_path.front() == '/') rel_path.remove_prefix(1);
+  return rel_path;
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view rel_path) {
+  if (pattern.empty() || rel_path.empty()) return false;
+  ParsedGlob p = parse_glob(pattern);
+  if (p.text.empty()) return false;
+  std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
+  return match_parsed(p, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, path);
+}
+
+GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
+  for (std::string_view pattern : patterns) {
+    if (pattern.empty()) continue;
+    ParsedGlob p = parse_glob(pattern);
+    if (p.text.empty()) continue;
+    // The head ends at the first wildcard or escape. The tail is what
+    // follows a last `*` or `?`; after a class (`]`) or an escape there is
+    // none, as the text between is not literal.
+    const size_t first = p.text.find_first_of("*?[\\"), last = p.text.find_last_of("*?[]\\");
+    const bool literal = first == std::string_view::npos;
+    std::string_view head = literal ? p.text : p.text.substr(0, first), tail = literal ? p.text : std::string_view();
+    if (!literal && (p.text[last] == '*' || p.text[last] == '?')) tail = p.text.substr(last + 1);
+    m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only,
+                                 p.anchored, head, tail, literal});
+  }
+}
+
+bool GlobSet::name_matches(const Pattern& x, std::string_view name) {
+  if (x.literal) return name == x.text;
+  if (name.size() < x.head.size() + x.tail.size() || !name.starts_with(x.head) || !name.ends_with(x.tail)) return false;
+  return match_name(x.text, name);
+}
+
+bool GlobSet::any(std::string_view rel_path) const {
+  if (rel_path.empty()) return false;
+  std::vector<std::string_view> path = split(without_leading_slashes(rel_path), "/");
+  return folder_any(path) || name_any(path);
+}
+
+bool GlobSet::any(std::string_view rel_path, FolderMemo& memo) const {
+  if (rel_path.empty()) return false;
+  rel_path = without_leading_slashes(rel_path);
+  std::vector<std::string_view> path = split(rel_path, "/");
+  // The folders' components are what the text before the last '/' splits into.
+  std::string_view folder = rel_path.substr(0, std::min(rel_path.size(), rel_path.rfind('/')));
+  if (path.size() == 1) folder = {};
+  if (!memo.valid || memo.folder != folder) {
+    memo.folder = folder;
+    memo.hit = folder_any(path);
+    memo.valid = true;
+  }
+  return memo.hit || name_any(path);
+}
+
+// As match_parsed() with the limit cut to the folders (n - 1 components):
+// what matches there matches whatever the last component is.
+bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
+  const size_t folders = path.size() - 1;
+  for (const Pattern& x : m_patterns) {
+    if (!x.anchored) {
+      for (size_t i = 0; i < folders; ++i)
+        if (name_matches(x, path[i])) return true;
+    } else {
+      for (size_t end = 1; end <= folders; ++end)
+        if (match_segments(x.segs, 0, path, 0, end)) return true;
+    }
+  }
+  return false;
+}
+
+// The rest of match_parsed(): a pattern that is not for folders only, on
+// the whole path (the last component for one that is not anchored).
+bool GlobSet::name_any(const std::vector<std::string_view>& path) const {
+  for (const Pattern& x : m_patterns) {
+    if (x.dir_only) continue;
+    if (!x.anchored ? name_matches(x, path.back()) : match_segments(x.segs, 0, path, 0, path.size())) return true;
+  }
+  return false;
+}
+
+Status validate_glob(std::string_view pattern) {
+  auto bad = [&](std::string_view why) {
+    std::string shown(pattern);
+    for (char& c : shown)
+      if (c == '\0') c = '?';
+    return make_error(Errc::usage, fmt::format("invalid glob '{}': {}", shown, why));
+  };
+  if (pattern.empty()) return make_error(Errc::usage, "invalid glob: pattern is empty");
+  if (pattern.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
+  if (pattern.find_first_not_of('/') == std::string_view::npos) return bad("matches nothing");
+  if (pattern.back() == '\\' && (pattern.size() < 2 || pattern[pattern.size() - 2] != '\\'))
+    return bad("ends in a lone '\\'");
+
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (pattern[i] != '[') continue;
+    size_t end = 0;
+    match_class(pattern, i, 'a', end);
+    if (end == std::string_view::npos) return bad("'[' has no closing ']'");
+    if (pattern.substr(i, end - i).find('/') != std::string_view::npos) return bad("'[...]' cannot contain '/'");
+    i = end - 1;
+  }
+
+  // Paths are compared after normalisation, so `.`, `..` and empty segments
+  // would silently never match; a deny list must not quietly do nothing.
+  std::string_view body = pattern;
+  if (body.front() == '/') body.remove_prefix(1);
+  while (!body.empty() && body.back() == '/') body.remove_suffix(1);
+  for (std::string_view seg : split(body, "/")) {
+    if (seg == "..") return bad("'..' cannot appear in a pattern");
+    if (seg == ".") return bad("'.' cannot appear in a pattern");
+    if (seg.empty()) return bad("empty folder name ('//')");
+  }
+  return ok_status();
+}
+
+}  // namespace kai

@@ -1,0 +1,237 @@
+#include "lib/run/sandbox.hpp"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lib/util/fs.hpp"
+
+// Rights newer than the installed kernel headers: the values are fixed by the
+// kernel's ABI, so defining them here lets an older build machine produce a
+// binary that still confines everything a newer kernel can.
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+// The Landlock system calls share one number on every architecture.
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+namespace kai {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The ruleset attribute as of ABI 6; the kernel takes the size it is given,
+// so older kernels get the prefix they know (see ruleset_attr_size).
+struct RulesetAttr {
+  uint64_t handled_access_fs = 0;
+  uint64_t handled_access_net = 0;  // ABI >= 4
+  uint64_t scoped = 0;              // ABI >= 6
+};
+
+size_t ruleset_attr_size(int abi) {
+  if (abi >= 6) return sizeof(RulesetAttr);
+  if (abi >= 4) return offsetof(RulesetAttr, scoped);
+  return offsetof(RulesetAttr, handled_access_net);
+}
+
+// Only the rights that change the filesystem are handled; reading, listing
+// and executing stay unhandled and so allowed everywhere. IOCTL_DEV (ABI 5)
+// is handled and granted only on the devices the owner passes through: no
+// ioctl reaches a terminal (TIOCSTI) or any other device.
+uint64_t handled_write_rights(int abi) {
+  uint64_t r = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+               LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+               LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+               LANDLOCK_ACCESS_FS_MAKE_SYM;
+  // ABI 1 cannot handle REFER (it always refuses cross-folder renames and
+  // links instead), and only ABI 3 knows TRUNCATE.
+  if (abi >= 2) r |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  return r;
+}
+
+// The subset the kernel accepts in a rule on a non-directory.
+constexpr uint64_t k_file_rights =
+    LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+
+long landlock_version() { return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION); }
+
+// Grant `rights` (narrowed to the file rights for a non-directory) beneath
+// `p`. Returns 0, ENOENT when `p` does not exist, or another errno.
+int allow_beneath(int ruleset, const fs::path& p, uint64_t rights) {
+  int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return errno;
+  struct stat st {};
+  int err = 0;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+  } else {
+    landlock_path_beneath_attr attr{};
+    attr.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & k_file_rights;
+    if (S_ISDIR(st.st_mode)) attr.allowed_access &= ~static_cast<uint64_t>(LANDLOCK_ACCESS_FS_IOCTL_DEV);
+    attr.parent_fd = fd;
+    if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) != 0) err = errno;
+  }
+  ::close(fd);
+  return err;
+}
+
+}  // namespace
+
+LandlockStatus landlock_status() {
+  long v = landlock_version();
+  if (v > 0) return {static_cast<int>(v), fmt::format("landlock ABI {}", v)};
+  int err = errno;
+  switch (err) {
+    case ENOSYS: return {0, "the kernel was built without landlock (ENOSYS)"};
+    case EOPNOTSUPP:
+      return {0, "landlock is built in but disabled at boot (EOPNOTSUPP); add landlock to the lsm= kernel parameter"};
+    case EPERM: return {0, "the landlock system call was refused (EPERM); a seccomp filter may block it"};
+    default: return {0, fmt::format("the landlock version query failed: {}", errno_text(err))};
+  }
+}
+
+LandlockRuleset::LandlockRuleset(LandlockRuleset&& o) noexcept
+    : m_fd(std::exchange(o.m_fd, -1)),
+      m_abi(o.m_abi),
+      m_rights(o.m_rights),
+      m_tcp_off(o.m_tcp_off),
+      m_writable(std::move(o.m_writable)),
+      m_missing(std::move(o.m_missing)) {}
+
+LandlockRuleset& LandlockRuleset::operator=(LandlockRuleset&& o) noexcept {
+  if (this != &o) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = std::exchange(o.m_fd, -1);
+    m_abi = o.m_abi;
+    m_rights = o.m_rights;
+    m_tcp_off = o.m_tcp_off;
+    m_writable = std::move(o.m_writable);
+    m_missing = std::move(o.m_missing);
+  }
+  return *this;
+}
+
+LandlockRuleset::~LandlockRuleset() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+int LandlockRuleset::enforce() const noexcept {
+  // Required for an unprivileged process to restrict itself; it also keeps
+  // setuid programs (sudo, su) from gaining privileges inside the run.
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (::syscall(SYS_landlock_restrict_self, m_fd, 0) != 0) return errno;
+  return refuse_new_links();
+}
+
+int LandlockRuleset::allow_in_child(const char* path) const noexcept {
+  int fd = ::open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  if (fd < 0) return errno;
+  landlock_path_beneath_attr attr{};
+  attr.allowed_access = m_rights & ~static_cast<uint64_t>(LANDLOCK_ACCESS_FS_IOCTL_DEV);
+  attr.parent_fd = fd;
+  int err = ::syscall(SYS_landlock_add_rule, m_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) != 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
+std::string LandlockRuleset::note() const {
+  std::string s = fmt::format("landlock ABI {}: writes limited to ", m_abi);
+  if (m_writable.empty()) s += "nothing";
+  for (size_t i = 0; i < m_writable.size(); ++i) s += (i ? ", " : "") + m_writable[i].string();
+  if (!m_missing.empty()) {
+    s += "; not found, so not writable: ";
+    for (size_t i = 0; i < m_missing.size(); ++i) s += (i ? ", " : "") + m_missing[i].string();
+  }
+  if (m_tcp_off) s += "; TCP off";
+  return s;
+}
+
+std::string_view to_string(SandboxMode m) {
+  switch (m) {
+    case SandboxMode::full: return "full";
+    case SandboxMode::landlock: return "landlock";
+    case SandboxMode::none: return "none";
+  }
+  return "full";
+}
+
+Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writable, const LandlockExtras& extras) {
+  LandlockStatus st = landlock_status();
+  if (st.abi <= 0) {
+    return make_error(Errc::denied, fmt::format("landlock is not available on this kernel ({}); set [run] sandbox = "
+                                                "\"none\" to run unsandboxed",
+                                                st.detail));
+  }
+  LandlockRuleset rs;
+  rs.m_abi = st.abi;
+  uint64_t rights = handled_write_rights(st.abi);
+  if (st.abi >= 5) rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+  rs.m_rights = rights;
+  RulesetAttr attr;
+  attr.handled_access_fs = rights;
+  if (extras.tcp_off && st.abi >= 4) {
+    attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    rs.m_tcp_off = true;
+  }
+  if (st.abi >= 6) attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+  // The ruleset fd is close-on-exec, so it never reaches the command.
+  long fd = ::syscall(SYS_landlock_create_ruleset, &attr, ruleset_attr_size(st.abi), 0);
+  if (fd < 0) return make_error(Errc::io, fmt::format("cannot create a landlock ruleset: {}", errno_text(errno)));
+  rs.m_fd = static_cast<int>(fd);
+
+  for (const fs::path& p : writable) {
+    int err = allow_beneath(rs.m_fd, p, rights);
+    if (err == ENOENT) {
+      rs.m_missing.push_back(p);
+    } else if (err != 0) {
+      return make_error(Errc::io,
+                        fmt::format("cannot make '{}' writable in the sandbox: {}", p.string(), errno_text(err)));
+    } else {
+      rs.m_writable.push_back(p);
+    }
+  }
+  // Commands routinely discard output with >/dev/null; a system without it
+  // is broken anyway, so its absence is not an error.
+  if (int err = allow_beneath(rs.m_fd, "/dev/null", rights & ~static_cast<uint64_t>(LANDLOCK_ACCESS_FS_IOCTL_DEV));
+      err != 0 && err != ENOENT) {
+    return make_error(Errc::io, fmt::format("cannot make '/dev/null' writable in the sandbox: {}", errno_text(err)));
+  }
+  for (const fs::path& d : extras.devices)
+    if (int err = allow_beneath(rs.m_fd, d, rights); err != 0 && err != ENOENT)
+      return make_error(Errc::io,
+                        fmt::format("cannot pass device '{}' into the sandbox: {}", d.string(), errno_text(err)));
+  return rs;
+}
+
+}  // namespace kai

@@ -1,0 +1,141 @@
+#include "lib/store/journal.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/paths/beneath.hpp"
+#include "lib/util/git.hpp"
+#include "lib/util/fs.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+json side_json(const FileSide& s) { return {{"exists", s.exists}, {"blob", s.blob}, {"mode", s.mode}}; }
+FileSide side_from(const json& j) { return {j.value("exists", false), j.value("blob", ""), j.value("mode", 0644u)}; }
+
+bool valid_id(const std::string& id) {
+  if (id.size() < 16 || id.size() > 24) return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-')) return false;
+  return true;
+}
+}  // namespace
+
+Result<std::string> Journal::fresh_id(TimePoint t, const std::function<Result<bool>(const std::string&)>& taken) const {
+  constexpr int k_max_tries = 999;
+  const std::string base = compact_utc(t);
+  for (int n = 1; n <= k_max_tries; ++n) {
+    std::string id = n == 1 ? base : fmt::format("{}-{}", base, n);
+    if (has(id)) continue;
+    if (!taken) return id;
+    Result<bool> used = taken(id);
+    if (!used) return used.error();
+    if (!*used) return id;
+  }
+  return make_error(Errc::conflict,
+                    fmt::format("no free rollback id for {}: {} candidates are taken", base, k_max_tries),
+                    "remove stray *.bak-kaicoder-* files beside the file, then try again");
+}
+
+bool Journal::has(const std::string& id) const {
+  std::error_code ec;
+  return valid_id(id) && fs::exists(m_dir / (id + ".json"), ec);
+}
+
+Status Journal::write(const Record& r) const {
+  KAI_TRY(make_dirs(m_dir / "paths", 0700));
+  json files = json::array();
+  for (const auto& f : r.files)
+    files.push_back({{"path", f.rel},
+                     {"before", side_json(f.before)},
+                     {"after", side_json(f.after)},
+                     {"backup", f.backup_rel},
+                     {"backup_blob", f.backup_blob}});
+  json j = {{"id", r.id},    {"kind", r.kind}, {"time", r.time}, {"proposal", r.proposal}, {"rolls_back", r.rolls_back},
+            {"files", files}};
+  auto mac = m_seal.seal("journal", r.id, j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  // The record first: a pointer must never name a record that is not there.
+  KAI_TRY(write_file_atomic(m_dir / (r.id + ".json"), j.dump(2) + "\n", 0600));
+  // Then the pointers, all synced at once (a changeset has hundreds of files).
+  std::vector<std::pair<fs::path, std::string>> pointers;
+  for (const auto& f : r.files) {
+    auto pm = m_seal.seal("journal-path", f.rel, r.id);
+    if (!pm) return pm.error();
+    pointers.emplace_back(m_dir / "paths" / blob_id(f.rel), r.id + "\n" + *pm + "\n");
+  }
+  KAI_TRY(write_files_atomic(pointers, 0600));
+  auto lm = m_seal.seal("journal-last", "LAST", r.id);
+  if (!lm) return lm.error();
+  return write_file_atomic(m_dir / "LAST", r.id + "\n" + *lm + "\n", 0600);
+}
+
+Result<Record> Journal::load(const std::string& id) const {
+  if (!has(id))
+    return make_error(Errc::not_found, fmt::format("no changelog entry with rollback id '{}'", id),
+                      "see 'kaicoder log' for the rollback ids there are");
+  auto text = read_owned(m_dir / (id + ".json"));
+  if (!text) return text.error();
+  json j = json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(Errc::io, fmt::format("the journal record of '{}' is corrupt", id));
+  std::string mac = j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";
+  j.erase("seal");
+  // The file name is the identity the seal is bound to: a record copied to
+  // another name does not verify.
+  SealCheck verdict = j.value("id", "") != id ? SealCheck::bad : m_seal.check("journal", id, j.dump(), mac);
+  if (verdict != SealCheck::ok)
+    return seal_error(m_seal, verdict, fmt::format("the journal record of '{}'", id),
+                      "kaicoder rolls back only what it recorded; restore the file from git or a copy of your own; "
+                      "'kaicoder doctor' lists every record that does not verify");
+  Record r;
+  r.id = j.value("id", id);
+  r.kind = j.value("kind", "");
+  r.time = j.value("time", "");
+  r.proposal = j.value("proposal", 0);
+  r.rolls_back = j.value("rolls_back", "");
+  for (const auto& f : j.value("files", json::array())) {
+    FileChange c;
+    c.rel = f.value("path", "");
+    c.before = side_from(f.value("before", json::object()));
+    c.after = side_from(f.value("after", json::object()));
+    c.backup_rel = f.value("backup", "");
+    c.backup_blob = f.value("backup_blob", "");
+    r.files.push_back(std::move(c));
+  }
+  return r;
+}
+
+namespace {
+// "id\nseal\n" → {id, seal}; a pointer from before seals has no second line.
+std::pair<std::string, std::string> pointer_lines(const std::string& s) {
+  auto nl = s.find('\n');
+  std::string id = s.substr(0, nl);
+  if (nl == std::string::npos) return {id, ""};
+  std::string rest = s.substr(nl + 1);
+  return {id, rest.substr(0, rest.find('\n'))};
+}
+}  // namespace
+
+Result<std::string> Journal::last() const {
+  auto text = read_owned(m_dir / "LAST");
+  auto [id, mac] = text ? pointer_lines(*text) : std::pair<std::string, std::string>{};
+  if (id.empty()) return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
+  SealCheck verdict = m_seal.check("journal-last", "LAST", id, mac);
+  if (verdict != SealCheck::ok)
+    return seal_error(m_seal, verdict, fmt::format("the pointer to the last change ({}/LAST)", m_dir.string()),
+                      "name the entry to undo by its rollback id from 'kaicoder log'");
+  return id;
+}
+
+std::string Journal::latest_for(const std::string& rel) const {
+  auto text = read_owned(m_dir / "paths" / blob_id(rel));
+  if (!text) return {};
+  auto [id, mac] = pointer_lines(*text);
+  return m_seal.check("journal-path", rel, id, mac) == SealCheck::ok ? id : std::string{};
+}
+
+}  // namespace kai

@@ -1,0 +1,76 @@
+#pragma once
+// The journal: one structured record per reversible changelog entry, kept in
+// <state>/journal/<rollback-id>.json. It is what makes rollback exact (blob
+// ids and modes before and after, the backup's blob id) and cheap: finding an
+// entry by id is one file open, `last` is one pointer file, and "which entry
+// touched this path last" is one file per path — none of it grows with history.
+//
+// Every record carries a "seal" (lib/store/mac) over the rest of it, bound to the
+// root and its rollback id; each pointer file holds the id and, on a second
+// line, a seal bound to what it points from (LAST, or the path). load(),
+// last() and latest_for() refuse or ignore what does not verify.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lib/store/mac.hpp"
+#include "lib/result.hpp"
+#include "lib/util/time.hpp"
+
+namespace kai {
+
+struct FileSide {
+  bool exists = false;
+  std::string blob;
+  unsigned mode = 0644;
+};
+
+struct FileChange {
+  std::string rel;  // root-relative path
+  FileSide before, after;
+  std::string backup_rel;  // root-relative backup of `before`, empty when none
+  std::string backup_blob;
+};
+
+struct Record {
+  std::string id;          // rollback id
+  std::string kind;        // edit write delete rollback run
+  std::string time;        // ISO UTC
+  int proposal = 0;        // 0 for rollbacks
+  std::string rolls_back;  // for kind rollback: the id it undid
+  std::vector<FileChange> files;
+};
+
+class Journal {
+public:
+  explicit Journal(std::filesystem::path dir) : m_dir(std::move(dir)) {}
+  // Seal and check records with `s` (Workspace::open sets the owner's).
+  void use(Sealer s) { m_seal = std::move(s); }
+
+  // A rollback id for time `t` not used yet: 20260709T142530Z, then -2, -3…
+  // up to -999 (ids stay within the 24 characters lib/paths counts on).
+  // Caller holds the store lock. `taken` may reject more candidates (say, a
+  // backup name already on disk); an error from it is returned, never taken
+  // for "in use". Errc::conflict when every candidate is taken.
+  Result<std::string> fresh_id(TimePoint t, const std::function<Result<bool>(const std::string&)>& taken = {}) const;
+
+  // Stores the record and moves the `last` and per-path pointers to it.
+  Status write(const Record& r) const;
+  bool has(const std::string& id) const;
+  // not_found for an unknown id; conflict when its seal does not verify
+  // (denied without a key); io when it is corrupt.
+  Result<Record> load(const std::string& id) const;
+  // The newest record, or not_found when there is none; conflict when the
+  // pointer's seal does not verify.
+  Result<std::string> last() const;
+  // The newest record that touched `rel`, empty when none or unverified.
+  std::string latest_for(const std::string& rel) const;
+
+private:
+  std::filesystem::path m_dir;
+  Sealer m_seal;
+};
+
+}  // namespace kai

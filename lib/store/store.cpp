@@ -1,0 +1,255 @@
+#include "lib/store/store.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/paths/beneath.hpp"
+#include "lib/store/spool.hpp"
+#include "lib/util/fs.hpp"
+
+namespace kai {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* k_payloads[] = {"target", "replacement", "content"};
+
+std::string* payload(Proposal& p, std::string_view name) {
+  if (name == "target") return &p.target;
+  if (name == "replacement") return &p.replacement;
+  return &p.content;
+}
+}  // namespace
+
+namespace {
+
+// A state dir, or a folder in it, that is a symlink would carry every write
+// of the store out of root (a cloned repository can commit one): refused,
+// never followed. The files in them are read with lib/paths/beneath read_owned.
+Status refuse_symlinked_folders(const fs::path& dir) {
+  for (const char* sub :
+       {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
+    fs::path p = *sub ? dir / sub : dir;
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", p.string()),
+                        "the state dir and its folders must be real folders inside the root; remove the link");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status Store::ensure() const {
+  KAI_TRY(refuse_symlinked_folders(m_dir));
+  // Two-user mode: the agent user passes through to the spool and its
+  // tickets (lib/store/spool), and reads nothing else here.
+  KAI_TRY(make_dirs(m_dir, has_spool(m_dir) ? 0711 : 0700));
+  KAI_TRY(make_dirs(m_dir / "staging", 0700));
+  KAI_TRY(make_dirs(m_dir / "journal", 0700));
+  return ok_status();
+}
+
+Result<fs::path> Store::make_scratch(const std::string& prefix) const {
+  KAI_TRY(ensure());
+  KAI_TRY(make_dirs(m_dir / "scratch", 0700));
+  std::string templ = (m_dir / "scratch" / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(templ.data()))
+    return make_error(Errc::io, fmt::format("cannot create '{}': {}", templ, errno_text(errno)));
+  return fs::path(templ);
+}
+
+bool Store::exists() const {
+  std::error_code ec;
+  return fs::is_directory(m_dir / "staging", ec);
+}
+
+fs::path Store::staging_dir(int id) const { return m_dir / "staging" / std::to_string(id); }
+
+Result<FileLock> Store::lock() const {
+  KAI_TRY(m_seal.usable());
+  KAI_TRY(ensure());
+  return FileLock::acquire(m_dir / "lock");
+}
+
+Result<int> Store::next_id() const {
+  fs::path counter = m_dir / "staging" / "next-id";
+  int next = 1;
+  if (auto text = read_owned(counter)) {
+    auto r = std::from_chars(text->data(), text->data() + text->size(), next);
+    if (r.ec != std::errc{} || next < 1) next = 1;
+  }
+  // A counter lost or rolled back by hand must never hand out an id twice.
+  if (auto all = ids(); all && !all->empty()) next = std::max(next, all->back() + 1);
+  KAI_TRY(write_file_atomic(counter, fmt::format("{}\n", next + 1), 0600));
+  return next;
+}
+
+Status Store::create(Proposal& p) const {
+  fs::path dir = staging_dir(p.id);
+  std::error_code ec;
+  if (!fs::create_directory(dir, ec) || ec)
+    return make_error(Errc::io, fmt::format("cannot create staging folder '{}': {}", dir.string(),
+                                            ec ? ec.message() : "it already exists"));
+  Proposal copy = p;
+  for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(copy, name), 0600));
+  // A command is a payload too: it runs exactly as staged, so it is kept
+  // raw beside the metadata (which is redacted), never inside it.
+  if (p.kind == Kind::run) {
+    nlohmann::json cmd = {{"argv", p.argv}, {"shell", p.shell}};
+    KAI_TRY(write_file_exclusive(dir / "command", cmd.dump(), 0600));
+  }
+  // A changeset's resulting bytes, one file after the other in the order of
+  // its changes (the record holds each one's size): one payload file, one
+  // sync, however many files it changes.
+  if (p.kind == Kind::changeset) {
+    std::string all;
+    for (const Change& c : p.changes) all += c.after;
+    KAI_TRY(write_file_exclusive(dir / "changes", all, 0600));
+  }
+  return save(p);
+}
+
+namespace {
+// A proposal's seal covers the record minus its seal, in one canonical form
+// (compact; nlohmann sorts keys). The record holds the payloads' digest
+// ("payload_digest"), so the payloads are bound too, and a payload changed
+// alone can be told from a record kaicoder did not write.
+}  // namespace
+
+Result<std::string> Store::sealed_record(Proposal& p) const {
+  nlohmann::json j = to_json(p);
+  // A record loaded without its payloads keeps the digest it was sealed with.
+  j["payload_digest"] = p.payloads_loaded ? digest(p) : p.sealed_payload_digest;
+  auto mac = m_seal.seal("proposal", std::to_string(p.id), j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  return j.dump(2) + "\n";
+}
+
+Status Store::save(Proposal& p) const {
+  auto text = sealed_record(p);
+  if (!text) return text.error();
+  KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
+  p.sealed = SealCheck::ok;
+  (void)mirror_status(m_dir, p.id, *text, m_approval_timeout);  // the agent's view; the record above is what counts
+  return ok_status();
+}
+
+Status Store::save_all(std::vector<Proposal>& ps) const {
+  std::vector<std::pair<fs::path, std::string>> files;
+  files.reserve(ps.size());
+  for (auto& p : ps) {
+    auto text = sealed_record(p);
+    if (!text) return text.error();
+    files.emplace_back(staging_dir(p.id) / "meta.json", std::move(*text));
+  }
+  KAI_TRY(write_files_atomic(files, 0600));
+  for (auto& p : ps) p.sealed = SealCheck::ok;
+  for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second, m_approval_timeout);
+  return ok_status();
+}
+
+Result<Proposal> Store::load(int id, Payloads payloads) const {
+  fs::path dir = staging_dir(id);
+  std::error_code ec;
+  if (id < 1 || !fs::is_directory(dir, ec))
+    return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
+  auto text = read_owned(dir / "meta.json");
+  if (!text)
+    return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded())
+    return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
+  std::string mac;
+  if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
+  if (j.is_object()) j.erase("seal");
+  auto p = from_json(j);
+  if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
+  for (const char* name : k_payloads) {
+    if (payloads == Payloads::none) {
+      if (!fs::exists(fs::symlink_status(dir / name, ec)))
+        return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
+      continue;
+    }
+    auto bytes = read_owned(dir / name);
+    if (!bytes) return make_error(Errc::io, fmt::format("proposal {} is missing its '{}' payload", id, name));
+    *payload(*p, name) = std::move(*bytes);
+  }
+  if (p->kind == Kind::run) {
+    auto cmd_text = read_owned(dir / "command");
+    nlohmann::json cmd = cmd_text ? nlohmann::json::parse(*cmd_text, nullptr, false) : nlohmann::json();
+    if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {} is missing its command", id));
+    p->argv = cmd.value("argv", std::vector<std::string>{});
+    p->shell = cmd.value("shell", "");
+  }
+  bool split_failed = false;
+  if (p->kind == Kind::changeset) {
+    if (payloads == Payloads::none) {
+      if (!fs::exists(fs::symlink_status(dir / "changes", ec)))
+        return make_error(Errc::io, fmt::format("proposal {} is missing its 'changes' payload", id));
+    } else {
+      auto all = read_owned(dir / "changes");
+      if (!all) return make_error(Errc::io, fmt::format("proposal {} is missing its 'changes' payload", id));
+      size_t at = 0;
+      for (Change& c : p->changes) {
+        const size_t n = c.after.size();
+        if (at + n > all->size()) {
+          split_failed = true;
+          break;
+        }
+        c.after.assign(*all, at, n);
+        at += n;
+      }
+      split_failed = split_failed || at != all->size();
+    }
+  }
+  // The folder names the id: a record copied from another folder keeps its
+  // own id inside, and its seal is bound to that one.
+  p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), j.dump(), mac);
+  p->sealed_payload_digest = j.value("payload_digest", "");
+  p->payloads_loaded = payloads == Payloads::all;
+  p->payload_changed =
+      p->sealed == SealCheck::ok && p->payloads_loaded && (split_failed || p->sealed_payload_digest != digest(*p));
+  p->id = id;
+  return p;
+}
+
+Result<std::vector<int>> Store::ids() const {
+  std::vector<int> out;
+  std::error_code ec;
+  fs::directory_iterator it(m_dir / "staging", ec);
+  if (ec) return out;
+  for (const auto& e : it) {
+    const std::string name = e.path().filename().string();
+    int id = 0;
+    auto r = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (r.ec == std::errc{} && r.ptr == name.data() + name.size() && id > 0) out.push_back(id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace kai
+
+namespace kai {
+
+Status require_sealed(const Store& store, const Proposal& p) {
+  if (p.sealed == SealCheck::ok && p.payload_changed)
+    return make_error(Errc::conflict,
+                      fmt::format("proposal {} was changed after it was {}", p.id,
+                                  p.approved_digest.empty() ? "proposed" : "approved"),
+                      "its staged files no longer match the record kaicoder sealed; propose it again");
+  if (p.sealed == SealCheck::ok) return ok_status();
+  return seal_error(store.sealer(), p.sealed, fmt::format("the record of proposal {}", p.id),
+                    fmt::format("kaicoder acts only on records it sealed; reject it (kaicoder reject {}) and propose "
+                                "the change again; 'kaicoder doctor' lists every record that does not verify",
+                                p.id));
+}
+
+}  // namespace kai

@@ -1,0 +1,86 @@
+#pragma once
+// The staging store under <root>/.kaicoder/: one folder per proposal
+// (staging/<id>/meta.json plus raw payload files), the id counter and the
+// store lock. Every state change happens while the caller holds lock().
+//
+// Every meta.json carries a "seal" (lib/store/mac): the MAC of the rest of the
+// record (compact JSON, keys sorted), which holds the payloads' digest,
+// bound to the root and the proposal id. load() says whether it verified
+// (Proposal::sealed); nothing that acts on a proposal trusts one that did not.
+//
+// Usage: Store s{state_dir}; s.use(Sealer{owner_dir, root}); s.ensure();
+//        auto l = s.lock();
+//        Proposal p = …; p.id = *s.next_id(); s.create(p); … s.save(p);
+
+#include <filesystem>
+#include <vector>
+
+#include "lib/store/mac.hpp"
+#include "lib/store/proposal.hpp"
+#include "lib/result.hpp"
+#include "lib/util/lock.hpp"
+
+namespace kai {
+
+class Store {
+public:
+  explicit Store(std::filesystem::path state_dir) : m_dir(std::move(state_dir)) {}
+
+  // Create the state dir layout (0700 state dir). Idempotent.
+  Status ensure() const;
+  bool exists() const;
+  const std::filesystem::path& dir() const { return m_dir; }
+  std::filesystem::path staging_dir(int id) const;
+
+  // Seal and check records with `s` (Workspace::open sets the owner's).
+  void use(Sealer s) { m_seal = std::move(s); }
+  const Sealer& sealer() const { return m_seal; }
+  // [approval] timeout, written into the agent's status copies (lib/store/spool
+  // mirror_status) so that its side sees a proposal expire on time.
+  void use_approval_timeout(long seconds) { m_approval_timeout = seconds; }
+
+  // The store lock. Every state change holds it, and every state change
+  // writes sealed records: denied (with the fix) when there is no usable key.
+  Result<FileLock> lock() const;
+
+  // A fresh private folder <state>/scratch/<prefix>-XXXXXX (mode 0700) for
+  // one validator or hook run; the caller removes it. io when it cannot be made.
+  Result<std::filesystem::path> make_scratch(const std::string& prefix) const;
+
+  // Next free id (reads and bumps staging/next-id). Caller holds the lock.
+  Result<int> next_id() const;
+
+  // Write a new proposal: payload files, then meta.json. Caller holds the lock.
+  // Write a new proposal: payload files, then meta.json, sealed. Caller holds
+  // the lock. Marks `p` sealed.
+  Status create(Proposal& p) const;
+  // Rewrite meta.json atomically, sealed (payloads never change). Marks `p` sealed.
+  Status save(Proposal& p) const;
+  // save() for many at once, synced once for all (lib/util/fs.hpp write_files_atomic).
+  Status save_all(std::vector<Proposal>& ps) const;
+  // Metadata and payloads, with Proposal::sealed saying whether the seal
+  // verified. not_found for an unknown id, io for a corrupt record.
+  // Payloads::none reads the metadata (and a run's command) only: the
+  // payload files, up to [limits] content each, are checked to be there but
+  // never opened, and whether they still match the seal is not known
+  // (payload_changed stays false). What lists, sweeps and waits use;
+  // showing, deciding and applying one proposal reads its payloads.
+  enum class Payloads { none, all };
+  Result<Proposal> load(int id, Payloads payloads = Payloads::all) const;
+  // All ids present, ascending. Corrupt entries are still listed.
+  Result<std::vector<int>> ids() const;
+
+private:
+  // meta.json's text for `p`: the record, its payloads' digest and its seal.
+  Result<std::string> sealed_record(Proposal& p) const;
+  std::filesystem::path m_dir;
+  Sealer m_seal;
+  long m_approval_timeout = 0;
+};
+
+// The refusal for acting on proposal `p` when its record did not verify or
+// its payloads changed since it was sealed (conflict, or denied without a
+// key); ok otherwise.
+Status require_sealed(const Store& store, const Proposal& p);
+
+}  // namespace kai
