@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/util/json_bounded.hpp"
 #include "lib/util/text.hpp"
 
-#include "lib/util/json_bounded.hpp"
 namespace kai {
 using json = nlohmann::json;
 

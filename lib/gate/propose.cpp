@@ -9,6 +9,7 @@
 #include "lib/gate/changeset.hpp"
 #include "lib/gate/decide.hpp"
 #include "lib/util/git.hpp"
+#include "lib/util/json_bounded.hpp"
 #include "lib/run/hooks.hpp"
 #include "lib/gate/limits.hpp"
 #include "lib/config/policy.hpp"
@@ -16,7 +17,6 @@
 #include "lib/util/text.hpp"
 #include "lib/run/validate.hpp"
 
-#include "lib/util/json_bounded.hpp"
 namespace kai {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
