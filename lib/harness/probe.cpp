@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -14,8 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/util/json_bounded.hpp"
+
 namespace kai::harness {
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 namespace {
 
@@ -63,7 +67,19 @@ Ran run_once(const std::string& exe, const std::vector<std::string>& args, const
     return r;
   }
   r.started = true;
-  (void)!::write(in[1], input.data(), input.size());  // small: fits the pipe
+  {
+    // Small, so it fits the pipe. A program that ended without reading it
+    // makes the write fail with EPIPE, not end this process by SIGPIPE.
+    sigset_t pipe_sig, old;
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+    if (::write(in[1], input.data(), input.size()) < 0 && errno == EPIPE) {
+      const timespec none{};
+      ::sigtimedwait(&pipe_sig, nullptr, &none);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
   ::close(in[1]);
   const auto deadline = std::chrono::steady_clock::now() + env.timeout;
   char buf[4096];
@@ -81,15 +97,23 @@ Ran run_once(const std::string& exe, const std::vector<std::string>& args, const
     if (r.out.size() < (size_t{1} << 20)) r.out.append(buf, static_cast<size_t>(n));
   }
   ::close(out[0]);
+  // It closed its output but may still run: wait as long as the time left.
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, r.timed_out ? 0 : WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (w == 0 && std::chrono::steady_clock::now() >= deadline) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+    } else if (w == 0) {
+      ::poll(nullptr, 0, 10);
+    }
   }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return r;
 }
 
 std::string harmless_call(Harness h, const fs::path& cwd) {
-  using json = nlohmann::json;
   switch (h) {
     case Harness::claude_code:
     case Harness::codex:
@@ -162,6 +186,12 @@ std::string hook_fault(const std::string& command, Harness h, std::string_view v
   struct stat st {};
   if (::stat(prog.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(prog.c_str(), X_OK) != 0)
     return fmt::format("`{}`: {} is not an executable file, so the hook cannot start", command, prog);
+  // Checking runs it as the caller: only a program no one else can replace
+  // (an agent user of its own, another user of the machine).
+  if ((st.st_uid != 0 && st.st_uid != ::geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return fmt::format("`{}`: {} may be replaced by another user (it must be yours or root's, and writable by no "
+                       "one else), so kaicoder does not run it",
+                       command, prog);
   Ran v = run_once(prog, {"--version"}, "", env);
   if (!v.started) return fmt::format("`{}`: {} does not start: {}", command, prog, v.error);
   const std::string want = fmt::format("kaicoder {}", version);
@@ -170,7 +200,7 @@ std::string hook_fault(const std::string& command, Harness h, std::string_view v
                        v.out.substr(0, std::min(v.out.find('\n'), size_t{80})));
   Ran a = run_once(prog, {"hook", std::string(harness_name(h))}, harmless_call(h, env.cwd), env);
   if (a.timed_out) return fmt::format("`{}` did not answer a harmless call in time", command);
-  auto j = nlohmann::json::parse(a.out, nullptr, false);
+  auto j = parse_bounded_json(a.out).value;
   if (a.exit_code != 0 || !j.is_object())
     return fmt::format("`{}` did not answer a harmless call (exit {}{})", command, a.exit_code,
                        j.is_object() ? "" : ", no decision on stdout");

@@ -455,13 +455,86 @@ TEST_CASE("a wired hook that is not an absolute path to this kaicoder fails inte
 
 TEST_CASE("integrate refuses to write this machine's path into a settings file git tracks", "[e2e][integrate]") {
   TempRepo repo{{"a.txt", "x\n"}, {".cursor/hooks.json", "{\"version\": 1}\n"}};
-  repo.init();
-  repo.git({"add", "-f", ".cursor/hooks.json"});
-  repo.git({"commit", "-q", "-m", "team hooks"});
+  repo.init();  // the team's hooks.json is in the first commit: git tracks it
   const auto before = tree_but_log(repo);
   Run r = repo.kai_tty({"integrate", "cursor"}, "CONFIRM");
   KAI_CHECK_EXIT(r, 6);
   CHECK_THAT(r.out, Contains("git tracks it"));
   CHECK_THAT(r.out, Contains("--user"));
   CHECK(tree_but_log(repo) == before);
+}
+
+TEST_CASE("a bare kaicoder hook an earlier integrate left in .claude/settings.json fails --check and doctor, and "
+          "integrate removes it",
+          "[e2e][integrate][doctor]") {
+  // What integrate wrote before hooks named kaicoder by its path, beside a hook of the team's own.
+  const std::string old_settings = R"({
+  // the team's settings
+  "permissions": {"deny": ["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "*", "hooks": [{"type": "command", "command": "kaicoder hook claude-code", "timeout": 60}]},
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]}
+    ]
+  },
+  "enabledMcpjsonServers": ["kaicoder"]
+}
+)";
+  TempRepo repo{{"a.txt", "x\n"}, {".claude/settings.json", old_settings}};
+  repo.init();
+  auto harness_line = [&] {
+    Run d = repo.kai({"--json", "doctor"});
+    json j = json_of(d);  // kept: the loop reads into it
+    for (const auto& c : j.at("checks"))
+      if (c.at("name") == "harness claude-code") return std::make_pair(d.exit_code, c);
+    return std::make_pair(d.exit_code, json());
+  };
+  Run c = repo.kai({"integrate", "claude-code", "--check"});
+  KAI_CHECK_EXIT(c, 6);
+  CHECK_THAT(c.out, Contains("`kaicoder hook claude-code` is in .claude/settings.json"));
+  auto [rc, line] = harness_line();
+  CHECK(rc == 1);
+  CHECK(line.at("level") == "fail");
+  CHECK_THAT(line.at("detail").get<std::string>(), Contains(".claude/settings.json"));
+  // integrate removes it with its comma, keeps the team's hook and comment,
+  // and wires the one that names this kaicoder in the local settings.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
+  const std::string text = repo.read(".claude/settings.json");
+  CHECK(text.find("kaicoder hook") == std::string::npos);
+  CHECK_THAT(text, Contains("// the team's settings"));
+  json s = settings(repo, ".claude/settings.json");
+  REQUIRE(s.at("hooks").at("PreToolUse").size() == 1);
+  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "./lint.sh");
+  CHECK(settings(repo, ".claude/settings.local.json").at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at(
+            "command") == hook_cmd("claude-code"));
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
+  auto [ok_rc, ok_line] = harness_line();
+  CHECK(ok_line.at("level") == "ok");
+}
+
+TEST_CASE("a kaicoder hook that would not run beside one that works is named and removed", "[e2e][integrate]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "cursor"}, "CONFIRM"), 0);
+  // A second entry on one event, naming a kaicoder that is not there: Cursor
+  // would fail closed on it and block every call.
+  std::string text = repo.read(".cursor/hooks.json");
+  const std::string wired = hook_cmd("cursor");
+  const size_t at = text.find(wired);
+  REQUIRE(at != std::string::npos);
+  const size_t entry = text.rfind('{', at);
+  const size_t end = text.find('}', at) + 1;
+  const std::string stale = "/nonexistent/kaicoder hook cursor";
+  std::string copy = text.substr(entry, end - entry);
+  copy.replace(copy.find(wired), wired.size(), stale);
+  text.insert(entry, copy + ", ");
+  repo.write(".cursor/hooks.json", text);
+  Run c = repo.kai({"integrate", "cursor", "--check"});
+  KAI_CHECK_EXIT(c, 6);
+  CHECK_THAT(c.out, Contains("/nonexistent/kaicoder"));
+  CHECK_THAT(c.out, Contains("not an executable file"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "cursor"}, "CONFIRM"), 0);
+  CHECK(repo.read(".cursor/hooks.json").find(stale) == std::string::npos);
+  CHECK(settings(repo, ".cursor/hooks.json").at("hooks").at("preToolUse").size() == 1);
+  KAI_CHECK_EXIT(repo.kai({"integrate", "cursor", "--check"}), 0);
 }
