@@ -149,6 +149,8 @@ Status claude_tool(const std::string& tool, const json& in, ToolCall& c) {
   return ok_status();
 }
 
+Result<std::string> optional_text(const json& in, std::initializer_list<const char*> keys);
+
 // Codex: Bash (a string or an argument vector) and apply_patch, whose patch
 // text travels in `command` (or `input`).
 Status codex_tool(const std::string& tool, const json& in, ToolCall& c) {
@@ -161,6 +163,28 @@ Status codex_tool(const std::string& tool, const json& in, ToolCall& c) {
   }
   // Its simple search tools take Claude Code's arguments (pattern, path, glob).
   if (tool == "grep" || tool == "glob") return claude_tool(tool == "grep" ? "Grep" : "Glob", in, c);
+  // Its file tools: grep_files runs `rg --files-with-matches --glob INCLUDE
+  // -- PATH` from the session's folder (no --hidden, but kaicoder judges as
+  // if it had it); the names it prints still tell which files match.
+  if (tool == "grep_files") {
+    c.op = Op::search;
+    auto p = optional_text(in, {"path"});
+    if (!p) return p.error();
+    c.path = std::move(*p);
+    auto g = optional_text(in, {"include"});
+    if (!g) return g.error();
+    c.glob = std::move(*g);
+    c.reads_contents = true;
+    return ok_status();
+  }
+  if (tool == "read_file") {
+    c.op = Op::read;
+    return take_path(in, {"file_path"}, c);
+  }
+  if (tool == "list_dir") {
+    c.op = Op::list;
+    return take_path(in, {"dir_path"}, c);
+  }
   if (tool == "Bash" || tool == "shell" || tool == "local_shell" || tool == "exec_command") {
     c.op = Op::shell;
     KAI_TRY(read_command(in, c));

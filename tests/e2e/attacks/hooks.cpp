@@ -265,6 +265,8 @@ TEST_CASE("attack: a Grep glob the harness splits on whitespace or commas cannot
                Contains(".env"));
     CHECK_THAT(verdict(repo, "codex", claude_call(repo, "Grep", {{"pattern", "TOKEN"}, {"glob", glob}})),
                Contains(".env"));
+    CHECK_THAT(verdict(repo, "codex", claude_call(repo, "grep_files", {{"pattern", "TOKEN"}, {"include", glob}})),
+               Contains(".env"));
     CHECK_THAT(verdict(repo, "cursor", cursor_pre(repo, "Grep", {{"pattern", "TOKEN"}, {"glob", glob}})),
                Contains(".env"));
     CHECK_THAT(verdict(repo, "gemini",
@@ -289,6 +291,9 @@ TEST_CASE("attack: a glob with a slash, matched from the session's folder, canno
                        claude_call(repo, "Grep", {{"pattern", "TOKEN"}, {"path", sub}, {"glob", glob}})),
                Contains("sub/.env"));
     CHECK_THAT(verdict(repo, "codex", claude_call(repo, "Grep", {{"pattern", "TOKEN"}, {"path", sub}, {"glob", glob}})),
+               Contains("sub/.env"));
+    CHECK_THAT(verdict(repo, "codex",
+                       claude_call(repo, "grep_files", {{"pattern", "TOKEN"}, {"path", sub}, {"include", glob}})),
                Contains("sub/.env"));
     CHECK_THAT(verdict(repo, "cursor", cursor_pre(repo, "Grep", {{"pattern", "TOKEN"}, {"path", sub}, {"glob", glob}})),
                Contains("sub/.env"));
@@ -328,6 +333,7 @@ TEST_CASE("attack: a Read of a path a harness would trim or expand is denied, in
     INFO("path: " << p);
     CHECK_FALSE(verdict(repo, "claude-code", claude_call(repo, "Read", {{"file_path", p}})).empty());
     CHECK_FALSE(verdict(repo, "codex", claude_call(repo, "Read", {{"file_path", p}})).empty());
+    CHECK_FALSE(verdict(repo, "codex", claude_call(repo, "read_file", {{"file_path", p}})).empty());
     CHECK_FALSE(verdict(repo, "gemini", gemini_call(repo, "read_file", {{"file_path", p}})).empty());
     CHECK_FALSE(verdict(repo, "cursor", cursor_read(repo, p)).empty());
     CHECK_FALSE(verdict(repo, "cursor", cursor_pre(repo, "Read", {{"file_path", p}})).empty());
