@@ -6,6 +6,7 @@
 // Without node on PATH the cases are skipped with a warning.
 
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "tests/support/checks.hpp"
@@ -232,23 +233,43 @@ TEST_CASE("mcp session: every mistyped line gets its JSON-RPC error and the sess
       {R"({"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"read_file","arguments":[[[1]]]}})", -32602, 15},
       {R"({"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":7}})", -32602, 16},
   };
+  // Tool calls are answered from the pool, so replies are matched by id:
+  // every ping after a bad line has its own, and the bad lines without a
+  // usable id are answered at once, in order.
   std::vector<std::string> lines;
-  for (const auto& b : bad) {
-    lines.push_back(b.text);
-    lines.push_back(R"({"jsonrpc":"2.0","id":"after","method":"ping"})");
+  for (size_t i = 0; i < bad.size(); ++i) {
+    lines.push_back(bad[i].text);
+    lines.push_back(nlohmann::json{{"jsonrpc", "2.0"}, {"id", "after-" + std::to_string(i)}, {"method", "ping"}}.dump());
   }
   auto out = mcp_session(repo, lines);
   REQUIRE(out.size() == 2 * bad.size());
+  std::map<std::string, nlohmann::json> by_id;
+  std::vector<nlohmann::json> no_id;
+  for (const auto& reply : out) {
+    CHECK(reply.at("jsonrpc") == "2.0");
+    if (reply.at("id").is_null())
+      no_id.push_back(reply);
+    else
+      by_id[reply.at("id").dump()] = reply;
+  }
+  size_t next_no_id = 0;
   for (size_t i = 0; i < bad.size(); ++i) {
     INFO("line: " << bad[i].text);
-    const auto& reply = out[2 * i];
-    CHECK(reply.at("jsonrpc") == "2.0");
-    CHECK(reply.at("id") == bad[i].id);
+    const nlohmann::json* reply = nullptr;
+    if (bad[i].id.is_null()) {
+      REQUIRE(next_no_id < no_id.size());
+      reply = &no_id[next_no_id++];
+    } else {
+      REQUIRE(by_id.count(bad[i].id.dump()));
+      reply = &by_id[bad[i].id.dump()];
+    }
     if (bad[i].code == 0)
-      CHECK(reply.contains("result"));
+      CHECK(reply->contains("result"));
     else
-      CHECK(reply.at("error").at("code") == bad[i].code);
-    CHECK(out[2 * i + 1].at("id") == "after");
-    CHECK(out[2 * i + 1].at("result") == nlohmann::json::object());
+      CHECK(reply->at("error").at("code") == bad[i].code);
+    const std::string ping = nlohmann::json("after-" + std::to_string(i)).dump();
+    REQUIRE(by_id.count(ping));
+    CHECK(by_id[ping].at("result") == nlohmann::json::object());
   }
+  CHECK(next_no_id == no_id.size());
 }

@@ -10,7 +10,7 @@
 #   tests/fuzz/run.sh [SECONDS]      default 60, shared by the targets
 #   tests/fuzz/run.sh --build        only build them (scripts/test.sh does
 #                                    this while the other tests run)
-#   FUZZ_TARGETS="shell deps patch mcp"  which targets (default all)
+#   FUZZ_TARGETS="shell deps patch mcp_session"  which targets (default all)
 #
 # FUZZ_OUT (default <repo>/build-fuzz) holds the binaries and the corpora,
 # which grow from run to run; crash inputs are written there too. FUZZ_FLAGS adds
@@ -91,7 +91,7 @@ seed_lines() {
 }
 
 configure
-read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch mcp}"
+read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch mcp_session}"
 if [ "$build_only" = 1 ]; then
   # shellcheck disable=SC2046 # one word per target
   exec cmake --build "$out" --target $(printf 'fuzz_%s ' "${targets[@]}")
@@ -111,7 +111,7 @@ for target in "${targets[@]}"; do
       mkdir -p "$out/corpus-patch"
       cp "$here"/patch-seeds/* "$out/corpus-patch/"
       fuzz fuzz_patch "$share" "$out/corpus-patch" "$here/patch.dict" || status=1 ;;
-    mcp)
+    mcp_session)
       mkdir -p "$out/corpus-mcp"
       cp "$here"/mcp-seeds/* "$out/corpus-mcp/"
       fuzz fuzz_mcp_session "$share" "$out/corpus-mcp" "$here/mcp.dict" || status=1 ;;
