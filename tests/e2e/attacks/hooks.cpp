@@ -285,6 +285,7 @@ TEST_CASE("attack: a glob with a slash, matched from the session's folder, canno
   Secrets s;
   const TempRepo& repo = s.repo;
   const std::string sub = repo.abs("sub").string();
+  const auto before = tree_but_log(repo);
   for (const std::string glob : {"sub/.env", "sub/*", "**/.env", "s*/.env", "sub/.e*"}) {
     INFO("glob: " << glob);
     CHECK_THAT(verdict(repo, "claude-code",
@@ -311,12 +312,15 @@ TEST_CASE("attack: a glob with a slash, matched from the session's folder, canno
     CHECK_THAT(verdict(repo, "claude-code", claude_call(repo, "Grep", {{"pattern", "TOKEN"}, {"glob", glob}})),
                Contains("cannot"));
   }
+  CHECK(tree_but_log(repo) == before);
+  CHECK(json_of(repo.kai({"--json", "list"})).at("proposals").empty());
 }
 
 TEST_CASE("attack: a Read of a path a harness would trim or expand is denied, in every harness", "[e2e][attack][hook]") {
   Secrets s;
   const TempRepo& repo = s.repo;
   const std::string key = s.key();
+  const auto before = tree_but_log(repo);
   const std::vector<std::string> paths = {" " + key,
                                           key + " ",
                                           "\t" + key,
@@ -346,6 +350,7 @@ TEST_CASE("attack: a Read of a path a harness would trim or expand is denied, in
   CHECK_FALSE(
       verdict(repo, "claude-code", claude_call(repo, "Write", {{"file_path", " a.txt"}, {"content", "x"}})).empty());
   CHECK(json_of(repo.kai({"--json", "list"})).at("proposals").empty());
+  CHECK(tree_but_log(repo) == before);
 }
 
 TEST_CASE("attack: reads under .git/ are refused alike by the hook and by MCP read_file and kaicoder read",
@@ -353,6 +358,7 @@ TEST_CASE("attack: reads under .git/ are refused alike by the hook and by MCP re
   Secrets s;
   TempRepo& repo = s.repo;
   repo.write(".git/config", "[remote \"origin\"]\n\turl = https://user:ghp_tok3n@example.com/r.git\n");
+  const auto before = tree_but_log(repo);
   CHECK_THAT(verdict(repo, "claude-code", claude_call(repo, "Read", {{"file_path", repo.abs(".git/config").string()}})),
              Contains(".git/"));
   Run r = repo.kai({"read", ".git/config"});
@@ -371,4 +377,5 @@ TEST_CASE("attack: reads under .git/ are refused alike by the hook and by MCP re
   size_t denied_count = 0;
   for (size_t at = 0; (at = m.out.find("inside .git/", at)) != std::string::npos; ++at) ++denied_count;
   CHECK(denied_count >= 2);
+  CHECK(tree_but_log(repo) == before);
 }
