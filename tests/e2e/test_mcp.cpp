@@ -185,7 +185,7 @@ std::vector<nlohmann::json> mcp_session(const TempRepo& repo, const std::vector<
 
 }  // namespace
 
-TEST_CASE("mcp session: a line nesting 1.5 million '[' is a parse error, and the server answers the next ping",
+TEST_CASE("mcp session: a line nesting 1.5 million open brackets is a parse error, and the server answers the next ping",
           "[e2e][mcp]") {
   TempRepo repo{{"a.txt", "hello\n"}};
   repo.init();
