@@ -8,6 +8,9 @@
 // every source file is named in its part's own CMakeLists.txt. A wrong-way
 // include fails here naming the file and the line of the README it breaks.
 
+// temp_dir.hpp first: it registers its failure listener before Catch is included.
+#include "tests/unit/temp_dir.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
