@@ -68,6 +68,7 @@ Env make_env(const Options& o) {
     env.user_config_dir = "/nonexistent/kaicoder";  // no home: no owner config, nothing trusted
   env.user = user_name();
   if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir) env.home = pw->pw_dir;
+  env.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');

@@ -34,6 +34,7 @@ struct Env {
   std::string user;                                       // OS user name of the real uid
   std::vector<std::pair<std::string, std::string>> vars;  // the process environment (redaction, runs' allow-list)
   std::filesystem::path home;  // the owner's real home, from the password database (not $HOME)
+  std::filesystem::path self_exe;  // the running kaicoder (/proc/self/exe): what integrate wires
 };
 
 class Workspace {

@@ -289,10 +289,14 @@ void check_certify(Workspace& ws, Checks& out) {
 
 // Which agent harnesses the project has settings for, and whether each
 // writes only through kaicoder (lib/harness/integrate says what is missing).
-void check_harnesses(Workspace& ws, Checks& out) {
-  for (const auto& st : harness::harness_status(ws)) {
+void check_harnesses(Workspace& ws, const Env& env, Checks& out) {
+  for (const auto& st : harness::harness_status(ws, harness::WireEnv{env.self_exe, env.vars, true})) {
     const std::string name = fmt::format("harness {}", harness::harness_name(st.harness));
-    if (st.wired)
+    if (!st.broken.empty())
+      add(out, name, Level::fail,
+          fmt::format("its kaicoder hook would not run: {}", fmt::join(st.broken, "; ")),
+          fmt::format("wire it again with: kaicoder integrate {}", harness::harness_name(st.harness)));
+    else if (st.wired)
       add(out, name, Level::ok, "wired: kaicoder is its only writer");
     else if (st.present)
       add(out, name, Level::warn,
@@ -352,7 +356,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   check_snapshots(*ws, out);
   check_guardrails(*ws, out);
   check_isolation(*ws, out);
-  check_harnesses(*ws, out);
+  check_harnesses(*ws, in.env, out);
   check_install(in, out);
   return out;
 }

@@ -13,6 +13,7 @@
 #include "lib/risk/risk.hpp"
 #include "lib/run/hooks.hpp"
 #include "lib/util/git.hpp"
+#include "lib/util/json_bounded.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 #include "lib/run/validate.hpp"
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 Result<ProposeRequest> request_from_json(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;  // discarded when not JSON or nested too deep
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
                       R"(send {"path": …, "target": …, "replacement": …, "why": …})");

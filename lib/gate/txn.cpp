@@ -15,6 +15,7 @@
 #include "lib/run/snapshot.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -220,7 +221,7 @@ Status write_intent(Workspace& ws, const Txn& t) {
 // seal verifies and every file it names passes the guardrails again; else
 // why it must not be obeyed.
 Result<Txn> read_intent(Workspace& ws, const std::string& name, const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;
   std::string mac = j.is_object() && j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";
   if (j.is_object()) j.erase("seal");
   auto t = txn_from(j);

@@ -9,6 +9,7 @@
 #include "lib/paths/beneath.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -82,7 +83,7 @@ Result<Record> Journal::load(const std::string& id) const {
                       "see 'kaicoder log' for the rollback ids there are");
   auto text = read_owned(m_dir / (id + ".json"));
   if (!text) return text.error();
-  json j = json::parse(*text, nullptr, false);
+  json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::io, fmt::format("the journal record of '{}' is corrupt", id));
   std::string mac = j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";

@@ -12,6 +12,7 @@
 #include "lib/paths/beneath.hpp"
 #include "lib/store/spool.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -163,7 +164,7 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   auto text = read_owned(dir / "meta.json");
   if (!text)
     return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = parse_bounded_json(*text).value;
   if (j.is_discarded())
     return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
   std::string mac;
@@ -183,7 +184,7 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   }
   if (p->kind == Kind::run) {
     auto cmd_text = read_owned(dir / "command");
-    nlohmann::json cmd = cmd_text ? nlohmann::json::parse(*cmd_text, nullptr, false) : nlohmann::json();
+    nlohmann::json cmd = cmd_text ? parse_bounded_json(*cmd_text).value : nlohmann::json();
     if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {} is missing its command", id));
     p->argv = cmd.value("argv", std::vector<std::string>{});
     p->shell = cmd.value("shell", "");
