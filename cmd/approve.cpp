@@ -8,8 +8,60 @@
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate/gate.hpp"
+#include "lib/team/team.hpp"
 
 namespace kai::cmd {
+
+namespace {
+
+// A team proposal of another clone: the person's yes becomes a decision
+// signed with their key and pushed to the team remote; the proposing clone
+// applies it. "Always allow" is never offered here.
+int approve_team(Session& s, Workspace& ws, int id, bool no_apply) {
+  if (no_apply)
+    return report(s, make_error(Errc::usage, "--no-apply does not go with a team proposal",
+                                "it is applied where it was proposed, once the signed decision arrives there"));
+  const gate::Decider who{s.user(), gate::Channel::terminal};
+  auto rv = team::prepare_decision(ws, id, who, DiffOptions{});
+  if (!rv) return report(s, rv.error());
+  const Proposal& p = rv->proposal;
+  send_text_to_stderr(s.json());
+  {
+    Pager pager(s, s.json() ? Paging::off : Paging::automatic);
+    print_proposal_header(s, p);
+    print_diffstat(s, p);
+    print_diff(s, p, rv->diff);
+    if (!rv->base_note.empty()) out("  note:     {}\n", rv->base_note);
+  }
+  out("\nyour answer is signed with your SSH key and pushed to the team remote; clone {} applies it\n", p.team.origin);
+  std::fflush(stdout);
+  send_text_to_stderr(false);
+  auto yes =
+      ask_on_terminal(fmt::format("Approve team proposal {} ({} file(s))?", p.id, p.changes.size()), rv->need.tier);
+  if (!yes) return report(s, yes.error());
+  if (!*yes) {
+    if (s.json())
+      emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}});
+    else
+      out("not approved; proposal {} is still pending\n", p.id);
+    return k_exit_ok;
+  }
+  team::DecisionRequest req{id, who, true, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, {}};
+  auto r = team::decide(ws, req);
+  if (!r) return report(s, r.error());
+  if (s.json()) {
+    nlohmann::json j = with_proposal(r->proposal);
+    j["decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
+    if (r->push_error) return emit(s, j, exit_code(r->push_error->code), r->push_error);
+    return emit(s, j);
+  }
+  out("approved team proposal {}: decision {} signed by {}\n", r->proposal.id, r->decision.substr(0, 12), r->signer);
+  if (r->push_error) return report(s, *r->push_error);
+  out("pushed; clone {} applies it when it next waits or fetches\n", r->proposal.team.origin);
+  return k_exit_ok;
+}
+
+}  // namespace
 
 RunFn setup_approve(CLI::App& sub) {
   struct Args {
@@ -23,6 +75,8 @@ RunFn setup_approve(CLI::App& sub) {
   return [a](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    if (auto peek = (*ws)->store.load(a->id, Store::Payloads::none); peek && peek->team.remote())
+      return approve_team(s, **ws, a->id, a->no_apply);
     const gate::Decider who{s.user(), gate::Channel::terminal};
     const gate::ApprovalOptions opts{a->no_apply ? ApplyNow::no : ApplyNow::yes, a->force ? Force::yes : Force::no};
     auto rv = gate::prepare_approval(**ws, a->id, who, opts);
