@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <optional>
+#include <vector>
 
 #include "lib/certify/manifest.hpp"
 #include "lib/result.hpp"
@@ -41,6 +43,20 @@ Result<SigningKey> choose_signing_key(const std::filesystem::path& start, const 
 // never through the environment; "" when it is unset.
 std::string git_config_value(const std::filesystem::path& start, const std::filesystem::path& home,
                              const std::string& name);
+
+// The public key an armored SSH signature (ssh-keygen -Y sign) was made
+// with, as the base64 blob a .pub file or an allowed-signers line holds;
+// nullopt when the text is not such a signature.
+std::optional<std::string> signature_public_key(std::string_view armored);
+
+// The public keys (base64 blobs) the owner can sign with here: the key the
+// rule above chooses (its .pub beside it, or the public key file itself),
+// every ~/.ssh/*.pub, and the keys the ssh-agent that `tool` reaches holds
+// (ssh-add -L). A key whose public half cannot be read is not listed. What
+// a team decision signed where the proposal was made is checked against
+// (lib/team): a key held here is a key the agent here can sign with.
+std::vector<std::string> held_public_keys(const SshTool& tool, const std::filesystem::path& start,
+                                          const std::filesystem::path& home, const std::filesystem::path& owner_dir);
 
 // Sign `data` with `key` in namespace `ns` (lib/certify/manifest sign_data).
 Result<std::string> sign_with(const SshTool& tool, const SigningKey& key, std::string_view data, std::string_view ns);

@@ -10,6 +10,7 @@
 
 #include "lib/config/policy.hpp"
 #include "lib/gate/changeset.hpp"
+#include "lib/gate/decide.hpp"
 #include "lib/team/git_cli.hpp"
 #include "lib/team/internal.hpp"
 #include "lib/team/objects.hpp"
@@ -233,6 +234,12 @@ Result<FetchReport> fetch(Workspace& ws, const FetchOptions& opts) {
       continue;
     }
     auto v = verify_decision(ws, r, decision, l.ref.origin, l.ref.id, rec->team.commit, rec->team.base);
+    // A y where this clone asks for CONFIRM: the proposing clone refuses it
+    // too, so it decides nothing here either.
+    if (v && v->object.decision.verdict == "approve" && v->object.decision.tier != "confirm" &&
+        required_tier(*rec, false, ApplyNow::yes, Force::no).tier == Tier::confirm)
+      v = make_error(Errc::denied, fmt::format("decision {} answers proposal {} with y, and it takes CONFIRM",
+                                               decision.substr(0, 12), rec->id));
     if (!v) {
       rep.refused.push_back(refusal(l, v.error()));
       continue;

@@ -2,10 +2,13 @@
 // base commit's allowed signers and the proposal as it was published, and
 // carry it out through the gate's own transitions.
 
+#include <algorithm>
+
 #include <git2.h>
 #include <fmt/format.h>
 
 #include "lib/certify/certify.hpp"
+#include "lib/certify/signing_key.hpp"
 #include "lib/gate/decide.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/team/git_cli.hpp"
@@ -96,6 +99,19 @@ Result<std::optional<Received>> carry_out(Workspace& ws, git_repository* repo, i
     p = std::move(*q);
   }
   auto v = verify_decision(ws, repo, decision, p.team.origin, p.id, p.team.commit, p.team.base);
+  if (v) {
+    // Signed with a key this clone holds: whoever works here, the agent
+    // too, could have signed it. A decision counts only from elsewhere.
+    const auto key = signature_public_key(v->object.sig);
+    const auto held = held_public_keys(ssh_tool(ws), ws.root, ws.home, ws.owner_dir);
+    if (!key || std::find(held.begin(), held.end(), *key) != held.end())
+      v = make_error(Errc::denied,
+                     fmt::format("decision {} is refused: it is signed with a key this clone holds ({} signs with "
+                                 "it here), so the agent working here could have signed it",
+                                 decision.substr(0, 12), v->signer),
+                     "keep the decider's key where the person decides: not in this clone's owner's ~/.ssh, "
+                     "signing key or ssh-agent");
+  }
   if (v && v->object.decision.verdict == "approve") {
     const RequiredTier need = required_tier(p, false, ApplyNow::yes, Force::no);
     if (need.tier == Tier::confirm && v->object.decision.tier != "confirm")
