@@ -12,6 +12,7 @@
 //   t.agent.kai({"wait", "1"});                     // applies it
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -119,10 +120,13 @@ public:
   }
 
   // A decision object made by hand (not by kaicoder): `text` signed with
-  // `key` in the decision namespace, as a commit on `parent`, pushed to
+  // `key` in the decision namespace, as a commit on `parent`, written in
   // the remote as `ref`. Returns the commit.
+  // `sig_text`, when given, is the signature file as it is (nothing is
+  // signed); `ns` the namespace signed in.
   std::string forge(const std::string& text, const std::filesystem::path& key, const std::string& parent,
-                    const std::string& ref, const std::string& sig_text = "") const {
+                    const std::string& ref, const std::string& sig_text = "",
+                    const std::string& ns = "kaicoder-decision") const {
     const std::filesystem::path dir = person.home() / "forge";
     std::filesystem::create_directories(dir);
     const std::filesystem::path file = dir / "decision.toml";
@@ -130,19 +134,25 @@ public:
     std::filesystem::remove(dir / "decision.toml.sig");
     { std::ofstream(file, std::ios::binary) << text; }
     if (sig_text.empty()) {
-      Run s = person.spawn({"ssh-keygen", "-Y", "sign", "-n", "kaicoder-decision", "-f", key.string(), file.string()})
+      Run s = person.spawn({"ssh-keygen", "-Y", "sign", "-n", ns, "-f", key.string(), file.string()})
                   .finish();
       INFO(s.all());
       REQUIRE(s.ok());
     } else {
       std::ofstream(dir / "decision.toml.sig", std::ios::binary) << sig_text;
     }
-    const std::string b1 = git_ok(person, {"hash-object", "-w", file.string()});
-    const std::string b2 = git_ok(person, {"hash-object", "-w", (dir / "decision.toml.sig").string()});
-    const std::string tree = git_ok(
-        person, {"mktree"}, "100644 blob " + b1 + "\tdecision.toml\n100644 blob " + b2 + "\tdecision.toml.sig\n");
-    const std::string commit = git_ok(person, {"commit-tree", tree, "-p", parent, "-m", "a decision"});
-    git_ok(person, {"push", "-q", "-f", "origin", commit + ":" + ref});
+    // Made in the remote itself, as whoever can push there would.
+    const std::vector<std::string> in_remote{"--git-dir", remote.string()};
+    auto there = [&](std::vector<std::string> args, const std::string& in = "") {
+      args.insert(args.begin(), in_remote.begin(), in_remote.end());
+      return git_ok(person, args, in);
+    };
+    const std::string b1 = there({"hash-object", "-w", file.string()});
+    const std::string b2 = there({"hash-object", "-w", (dir / "decision.toml.sig").string()});
+    const std::string tree =
+        there({"mktree"}, "100644 blob " + b1 + "\tdecision.toml\n100644 blob " + b2 + "\tdecision.toml.sig\n");
+    const std::string commit = there({"commit-tree", tree, "-p", parent, "-m", "a decision"});
+    there({"update-ref", ref, commit});
     return commit;
   }
 
