@@ -10,13 +10,15 @@
 namespace kai::cmd {
 
 RunFn setup_publish(CLI::App& sub) {
-  auto id = std::make_shared<int>(0);
+  auto id = std::make_shared<std::string>();
   sub.add_option("id", *id, "pending proposal to publish (or a decided team proposal whose decision to push again)")
       ->required();
   return [id](Session& s) {
+    auto n = read_proposal_id(*id);
+    if (!n) return report(s, n.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto r = team::publish(**ws, *id);
+    auto r = team::publish(**ws, *n);
     if (!r) return report(s, r.error());
     if (s.json()) {
       nlohmann::json j = with_proposal(r->proposal);

@@ -7,6 +7,7 @@
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate/gate.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/team/team.hpp"
 
 namespace kai::cmd {
@@ -21,15 +22,13 @@ int reject_team(Session& s, Workspace& ws, int id, const std::string& reason) {
   if (!rv) return report(s, rv.error());
   const Proposal& p = rv->proposal;
   auto yes = ask_on_terminal(
-      fmt::format("Reject team proposal {} of clone {} ({} file(s))?", p.id, p.team.origin, p.changes.size()),
+      fmt::format("Reject team proposal {} of clone {} ({})?", p.id, p.team.origin, count_of(p.changes.size(), "file")),
       Tier::normal);
   if (!yes) return report(s, yes.error());
   if (!*yes) {
-    if (s.json())
-      emit(s, {{"rejected", false}, {"id", p.id}});
-    else
-      out("not rejected; proposal {} is unchanged\n", p.id);
-    return k_exit_ok;
+    const Error no = make_error(Errc::rejected, fmt::format("not rejected; proposal {} is unchanged", p.id));
+    if (s.json()) return emit(s, {{"rejected", false}, {"id", p.id}}, exit_code(no.code), no);
+    return report(s, no);
   }
   team::DecisionRequest req{id, who, false, terminal_answer(Tier::normal), rv->digest, rv->diff_cut, reason};
   auto r = team::decide(ws, req);
@@ -49,32 +48,31 @@ int reject_team(Session& s, Workspace& ws, int id, const std::string& reason) {
 
 RunFn setup_reject(CLI::App& sub) {
   struct Args {
-    int id = 0;
-    std::string reason;
+    std::string id, reason;
   };
   auto a = std::make_shared<Args>();
   sub.add_option("id", a->id, "proposal to reject")->required();
   sub.add_option("--reason", a->reason, "why, for the agent and the changelog");
   return [a](Session& s) {
+    auto id = read_proposal_id(a->id);
+    if (!id) return report(s, id.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    if (auto peek = (*ws)->store.load(a->id, Store::Payloads::none); peek && peek->team.remote())
-      return reject_team(s, **ws, a->id, a->reason);
+    if (auto peek = (*ws)->store.load(*id, Store::Payloads::none); peek && peek->team.remote())
+      return reject_team(s, **ws, *id, a->reason);
     const gate::Decider who{s.user(), gate::Channel::terminal};
-    auto p = gate::prepare_reject(**ws, a->id, who);
+    auto p = gate::prepare_reject(**ws, *id, who);
     if (!p) return report(s, p.error());
     auto yes =
         ask_on_terminal(fmt::format("Reject proposal {} ({} {})?", p->id, to_string(p->kind), p->path), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (s.json())
-        emit(s, {{"rejected", false}, {"id", p->id}});
-      else
-        out("not rejected; proposal {} is unchanged\n", p->id);
-      return k_exit_ok;
+      const Error no = make_error(Errc::rejected, fmt::format("not rejected; proposal {} is unchanged", p->id));
+      if (s.json()) return emit(s, {{"rejected", false}, {"id", p->id}}, exit_code(no.code), no);
+      return report(s, no);
     }
     gate::Request req;
-    req.id = a->id;
+    req.id = *id;
     req.who = who;
     req.answer = terminal_answer(Tier::normal);
     auto r = gate::reject(**ws, req, a->reason);

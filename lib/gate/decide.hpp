@@ -45,6 +45,9 @@ struct Decider {
 // A team decision's `user` is its signer (lib/team), so approvers, when
 // set, names the signers whose decisions count too.
 Status may_decide(const Workspace& ws, const Decider& who);
+// denied when `decider` may not approve `p`: it was proposed through the
+// spool by that same user, or (in two-user mode) `decider` is the agent user.
+Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider);
 
 // usage when `p` is a team proposal fetched from another clone (lib/team):
 // it is decided with a signed decision and applied where it was proposed,

@@ -150,7 +150,7 @@ TEST_CASE("attack: a y where CONFIRM is due is refused even when signed", "[e2e]
   // The person's clone asks for CONFIRM too: a y is not enough there.
   const int id = t.fetch_one();
   Run y = t.person.kai_tty({"approve", std::to_string(id)}, "y");
-  KAI_CHECK_EXIT(y, 0);
+  KAI_CHECK_EXIT(y, 4);  // not CONFIRM: declined
   CHECK_THAT(y.tty, Contains("CONFIRM"));
   CHECK(git_ok(t.person, {"ls-remote", "origin", decision_ref(pub)}).starts_with(forged));
   KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(id)}, "CONFIRM"), 0);
