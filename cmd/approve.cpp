@@ -78,7 +78,7 @@ int approve_team(Session& s, Workspace& ws, int id, bool no_apply) {
   if (!r) return report(s, r.error());
   if (s.json()) {
     nlohmann::json j = with_proposal(r->proposal);
-    j["decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
+    j["team_decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
     if (r->push_error) return emit(s, j, exit_code(r->push_error->code), r->push_error);
     return emit(s, j);
   }
