@@ -240,7 +240,7 @@ std::map<std::string, Handler> handlers() {
     };
   };
   for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter",
-                        "changelog", "certify", "limits", "two_user"})
+                        "changelog", "certify", "limits", "two_user", "team"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
@@ -340,6 +340,34 @@ std::map<std::string, Handler> handlers() {
     c.cfg.allowed_signers = *s;
     return ok_status();
   };
+  h["certify.signing_key"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    const std::string rest = s->starts_with("~/") ? s->substr(2) : *s;
+    const fs::path p(rest);
+    if (rest.empty() || (!s->starts_with("~/") && !p.is_absolute()) || p.lexically_normal() != p ||
+        rest.find("..") != std::string::npos)
+      return bad(c, n, key, "must be an absolute path or ~/PATH in your home, without '..'");
+    c.cfg.signing_key = *s;
+    return ok_status();
+  };
+  // A remote's name as `git remote add` takes it; never an option or a URL.
+  h["team.remote"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    const bool plain =
+        s->empty() ||
+        (s->size() <= 64 && s->front() != '-' && s->front() != '.' && s->find("..") == std::string::npos &&
+         s->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+             std::string::npos);
+    if (!plain)
+      return bad(
+          c, n, key,
+          fmt::format("\"{}\" is not a git remote name (letters, digits, '.', '_', '-'; see git remote -v)", *s));
+    c.cfg.team_remote = *s;
+    return ok_status();
+  };
+  h["team.keep"] = num(&Config::team_keep, 0, 10L * 365 * 24 * 3600);
   auto limit = [](long Config::Limits::*m, long lo, long hi) {
     return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       auto v = get_int(c, n, key, lo, hi);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/gate/decide.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/gate/changeset.hpp"
 #include "lib/util/git.hpp"
@@ -77,6 +78,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     return e;
   };
   if (p.kind == Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is a command run", p.id));
+  KAI_TRY(not_team_remote(p));  // another clone's: applied there, never here
   if (p.state != State::approved && p.state != State::failed)
     return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", p.id, to_string(p.state)),
                       p.state == State::pending ? "approve it first: kaicoder approve " + std::to_string(p.id) : "");

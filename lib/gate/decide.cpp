@@ -34,6 +34,8 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
 bool past_timeout(const Workspace& ws, const Proposal& p) {
   if (p.state != State::pending) return false;
   TimePoint created;
+  // A team proposal of another clone expires when its origin's timeout ends.
+  if (p.team.remote()) return parse_iso_utc(p.team.expires, created) && ws.clock->now() > created;
   if (!parse_iso_utc(p.created, created)) return false;
   return ws.clock->now() - created > std::chrono::seconds(ws.cfg.timeout);
 }
@@ -63,6 +65,15 @@ Status may_decide(const Workspace& ws, const Decider& who) {
                     "[approval] approvers in kaicoder.toml names who may decide");
 }
 
+Status not_team_remote(const Proposal& p) {
+  if (!p.team.remote()) return ok_status();
+  return make_error(Errc::usage,
+                    fmt::format("proposal {} is a team proposal of clone {}: it is decided with a signed decision and "
+                                "applied where it was proposed",
+                                p.id, p.team.origin),
+                    fmt::format("decide it at a terminal: kaicoder approve {} (or kaicoder reject {})", p.id, p.id));
+}
+
 namespace {
 
 Status expire(Workspace& ws, Proposal& p) {
@@ -87,6 +98,7 @@ Status log_failure(Workspace& ws, const Proposal& p, const std::string& user) {
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
+  KAI_TRY(not_team_remote(*p));
   if (p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p)) KAI_TRY(expire(ws, *p));
   if (p->state == State::timeout)
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
@@ -149,8 +161,10 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   std::vector<Proposal> due;
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);
-    // A record that does not verify is not kaicoder's to change; doctor reports it.
-    if (p && p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p))
+    // A record that does not verify is not kaicoder's to change; doctor
+    // reports it. A team proposal of another clone expires at its origin,
+    // which logs it: here it only reads as expired.
+    if (p && p->state == State::pending && p->sealed == SealCheck::ok && !p->team.remote() && past_timeout(ws, *p))
       due.push_back(std::move(*p));
   }
   if (due.size() == 1)
@@ -304,6 +318,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     if (!p) return p.error();
     KAI_TRY(require_sealed(ws.store, *p));
     if (p->state == State::pending && past_timeout(ws, *p)) {
+      if (p->team.remote()) return p;  // it expired at its origin; no sweep here records it
       auto lock = lock_and_sweep(ws);
       if (!lock) return lock.error();
       continue;

@@ -42,10 +42,17 @@ struct Decider {
 };
 
 // denied when [approval] approvers is set and `who.user` is not on it.
+// A team decision's `user` is its signer (lib/team), so approvers, when
+// set, names the signers whose decisions count too.
 Status may_decide(const Workspace& ws, const Decider& who);
 // denied when `decider` may not approve `p`: it was proposed through the
 // spool by that same user, or (in two-user mode) `decider` is the agent user.
 Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider);
+
+// usage when `p` is a team proposal fetched from another clone (lib/team):
+// it is decided with a signed decision and applied where it was proposed,
+// never approved, rejected or applied here through the gate.
+Status not_team_remote(const Proposal& p);
 
 // Load for display; runs recovery and expiry first under the lock.
 Result<Proposal> load_for_decision(Workspace& ws, int id);

@@ -440,6 +440,11 @@ void describe_apply(const Workspace& ws, Entry& e, const Proposal& p, const std:
   e.why = ws.redact(p.why);
   e.approver = approver;
   if (forced) e.result = "ok (forced: validation failed)";
+  // A team proposal's entry names the commit it was published as and the
+  // signed decision that approved it (kaicoder-team(7)).
+  if (p.team.published() && !p.team.decision.empty())
+    e.result = fmt::format("{} (team: proposal commit {}, decision {})", e.result.empty() ? "ok" : e.result,
+                           p.team.commit, p.team.decision);
 }
 
 Outcome record_applied(Workspace& ws, Proposal& p, const Txn& t, std::string backup) {
