@@ -68,7 +68,8 @@ echo "# kaicoder propose + approve of a 1-line change, by store size; kaicoder -
 echo "# $(nproc) cores, $(uname -sr); $(git --version); build: ${build_type:-unknown};" \
   "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-all_sizes=(0 $sizes)
+read -r -a more_sizes <<<"$sizes"
+all_sizes=(0 "${more_sizes[@]}")
 for b in "${bins[@]}"; do for n in "${all_sizes[@]}"; do make_repo "$b" "$n"; done; done
 rm -f "$work"/*.times
 
