@@ -25,7 +25,7 @@ bench_setup() {
   fi
   cmake --build "$build" --target "$src" -j"$(nproc)" >/dev/null
   # kaicoder_core and the pure libraries it links (lib/shell, lib/util/text)
-  core_libs=("$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a" "$build/libkaicoder_sha1dc.a")
+  core_libs=("$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a")
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
   work=$(mktemp -d "${TMPDIR:-/tmp}/kai-$name-XXXXXX")
   # shellcheck disable=SC2064

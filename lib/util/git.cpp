@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <git2.h>
 
-#include "sha1dc/sha1.h"
+#include <mbedtls/md.h>
 
 namespace kai {
 
@@ -15,19 +15,23 @@ void git_init_once() {
 }
 
 std::string blob_id(std::string_view bytes) {
-  // SHA-1 with collision detection (third_party/sha1dc), the code libgit2
-  // and git hash objects with, called directly: libgit2 itself is not
-  // initialised for it, since its initialisation reads and parses the
-  // system's CA bundle, which a command that only hashes (every command
-  // finds its config's digest) never needs. Bytes crafted to collide get
-  // sha1dc's "safe hash", so two of them never share an id.
-  SHA1_CTX ctx;
-  SHA1DCInit(&ctx);
+  // git's blob id (SHA-1 of "blob <size>\0" and the bytes), hashed with
+  // mbedTLS rather than through libgit2: libgit2's initialisation reads
+  // and parses the system's CA bundle, which a command that only hashes
+  // (every command finds its config's digest) never needs. An id here only
+  // says whether a file is still what a person saw; what lands is the
+  // staged bytes themselves, never looked up by id.
   const std::string header = fmt::format("blob {}", bytes.size());
-  SHA1DCUpdate(&ctx, header.c_str(), header.size() + 1);  // the header ends with its NUL
-  SHA1DCUpdate(&ctx, bytes.data(), bytes.size());
-  unsigned char sum[20];
-  (void)SHA1DCFinal(sum, &ctx);
+  unsigned char sum[20] = {};
+  mbedtls_md_context_t ctx;
+  mbedtls_md_init(&ctx);
+  if (mbedtls_md_setup(&ctx, mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), 0) == 0 && mbedtls_md_starts(&ctx) == 0) {
+    (void)mbedtls_md_update(&ctx, reinterpret_cast<const unsigned char*>(header.c_str()),
+                            header.size() + 1);  // the header ends with its NUL
+    (void)mbedtls_md_update(&ctx, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    (void)mbedtls_md_finish(&ctx, sum);
+  }
+  mbedtls_md_free(&ctx);
   static constexpr char k_hex[] = "0123456789abcdef";
   std::string out(40, '0');
   for (size_t i = 0; i < 20; ++i) {
