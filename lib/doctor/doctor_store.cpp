@@ -177,6 +177,34 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
   }
 }
 
+namespace {
+
+// The live index (lib/store/store.hpp Store::live) against every record.
+// One that is missing, forged, stale or short of a live proposal is made
+// again from the records here when the store lock is free; the commands
+// that propose or decide also make it again when it is missing, forged or stale.
+void check_live_index(Workspace& ws, Checks& out) {
+  const std::string wrong = ws.store.check_live();
+  if (wrong.empty()) {
+    add(out, "live index", Level::ok, "names every pending and approved proposal");
+    return;
+  }
+  if (ws.store.sealer().usable()) {
+    if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) {
+      if (auto n = ws.store.rebuild_live()) {
+        add(out, "live index", Level::ok,
+            fmt::format("{}; made again from the records ({} pending or approved)", wrong, *n));
+        return;
+      }
+    }
+  }
+  add(out, "live index", Level::warn, wrong,
+      "the next command that proposes or decides makes it again from the records; or run kaicoder doctor when the "
+      "store lock is free");
+}
+
+}  // namespace
+
 void check_proposals(Workspace& ws, Checks& out) {
   auto ids = ws.store.ids();
   size_t pending = 0, expired = 0, approved = 0;
@@ -201,6 +229,7 @@ void check_proposals(Workspace& ws, Checks& out) {
       ++pending;
   }
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
+  check_live_index(ws, out);
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
         "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "

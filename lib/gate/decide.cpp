@@ -152,20 +152,25 @@ Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
 
 }  // namespace
 
-Result<std::vector<int>> sweep(Workspace& ws) {
+namespace {
+
+// The sweep proper: expire what is due; `live` keeps what is still live.
+Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) {
   auto r = recover(ws);
   if (!r) return r.error();
-  auto ids = ws.store.ids();
-  if (!ids) return ids.error();
-  // Metadata only: expiring never needs a payload.
+  // The live set only, metadata only: expiring never needs a payload, and
+  // decided proposals never expire.
+  auto set = ws.store.live(Store::Refresh::write);
+  if (!set) return set.error();
   std::vector<Proposal> due;
-  for (int id : *ids) {
-    auto p = ws.store.load(id, Store::Payloads::none);
+  for (auto& p : set->proposals) {
     // A record that does not verify is not kaicoder's to change; doctor
     // reports it. A team proposal of another clone expires at its origin,
     // which logs it: here it only reads as expired.
-    if (p && p->state == State::pending && p->sealed == SealCheck::ok && !p->team.remote() && past_timeout(ws, *p))
-      due.push_back(std::move(*p));
+    if (p.state == State::pending && p.sealed == SealCheck::ok && !p.team.remote() && past_timeout(ws, p))
+      due.push_back(std::move(p));
+    else
+      live.push_back(std::move(p));
   }
   if (due.size() == 1)
     KAI_TRY(expire(ws, due.front()));
@@ -177,11 +182,26 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   return out;
 }
 
-Result<FileLock> lock_and_sweep(Workspace& ws) {
+}  // namespace
+
+Result<std::vector<int>> sweep(Workspace& ws) {
+  std::vector<Proposal> live;
+  return sweep_into(ws, live);
+}
+
+Result<Swept> lock_and_sweep_live(Workspace& ws) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
-  KAI_TRY(sweep(ws));
-  return lock;
+  Swept out{std::move(*lock), {}};
+  auto expired = sweep_into(ws, out.live);
+  if (!expired) return expired.error();
+  return out;
+}
+
+Result<FileLock> lock_and_sweep(Workspace& ws) {
+  auto swept = lock_and_sweep_live(ws);
+  if (!swept) return swept.error();
+  return std::move(swept->lock);
 }
 
 Result<Proposal> load_for_decision(Workspace& ws, int id) {

@@ -110,7 +110,20 @@ Result<Approved> apply_approved(Workspace& ws, int id, const Decider& who, Force
 // event. Reads metadata only. Returns the ids that expired. Never run by
 // list, show or log: they only read, so a cloned tree's hooks never run
 // because someone looked at it.
+// Reads the live set (Store::live, which rebuilds the live index when it
+// is missing, forged or stale), never the whole store.
 Result<std::vector<int>> sweep(Workspace& ws);
+
+// What one sweep leaves: the store lock (held for as long as this lives)
+// and the live set after expiry — the proposals pending and not past
+// timeout, and those approved — metadata only, each seal-checked. The
+// twin and the pending limit are read from it, so proposing reads the
+// live set once.
+struct Swept {
+  FileLock lock;
+  std::vector<Proposal> live;
+};
+Result<Swept> lock_and_sweep_live(Workspace& ws);
 
 // Take the store lock, then sweep under it: how every command that proposes
 // or decides begins. The lock is held for as long as the result lives.

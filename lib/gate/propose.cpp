@@ -174,19 +174,18 @@ ReplacedAll replace_every(std::string_view current, std::string_view target, std
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   // Proposing changes the store, so it first finishes or undoes what a crash
   // left (and sets aside intents that must not be obeyed), as deciding does.
-  auto lock = lock_and_sweep(ws);
-  if (!lock) return lock.error();
+  // One pass over the live set: the sweep, the twin and the limit.
+  auto swept = lock_and_sweep_live(ws);
+  if (!swept) return swept.error();
   const bool applies_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
   if (!applies_now) {
     // One proposal, once: a retry of a request still waiting gets its id.
-    auto twin = pending_twin(ws, out.proposal);
-    if (!twin) return twin.error();
-    if (*twin) {
-      out.proposal = std::move(**twin);
+    if (auto twin = pending_twin(ws, swept->live, out.proposal)) {
+      out.proposal = std::move(*twin);
       out.existing = true;
       return ok_status();
     }
-    KAI_TRY(check_pending_limit(ws, out.proposal.agent));
+    KAI_TRY(check_pending_limit(ws, swept->live, out.proposal.agent));
   }
   auto id = ws.store.next_id();
   if (!id) return id.error();

@@ -4,13 +4,16 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <iterator>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "lib/paths/beneath.hpp"
 #include "lib/store/spool.hpp"
+#include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json_bounded.hpp"
 
@@ -85,14 +88,30 @@ Result<int> Store::next_id() const {
     auto r = std::from_chars(text->data(), text->data() + text->size(), next);
     if (r.ec != std::errc{} || next < 1) next = 1;
   }
-  // A counter lost or rolled back by hand must never hand out an id twice.
-  if (auto all = ids(); all && !all->empty()) next = std::max(next, all->back() + 1);
+  // A counter lost or rolled back by hand must never hand out an id twice:
+  // the live index remembers the next id too, and a folder already there
+  // is stepped over (one stat, not a listing of the store).
+  if (auto x = read_live()) next = std::max(next, x->next);
+  std::error_code ec;
+  while (fs::exists(fs::symlink_status(staging_dir(next), ec))) ++next;
   KAI_TRY(write_file_atomic(counter, fmt::format("{}\n", next + 1), 0600));
   return next;
 }
 
 Status Store::create(Proposal& p) const {
   fs::path dir = staging_dir(p.id);
+  // The index names the id before its folder exists: a create cut short
+  // leaves an entry with no folder (dropped at the next refresh), never a
+  // live proposal the index does not name.
+  {
+    auto x = current_live();
+    if (!x) return x.error();
+    if (!std::binary_search(x->ids.begin(), x->ids.end(), p.id))
+      x->ids.insert(std::upper_bound(x->ids.begin(), x->ids.end(), p.id), p.id);
+    x->next = std::max(x->next, p.id + 1);
+    KAI_TRY(write_live(*x));
+  }
+  fault_point("after-live-index");
   std::error_code ec;
   if (!fs::create_directory(dir, ec) || ec)
     return make_error(Errc::io, fmt::format("cannot create staging folder '{}': {}", dir.string(),
@@ -139,7 +158,8 @@ Status Store::save(Proposal& p) const {
   KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
   (void)mirror_status(m_dir, p.id, *text, m_approval_timeout);  // the agent's view; the record above is what counts
-  return ok_status();
+  fault_point("after-record");
+  return forget_decided({&p});
 }
 
 Status Store::save_all(std::vector<Proposal>& ps) const {
@@ -153,7 +173,10 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   KAI_TRY(write_files_atomic(files, 0600));
   for (auto& p : ps) p.sealed = SealCheck::ok;
   for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second, m_approval_timeout);
-  return ok_status();
+  fault_point("after-record");
+  std::vector<const Proposal*> saved;
+  for (const auto& p : ps) saved.push_back(&p);
+  return forget_decided(saved);
 }
 
 Result<Proposal> Store::load(int id, Payloads payloads) const {
@@ -233,6 +256,118 @@ Result<std::vector<int>> Store::ids() const {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+namespace {
+bool live_state(State s) { return s == State::pending || s == State::approved; }
+constexpr const char* k_live_kind = "live-index";
+constexpr const char* k_live_id = "live";
+}  // namespace
+
+std::optional<Store::LiveIndex> Store::read_live() const {
+  auto text = read_owned(m_dir / "staging" / "live");
+  if (!text) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("seal") || !j["seal"].is_string()) return std::nullopt;
+  const std::string mac = j["seal"].get<std::string>();
+  j.erase("seal");
+  if (m_seal.check(k_live_kind, k_live_id, j.dump(), mac) != SealCheck::ok) return std::nullopt;
+  LiveIndex x;
+  try {
+    x.next = j.at("next").get<int>();
+    x.ids = j.at("ids").get<std::vector<int>>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (x.next < 1 || !std::is_sorted(x.ids.begin(), x.ids.end())) return std::nullopt;
+  // Older than the store: a proposal was made after this index was written
+  // (a sealed copy put back), so it may not name every live one.
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(staging_dir(x.next), ec))) return std::nullopt;
+  return x;
+}
+
+Store::LiveIndex Store::scan_live() const {
+  LiveIndex x;
+  auto all = ids();
+  for (int id : all ? *all : std::vector<int>{}) {
+    x.next = std::max(x.next, id + 1);
+    auto p = load(id, Payloads::none);
+    // An unreadable record stays named, so listings keep saying it is there.
+    if (!p || live_state(p->state)) x.ids.push_back(id);
+  }
+  return x;
+}
+
+Result<Store::LiveIndex> Store::current_live() const {
+  if (auto x = read_live()) return *x;
+  LiveIndex x = scan_live();
+  KAI_TRY(write_live(x));
+  return x;
+}
+
+Status Store::write_live(const LiveIndex& x) const {
+  nlohmann::json j = {{"next", x.next}, {"ids", x.ids}};
+  auto mac = m_seal.seal(k_live_kind, k_live_id, j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  return write_file_atomic(m_dir / "staging" / "live", j.dump() + "\n", 0600);
+}
+
+Status Store::forget_decided(const std::vector<const Proposal*>& ps) const {
+  if (std::all_of(ps.begin(), ps.end(), [](const Proposal* p) { return live_state(p->state); })) return ok_status();
+  auto x = read_live();
+  if (!x) {  // made again from the records, which already say decided
+    KAI_TRY(current_live());
+    return ok_status();
+  }
+  const size_t before = x->ids.size();
+  for (const Proposal* p : ps)
+    if (!live_state(p->state)) x->ids.erase(std::remove(x->ids.begin(), x->ids.end(), p->id), x->ids.end());
+  return x->ids.size() == before ? ok_status() : write_live(*x);
+}
+
+Result<Store::Live> Store::live(Refresh refresh) const {
+  Live out;
+  std::optional<LiveIndex> x = read_live();
+  if (!x) {
+    x = scan_live();
+    out.rebuilt = true;
+  }
+  LiveIndex kept{x->next, {}};
+  for (int id : x->ids) {
+    auto p = load(id, Payloads::none);
+    if (!p && p.error().code == Errc::not_found) continue;  // a create cut short before its folder
+    if (!p) {
+      out.corrupt.emplace_back(id, p.error().message);
+      kept.ids.push_back(id);
+      continue;
+    }
+    if (!live_state(p->state)) continue;  // decided since it was named
+    kept.ids.push_back(id);
+    out.proposals.push_back(std::move(*p));
+  }
+  if (refresh == Refresh::write && (out.rebuilt || kept.ids.size() != x->ids.size())) KAI_TRY(write_live(kept));
+  return out;
+}
+
+Result<size_t> Store::rebuild_live() const {
+  LiveIndex x = scan_live();
+  KAI_TRY(write_live(x));
+  return x.ids.size();
+}
+
+std::string Store::check_live() const {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(m_dir / "staging" / "live", ec)))
+    return scan_live().ids.empty() ? "" : "it is missing";  // none yet: the first proposal makes it
+  auto x = read_live();
+  if (!x) return "it does not verify, or is older than the proposals there are";
+  LiveIndex all = scan_live();
+  std::vector<int> unnamed;
+  std::set_difference(all.ids.begin(), all.ids.end(), x->ids.begin(), x->ids.end(), std::back_inserter(unnamed));
+  if (!unnamed.empty()) return fmt::format("it does not name live proposals {}", fmt::join(unnamed, ", "));
+  return "";
 }
 
 }  // namespace kai

@@ -8,11 +8,19 @@
 // bound to the root and the proposal id. load() says whether it verified
 // (Proposal::sealed); nothing that acts on a proposal trusts one that did not.
 //
+// The live index (staging/live) names the proposals still pending or
+// approved (a run being carried out stays approved), so that what every
+// command reads grows with the work in flight, not with the history: see
+// live(). It is sealed like a record and only ever says where to look; each
+// proposal it names is loaded and its own seal checked as before.
+//
 // Usage: Store s{state_dir}; s.use(Sealer{owner_dir, root}); s.ensure();
 //        auto l = s.lock();
 //        Proposal p = …; p.id = *s.next_id(); s.create(p); … s.save(p);
 
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "lib/store/mac.hpp"
@@ -70,7 +78,43 @@ public:
   // All ids present, ascending. Corrupt entries are still listed.
   Result<std::vector<int>> ids() const;
 
+  // The live set: every proposal pending or approved, metadata only
+  // (Payloads::none), ascending id, each loaded and seal-checked by load().
+  // Read from the live index; when the index is missing, does not verify,
+  // or is older than the store (a proposal exists at or past the id it
+  // says comes next: an old copy put back, or a create it never heard of),
+  // it is made again from every record (`rebuilt`). Entries that disagree
+  // with their record (decided since, or their folder gone) are left out.
+  // Refresh::write, under the lock, writes the index back when it was made
+  // again or had such entries; Refresh::read_only never writes.
+  struct Live {
+    std::vector<Proposal> proposals;
+    std::vector<std::pair<int, std::string>> corrupt;  // named but unreadable: id, why
+    bool rebuilt = false;
+  };
+  enum class Refresh { read_only, write };
+  Result<Live> live(Refresh refresh = Refresh::read_only) const;
+  // Make the index again from every record and write it (doctor). Caller
+  // holds the lock. Returns how many proposals it names.
+  Result<size_t> rebuild_live() const;
+  // Whether the index on disk verifies, is current, and names every live
+  // record there is (a full scan: doctor's check). Empty when it does; else
+  // what is wrong with it.
+  std::string check_live() const;
+
 private:
+  struct LiveIndex {
+    int next = 1;          // the id the next proposal gets at the earliest
+    std::vector<int> ids;  // ascending
+  };
+  // The index when it verifies and is current; nullopt otherwise.
+  std::optional<LiveIndex> read_live() const;
+  // Every record's verdict: the ids that are live (or unreadable) and the next id.
+  LiveIndex scan_live() const;
+  Result<LiveIndex> current_live() const;
+  Status write_live(const LiveIndex& x) const;
+  // After records were saved: drop the ones no longer live from the index.
+  Status forget_decided(const std::vector<const Proposal*>& ps) const;
   // meta.json's text for `p`: the record, its payloads' digest and its seal.
   Result<std::string> sealed_record(Proposal& p) const;
   std::filesystem::path m_dir;
