@@ -160,7 +160,7 @@ void check_sandbox(const Workspace& ws, Checks& out) {
   if (ll.abi >= 6 && at != SandboxMode::none)
     line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
   if (at != SandboxMode::none) {
-    if (int err = probe_refuse_new_links(); err != 0)
+    if (int err = probe_run_filter(); err != 0)
       add(out, "sandbox: hard links", Level::fail,
           fmt::format("this kernel refuses the seccomp filter every sandboxed run starts with ({}): runs are refused",
                       errno_text(err)),

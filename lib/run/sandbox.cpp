@@ -4,7 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -126,6 +128,7 @@ LandlockRuleset::LandlockRuleset(LandlockRuleset&& o) noexcept
       m_abi(o.m_abi),
       m_rights(o.m_rights),
       m_tcp_off(o.m_tcp_off),
+      m_unix_off(o.m_unix_off),
       m_writable(std::move(o.m_writable)),
       m_missing(std::move(o.m_missing)) {}
 
@@ -136,6 +139,7 @@ LandlockRuleset& LandlockRuleset::operator=(LandlockRuleset&& o) noexcept {
     m_abi = o.m_abi;
     m_rights = o.m_rights;
     m_tcp_off = o.m_tcp_off;
+    m_unix_off = o.m_unix_off;
     m_writable = std::move(o.m_writable);
     m_missing = std::move(o.m_missing);
   }
@@ -151,7 +155,7 @@ int LandlockRuleset::enforce() const noexcept {
   // setuid programs (sudo, su) from gaining privileges inside the run.
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (::syscall(SYS_landlock_restrict_self, m_fd, 0) != 0) return errno;
-  return refuse_new_links();
+  return install_run_filter(m_unix_off);
 }
 
 int LandlockRuleset::allow_in_child(const char* path) const noexcept {
@@ -165,6 +169,31 @@ int LandlockRuleset::allow_in_child(const char* path) const noexcept {
   return err;
 }
 
+// No capability survives into the run, also when kaicoder runs as root:
+// securebits first (root gains nothing at exec, and this cannot be undone),
+// then the bounding and ambient sets, then the sets themselves. The first
+// two need CAP_SETPCAP, which a process in its own user namespace (the
+// `full` level) and root have; anyone else has no capability to lose there.
+int drop_capabilities() noexcept {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capget, &hdr, data) != 0) return errno;
+  if (data[0].effective & (1u << CAP_SETPCAP)) {
+    if (::prctl(PR_SET_SECUREBITS,
+                SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                    SECBIT_KEEP_CAPS_LOCKED,
+                0, 0, 0) != 0)
+      return errno;
+    for (int cap = 0; cap < 64; ++cap)
+      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  data[0] = data[1] = {};
+  if (::syscall(SYS_capset, &hdr, data) != 0) return errno;
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
+}
+
 std::string LandlockRuleset::note() const {
   std::string s = fmt::format("landlock ABI {}: writes limited to ", m_abi);
   if (m_writable.empty()) s += "nothing";
@@ -174,6 +203,7 @@ std::string LandlockRuleset::note() const {
     for (size_t i = 0; i < m_missing.size(); ++i) s += (i ? ", " : "") + m_missing[i].string();
   }
   if (m_tcp_off) s += "; TCP off";
+  if (m_unix_off) s += "; no UNIX sockets";
   return s;
 }
 
@@ -204,6 +234,7 @@ Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writabl
     attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
     rs.m_tcp_off = true;
   }
+  rs.m_unix_off = extras.unix_sockets_off;
   if (st.abi >= 6) attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
   // The ruleset fd is close-on-exec, so it never reaches the command.
   long fd = ::syscall(SYS_landlock_create_ruleset, &attr, ruleset_attr_size(st.abi), 0);
