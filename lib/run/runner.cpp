@@ -452,7 +452,7 @@ Result<RunResult> run_checked(const RunSpec& spec) {
   if (spec.sandbox != SandboxMode::none) {
     LandlockExtras extras;
     extras.tcp_off = spec.sandbox == SandboxMode::landlock && !spec.layout.network;
-    extras.unix_sockets_off = spec.sandbox == SandboxMode::landlock;
+    extras.unix_sockets_off = extras.terminals_unreadable = spec.sandbox == SandboxMode::landlock;
     extras.devices = spec.layout.devices;
     Result<LandlockRuleset> rs = build_write_ruleset(spec.writable, extras);
     if (!rs) return rs.error();

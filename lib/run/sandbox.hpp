@@ -105,6 +105,7 @@ private:
   uint64_t m_rights = 0;
   bool m_tcp_off = false;
   bool m_unix_off = false;
+  bool m_terminals_off = false;
   std::vector<std::filesystem::path> m_writable;
   std::vector<std::filesystem::path> m_missing;
 };
@@ -115,6 +116,10 @@ struct LandlockExtras {
   // No UNIX socket of the run's own (the seccomp filter; the landlock level,
   // where pathname sockets outside the run stay reachable otherwise).
   bool unix_sockets_off = false;
+  // Reading handled too: granted on everything but /dev's terminals and
+  // consoles, which a run can then neither read nor write (the landlock
+  // level, which shares the system's /dev).
+  bool terminals_unreadable = false;
   // ABI >= 5 handles device ioctls (no terminal ioctl such as TIOCSTI); these
   // device nodes keep them, and stay writable ([run] devices).
   std::vector<std::filesystem::path> devices;

@@ -954,3 +954,37 @@ for pid in sorted(int(p) for p in os.listdir('/proc') if p.isdigit()):
     CHECK_THAT(r.out, Contains("environ " + me + " refused") && Contains("mem " + me + " refused"));
   }
 }
+
+TEST_CASE("landlock: a run can neither read nor write a terminal, and reads everything else", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  // A terminal of the owner's: a pseudo-terminal this process holds open.
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string pts = ::ptsname(master);
+  Box b("landlock");
+  b.top.write("root/tty.py", R"(import glob, os, sys
+for p in [sys.argv[1], "/dev/tty", "/dev/console", "/dev/ptmx"] + glob.glob("/dev/char/*"):
+    for mode in (os.O_RDONLY, os.O_WRONLY):
+        try:
+            os.close(os.open(p, mode | os.O_NOCTTY | os.O_NONBLOCK))
+            if os.path.realpath(p).startswith(("/dev/pts", "/dev/tty", "/dev/console", "/dev/ptmx")):
+                print("OPENED", p, mode)
+        except OSError:
+            pass
+for p in ["/dev/null", "/dev/urandom", "/etc/hostname", "/proc/self/status"]:
+    open(p, "rb").read(1)
+print("READ-OK")
+)");
+  RunResult r = b.run("python3 tty.py " + pts);
+  ::close(master);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("READ-OK"));
+  CHECK(r.out.find("OPENED") == std::string::npos);
+  CHECK_THAT(r.sandbox_note, Contains("no terminals") && Contains("no UNIX sockets"));
+}
