@@ -6,9 +6,10 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
+#include "lib/config/trust.hpp"
 #include "lib/diff/diff.hpp"
 #include "lib/store/mac.hpp"
-#include "lib/config/trust.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {
@@ -75,7 +76,10 @@ RunFn setup_trust(CLI::App&) {
       return k_exit_ok;
     }
     send_text_to_stderr(s.json());
-    show_review(*r);
+    {
+      Pager pager(s, Paging::before_prompt);  // the file, paged when longer than the screen
+      show_review(*r);
+    }
     std::fflush(stdout);
     send_text_to_stderr(false);
     if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())),

@@ -1,5 +1,8 @@
 #include "lib/store/journal.hpp"
 
+#include <algorithm>
+#include <charconv>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -129,6 +132,32 @@ Result<std::string> Journal::last() const {
     return seal_error(m_seal, verdict, fmt::format("the pointer to the last change ({}/LAST)", m_dir.string()),
                       "name the entry to undo by its rollback id from 'kaicoder log'");
   return id;
+}
+
+bool rollback_id_newer(std::string_view a, std::string_view b) {
+  auto split = [](std::string_view id) {
+    size_t dash = id.find('-');
+    unsigned long n = 1;
+    if (dash != std::string_view::npos) {
+      std::from_chars(id.data() + dash + 1, id.data() + id.size(), n);
+      id = id.substr(0, dash);
+    }
+    return std::pair{id, n};
+  };
+  return split(a) > split(b);
+}
+
+std::vector<std::string> Journal::ids() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(m_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.ends_with(".json")) continue;
+    std::string id = name.substr(0, name.size() - 5);
+    if (valid_id(id)) out.push_back(std::move(id));
+  }
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return rollback_id_newer(a, b); });
+  return out;
 }
 
 std::string Journal::latest_for(const std::string& rel) const {

@@ -8,6 +8,9 @@
 // every source file is named in its part's own CMakeLists.txt. A wrong-way
 // include fails here naming the file and the line of the README it breaks.
 
+// temp_dir.hpp first: it registers its failure listener before Catch is included.
+#include "tests/unit/temp_dir.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -27,17 +30,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using kai::test::slurp;
 using kai::test::source_dir;
 
 // The files at lib/'s top: included by every part, including none of them.
 const std::set<std::string> k_central = {"lib/result.hpp", "lib/version.hpp", "lib/version.cpp.in"};
-
-std::string layout_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Every .cpp and .hpp under `dir` (relative to the source tree, generic) →
 // the quoted includes it names.
@@ -269,7 +266,7 @@ TEST_CASE("lib/shell/ is pure: it includes only itself and the text helpers", "[
 
 TEST_CASE("every source file is named in a CMakeLists.txt: a part's in its own", "[meta][layout]") {
   const fs::path src = source_dir();
-  const std::string top = layout_text(src / "CMakeLists.txt"), tests = layout_text(src / "tests" / "CMakeLists.txt");
+  const std::string top = slurp(src / "CMakeLists.txt"), tests = slurp(src / "tests" / "CMakeLists.txt");
   auto named = [](const std::string& list, const std::string& name) {
     return list.find(name + "\n") != std::string::npos || list.find(name + ")") != std::string::npos ||
            list.find(name + " ") != std::string::npos;
@@ -279,7 +276,7 @@ TEST_CASE("every source file is named in a CMakeLists.txt: a part's in its own",
     INFO("lib/" << name << "/CMakeLists.txt");
     REQUIRE(fs::is_regular_file(dir / "CMakeLists.txt"));
     CHECK(named(top, "add_subdirectory(lib/" + name));
-    const std::string list = layout_text(dir / "CMakeLists.txt");
+    const std::string list = slurp(dir / "CMakeLists.txt");
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
       if (!e.is_regular_file() || e.path().extension() != ".cpp") continue;
       const std::string rel = e.path().lexically_relative(dir).generic_string();
