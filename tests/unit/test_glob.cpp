@@ -1,4 +1,4 @@
-#include <chrono>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -200,12 +200,14 @@ TEST_CASE("GlobSet's folder memo keeps a walk of a 3,000-deep chain linear in it
   kai::GlobSet::FolderMemo memo;
   std::vector<std::string> folders{"n"};
   for (int i = 1; i < 3000; ++i) folders.push_back(folders.back() + "/n");
-  const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t t0 = std::clock();  // CPU time: a busy machine does not stretch it
   size_t hits = 0;
   for (const auto& f : folders) hits += set.any(f + "/n", memo);
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) hits += set.any(*it + "/x.env", memo);
   CHECK(hits == folders.size());  // every x.env, and no folder
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  // Seconds even unoptimised and sanitized; matching every folder's
+  // ancestors again for each path (3000 x 3000 x 3000) took hours.
+  CHECK(static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC < 60.0);
   for (size_t i : {size_t{0}, size_t{1}, size_t{1500}, size_t{2999}}) {
     kai::GlobSet::FolderMemo fresh;
     CHECK(set.any(folders[i] + "/x.env", memo) == set.any(folders[i] + "/x.env"));
