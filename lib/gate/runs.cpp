@@ -151,6 +151,7 @@ RunChanges finish_undo(Workspace& ws, Undo& u, const Proposal& p) {
     return out;
   }
   out.notes = snapshot_notes(*u.before, *after);
+  for (auto& n : strip_set_id(ws.root, *u.before, *after)) out.notes.push_back(std::move(n));
   std::vector<TreeChange> kept;
   for (auto& c : *changes) {
     // Lexical: a path under a folder the run replaced by a symlink is restored once the link is gone.
