@@ -129,17 +129,40 @@ Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
 }  // namespace
 
 Result<std::vector<int>> sweep(Workspace& ws) {
+  if (const std::string& before = ws.store.replaced(); !before.empty())
+    ws.notices.push_back(fmt::format(
+        "the state dir {} was made anew: the records of the store before it are gone, and proposal ids start "
+        "at 1 again",
+        ws.store.dir().string()));
   auto r = recover(ws);
   if (!r) return r.error();
+  // Staging folders a command left without a record (killed, or cut short
+  // by a full disk): the lock is held, so none of them is being written.
+  auto debris = ws.store.remove_unrecorded();
+  if (!debris) return debris.error();
+  for (int id : *debris)
+    ws.notices.push_back(fmt::format(
+        "removed {}, the staging folder of a proposal an interrupted command left without a record",
+        ws.store.staging_dir(id).string()));
   auto ids = ws.store.ids();
   if (!ids) return ids.error();
   // Metadata only: expiring never needs a payload.
   std::vector<Proposal> due;
+  const TimePoint now = ws.clock->now();
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);
     // A record that does not verify is not kaicoder's to change; doctor reports it.
-    if (p && p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p))
-      due.push_back(std::move(*p));
+    if (!p || p->state != State::pending || p->sealed != SealCheck::ok) continue;
+    // Made while the clock ran ahead: it would wait that much longer to
+    // expire. Its time counts from now.
+    TimePoint created;
+    if (parse_iso_utc(p->created, created) && created - now > k_clock_skew) {
+      ws.notices.push_back(fmt::format("proposal {} was created in the future ({}): its approval time counts from now",
+                                       p->id, p->created));
+      p->created = iso_utc(now);
+      KAI_TRY(ws.store.save(*p));
+    }
+    if (past_timeout(ws, *p)) due.push_back(std::move(*p));
   }
   if (due.size() == 1)
     KAI_TRY(expire(ws, due.front()));
