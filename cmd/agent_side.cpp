@@ -148,9 +148,8 @@ int agent_list(Session& s, Workspace& ws, const std::string& status) {
     return emit(s, {{"proposals", arr}, {"corrupt", json::array()}, {"spooled", spooled}});
   }
   if (rows.empty()) out("no proposals{}\n", status.empty() ? "" : " with status " + status);
-  for (const auto& p : rows)
-    out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, to_string(p.state), to_string(p.kind),
-        p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), p.path, p.summary);
+  if (!rows.empty()) print_list_header();
+  for (const auto& p : rows) print_list_row(p, to_string(p.state));
   if (spooled) out("{} spool entr{} waiting for the owner's intake\n", spooled, spooled == 1 ? "y" : "ies");
   return k_exit_ok;
 }

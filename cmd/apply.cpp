@@ -11,15 +11,17 @@
 namespace kai::cmd {
 
 RunFn setup_apply(CLI::App& sub) {
-  auto id = std::make_shared<int>(0);
+  auto id = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   sub.add_option("id", *id, "approved proposal to apply")->required();
   sub.add_flag("--force", *force, "apply even though its validation failed");
   return [id, force](Session& s) {
+    auto n = read_proposal_id(*id);
+    if (!n) return report(s, n.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     gate::Request req;
-    req.id = *id;
+    req.id = *n;
     req.who = {s.user(), gate::Channel::terminal};
     req.opts.force = *force ? Force::yes : Force::no;
     auto r = gate::apply(**ws, req, s.json() ? gate::OnOutput{} : stream_output);

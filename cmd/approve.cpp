@@ -1,5 +1,8 @@
-// kaicoder approve: the human gate. Shows the diff and risk, asks on the
-// terminal, then applies (or only approves with --no-apply).
+// kaicoder approve: the human gate. Shows the diff and risk (paged when it is
+// longer than the screen), asks on the terminal, then applies (or only
+// approves with --no-apply). A normal-tier run or file proposal may be
+// answered "a": approved, and its narrowest allow rule added to
+// kaicoder.toml (lib/gate/always_allow).
 
 #include <fmt/format.h>
 
@@ -7,13 +10,38 @@
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
 #include "cmd/render.hpp"
+#include "lib/gate/always_allow.hpp"
 #include "lib/gate/gate.hpp"
 
 namespace kai::cmd {
 
+namespace {
+
+// What "a" at the prompt would add, shown before the question.
+void print_always_offer(const gate::AllowRule& rule) {
+  out("a = approve, and always allow {} from now on: this rule goes into kaicoder.toml (backed up, logged, "
+      "trusted again):\n",
+      rule.words());
+  out("{}", Lines{rule.toml("always allow")});
+  out("\n");
+}
+
+nlohmann::json always_json(const gate::AllowRule& rule, const std::string& rollback_id) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& [rel, blob] : rule.files) files[rel] = blob;
+  nlohmann::json j = {{"action", rule.action}, {"rollback_id", rollback_id}};
+  if (rule.action == "run")
+    j.update({{"command", rule.command}, {"exact", true}, {"files", files}});
+  else
+    j["path"] = rule.path;
+  return j;
+}
+
+}  // namespace
+
 RunFn setup_approve(CLI::App& sub) {
   struct Args {
-    int id = 0;
+    std::string id;
     bool no_apply = false, force = false;
   };
   auto a = std::make_shared<Args>();
@@ -21,52 +49,70 @@ RunFn setup_approve(CLI::App& sub) {
   sub.add_flag("--no-apply", a->no_apply, "record the approval; apply later with 'kaicoder apply'");
   sub.add_flag("--force", a->force, "apply even though its validation failed (asks for CONFIRM)");
   return [a](Session& s) {
+    auto id = read_proposal_id(a->id);
+    if (!id) return report(s, id.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     const gate::Decider who{s.user(), gate::Channel::terminal};
-    const gate::ApprovalOptions opts{a->no_apply ? ApplyNow::no : ApplyNow::yes, a->force ? Force::yes : Force::no};
-    auto rv = gate::prepare_approval(**ws, a->id, who, opts);
+    // A pager shows all of a diff; without one a long diff is cut and takes
+    // CONFIRM (SPEC §11).
+    const gate::DiffShown shown = Pager::available(s) ? gate::DiffShown::whole : gate::DiffShown::cut;
+    const gate::ApprovalOptions opts{a->no_apply ? ApplyNow::no : ApplyNow::yes, a->force ? Force::yes : Force::no,
+                                     shown};
+    auto rv = gate::prepare_approval(**ws, *id, who, opts);
     if (!rv) return report(s, rv.error());
     const Proposal& p = rv->proposal;
     const bool is_run = p.kind == Kind::run;
-    // The person sees what they decide on even with --json (on stderr then).
+    const auto always = rv->refusal ? std::nullopt : gate::always_rule(**ws, p, rv->need.tier, opts.now);
+    // The person sees what they decide on even with --json (on stderr then),
+    // through the pager when it is longer than the screen, then the question.
     send_text_to_stderr(s.json());
-    if (is_run) {
-      print_run_header(s, p);
-    } else if (p.kind == Kind::changeset) {
-      // Many files: paged on a terminal (the pager quits when it fits on
-      // one screen), then the question.
-      Pager pager(s, s.json() ? Paging::off : Paging::automatic);
-      print_proposal_header(s, p);
-      print_diffstat(s, p);
-      print_diff(s, p, *rv->diff);
-    } else {
-      print_proposal_header(s, p);
-      print_diff(s, p, *rv->diff);
+    {
+      Pager pager(s, Paging::before_prompt);
+      if (is_run) {
+        print_run_header(s, p);
+      } else {
+        print_proposal_header(s, p);
+        if (p.kind == Kind::changeset) print_diffstat(s, p);
+        print_diff(s, p, *rv->diff);
+      }
+      out("\n");
+      if (always) print_always_offer(*always);
     }
-    out("\n");
     std::fflush(stdout);
     send_text_to_stderr(false);
     if (rv->refusal) return report(s, *rv->refusal);
-    auto yes = ask_on_terminal(is_run ? fmt::format("Run proposal {}?", p.id)
-                               : p.kind == Kind::changeset
-                                   ? fmt::format("Apply proposal {} to all {} files?", p.id, p.changes.size())
-                                   : fmt::format("Apply proposal {} to {}?", p.id, p.path),
-                               rv->need.tier);
-    if (!yes) return report(s, yes.error());
-    if (!*yes) {
-      if (!s.json())
-        out("not approved; proposal {} is still pending\n", p.id);
-      else
-        emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}});
-      return k_exit_ok;
+    auto reply = ask_reply(is_run ? fmt::format("Run proposal {}?", p.id)
+                           : p.kind == Kind::changeset
+                               ? fmt::format("Apply proposal {} to all {} files?", p.id, p.changes.size())
+                               : fmt::format("Apply proposal {} to {}?", p.id, p.path),
+                           rv->need.tier, always ? OfferAlways::yes : OfferAlways::no);
+    if (!reply) return report(s, reply.error());
+    if (*reply == Reply::no) {
+      // Declined (SPEC §3, §11): exit 4, and the proposal stays as it was.
+      const Error no =
+          make_error(Errc::rejected, fmt::format("not approved; proposal {} is still pending", p.id),
+                     fmt::format("decide later with: kaicoder approve {} (or kaicoder reject {})", p.id, p.id));
+      if (s.json()) return emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}}, exit_code(no.code), no);
+      return report(s, no);
     }
-    gate::Request req{a->id, who, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, opts};
+    std::string rule_entry;
+    if (*reply == Reply::always) {
+      auto added = gate::add_allow_rule(**ws, *always, who, p);
+      if (!added) return report(s, added.error());
+      rule_entry = *added;
+      if (!s.json())
+        out("added to kaicoder.toml and trusted: always allow {} (undo: kaicoder rollback {})\n", always->words(),
+            rule_entry);
+    }
+    gate::Request req{*id, who, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, opts};
     auto r = gate::approve(**ws, req, s.json() ? gate::OnOutput{} : stream_output);
     if (!r) return report(s, r.error());
     if (r->ran) {
       if (s.json()) {
-        emit(s, ran_json(r->proposal, *r->ran));
+        nlohmann::json j = ran_json(r->proposal, *r->ran);
+        if (!rule_entry.empty()) j["always_allow"] = always_json(*always, rule_entry);
+        emit(s, j);
       } else {
         print_run_outcome(s, r->proposal, *r->ran);
       }
@@ -75,6 +121,7 @@ RunFn setup_approve(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json j = with_proposal(r->proposal);
       if (r->applied) j["applied"] = outcome_object(*r->applied);
+      if (!rule_entry.empty()) j["always_allow"] = always_json(*always, rule_entry);
       emit(s, j);
     } else if (r->applied) {
       print_outcome(s, r->proposal, *r->applied);

@@ -4,8 +4,10 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/certify/certify.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai::cmd {
 
@@ -47,21 +49,23 @@ RunFn setup_certify(CLI::App& sub) {
     const std::filesystem::path key = a->key.empty() ? s.env().home / ".ssh" / "id_ed25519" : s.env().cwd / a->key;
     Manifest m = draft_manifest(*c);
     send_text_to_stderr(s.json());
-    out("base {} ({}), head {}{}\n", c->base.substr(0, 12), c->base_from, c->head.substr(0, 12),
-        c->worktree ? " and the work tree" : "");
-    out("you are about to sign, with {}, these {} change(s) to certified paths:\n", key.string(), c->uncovered());
-    for (const auto& ch : c->changes)
-      if (!ch.covered) print_change(ch);
+    {
+      Pager pager(s, Paging::before_prompt);
+      out("base {} ({}), head {}{}\n", c->base.substr(0, 12), c->base_from, c->head.substr(0, 12),
+          c->worktree ? " and the work tree" : "");
+      out("you are about to sign, with {}, {} to certified paths:\n", key.string(), count_of(c->uncovered(), "change"));
+      for (const auto& ch : c->changes)
+        if (!ch.covered) print_change(ch);
+    }
     std::fflush(stdout);
     send_text_to_stderr(false);
-    auto yes = ask_on_terminal(fmt::format("Sign an approval of {} result(s)?", m.changes.size()), Tier::normal);
+    auto yes =
+        ask_on_terminal(fmt::format("Sign an approval of {}?", count_of(m.changes.size(), "result")), Tier::normal);
     if (!yes) return report(s, yes.error());
     if (!*yes) {
-      if (s.json())
-        emit(s, {{"signed", false}});
-      else
-        out("not signed; nothing was written\n");
-      return k_exit_ok;
+      const Error no = make_error(Errc::rejected, "not signed; nothing was written");
+      if (s.json()) return emit(s, {{"signed", false}}, exit_code(no.code), no);
+      return report(s, no);
     }
     auto rel = write_signed_manifest(*c, m, key, req.ssh, s.clock().now());
     if (!rel) return report(s, rel.error());

@@ -34,13 +34,15 @@ Status tell_terminal(std::string_view text) {
   return ok_status();
 }
 
-Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
+Result<Reply> ask_reply(const std::string& question, Tier tier, OfferAlways always) {
   int fd = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return no_terminal("no terminal to approve from");
   // The question names a path an agent chose: it must not drive the terminal.
   const std::string shown = make_visible(question, Allow::nothing);
-  std::string prompt =
-      tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", shown) : fmt::format("{} [y/N] ", shown);
+  const bool offer = always == OfferAlways::yes && tier == Tier::normal;
+  std::string prompt = tier == Tier::confirm ? fmt::format("{} Type CONFIRM to proceed: ", shown)
+                       : offer               ? fmt::format("{} [y/N/a] ", shown)
+                                             : fmt::format("{} [y/N] ", shown);
   if (!write_all(fd, prompt)) {
     ::close(fd);
     return make_error(Errc::denied, "cannot write to the terminal");
@@ -55,9 +57,17 @@ Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
     if (line.size() > 256) break;
   }
   ::close(fd);
-  const std::string_view trimmed = trim(line);
-  if (tier == Tier::confirm) return trimmed == "CONFIRM";
-  return trimmed == "y" || trimmed == "Y" || trimmed == "yes" || trimmed == "YES" || trimmed == "Yes";
+  const std::string_view t = trim(line);
+  if (tier == Tier::confirm) return t == "CONFIRM" ? Reply::yes : Reply::no;
+  if (t == "y" || t == "Y" || t == "yes" || t == "YES" || t == "Yes") return Reply::yes;
+  if (offer && (t == "a" || t == "A" || t == "always")) return Reply::always;
+  return Reply::no;
+}
+
+Result<bool> ask_on_terminal(const std::string& question, Tier tier) {
+  auto r = ask_reply(question, tier, OfferAlways::no);
+  if (!r) return r.error();
+  return *r == Reply::yes;
 }
 
 gate::Answer terminal_answer(Tier tier) { return tier == Tier::confirm ? gate::Answer::confirm : gate::Answer::yes; }

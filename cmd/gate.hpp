@@ -16,6 +16,13 @@ namespace kai::cmd {
 // must type CONFIRM. Errc::denied when there is no terminal to ask on.
 Result<bool> ask_on_terminal(const std::string& question, Tier tier);
 
+// What the person answered an approval that may offer "always allow".
+enum class Reply { no, yes, always };
+// ask_on_terminal, for the normal tier with "always allow" offered when
+// `always` is yes: [y/N/a], where a (or "always") is Reply::always.
+enum class OfferAlways { no, yes };
+Result<Reply> ask_reply(const std::string& question, Tier tier, OfferAlways always);
+
 // What a yes at the terminal for `tier` was: ask_on_terminal accepts only
 // CONFIRM for the confirm tier.
 gate::Answer terminal_answer(Tier tier);

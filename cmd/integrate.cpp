@@ -8,10 +8,12 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/diff/diff.hpp"
 #include "lib/harness/integrate.hpp"
 #include "lib/harness/wire.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai::cmd {
 namespace {
@@ -45,8 +47,10 @@ void print_missing(const IntegratePlan& plan) {
 
 void print_plan(Session& s, const IntegratePlan& plan) {
   const Proposal none;  // a settings file is shown as a diff of no proposal
-  out("kaicoder integrate {}: {} file(s) to write\n", harness::harness_name(plan.harness),
-      std::count_if(plan.files.begin(), plan.files.end(), [](const auto& f) { return f.changes(); }));
+  out("kaicoder integrate {}: {} to write\n", harness::harness_name(plan.harness),
+      count_of(static_cast<size_t>(
+                   std::count_if(plan.files.begin(), plan.files.end(), [](const auto& f) { return f.changes(); })),
+               "file"));
   for (const auto& f : plan.files) {
     if (!f.changes()) continue;
     out("\n{} ({}{}):\n", f.user ? f.abs.string() : f.rel, f.exists ? "changed" : "new",
@@ -110,7 +114,10 @@ RunFn setup_integrate(CLI::App& sub) {
       return rc;
     }
     send_text_to_stderr(s.json());
-    print_plan(s, *plan);
+    {
+      Pager pager(s, Paging::before_prompt);
+      print_plan(s, *plan);
+    }
     std::fflush(stdout);
     send_text_to_stderr(false);
     auto yes = ask_on_terminal(fmt::format("Write these settings for {}?", a->harness), Tier::confirm);

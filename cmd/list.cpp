@@ -40,15 +40,11 @@ RunFn setup_list(CLI::App& sub) {
       return k_exit_ok;
     }
     bool any_expired = false;
+    print_list_header();
     for (const auto& p : rows) {
       bool late = past_timeout(**ws, p);
       any_expired |= late;
-      // A changeset is named by its first file and how many more it changes.
-      const std::string what = p.kind == Kind::changeset && p.changes.size() > 1
-                                   ? fmt::format("{} (+{} more)", p.path, p.changes.size() - 1)
-                                   : p.path;
-      out("{:>4}  {:<11}  {:<6}  {:<6}  {:<30}  {}\n", p.id, late ? "expired*" : to_string(p.state), to_string(p.kind),
-          p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), what, p.summary);
+      print_list_row(p, late ? "expired*" : to_string(p.state));
     }
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     if (any_expired)

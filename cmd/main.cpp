@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
+#include "cmd/usage.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/version.hpp"
 
@@ -87,27 +88,14 @@ bool wants_json(int argc, char** argv) {
   return false;
 }
 
-// The subcommand argv names (the first word that is one), "" when none does.
-std::string command_named(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a(argv[i]);
-    if (a == "--") break;
-    if (a == "--root" || a == "--config" || a == "--color") {
-      ++i;  // their value is no command
-      continue;
-    }
-    for (const auto& c : k_commands)
-      if (a == c.name) return c.name;
-  }
-  return "";
-}
-
 int run_main(int argc, char** argv) {
   CLI::App app{"kaicoder — propose, approve, apply, log and roll back changes made for coding agents"};
   app.name("kaicoder");
-  app.set_version_flag("--version", "kaicoder " + std::string(kai::version()));
+  app.set_version_flag("-v,--version", "kaicoder " + std::string(kai::version()));
   app.require_subcommand(1);
   app.fallthrough();
+  app.footer(
+      "kaicoder help COMMAND (or kaicoder COMMAND --help) explains one command; man kaicoder explains them all.");
   Options opts;
   app.add_option("--root", opts.root,
                  "the trusted root to work in (default: the nearest trusted root above the working directory)");
@@ -120,28 +108,35 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
   std::vector<std::pair<CLI::App*, RunFn>> subs;
+  std::vector<std::string> verbs;
   for (const auto& c : k_commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     subs.emplace_back(sub, c.setup(*sub));
+    verbs.emplace_back(c.name);
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // A usage error quotes the arguments it did not expect, which an agent
-    // wrote: shown, never obeyed. Help and version text is kaicoder's own.
-    std::ostringstream help, complaint;
-    int rc = app.exit(e, help, complaint);
-    write_stdout(help.str());
-    if (rc != 0 && wants_json(argc, argv)) {
-      // With --json the usage error is the envelope too (SPEC §2).
-      std::string first = complaint.str().substr(0, complaint.str().find('\n'));
-      print_json(
-          failure_envelope(command_named(argc, argv), make_error(Errc::usage, make_visible(first, Allow::nothing),
-                                                                 "see kaicoder --help, or kaicoder COMMAND --help")));
-      return k_exit_usage;
+  Invocation inv = read_invocation(argc, argv, verbs);
+  // A usage error names the word that was typed, in the envelope too
+  // (SPEC §2): what an agent typed is quoted, never obeyed.
+  auto usage_failure = [&](const Error& e) {
+    if (wants_json(argc, argv)) {
+      print_json(failure_envelope(inv.typed, e));
+    } else {
+      err("kaicoder: error: {}\n", e.message);
+      if (!e.hint.empty()) err("hint: {}\n", e.hint);
     }
-    write_stderr(make_visible(complaint.str(), Allow::tab_newline));
-    return rc == 0 ? k_exit_ok : k_exit_usage;
+    return k_exit_usage;
+  };
+  if (inv.error) return usage_failure(*inv.error);
+  try {
+    app.parse(inv.argc(), inv.argv());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // help or version: kaicoder's own text
+      std::ostringstream help, complaint;
+      app.exit(e, help, complaint);
+      write_stdout(help.str());
+      return k_exit_ok;
+    }
+    return usage_failure(usage_error(e, app, inv));
   }
   for (auto& [sub, fn] : subs)
     if (sub->parsed()) opts.command = sub->get_name();

@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <optional>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 namespace kai::cmd {
@@ -58,6 +61,76 @@ bool run_pager(const std::string& command, int input) {
   return started;
 }
 
+// The terminal's size, when stdout is a terminal that has one.
+std::optional<winsize> terminal_size() {
+  if (::isatty(STDOUT_FILENO) != 1) return std::nullopt;
+  winsize w{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) != 0 || w.ws_row == 0 || w.ws_col == 0) return std::nullopt;
+  return w;
+}
+
+// Whether the rest of `fd` takes more than `rows` rows on a screen `cols`
+// wide: each line one row at least, long ones wrapped, kaicoder's colour
+// codes no room at all. Stops reading once it knows.
+bool longer_than(int fd, size_t rows, size_t cols) {
+  size_t used = 0, width = 0;
+  bool escape = false, line_open = false;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      const auto c = static_cast<unsigned char>(buf[i]);
+      if (escape) {
+        escape = !(c >= '@' && c <= '~' && c != '[');
+        continue;
+      }
+      if (c == '\x1b') {
+        escape = true;
+        continue;
+      }
+      if (c == '\n') {
+        used += width == 0 ? 1 : (width + cols - 1) / cols;
+        width = 0;
+        line_open = false;
+        if (used > rows) return true;
+        continue;
+      }
+      line_open = true;
+      if (c == '\t')
+        width += 8 - width % 8;
+      else if ((c & 0xC0) != 0x80)
+        ++width;  // one column per character; wide ones are rare in a diff
+    }
+  }
+  if (line_open) used += width == 0 ? 1 : (width + cols - 1) / cols;
+  return used > rows;
+}
+
+// The controlling terminal, to look at or clear what was typed on it.
+int open_tty() { return ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC); }
+
+// Whether a whole line was typed ahead and waits to be read: the person
+// answered before the text was shown.
+bool answer_waiting() {
+  int fd = open_tty();
+  if (fd < 0) return false;
+  int n = 0;
+  const bool waiting = ::ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+  ::close(fd);
+  return waiting;
+}
+
+// Keys typed into the pager that it did not read are no answer to the
+// question that follows it.
+void drop_typed_keys() {
+  int fd = open_tty();
+  if (fd < 0) return;
+  ::tcflush(fd, TCIFLUSH);
+  ::close(fd);
+}
+
 }  // namespace
 
 std::string pager_command() {
@@ -69,10 +142,11 @@ std::string pager_command() {
   return cmd;
 }
 
-Pager::Pager(const Session& s, Paging paging) {
-  if (paging == Paging::off || s.json() || ::isatty(STDOUT_FILENO) != 1) return;
+bool Pager::available(const Session& s) { return !s.json() && terminal_size() && !pager_command().empty(); }
+
+Pager::Pager(const Session& s, Paging paging) : m_paging(paging) {
+  if (paging == Paging::off || !available(s)) return;
   m_command = pager_command();
-  if (m_command.empty()) return;
   m_buffer = ::memfd_create("kaicoder-pager", MFD_CLOEXEC);
   if (m_buffer < 0) return;
   std::fflush(stdout);
@@ -84,18 +158,32 @@ Pager::Pager(const Session& s, Paging paging) {
   }
 }
 
-Pager::~Pager() {
+Pager::~Pager() { finish(); }
+
+void Pager::finish() {
   if (m_buffer < 0) return;
   std::fflush(stdout);
   ::dup2(m_stdout, STDOUT_FILENO);
   ::close(m_stdout);
-  off_t size = ::lseek(m_buffer, 0, SEEK_CUR);
+  m_stdout = -1;
+  const off_t size = ::lseek(m_buffer, 0, SEEK_CUR);
   ::lseek(m_buffer, 0, SEEK_SET);
-  if (size > 0 && !run_pager(m_command, m_buffer)) {
+  bool page = size > 0;
+  if (page && m_paging == Paging::before_prompt) {
+    // Before a prompt: only what does not fit on the screen (the prompt
+    // needs its own row), and not when the answer is already typed.
+    const auto w = terminal_size();
+    page = w && longer_than(m_buffer, w->ws_row - 1u, w->ws_col) && !answer_waiting();
+    ::lseek(m_buffer, 0, SEEK_SET);
+  }
+  if (!page || !run_pager(m_command, m_buffer)) {
     ::lseek(m_buffer, 0, SEEK_SET);
     copy_fd(m_buffer, STDOUT_FILENO);
+  } else if (m_paging == Paging::before_prompt) {
+    drop_typed_keys();
   }
   ::close(m_buffer);
+  m_buffer = -1;
 }
 
 }  // namespace kai::cmd

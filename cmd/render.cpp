@@ -8,6 +8,7 @@
 #include "lib/gate/decide.hpp"
 #include "lib/gate/propose.hpp"
 #include "lib/gate/status.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {
@@ -57,11 +58,49 @@ void print_review(const Review& r) {
 
 }  // namespace
 
+namespace {
+constexpr size_t k_list_what = 32;  // characters of the WHAT column
+
+// `text` (already visible) padded with blanks to `width` characters.
+std::string padded(std::string text, size_t width) {
+  const size_t n = utf8_length(text);
+  if (n < width) text.append(width - n, ' ');
+  return text;
+}
+
+// What a listed proposal changes: its file, its command, or its files.
+std::string list_subject(const Proposal& p) {
+  if (p.kind == Kind::run) return make_visible(command_text(p), Allow::nothing);
+  if (p.kind != Kind::changeset) return make_visible(p.path, Allow::nothing);
+  std::string s = count_of(p.changes.size(), "file") + ":";
+  for (size_t i = 0; i < p.changes.size() && utf8_length(s) <= k_list_what; ++i)
+    s += (i == 0 ? " " : ", ") + make_visible(change_name(p.changes[i]), Allow::nothing);
+  return s;
+}
+
+// Risk and tier side by side: a run has no risk of its own, only a tier.
+std::string grade_words(const Proposal& p) {
+  if (p.kind == Kind::run) return fmt::format("tier {}", to_string(p.tier));
+  return fmt::format("risk {} \u00b7 tier {}", to_string(p.risk), to_string(p.tier));
+}
+}  // namespace
+
+void print_list_header() {
+  out("{:>4}  {:<11}  {:<9}  {:<6}  {:<7}  {}  {}\n", "ID", "STATUS", "KIND", "RISK", "TIER",
+      Trusted{padded("WHAT", k_list_what)}, "SUMMARY");
+}
+
+void print_list_row(const Proposal& p, std::string_view status) {
+  out("{:>4}  {:<11}  {:<9}  {:<6}  {:<7}  {}  {}\n", p.id, status, to_string(p.kind),
+      p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), to_string(p.tier),
+      Trusted{padded(cut_to_length(list_subject(p), k_list_what), k_list_what)}, p.summary);
+}
+
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
-  out("{}proposal {}{} \u00b7 {} \u00b7 risk {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind),
-      to_string(p.risk), to_string(p.state));
+  out("{}proposal {}{} \u00b7 {} \u00b7 {} \u00b7 {}\n", Trusted{bold}, p.id, Trusted{reset}, to_string(p.kind),
+      grade_words(p), to_string(p.state));
   if (p.kind == Kind::changeset)
     out("  files:    {}\n", p.changes.size());
   else if (p.kind != Kind::run)
@@ -288,12 +327,13 @@ void print_certification(const Certification& c) {
       out("manifest {} ({}) does not count: {}\n", make_visible(m.path), m.where, make_visible(m.problem));
   size_t bad = c.uncovered();
   if (bad > 0) {
-    out("{} of {} change(s) to certified paths lack a signed approval:\n", bad, c.changes.size());
+    out("{} of {} to certified paths {} a signed approval:\n", bad, count_of(c.changes.size(), "change"),
+        bad == 1 ? "lacks" : "lack");
     for (const auto& ch : c.changes)
       if (!ch.covered) print_change(ch);
   }
   if (bad < c.changes.size()) {
-    out("{} change(s) to certified paths signed:\n", c.changes.size() - bad);
+    out("{} to certified paths signed:\n", count_of(c.changes.size() - bad, "change"));
     for (const auto& ch : c.changes)
       if (ch.covered) print_change(ch);
   }

@@ -19,6 +19,12 @@
 namespace kai::cmd {
 
 void print_proposal_header(Session& s, const Proposal& p);
+// `list`: the header line, then one row per proposal in stable columns:
+// id, status (as shown: "expired*" for one past its timeout), kind, risk,
+// tier, what it changes (a file, a command, or "3 files: a, b, …", cut to
+// its column) and its summary.
+void print_list_header();
+void print_list_row(const Proposal& p, std::string_view status);
 void print_diff(Session& s, const Proposal& p, const FileDiff& d);
 // A changeset's files, one line each: op, path, lines added and removed,
 // and the verdicts on it (risk, tier, policy, validation).

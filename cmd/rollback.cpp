@@ -1,10 +1,13 @@
 // kaicoder rollback: undo one changelog entry from its backup, after a
-// backup of the current bytes. Itself logged, and itself reversible.
+// backup of the current bytes. Itself logged, and itself reversible. The
+// entry is named as git names commits: its rollback id, last, last~N, or
+// the proposal whose change it was (lib/gate resolve_entry).
 
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate/gate.hpp"
 #include "lib/run/snapshot.hpp"
@@ -17,7 +20,10 @@ RunFn setup_rollback(CLI::App& sub) {
     bool force = false;
   };
   auto a = std::make_shared<Args>();
-  sub.add_option("rollback-id", a->id, "rollback id from 'kaicoder log', or 'last'")->required();
+  sub.add_option("entry", a->id,
+                 "the entry to undo: its rollback id from 'kaicoder log', 'last', 'last~N' (N before the newest), "
+                 "or the id of the proposal whose change it was")
+      ->required();
   sub.add_flag("--force", a->force, "roll back even though the file changed since (its current bytes are backed up)");
   return [a](Session& s) {
     auto ws = s.workspace();
@@ -31,8 +37,10 @@ RunFn setup_rollback(CLI::App& sub) {
     const std::string& id = rv->id;
     if (rv->decision == Decision::ask) {
       if (!s.json()) {
+        Pager pager(s, Paging::before_prompt);  // a run's entry may list many files
         const Record& rec = rv->record;
-        out("rollback of {} ({}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back);
+        out("rollback of {} ({}{}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back,
+            rec.proposal > 0 ? fmt::format(", proposal {}", rec.proposal) : "");
         for (const auto& f : rec.files) {
           if (f.after.mode == k_mode_dir) {
             out("  rmdir    {}/ (if empty)\n", f.rel);
@@ -50,11 +58,9 @@ RunFn setup_rollback(CLI::App& sub) {
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);
       if (!yes) return report(s, yes.error());
       if (!*yes) {
-        if (s.json())
-          emit(s, {{"rolled_back", false}});
-        else
-          out("nothing rolled back\n");
-        return k_exit_ok;
+        const Error no = make_error(Errc::rejected, fmt::format("not confirmed; nothing rolled back ({} stays)", id));
+        if (s.json()) return emit(s, {{"rolled_back", false}}, exit_code(no.code), no);
+        return report(s, no);
       }
       req.answer = terminal_answer(Tier::normal);
     }

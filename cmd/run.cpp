@@ -6,6 +6,7 @@
 #include "cmd/render.hpp"
 #include "lib/gate/decide.hpp"
 #include "lib/gate/runs.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {
@@ -49,8 +50,8 @@ void print_run_outcome(Session& s, const Proposal& p, const RunOutcome& o) {
     for (const auto& g : o.result.guards) out("    {}\n", g);
   }
   if (!o.entry.rollback_id.empty())
-    out("  rollback-id: {}   (undo its changes to {} file(s): kaicoder rollback {})\n", o.entry.rollback_id,
-        o.entry.files.size(), o.entry.rollback_id);
+    out("  rollback-id: {}   (undo its changes to {}: kaicoder rollback {})\n", o.entry.rollback_id,
+        count_of(o.entry.files.size(), "file"), o.entry.rollback_id);
 }
 
 RunFn setup_run(CLI::App& sub) {

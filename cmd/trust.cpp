@@ -6,10 +6,10 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/pager.hpp"
+#include "lib/config/trust.hpp"
 #include "lib/diff/diff.hpp"
 #include "lib/store/mac.hpp"
-#include "lib/config/config.hpp"
-#include "lib/config/trust.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai::cmd {
@@ -76,14 +76,12 @@ RunFn setup_trust(CLI::App&) {
       return k_exit_ok;
     }
     send_text_to_stderr(s.json());
-    show_review(*r);
+    {
+      Pager pager(s, Paging::before_prompt);  // the file, paged when longer than the screen
+      show_review(*r);
+    }
     std::fflush(stdout);
     send_text_to_stderr(false);
-    // A config every command would then refuse is not offered for trust.
-    if (auto c = load_config({ConfigFile{r->root / "kaicoder.toml", ConfigRole::trusted, r->current}}); !c)
-      return report(s, make_error(c.error().code, c.error().message,
-                                  "fix kaicoder.toml, then run 'kaicoder trust' again: every command would refuse it "
-                                  "as it is"));
     if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())),
                                   "kaicoder trust");
         !yes)

@@ -5,6 +5,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/render.hpp"
 #include "lib/certify/certify.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai::cmd {
 
@@ -31,15 +32,17 @@ RunFn setup_verify(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json j = certification_json(*c);
       if (bad > 0)
-        return emit(
-            s, j, exit_code(Errc::conflict),
-            make_error(Errc::conflict, fmt::format("{} change(s) to certified paths lack a signed approval", bad),
-                       "the owner reviews them and signs with 'kaicoder certify'"));
+        return emit(s, j, exit_code(Errc::conflict),
+                    make_error(Errc::conflict,
+                               fmt::format("{} to certified paths {} a signed approval", count_of(bad, "change"),
+                                           bad == 1 ? "lacks" : "lack"),
+                               "the owner reviews them and signs with 'kaicoder certify'"));
       emit(s, j);
     } else {
       print_certification(*c);
       if (bad > 0) {
-        err("kaicoder: error: {} change(s) to certified paths lack a signed approval\n", bad);
+        err("kaicoder: error: {} to certified paths {} a signed approval\n", count_of(bad, "change"),
+            bad == 1 ? "lacks" : "lack");
         err("hint: the owner reviews them and signs with 'kaicoder certify'\n");
       }
     }

@@ -10,8 +10,8 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp intake agent-user doctor"
-_kaicoder_globals="--root --config --json --no-color --color --version --help -h"
+_kaicoder_commands="help init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp intake agent-user doctor"
+_kaicoder_globals="--root --config --json --no-color --color --version -v --help -h"
 
 # Options of each command; --help/-h come with the globals.
 _kaicoder_command_options() {
@@ -70,10 +70,13 @@ _kaicoder_proposal_ids() {
         !skip && /^      "id": [0-9]+,?$/ { gsub(/[^0-9]/, ""); print }'
 }
 
-# Rollback ids, newest first, plus "last"; from `log` only, as above.
+# What rollback takes: "last", "last~1" ... (the entry N before the newest,
+# as git's HEAD~N), the ids of applied proposals (their entries), and
+# rollback ids, newest first; from `list` and `log` only, as above.
 _kaicoder_rollback_ids() {
     local out
-    printf '%s\n' last
+    printf '%s\n' last last~1 last~2 last~3
+    _kaicoder_proposal_ids applied
     out=$(_kaicoder_query log -n 50) || return 0
     printf '%s\n' "$out" |
         sed -n 's/^ *"rollback_id": "\([0-9]\{8\}T[0-9]\{6\}Z[-0-9]*\)",\{0,1\}$/\1/p'
@@ -208,7 +211,11 @@ _kaicoder() {
             _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids pending)
             ;;
         rollback)
-            _kaicoder_add_matching '^(last|[0-9]{8}T[0-9]{6}Z(-[0-9]+)?)$' < <(_kaicoder_rollback_ids)
+            _kaicoder_add_matching '^(last(~[1-9][0-9]*)?|[0-9]{8}T[0-9]{6}Z(-[0-9]+)?|[1-9][0-9]*)$' \
+                < <(_kaicoder_rollback_ids)
+            ;;
+        help)
+            [[ $prev == help ]] && COMPREPLY=($(compgen -W "${_kaicoder_commands#help }" -- "$cur"))
             ;;
         read)
             _kaicoder_add_files -f

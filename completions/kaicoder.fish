@@ -91,9 +91,12 @@ function __kaicoder_json_ids
         !skip && /^      "id": [0-9]+,?$/ { gsub(/[^0-9]/, ""); print }'
 end
 
-# Rollback ids, newest first, plus "last"; from `log` only, as above.
+# What rollback takes: "last", "last~1" ... (the entry N before the newest,
+# as git's HEAD~N), the ids of applied proposals (their entries), and
+# rollback ids, newest first; from `list` and `log` only, as above.
 function __kaicoder_rollback_ids
-    echo last
+    printf '%s\n' last last~1 last~2 last~3
+    __kaicoder_proposal_ids applied
     __kaicoder_query log -n 50 |
         string replace -rf '^ *"rollback_id": "([0-9]{8}T[0-9]{6}Z[-0-9]*)",?$' '$1' |
         string match -r -- '^[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?$'
@@ -107,10 +110,11 @@ complete -c kaicoder -l config -r -F -d 'Extra config that may only add restrict
 complete -c kaicoder -l json -d 'Print one JSON object on stdout'
 complete -c kaicoder -l no-color -d 'Never colour output'
 complete -c kaicoder -l color -x -a 'auto always never' -d 'Colour output'
-complete -c kaicoder -n __kaicoder_needs_command -l version -d 'Print the version and exit'
+complete -c kaicoder -n __kaicoder_needs_command -s v -l version -d 'Print the version and exit'
 complete -c kaicoder -s h -l help -d 'Print help and exit'
 
 # Commands.
+complete -c kaicoder -n __kaicoder_needs_command -a help -d 'Explain a command: kaicoder help COMMAND is kaicoder COMMAND --help'
 complete -c kaicoder -n __kaicoder_needs_command -a init -d 'At a terminal: write kaicoder.toml and the state folder, trust the root'
 complete -c kaicoder -n __kaicoder_needs_command -a trust -d 'At a terminal: trust the kaicoder.toml of a root'
 complete -c kaicoder -n __kaicoder_needs_command -a propose -d 'Stage a file change for a human to approve'
@@ -220,7 +224,10 @@ complete -c kaicoder -n '__kaicoder_using_command log' -l no-pager -d 'Never pag
 
 # rollback
 complete -c kaicoder -n '__kaicoder_using_command rollback' -l force -d 'Roll back even though the file changed since'
-complete -c kaicoder -n '__kaicoder_using_command rollback' -a '(__kaicoder_rollback_ids)' -d 'Rollback id'
+complete -c kaicoder -n '__kaicoder_using_command rollback' -a '(__kaicoder_rollback_ids)' -d 'Entry: rollback id, last~N or proposal id'
+
+# help COMMAND
+complete -c kaicoder -n '__kaicoder_using_command help' -a 'init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp intake agent-user doctor' -d Command
 
 # read
 complete -c kaicoder -n '__kaicoder_using_command read' -l lines -x -d "Only lines A:B (1-based, inclusive; 'A:' to the end)"

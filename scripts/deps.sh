@@ -27,6 +27,13 @@ fi
 if [ "${1:-}" = "--tidy" ]; then
   packages+=(clang-tidy)
 fi
+# `deps.sh --package`: what scripts/package.sh and check-package.sh need
+# besides the build: CPack's DEB generator runs dpkg-shlibdeps (dpkg-dev)
+# on what `file` says is an ELF file; the check runs man and reads
+# bash-completion's folder.
+if [ "${1:-}" = "--package" ]; then
+  packages+=(dpkg-dev file man-db bash-completion)
+fi
 # `deps.sh --only P…`: just these (scripts/browser-deps.sh).
 if [ "${1:-}" = "--only" ]; then
   shift

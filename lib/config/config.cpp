@@ -100,6 +100,34 @@ Status walk_table(const Ctx& c, const toml::table& t, const std::string& prefix,
   return ok_status();
 }
 
+// `files = { "tools/gen.py" = "<blob id>" }`: root-relative paths as
+// kaicoder writes them (no leading slash, no "." or ".." part, no
+// backslash) and full blob ids in lowercase hex.
+Status load_bound_files(const Ctx& c, const toml::node& n, const std::string& key, FileBlobs& into) {
+  const toml::table* t = n.as_table();
+  if (!t || t->empty()) return bad(c, n, key, "expected a table of \"path\" = \"blob id\" entries");
+  for (const auto& [k, v] : *t) {
+    const std::string path(k.str());
+    bool plain = !path.empty() && path.front() != '/' && path.back() != '/' && path.find('\\') == std::string::npos &&
+                 path.find('\0') == std::string::npos;
+    for (size_t at = 0; plain && at <= path.size();) {
+      const size_t slash = std::min(path.find('/', at), path.size());
+      const std::string_view part = std::string_view(path).substr(at, slash - at);
+      plain = !part.empty() && part != "." && part != "..";
+      at = slash + 1;
+    }
+    if (!plain) return bad(c, v, key, fmt::format("'{}' is not a root-relative path", path));
+    auto blob = get_string(c, v, key + "." + path);
+    if (!blob) return blob.error();
+    const bool hex =
+        (blob->size() == 40 || blob->size() == 64) && blob->find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex) return bad(c, v, key + "." + path, "expected a git blob id (40 or 64 lowercase hex digits)");
+    into.emplace_back(path, *blob);
+  }
+  std::sort(into.begin(), into.end());
+  return ok_status();
+}
+
 Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
   const toml::table* t = n.as_table();
   if (!t) return bad(c, n, key, "expected a table");
@@ -107,6 +135,16 @@ Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
   r.origin = fmt::format("{}:{}", c.file, n.source().begin.line);
   for (const auto& [k, v] : *t) {
     std::string sub = key + "." + std::string(k.str());
+    if (k == "exact") {
+      const auto* b = v.as_boolean();
+      if (!b) return bad(c, v, sub, "expected true or false");
+      r.exact = b->get();
+      continue;
+    }
+    if (k == "files") {
+      KAI_TRY(load_bound_files(c, v, sub, r.files));
+      continue;
+    }
     auto s = get_string(c, v, sub);
     if (!s) return s.error();
     if (k == "action") {
@@ -132,6 +170,10 @@ Status load_rule(const Ctx& c, const toml::node& n, const std::string& key) {
   if (r.action == "run" && r.command.empty()) return bad(c, n, key, "a run rule needs a command to match");
   if (r.action != "run" && r.path.empty())
     return bad(c, n, key, fmt::format("a {} rule needs a path to match", r.action));
+  if (r.action != "run" && (r.exact || !r.files.empty()))
+    return bad(c, n, key, "exact and files are for run rules only");
+  if (!r.files.empty() && r.decision != "allow")
+    return bad(c, n, key + ".files", "files bind an allow rule to the files it runs; a deny or ask rule binds none");
   if (c.role == ConfigRole::overlay && r.decision == "allow")
     return bad(c, n, key + ".decision", "a config named with --config may only add deny or ask rules, not allow");
   c.cfg.rules.push_back(std::move(r));

@@ -14,16 +14,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lib/result.hpp"
 
 namespace kai {
 
+// Files of the tree with their git blob ids, sorted by path.
+using FileBlobs = std::vector<std::pair<std::string, std::string>>;
+
 struct PolicyRule {
   std::string action;    // read edit write delete run rollback
   std::string path;      // glob, for file actions
   std::string command;   // prefix or glob, for run
+  bool exact = false;    // run: `command` is the whole command, matched as written
+  FileBlobs files;       // run: the files it runs, bound to these blob ids (lib/run/tree_scripts)
   std::string decision;  // allow ask deny
   std::string origin;    // "file:line" for messages
 };

@@ -1,5 +1,6 @@
 #include "lib/config/policy.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fnmatch.h>
 
@@ -20,13 +21,25 @@ bool command_matches(std::string_view pattern, std::string_view command) {
   return command.size() == pattern.size() || command[pattern.size()] == ' ' || command[pattern.size()] == '\t';
 }
 
-Verdict decide(const Config& cfg, std::string_view action, std::string_view subject) {
+bool has_bound_rules(const Config& cfg) {
+  return std::any_of(cfg.rules.begin(), cfg.rules.end(), [](const PolicyRule& r) { return !r.files.empty(); });
+}
+
+namespace {
+bool run_rule_matches(const PolicyRule& r, std::string_view command, const FileBlobs* runs) {
+  const bool said = r.exact ? command == r.command : command_matches(r.command, command);
+  if (!said || r.files.empty()) return said;
+  return runs && *runs == r.files;
+}
+}  // namespace
+
+Verdict decide(const Config& cfg, std::string_view action, std::string_view subject, const FileBlobs* runs) {
   auto def = cfg.defaults.find(std::string(action));
   if (def == cfg.defaults.end()) return {Decision::deny, fmt::format("unknown action '{}'", action)};
   const PolicyRule* best = nullptr;
   for (const auto& r : cfg.rules) {
     if (r.action != action) continue;
-    bool hit = action == "run" ? command_matches(r.command, subject) : (!r.path.empty() && glob_match(r.path, subject));
+    bool hit = action == "run" ? run_rule_matches(r, subject, runs) : (!r.path.empty() && glob_match(r.path, subject));
     // deny beats ask beats allow; the first rule of a rank wins.
     if (hit) {
       auto rank = [](Decision d) { return d == Decision::deny ? 0 : d == Decision::ask ? 1 : 2; };

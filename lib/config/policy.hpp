@@ -19,7 +19,14 @@ struct Verdict {
 // Decide `action` on a root-relative path (file actions) or a command line
 // (run). Among matching rules deny beats ask beats allow; with none matching
 // the [policy.default] entry decides; an unknown action is denied.
-Verdict decide(const Config& cfg, std::string_view action, std::string_view subject);
+// A run rule with `exact` matches the whole command as written; one with
+// `files` only when `runs` (the files of the tree the command runs,
+// lib/run/tree_scripts) is given and lists exactly those files with those
+// blob ids: a script changed since the rule was written no longer matches.
+Verdict decide(const Config& cfg, std::string_view action, std::string_view subject, const FileBlobs* runs = nullptr);
+
+// Whether any rule of `cfg` is bound to files (then a run's files are worth looking up).
+bool has_bound_rules(const Config& cfg);
 
 // Whole-word prefix or glob match of a command pattern: "git log" matches
 // "git log -3" but not "git logout"; "npm run test*" is a glob.

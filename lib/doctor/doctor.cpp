@@ -24,6 +24,7 @@
 #include "lib/gate/txn.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/lock.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -274,14 +275,16 @@ void check_certify(Workspace& ws, Checks& out) {
   const std::string since = fmt::format("since {} ({})", c->base.substr(0, 12), c->base_from);
   if (c->uncovered() > 0)
     add(out, "certification", Level::warn,
-        fmt::format("{} change(s) to certified paths {} lack a signed approval", c->uncovered(), since),
+        fmt::format("{} to certified paths {} {} a signed approval", count_of(c->uncovered(), "change"), since,
+                    c->uncovered() == 1 ? "lacks" : "lack"),
         "see them with 'kaicoder verify'; the owner signs with 'kaicoder certify'");
   else if (c->paths.empty())
     add(out, "certification", Level::warn, fmt::format("the base {} has no [certify] paths yet", c->base.substr(0, 12)),
         "commit [certify] to the branch you count from, or name it with 'kaicoder verify --base'");
   else
     add(out, "certification", Level::ok,
-        fmt::format("{} change(s) to certified paths {}, all signed", c->changes.size(), since));
+        fmt::format("{} to certified paths {}, {}", count_of(c->changes.size(), "change"), since,
+                    c->changes.size() == 1 ? "signed" : "all signed"));
 }
 
 // Which agent harnesses the project has settings for, and whether each

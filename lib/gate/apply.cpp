@@ -213,6 +213,22 @@ Status remove_link(Workspace& ws, const std::string& rel) {
 
 }  // namespace
 
+bool writes_own_config(const Workspace& ws, const Record& r) {
+  // A chain of rollbacks of rollbacks ends at the entry they undo; a chain
+  // longer than any person makes by hand is no config write.
+  const Record* at = &r;
+  std::optional<Record> held;
+  for (int depth = 0; depth < 64; ++depth) {
+    if (at->kind == "config") return true;
+    if (at->kind != "rollback" || at->rolls_back.empty()) return false;
+    auto prev = ws.journal.load(at->rolls_back);
+    if (!prev) return false;
+    held = std::move(*prev);
+    at = &*held;
+  }
+  return false;
+}
+
 Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const std::string& decider, Force force,
                                CheckOnly check) {
   std::string id = id_arg;
@@ -224,6 +240,8 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   auto rec = ws.journal.load(id);
   if (!rec) return rec.error();
   KAI_TRY(ws.changelog.check_readable());
+  // Only what kaicoder's own "always allow" wrote may put kaicoder.toml back.
+  const Guard guard = writes_own_config(ws, *rec) ? Guard::own_config : Guard::tree;
   const auto now = ws.clock->now();
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
@@ -245,7 +263,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   auto add_target = [&](size_t i, bool compare) -> Status {
     const FileChange& f = rec->files[i];
     if (f.before.exists) made.add(f.rel);
-    auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no);
+    auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, guard);
     if (!tg) return tg.error();
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {

@@ -51,6 +51,12 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
 
 enum class CheckOnly { no, yes };
 
+// Whether entry `r` is one of kaicoder's own writes of the root's
+// kaicoder.toml ("always allow", journal kind "config") or a rollback of
+// one (or of a rollback of one): the only entries whose rollback may write
+// kaicoder.toml, and which re-trust the root (lib/gate).
+bool writes_own_config(const Workspace& ws, const Record& r);
+
 // Undo the entry `id` ("last" = newest reversible entry). CheckOnly::yes
 // runs every check (conflicts, backups, guardrails) and changes nothing.
 Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::string& decider, Force force,

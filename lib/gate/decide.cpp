@@ -44,6 +44,18 @@ std::string Decider::recorded() const {
   return fmt::format("{} ({})", user, to_string(channel));
 }
 
+Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider) {
+  if (p.proposer_uid >= 0 && p.agent == decider)
+    return make_error(
+        Errc::denied,
+        fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
+        "the owner approves what the agent user proposed, from the owner's own terminal");
+  if (two_user(ws) && decider == ws.cfg.two_user_agent)
+    return make_error(Errc::denied, fmt::format("'{}' is the agent user here: it proposes, it never decides", decider),
+                      "the owner approves, from the owner's own terminal");
+  return ok_status();
+}
+
 Status may_decide(const Workspace& ws, const Decider& who) {
   const auto& list = ws.cfg.approvers;
   if (list.empty() || std::find(list.begin(), list.end(), who.user) != list.end()) return ok_status();

@@ -43,6 +43,9 @@ struct Decider {
 
 // denied when [approval] approvers is set and `who.user` is not on it.
 Status may_decide(const Workspace& ws, const Decider& who);
+// denied when `decider` may not approve `p`: it was proposed through the
+// spool by that same user, or (in two-user mode) `decider` is the agent user.
+Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider);
 
 // Load for display; runs recovery and expiry first under the lock.
 Result<Proposal> load_for_decision(Workspace& ws, int id);

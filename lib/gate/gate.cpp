@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/gate/always_allow.hpp"
 #include "lib/gate/propose.hpp"
 #include "lib/gate/status.hpp"
 
@@ -23,20 +24,6 @@ Status answer_meets(Tier tier, Answer answer, std::string_view reason) {
 bool propose_only(const Workspace& ws) { return ws.cfg.mode == "propose-only"; }
 
 namespace {
-
-// denied when `decider` may not approve `p`: it was proposed through the
-// spool by that same user, or (in two-user mode) `decider` is the agent user.
-Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider) {
-  if (p.proposer_uid >= 0 && p.agent == decider)
-    return make_error(
-        Errc::denied,
-        fmt::format("proposal {} was proposed by '{}' (uid {}), who may not approve it", p.id, p.agent, p.proposer_uid),
-        "the owner approves what the agent user proposed, from the owner's own terminal");
-  if (two_user(ws) && decider == ws.cfg.two_user_agent)
-    return make_error(Errc::denied, fmt::format("'{}' is the agent user here: it proposes, it never decides", decider),
-                      "the owner approves, from the owner's own terminal");
-  return ok_status();
-}
 
 Error propose_only_error() {
   return make_error(Errc::denied, "policy mode is propose-only: kaicoder stages and diffs but never applies",
@@ -68,7 +55,9 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
   ApprovalReview r;
   const bool is_run = p->kind == Kind::run;
   if (!is_run) {
-    auto d = current_diff(ws, *p, DiffOptions{});
+    DiffOptions shown;
+    shown.full = opts.shown == DiffShown::whole;
+    auto d = current_diff(ws, *p, shown);
     if (!d && d.error().code == Errc::conflict) {
       // It can never be applied as proposed: say so to the waiter and the log too.
       auto f = fail_pending(ws, id, who, d.error());
@@ -151,23 +140,106 @@ Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& re
 
 namespace {
 // A rollback of `id` that writes outside root (the user-level settings
-// `integrate --user` wired) is, like that write, decided at a terminal and
-// asked whatever the policy allows.
-Status outside_root_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
+// `integrate --user` wired), or that puts back kaicoder.toml (what "always
+// allow" wrote), is, like that write, decided at a terminal and asked
+// whatever the policy allows.
+Status terminal_only_check(Workspace& ws, const std::string& id, const Decider& who, Decision& decision) {
   auto rec = ws.journal.load(id);
   if (!rec) return ok_status();  // the rollback itself says why
   const bool outside =
       std::any_of(rec->files.begin(), rec->files.end(), [](const FileChange& f) { return f.rel.starts_with("~/"); });
-  if (!outside) return ok_status();
+  const bool config = writes_own_config(ws, *rec);
+  if (!outside && !config) return ok_status();
   if (who.channel != Channel::terminal)
-    return make_error(
-        Errc::denied,
-        fmt::format("rollback {} writes your user settings outside root: it is decided at a terminal", id),
-        fmt::format("run kaicoder rollback {} at a terminal", id));
+    return make_error(Errc::denied,
+                      fmt::format("rollback {} writes {}: it is decided at a terminal", id,
+                                  outside ? "your user settings outside root" : "the root's kaicoder.toml"),
+                      fmt::format("run kaicoder rollback {} at a terminal", id));
   decision = Decision::ask;
   return ok_status();
 }
 }  // namespace
+
+namespace {
+
+// A rollback id's shape: 20260709T142530Z, maybe -N after it.
+bool rollback_id_shape(std::string_view s) {
+  if (s.size() < 16) return false;
+  for (size_t i = 0; i < 16; ++i) {
+    const char c = s[i];
+    const bool ok = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : c >= '0' && c <= '9';
+    if (!ok) return false;
+  }
+  return s.size() == 16 || (s[16] == '-' && parse_proposal_id(s.substr(17)).has_value());
+}
+
+// "last~N": the entry N before the newest one, in the journal's order.
+Result<std::string> nth_entry(const Workspace& ws, std::string_view steps) {
+  auto n = parse_proposal_id(steps);
+  if (!n)
+    return make_error(
+        Errc::usage,
+        fmt::format("'last~{}' names no entry: N in last~N is a decimal number like 2", steps.substr(0, 64)),
+        "last is the newest entry, last~1 the one before it, last~2 the third-newest");
+  auto newest = ws.journal.last();
+  if (!newest) return newest.error();
+  if (*n == 0) return *newest;
+  const std::vector<std::string> ids = ws.journal.ids();
+  auto at = std::find(ids.begin(), ids.end(), *newest);
+  const size_t from = at == ids.end() ? 0 : static_cast<size_t>(at - ids.begin());
+  if (from + static_cast<size_t>(*n) >= ids.size())
+    return make_error(
+        Errc::not_found,
+        fmt::format("there is no entry last~{}: the journal holds {} before the newest", *n, ids.size() - from - 1),
+        "see them with: kaicoder log");
+  return ids[from + static_cast<size_t>(*n)];
+}
+
+// A proposal id: the one entry of what that proposal did.
+Result<std::string> entry_of_proposal(const Workspace& ws, int id) {
+  std::vector<Record> found;
+  for (const std::string& rid : ws.journal.ids()) {
+    auto rec = ws.journal.load(rid);
+    if (rec && rec->proposal == id && rec->kind != "rollback") found.push_back(std::move(*rec));
+  }
+  if (found.size() == 1) return found.front().id;
+  if (found.size() > 1) {
+    std::string list;
+    for (const Record& r : found) list += fmt::format("{}{} ({}, {})", list.empty() ? "" : ", ", r.id, r.kind, r.time);
+    return make_error(Errc::usage, fmt::format("proposal {} has {} entries: {}", id, found.size(), list),
+                      fmt::format("name the one to undo: kaicoder rollback {}", found.front().id));
+  }
+  auto p = ws.store.load(id, Store::Payloads::none);
+  if (!p && p.error().code == Errc::not_found)
+    return make_error(Errc::not_found, fmt::format("no proposal {} and no entry of it", id),
+                      "see the entries with: kaicoder log");
+  const std::string state = p ? std::string(to_string(p->state)) : std::string("unreadable");
+  return make_error(
+      Errc::not_found,
+      fmt::format("proposal {} has no entry to roll back (it is {}; only what was applied can be)", id, state),
+      "see the entries with: kaicoder log");
+}
+
+}  // namespace
+
+Result<std::string> resolve_entry(const Workspace& ws, const std::string& name) {
+  if (name == "last") {
+    auto l = ws.journal.last();
+    if (!l) return l.error();
+    return *l;
+  }
+  if (name.starts_with("last~")) return nth_entry(ws, std::string_view(name).substr(5));
+  if (rollback_id_shape(name)) return name;
+  // Anything else that starts like a number is read as a proposal id, by
+  // the one parser: "010" or "1e3" is refused, never guessed at.
+  const char c = name.empty() ? '\0' : name.front();
+  if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == ' ' || c == '\t') {
+    auto id = read_proposal_id(name);
+    if (!id) return id.error();
+    return entry_of_proposal(ws, *id);
+  }
+  return name;  // the journal says it is unknown
+}
 
 Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, const Decider& who, Force force) {
   KAI_TRY(may_decide(ws, who));
@@ -178,16 +250,13 @@ Result<RollbackReview> prepare_rollback(Workspace& ws, const std::string& id, co
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
   r.decision = v.decision;
   r.rule = v.rule;
-  r.id = id;
-  if (id == "last") {
-    auto l = ws.journal.last();
-    if (!l) return l.error();
-    r.id = *l;
-  }
+  auto entry = resolve_entry(ws, id);
+  if (!entry) return entry.error();
+  r.id = std::move(*entry);
   auto rec = ws.journal.load(r.id);
   if (!rec) return rec.error();
   r.record = std::move(*rec);
-  KAI_TRY(outside_root_check(ws, r.id, who, r.decision));
+  KAI_TRY(terminal_only_check(ws, r.id, who, r.decision));
   // Say what is wrong before asking, not after the person said yes.
   auto pre = kai::rollback(ws, r.id, who, force, CheckOnly::yes);
   if (!pre) return pre.error();
@@ -199,14 +268,18 @@ Result<RolledBack> rollback(Workspace& ws, const RollbackReview& shown, const Re
   Verdict v = decide(ws.cfg, "rollback", shown.asked);
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies rollback ({})", v.rule));
-  KAI_TRY(outside_root_check(ws, shown.id, req.who, v.decision));
+  KAI_TRY(terminal_only_check(ws, shown.id, req.who, v.decision));
   Decider approver = req.who;
   if (v.decision == Decision::ask)
     KAI_TRY(answer_meets(Tier::normal, req.answer));
   else
     approver.policy_rule = v.rule;
+  const bool config = writes_own_config(ws, shown.record);
   auto o = kai::rollback(ws, shown.id, approver, req.opts.force);
   if (!o) return o.error();
+  // kaicoder.toml is back as the owner had it: trusted again in the same
+  // step, as "always allow" trusted what it wrote.
+  if (config) KAI_TRY(retrust_root(ws));
   return RolledBack{shown.id, std::move(*o)};
 }
 

@@ -40,9 +40,15 @@ Status answer_meets(Tier tier, Answer answer, std::string_view reason = {});
 // applied or run (ApplyNow::yes is refused).
 bool propose_only(const Workspace& ws);
 
+// How much of a diff the door can show before it asks: cut at the
+// display limit (DiffOptions; a cut diff takes CONFIRM), or all of it,
+// when the door pages it (SPEC §11).
+enum class DiffShown { cut, whole };
+
 struct ApprovalOptions {
   ApplyNow now = ApplyNow::yes;  // apply (or run) right after the approval
   Force force = Force::no;       // override a failed validation
+  DiffShown shown = DiffShown::cut;
 };
 
 // Everything a door needs to ask for an approval.
@@ -99,11 +105,19 @@ Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who);
 // Reject with a yes (normal tier): status rejected, a `rejected` entry, nothing written.
 Result<Proposal> reject(Workspace& ws, const Request& req, const std::string& reason);
 
-// What a door shows before a rollback: the entry resolved from its id or
-// "last", its record, and whether the policy asks or allows it.
+// The changelog entry a person names (SPEC §1, §11), as git names commits:
+// a rollback id; "last", the newest entry; "last~N", the entry N before it
+// (last~2 is the third-newest); or a proposal id, the entry of what that
+// proposal did. usage: a malformed number (one parser: lib/proposal), or a
+// proposal with several entries (the message lists them, to name one);
+// not_found: no such entry, or a proposal that changed nothing.
+Result<std::string> resolve_entry(const Workspace& ws, const std::string& name);
+
+// What a door shows before a rollback: the entry resolved from its name
+// (resolve_entry), its record, and whether the policy asks or allows it.
 struct RollbackReview {
-  std::string asked;                  // the id as the person gave it ("last" or an id): the policy's subject
-  std::string id;                     // the entry to undo, "last" resolved
+  std::string asked;                  // the entry as the person named it: the policy's subject
+  std::string id;                     // the entry to undo, its name resolved
   Record record;                      // what it changed
   Decision decision = Decision::ask;  // ask: the door asks; allow: no question
   std::string rule;                   // the policy rule that decided

@@ -5,14 +5,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/paths/beneath.hpp"
+#include "lib/config/policy.hpp"
 #include "lib/gate/changeset.hpp"
 #include "lib/gate/decide.hpp"
-#include "lib/util/git.hpp"
-#include "lib/run/hooks.hpp"
 #include "lib/gate/limits.hpp"
-#include "lib/config/policy.hpp"
+#include "lib/paths/beneath.hpp"
 #include "lib/risk/risk.hpp"
+#include "lib/run/hooks.hpp"
+#include "lib/util/git.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 #include "lib/run/validate.hpp"
 
@@ -89,8 +90,9 @@ size_t count_lines(std::string_view s) {
 }
 
 std::string default_summary(const Proposal& p, const FileState& cur, const FileDiff& d) {
-  if (p.kind == Kind::del) return fmt::format("deleted {} ({} lines)", p.path, count_lines(cur.bytes));
-  if (p.kind == Kind::write && !cur.exists) return fmt::format("created {} ({} lines)", p.path, count_lines(p.content));
+  if (p.kind == Kind::del) return fmt::format("deleted {} ({})", p.path, count_of(count_lines(cur.bytes), "line"));
+  if (p.kind == Kind::write && !cur.exists)
+    return fmt::format("created {} ({})", p.path, count_of(count_lines(p.content), "line"));
   if (d.binary)
     return fmt::format("{} {} ({} \u2192 {} bytes)", p.kind == Kind::edit ? "edited" : "rewrote", p.path, d.old_size,
                        d.new_size);

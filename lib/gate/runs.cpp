@@ -7,15 +7,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/config/policy.hpp"
+#include "lib/gate/decide.hpp"
+#include "lib/gate/limits.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/run/confine.hpp"
-#include "lib/gate/decide.hpp"
 #include "lib/run/hooks.hpp"
-#include "lib/gate/limits.hpp"
-#include "lib/config/policy.hpp"
 #include "lib/run/sandbox.hpp"
 #include "lib/run/snapshot.hpp"
 #include "lib/run/snapshot_watch.hpp"
+#include "lib/run/tree_scripts.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
@@ -241,7 +242,10 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   }
   p.tier = c.verdict == RunVerdict::confirm ? Tier::confirm : Tier::normal;
   p.tier_reason = c.verdict == RunVerdict::confirm && !c.reasons.empty() ? c.reasons.front() : "";
-  Verdict v = decide(ws.cfg, "run", command_text(p));
+  // Rules bound to the scripts a command runs (always allow) match only
+  // while those files hold the bytes they were bound to.
+  const FileBlobs runs = has_bound_rules(ws.cfg) ? tree_scripts(ws, c.leaves, p.cwd) : FileBlobs{};
+  Verdict v = decide(ws.cfg, "run", command_text(p), &runs);
   // Only an ordinary, fully understood command may pass without a person.
   if (v.decision == Decision::allow && (c.verdict != RunVerdict::ask || !c.understood))
     v = {Decision::ask, v.rule + (c.understood ? ", confirm tier" : ", not fully understood")};
@@ -377,7 +381,7 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
     e.rollback_id = ch.rec.id;
     e.time = ch.rec.time;
     for (const auto& f : ch.rec.files) e.files.push_back((ws.root / f.rel).string());
-    e.rollback = fmt::format("restore {} file(s) from snapshot {}", ch.rec.files.size(), ch.rec.id);
+    e.rollback = fmt::format("restore {} from snapshot {}", count_of(ch.rec.files.size(), "file"), ch.rec.id);
     e = ws.redact(std::move(e));
     p.rollback_id = ch.rec.id;
   }

@@ -129,12 +129,12 @@ bool mode_matters(const FileChange& f) {
   return f.before.exists && f.after.exists && (f.before.mode & 07777u) != (f.after.mode & 07777u);
 }
 
-Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create) {
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard) {
   std::string r = rel;
   if (!rel.starts_with(k_home)) {
     auto rp = resolve(ws.root, ws.root, rel);
     if (!rp) return rp.error();
-    KAI_TRY(check_write(ws.guards, *rp));
+    if (guard != Guard::own_config || rp->rel != k_root_config) KAI_TRY(check_write(ws.guards, *rp));
     r = rp->rel;
   }
   auto d = parent_of(ws, r, create);
@@ -704,9 +704,9 @@ Entry make_entry(const Workspace& ws, const Txn& t, const std::string& kind, con
       backups.push_back(abs_path(ws, f.backup_rel).string());
     else if (n > 1)
       backups.push_back(or_none(""));  // keeps the list in line with the files
-    const std::string from = dir_of(f.backup_rel) == dir_of(f.rel) ? base_of(f.backup_rel) : f.backup_rel;
-    undo.push_back(f.before.exists ? fmt::format("restore {} \u2192 {}", from, base_of(f.rel))
-                                   : fmt::format("delete {}", base_of(f.rel)));
+    // Whole root-relative paths: README.md alone could be any folder's.
+    undo.push_back(f.before.exists ? fmt::format("restore {} \u2192 {}", f.backup_rel, f.rel)
+                                   : fmt::format("delete {}", f.rel));
   }
   auto join = [](const std::vector<std::string>& v) {
     std::string s;

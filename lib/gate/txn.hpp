@@ -84,7 +84,14 @@ struct Target {
   Dir dir;
   FileState current;
 };
-Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create);
+// Which guardrails a target passes. tree: every one (SPEC §7). own_config:
+// the same, except that the root's kaicoder.toml itself may be written:
+// only by kaicoder's own "always allow" (lib/gate/always_allow) and the
+// rollback of what it wrote, both decided by the owner at a terminal.
+enum class Guard { tree, own_config };
+// The root's own config file, as a transaction names it.
+inline constexpr std::string_view k_root_config = "kaicoder.toml";
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard = Guard::tree);
 
 // The record of `tg` becoming `after` (nullopt: removed) with permission
 // bits `mode`, its backup named for transaction `id` when it exists now.

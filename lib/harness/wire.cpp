@@ -67,7 +67,7 @@ Result<Written> write_project(Workspace& ws, const IntegratePlan& plan, const ga
       return changed_meanwhile(f.rel);
     }
   }
-  const gate::ApprovalOptions opts{ApplyNow::yes, Force::no};
+  const gate::ApprovalOptions opts{ApplyNow::yes, Force::no, gate::DiffShown::cut};
   auto rv = gate::prepare_approval(ws, p.id, who, opts);
   if (!rv) return rv.error();
   if (rv->refusal) return *rv->refusal;

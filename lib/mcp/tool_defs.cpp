@@ -110,7 +110,7 @@ constexpr const char* k_tools = R"json([
   "title": "Status of a proposal",
   "description": "Where a proposal stands now, without waiting: pending (a person has not decided yet), approved, applied (with backup and rollback id), rejected (with the reason), timeout (expired), failed, rolled-back. For a run that ran: its exit code and output. Give its 'id', or the 'ticket' a tool returned in two-user mode.",
   "inputSchema": {"type": "object", "additionalProperties": false, "properties": {
-    "id": {"type": "integer", "minimum": 1, "description": "proposal id (give this or 'ticket')"},
+    "id": {"type": "integer", "minimum": 1, "maximum": 999999999, "description": "proposal id (give this or 'ticket')"},
     "ticket": {"type": "string", "minLength": 1, "description": "the ticket a tool returned in two-user mode, before the proposal had an id (give this or 'id')"}}},
   "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
 },
@@ -119,7 +119,7 @@ constexpr const char* k_tools = R"json([
   "title": "Wait for a person's decision",
   "description": "Block until a person decides proposal 'id' at a terminal, or 'timeout_s' seconds pass (default 45, at most 600; keep it under your client's tool-call timeout). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself. Give its 'id', or the 'ticket' a tool returned in two-user mode.",
   "inputSchema": {"type": "object", "additionalProperties": false, "properties": {
-    "id": {"type": "integer", "minimum": 1, "description": "proposal id (give this or 'ticket')"},
+    "id": {"type": "integer", "minimum": 1, "maximum": 999999999, "description": "proposal id (give this or 'ticket')"},
     "ticket": {"type": "string", "minLength": 1, "description": "the ticket a tool returned in two-user mode, before the proposal had an id (give this or 'id')"},
     "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600, "description": "seconds to wait at most (default 45)"}}},
   "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "lib/paths/beneath.hpp"
+#include "lib/store/journal.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
@@ -224,21 +225,6 @@ std::string name_key(const Entry& e) {
   return out.empty() ? "unknown" : out;
 }
 
-// Ids are times with an optional "-N" suffix; plain string order would put
-// "-10" before "-2".
-bool id_newer(std::string_view a, std::string_view b) {
-  auto split = [](std::string_view id) {
-    size_t dash = id.find('-');
-    unsigned long n = 1;
-    if (dash != std::string_view::npos) {
-      std::from_chars(id.data() + dash + 1, id.data() + id.size(), n);
-      id = id.substr(0, dash);
-    }
-    return std::pair{id, n};
-  };
-  return split(a) > split(b);
-}
-
 // "<oldest>--<newest>.md" or, for a second file of that name, "….2.md".
 std::string newest_id_of(const fs::path& p) {
   std::string name = p.filename().string();
@@ -266,7 +252,7 @@ Result<std::vector<fs::path>> list_archives(const fs::path& dir) {
   if (ec) return make_error(Errc::io, fmt::format("cannot list '{}': {}", dir.string(), ec.message()));
   std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
     std::string na = newest_id_of(a), nb = newest_id_of(b);
-    if (na != nb) return id_newer(na, nb);
+    if (na != nb) return rollback_id_newer(na, nb);
     return a.filename() > b.filename();
   });
   return out;

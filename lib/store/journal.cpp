@@ -1,6 +1,7 @@
 #include "lib/store/journal.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -170,6 +171,32 @@ Result<std::string> Journal::last() const {
   auto all = ids_newest_first();
   if (all.empty()) return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
   return all.front();
+}
+
+bool rollback_id_newer(std::string_view a, std::string_view b) {
+  auto split = [](std::string_view id) {
+    size_t dash = id.find('-');
+    unsigned long n = 1;
+    if (dash != std::string_view::npos) {
+      std::from_chars(id.data() + dash + 1, id.data() + id.size(), n);
+      id = id.substr(0, dash);
+    }
+    return std::pair{id, n};
+  };
+  return split(a) > split(b);
+}
+
+std::vector<std::string> Journal::ids() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(m_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.ends_with(".json")) continue;
+    std::string id = name.substr(0, name.size() - 5);
+    if (valid_id(id)) out.push_back(std::move(id));
+  }
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return rollback_id_newer(a, b); });
+  return out;
 }
 
 std::string Journal::latest_for(const std::string& rel) const {

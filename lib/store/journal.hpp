@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/store/mac.hpp"
@@ -42,6 +43,10 @@ struct Record {
   std::string rolls_back;  // for kind rollback: the id it undid
   std::vector<FileChange> files;
 };
+
+// Whether rollback id `a` names a later action than `b`: by time, then by
+// suffix as a number ("-10" comes after "-9"; no suffix is the first).
+bool rollback_id_newer(std::string_view a, std::string_view b);
 
 class Journal {
 public:
@@ -78,6 +83,9 @@ public:
   Result<std::string> last() const;
   // The newest record that touched `rel`, empty when none or unverified.
   std::string latest_for(const std::string& rel) const;
+  // Every record's id, newest first (rollback_id_newer). Listed from the
+  // names on disk: load() still judges each record.
+  std::vector<std::string> ids() const;
 
 private:
   // The rollback ids of every record, newest first.

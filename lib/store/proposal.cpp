@@ -24,6 +24,26 @@ std::string_view to_string(Kind k) { return k_kinds[static_cast<size_t>(k)]; }
 std::string_view to_string(State s) { return k_states[static_cast<size_t>(s)]; }
 std::string_view action_name(Kind k) { return k_action_names[static_cast<size_t>(k)]; }
 
+std::optional<int> parse_proposal_id(std::string_view text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  if (text.size() > 1 && text.front() == '0') return std::nullopt;
+  int id = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + (c - '0');
+  }
+  return id;
+}
+
+Result<int> read_proposal_id(std::string_view text) {
+  if (auto id = parse_proposal_id(text)) return *id;
+  return make_error(Errc::usage,
+                    fmt::format("'{}' is not a proposal id: ids are decimal numbers like 8, written in digits only "
+                                "(no sign, spaces, leading zeros or exponent)",
+                                text.substr(0, 64)),
+                    "kaicoder list shows the ids");
+}
+
 std::optional<Kind> parse_kind(std::string_view s) {
   for (size_t i = 0; i < k_kinds.size(); ++i)
     if (k_kinds[i] == s) return static_cast<Kind>(i);

@@ -28,6 +28,16 @@ std::string_view to_string(Channel c);  // terminal web spool
 std::optional<Channel> parse_channel(std::string_view s);
 std::string_view action_name(Kind k);  // edit_file write_file delete_file run_shell apply_changeset
 
+// Proposal ids (SPEC §11) are decimal numbers written in digits only: no
+// sign, space, leading zero, exponent or other base, at most nine digits.
+// This is the one parser every command and door reads an id with, so
+// "010", "0x8", "+8", " 8" and "1e3" name no proposal anywhere.
+constexpr int k_max_proposal_id = 999'999'999;
+std::optional<int> parse_proposal_id(std::string_view text);
+// The same, with the one message for a malformed id: Errc::usage naming
+// the text and the valid form.
+Result<int> read_proposal_id(std::string_view text);
+
 struct Base {  // the file as it was at propose time
   bool exists = false;
   std::string blob;  // blob id when exists

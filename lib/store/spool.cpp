@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/store/proposal.hpp"
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 
@@ -272,8 +273,7 @@ std::vector<int> status_ids(const fs::path& state) {
     const std::string name = it->path().filename().string();
     if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
     const std::string num = name.substr(0, name.size() - 5);
-    if (num.empty() || num.size() > 9 || num.find_first_not_of("0123456789") != std::string::npos) continue;
-    ids.push_back(std::stoi(num));
+    if (auto id = parse_proposal_id(num)) ids.push_back(*id);
   }
   std::sort(ids.begin(), ids.end());
   return ids;

@@ -317,9 +317,8 @@ Result<std::vector<int>> Store::ids() const {
   if (ec) return out;
   for (const auto& e : it) {
     const std::string name = e.path().filename().string();
-    int id = 0;
-    auto r = std::from_chars(name.data(), name.data() + name.size(), id);
-    if (r.ec == std::errc{} && r.ptr == name.data() + name.size() && id > 0) out.push_back(id);
+    // Named as kaicoder names them: "010" is no proposal's folder.
+    if (auto id = parse_proposal_id(name); id && *id > 0) out.push_back(*id);
   }
   std::sort(out.begin(), out.end());
   return out;

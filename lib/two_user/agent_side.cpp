@@ -89,18 +89,19 @@ Result<std::string> spool_run(Workspace& ws, const RunRequest& r, const fs::path
 }
 
 namespace {
-bool is_number(const std::string& s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-// resolve_id, with a ticket that intake has not staged yet as nullopt.
+// resolve_id, with a ticket that intake has not staged yet as nullopt. A
+// ticket has a dash (20260709T142530Z-1000-a1b2c3); anything else is read
+// as a proposal id by the one parser (lib/proposal), so "010" or "1e3" is a
+// malformed id here as in every other command, never a ticket.
 Result<std::optional<int>> taken_in_id(const Workspace& ws, const std::string& id_or_ticket) {
-  if (is_number(id_or_ticket)) return std::optional<int>(std::stoi(id_or_ticket));
   // Tickets exist only where there is a spool; elsewhere an id is a number, as it always was.
-  if (!has_spool(ws.store.dir()))
-    return make_error(Errc::usage, fmt::format("'{}' is not a proposal id", id_or_ticket));
-  if (!is_ticket(id_or_ticket))
-    return make_error(Errc::usage, fmt::format("'{}' is neither a proposal id nor a ticket", id_or_ticket));
+  const bool ticket =
+      has_spool(ws.store.dir()) && is_ticket(id_or_ticket) && id_or_ticket.find('-') != std::string::npos;
+  if (!ticket) {
+    auto id = read_proposal_id(id_or_ticket);
+    if (!id) return id.error();
+    return std::optional<int>(*id);
+  }
   auto t = ticket_standing(ws.store.dir(), id_or_ticket);
   if (!t) return t.error();
   if (t->waiting != TicketWait::no) return std::optional<int>();

@@ -27,4 +27,17 @@ std::string ascii_lower(std::string_view s);
 // recreates.
 bool is_generated_dir(std::string_view name);
 
+// How many single-character edits (insert, delete, replace, or swap of two
+// neighbours) turn `a` into `b`: "lsit" is 1 from "list".
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// The `candidates` closest to `word`, for "did you mean": those at the
+// smallest edit distance when it is small for the word's length (at most
+// 2, and less than half the word), else those `word` is a prefix of; empty
+// when nothing is close. In the candidates' order.
+std::vector<std::string> closest_words(std::string_view word, const std::vector<std::string>& candidates);
+
+// "1 line", "2 lines": `n` and the noun, plural unless n is 1.
+std::string count_of(size_t n, std::string_view singular, std::string_view plural = {});
+
 }  // namespace kai

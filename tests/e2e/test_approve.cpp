@@ -14,7 +14,7 @@ TEST_CASE("approve shows the diff, asks y/N on the terminal and applies on y", "
   Run a = repo.kai_tty({"approve", "1"}, "y", {}, TtyOutput::terminal);
   KAI_REQUIRE_EXIT(a, 0);
   CHECK_THAT(a.tty, Contains("-old\n+new\n"));
-  CHECK_THAT(a.tty, Contains("Apply proposal 1 to a.txt? [y/N]"));
+  CHECK_THAT(a.tty, Contains("Apply proposal 1 to a.txt? [y/N/a]"));
   CHECK_THAT(a.tty, Contains("applied proposal 1 to a.txt"));
   CHECK(repo.read("a.txt") == "new\n");
   json p = show_json(repo, 1);
@@ -30,9 +30,9 @@ TEST_CASE("approve answered n leaves the proposal pending and the tree alone", "
   auto before = repo.tree_snapshot();
   for (const char* no : {"n", "", "nope", "yess"}) {
     Run a = repo.kai_tty({"approve", "1"}, no);
-    KAI_CHECK_EXIT(a, 0);
+    KAI_CHECK_EXIT(a, 4);  // declined (SPEC §3)
     CHECK(a.prompted);
-    CHECK_THAT(a.out, Contains("still pending"));
+    CHECK_THAT(a.err, Contains("kaicoder: error: not approved; proposal 1 is still pending"));
   }
   CHECK(repo.tree_snapshot() == before);
   CHECK(show_json(repo, 1).at("status") == "pending");
@@ -132,7 +132,8 @@ TEST_CASE("reject with --reason logs a rejected entry and writes nothing in the 
   SECTION("answering n to reject keeps it pending") {
     KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "newer")), 0);
     Run rn = repo.kai_tty({"reject", "2"}, "n");
-    KAI_REQUIRE_EXIT(rn, 0);
+    KAI_REQUIRE_EXIT(rn, 4);
+    CHECK_THAT(rn.err, Contains("not rejected; proposal 2 is unchanged"));
     CHECK(show_json(repo, 2).at("status") == "pending");
   }
 }

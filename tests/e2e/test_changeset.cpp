@@ -211,7 +211,7 @@ TEST_CASE(
   CHECK(json_of(p).at("changes").size() == 6);
   Run listed = repo.kai({"list"});
   CHECK_THAT(listed.out, Contains("changeset"));
-  CHECK_THAT(listed.out, Contains("a.txt (+5 more)"));
+  CHECK_THAT(listed.out, Contains("6 files: a.txt, b.txt, "));
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   CHECK(repo.read("a.txt") == "1 two 1\n");
   CHECK(repo.read("b.txt") == "BEE\n");
@@ -298,8 +298,8 @@ TEST_CASE("hunks on a protected file count as edits", "[e2e][changeset]") {
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "w"}, patch), 0);
   // A protected path is in the confirm tier: a plain yes is not enough.
   Run plain = repo.kai_tty({"approve", "1"}, "y");
-  KAI_CHECK_EXIT(plain, 0);
-  CHECK_THAT(plain.out, Contains("still pending"));
+  KAI_CHECK_EXIT(plain, 4);
+  CHECK_THAT(plain.err, Contains("still pending"));
   CHECK(repo.read("oracle.html") == "<p>old</p>\n");
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
   CHECK(repo.read("oracle.html") == "<p>new</p>\n");
@@ -649,21 +649,22 @@ TEST_CASE("a changeset whose diff is cut for display takes CONFIRM, however smal
   CHECK_THAT(shown.out, Contains("in 3 files"));
   CHECK_THAT(shown.out, Contains("kaicoder show 1 --file PATH"));
   Run plain = repo.kai_tty({"approve", "1"}, "y");
-  KAI_CHECK_EXIT(plain, 0);
-  CHECK_THAT(plain.out, Contains("still pending"));
+  KAI_CHECK_EXIT(plain, 4);
+  CHECK_THAT(plain.err, Contains("still pending"));
   CHECK_FALSE(repo.exists("gen"));
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
   CHECK(repo.read("gen/2.txt").size() > 10000);
 }
 
-TEST_CASE("approve pages a changeset on a terminal before it asks", "[e2e][changeset][pager]") {
+TEST_CASE("approve pages a changeset longer than the screen before it asks", "[e2e][changeset][pager]") {
   TempRepo repo{{"a.txt", "a\n"}, {"b.txt", "b\n"}};
   repo.init();
   const std::string patch =
       "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "w"}, patch), 0);
+  // Ten rows: the header, the files and both diffs do not fit.
   Run a = repo.kai_tty({"approve", "1"}, "y", {{"KAICODER_PAGER", "sed 's/^/paged: /'"}, {"PAGER", std::nullopt}},
-                       TtyOutput::terminal);
+                       TtyOutput::terminal, k_default_limit, TtySize{10, 80});
   KAI_REQUIRE_EXIT(a, 0);
   REQUIRE(a.prompted);
   const std::string seen = a.out + a.tty;

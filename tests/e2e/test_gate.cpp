@@ -49,7 +49,7 @@ TEST_CASE("y leaves a confirm-tier proposal pending and CONFIRM applies it", "[e
   repo.trust();
   KAI_REQUIRE_EXIT(repo.kai(edit("run.sh", "old", "new")), 0);
   Run y = repo.kai_tty({"approve", "1"}, "y");
-  KAI_CHECK_EXIT(y, 0);
+  KAI_CHECK_EXIT(y, 4);  // not CONFIRM: declined
   CHECK(y.prompted);
   CHECK_THAT(y.tty, Contains("CONFIRM"));
   CHECK(repo.read("run.sh") == "echo old\n");

@@ -100,3 +100,84 @@ TEST_CASE("list reports a corrupt proposal record and the other proposals still 
 }
 
 }  // namespace
+
+namespace {
+
+// The lines of `text`.
+std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("list has a header and stable columns for every kind", "[e2e][list]") {
+  TempRepo repo{{"a.txt", "old\n"}, {"docs/b.txt", "b\n"}, {"docs/c.txt", "c\n"}, {"d.txt", "d\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "test", "--", "make", "test"}), 0);
+  const std::string patch =
+      "--- a/docs/b.txt\n+++ b/docs/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+      "--- a/docs/c.txt\n+++ b/docs/c.txt\n@@ -1 +1 @@\n-c\n+C\n"
+      "--- a/d.txt\n+++ b/d.txt\n@@ -1 +1 @@\n-d\n+D\n";
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three"}, patch), 0);
+  Run l = repo.kai({"list"});
+  KAI_REQUIRE_EXIT(l, 0);
+  auto lines = text_lines(l.out);
+  REQUIRE(lines.size() >= 4);
+  const std::string& header = lines[0];
+  CHECK(header.find("  ID  STATUS       KIND       RISK    TIER     WHAT") == 0);
+  const size_t what = header.find("WHAT"), summary = header.find("SUMMARY");
+  REQUIRE(summary != std::string::npos);
+  // Every row starts each column where the header does.
+  for (size_t i = 1; i <= 3; ++i) {
+    INFO(lines[i]);
+    // Columns count characters: the one "…" takes one.
+    std::string row = lines[i];
+    for (size_t at = row.find("\u2026"); at != std::string::npos; at = row.find("\u2026")) row.replace(at, 3, ".");
+    CHECK(row.size() > summary);
+    CHECK(row[what - 1] == ' ');
+    CHECK(row[summary - 1] == ' ');
+    CHECK(row[summary - 2] == ' ');
+  }
+  CHECK_THAT(l.out, Contains("   1  pending      edit       low     normal   a.txt"));
+  CHECK_THAT(l.out, Contains("   2  pending      run        -       "));
+  CHECK_THAT(l.out, Contains("make test"));
+  CHECK_THAT(l.out, Contains("   3  pending      changeset  "));
+  CHECK_THAT(l.out, Contains("3 files: docs/b.txt, docs/c.txt\u2026"));
+}
+
+TEST_CASE("show names risk and tier side by side, and counts say 1 line", "[e2e][show]") {
+  TempRepo repo{{"oracle.html", "<p>old</p>\n"}, {"kaicoder.toml", "[paths]\nprotected = [\"oracle.html\"]\n"}};
+  repo.trust();
+  KAI_REQUIRE_EXIT(repo.kai(edit("oracle.html", "old", "new")), 0);
+  Run s = repo.kai({"show", "1"});
+  KAI_REQUIRE_EXIT(s, 0);
+  // Never "risk medium" alone for a proposal that takes CONFIRM.
+  CHECK_THAT(s.out, Contains("proposal 1 \u00b7 edit \u00b7 risk medium \u00b7 tier confirm \u00b7 pending"));
+  json j = show_json(repo, 1);
+  CHECK(j.at("risk") == "medium");
+  CHECK(j.at("tier") == "confirm");
+  Run l = repo.kai({"--json", "list"});
+  CHECK(json_of(l).at("proposals").at(0).at("tier") == "confirm");
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "one.txt", "--content-file", "-", "--why", "w"}, "just one\n"), 0);
+  CHECK(show_json(repo, 2).at("summary") == "created one.txt (1 line)");
+}
+
+TEST_CASE("rollback lines name whole root-relative paths", "[e2e][log]") {
+  TempRepo repo{{"README.md", "top\n"}, {"bench/README.md", "bench\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("bench/README.md", "bench", "BENCH")), 0);
+  const std::string rid = approve(repo, 1);
+  json e = log_entries(repo).at(0);
+  CHECK(e.at("rollback") == "restore bench/README.md.bak-kaicoder-" + rid + " \u2192 bench/README.md");
+  CHECK_THAT(repo.read("KAI-CODER-CHANGELOG.md"),
+             Contains("- rollback:  restore bench/README.md.bak-kaicoder-" + rid + " \u2192 bench/README.md"));
+}

@@ -85,7 +85,8 @@ TEST_CASE("the changelog entry of an edit is exactly the SPEC format", "[e2e][ch
       "- backup:    " + file + ".bak-kaicoder-" + id,
       "- approver:  " + current_user(),
       "- result:    ok",
-      "- rollback:  restore leo.mjs.bak-kaicoder-" + id + " \u2192 leo.mjs",
+      // Whole root-relative paths: leo.mjs alone could be any folder's.
+      "- rollback:  restore src/leo.mjs.bak-kaicoder-" + id + " \u2192 src/leo.mjs",
       "",
   };
   CHECK(entry_lines(repo, id) == want);

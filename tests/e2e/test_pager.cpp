@@ -119,3 +119,150 @@ TEST_CASE("the default pager is less, and short output still shows", "[e2e][page
   KAI_CHECK_EXIT(r, 0);
   CHECK_THAT(r.out, Contains(rid));
 }
+
+// ----- a diff before a prompt (SPEC §11) ------------------------------------
+
+namespace {
+
+// A pending write of big.txt with `n` lines (a new file: every line added).
+void propose_lines(const TempRepo& repo, int n) {
+  std::string big;
+  for (int i = 0; i < n; ++i) big += "line " + std::to_string(i) + "\n";
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "big.txt", "--content-file", "-", "--why", "big"}, big), 0);
+}
+
+EnvOverrides pager_env(const std::string& pager) { return {{"KAICODER_PAGER", pager}, {"PAGER", std::nullopt}}; }
+
+}  // namespace
+
+TEST_CASE("approve pages a diff longer than the screen and asks once the pager is done", "[e2e][pager][approve]") {
+  TempRepo repo;
+  repo.init();
+  propose_lines(repo, 300);
+  Run a = repo.kai_tty({"--no-color", "approve", "1"}, "y", pager_env(k_marking + "; echo PAGER-DONE"),
+                       TtyOutput::terminal);
+  KAI_REQUIRE_EXIT(a, 0);
+  REQUIRE(a.prompted);
+  const size_t paged = a.tty.find("paged: +line 299"), done = a.tty.find("PAGER-DONE"),
+               asked = a.tty.find("Apply proposal 1 to big.txt?");
+  REQUIRE(paged != std::string::npos);
+  REQUIRE(done != std::string::npos);
+  REQUIRE(asked != std::string::npos);
+  CHECK(paged < done);
+  CHECK(done < asked);
+  CHECK(repo.read("big.txt").size() > 1000);
+}
+
+TEST_CASE("a diff that fits on the screen is printed, not paged", "[e2e][pager][approve]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  Run a = repo.kai_tty({"--no-color", "approve", "1"}, "y", pager_env(k_marking), TtyOutput::terminal);
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.tty, Contains("\n+new\n"));
+  CHECK_THAT(a.tty, !Contains("paged: "));
+}
+
+TEST_CASE("with a pager the whole diff is shown, without one it is cut and takes CONFIRM", "[e2e][pager][approve]") {
+  TempRepo repo;
+  repo.init();
+  propose_lines(repo, 2500);  // over the 2000 changed lines a diff is cut at
+  // Sized terminal, a pager: all of it, and y is enough.
+  SECTION("a sized terminal pages all of it") {
+    Run a = repo.kai_tty({"--no-color", "approve", "1"}, "y", pager_env(k_marking), TtyOutput::terminal);
+    KAI_REQUIRE_EXIT(a, 0);
+    CHECK_THAT(a.tty, Contains("paged: +line 2499"));
+    CHECK_THAT(a.tty, !Contains("not shown"));
+    CHECK_THAT(a.tty, !Contains("CONFIRM"));
+  }
+  // No size known, KAICODER_PAGER empty, or --json: no pager, the diff cut,
+  // how much was not shown said, and CONFIRM asked for.
+  SECTION("no size known") {
+    Run a = repo.kai_tty({"--no-color", "approve", "1"}, "y", pager_env(k_marking), TtyOutput::terminal,
+                         k_default_limit, k_unsized);
+    KAI_CHECK_EXIT(a, 4);
+    CHECK_THAT(a.tty, !Contains("paged: "));
+    CHECK_THAT(a.tty, Contains("not shown"));
+    CHECK_THAT(a.tty, Contains("Type CONFIRM"));
+    CHECK(show_json(repo, 1).at("status") == "pending");
+  }
+  SECTION("KAICODER_PAGER empty") {
+    Run a = repo.kai_tty({"--no-color", "approve", "1"}, "CONFIRM", {{"KAICODER_PAGER", ""}, {"PAGER", k_marking}},
+                         TtyOutput::terminal);
+    KAI_CHECK_EXIT(a, 0);
+    CHECK_THAT(a.tty, !Contains("paged: "));
+    CHECK_THAT(a.tty, Contains("not shown"));
+    CHECK_THAT(a.tty, Contains("Type CONFIRM"));
+  }
+  SECTION("--json") {
+    Run a = repo.kai_tty({"--json", "approve", "1"}, "y", pager_env(k_marking), TtyOutput::terminal);
+    KAI_CHECK_EXIT(a, 4);
+    CHECK_THAT(a.tty, !Contains("paged: "));
+    CHECK_THAT(a.tty, Contains("Type CONFIRM"));
+  }
+}
+
+TEST_CASE("an answer typed ahead is never read by the pager", "[e2e][pager][approve]") {
+  TempRepo repo;
+  repo.init();
+  propose_lines(repo, 300);
+  // A pager that would take a line from the terminal if it ran.
+  TtyProcess p =
+      repo.spawn_kai_tty({"--no-color", "approve", "1"},
+                         pager_env("cat >/dev/null; read line </dev/tty; echo pager-read:$line"), TtyOutput::terminal);
+  p.answer("y");  // typed before anything is shown
+  Run a = p.finish();
+  KAI_CHECK_EXIT(a, 0);
+  CHECK_THAT(a.tty, !Contains("pager-read:"));
+  CHECK_THAT(a.tty, Contains("+line 299"));
+  CHECK(show_json(repo, 1).at("status") == "applied");
+}
+
+TEST_CASE("keys typed into the pager are no answer to the question after it", "[e2e][pager][approve]") {
+  TempRepo repo;
+  repo.init();
+  propose_lines(repo, 300);
+  // The pager shows, says it is ready, and leaves what is typed unread.
+  TtyProcess p = repo.spawn_kai_tty({"--no-color", "approve", "1"},
+                                    pager_env("cat >/dev/null; echo PAGER-READY; sleep 1"), TtyOutput::terminal);
+  REQUIRE(p.wait_for_text("PAGER-READY"));
+  p.answer("y");  // typed into the pager
+  REQUIRE(p.wait_for_prompt());
+  p.answer("n");  // the answer to the question
+  Run a = p.finish();
+  KAI_CHECK_EXIT(a, 4);
+  CHECK(show_json(repo, 1).at("status") == "pending");
+  CHECK_FALSE(repo.exists("big.txt"));
+}
+
+TEST_CASE("a person pages through less, quits it, and answers", "[e2e][pager][approve]") {
+  TempRepo repo;
+  if (!repo.spawn({"sh", "-c", "command -v less"}).finish().ok()) {
+    WARN("less is not installed: the default pager not driven");
+    return;
+  }
+  repo.init();
+  propose_lines(repo, 300);
+  TtyProcess p = repo.spawn_kai_tty({"--no-color", "approve", "1"},
+                                    {{"KAICODER_PAGER", std::nullopt}, {"PAGER", std::nullopt}}, TtyOutput::terminal);
+  REQUIRE(p.wait_for_text("+line 20"));  // less shows the first screen
+  CHECK(p.tty().find("[y/N") == std::string::npos);
+  p.answer("q");
+  REQUIRE(p.wait_for_prompt());
+  p.answer("y");
+  Run a = p.finish();
+  KAI_CHECK_EXIT(a, 0);
+  CHECK(show_json(repo, 1).at("status") == "applied");
+}
+
+TEST_CASE("trust pages a kaicoder.toml longer than the screen before it asks", "[e2e][pager][trust]") {
+  std::string cfg = "[approval]\ntimeout = 300\n";
+  for (int i = 0; i < 80; ++i) cfg += "# note " + std::to_string(i) + "\n";
+  TempRepo repo{{"kaicoder.toml", cfg}};
+  Run t = repo.kai_tty({"trust"}, "y", pager_env(k_marking), TtyOutput::terminal);
+  KAI_REQUIRE_EXIT(t, 0);
+  CHECK_THAT(t.tty, Contains("paged:   | # note 79"));
+  CHECK(t.tty.find("paged:   | # note 79") < t.tty.find("Trust "));
+  Run small = repo.kai_tty({"trust"}, "y", pager_env(k_marking), TtyOutput::terminal, k_default_limit, k_unsized);
+  KAI_CHECK_EXIT(small, 0);  // already trusted: nothing to show
+}

@@ -83,7 +83,7 @@ TEST_CASE("propose --content-file stages a write that creates a file", "[e2e][pr
   json e = log_entries(repo).at(0);
   CHECK(e.at("kind") == "write");
   CHECK(e.at("backup") == "\u2014");
-  CHECK(e.at("rollback") == "delete new.txt");
+  CHECK(e.at("rollback") == "delete docs/new.txt");
 }
 
 TEST_CASE("propose --content-file - reads the content from stdin and overwrites a file", "[e2e][propose]") {

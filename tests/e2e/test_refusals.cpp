@@ -374,7 +374,7 @@ TEST_CASE("a confirm-tier file needs CONFIRM typed, not y", "[e2e][refusal][gate
   KAI_REQUIRE_EXIT(repo.kai(edit("deploy.sh", "old", "new")), 0);
   CHECK(show_json(repo, 1).at("tier") == "confirm");
   Run y = repo.kai_tty({"approve", "1"}, "y");
-  KAI_CHECK_EXIT(y, 0);
+  KAI_CHECK_EXIT(y, 4);  // not CONFIRM: declined
   CHECK_THAT(y.tty, Contains("CONFIRM"));
   CHECK(repo.read("deploy.sh") == "echo old\n");
   CHECK(show_json(repo, 1).at("status") == "pending");
@@ -502,7 +502,7 @@ TEST_CASE("protected paths take surgical edits only and deny_write adds never-wr
   // A surgical edit is allowed, and needs CONFIRM.
   KAI_REQUIRE_EXIT(repo.kai(edit("oracle.html", "old", "new")), 0);
   CHECK(show_json(repo, 1).at("tier") == "confirm");
-  KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "y"), 4);  // not CONFIRM: declined
   CHECK(repo.read("oracle.html") == "<p>old</p>\n");
   KAI_CHECK_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
   CHECK(repo.read("oracle.html") == "<p>new</p>\n");

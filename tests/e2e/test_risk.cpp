@@ -42,7 +42,7 @@ TEST_CASE("a header included by enough files is medium risk, with the reason", "
   CHECK(shown.at("risk") == "medium");
   CHECK(shown.at("risk_reason") == d.at("risk_reason"));
   Run list = repo.kai({"list"});
-  CHECK_THAT(list.out, Contains("edit    medium  src/util.h"));
+  CHECK_THAT(list.out, Contains("edit       medium  normal   src/util.h"));
 
   // A file nobody includes stays low, and the cached graph answers the same.
   Run low = repo.kai({"--json", "propose", "--dry-run", "--path", "README.md", "--target", "hello", "--replacement",
@@ -67,7 +67,7 @@ TEST_CASE("a high-risk proposal needs CONFIRM at approve", "[e2e][risk]") {
   CHECK_THAT(j.at("tier_reason").get<std::string>(), Contains("high risk: 5 tracked files depend on src/util.h"));
 
   Run y = repo.kai_tty({"approve", "1"}, "y");
-  KAI_CHECK_EXIT(y, 0);
+  KAI_CHECK_EXIT(y, 4);  // not CONFIRM: declined
   CHECK(y.prompted);
   CHECK_THAT(y.tty + y.out, Contains("risk high"));
   CHECK_THAT(y.tty + y.out, Contains("risk:     high (5 tracked files depend on src/util.h"));

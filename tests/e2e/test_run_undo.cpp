@@ -85,7 +85,7 @@ TEST_CASE("a confirm-tier run that edits, creates and deletes files is rolled ba
   CHECK(repo.exists("sub/made.txt"));
 
   json e = log_entries(repo).at(0);
-  CHECK(e.at("rollback") == "restore 5 file(s) from snapshot " + id);
+  CHECK(e.at("rollback") == "restore 5 files from snapshot " + id);
   CHECK(e.at("files") ==
         json::array({repo.abs("edit.txt").string(), repo.abs("gone.txt").string(), repo.abs("sub/made.txt").string(),
                      repo.abs("tool.sh").string(), repo.abs("untracked.txt").string()}));
@@ -135,7 +135,7 @@ TEST_CASE("a run's changes under a never-write folder are named as not restorabl
   init_and_commit(repo);
   std::string id = run_confirmed(repo, "mkdir -p build && printf 'o\\n' > build/out.o; printf 'new\\n' > edit.txt");
   json e = log_entries(repo).at(0);
-  CHECK(e.at("rollback") == "restore 1 file(s) from snapshot " + id);
+  CHECK(e.at("rollback") == "restore 1 file from snapshot " + id);
   CHECK_THAT(e.at("summary").get<std::string>(), Contains("not restorable: build/out.o"));
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", id}, "y"), 0);
   CHECK(repo.read("edit.txt") == "old\n");

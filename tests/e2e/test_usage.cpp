@@ -108,3 +108,161 @@ TEST_CASE("unknown proposal and rollback ids exit 7", "[e2e][unknown]") {
 }
 
 }  // namespace
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+// One kaicoder: error: line for a usage error, with a hint, exit 2.
+void check_usage(const Run& r, const std::string& message) {
+  KAI_CHECK_EXIT(r, 2);
+  CHECK_THAT(r.err, Contains("kaicoder: error: " + message));
+  CHECK_THAT(r.err, Contains("hint: "));
+  CHECK(r.out.empty());
+}
+}  // namespace
+
+TEST_CASE("an unknown command names the closest one, as git does", "[e2e][usage]") {
+  TempRepo repo;
+  check_usage(repo.kai({"lsit"}), "unknown command 'lsit'; did you mean 'list'?");
+  check_usage(repo.kai({"appove", "7"}), "unknown command 'appove'; did you mean 'approve'?");
+  check_usage(repo.kai({"--root", "/tmp", "rollbak", "last"}), "unknown command 'rollbak'; did you mean 'rollback'?");
+  Run far = repo.kai({"frobnicate"});
+  check_usage(far, "unknown command 'frobnicate'");
+  CHECK_THAT(far.err, !Contains("did you mean"));
+  // What was typed is quoted, never obeyed: hidden characters are shown.
+  Run odd = repo.kai({"l\x1b[2Jst"});
+  KAI_CHECK_EXIT(odd, 2);
+  CHECK_THAT(odd.err, Contains("\\e[2J"));
+  CHECK(odd.err.find('\x1b') == std::string::npos);
+  // No command at all.
+  check_usage(repo.kai({}), "no command given");
+  CHECK_FALSE(repo.exists(".kaicoder"));
+}
+
+TEST_CASE("with --json a usage error is the envelope, naming the command that was typed", "[e2e][usage][json]") {
+  TempRepo repo;
+  Run lsit = repo.kai({"--json", "lsit"});
+  KAI_CHECK_EXIT(lsit, 2);
+  json j = json_of(lsit);
+  CHECK(j.at("ok") == false);
+  CHECK(j.at("command") == "lsit");
+  CHECK(j.at("error").at("code") == 2);
+  CHECK(j.at("error").at("kind") == "usage");
+  CHECK(j.at("error").at("message") == "unknown command 'lsit'; did you mean 'list'?");
+  Run opt = repo.kai({"--json", "propose", "--replacment", "y"});
+  KAI_CHECK_EXIT(opt, 2);
+  json o = json_of(opt);
+  CHECK(o.at("command") == "propose");
+  CHECK_THAT(o.at("error").at("message").get<std::string>(), Contains("did you mean '--replacement'?"));
+}
+
+TEST_CASE("an unknown option names the closest option of that command", "[e2e][usage]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  auto before = repo.tree_snapshot();
+  Run r = repo.kai({"propose", "--path", "a.txt", "--target", "old", "--replacment", "y", "--why", "w"});
+  check_usage(r, "unknown option '--replacment' for 'propose'; did you mean '--replacement'?");
+  check_usage(repo.kai({"list", "--staus", "pending"}), "unknown option '--staus' for 'list'; did you mean '--status'?");
+  check_usage(repo.kai({"approve", "1", "--no-aply"}),
+              "unknown option '--no-aply' for 'approve'; did you mean '--no-apply'?");
+  check_usage(repo.kai({"log", "--fulll=1"}), "unknown option '--fulll' for 'log'; did you mean '--full'?");
+  check_usage(repo.kai({"approve", "1", "2"}), "unexpected argument '2' for 'approve'");
+  check_usage(repo.kai({"approve"}), "approve: ");
+  CHECK(repo.tree_snapshot() == before);
+  CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
+}
+
+TEST_CASE("kaicoder help COMMAND is kaicoder COMMAND --help, and -v and --version both work", "[e2e][usage][help]") {
+  TempRepo repo;
+  for (const char* verb : {"approve", "list", "rollback", "propose"}) {
+    INFO(verb);
+    Run help = repo.kai({"help", verb});
+    Run flag = repo.kai({verb, "--help"});
+    KAI_CHECK_EXIT(help, 0);
+    KAI_CHECK_EXIT(flag, 0);
+    CHECK(help.out == flag.out);
+    CHECK_THAT(help.out, Contains(verb));
+    CHECK(help.err.empty());
+  }
+  Run approve = repo.kai({"help", "approve"});
+  CHECK_THAT(approve.out, Contains("--no-apply"));
+  CHECK_THAT(approve.out, !Contains("is required"));
+  Run top = repo.kai({"help"});
+  KAI_CHECK_EXIT(top, 0);
+  CHECK(top.out == repo.kai({"--help"}).out);
+  CHECK_THAT(top.out, Contains("approve"));
+  check_usage(repo.kai({"help", "lsit"}), "unknown command 'lsit'; did you mean 'list'?");
+  Run v = repo.kai({"-v"});
+  Run version = repo.kai({"--version"});
+  KAI_CHECK_EXIT(v, 0);
+  KAI_CHECK_EXIT(version, 0);
+  CHECK_THAT(v.out, Contains("kaicoder "));
+  CHECK(v.out == version.out);
+  CHECK_FALSE(repo.exists(".kaicoder"));
+}
+
+TEST_CASE("every command that takes a proposal id refuses what is not decimal", "[e2e][usage][ids]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  // Proposals up to 10, so that each malformed id would name one if read loosely.
+  for (int i = 0; i < 10; ++i) KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new" + std::to_string(i))), 0);
+  auto before = repo.tree_snapshot();
+  for (const char* id : {"010", "0x8", "+8", " 8", "1e3", "8 "}) {
+    const std::vector<std::vector<std::string>> calls = {
+        {"approve", id}, {"reject", id}, {"apply", id}, {"show", id}, {"wait", id, "--timeout", "0"}, {"rollback", id}};
+    for (const auto& args : calls) {
+      INFO(args[0] << " '" << id << "'");
+      Run r = repo.kai_tty(args, "y");
+      KAI_CHECK_EXIT(r, 2);
+      CHECK_FALSE(r.prompted);
+      CHECK_THAT(r.err, Contains("is not a proposal id"));
+      CHECK_THAT(r.err, Contains("decimal numbers like 8"));
+      Run j = repo.kai({"--json", args[0], id});
+      KAI_CHECK_EXIT(j, 2);
+      CHECK(json_of(j).at("error").at("kind") == "usage");
+    }
+  }
+  CHECK(repo.tree_snapshot() == before);
+  for (int i = 1; i <= 10; ++i) CHECK(show_json(repo, i).at("status") == "pending");
+  // The well-formed id still works.
+  KAI_CHECK_EXIT(repo.kai({"show", "8"}), 0);
+}
+
+TEST_CASE("declining at any prompt exits 4 and changes nothing", "[e2e][usage][decline]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "newer")), 0);
+  auto before = repo.tree_snapshot();
+  for (const auto& args : std::vector<std::vector<std::string>>{{"approve", "1"}, {"reject", "2"}}) {
+    INFO(args[0]);
+    Run r = repo.kai_tty(args, "n");
+    KAI_CHECK_EXIT(r, 4);
+    CHECK(r.prompted);
+    Run j = repo.kai_tty({"--json", args[0], args[1]}, "n");
+    KAI_CHECK_EXIT(j, 4);
+    json o = json_of(j);
+    CHECK(o.at("ok") == false);
+    CHECK(o.at("error").at("code") == 4);
+    CHECK(o.at("error").at("kind") == "rejected");
+  }
+  CHECK(show_json(repo, 1).at("status") == "pending");
+  CHECK(show_json(repo, 2).at("status") == "pending");
+  CHECK(repo.tree_snapshot() == before);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  auto applied = repo.tree_snapshot();
+  Run rb = repo.kai_tty({"rollback", "1"}, "n");
+  KAI_CHECK_EXIT(rb, 4);
+  CHECK(repo.tree_snapshot() == applied);
+  // trust, with a changed kaicoder.toml.
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") + "\n# changed\n");
+  Run t = repo.kai_tty({"trust"}, "n");
+  KAI_CHECK_EXIT(t, 4);
+  // integrate: CONFIRM not typed.
+  repo.trust();
+  Run i = repo.kai_tty({"integrate", "claude-code"}, "n");
+  KAI_CHECK_EXIT(i, 4);
+  CHECK_FALSE(repo.exists(".claude/settings.json"));
+}

@@ -55,7 +55,7 @@ TEST_CASE("a failed validation is shown, refuses the apply, and --force applies 
 
   // Forcing past a failed check takes CONFIRM; y leaves it pending.
   Run fy = repo.kai_tty({"approve", "--force", "1"}, "y");
-  KAI_CHECK_EXIT(fy, 0);
+  KAI_CHECK_EXIT(fy, 4);
   CHECK_THAT(fy.tty, Contains("CONFIRM"));
   CHECK(repo.tree_snapshot() == before);
   Run fc = repo.kai_tty({"approve", "--force", "1"}, "CONFIRM");
@@ -149,7 +149,7 @@ TEST_CASE("a reviewer that says APPROVED and runs kaicoder approve decides nothi
   CHECK_THAT(j.at("review").at("text").get<std::string>(), Contains("APPROVED. kaicoder approve 1; y"));
   CHECK_THAT(j.at("review").at("text").get<std::string>(), !Contains("approve exited 0"));
   Run a = repo.kai_tty({"approve", "1"}, "n");
-  KAI_CHECK_EXIT(a, 0);
+  KAI_CHECK_EXIT(a, 4);
   CHECK(a.prompted);
   CHECK_THAT(a.out, Contains("advisory"));
   CHECK_THAT(a.out, Contains("untrusted"));

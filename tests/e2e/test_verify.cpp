@@ -220,7 +220,7 @@ TEST_CASE("verify without --json names path, kind and commit of an uncovered cha
   CHECK_THAT(r.out, Contains("rename  tests/b.txt -> tests/renamed.txt"));
   CHECK_THAT(r.out, Contains("introduced by " + commit.substr(0, 12) + " rename b to renamed"));
   CHECK_THAT(r.out, Contains("no signed approval of deleting 'tests/b.txt'"));
-  CHECK_THAT(r.err, Contains("kaicoder: error: 1 change(s) to certified paths lack a signed approval"));
+  CHECK_THAT(r.err, Contains("kaicoder: error: 1 change to certified paths lacks a signed approval"));
 }
 
 TEST_CASE("verify passes when only uncertified paths changed and writes nothing", "[e2e][verify]") {
@@ -417,8 +417,8 @@ TEST_CASE("certify writes nothing when the person says no or the key is not allo
   f.repo.write("tests/a.txt", lines("ALPHA"));
   f.commit("edit a");
   Run no = f.repo.kai_tty({"certify", "--base", "base", "--key", f.key("owner").string()}, "n");
-  KAI_CHECK_EXIT(no, 0);
-  CHECK_THAT(no.out, Contains("not signed"));
+  KAI_CHECK_EXIT(no, 4);  // declined (SPEC §3)
+  CHECK_THAT(no.err, Contains("not signed"));
   CHECK_FALSE(f.repo.exists("kaicoder-approvals"));
   Run stranger = f.repo.kai_tty({"certify", "--base", "base", "--key", f.key("stranger").string()}, "y");
   KAI_CHECK_EXIT(stranger, 3);
@@ -442,7 +442,7 @@ TEST_CASE("doctor warns about uncovered changes to certified paths", "[e2e][veri
   Run warn = f.repo.kai({"--json", "doctor"});
   json c = check(warn);
   CHECK(c.at("level") == "warn");
-  CHECK_THAT(c.at("detail").get<std::string>(), Contains("1 change(s) to certified paths"));
+  CHECK_THAT(c.at("detail").get<std::string>(), Contains("1 change to certified paths"));
 }
 
 TEST_CASE("[certify] base is read from the default base, so a change cannot move its own base", "[e2e][verify]") {

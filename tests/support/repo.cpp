@@ -394,7 +394,7 @@ void TtyProcess::pump(int timeout_ms) {
 bool TtyProcess::wait_for_prompt(std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   for (;;) {
-    for (const char* mark : {"[y/N]", "CONFIRM"}) {
+    for (const char* mark : {"[y/N", "CONFIRM"}) {
       size_t at = m_run.tty.find(mark, m_prompt_scan);
       if (at != std::string::npos) {
         m_prompt_scan = at + std::strlen(mark);
@@ -603,21 +603,22 @@ Run TempRepo::kai(const std::vector<std::string>& args, const std::string& stdin
   return spawn_kai(args, stdin_text, env).finish(limit);
 }
 
-TtyProcess TempRepo::spawn_kai_tty(const std::vector<std::string>& args, const EnvOverrides& env,
-                                   TtyOutput output) const {
+TtyProcess TempRepo::spawn_kai_tty(const std::vector<std::string>& args, const EnvOverrides& env, TtyOutput output,
+                                   TtySize size) const {
   std::vector<std::string> argv{kaicoder_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return spawn_tty(argv, env, output);
+  return spawn_tty(argv, env, output, size);
 }
 
-TtyProcess TempRepo::spawn_tty(const std::vector<std::string>& argv, const EnvOverrides& env, TtyOutput output) const {
+TtyProcess TempRepo::spawn_tty(const std::vector<std::string>& argv, const EnvOverrides& env, TtyOutput output,
+                               TtySize size) const {
   ExecArgs x(argv, environment(env), m_repo, m_home);
   int out[2] = {-1, -1}, err[2] = {-1, -1};
   if (output == TtyOutput::pipes && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0))
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   winsize ws{};
-  ws.ws_row = 50;
-  ws.ws_col = 200;
+  ws.ws_row = size.rows;
+  ws.ws_col = size.cols;
   int master = -1;
   // forkpty makes the child a session leader whose controlling terminal is
   // the pty's slave side, with stdin, stdout and stderr on it.
@@ -649,9 +650,9 @@ TtyProcess TempRepo::spawn_tty(const std::vector<std::string>& argv, const EnvOv
 }
 
 Run TempRepo::kai_tty(const std::vector<std::string>& args, const std::string& answer, const EnvOverrides& env,
-                      TtyOutput output, std::chrono::milliseconds limit) const {
+                      TtyOutput output, std::chrono::milliseconds limit, TtySize size) const {
   const auto deadline = Clock::now() + limit;
-  TtyProcess p = spawn_kai_tty(args, env, output);
+  TtyProcess p = spawn_kai_tty(args, env, output, size);
   if (p.wait_for_prompt(limit)) p.answer(answer);
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   Run r = p.finish(std::max(left, std::chrono::milliseconds(100)));

@@ -93,6 +93,14 @@ private:
 // Where the stdout and stderr of a child on a pseudo-terminal go.
 enum class TtyOutput { pipes, terminal };
 
+// The size a pseudo-terminal reports (TIOCGWINSZ). By default a person's
+// screen; k_unsized is a terminal nobody sized, as `script`, expect or a
+// harness's own pty give (kaicoder pages only on a sized terminal).
+struct TtySize {
+  unsigned short rows = 50, cols = 200;
+};
+inline constexpr TtySize k_unsized{0, 0};
+
 // A child whose controlling terminal is a pseudo-terminal we hold.
 class TtyProcess {
 public:
@@ -103,8 +111,8 @@ public:
   TtyProcess& operator=(const TtyProcess&) = delete;
   ~TtyProcess();
 
-  // Read until "[y/N]" or "CONFIRM" shows on the terminal. False when the
-  // child exited or the limit passed first.
+  // Read until "[y/N]" (or "[y/N/a]") or "CONFIRM" shows on the terminal.
+  // False when the child exited or the limit passed first.
   bool wait_for_prompt(std::chrono::milliseconds limit = k_default_limit);
   // Type `text` and Enter on the terminal.
   void answer(const std::string& text);
@@ -155,12 +163,13 @@ public:
 
   // Run kaicoder on a pseudo-terminal and answer its prompt with `answer`.
   Run kai_tty(const std::vector<std::string>& args, const std::string& answer, const EnvOverrides& env = {},
-              TtyOutput output = TtyOutput::pipes, std::chrono::milliseconds limit = k_default_limit) const;
+              TtyOutput output = TtyOutput::pipes, std::chrono::milliseconds limit = k_default_limit,
+              TtySize size = {}) const;
   TtyProcess spawn_kai_tty(const std::vector<std::string>& args, const EnvOverrides& env = {},
-                           TtyOutput output = TtyOutput::pipes) const;
+                           TtyOutput output = TtyOutput::pipes, TtySize size = {}) const;
   // Any program (argv[0] looked up in PATH) on a pseudo-terminal, the same way.
   TtyProcess spawn_tty(const std::vector<std::string>& argv, const EnvOverrides& env = {},
-                       TtyOutput output = TtyOutput::pipes) const;
+                       TtyOutput output = TtyOutput::pipes, TtySize size = {}) const;
 
   // Make the repo a root kaicoder governs, the way its owner does it:
   // `kaicoder init` at a pseudo-terminal, answered y; throws when that fails.

@@ -224,10 +224,17 @@ TEST_CASE("config text given by the caller is parsed instead of the file", "[con
 
 TEST_CASE("policy: deny beats ask beats allow, defaults decide otherwise", "[policy]") {
   kai::Config c;
-  c.rules = {{"edit", "docs/**", "", "allow", "f:1"},
-             {"edit", "docs/secret/**", "", "deny", "f:2"},
-             {"run", "", "cargo test", "allow", "f:3"},
-             {"run", "", "npm run test*", "allow", "f:4"}};
+  auto rule = [](const char* action, const char* path, const char* command, const char* decision, const char* origin) {
+    kai::PolicyRule r;
+    r.action = action;
+    r.path = path;
+    r.command = command;
+    r.decision = decision;
+    r.origin = origin;
+    return r;
+  };
+  c.rules = {rule("edit", "docs/**", "", "allow", "f:1"), rule("edit", "docs/secret/**", "", "deny", "f:2"),
+             rule("run", "", "cargo test", "allow", "f:3"), rule("run", "", "npm run test*", "allow", "f:4")};
   CHECK(kai::decide(c, "edit", "docs/a.md").decision == kai::Decision::allow);
   CHECK(kai::decide(c, "edit", "docs/a.md").rule == "f:1");
   CHECK(kai::decide(c, "edit", "docs/secret/a.md").decision == kai::Decision::deny);
@@ -258,4 +265,60 @@ TEST_CASE("protected and confirm paths put a proposal in the confirm tier", "[po
   CHECK(kai::path_tier(c, "src/a.c") == kai::Tier::normal);
   CHECK(kai::path_tier(c, "ORACLE.html") == kai::Tier::confirm);
   CHECK(kai::is_protected(c, "Oracle.HTML"));
+}
+
+TEST_CASE("a run rule bound to files is validated strictly", "[config][always]") {
+  const std::string blob(40, 'a');
+  const std::string head = "[[policy.rule]]\naction = \"run\"\ncommand = \"python3 tools/gen.py\"\n";
+  struct Case {
+    std::string text, key;
+  };
+  const Case bad[] = {
+      {head + "exact = \"yes\"\ndecision = \"allow\"\n", "policy.rule.exact"},
+      {head + "files = \"tools/gen.py\"\ndecision = \"allow\"\n", "policy.rule.files"},
+      {head + "files = {}\ndecision = \"allow\"\n", "policy.rule.files"},
+      {head + "files = { \"/etc/passwd\" = \"" + blob + "\" }\ndecision = \"allow\"\n", "policy.rule.files"},
+      {head + "files = { \"../x.py\" = \"" + blob + "\" }\ndecision = \"allow\"\n", "policy.rule.files"},
+      {head + "files = { \"a/./x.py\" = \"" + blob + "\" }\ndecision = \"allow\"\n", "policy.rule.files"},
+      {head + "files = { \"tools/gen.py\" = \"abc\" }\ndecision = \"allow\"\n", "policy.rule.files.tools/gen.py"},
+      {head + "files = { \"tools/gen.py\" = \"" + std::string(40, 'A') + "\" }\ndecision = \"allow\"\n",
+       "policy.rule.files.tools/gen.py"},
+      {head + "files = { \"tools/gen.py\" = 3 }\ndecision = \"allow\"\n", "policy.rule.files.tools/gen.py"},
+      {head + "files = { \"tools/gen.py\" = \"" + blob + "\" }\ndecision = \"deny\"\n", "policy.rule.files"},
+      {"[[policy.rule]]\naction = \"edit\"\npath = \"a\"\nexact = true\ndecision = \"allow\"\n", "policy.rule"},
+  };
+  for (const auto& c : bad) {
+    TempDir d;
+    INFO(c.text);
+    auto r = load_text(d, c.text);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == kai::Errc::usage);
+    CHECK(r.error().message.find(c.key) != std::string::npos);
+  }
+  TempDir d;
+  auto ok = load_text(d, head + "exact = true\nfiles = { \"tools/gen.py\" = \"" + blob + "\" }\ndecision = \"allow\"\n");
+  REQUIRE(ok);
+  REQUIRE(ok->rules.size() == 1);
+  CHECK(ok->rules[0].exact);
+  CHECK(ok->rules[0].files == kai::FileBlobs{{"tools/gen.py", blob}});
+}
+
+TEST_CASE("an exact rule matches the whole command; a bound rule only the files it was bound to", "[config][always]") {
+  const std::string blob(40, 'a'), other(40, 'b');
+  TempDir d;
+  auto c = load_text(d, "[[policy.rule]]\naction = \"run\"\ncommand = \"cargo test\"\nexact = true\ndecision = "
+                        "\"allow\"\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 tools/gen.py\"\nexact = "
+                        "true\nfiles = { \"tools/gen.py\" = \"" +
+                            blob + "\" }\ndecision = \"allow\"\n");
+  REQUIRE(c);
+  using kai::Decision;
+  CHECK(kai::decide(*c, "run", "cargo test").decision == Decision::allow);
+  CHECK(kai::decide(*c, "run", "cargo test --release").decision == Decision::ask);
+  CHECK(kai::decide(*c, "run", "cargo test && rm x").decision == Decision::ask);
+  const kai::FileBlobs same{{"tools/gen.py", blob}}, changed{{"tools/gen.py", other}}, none;
+  CHECK(kai::decide(*c, "run", "python3 tools/gen.py", &same).decision == Decision::allow);
+  CHECK(kai::decide(*c, "run", "python3 tools/gen.py", &changed).decision == Decision::ask);
+  CHECK(kai::decide(*c, "run", "python3 tools/gen.py", &none).decision == Decision::ask);
+  CHECK(kai::decide(*c, "run", "python3 tools/gen.py").decision == Decision::ask);
+  CHECK(kai::has_bound_rules(*c));
 }

@@ -319,6 +319,25 @@ TEST_CASE("mcp: an unknown tool or arguments off the schema are JSON-RPC errors"
   CHECK(s.f.ws->store.ids()->empty());
 }
 
+TEST_CASE("mcp: proposal ids are decimal here as on the command line", "[mcp][ids]") {
+  Served s;
+  for (const char* tool : {"proposal_status", "wait_for_decision"}) {
+    INFO(tool);
+    // A JSON number that is no whole number, or past the largest id: off the schema.
+    for (const json& id : {json(1e3), json(8.5), json(1000000000), json(-8)}) {
+      json r = call(s.srv, tool, {{"id", id}});
+      CHECK(r.at("error").at("code") == mcp::k_invalid_params);
+    }
+    // A ticket that is a malformed number is refused by the one parser, never read as an id.
+    for (const char* text : {"010", "0x8", "+8", " 8", "1e3"}) {
+      INFO(text);
+      json r = call(s.srv, tool, {{"ticket", text}});
+      REQUIRE(r.at("result").at("isError") == true);
+      CHECK_THAT(r.dump(), Catch::Contains("is not a proposal id"));
+    }
+  }
+}
+
 TEST_CASE("mcp: check_arguments follows the schema subset the tools use", "[mcp]") {
   const json schema = json::parse(R"({"type": "object", "additionalProperties": false, "required": ["n"],
     "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 5}, "s": {"type": "string", "minLength": 1,

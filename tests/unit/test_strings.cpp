@@ -42,3 +42,33 @@ TEST_CASE("the generated folders are the four a build or a package manager fills
     CHECK_FALSE(is_generated_dir(name));
   }
 }
+
+TEST_CASE("edit_distance counts inserts, deletes, replacements and swaps of neighbours", "[strings]") {
+  CHECK(edit_distance("list", "list") == 0);
+  CHECK(edit_distance("lsit", "list") == 1);      // swap
+  CHECK(edit_distance("appove", "approve") == 1);  // insert
+  CHECK(edit_distance("approvee", "approve") == 1);
+  CHECK(edit_distance("rejekt", "reject") == 1);
+  CHECK(edit_distance("", "log") == 3);
+  CHECK(edit_distance("abc", "xyz") == 3);
+}
+
+TEST_CASE("closest_words suggests what is near, and nothing for what is far", "[strings]") {
+  const std::vector<std::string> verbs{"list", "log", "ls", "approve", "apply", "reject", "rollback"};
+  CHECK(closest_words("lsit", verbs) == std::vector<std::string>{"list"});
+  CHECK(closest_words("appove", verbs) == std::vector<std::string>{"approve"});
+  CHECK(closest_words("frobnicate", verbs).empty());
+  CHECK(closest_words("", verbs).empty());
+  // A prefix of several: all of them.
+  CHECK(closest_words("roll", verbs) == std::vector<std::string>{"rollback"});
+  const std::vector<std::string> opts{"--replacement", "--replacement-file", "--target", "--why"};
+  CHECK(closest_words("--replacment", opts) == std::vector<std::string>{"--replacement"});
+}
+
+TEST_CASE("count_of says 1 line, 2 lines", "[strings]") {
+  CHECK(count_of(0, "line") == "0 lines");
+  CHECK(count_of(1, "line") == "1 line");
+  CHECK(count_of(2, "file") == "2 files");
+  CHECK(count_of(1, "entry", "entries") == "1 entry");
+  CHECK(count_of(3, "entry", "entries") == "3 entries");
+}

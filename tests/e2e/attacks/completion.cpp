@@ -72,7 +72,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
 bool have(const std::string& prog) { return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0; }
 
 const std::regex k_proposal_id{"[0-9]+"};
-const std::regex k_rollback_id{"last|[0-9]{8}T[0-9]{6}Z(-[0-9]+)?"};
+// What rollback takes: last, last~N, a rollback id, an applied proposal's id.
+const std::regex k_rollback_id{"last(~[1-9][0-9]*)?|[0-9]{8}T[0-9]{6}Z(-[0-9]+)?|[1-9][0-9]*"};
+const std::vector<std::string> k_last_forms{"last", "last~1", "last~2", "last~3"};
 
 const std::vector<std::string> k_verbs = {"init",  "propose", "run",      "list", "show", "approve", "reject",
                                           "apply", "log",     "rollback", "read", "ls",   "doctor"};
@@ -356,7 +358,7 @@ TEST_CASE("attack: hostile names in a fresh clone's .kaicoder and tree are never
   complete_everything_in_bash(repo);
   CHECK(sentinels(repo).empty());
   auto ids = bash_complete(repo, {"kaicoder", "rollback", ""});
-  CHECK(ids == std::vector<std::string>{"last"});
+  CHECK(ids == k_last_forms);
   CHECK(bash_complete(repo, {"kaicoder", "approve", ""}).empty());
   // File names are offered as they are: a file named '*' is one candidate,
   // not every file in the folder.
@@ -372,7 +374,7 @@ TEST_CASE("attack: hostile names in a fresh clone's .kaicoder and tree are never
   }
   if (have("zsh")) {
     complete_ids_in_zsh(repo);
-    CHECK(zsh_ids(repo, "_kaicoder_rollback_ids") == std::vector<std::string>{"last"});
+    CHECK(zsh_ids(repo, "_kaicoder_rollback_ids") == k_last_forms);
     complete_ids_in_zsh_widget(repo);
     CHECK(sentinels(repo).empty());
   } else {
@@ -402,7 +404,10 @@ TEST_CASE("attack: completion in a live store offers only its well-formed ids be
   CHECK(offers(any, "2"));
   auto rb = bash_complete(repo, {"kaicoder", "rollback", ""});
   CHECK(offers(rb, "last"));
+  CHECK(offers(rb, "last~1"));
   CHECK(offers(rb, rollback_id));
+  CHECK(offers(rb, "1"));  // applied: rollback 1 undoes it
+  CHECK_FALSE(offers(rb, "2"));
 
   if (have("fish")) {
     complete_everything_in_fish(repo);

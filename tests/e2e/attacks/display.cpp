@@ -88,7 +88,7 @@ TEST_CASE("escapes, C1 controls and RLO in why, summary and agent reach no termi
     CHECK_NO_RAW(r.tty + r.out + r.err);
   }
   Run a = repo.kai_tty({"--no-color", "approve", "1"}, "n", {}, TtyOutput::terminal);
-  KAI_CHECK_EXIT(a, 0);
+  KAI_CHECK_EXIT(a, 4);
   CHECK(a.prompted);
   CHECK_NO_RAW(a.tty);
   CHECK_THAT(a.tty, Contains("<U+202E>"));
@@ -96,7 +96,7 @@ TEST_CASE("escapes, C1 controls and RLO in why, summary and agent reach no termi
   CHECK_THAT(a.tty, Contains("<U+009B>"));
   // In colour, the only escape sequences are kaicoder's own SGR ones.
   Run c = repo.kai_tty({"--color", "always", "approve", "1"}, "n", {}, TtyOutput::terminal);
-  KAI_CHECK_EXIT(c, 0);
+  KAI_CHECK_EXIT(c, 4);
   for (size_t at = c.tty.find('\x1b'); at != std::string::npos; at = c.tty.find('\x1b', at + 1)) {
     size_t end = c.tty.find_first_not_of("0123456789;", at + 2);
     INFO(c.tty.substr(at, 12));
@@ -162,7 +162,7 @@ TEST_CASE("a multi-line why cannot fake validate, LGTM, a diff or a changelog en
   only_quoted(s.out);
   CHECK_THAT(s.out, Contains("  why:\n      | tidy up\n      |   validate: ok\n"));
   Run a = repo.kai_tty({"--no-color", "approve", "1"}, "n", {}, TtyOutput::terminal);
-  KAI_CHECK_EXIT(a, 0);
+  KAI_CHECK_EXIT(a, 4);
   only_quoted(a.tty);
   CHECK(repo.read("a.txt") == "old\n");
   // In the changelog the why stays inside its own field.
@@ -211,7 +211,7 @@ TEST_CASE("escape sequences in proposed content are shown escaped on the approve
                               "evil\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "w"}, content), 0);
   Run a = repo.kai_tty({"--no-color", "approve", "1"}, "n", {}, TtyOutput::terminal);
-  KAI_CHECK_EXIT(a, 0);
+  KAI_CHECK_EXIT(a, 4);
   CHECK(a.prompted);
   CHECK_NO_RAW(a.tty);
   CHECK_THAT(a.tty, Contains("+\\e]52;c;cHduZWQ=\\x07\\e[2J\\e[1A\\e[2Kfine"));
@@ -232,8 +232,10 @@ TEST_CASE("a 3000-line rewrite cut for display is not applied on a plain y", "[a
   TempRepo repo{{"big.txt", old_text}};
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "big.txt", "--content-file", "-", "--why", "w"}, new_text), 0);
-  Run y = repo.kai_tty({"--no-color", "approve", "1"}, "y", {}, TtyOutput::terminal);
-  KAI_CHECK_EXIT(y, 0);
+  // A terminal whose size is unknown gets no pager (SPEC §11): the diff is
+  // cut, and the cut takes CONFIRM.
+  Run y = repo.kai_tty({"--no-color", "approve", "1"}, "y", {}, TtyOutput::terminal, k_default_limit, k_unsized);
+  KAI_CHECK_EXIT(y, 4);
   CHECK(y.prompted);
   CHECK_THAT(y.tty, Contains("Type CONFIRM"));
   CHECK_THAT(y.tty, Contains("changed lines"));
@@ -422,7 +424,15 @@ TEST_CASE("a usage error quotes the agent's arguments escaped", "[attack][displa
   Run r = repo.kai({"propose", "--bogus", k_nasty});
   KAI_CHECK_EXIT(r, 2);
   CHECK_NO_RAW(r.out + r.err);
-  CHECK_THAT(r.err, Contains("\\e]52;c;"));
+  // The word that was typed is quoted in the message, made visible.
+  Run named = repo.kai({"propose", "--bogus" + k_nasty});
+  KAI_CHECK_EXIT(named, 2);
+  CHECK_NO_RAW(named.out + named.err);
+  CHECK_THAT(named.err, Contains("\\e]52;c;"));
+  Run verb = repo.kai({"lsit" + k_nasty});
+  KAI_CHECK_EXIT(verb, 2);
+  CHECK_NO_RAW(verb.out + verb.err);
+  CHECK_THAT(verb.err, Contains("\\e]52;c;"));
   Run bad = repo.kai({"list", "--status", k_nasty});
   KAI_CHECK_EXIT(bad, 2);
   CHECK_NO_RAW(bad.out + bad.err);
