@@ -9,6 +9,7 @@
 
 #include "lib/paths/glob.hpp"
 #include "lib/paths/redact.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -245,6 +246,15 @@ std::map<std::string, Handler> handlers() {
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
     if (!v) return v.error();
+    const toml::array* a = n.as_array();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const std::string& name = (*v)[i];
+      const bool odd = std::any_of(name.begin(), name.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == ' ';
+      });
+      if (name.empty() || odd)
+        return bad(c, *a->get(i), key, "an approver is a user name: not empty, no spaces or control characters");
+    }
     c.cfg.approvers = *v;  // the more specific file decides who may approve
     return ok_status();
   };
@@ -410,7 +420,14 @@ Result<Config> check_whole(Config cfg);
 }  // namespace
 
 std::optional<std::string> env_name_refused(std::string_view name) {
-  if (name.empty() || name.find('=') != std::string_view::npos) return "not a variable name";
+  // A name of letters, digits and underscores, as a shell takes it: a NUL
+  // or '=' in it would be cut or read as a value by the process it reaches.
+  const bool well_formed = !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
+                           std::all_of(name.begin(), name.end(), [](char ch) {
+                             return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                                    ch == '_';
+                           });
+  if (!well_formed) return "not a variable name (letters, digits and _, not starting with a digit)";
   if (env_name_dangerous(name)) return fmt::format("'{}' changes what programs run or load; runs never get it", name);
   if (Redactor::secret_name(name)) return fmt::format("'{}' looks like a secret; runs never get secrets", name);
   return std::nullopt;
@@ -454,8 +471,16 @@ Result<Config> check_whole(Config cfg) {
   if (cfg.risk_medium > cfg.risk_high)
     return make_error(Errc::usage,
                       fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
-  if (cfg.changelog.empty() || cfg.changelog.find("..") != std::string::npos || cfg.changelog.front() == '/')
-    return make_error(Errc::usage, fmt::format("changelog.path '{}' must be a path inside root", cfg.changelog));
+  const std::string& cl = cfg.changelog;
+  const bool control = std::any_of(cl.begin(), cl.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+  });
+  const std::string base = cl.substr(cl.rfind('/') == std::string::npos ? 0 : cl.rfind('/') + 1);
+  if (cl.empty() || cl.find("..") != std::string::npos || cl.front() == '/' || control || base.size() <= 3 ||
+      !base.ends_with(".md") || base.front() == '.' || cl.starts_with(".git/") || cl.starts_with(".kaicoder/"))
+    return make_error(Errc::usage,
+                      fmt::format("changelog.path '{}' must be a markdown file name inside root (NAME.md)",
+                                  make_visible(cl, Allow::nothing)));
   return cfg;
 }
 }  // namespace

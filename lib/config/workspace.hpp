@@ -83,6 +83,10 @@ public:
     std::string ids;  // several proposals at once (an expiry burst): "3,4,9"; proposal is 0
   };
   std::vector<NotifyEvent> notify_queue;
+  // What kaicoder did on the side that the person should hear of (a
+  // half-done change finished or undone, debris of an interrupted command
+  // removed, the state dir made anew); cmd/ prints each once.
+  std::vector<std::string> notices;
 
   // An entry or text safe to print or store.
   std::string redact(std::string_view text) const { return redactor.apply(text); }

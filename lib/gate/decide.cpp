@@ -156,18 +156,42 @@ namespace {
 
 // The sweep proper: expire what is due; `live` keeps what is still live.
 Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) {
+  if (const std::string& before = ws.store.replaced(); !before.empty())
+    ws.notices.push_back(fmt::format(
+        "the state dir {} was made anew: the records of the store before it are gone, and proposal ids start "
+        "at 1 again",
+        ws.store.dir().string()));
   auto r = recover(ws);
   if (!r) return r.error();
+  // Staging folders a command left without a record (killed, or cut short
+  // by a full disk): the lock is held, so none of them is being written.
+  auto debris = ws.store.remove_unrecorded();
+  if (!debris) return debris.error();
+  for (int id : *debris)
+    ws.notices.push_back(fmt::format(
+        "removed {}, the staging folder of a proposal an interrupted command left without a record",
+        ws.store.staging_dir(id).string()));
   // The live set only, metadata only: expiring never needs a payload, and
   // decided proposals never expire.
   auto set = ws.store.live(Store::Refresh::write);
   if (!set) return set.error();
   std::vector<Proposal> due;
+  const TimePoint now = ws.clock->now();
   for (auto& p : set->proposals) {
     // A record that does not verify is not kaicoder's to change; doctor
     // reports it. A team proposal of another clone expires at its origin,
     // which logs it: here it only reads as expired.
-    if (p.state == State::pending && p.sealed == SealCheck::ok && !p.team.remote() && past_timeout(ws, p))
+    const bool mine = p.state == State::pending && p.sealed == SealCheck::ok && !p.team.remote();
+    // Made while the clock ran ahead: it would wait that much longer to
+    // expire. Its time counts from now.
+    TimePoint created;
+    if (mine && parse_iso_utc(p.created, created) && created - now > k_clock_skew) {
+      ws.notices.push_back(fmt::format("proposal {} was created in the future ({}): its approval time counts from now",
+                                       p.id, p.created));
+      p.created = iso_utc(now);
+      KAI_TRY(ws.store.save(p));
+    }
+    if (mine && past_timeout(ws, p))
       due.push_back(std::move(p));
     else
       live.push_back(std::move(p));

@@ -137,6 +137,9 @@ namespace kai {
 // reading commands (list, show, log, completion) show such a proposal as
 // expired without recording it; sweep() records it.
 bool past_timeout(const Workspace& ws, const Proposal& p);
+// How far ahead of the clock a proposal's created time may be before
+// sweep() takes it for a clock that ran ahead and counts it from now.
+inline constexpr std::chrono::seconds k_clock_skew{300};
 
 // Roll back entry `id` or "last" under the lock (after may_decide).
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const Decider& who, Force force,

@@ -49,8 +49,82 @@ Status refuse_symlinked_folders(const fs::path& dir) {
 
 }  // namespace
 
+namespace {
+constexpr const char* k_identity_file = "store-id";
+
+bool hex_id(const std::string& id) {
+  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The id and the store it replaces in a store-id file's text; conflict
+// when it is not one sealed for this root.
+Result<StoreIdentity> parse_identity(const fs::path& file, const std::string& text, const Sealer& sealer) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  auto str = [&j](const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  StoreIdentity ident{str("id"), false, str("replaces")};
+  const SealCheck verdict =
+      hex_id(ident.id) ? sealer.check_store_id(ident.id + "\n" + ident.replaces, str("seal")) : SealCheck::bad;
+  if (verdict == SealCheck::ok || verdict == SealCheck::no_key) return ident;
+  return seal_error(sealer, verdict, fmt::format("the store identity '{}'", file.string()),
+                    "kaicoder acts on no record of this store while it does not verify: if nothing in the state dir "
+                    "is to be kept, move the state dir aside and kaicoder makes a new store");
+}
+}  // namespace
+
+Result<StoreIdentity> store_identity(const fs::path& state_dir, const Sealer& sealer) {
+  // Without the key nothing is sealed or checked (the agent's side of two-user mode).
+  if (!sealer.usable()) return StoreIdentity{};
+  const fs::path file = state_dir / k_identity_file;
+  auto text = read_owned(file);
+  if (text) return parse_identity(file, *text, sealer);
+  std::error_code ec;
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) == 0) return text.error();  // there, but not readable as kaicoder's
+  // A store made before stores had an identity keeps the root alone.
+  if (fs::exists(state_dir / "staging", ec) || fs::exists(state_dir / "journal", ec)) return StoreIdentity{};
+  auto random = random_key();
+  if (!random) return random.error();
+  std::string id;
+  for (size_t i = 0; i < 16; ++i) id += fmt::format("{:02x}", random->bytes[i]);
+  return StoreIdentity{id, true, ""};
+}
+
+Status Store::write_identity() const {
+  const fs::path file = m_dir / k_identity_file;
+  const std::string& id = m_seal.store_id();
+  if (auto text = read_owned(file)) {
+    // Another command made the store meanwhile, with an identity of its own.
+    auto other = parse_identity(file, *text, m_seal);
+    if (!other) return other.error();
+    if (other->id != id)
+      return make_error(Errc::conflict, "another kaicoder command made the store at the same moment",
+                        "run the command again");
+    m_fresh = false;
+    return ok_status();
+  }
+  auto before = m_seal.note_store(id);
+  if (!before) return before.error();
+  auto mac = m_seal.seal_store_id(id + "\n" + *before);
+  if (!mac) return mac.error();
+  nlohmann::json j = {{"id", id}, {"replaces", *before}, {"seal", *mac}};
+  auto w = write_file_exclusive(file, j.dump(2) + "\n", 0600);
+  if (!w && w.error().code == Errc::conflict) return write_identity();  // made meanwhile: compare
+  if (!w) return w.error();
+  m_fresh = false;
+  m_replaced = *before;
+  return ok_status();
+}
+
 Status Store::ensure() const {
   KAI_TRY(refuse_symlinked_folders(m_dir));
+  if (m_fresh && !m_seal.store_id().empty()) {
+    KAI_TRY(make_dirs(m_dir, 0700));
+    KAI_TRY(write_identity());
+  }
   // Two-user mode: the agent user passes through to the spool and its
   // tickets (lib/store/spool), and reads nothing else here.
   KAI_TRY(make_dirs(m_dir, has_spool(m_dir) ? 0711 : 0700));
@@ -116,6 +190,16 @@ Status Store::create(Proposal& p) const {
   if (!fs::create_directory(dir, ec) || ec)
     return make_error(Errc::io, fmt::format("cannot create staging folder '{}': {}", dir.string(),
                                             ec ? ec.message() : "it already exists"));
+  // A write that fails (a full disk) takes the folder with it: no debris.
+  Status s = fill(p, dir);
+  if (!s) {
+    fs::remove_all(dir, ec);
+    return s;
+  }
+  return ok_status();
+}
+
+Status Store::fill(Proposal& p, const fs::path& dir) const {
   Proposal copy = p;
   for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(copy, name), 0600));
   // A command is a payload too: it runs exactly as staged, so it is kept
@@ -132,6 +216,11 @@ Status Store::create(Proposal& p) const {
     for (const Change& c : p.changes) all += c.after;
     KAI_TRY(write_file_exclusive(dir / "changes", all, 0600));
   }
+  // Test builds (lib/util/fault): killed, or the record's write failing as
+  // on a full disk, between the payloads and the record.
+  fault_point("after-payloads");
+  if (int err = fault_errno("stage-write"))
+    return make_error(Errc::io, fmt::format("cannot write the record of proposal {}: {}", p.id, errno_text(err)));
   return save(p);
 }
 
@@ -368,6 +457,37 @@ std::string Store::check_live() const {
   std::set_difference(all.ids.begin(), all.ids.end(), x->ids.begin(), x->ids.end(), std::back_inserter(unnamed));
   if (!unnamed.empty()) return fmt::format("it does not name live proposals {}", fmt::join(unnamed, ", "));
   return "";
+}
+
+std::vector<int> Store::unrecorded() const {
+  // Only the ids the live index names (create() names an id there before
+  // it makes the folder), or every id when there is no index to trust.
+  std::vector<int> out;
+  std::vector<int> named;
+  if (auto x = read_live()) {
+    named = x->ids;
+  } else if (auto all = ids()) {
+    named = *all;
+  }
+  for (int id : named) {
+    struct stat st {};
+    const fs::path dir = staging_dir(id);
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // not a folder kaicoder made
+    if (::lstat((dir / "meta.json").c_str(), &st) != 0 && errno == ENOENT) out.push_back(id);
+  }
+  return out;
+}
+
+Result<std::vector<int>> Store::remove_unrecorded() const {
+  std::vector<int> gone = unrecorded();
+  for (int id : gone) {
+    std::error_code ec;
+    fs::remove_all(staging_dir(id), ec);
+    if (ec)
+      return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
+                                              staging_dir(id).string(), ec.message()));
+  }
+  return gone;
 }
 
 }  // namespace kai
