@@ -13,6 +13,8 @@
 #include "lib/gate/always_allow.hpp"
 #include "lib/gate/gate.hpp"
 #include "lib/gate/run_effects.hpp"
+#include "lib/util/strings.hpp"
+#include "lib/team/team.hpp"
 
 namespace kai::cmd {
 
@@ -38,6 +40,55 @@ nlohmann::json always_json(const gate::AllowRule& rule, const std::string& rollb
   return j;
 }
 
+// A team proposal of another clone: the person's yes becomes a decision
+// signed with their key and pushed to the team remote; the proposing clone
+// applies it. "Always allow" is never offered here.
+int approve_team(Session& s, Workspace& ws, int id, bool no_apply) {
+  if (no_apply)
+    return report(s, make_error(Errc::usage, "--no-apply does not go with a team proposal",
+                                "it is applied where it was proposed, once the signed decision arrives there"));
+  const gate::Decider who{s.user(), gate::Channel::terminal};
+  auto rv = team::prepare_decision(ws, id, who, DiffOptions{});
+  if (!rv) return report(s, rv.error());
+  const Proposal& p = rv->proposal;
+  send_text_to_stderr(s.json());
+  {
+    Pager pager(s, Paging::before_prompt);
+    print_proposal_header(s, p);
+    print_diffstat(s, p);
+    print_diff(s, p, rv->diff);
+    if (!rv->base_note.empty()) out("  note:     {}\n", rv->base_note);
+  }
+  out("\nyour answer is signed with your SSH key and pushed to the team remote; clone {} applies it\n", p.team.origin);
+  std::fflush(stdout);
+  send_text_to_stderr(false);
+  auto yes =
+      ask_on_terminal(fmt::format("Approve team proposal {} ({})?", p.id, count_of(p.changes.size(), "file")),
+                      rv->need.tier);
+  if (!yes) return report(s, yes.error());
+  if (!*yes) {
+    // Declined (SPEC §3, §11): exit 4, and the proposal stays as it was.
+    const Error no =
+        make_error(Errc::rejected, fmt::format("not approved; proposal {} is still pending", p.id),
+                   fmt::format("decide later with: kaicoder approve {} (or kaicoder reject {})", p.id, p.id));
+    if (s.json()) return emit(s, {{"approved", false}, {"id", p.id}, {"status", "pending"}}, exit_code(no.code), no);
+    return report(s, no);
+  }
+  team::DecisionRequest req{id, who, true, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, {}};
+  auto r = team::decide(ws, req);
+  if (!r) return report(s, r.error());
+  if (s.json()) {
+    nlohmann::json j = with_proposal(r->proposal);
+    j["team_decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
+    if (r->push_error) return emit(s, j, exit_code(r->push_error->code), r->push_error);
+    return emit(s, j);
+  }
+  out("approved team proposal {}: decision {} signed by {}\n", r->proposal.id, r->decision.substr(0, 12), r->signer);
+  if (r->push_error) return report(s, *r->push_error);
+  out("pushed; clone {} applies it when it next waits or fetches\n", r->proposal.team.origin);
+  return k_exit_ok;
+}
+
 }  // namespace
 
 RunFn setup_approve(CLI::App& sub) {
@@ -54,6 +105,8 @@ RunFn setup_approve(CLI::App& sub) {
     if (!id) return report(s, id.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    if (auto peek = (*ws)->store.load(*id, Store::Payloads::none); peek && peek->team.remote())
+      return approve_team(s, **ws, *id, a->no_apply);
     const gate::Decider who{s.user(), gate::Channel::terminal};
     // A pager shows all of a diff; without one a long diff is cut and takes
     // CONFIRM (SPEC §11).

@@ -19,8 +19,9 @@ RunFn setup_certify(CLI::App& sub) {
   auto a = std::make_shared<Args>();
   sub.add_option("--base", a->base, "commit, tag or branch to count changes from (default: as for verify)");
   sub.add_option("--key", a->key,
-                 "SSH key to sign with (default: ~/.ssh/id_ed25519; a public key file when ssh-agent "
-                 "holds the private half)");
+                 "SSH key to sign with (default: git's user.signingkey with gpg.format ssh, else [certify] "
+                 "signing_key in your config, else ~/.ssh/id_ed25519; a public key file when ssh-agent holds "
+                 "the private half)");
   sub.add_flag("--worktree", a->worktree, "also sign uncommitted changes in the work tree");
   return [a](Session& s) {
     if (auto t = require_terminal("no terminal to sign from"); !t) return report(s, t.error());
@@ -46,14 +47,19 @@ RunFn setup_certify(CLI::App& sub) {
       return report(
           s, make_error(Errc::denied, fmt::format("no signature can count: {}", c->signers_problem),
                         "name an allowed-signers file in [certify] allowed_signers and commit it to the base first"));
-    const std::filesystem::path key = a->key.empty() ? s.env().home / ".ssh" / "id_ed25519" : s.env().cwd / a->key;
+    SigningKey key{s.env().cwd / a->key, {}, "--key"};
+    if (a->key.empty()) {
+      auto chosen = choose_signing_key(req.start, s.env().home, s.env().user_config_dir);
+      if (!chosen) return report(s, chosen.error());
+      key = std::move(*chosen);
+    }
     Manifest m = draft_manifest(*c);
     send_text_to_stderr(s.json());
     {
       Pager pager(s, Paging::before_prompt);
       out("base {} ({}), head {}{}\n", c->base.substr(0, 12), c->base_from, c->head.substr(0, 12),
           c->worktree ? " and the work tree" : "");
-      out("you are about to sign, with {}, {} to certified paths:\n", key.string(), count_of(c->uncovered(), "change"));
+      out("you are about to sign, with {}, {} to certified paths:\n", key.shown(), count_of(c->uncovered(), "change"));
       for (const auto& ch : c->changes)
         if (!ch.covered) print_change(ch);
     }

@@ -65,7 +65,10 @@ Result<Workspace*> Session::workspace() {
 }
 
 void Session::finish() {
-  if (m_ws) flush_notify(*m_ws);
+  if (!m_ws) return;
+  for (const auto& n : m_ws->notices) err("kaicoder: note: {}\n", n);
+  m_ws->notices.clear();
+  flush_notify(*m_ws);
 }
 
 int report(Session& s, const Error& e) {

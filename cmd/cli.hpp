@@ -111,6 +111,8 @@ RunFn setup_serve(CLI::App& sub);
 RunFn setup_run(CLI::App& sub);
 RunFn setup_verify(CLI::App& sub);
 RunFn setup_certify(CLI::App& sub);
+RunFn setup_publish(CLI::App& sub);
+RunFn setup_fetch(CLI::App& sub);
 RunFn setup_wait(CLI::App& sub);
 RunFn setup_hook(CLI::App& sub);
 RunFn setup_integrate(CLI::App& sub);

@@ -33,7 +33,8 @@ nlohmann::json plan_json(const IntegratePlan& plan) {
           {"wired", plan.wired()},
           {"files", files},
           {"keeps", plan.keeps},
-          {"loses", plan.loses}};
+          {"loses", plan.loses},
+          {"when_hook_fails", plan.when_hook_fails}};
 }
 
 void print_missing(const IntegratePlan& plan) {
@@ -67,6 +68,7 @@ void print_plan(Session& s, const IntegratePlan& plan) {
   for (const auto& k : plan.keeps) out("  - {}\n", k);
   out("and loses:\n");
   for (const auto& l : plan.loses) out("  - {}\n", l);
+  out("when its hook cannot start (kaicoder moved or removed): {}\n", plan.when_hook_fails);
   out("\n");
 }
 
@@ -92,8 +94,14 @@ RunFn setup_integrate(CLI::App& sub) {
         return report(s, t.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
-    auto plan =
-        harness::plan_integration(**ws, h, a->user ? harness::Scope::user : harness::Scope::project, s.env().home);
+    // The hook entries name this binary by its absolute path; --check runs
+    // each kaicoder hook found once to see it answer.
+    const harness::WireEnv wire{s.env().self_exe, s.env().vars, true};
+    if (wire.self_exe.empty() || !wire.self_exe.is_absolute())
+      return report(s, make_error(Errc::io, "cannot tell where this kaicoder is (/proc/self/exe)",
+                                  "run kaicoder integrate on a system with /proc mounted"));
+    auto plan = harness::plan_integration(**ws, h, a->user ? harness::Scope::user : harness::Scope::project,
+                                          s.env().home, wire);
     if (!plan) return report(s, plan.error());
     const bool refused = plan->refused();
     if (a->check || plan->wired() || refused) {
@@ -108,6 +116,7 @@ RunFn setup_integrate(CLI::App& sub) {
         out("{} is {}wired to kaicoder{}\n", harness::harness_name(h), plan->wired() ? "" : "not ",
             plan->wired() ? "" : (a->check ? "" : "; nothing was written"));
         print_missing(*plan);
+        out("when its hook cannot start: {}\n", plan->when_hook_fails);
         if (!plan->wired() && !refused)
           out("wire it with: kaicoder integrate {}{}\n", a->harness, a->user ? " --user" : "");
       }

@@ -41,6 +41,10 @@ constexpr CommandSpec k_commands[] = {
     {"ls", "list a folder for an agent, confined to root", setup_ls},
     {"verify", "check that certified paths changed only with signed approvals", setup_verify},
     {"certify", "sign an approval of the changes to certified paths", setup_certify},
+    {"publish", "team mode: push a proposal to the [team] remote for a person to decide from their clone",
+     setup_publish},
+    {"fetch", "team mode: bring the team remote's proposals and signed decisions (--prune: drop settled ones)",
+     setup_fetch},
     {"hook", "an agent harness's pre-tool hook: the call on stdin, a decision on stdout (fails closed)", setup_hook},
     {"integrate", "at a terminal: wire an agent harness to write only through kaicoder", setup_integrate},
     {"mcp", "serve the Model Context Protocol on stdio: reads, proposals and waits as tools", setup_mcp},
@@ -68,6 +72,7 @@ Env make_env(const Options& o) {
     env.user_config_dir = "/nonexistent/kaicoder";  // no home: no owner config, nothing trusted
   env.user = user_name();
   if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir) env.home = pw->pw_dir;
+  env.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');

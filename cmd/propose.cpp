@@ -14,6 +14,7 @@
 #include "lib/gate/decide.hpp"
 #include "lib/gate/propose.hpp"
 #include "lib/gate/reader.hpp"
+#include "lib/team/team.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai::cmd {
@@ -21,7 +22,7 @@ namespace {
 
 struct ProposeArgs {
   std::string path, target, replacement, target_file, replacement_file, content_file, patch, why, agent, summary;
-  bool del = false, json_input = false, dry_run = false, wait = false, replace_all = false;
+  bool del = false, json_input = false, dry_run = false, wait = false, replace_all = false, publish = false;
 };
 
 // "-" is stdin (read once: it cannot be read twice); anything else a file
@@ -123,8 +124,11 @@ Result<ChangesetRequest> build_changeset(Session& s, Workspace& ws, ProposeArgs&
   return r;
 }
 
-int print_staged(Session& s, const Staged& st, bool dry) {
-  const Proposal& p = st.proposal;
+// `published`: propose --publish, what the publish did (or why it failed:
+// the proposal is staged here all the same).
+int print_staged(Session& s, const Staged& st, bool dry,
+                 const std::optional<Result<team::Published>>& published = std::nullopt) {
+  const Proposal& p = published && *published ? (*published)->proposal : st.proposal;
   if (s.json()) {
     nlohmann::json j = with_proposal(p);
     j["diff"] = st.diff.text;
@@ -132,6 +136,8 @@ int print_staged(Session& s, const Staged& st, bool dry) {
     j["dry_run"] = dry;
     j["existing"] = st.existing;
     if (st.applied) j["applied"] = outcome_object(*st.applied);
+    if (published && *published) j["published"] = published_json(**published);
+    if (published && !*published) return emit(s, j, exit_code(published->error().code), published->error());
     return emit(s, j);
   }
   if (dry) out("dry run: nothing staged\n");
@@ -143,6 +149,10 @@ int print_staged(Session& s, const Staged& st, bool dry) {
   if (st.applied) {
     out("\n");
     print_outcome(s, p, *st.applied);
+  } else if (published) {
+    out("\n");
+    if (!*published) return report(s, published->error());
+    print_published(**published);
   } else if (!dry) {
     out("\nwaiting for a person: kaicoder approve {}   (or: kaicoder reject {})\n", p.id, p.id);
   }
@@ -169,6 +179,8 @@ RunFn setup_propose(CLI::App& sub) {
   sub.add_option("--agent", a->agent, "name of the proposing agent (default: $KAICODER_AGENT)");
   sub.add_flag("--dry-run", a->dry_run, "print the diff and the decision; stage nothing");
   sub.add_flag("--wait", a->wait, "block until the proposal is decided and report the outcome");
+  sub.add_flag("--publish", a->publish,
+               "team mode: publish it to the [team] remote at once, for a person to decide from their clone");
   return [a, &sub](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
@@ -199,15 +211,17 @@ RunFn setup_propose(CLI::App& sub) {
       st = propose(**ws, std::move(*req), s.env().cwd, dry, opts);
     }
     if (!st) return report(s, st.error());
-    if (a->wait && !a->dry_run && !st->applied) {
+    std::optional<Result<team::Published>> published;
+    if (a->publish && !a->dry_run && !st->applied) published = team::publish(**ws, st->proposal.id);
+    if (a->wait && !a->dry_run && !st->applied && (!published || *published)) {
       print_waiting(st->proposal.id);
       if (!s.json()) {
-        print_staged(s, *st, false);
+        print_staged(s, *st, false, published);
         std::fflush(stdout);
       }
       return wait_and_report(s, **ws, st->proposal.id);
     }
-    return print_staged(s, *st, a->dry_run);
+    return print_staged(s, *st, a->dry_run, published);
   };
 }
 

@@ -7,8 +7,44 @@
 #include "cmd/gate.hpp"
 #include "cmd/render.hpp"
 #include "lib/gate/gate.hpp"
+#include "lib/util/strings.hpp"
+#include "lib/team/team.hpp"
 
 namespace kai::cmd {
+
+namespace {
+
+// A team proposal of another clone: the rejection is a signed decision
+// pushed to the team remote.
+int reject_team(Session& s, Workspace& ws, int id, const std::string& reason) {
+  const gate::Decider who{s.user(), gate::Channel::terminal};
+  auto rv = team::prepare_decision(ws, id, who, DiffOptions{});
+  if (!rv) return report(s, rv.error());
+  const Proposal& p = rv->proposal;
+  auto yes = ask_on_terminal(
+      fmt::format("Reject team proposal {} of clone {} ({})?", p.id, p.team.origin, count_of(p.changes.size(), "file")),
+      Tier::normal);
+  if (!yes) return report(s, yes.error());
+  if (!*yes) {
+    const Error no = make_error(Errc::rejected, fmt::format("not rejected; proposal {} is unchanged", p.id));
+    if (s.json()) return emit(s, {{"rejected", false}, {"id", p.id}}, exit_code(no.code), no);
+    return report(s, no);
+  }
+  team::DecisionRequest req{id, who, false, terminal_answer(Tier::normal), rv->digest, rv->diff_cut, reason};
+  auto r = team::decide(ws, req);
+  if (!r) return report(s, r.error());
+  if (s.json()) {
+    nlohmann::json j = with_proposal(r->proposal);
+    j["team_decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
+    if (r->push_error) return emit(s, j, exit_code(r->push_error->code), r->push_error);
+    return emit(s, j);
+  }
+  out("rejected team proposal {}: decision {} signed by {}\n", r->proposal.id, r->decision.substr(0, 12), r->signer);
+  if (r->push_error) return report(s, *r->push_error);
+  return k_exit_ok;
+}
+
+}  // namespace
 
 RunFn setup_reject(CLI::App& sub) {
   struct Args {
@@ -22,6 +58,8 @@ RunFn setup_reject(CLI::App& sub) {
     if (!id) return report(s, id.error());
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
+    if (auto peek = (*ws)->store.load(*id, Store::Payloads::none); peek && peek->team.remote())
+      return reject_team(s, **ws, *id, a->reason);
     const gate::Decider who{s.user(), gate::Channel::terminal};
     auto p = gate::prepare_reject(**ws, *id, who);
     if (!p) return report(s, p.error());

@@ -91,9 +91,15 @@ void print_list_header() {
 }
 
 void print_list_row(const Proposal& p, std::string_view status) {
-  out("{:>4}  {:<11}  {:<9}  {:<6}  {:<7}  {}  {}\n", p.id, status, to_string(p.kind),
+  // Team mode: another clone's proposal says where it came from.
+  std::string team;
+  if (p.team.remote())
+    team = fmt::format("[team {}/{}] ", p.team.origin, p.team.remote_id);
+  else if (p.team.published())
+    team = "[published] ";
+  out("{:>4}  {:<11}  {:<9}  {:<6}  {:<7}  {}  {}{}\n", p.id, status, to_string(p.kind),
       p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), to_string(p.tier),
-      Trusted{padded(cut_to_length(list_subject(p), k_list_what), k_list_what)}, p.summary);
+      Trusted{padded(cut_to_length(list_subject(p), k_list_what), k_list_what)}, Trusted{team}, p.summary);
 }
 
 void print_proposal_header(Session& s, const Proposal& p) {
@@ -116,6 +122,18 @@ void print_proposal_header(Session& s, const Proposal& p) {
   if (!p.reason.empty()) print_field("reason", p.reason);
   if (!p.risk_reason.empty()) out("  risk:     {} ({})\n", to_string(p.risk), p.risk_reason);
   if (p.tier == Tier::confirm) out("  tier:     confirm ({})\n", p.tier_reason);
+  if (p.team.remote()) {
+    out("  team:     proposal {} of clone {} (a {} there), commit {} on base {}\n", p.team.remote_id, p.team.origin,
+        p.team.kind, p.team.commit.substr(0, 12), p.team.base.substr(0, 12));
+    out("  expires:  {} (its origin's [approval] timeout)\n", p.team.expires);
+  } else if (p.team.published()) {
+    out("  team:     published by this clone ({}) as commit {} on base {}{}\n", p.team.origin,
+        p.team.commit.substr(0, 12), p.team.base.substr(0, 12),
+        p.team.pushed ? "" : "; not pushed yet: kaicoder publish " + std::to_string(p.id));
+  }
+  if (!p.team.signer.empty())
+    out("  signed:   by {} (decision {}){}\n", p.team.signer, p.team.decision.substr(0, 12),
+        p.team.remote() && !p.team.pushed ? "; not pushed yet: kaicoder publish " + std::to_string(p.id) : "");
   out("  policy:   {} ({})\n", to_string(p.decision), p.decision_rule);
   print_decided(p, DecidedLine::with_time);
   if (!p.result.empty()) out("  result:   {}\n", p.result);
@@ -218,7 +236,18 @@ void print_waiting(int id) {
 }
 
 int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono::seconds> within) {
-  auto p = wait_for_decision(ws, id, within);
+  // A published team proposal: a signed decision on the remote counts too.
+  std::optional<team::Waited> team_wait;
+  auto peek = ws.store.load(id, Store::Payloads::none);
+  Result<Proposal> p = make_error(Errc::io, "");
+  if (peek && peek->team.published() && !ws.cfg.team_remote.empty()) {
+    auto w = team::wait(ws, id, within);
+    if (!w) return report(s, w.error());
+    p = w->proposal;
+    team_wait = std::move(*w);
+  } else {
+    p = wait_for_decision(ws, id, within);
+  }
   if (!p) return report(s, p.error());
   const bool run = p->kind == Kind::run;
   // A waiter is done only once the proposal is decided and carried out:
@@ -237,6 +266,13 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
       j["stderr"] = captured.err;
     }
     if (ran && rc != k_exit_ok) j["error"] = exit_error(rc);
+    if (team_wait && team_wait->received) {
+      j["team_decision"] = {{"decision", p->team.decision},
+                            {"signer", p->team.signer},
+                            {"forwarded", team_wait->received->forwarded},
+                            {"note", team_wait->received->note}};
+    }
+    if (team_wait && !team_wait->remote_note.empty()) j["remote_note"] = team_wait->remote_note;
     std::optional<Error> e;
     if (undecided)
       e = make_error(
@@ -252,9 +288,12 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
     write_content(captured.out, 1);
     write_content(captured.err, 2);
   }
+  if (team_wait && team_wait->received) print_received(*team_wait->received);
   out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
   if (!p->backup.empty()) out("  backup:      {}\n", p->backup);
   if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);
+  if (team_wait && !team_wait->remote_note.empty() && undecided)
+    err("kaicoder: note: the team remote could not be asked for a decision: {}\n", team_wait->remote_note);
   if (undecided) {
     std::fflush(stdout);
     err("kaicoder: proposal {} is still {}: {}\n", p->id,
@@ -314,6 +353,39 @@ json effects_json(const Effects& fx, const std::string& diff, const std::vector<
   }
   return {{"effects", list}, {"held", held}, {"dropped", dropped}, {"conflicts", conflicts},
           {"diff", diff},    {"notes", notes}};
+}
+
+void print_published(const team::Published& p) {
+  if (p.proposal.team.remote()) {
+    out("pushed the decision on proposal {} ({}) to {}\n", p.proposal.id, p.proposal.team.decision.substr(0, 12),
+        p.ref);
+    return;
+  }
+  out("published proposal {} as commit {} on base {}{}\n", p.proposal.id, p.proposal.team.commit.substr(0, 12),
+      p.proposal.team.base.substr(0, 12), p.again ? " (again)" : "");
+  out("  ref:      {}\n", p.ref);
+  out("  expires:  {}\n", p.proposal.team.expires);
+  out("a person decides it from their clone: kaicoder fetch, then kaicoder approve (or reject); wait for it here with: "
+      "kaicoder wait {}\n",
+      p.proposal.id);
+}
+
+nlohmann::json published_json(const team::Published& p) {
+  return {{"ref", p.ref},
+          {"commit", p.proposal.team.remote() ? p.proposal.team.decision : p.proposal.team.commit},
+          {"base", p.proposal.team.base},
+          {"origin", p.proposal.team.origin},
+          {"again", p.again}};
+}
+
+void print_received(const team::Received& r) {
+  const Proposal& p = r.proposal;
+  out("proposal {}: a decision signed by {} {} it\n", p.id, p.team.signer,
+      p.state == State::rejected ? "rejected" : "approved");
+  if (!r.forwarded.empty())
+    out("  {} now points at the proposal commit {}\n", r.forwarded, p.team.commit.substr(0, 12));
+  else if (!r.note.empty())
+    out("  not committed: {}\n", r.note);
 }
 
 json proposal_json(const Proposal& p) { return proposal_object(p); }

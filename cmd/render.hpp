@@ -15,6 +15,7 @@
 #include "lib/gate/envelope.hpp"
 #include "lib/store/proposal.hpp"
 #include "lib/gate/runs.hpp"
+#include "lib/team/team.hpp"
 
 namespace kai::cmd {
 
@@ -76,6 +77,12 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
 void print_change(const CertChange& c);
 void print_certification(const Certification& c);
 nlohmann::json certification_json(const Certification& c);
+
+// Team mode: what a publish did (publish, propose --publish), and what a
+// received decision did (wait, fetch).
+void print_published(const team::Published& p);
+nlohmann::json published_json(const team::Published& p);
+void print_received(const team::Received& r);
 
 // "diff" for proposals that still apply; an explanation otherwise.
 Result<FileDiff> diff_for_display(Session& s, Workspace& ws, const Proposal& p, bool full);

@@ -13,6 +13,7 @@
 #include "lib/gate/run_effects.hpp"
 #include "lib/gate/runs.hpp"
 #include "lib/gate/status.hpp"
+#include "lib/team/team.hpp"
 
 namespace kai::cmd {
 
@@ -71,11 +72,20 @@ RunFn setup_show(CLI::App& sub) {
     // A changeset's file is looked for by changeset_diff below.
     if (p->kind != Kind::changeset)
       if (auto named = names_file(*p, a->file); !named) return report(s, named.error());
-    if (live && p->kind == Kind::changeset && !a->file.empty()) {
+    if (live && p->kind == Kind::changeset && !a->file.empty() && !p->team.remote()) {
       DiffOptions opts;
       opts.full = a->full;
       auto r = changeset_diff(**ws, *p, opts, a->file);
       if (!r && r.error().code == Errc::not_found) return report(s, r.error());
+      if (r)
+        d = std::move(*r);
+      else
+        diff_note = fmt::format("no diff: {}", r.error().message);
+    } else if (p->team.remote()) {
+      // Another clone's proposal: its commit against its base, whatever this tree holds.
+      DiffOptions opts;
+      opts.full = a->full;
+      auto r = team::remote_diff(**ws, *p, opts);
       if (r)
         d = std::move(*r);
       else

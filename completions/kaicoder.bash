@@ -10,7 +10,7 @@
 #
 # shellcheck disable=SC2207  # COMPREPLY=($(compgen -W CONSTANTS)) is safe
 
-_kaicoder_commands="help init trust propose run wait list show approve reject apply log serve rollback read ls verify certify hook integrate mcp intake agent-user doctor"
+_kaicoder_commands="help init trust propose run wait list show approve reject apply log serve rollback read ls verify certify publish fetch hook integrate mcp intake agent-user doctor"
 _kaicoder_globals="--root --config --json --no-color --color --version -v --help -h"
 
 # Options of each command; --help/-h come with the globals.
@@ -20,7 +20,7 @@ _kaicoder_command_options() {
         propose)
             echo "--path --target --replacement --target-file --replacement-file" \
                 "--content-file --delete --replace-all --patch --json-input --why --summary --agent" \
-                "--dry-run --wait"
+                "--dry-run --wait --publish"
             ;;
         run) echo "--why --cwd --timeout --shell --agent --network --dry-run --wait" ;;
         wait) echo "--timeout" ;;
@@ -36,6 +36,7 @@ _kaicoder_command_options() {
         ls) echo "--glob" ;;
         verify) echo "--base --head --worktree" ;;
         certify) echo "--base --key --worktree" ;;
+        fetch) echo "--prune" ;;
         integrate) echo "--check --user" ;;
         mcp) echo "--agent" ;;
         intake) echo "--watch --interval" ;;
@@ -207,7 +208,7 @@ _kaicoder() {
         show | apply)
             _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids)
             ;;
-        approve | reject | wait)
+        approve | reject | wait | publish)
             _kaicoder_add_matching '^[0-9]+$' < <(_kaicoder_proposal_ids pending)
             ;;
         rollback)

@@ -132,6 +132,8 @@ complete -c kaicoder -n __kaicoder_needs_command -a read -d 'Read a file for an 
 complete -c kaicoder -n __kaicoder_needs_command -a ls -d 'List a folder for an agent, confined to root'
 complete -c kaicoder -n __kaicoder_needs_command -a verify -d 'Check that certified paths changed only with signed approvals'
 complete -c kaicoder -n __kaicoder_needs_command -a certify -d 'Sign an approval of the changes to certified paths'
+complete -c kaicoder -n __kaicoder_needs_command -a publish -d 'Team mode: push a proposal to the team remote'
+complete -c kaicoder -n __kaicoder_needs_command -a fetch -d "Team mode: bring the team remote's proposals and decisions"
 complete -c kaicoder -n __kaicoder_needs_command -a hook -d "An agent harness's pre-tool hook; fails closed"
 complete -c kaicoder -n __kaicoder_needs_command -a integrate -d 'At a terminal: wire an agent harness to write only through kaicoder'
 complete -c kaicoder -n __kaicoder_needs_command -a mcp -d 'Serve the Model Context Protocol on stdio: reads, proposals and waits as tools'
@@ -157,6 +159,7 @@ complete -c kaicoder -n $p -l summary -x -d 'One-line summary for the changelog'
 complete -c kaicoder -n $p -l agent -x -d 'Name of the proposing agent'
 complete -c kaicoder -n $p -l dry-run -d 'Print the diff and the decision; stage nothing'
 complete -c kaicoder -n $p -l wait -d 'Block until the proposal is decided'
+complete -c kaicoder -n $p -l publish -d 'Team mode: publish it to the team remote at once'
 
 # run: options before "--", then a command and its arguments
 function __kaicoder_run_part
@@ -198,7 +201,7 @@ complete -c kaicoder -n '__kaicoder_using_command show apply' -a '(__kaicoder_pr
 complete -c kaicoder -n '__kaicoder_using_command approve' -l no-apply -d "Record the approval; apply later with 'kaicoder apply'"
 complete -c kaicoder -n '__kaicoder_using_command approve' -l force -d 'Apply even though its validation failed (asks for CONFIRM)'
 complete -c kaicoder -n '__kaicoder_using_command apply' -l force -d 'Apply even though its validation failed'
-complete -c kaicoder -n '__kaicoder_using_command approve reject wait' -a '(__kaicoder_proposal_ids pending)' -d 'Pending proposal'
+complete -c kaicoder -n '__kaicoder_using_command approve reject wait publish' -a '(__kaicoder_proposal_ids pending)' -d 'Pending proposal'
 
 # wait
 complete -c kaicoder -n '__kaicoder_using_command wait' -l timeout -x -d 'Give up after this many seconds; exit 8 if still undecided'
@@ -250,8 +253,11 @@ complete -c kaicoder -n $v -l worktree -d 'Certify the work tree, uncommitted ch
 # certify
 set -l c '__kaicoder_using_command certify'
 complete -c kaicoder -n $c -l base -x -a '(__kaicoder_revisions)' -d 'Commit, tag or branch to count changes from'
-complete -c kaicoder -n $c -l key -r -F -d 'SSH key to sign with (default ~/.ssh/id_ed25519)'
+complete -c kaicoder -n $c -l key -r -F -d 'SSH key to sign with (default: git user.signingkey, else ~/.ssh/id_ed25519)'
 complete -c kaicoder -n $c -l worktree -d 'Also sign uncommitted changes in the work tree'
+
+# fetch
+complete -c kaicoder -n '__kaicoder_using_command fetch' -l prune -d 'Also drop the refs of settled proposals past [team] keep'
 
 # mcp
 complete -c kaicoder -n '__kaicoder_using_command mcp' -l agent -x -d 'Name recorded as proposed-by'

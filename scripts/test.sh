@@ -75,7 +75,7 @@ if [ -n "$fuzz_build" ] && ! wait "$fuzz_build"; then
   exit 1
 fi
 if [ "$fuzz_seconds" -gt 0 ]; then
-  echo "== fuzz the shell classifier, the import scanners and the patch parsers for ${fuzz_seconds} s"
+  echo "== fuzz the shell classifier, the import scanners, the patch parsers and MCP sessions for ${fuzz_seconds} s"
   FUZZ_OUT="$PWD/build-fuzz" tests/fuzz/run.sh "$fuzz_seconds"
 fi
 echo "all tests passed"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/certify/decision.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/config/config.hpp"
 #include "lib/util/git_tree.hpp"
@@ -277,6 +278,83 @@ Result<std::vector<SignedBinding>> check_manifests(const std::vector<FoundManife
   return approved;
 }
 
+// Whether `id` is a commit of base..head: reachable from head, not from base.
+bool in_range(git_repository* repo, const git_oid& id, const git_oid& base, const git_oid& head) {
+  if (git_oid_equal(&id, &base)) return false;
+  if (!git_oid_equal(&id, &head) && git_graph_descendant_of(repo, &head, &id) != 1) return false;
+  return git_graph_descendant_of(repo, &base, &id) != 1;
+}
+
+// Team decisions (lib/certify/decision) under refs/kaicoder/decisions/ and
+// refs/kaicoder/remote/decisions/ that approve a proposal commit of
+// base..head: each counts as a manifest of the results that commit makes,
+// signed in the decision namespace by a key the base allows.
+Status check_decisions(git_repository* repo, const git_oid& base, const git_oid& head, Certification& c,
+                       const SshTool& ssh, std::vector<SignedBinding>& approved,
+                       std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
+  struct Found {
+    std::string ref;
+    git_oid id;
+    TeamRef names;
+  };
+  std::vector<Found> found;
+  git_reference_iterator* raw_it = nullptr;
+  if (git_reference_iterator_glob_new(&raw_it, repo, "refs/kaicoder/*") != 0) return ok_status();
+  std::vector<std::string> seen;
+  git_reference* raw_ref = nullptr;
+  while (git_reference_next(&raw_ref, raw_it) == 0) {
+    RefPtr ref(raw_ref);
+    const std::string name = git_reference_name(raw_ref);
+    std::string_view rest(name);
+    rest.remove_prefix(std::string_view("refs/kaicoder/").size());
+    if (rest.starts_with("remote/")) rest.remove_prefix(7);
+    auto names = parse_team_ref(rest);
+    const git_oid* target = git_reference_target(raw_ref);
+    if (!names || names->kind != "decisions" || !target) continue;
+    const std::string h = hex(*target);
+    if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
+    seen.push_back(h);
+    found.push_back(Found{name, *target, *names});
+  }
+  git_reference_iterator_free(raw_it);
+  for (const auto& f : found) {
+    auto o = read_decision_commit(repo, f.id);
+    if (!o) continue;  // not a decision: it binds nothing
+    if (o->decision.verdict != "approve") continue;
+    git_oid proposal;
+    if (git_oid_fromstr(&proposal, o->parent.c_str()) != 0 || !in_range(repo, proposal, base, head)) continue;
+    auto commit = lookup_commit(repo, proposal, "a proposal commit");
+    if (!commit) return commit.error();
+    ManifestCheck mc{f.ref, "decision", "", "", 0};
+    const bool on_base =
+        git_commit_parentcount(commit->get()) == 1 && hex(*git_commit_parent_id(commit->get(), 0)) == o->decision.base;
+    if (o->decision.proposal != o->parent || o->decision.origin != f.names.origin || o->decision.id != f.names.id ||
+        !on_base)
+      mc.problem = "it names another proposal than the one its ref and parent name";
+    else if (!c.signers_problem.empty())
+      mc.problem = c.signers_problem;
+    else {
+      auto who = verify_signature(ssh, c.signers_text, o->text, o->sig, k_decision_namespace);
+      if (!who && who.error().code != Errc::denied) return who.error();
+      if (!who)
+        mc.problem = who.error().message;
+      else
+        mc.signer = *who;
+    }
+    auto bindings = commit_bindings(repo, commit->get());
+    if (!bindings) return bindings.error();
+    mc.entries = bindings->size();
+    for (const auto& b : *bindings) {
+      if (mc.problem.empty())
+        approved.push_back(SignedBinding{b, mc.signer});
+      else
+        unsigned_claims.emplace_back(b, fmt::format("{}: {}", f.ref, mc.problem));
+    }
+    c.manifests.push_back(std::move(mc));
+  }
+  return ok_status();
+}
+
 void judge(CertChange& c, const std::vector<SignedBinding>& approved,
            const std::vector<std::pair<Binding, std::string>>& unsigned_claims) {
   std::vector<std::string> why;
@@ -313,6 +391,26 @@ void judge(CertChange& c, const std::vector<SignedBinding>& approved,
 }
 
 }  // namespace
+
+Result<SignersAt> signers_at(git_repository* repo, git_commit* commit) {
+  auto cfg = config_at(repo, commit);
+  if (!cfg) return cfg.error();
+  SignersAt out;
+  out.path = cfg->allowed_signers;
+  if (out.path.empty()) {
+    out.problem = "no [certify] allowed_signers at the base";
+    return out;
+  }
+  auto tree = tree_of(commit);
+  if (!tree) return tree.error();
+  auto text = blob_at(repo, tree->get(), out.path);
+  if (!text) return text.error();
+  if (!*text)
+    out.problem = fmt::format("the allowed-signers file '{}' is not in the base", out.path);
+  else
+    out.text = **text;
+  return out;
+}
 
 size_t Certification::uncovered() const {
   return static_cast<size_t>(
@@ -366,17 +464,11 @@ Result<Certification> check_certification(const CertifyRequest& req) {
   auto head_tree = tree_of(head->get());
   if (!head_tree) return head_tree.error();
   c.paths = cfg->certify_paths;
-  c.allowed_signers = cfg->allowed_signers;
-  if (c.allowed_signers.empty())
-    c.signers_problem = "no [certify] allowed_signers at the base";
-  else {
-    auto text = blob_at(raw, base_tree->get(), c.allowed_signers);
-    if (!text) return text.error();
-    if (!*text)
-      c.signers_problem = fmt::format("the allowed-signers file '{}' is not in the base", c.allowed_signers);
-    else
-      c.signers_text = **text;
-  }
+  auto signers = signers_at(raw, base.get());
+  if (!signers) return signers.error();
+  c.allowed_signers = signers->path;
+  c.signers_text = signers->text;
+  c.signers_problem = signers->problem;
   Scope scope{c.paths, c.allowed_signers};
   auto changes = certified_changes(raw, base_tree->get(), head_tree->get(), scope, req.worktree);
   if (!changes) return changes.error();
@@ -389,6 +481,8 @@ Result<Certification> check_certification(const CertifyRequest& req) {
   std::vector<std::pair<Binding, std::string>> unsigned_claims;
   auto approved = check_manifests(found, c, req.ssh, unsigned_claims);
   if (!approved) return approved.error();
+  KAI_TRY(check_decisions(raw, *git_commit_id(base.get()), *git_commit_id(head->get()), c, req.ssh, *approved,
+                          unsigned_claims));
   for (auto& ch : c.changes) {
     judge(ch, *approved, unsigned_claims);
     if (!ch.covered) attribute(raw, *git_commit_id(base.get()), head->get(), head_tree->get(), c.worktree, ch);
@@ -409,7 +503,7 @@ Manifest draft_manifest(const Certification& c) {
   return m;
 }
 
-Result<std::string> write_signed_manifest(const Certification& c, const Manifest& m, const fs::path& key,
+Result<std::string> write_signed_manifest(const Certification& c, const Manifest& m, const SigningKey& key,
                                           const SshTool& ssh, TimePoint now) {
   if (c.workdir.empty())
     return make_error(Errc::usage, "a bare repository has no work tree to write the manifest into");
@@ -417,13 +511,13 @@ Result<std::string> write_signed_manifest(const Certification& c, const Manifest
     return make_error(Errc::denied, fmt::format("no signature can count: {}", c.signers_problem),
                       "name an allowed-signers file in [certify] allowed_signers and commit it to the base first");
   const std::string text = format_manifest(m);
-  auto sig = sign_data(ssh, key, text);
+  auto sig = sign_with(ssh, key, text, k_signature_namespace);
   if (!sig) return sig.error();
   auto who = verify_signature(ssh, c.signers_text, text, *sig);
   if (!who)
     return make_error(
         who.error().code,
-        fmt::format("the key '{}' is not an allowed signer at the base: {}", key.string(), who.error().message),
+        fmt::format("the key {} is not an allowed signer at the base: {}", key.shown(), who.error().message),
         fmt::format("add its public key to '{}' (itself a certified change, signed by a key the base allows)",
                     c.allowed_signers));
   const std::string name = fmt::format("{}-{}.toml", compact_utc(now), c.head.substr(0, 12));

@@ -26,8 +26,12 @@
 #include <vector>
 
 #include "lib/certify/manifest.hpp"
+#include "lib/certify/signing_key.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
+
+struct git_repository;
+struct git_commit;
 
 namespace kai {
 
@@ -77,6 +81,16 @@ struct Certification {
   size_t uncovered() const;
 };
 
+// The allowed signers named by `[certify] allowed_signers` in the
+// kaicoder.toml of `commit`, read from that commit: the trust anchor of
+// verify's base, and of a team decision on a proposal made against
+// `commit` (lib/team). `problem` says why no signature can count (no such
+// key, no such file there). Errc::usage for a malformed kaicoder.toml there.
+struct SignersAt {
+  std::string path, text, problem;
+};
+Result<SignersAt> signers_at(git_repository* repo, git_commit* commit);
+
 // Compare base with head (or the work tree) and check every change of a
 // certified path against the signed manifests of the head (and the work
 // tree). Errors: usage when no repository holds `start`, a revision does
@@ -88,13 +102,13 @@ Result<Certification> check_certification(const CertifyRequest& req);
 // A manifest binding every result that no signed manifest covers yet.
 Manifest draft_manifest(const Certification& c);
 
-// Sign `m` with `key`, check the signature against the base's allowed
+// Sign `m` with `key` (lib/certify/signing_key), check the signature against the base's allowed
 // signers, and create kaicoder-approvals/<stamp>-<head>.toml and its .sig
 // in the work tree (exclusively, never through a symlink). Returns the
 // manifest's path relative to the work tree. Errors: denied when the key is
 // not an allowed signer at the base (nothing is written); conflict when the
 // name exists; usage for a bare repository; io when signing fails.
-Result<std::string> write_signed_manifest(const Certification& c, const Manifest& m, const std::filesystem::path& key,
+Result<std::string> write_signed_manifest(const Certification& c, const Manifest& m, const SigningKey& key,
                                           const SshTool& ssh, TimePoint now);
 
 }  // namespace kai

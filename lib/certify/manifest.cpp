@@ -221,7 +221,7 @@ std::string first_line(std::string_view s) {
 }  // namespace
 
 Result<std::string> verify_signature(const SshTool& tool, std::string_view allowed_signers, std::string_view data,
-                                     std::string_view sig) {
+                                     std::string_view sig, std::string_view ns) {
   auto dir = PrivateTempDir::make(tool.tmp_parent, "kaicoder-verify");
   if (!dir) return dir.error();
   const fs::path d = dir->path();
@@ -241,10 +241,10 @@ Result<std::string> verify_signature(const SshTool& tool, std::string_view allow
     std::string principal = principals.substr(start, end - start);
     start = end + 1;
     if (principal.empty()) continue;
-    auto v = ssh_keygen(tool, d,
-                        {"-Y", "verify", "-f", "allowed_signers", "-I", principal, "-n",
-                         std::string(k_signature_namespace), "-s", "manifest.sig"},
-                        d / "manifest");
+    auto v = ssh_keygen(
+        tool, d,
+        {"-Y", "verify", "-f", "allowed_signers", "-I", principal, "-n", std::string(ns), "-s", "manifest.sig"},
+        d / "manifest");
     if (!v) return v.error();
     if (v->exit_code == 0) return principal;
     last_problem = first_line(v->err.empty() ? v->out : v->err);
@@ -253,13 +253,12 @@ Result<std::string> verify_signature(const SshTool& tool, std::string_view allow
                                                        : fmt::format("signature does not verify: {}", last_problem));
 }
 
-Result<std::string> sign_data(const SshTool& tool, const fs::path& key, std::string_view data) {
+Result<std::string> sign_data(const SshTool& tool, const fs::path& key, std::string_view data, std::string_view ns) {
   auto dir = PrivateTempDir::make(tool.tmp_parent, "kaicoder-sign");
   if (!dir) return dir.error();
   const fs::path d = dir->path();
   KAI_TRY(write_file_exclusive(d / "manifest", data, 0600));
-  auto r =
-      ssh_keygen(tool, d, {"-Y", "sign", "-n", std::string(k_signature_namespace), "-f", key.string(), "manifest"});
+  auto r = ssh_keygen(tool, d, {"-Y", "sign", "-n", std::string(ns), "-f", key.string(), "manifest"});
   if (!r) return r.error();
   if (r->exit_code != 0)
     return make_error(Errc::io,

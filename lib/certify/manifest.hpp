@@ -81,19 +81,23 @@ struct SshTool {
   std::filesystem::path tmp_parent = "/tmp";  // where the private folders go
 };
 
-// The namespace every kaicoder signature is made in (ssh-keygen -n).
+// The namespace every approval manifest is signed in (ssh-keygen -n).
 inline constexpr std::string_view k_signature_namespace = "kaicoder";
+// The namespace of team decisions (lib/certify/decision): a signature made
+// for one kind of object never counts for the other.
+inline constexpr std::string_view k_decision_namespace = "kaicoder-decision";
 
 // The principal of `allowed_signers` whose key signed `data` (signature
-// `sig`, armored) in the kaicoder namespace. Errc::denied when the signature
+// `sig`, armored) in namespace `ns` (the manifests' by default). Errc::denied when the signature
 // is not valid or no allowed signer made it (the message says which);
 // Errc::io when ssh-keygen cannot be run. Disk: a private temp folder, removed.
 Result<std::string> verify_signature(const SshTool& tool, std::string_view allowed_signers, std::string_view data,
-                                     std::string_view sig);
+                                     std::string_view sig, std::string_view ns = k_signature_namespace);
 
 // Sign `data` with the key in `key` (a private key, or a public key whose
-// private half an ssh-agent holds). Returns the armored signature.
-// Errc::io when ssh-keygen fails (its message is passed on).
-Result<std::string> sign_data(const SshTool& tool, const std::filesystem::path& key, std::string_view data);
+// private half an ssh-agent holds) in namespace `ns`. Returns the armored
+// signature. Errc::io when ssh-keygen fails (its message is passed on).
+Result<std::string> sign_data(const SshTool& tool, const std::filesystem::path& key, std::string_view data,
+                              std::string_view ns = k_signature_namespace);
 
 }  // namespace kai

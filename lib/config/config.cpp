@@ -9,6 +9,7 @@
 
 #include "lib/paths/glob.hpp"
 #include "lib/paths/redact.hpp"
+#include "lib/util/text.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -240,11 +241,20 @@ std::map<std::string, Handler> handlers() {
     };
   };
   for (const char* s : {"approval", "policy", "policy.default", "paths", "run", "risk", "hooks", "hooks.adapter",
-                        "changelog", "certify", "limits", "two_user"})
+                        "changelog", "certify", "limits", "two_user", "team"})
     h[s] = section(s);
   h["approval.approvers"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
     auto v = get_list(c, n, key, false);
     if (!v) return v.error();
+    const toml::array* a = n.as_array();
+    for (size_t i = 0; i < v->size(); ++i) {
+      const std::string& name = (*v)[i];
+      const bool odd = std::any_of(name.begin(), name.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == ' ';
+      });
+      if (name.empty() || odd)
+        return bad(c, *a->get(i), key, "an approver is a user name: not empty, no spaces or control characters");
+    }
     c.cfg.approvers = *v;  // the more specific file decides who may approve
     return ok_status();
   };
@@ -358,6 +368,34 @@ std::map<std::string, Handler> handlers() {
     c.cfg.allowed_signers = *s;
     return ok_status();
   };
+  h["certify.signing_key"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    const std::string rest = s->starts_with("~/") ? s->substr(2) : *s;
+    const fs::path p(rest);
+    if (rest.empty() || (!s->starts_with("~/") && !p.is_absolute()) || p.lexically_normal() != p ||
+        rest.find("..") != std::string::npos)
+      return bad(c, n, key, "must be an absolute path or ~/PATH in your home, without '..'");
+    c.cfg.signing_key = *s;
+    return ok_status();
+  };
+  // A remote's name as `git remote add` takes it; never an option or a URL.
+  h["team.remote"] = [](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
+    auto s = get_string(c, n, key);
+    if (!s) return s.error();
+    const bool plain =
+        s->empty() ||
+        (s->size() <= 64 && s->front() != '-' && s->front() != '.' && s->find("..") == std::string::npos &&
+         s->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+             std::string::npos);
+    if (!plain)
+      return bad(
+          c, n, key,
+          fmt::format("\"{}\" is not a git remote name (letters, digits, '.', '_', '-'; see git remote -v)", *s));
+    c.cfg.team_remote = *s;
+    return ok_status();
+  };
+  h["team.keep"] = num(&Config::team_keep, 0, 10L * 365 * 24 * 3600);
   auto limit = [](long Config::Limits::*m, long lo, long hi) {
     return [m, lo, hi](const Ctx& c, const toml::node& n, const std::string& key) -> Status {
       auto v = get_int(c, n, key, lo, hi);
@@ -400,7 +438,14 @@ Result<Config> check_whole(Config cfg);
 }  // namespace
 
 std::optional<std::string> env_name_refused(std::string_view name) {
-  if (name.empty() || name.find('=') != std::string_view::npos) return "not a variable name";
+  // A name of letters, digits and underscores, as a shell takes it: a NUL
+  // or '=' in it would be cut or read as a value by the process it reaches.
+  const bool well_formed = !name.empty() && !(name[0] >= '0' && name[0] <= '9') &&
+                           std::all_of(name.begin(), name.end(), [](char ch) {
+                             return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                                    ch == '_';
+                           });
+  if (!well_formed) return "not a variable name (letters, digits and _, not starting with a digit)";
   if (env_name_dangerous(name)) return fmt::format("'{}' changes what programs run or load; runs never get it", name);
   if (Redactor::secret_name(name)) return fmt::format("'{}' looks like a secret; runs never get secrets", name);
   return std::nullopt;
@@ -444,8 +489,16 @@ Result<Config> check_whole(Config cfg) {
   if (cfg.risk_medium > cfg.risk_high)
     return make_error(Errc::usage,
                       fmt::format("risk.medium ({}) is above risk.high ({})", cfg.risk_medium, cfg.risk_high));
-  if (cfg.changelog.empty() || cfg.changelog.find("..") != std::string::npos || cfg.changelog.front() == '/')
-    return make_error(Errc::usage, fmt::format("changelog.path '{}' must be a path inside root", cfg.changelog));
+  const std::string& cl = cfg.changelog;
+  const bool control = std::any_of(cl.begin(), cl.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+  });
+  const std::string base = cl.substr(cl.rfind('/') == std::string::npos ? 0 : cl.rfind('/') + 1);
+  if (cl.empty() || cl.find("..") != std::string::npos || cl.front() == '/' || control || base.size() <= 3 ||
+      !base.ends_with(".md") || base.front() == '.' || cl.starts_with(".git/") || cl.starts_with(".kaicoder/"))
+    return make_error(Errc::usage,
+                      fmt::format("changelog.path '{}' must be a markdown file name inside root (NAME.md)",
+                                  make_visible(cl, Allow::nothing)));
   return cfg;
 }
 }  // namespace

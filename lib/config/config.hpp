@@ -96,6 +96,15 @@ struct Config {
   std::vector<std::string> certify_paths;
   std::string certify_base;     // a revision; empty = merge base with upstream, else the root commit
   std::string allowed_signers;  // path in the repository of the ssh allowed-signers file
+  // The SSH key `certify` and team decisions sign with when git's
+  // user.signingkey does not name one (lib/certify/signing_key): an
+  // absolute path or "~/…" in the owner's home. Read from the owner's own
+  // config only.
+  std::string signing_key;
+  // [team] — team mode (lib/team): the git remote proposals and signed
+  // decisions travel through; empty = off, nothing is ever pushed.
+  std::string team_remote;
+  long team_keep = 14L * 24 * 3600;  // seconds the refs of rejected and expired proposals stay (fetch --prune)
   // [limits] — what one proposal may carry (SPEC §2); past one, propose and
   // run refuse it (exit 2) before anything is staged
   struct Limits {

@@ -12,6 +12,7 @@
 
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 #include "lib/util/lock.hpp"
 #include "lib/config/workspace.hpp"
 
@@ -103,7 +104,7 @@ Result<std::vector<TrustedRoot>> TrustList::load() const {
     return make_error(Errc::io, fmt::format("'{}' is damaged: {}", (m_dir / k_list).string(), why),
                       "move it aside and trust your roots again with `kaicoder trust`");
   };
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object() || !j.contains("roots") || !j["roots"].is_array())
     return bad("not a list of roots");
   for (const auto& e : j["roots"]) {

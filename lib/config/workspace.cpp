@@ -33,6 +33,13 @@ Workspace::Workspace(const fs::path& r, Config c, const Clock& clk, std::string 
 void Workspace::use_owner_dir(const fs::path& dir) {
   owner_dir = dir;
   sealer = Sealer(dir, root);
+  // Seals and once-only notes are bound to the store's identity too.
+  if (auto ident = store_identity(store.dir(), sealer); !ident) {
+    sealer.refuse(ident.error());
+  } else {
+    sealer.use_store(ident->id);
+    store.make_identity(ident->fresh);
+  }
   store.use(sealer);
   journal.use(sealer);
 }

@@ -34,6 +34,7 @@ struct Env {
   std::string user;                                       // OS user name of the real uid
   std::vector<std::pair<std::string, std::string>> vars;  // the process environment (redaction, runs' allow-list)
   std::filesystem::path home;  // the owner's real home, from the password database (not $HOME)
+  std::filesystem::path self_exe;  // the running kaicoder (/proc/self/exe): what integrate wires
 };
 
 class Workspace {
@@ -82,6 +83,10 @@ public:
     std::string ids;  // several proposals at once (an expiry burst): "3,4,9"; proposal is 0
   };
   std::vector<NotifyEvent> notify_queue;
+  // What kaicoder did on the side that the person should hear of (a
+  // half-done change finished or undone, debris of an interrupted command
+  // removed, the state dir made anew); cmd/ prints each once.
+  std::vector<std::string> notices;
 
   // An entry or text safe to print or store.
   std::string redact(std::string_view text) const { return redactor.apply(text); }

@@ -138,6 +138,13 @@ void check_sandbox(const Workspace& ws, Checks& out) {
        full ? "root minus its secret files; the system; from home only the toolchains and [run] readable; no /run, no "
               "owner's kaicoder folder, no other process"
             : "everything this user can read, secrets included");
+  // What a run sees of other processes (kaicoder's, the person's shells).
+  line("processes", full,
+       full       ? "none but the run's own (a PID namespace); its init holds no readable memory or environment"
+       : landlock ? "every process is listed: /proc/*/cmdline, status and the like stay readable; environments and "
+                    "memory of processes outside the run are not (Landlock refuses ptrace access), nor kaicoder's "
+                    "own (not dumpable)"
+                  : "every process this user can read, environments and memory of its own processes included");
   line("terminals", full || (landlock && ll.abi >= 5),
        full                      ? "no tty, pts or console in the run's /dev; device ioctls off"
        : landlock && ll.abi >= 5 ? "no controlling terminal; device ioctls off (TIOCSTI refused)"
@@ -146,22 +153,25 @@ void check_sandbox(const Workspace& ws, Checks& out) {
        net_on                    ? "on ([run] network = \"on\")"
        : full                    ? "off: an empty network namespace (no TCP, UDP or DNS); one run may ask with "
                                    "`run --network` (confirm tier)"
-       : landlock && ll.abi >= 4 ? "TCP off (Landlock); UDP and UNIX sockets still reachable"
+       : landlock && ll.abi >= 4 ? "TCP off (Landlock); no UNIX sockets (seccomp: socketpair only); UDP still "
+                                   "reachable"
                                  : "not restricted");
   line("environment", true,
        "an allow-list (PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL, [run] env); HOME is the "
        "owner's home; kaicoder's own git settings");
-  line("process lifetime", full,
-       full ? "a PID namespace: every process ends with the run"
-            : "the run's process group is killed at its end; a process that leaves the group can outlive it");
-  line("capabilities", full,
+  line("process lifetime", full || landlock,
+       full       ? "a PID namespace: every process ends with the run"
+       : landlock ? "a child subreaper kills every process the run left when it ends, or when kaicoder dies"
+                  : "the run's process group is killed at its end; a process that leaves the group can outlive it");
+  line("capabilities", full || landlock,
        full       ? "none: bounding set empty, no_new_privs, also as root"
-       : landlock ? "no_new_privs; the user's own capabilities are kept"
+       : landlock ? "none: effective, permitted, inheritable and ambient sets empty, no_new_privs, also as root; set-id "
+                    "bits and file capabilities refused (seccomp)"
                   : "the user's own");
   if (ll.abi >= 6 && at != SandboxMode::none)
     line("signals and abstract sockets", true, "scoped to the run (Landlock ABI 6)");
   if (at != SandboxMode::none) {
-    if (int err = probe_refuse_new_links(); err != 0)
+    if (int err = probe_run_filter(); err != 0)
       add(out, "sandbox: hard links", Level::fail,
           fmt::format("this kernel refuses the seccomp filter every sandboxed run starts with ({}): runs are refused",
                       errno_text(err)),
@@ -289,10 +299,14 @@ void check_certify(Workspace& ws, Checks& out) {
 
 // Which agent harnesses the project has settings for, and whether each
 // writes only through kaicoder (lib/harness/integrate says what is missing).
-void check_harnesses(Workspace& ws, Checks& out) {
-  for (const auto& st : harness::harness_status(ws)) {
+void check_harnesses(Workspace& ws, const Env& env, Checks& out) {
+  for (const auto& st : harness::harness_status(ws, harness::WireEnv{env.self_exe, env.vars, true})) {
     const std::string name = fmt::format("harness {}", harness::harness_name(st.harness));
-    if (st.wired)
+    if (!st.broken.empty())
+      add(out, name, Level::fail,
+          fmt::format("its kaicoder hook would not run: {}", fmt::join(st.broken, "; ")),
+          fmt::format("wire it again with: kaicoder integrate {}", harness::harness_name(st.harness)));
+    else if (st.wired)
       add(out, name, Level::ok, "wired: kaicoder is its only writer");
     else if (st.present)
       add(out, name, Level::warn,
@@ -352,7 +366,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   check_snapshots(*ws, out);
   check_guardrails(*ws, out);
   check_isolation(*ws, out);
-  check_harnesses(*ws, out);
+  check_harnesses(*ws, in.env, out);
   check_install(in, out);
   return out;
 }

@@ -1,6 +1,8 @@
 #include "lib/doctor/doctor_store.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,12 +12,59 @@
 #include "lib/gate/apply.hpp"
 #include "lib/util/git.hpp"
 #include "lib/store/spool.hpp"
+#include "lib/store/store.hpp"
 #include "lib/gate/txn.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/lock.hpp"
 
 namespace kai::doctor {
 namespace fs = std::filesystem;
+
+namespace {
+
+// One byte written and synced in `dir` in a file that never has a name
+// (O_TMPFILE), or one named and removed at once where that is not supported.
+Status try_write(const fs::path& dir) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  std::string named;
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    named = (dir / ".doctor-write-XXXXXX").string();
+    fd = ::mkstemp(named.data());
+  }
+  if (fd < 0) return make_error(Errc::io, errno_text(errno));
+  const bool wrote = ::write(fd, "x", 1) == 1 && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!named.empty()) ::unlink(named.c_str());
+  if (!wrote) return make_error(Errc::io, errno_text(err));
+  return ok_status();
+}
+
+// The store's identity (lib/store/store StoreIdentity), and whether it
+// replaced an earlier store whose records are gone.
+void check_identity(Workspace& ws, Checks& out) {
+  // Without a usable key the key line says why (an identity that does not
+  // verify turns the key off, with its own message).
+  if (!ws.sealer.usable()) return;
+  auto ident = store_identity(ws.store.dir(), ws.sealer);
+  if (!ident) {
+    add(out, "store identity", Level::fail, ident.error().message, ident.error().hint);
+    return;
+  }
+  if (ident->fresh) return;  // no store yet
+  if (ident->id.empty()) {
+    add(out, "store identity", Level::ok,
+        "none (a store made before stores had one): records and once-only notes are bound to the root alone");
+    return;
+  }
+  std::string what = fmt::format("{}: records and once-only notes are bound to it", ident->id.substr(0, 12));
+  if (!ident->replaces.empty())
+    what += "; the state dir was made anew, and the records of the store before it (proposals, journal, "
+            "intents) are gone";
+  add(out, "store identity", Level::ok, what);
+}
+
+}  // namespace
 
 void check_state_dir(Workspace& ws, Checks& out) {
   const fs::path dir = ws.store.dir();
@@ -44,6 +93,12 @@ void check_state_dir(Workspace& ws, Checks& out) {
         fmt::format("chmod 700 {}", dir.string()));
   else
     add(out, "state dir", Level::ok, fmt::format("{} (mode 700)", dir.string()));
+  // A write tried, not the mode read: a read-only mount, a full disk or a
+  // folder of another owner fail every command that changes anything.
+  if (auto w = try_write(dir); !w)
+    add(out, "state dir writes", Level::fail, fmt::format("cannot write in {}: {}", dir.string(), w.error().message),
+        "every command that proposes or decides fails until it can: make it writable, or free space there");
+  check_identity(ws, out);
   auto lock = FileLock::try_acquire(dir / "lock");
   if (!lock) {
     std::optional<pid_t> pid = lock_holder(dir / "lock");
@@ -177,11 +232,41 @@ void check_backups(Workspace& ws, const Progress& progress, Checks& out) {
   }
 }
 
+namespace {
+
+// The live index (lib/store/store.hpp Store::live) against every record.
+// One that is missing, forged, stale or short of a live proposal is made
+// again from the records here when the store lock is free; the commands
+// that propose or decide also make it again when it is missing, forged or stale.
+void check_live_index(Workspace& ws, Checks& out) {
+  const std::string wrong = ws.store.check_live();
+  if (wrong.empty()) {
+    add(out, "live index", Level::ok, "names every pending and approved proposal");
+    return;
+  }
+  if (ws.store.sealer().usable()) {
+    if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) {
+      if (auto n = ws.store.rebuild_live()) {
+        add(out, "live index", Level::ok,
+            fmt::format("{}; made again from the records ({} pending or approved)", wrong, *n));
+        return;
+      }
+    }
+  }
+  add(out, "live index", Level::warn, wrong,
+      "the next command that proposes or decides makes it again from the records; or run kaicoder doctor when the "
+      "store lock is free");
+}
+
+}  // namespace
+
 void check_proposals(Workspace& ws, Checks& out) {
   auto ids = ws.store.ids();
   size_t pending = 0, expired = 0, approved = 0;
   std::vector<int> corrupt, failed, unverified;
+  const std::vector<int> debris = ws.store.unrecorded();
   for (int id : ids ? *ids : std::vector<int>{}) {
+    if (std::find(debris.begin(), debris.end(), id) != debris.end()) continue;
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) {
       corrupt.push_back(id);
@@ -201,6 +286,7 @@ void check_proposals(Workspace& ws, Checks& out) {
       ++pending;
   }
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
+  check_live_index(ws, out);
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
         "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "
@@ -208,6 +294,13 @@ void check_proposals(Workspace& ws, Checks& out) {
   if (!failed.empty())
     add(out, "failed applies", Level::warn, fmt::format("proposals {} failed to apply", fmt::join(failed, ", ")),
         fmt::format("'kaicoder show {}' says why; 'kaicoder apply {}' tries again", failed.front(), failed.front()));
+  if (!debris.empty())
+    add(out, "interrupted proposals", Level::warn,
+        fmt::format("staging folders {} hold no record: a command was killed or ran out of space while it staged "
+                    "them; they are never applied",
+                    fmt::join(debris, ", ")),
+        "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) removes them; "
+        "list, show and log only read");
   if (!corrupt.empty()) {
     // A record kaicoder cannot read is never applied, so this is a warning;
     // the folder still blocks nothing but its own id.
@@ -249,6 +342,7 @@ void check_intents(Workspace& ws, Checks& out) {
     std::string what = i.proposal > 0 ? fmt::format("proposal {} (entry {})", i.proposal, i.rollback_id)
                                       : fmt::format("entry {}", i.rollback_id);
     for (const auto& b : i.cut_backups) what += fmt::format("; its backup {} was cut short by the crash", b);
+    for (const auto& tmp : i.temps) what += fmt::format("; its new bytes {} were never put in place", tmp);
     done.push_back(what);
   }
   if (!done.empty())

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/gate/decide.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/gate/changeset.hpp"
 #include "lib/util/git.hpp"
@@ -77,6 +78,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     return e;
   };
   if (p.kind == Kind::run) return make_error(Errc::usage, fmt::format("proposal {} is a command run", p.id));
+  KAI_TRY(not_team_remote(p));  // another clone's: applied there, never here
   if (p.state != State::approved && p.state != State::failed)
     return make_error(Errc::conflict, fmt::format("proposal {} is {}, not approved", p.id, to_string(p.state)),
                       p.state == State::pending ? "approve it first: kaicoder approve " + std::to_string(p.id) : "");
@@ -106,6 +108,8 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     if (!o) return fail(o.error());
     return o;
   }
+  MadeFolders made(ws);  // for a new file: recorded, so that its rollback removes them again
+  if (create == CreateDirs::yes) made.add(p.path);
   auto tg = open_target(ws, p.path, create);
   if (!tg) return fail(tg.error());
   const FileState& cur = tg->current;
@@ -162,11 +166,13 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     f.backup_blob = f.before.blob;
   }
   t.rec.files.push_back(f);
+  for (const auto& d : made.folders()) t.rec.files.push_back(made_folder(d));
   t.entry = make_entry(ws, t, t.rec.kind, std::string(action_name(p.kind)));
   describe_apply(ws, t.entry, p, approver, forced);
   std::vector<Target> targets;
   targets.push_back(std::move(*tg));
   if (auto s = execute(ws, t, targets, {after}); !s) return s.error();
+  made.keep();
   return record_applied(ws, p, t, f.backup_rel.empty() ? "" : (ws.root / f.backup_rel).string());
 }
 
@@ -256,8 +262,10 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       if (rel.starts_with(l + "/")) return true;
     return false;
   };
+  MadeFolders made(ws);  // for files it brings back
   auto add_target = [&](size_t i, bool compare) -> Status {
     const FileChange& f = rec->files[i];
+    if (f.before.exists) made.add(f.rel);
     auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, guard);
     if (!tg) return tg.error();
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
@@ -270,7 +278,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
                           b.error().hint);
       after.push_back(std::move(*b));
     } else if (f.before.exists) {
-      auto b = read_at(tg->dir, base_of(f.backup_rel));
+      auto b = read_backup(ws, f);
       if (!b || !b->exists || !b->regular || blob_id(b->bytes) != f.backup_blob)
         return make_error(Errc::conflict,
                           fmt::format("cannot roll back {}: backup '{}' is {}", id, f.backup_rel,
@@ -340,11 +348,15 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     f.after = orig.before;
     f.after.mode &= ~06000u;  // never a set-user-ID or set-group-ID file back
     if (targets[i].current.exists) {
-      f.backup_rel = dir_of(f.rel) + backup_name(targets[i].name, t.rec.id);
+      // A file the entry created is kept in the state dir, not beside it:
+      // the folders the entry made then go with it.
+      f.backup_rel = f.after.exists ? dir_of(f.rel) + backup_name(targets[i].name, t.rec.id)
+                                    : kept_backup(ws, t.rec.id, f.rel);
       f.backup_blob = f.before.blob;
     }
     t.rec.files.push_back(f);
   }
+  for (const auto& d : made.folders()) t.rec.files.push_back(made_folder(d));
   t.entry = make_entry(ws, t, "rollback", "rollback");
   t.entry.summary = fmt::format("rolled back {}", id);
   t.entry.why = force == Force::yes ? fmt::format("undo {} (forced)", id) : fmt::format("undo {}", id);
@@ -359,6 +371,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   // Many files (a changeset undone): written first, synced once.
   const Durability how = targets.size() > 1 ? Durability::batched : Durability::each;
   if (auto s = execute(ws, t, targets, after, how); !s) return s.error();
+  made.keep();
   std::sort(dirs.rbegin(), dirs.rend());  // the deepest first
   for (const auto& d : dirs) remove_empty_dir(ws, d);
   // Folder modes as they were (never a set-group-ID or sticky bit the run

@@ -2,14 +2,17 @@
 // Applying approved proposals and rolling back changelog entries (SPEC §5),
 // and finishing or undoing either after a crash.
 //
-// Each action is a small transaction over one file, recorded as an intent in
-// <state>/intents/<rollback-id>.json before the tree is touched:
-//   intent → backup (exclusive) → atomic replace/unlink → journal → changelog
-//   → proposal status → intent removed.
-// recover() looks at every leftover intent: if the file already holds the new
-// bytes the remaining steps are finished; if it still holds the old bytes the
-// backup is removed and nothing happened. Either way the tree ends wholly old
-// or wholly new, and every applied change has its backup and entry.
+// Each action is a transaction (lib/gate/txn) over one file or many,
+// recorded as an intent in <state>/intents/<rollback-id>.json before the
+// tree is touched:
+//   intent → room reserved → new bytes in temps → backups (hard links) →
+//   renames/unlinks → journal → status → changelog → intent removed.
+// A failure before the changelog entry is undone by the same command.
+// recover() looks at every leftover intent: when the changelog holds its
+// entry, or every file already holds the new bytes, the remaining steps are
+// finished; otherwise each file gets its old bytes back (its backup renamed
+// over it) and nothing happened. Either way the tree ends wholly old or
+// wholly new, and every applied change has its backup and entry.
 //
 // All functions here expect the caller to hold the store lock.
 
@@ -74,6 +77,7 @@ struct IntentInfo {
   int proposal = 0;     // the proposal it belongs to, 0 for none or refused
   std::string rollback_id;
   std::vector<std::string> cut_backups;  // root-relative backups cut short by the crash
+  std::vector<std::string> temps;        // root-relative new files written but never renamed into place
 };
 std::vector<IntentInfo> inspect_intents(Workspace& ws);
 

@@ -446,6 +446,11 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
   return out;
 }
 
+Result<FileDiff> changes_diff(const std::vector<Change>& changes,
+                              const std::vector<std::optional<std::string>>& befores, const DiffOptions& opts) {
+  return diffs_of(changes, befores, opts);
+}
+
 Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts,
                                 const std::optional<std::string>& only) {
   std::vector<Change> shown;

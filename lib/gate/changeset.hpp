@@ -82,6 +82,13 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
 Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts,
                                 const std::optional<std::string>& only = std::nullopt);
 
+// The diff of `changes` from `befores` (one each; nullopt: the file is
+// absent), with one budget of changed lines for all, as changeset_diff
+// shows it: for a door that holds the bytes it compares, not the tree (a
+// team proposal's commit against its base, lib/team).
+Result<FileDiff> changes_diff(const std::vector<Change>& changes,
+                              const std::vector<std::optional<std::string>>& befores, const DiffOptions& opts);
+
 // Apply approved changeset `p` (apply_proposal calls it after its checks):
 // every file is checked against its base first, then all are written in
 // one transaction (lib/gate/txn, batched durability). A folder the changeset

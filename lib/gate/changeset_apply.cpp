@@ -23,17 +23,6 @@ Error stale(const Proposal& p, const std::string& rel, std::string_view what) {
                     "propose the changeset again against the files as they are now");
 }
 
-// The folders on the way to `rel` that do not exist yet, outermost first.
-std::vector<std::string> missing_folders(const Workspace& ws, const std::string& rel) {
-  std::vector<std::string> out;
-  for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
-    std::error_code ec;
-    std::string dir = rel.substr(0, slash);
-    if (fs::symlink_status(ws.root / dir, ec).type() == fs::file_type::not_found) out.push_back(dir);
-  }
-  return out;
-}
-
 // `rel` as it is now, without creating anything: not there when its folder is missing.
 Result<FileState> state_now(Workspace& ws, const std::string& rel) {
   auto d = open_parent(ws.root, rel, CreateDirs::no);
@@ -76,7 +65,7 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
     FileSide base;  // what the file must still be when it is opened
   };
   std::vector<Step> steps;
-  std::vector<std::string> made;  // folders created for new files
+  MadeFolders made(ws);            // folders created for new files
   std::set<std::string> emptied;  // folders of removed files, perhaps empty afterwards
   for (const Change& c : p.changes) {
     const bool moves = c.op == "rename";
@@ -89,9 +78,7 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
       steps.push_back({c.path, c.after, c.after_mode, base});
     }
     if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}});
-    if (c.op == "create" || moves)
-      for (auto& d : missing_folders(ws, moves ? c.to : c.path))
-        if (std::find(made.begin(), made.end(), d) == made.end()) made.push_back(d);
+    if (c.op == "create" || moves) made.add(moves ? c.to : c.path);
   }
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
@@ -114,10 +101,11 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   for (size_t i = 0; i < targets.size(); ++i)
     t.rec.files.push_back(change_of(targets[i], after[i], steps[i].after_mode, t.rec.id));
   // Folders made for new files are recorded: a rollback removes them again.
-  for (const auto& d : made) t.rec.files.push_back(made_folder(d));
+  for (const auto& d : made.folders()) t.rec.files.push_back(made_folder(d));
   t.entry = make_entry(ws, t, "changeset", std::string(action_name(Kind::changeset)));
   describe_apply(ws, t.entry, p, approver, forced);
   KAI_TRY(execute(ws, t, targets, after, Durability::batched));
+  made.keep();
   // As git apply does: a folder the changeset leaves empty goes. A rollback
   // brings it back with the files it restores.
   for (auto it = emptied.rbegin(); it != emptied.rend(); ++it) remove_empty_dir(ws, *it);

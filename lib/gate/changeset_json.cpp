@@ -11,13 +11,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/util/json_bounded.hpp"
 #include "lib/util/text.hpp"
 
 namespace kai {
 using json = nlohmann::json;
 
 bool is_changeset_json(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;
   return j.is_object() && j.contains("changes");
 }
 
@@ -97,7 +98,7 @@ Result<ChangeRequest> change_from(const json& c, size_t i) {
 }  // namespace
 
 Result<ChangesetRequest> changeset_from_json(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;  // discarded when not JSON or nested too deep
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
                       R"(send {"changes": [{"op": "edit", "path": …, "target": …, "replacement": …}, …], "why": …})");

@@ -34,8 +34,10 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
 
 bool past_timeout(const Workspace& ws, const Proposal& p) {
   if (p.state != State::pending && p.state != State::held) return false;
-  // Held effects wait from when they were held.
   TimePoint since;
+  // A team proposal of another clone expires when its origin's timeout ends.
+  if (p.team.remote()) return parse_iso_utc(p.team.expires, since) && ws.clock->now() > since;
+  // Held effects wait from when they were held.
   if (!parse_iso_utc(p.state == State::held ? p.held_since : p.created, since)) return false;
   return ws.clock->now() - since > std::chrono::seconds(ws.cfg.timeout);
 }
@@ -65,6 +67,15 @@ Status may_decide(const Workspace& ws, const Decider& who) {
                     "[approval] approvers in kaicoder.toml names who may decide");
 }
 
+Status not_team_remote(const Proposal& p) {
+  if (!p.team.remote()) return ok_status();
+  return make_error(Errc::usage,
+                    fmt::format("proposal {} is a team proposal of clone {}: it is decided with a signed decision and "
+                                "applied where it was proposed",
+                                p.id, p.team.origin),
+                    fmt::format("decide it at a terminal: kaicoder approve {} (or kaicoder reject {})", p.id, p.id));
+}
+
 namespace {
 
 Status expire(Workspace& ws, Proposal& p) {
@@ -89,6 +100,7 @@ Status log_failure(Workspace& ws, const Proposal& p, const std::string& user) {
 Result<Proposal> pending_or_error(Workspace& ws, int id) {
   auto p = ws.store.load(id);
   if (!p) return p.error();
+  KAI_TRY(not_team_remote(*p));
   if (p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p)) KAI_TRY(expire(ws, *p));
   if (p->state == State::timeout)
     return make_error(Errc::timeout, fmt::format("proposal {} expired before a decision", id),
@@ -142,20 +154,51 @@ Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
 
 }  // namespace
 
-Result<std::vector<int>> sweep(Workspace& ws) {
+namespace {
+
+// The sweep proper: expire what is due; `live` keeps what is still live.
+Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) {
+  if (const std::string& before = ws.store.replaced(); !before.empty())
+    ws.notices.push_back(fmt::format(
+        "the state dir {} was made anew: the records of the store before it are gone, and proposal ids start "
+        "at 1 again",
+        ws.store.dir().string()));
   auto r = recover(ws);
   if (!r) return r.error();
   // Runs: a landing cut short, a run whose process died, held effects expired.
   if (auto runs = recover_runs(ws); !runs) return runs.error();
-  auto ids = ws.store.ids();
-  if (!ids) return ids.error();
-  // Metadata only: expiring never needs a payload.
+  // Staging folders a command left without a record (killed, or cut short
+  // by a full disk): the lock is held, so none of them is being written.
+  auto debris = ws.store.remove_unrecorded();
+  if (!debris) return debris.error();
+  for (int id : *debris)
+    ws.notices.push_back(fmt::format(
+        "removed {}, the staging folder of a proposal an interrupted command left without a record",
+        ws.store.staging_dir(id).string()));
+  // The live set only, metadata only: expiring never needs a payload, and
+  // decided proposals never expire.
+  auto set = ws.store.live(Store::Refresh::write);
+  if (!set) return set.error();
   std::vector<Proposal> due;
-  for (int id : *ids) {
-    auto p = ws.store.load(id, Store::Payloads::none);
-    // A record that does not verify is not kaicoder's to change; doctor reports it.
-    if (p && p->state == State::pending && p->sealed == SealCheck::ok && past_timeout(ws, *p))
-      due.push_back(std::move(*p));
+  const TimePoint now = ws.clock->now();
+  for (auto& p : set->proposals) {
+    // A record that does not verify is not kaicoder's to change; doctor
+    // reports it. A team proposal of another clone expires at its origin,
+    // which logs it: here it only reads as expired.
+    const bool mine = p.state == State::pending && p.sealed == SealCheck::ok && !p.team.remote();
+    // Made while the clock ran ahead: it would wait that much longer to
+    // expire. Its time counts from now.
+    TimePoint created;
+    if (mine && parse_iso_utc(p.created, created) && created - now > k_clock_skew) {
+      ws.notices.push_back(fmt::format("proposal {} was created in the future ({}): its approval time counts from now",
+                                       p.id, p.created));
+      p.created = iso_utc(now);
+      KAI_TRY(ws.store.save(p));
+    }
+    if (mine && past_timeout(ws, p))
+      due.push_back(std::move(p));
+    else
+      live.push_back(std::move(p));
   }
   if (due.size() == 1)
     KAI_TRY(expire(ws, due.front()));
@@ -167,11 +210,26 @@ Result<std::vector<int>> sweep(Workspace& ws) {
   return out;
 }
 
-Result<FileLock> lock_and_sweep(Workspace& ws) {
+}  // namespace
+
+Result<std::vector<int>> sweep(Workspace& ws) {
+  std::vector<Proposal> live;
+  return sweep_into(ws, live);
+}
+
+Result<Swept> lock_and_sweep_live(Workspace& ws) {
   auto lock = ws.store.lock();
   if (!lock) return lock.error();
-  KAI_TRY(sweep(ws));
-  return lock;
+  Swept out{std::move(*lock), {}};
+  auto expired = sweep_into(ws, out.live);
+  if (!expired) return expired.error();
+  return out;
+}
+
+Result<FileLock> lock_and_sweep(Workspace& ws) {
+  auto swept = lock_and_sweep_live(ws);
+  if (!swept) return swept.error();
+  return std::move(swept->lock);
 }
 
 Result<Proposal> load_for_decision(Workspace& ws, int id) {
@@ -315,6 +373,7 @@ Result<Proposal> wait_for_decision(Workspace& ws, int id, std::optional<std::chr
     if (!p) return p.error();
     KAI_TRY(require_sealed(ws.store, *p));
     if ((p->state == State::pending || p->state == State::held) && past_timeout(ws, *p)) {
+      if (p->team.remote()) return p;  // it expired at its origin; no sweep here records it
       auto lock = lock_and_sweep(ws);
       if (!lock) return lock.error();
       continue;

@@ -42,10 +42,17 @@ struct Decider {
 };
 
 // denied when [approval] approvers is set and `who.user` is not on it.
+// A team decision's `user` is its signer (lib/team), so approvers, when
+// set, names the signers whose decisions count too.
 Status may_decide(const Workspace& ws, const Decider& who);
 // denied when `decider` may not approve `p`: it was proposed through the
 // spool by that same user, or (in two-user mode) `decider` is the agent user.
 Status not_self_approval(const Workspace& ws, const Proposal& p, const std::string& decider);
+
+// usage when `p` is a team proposal fetched from another clone (lib/team):
+// it is decided with a signed decision and applied where it was proposed,
+// never approved, rejected or applied here through the gate.
+Status not_team_remote(const Proposal& p);
 
 // Load for display; runs recovery and expiry first under the lock.
 Result<Proposal> load_for_decision(Workspace& ws, int id);
@@ -103,7 +110,20 @@ Result<Approved> apply_approved(Workspace& ws, int id, const Decider& who, Force
 // event. Reads metadata only. Returns the ids that expired. Never run by
 // list, show or log: they only read, so a cloned tree's hooks never run
 // because someone looked at it.
+// Reads the live set (Store::live, which rebuilds the live index when it
+// is missing, forged or stale), never the whole store.
 Result<std::vector<int>> sweep(Workspace& ws);
+
+// What one sweep leaves: the store lock (held for as long as this lives)
+// and the live set after expiry — the proposals pending and not past
+// timeout, and those approved — metadata only, each seal-checked. The
+// twin and the pending limit are read from it, so proposing reads the
+// live set once.
+struct Swept {
+  FileLock lock;
+  std::vector<Proposal> live;
+};
+Result<Swept> lock_and_sweep_live(Workspace& ws);
 
 // Take the store lock, then sweep under it: how every command that proposes
 // or decides begins. The lock is held for as long as the result lives.
@@ -117,6 +137,9 @@ namespace kai {
 // reading commands (list, show, log, completion) show such a proposal as
 // expired without recording it; sweep() records it.
 bool past_timeout(const Workspace& ws, const Proposal& p);
+// How far ahead of the clock a proposal's created time may be before
+// sweep() takes it for a clock that ran ahead and counts it from now.
+inline constexpr std::chrono::seconds k_clock_skew{300};
 
 // Roll back entry `id` or "last" under the lock (after may_decide).
 Result<Outcome> rollback(Workspace& ws, const std::string& id, const Decider& who, Force force,

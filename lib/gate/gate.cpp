@@ -48,6 +48,7 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
   KAI_TRY(may_decide(ws, who));
   auto p = load_for_decision(ws, id);
   if (!p) return p.error();
+  KAI_TRY(not_team_remote(*p));
   KAI_TRY(pending(*p));
   KAI_TRY(not_self_approval(ws, *p, who.user));
   // Refused before the question: a "yes" to a record kaicoder did not seal is never carried out.
@@ -171,6 +172,7 @@ Result<Proposal> prepare_reject(Workspace& ws, int id, const Decider& who) {
   KAI_TRY(may_decide(ws, who));
   auto p = load_for_decision(ws, id);
   if (!p) return p.error();
+  KAI_TRY(not_team_remote(*p));
   if (!still_open(*p))
     return make_error(p->state == State::timeout ? Errc::timeout : Errc::conflict,
                       fmt::format("proposal {} is already {}", p->id, to_string(p->state)));

@@ -46,14 +46,10 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
                     "split the change into smaller proposals; nothing was staged");
 }
 
-Status check_pending_limit(const Workspace& ws, const std::string& agent) {
-  auto ids = ws.store.ids();
-  if (!ids) return ids.error();
+Status check_pending_limit(const Workspace& ws, const std::vector<Proposal>& live, const std::string& agent) {
   long pending = 0;
-  for (int id : *ids) {
-    auto p = ws.store.load(id, Store::Payloads::none);
-    if (p && p->state == State::pending && p->agent == agent && !past_timeout(ws, *p)) ++pending;
-  }
+  for (const Proposal& p : live)
+    if (p.state == State::pending && p.agent == agent && !past_timeout(ws, p)) ++pending;
   if (pending < ws.cfg.limits.pending) return ok_status();
   return make_error(Errc::denied,
                     fmt::format("{} already has {} proposals waiting for a decision ([limits] pending is {})",
@@ -63,20 +59,17 @@ Status check_pending_limit(const Workspace& ws, const std::string& agent) {
                     "wait until the person decides some (kaicoder list --status pending); nothing was staged");
 }
 
-Result<std::optional<Proposal>> pending_twin(const Workspace& ws, const Proposal& p) {
-  auto ids = ws.store.ids();
-  if (!ids) return ids.error();
+std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Proposal>& live, const Proposal& p) {
   const std::string want = digest(p);
-  for (int id : *ids) {
-    auto q = ws.store.load(id, Store::Payloads::none);
-    if (!q || q->state != State::pending || q->sealed != SealCheck::ok || past_timeout(ws, *q)) continue;
+  for (const Proposal& q : live) {
+    if (q.state != State::pending || q.sealed != SealCheck::ok || past_timeout(ws, q)) continue;
     // The same base too: a retry after the file changed is a new proposal,
     // not one whose approval would now fail as stale.
-    const bool same_base = q->base.exists == p.base.exists && q->base.blob == p.base.blob;
-    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && same_base && q->sealed_payload_digest == want)
-      return std::optional<Proposal>(std::move(*q));
+    const bool same_base = q.base.exists == p.base.exists && q.base.blob == p.base.blob;
+    if (q.agent == p.agent && q.kind == p.kind && q.path == p.path && same_base && q.sealed_payload_digest == want)
+      return q;
   }
-  return std::optional<Proposal>{};
+  return std::nullopt;
 }
 
 }  // namespace kai

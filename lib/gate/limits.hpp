@@ -10,11 +10,13 @@
 // wait for the person.
 //
 // Usage: KAI_TRY(check_text_limits(ws.cfg.limits, why, summary, agent));
-//        KAI_TRY(check_pending_limit(ws, p.agent));   // under the store lock
+//        auto swept = lock_and_sweep_live(ws);
+//        KAI_TRY(check_pending_limit(ws, swept->live, p.agent));
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/config/config.hpp"
 #include "lib/store/proposal.hpp"
@@ -37,15 +39,16 @@ Status check_path_limits(const Config::Limits& l, std::string_view what, std::st
 Status check_payload_limit(const Config::Limits& l, std::string_view what, size_t bytes);
 
 // denied when `agent` (as recorded: redacted, "" for none) already has
-// [limits] pending proposals pending that have not expired. Reads metadata
-// only. Call with the store lock held.
-Status check_pending_limit(const Workspace& ws, const std::string& agent);
+// [limits] pending proposals pending that have not expired. Counts in
+// `live`, the live set a sweep left (lib/gate/decide lock_and_sweep_live),
+// under the store lock that sweep took.
+Status check_pending_limit(const Workspace& ws, const std::vector<Proposal>& live, const std::string& agent);
 
 // The pending proposal from the same proposer (`p.agent` as recorded) that
 // `p` repeats: same kind, path and base (the file as it was), and a sealed
 // record whose payload digest is digest(p) — a retry of a request still waiting for the person. Reads
-// metadata only; expired and unsealed records never match. Call with the
-// store lock held.
-Result<std::optional<Proposal>> pending_twin(const Workspace& ws, const Proposal& p);
+// metadata only; expired and unsealed records never match. Looks in `live`,
+// as check_pending_limit does.
+std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Proposal>& live, const Proposal& p);
 
 }  // namespace kai

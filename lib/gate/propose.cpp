@@ -13,6 +13,7 @@
 #include "lib/risk/risk.hpp"
 #include "lib/run/hooks.hpp"
 #include "lib/util/git.hpp"
+#include "lib/util/json_bounded.hpp"
 #include "lib/util/strings.hpp"
 #include "lib/util/text.hpp"
 #include "lib/run/validate.hpp"
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 Result<ProposeRequest> request_from_json(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;  // discarded when not JSON or nested too deep
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::usage, "--json-input expects one JSON object on stdin",
                       R"(send {"path": …, "target": …, "replacement": …, "why": …})");
@@ -173,19 +174,18 @@ ReplacedAll replace_every(std::string_view current, std::string_view target, std
 Status stage(Workspace& ws, Staged& out, const Verdict& v) {
   // Proposing changes the store, so it first finishes or undoes what a crash
   // left (and sets aside intents that must not be obeyed), as deciding does.
-  auto lock = lock_and_sweep(ws);
-  if (!lock) return lock.error();
+  // One pass over the live set: the sweep, the twin and the limit.
+  auto swept = lock_and_sweep_live(ws);
+  if (!swept) return swept.error();
   const bool applies_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
   if (!applies_now) {
     // One proposal, once: a retry of a request still waiting gets its id.
-    auto twin = pending_twin(ws, out.proposal);
-    if (!twin) return twin.error();
-    if (*twin) {
-      out.proposal = std::move(**twin);
+    if (auto twin = pending_twin(ws, swept->live, out.proposal)) {
+      out.proposal = std::move(*twin);
       out.existing = true;
       return ok_status();
     }
-    KAI_TRY(check_pending_limit(ws, out.proposal.agent));
+    KAI_TRY(check_pending_limit(ws, swept->live, out.proposal.agent));
   }
   auto id = ws.store.next_id();
   if (!id) return id.error();

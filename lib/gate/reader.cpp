@@ -13,19 +13,46 @@
 #include "lib/paths/glob.hpp"
 #include "lib/config/policy.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
 
 namespace {
 
-Status may_read(const Workspace& ws, const RootPath& rp) {
+bool lies_under(std::string_view rel, std::string_view dir) {
+  return !dir.empty() && (rel == dir || (rel.size() > dir.size() && rel.starts_with(dir) && rel[dir.size()] == '/'));
+}
+
+// Whether a component of `rel` is a git folder (the root's .git, a
+// submodule's, a worktree's `.git` file), in any letter case.
+bool in_git_folder(std::string_view rel) {
+  for (std::string_view part : split(rel, "/"))
+    if (ascii_lower(part) == ".git") return true;
+  return false;
+}
+
+}  // namespace
+
+Status check_agent_read(const Workspace& ws, const RootPath& rp) {
+  if (lies_under(rp.rel, ws.guards.state_dir))
+    return make_error(Errc::denied, fmt::format("'{}' is in kaicoder's state folder (never read for an agent)", rp.rel),
+                      "ask about a proposal with kaicoder show, or the proposal_status tool");
+  if (in_git_folder(rp.rel))
+    return make_error(Errc::denied,
+                      fmt::format("'{}' is inside .git/ (never read for an agent: a remote URL there may hold a token)",
+                                  rp.rel),
+                      "ask git: git log, git show, git diff, git status");
   KAI_TRY(check_read(ws.guards, rp));
   Verdict v = decide(ws.cfg, "read", rp.rel);
   if (v.decision == Decision::deny)
     return make_error(Errc::denied, fmt::format("the policy denies reading '{}' ({})", rp.rel, v.rule));
   return ok_status();
 }
+
+namespace {
+
+Status may_read(const Workspace& ws, const RootPath& rp) { return check_agent_read(ws, rp); }
 
 // The file at `rp` as `read` may show it: policy and never-read list, then
 // opened beneath root without following a symlink. A file with more than
@@ -188,6 +215,7 @@ Result<ListOut> list_for_agent(const Workspace& ws, const fs::path& cwd, const s
     if (!rp) return rp.error();
     base = rp->abs;
     base_rel = rp->rel;
+    if (lies_under(base_rel, ws.guards.state_dir) || in_git_folder(base_rel)) KAI_TRY(check_agent_read(ws, *rp));
   }
   std::error_code ec;
   if (!fs::is_directory(fs::symlink_status(base, ec)))

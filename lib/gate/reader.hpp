@@ -28,8 +28,16 @@ struct ReadOut {
   bool binary = false;  // text is empty then
 };
 
-// denied: outside root, secret or deny_read file, policy deny; usage: bad
-// range; io: missing or unreadable.
+// The one rule for what an agent may read, whichever door it comes
+// through (`kaicoder read`/`ls`, MCP read_file/list_dir, a harness's own
+// Read, Grep or Glob let through by `kaicoder hook`): denied for kaicoder's
+// state folder (staged payloads keep their raw bytes), anything inside a
+// .git folder (its config may hold credentials in remote URLs), a secret or
+// deny_read file, and a policy `read` deny.
+Status check_agent_read(const Workspace& ws, const RootPath& rp);
+
+// denied: outside root, check_agent_read; usage: bad range; io: missing or
+// unreadable.
 Result<ReadOut> read_for_agent(const Workspace& ws, const std::filesystem::path& cwd, const std::string& path,
                                std::optional<LineRange> lines, size_t cap = 256 * 1024);
 

@@ -19,6 +19,7 @@
 
 #include "lib/config/policy.hpp"
 #include "lib/gate/decide.hpp"
+#include "lib/gate/txn.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/paths/glob.hpp"
 #include "lib/paths/paths.hpp"
@@ -626,6 +627,26 @@ Status land(Workspace& ws, const RunFolder& f, Landing& l, std::vector<std::stri
     KAI_TRY(snapshots_of(ws).keep_blobs(l.id, replaced, ws.cfg.snapshots_keep));
   KAI_TRY(write_landing(ws, f, l));
   fault_point("after-landing-intent");
+  // As every transaction (lib/gate/txn execute): the room for the records
+  // written after the tree is taken before the tree is touched. The new
+  // bytes are in the run's folder already and the replaced ones kept, so
+  // the steps below are renames, unlinks and modes: no new space. Without
+  // the room nothing lands, and nothing changed.
+  {
+    txn::Txn t;
+    t.rec.id = l.id;
+    t.rec.kind = "run";
+    t.rec.files.resize(l.ops.size());
+    t.entry = l.entry;
+    t.proposal = l.proposal;
+    std::error_code ec;
+    const auto intent = fs::file_size(landing_path(f), ec);
+    if (auto r = txn::reserve_room(ws, t, ec ? 0 : intent); !r) {
+      fs::remove(landing_path(f), ec);
+      return make_error(r.error().code, fmt::format("{}: nothing of the run landed", r.error().message),
+                        r.error().hint);
+    }
+  }
   std::vector<LandOp> done;
   for (const LandOp& o : l.ops) {
     std::string why = perform(ws, f, o);
@@ -634,7 +655,11 @@ Status land(Workspace& ws, const RunFolder& f, Landing& l, std::vector<std::stri
     else
       conflicts.push_back(fmt::format("{} ({})", o.path, why));
   }
-  KAI_TRY(sync_file_system(ws.root));
+  if (auto s = sync_file_system(ws.root); !s) {
+    txn::release_room(ws);
+    return s;
+  }
+  txn::release_room(ws);
   return finish_landing(ws, f, l, done);
 }
 
@@ -1070,6 +1095,14 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
       after = std::move(*a);
       changes = std::move(*d);
       for (const auto& n : snapshot_notes(*u.before, *after)) notes.push_back(n);
+      // A set-id bit on a file the snapshots compare is an effect judged
+      // below (never kept, put back); one elsewhere (an ignored tree) is
+      // stripped now, and said once.
+      {
+        Snapshot unseen = *after;
+        for (const TreeChange& c : changes) unseen.setid.erase(c.rel);
+        for (auto& n : strip_set_id(ws.root, *u.before, unseen)) notes.push_back(std::move(n));
+      }
       std::vector<SnapshotChange> sc;
       for (const TreeChange& c : changes) {
         auto sid = after->setid.find(c.rel);

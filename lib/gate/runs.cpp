@@ -53,6 +53,8 @@ ShellContext shell_context(const Workspace& ws, const std::string& cwd_rel) {
     return !check_read(ws.guards, *rp).ok();
   };
   ctx.root = ws.root.string();
+  ctx.home = ws.home.lexically_normal().string();
+  while (ctx.home.size() > 1 && ctx.home.back() == '/') ctx.home.pop_back();
   ctx.extra_blocked = ws.cfg.blocked;
   ctx.protected_processes = ws.cfg.protected_processes;
   return ctx;
@@ -146,21 +148,17 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
   if (dry == DryRun::yes) return out;
   p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
   {
-    auto lock = lock_and_sweep(ws);  // as propose does: recovery before the store changes
-    if (!lock) return lock.error();
+    auto swept = lock_and_sweep_live(ws);  // as propose does: recovery before the store changes
+    if (!swept) return swept.error();
     const bool runs_now = v.decision == Decision::allow && ws.cfg.mode == "normal";
     // One proposal, once: a retry of a command still waiting gets its id.
     std::optional<Proposal> twin;
-    if (!runs_now) {
-      auto found = pending_twin(ws, p);
-      if (!found) return found.error();
-      twin = std::move(*found);
-    }
+    if (!runs_now) twin = pending_twin(ws, swept->live, p);
     if (twin) {
       p = std::move(*twin);
       out.existing = true;
     } else {
-      if (!runs_now) KAI_TRY(check_pending_limit(ws, p.agent));
+      if (!runs_now) KAI_TRY(check_pending_limit(ws, swept->live, p.agent));
       auto id = ws.store.next_id();
       if (!id) return id.error();
       p.id = *id;

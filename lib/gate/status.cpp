@@ -40,9 +40,19 @@ std::string shown_state(const Workspace& ws, const Proposal& p) {
 }
 
 Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
-  auto ids = ws.store.ids();
-  if (!ids) return ids.error();
   Listing out;
+  // What is pending or approved is the live set: read from the live index,
+  // not from every proposal ever made.
+  if (status == "pending" || status == "approved") {
+    auto set = ws.store.live();
+    if (!set) return set.error();
+    out.corrupt = std::move(set->corrupt);
+    for (auto& p : set->proposals)
+      if (shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
+  }
+  auto ids = status == "pending" || status == "approved" ? Result<std::vector<int>>(std::vector<int>{})
+                                                         : ws.store.ids();
+  if (!ids) return ids.error();
   for (int id : *ids) {
     auto p = ws.store.load(id, Store::Payloads::none);  // a listing never reads payloads
     if (!p) {

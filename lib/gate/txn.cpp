@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "lib/run/snapshot.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -71,16 +73,51 @@ std::string base_of(const std::string& rel) {
 }
 std::string backup_name(const std::string& name, const std::string& id) { return name + ".bak-kaicoder-" + id; }
 
-// Whether anything (file, folder, symlink) holds the backup name for `id`
-// beside `name`. Any error but "no such name" (a name too long, say) is an
-// error, never "taken": counting it as taken made the search for a free
-// name endless.
-Result<bool> backup_taken(const Dir& dir, const std::string& name, const std::string& id) {
-  const std::string bak = backup_name(name, id);
+std::string temp_name(const std::string& name, const std::string& id) {
+  const std::string suffix = ".kaicoder-tmp-" + id;
+  return "." + name.substr(0, std::min(name.size(), k_name_max - 1 - suffix.size())) + suffix;
+}
+
+std::string kept_dir(const Workspace& ws, const std::string& id) { return ws.guards.state_dir + "/kept/" + id; }
+std::string kept_backup(const Workspace& ws, const std::string& id, const std::string& rel) {
+  return kept_dir(ws, id) + "/" + blob_id(rel);
+}
+
+namespace {
+// Whether anything (file, folder, symlink) holds `name` in `dir`. Any error
+// but "no such name" (a name too long, say) is an error, never "taken":
+// counting it as taken made the search for a free name endless.
+Result<bool> name_taken(const Dir& dir, const std::string& name) {
   struct stat st {};
-  if (::fstatat(dir.fd(), bak.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
+  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
   if (errno == ENOENT) return false;
-  return make_error(Errc::io, fmt::format("cannot use the backup name '{}': {}", bak, errno_text(errno)));
+  return make_error(Errc::io, fmt::format("cannot use the name '{}': {}", name, errno_text(errno)));
+}
+}  // namespace
+
+// Whether anything holds the backup name (or the temp name) for `id` beside `name`.
+Result<bool> backup_taken(const Dir& dir, const std::string& name, const std::string& id) {
+  auto bak = name_taken(dir, backup_name(name, id));
+  if (!bak || *bak) return bak;
+  return name_taken(dir, temp_name(name, id));
+}
+
+namespace {
+// The folder of f's backup: the file's own (a backup beside it, also for a
+// user settings file outside root, whose backup name is no settings file
+// of its own), or the state dir's kept/ folder.
+Result<Dir> backup_parent(const Workspace& ws, const FileChange& f, CreateDirs create) {
+  return parent_of(ws, dir_of(f.backup_rel) == dir_of(f.rel) ? f.rel : f.backup_rel, create);
+}
+}  // namespace
+
+Result<FileState> read_backup(const Workspace& ws, const FileChange& f) {
+  auto d = backup_parent(ws, f, CreateDirs::no);
+  if (!d) {
+    if (d.error().code == Errc::conflict) return FileState{};  // its folder is gone
+    return d.error();
+  }
+  return read_at(*d, base_of(f.backup_rel));
 }
 
 FileSide side_of(const FileState& s) { return {s.exists, s.exists ? blob_id(s.bytes) : std::string{}, s.mode}; }
@@ -128,6 +165,24 @@ FileChange change_of(const Target& tg, const std::optional<std::string>& after, 
 
 FileChange made_folder(const std::string& rel) { return {rel, FileSide{}, FileSide{true, "", k_mode_dir}, "", ""}; }
 
+void MadeFolders::add(const std::string& rel) {
+  if (rel.starts_with(k_home)) return;
+  for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+    std::error_code ec;
+    std::string dir = rel.substr(0, slash);
+    if (fs::symlink_status(m_ws.root / dir, ec).type() == fs::file_type::not_found &&
+        std::find(m_made.begin(), m_made.end(), dir) == m_made.end())
+      m_made.push_back(dir);
+  }
+}
+
+MadeFolders::~MadeFolders() {
+  if (m_keep) return;
+  std::vector<std::string> deepest_first = m_made;
+  std::sort(deepest_first.rbegin(), deepest_first.rend());
+  for (const auto& d : deepest_first) remove_empty_dir(m_ws, d);
+}
+
 Result<std::string> fresh_txn_id(Workspace& ws, TimePoint t, const std::vector<Target>& targets) {
   return ws.journal.fresh_id(t, [&](const std::string& cand) -> Result<bool> {
     for (const auto& tg : targets) {
@@ -156,26 +211,31 @@ json txn_json(const Txn& t) {
                      {"backup", f.backup_rel},
                      {"backup_blob", f.backup_blob}});
   const Entry& e = t.entry;
-  return {{"id", t.rec.id},
-          {"kind", t.rec.kind},
-          {"time", t.rec.time},
-          {"proposal", t.proposal},
-          {"done_state", to_string(t.done_state)},
-          {"record_proposal", t.rec.proposal},
-          {"rolls_back", t.rec.rolls_back},
-          {"files", files},
-          {"entry",
-           {{"time", e.time},
-            {"kind", e.kind},
-            {"rollback_id", e.rollback_id},
-            {"files", e.files},
-            {"action", e.action},
-            {"summary", e.summary},
-            {"why", e.why},
-            {"backup", e.backup},
-            {"approver", e.approver},
-            {"result", e.result},
-            {"rollback", e.rollback}}}};
+  json j = {{"id", t.rec.id},
+            {"kind", t.rec.kind},
+            {"time", t.rec.time},
+            {"proposal", t.proposal},
+            {"done_state", to_string(t.done_state)},
+            {"record_proposal", t.rec.proposal},
+            {"rolls_back", t.rec.rolls_back},
+            {"files", files},
+            {"entry",
+             {{"time", e.time},
+              {"kind", e.kind},
+              {"rollback_id", e.rollback_id},
+              {"files", e.files},
+              {"action", e.action},
+              {"summary", e.summary},
+              {"why", e.why},
+              {"backup", e.backup},
+              {"approver", e.approver},
+              {"result", e.result},
+              {"rollback", e.rollback}}}};
+  if (t.was)
+    j["was"] = {{"state", t.was->state},   {"rollback_id", t.was->rollback_id},
+                {"backup", t.was->backup}, {"result", t.was->result},
+                {"outcome_code", t.was->outcome_code}};
+  return j;
 }
 
 std::optional<Txn> txn_from(const json& j) {
@@ -199,6 +259,11 @@ std::optional<Txn> txn_from(const json& j) {
              e.value("why", ""),         e.value("backup", ""),
              e.value("approver", ""),    e.value("result", ""),
              e.value("rollback", ""),    0};
+  if (j.contains("was") && j["was"].is_object()) {
+    const json& w = j["was"];
+    t.was = Txn::Before{w.value("state", ""), w.value("rollback_id", ""), w.value("backup", ""),
+                        w.value("result", ""), w.value("outcome_code", 0)};
+  }
   if (t.rec.id.empty() || t.rec.files.empty()) return std::nullopt;
   return t;
 }
@@ -220,7 +285,7 @@ Status write_intent(Workspace& ws, const Txn& t) {
 // seal verifies and every file it names passes the guardrails again; else
 // why it must not be obeyed.
 Result<Txn> read_intent(Workspace& ws, const std::string& name, const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_bounded_json(text).value;
   std::string mac = j.is_object() && j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";
   if (j.is_object()) j.erase("seal");
   auto t = txn_from(j);
@@ -240,7 +305,8 @@ Result<Txn> read_intent(Workspace& ws, const std::string& name, const std::strin
         return make_error(Errc::denied, fmt::format("it names '{}' in a form kaicoder never writes", f.rel));
       KAI_TRY(check_write(ws.guards, *rp));
     }
-    if (!f.backup_rel.empty() && f.backup_rel != dir_of(f.rel) + backup_name(base_of(f.rel), t->rec.id))
+    if (!f.backup_rel.empty() && f.backup_rel != dir_of(f.rel) + backup_name(base_of(f.rel), t->rec.id) &&
+        f.backup_rel != kept_backup(ws, t->rec.id, f.rel))
       return make_error(Errc::denied,
                         fmt::format("it names '{}', which is not the backup of '{}'", f.backup_rel, f.rel));
   }
@@ -265,33 +331,74 @@ Status quarantine(Workspace& ws, const fs::path& intent, const std::string& why)
   return make_error(Errc::io, fmt::format("cannot move '{}' aside: {} is full", intent.string(), dir.string()));
 }
 
-// The steps after the tree holds the new bytes. Each is idempotent, so
-// recover() can run them again after a crash at any point.
-Status finish(Workspace& ws, const Txn& t) {
-  if (!ws.journal.has(t.rec.id)) KAI_TRY(ws.journal.write(t.rec));
-  fault_point("after-journal");
-  auto logged = ws.changelog.live_contains(t.rec.id);
-  if (!logged) return logged.error();
-  if (!*logged) KAI_TRY(ws.changelog.prepend(t.entry));
-  fault_point("after-changelog");
-  if (t.proposal > 0) {
-    auto p = ws.store.load(t.proposal);
-    // A record that does not verify is left as it is, never sealed anew.
-    if (p && p->sealed == SealCheck::ok) {
-      p->state = t.done_state;
-      if (t.done_state == State::applied) {
-        p->rollback_id = t.rec.id;
-        p->backup = t.entry.backup;
-        // A run keeps its own outcome (its exit code) when its files come back.
-        if (p->kind != Kind::run) {
-          p->result = t.entry.result;
-          p->outcome_code = 0;
-        }
-      }
-      KAI_TRY(ws.store.save(*p));
+// A write of the transaction. In test builds (lib/util/fault) one of them
+// can be made to fail as a full disk would; elsewhere this is nothing.
+Status injected(const std::string& what) {
+  if (int err = fault_errno("txn-write"))
+    return make_error(Errc::io, fmt::format("cannot write {}: {}", what, errno_text(err)));
+  return ok_status();
+}
+
+// What the proposal's status was before `t`, so that an undo can put it back.
+void remember_status(Workspace& ws, Txn& t) {
+  if (t.proposal <= 0 || t.was) return;
+  auto p = ws.store.load(t.proposal, Store::Payloads::none);
+  if (p && p->sealed == SealCheck::ok)
+    t.was = Txn::Before{std::string(to_string(p->state)), p->rollback_id, p->backup, p->result, p->outcome_code};
+}
+
+// The proposal's status once `t` is done (`done`) or undone (!done).
+Status record_status(Workspace& ws, const Txn& t, bool done) {
+  if (t.proposal <= 0) return ok_status();
+  auto p = ws.store.load(t.proposal, Store::Payloads::none);
+  // A record that does not verify is left as it is, never sealed anew.
+  if (!p || p->sealed != SealCheck::ok) return ok_status();
+  if (!done) {
+    // Only a status this transaction wrote is put back.
+    if (!t.was || p->state != t.done_state || to_string(p->state) == t.was->state) return ok_status();
+    if (t.done_state == State::applied && p->rollback_id != t.rec.id) return ok_status();
+    p->state = parse_state(t.was->state).value_or(p->state);
+    p->rollback_id = t.was->rollback_id;
+    p->backup = t.was->backup;
+    p->result = t.was->result;
+    p->outcome_code = t.was->outcome_code;
+    return ws.store.save(*p);
+  }
+  p->state = t.done_state;
+  if (t.done_state == State::applied) {
+    p->rollback_id = t.rec.id;
+    p->backup = t.entry.backup;
+    // A run keeps its own outcome (its exit code) when its files come back.
+    if (p->kind != Kind::run) {
+      p->result = t.entry.result;
+      p->outcome_code = 0;
     }
   }
+  return ws.store.save(*p);
+}
+
+// The steps after the tree holds the new bytes. Each is idempotent, so
+// recover() can run them again after a crash at any point. The change
+// counts once the changelog holds its entry, the last of them that can
+// fail: everything before it is undone with the tree when one fails.
+Status finish(Workspace& ws, const Txn& t) {
+  if (!ws.journal.has(t.rec.id)) {
+    KAI_TRY(injected("the journal record"));
+    KAI_TRY(ws.journal.write_record(t.rec));
+  }
+  fault_point("after-journal");
+  KAI_TRY(injected("the journal's pointers"));
+  KAI_TRY(ws.journal.point_to(t.rec));
+  KAI_TRY(injected(fmt::format("the status of proposal {}", t.proposal)));
+  KAI_TRY(record_status(ws, t, true));
   fault_point("after-status");
+  auto logged = ws.changelog.live_contains(t.rec.id);
+  if (!logged) return logged.error();
+  if (!*logged) {
+    KAI_TRY(injected("the changelog"));
+    KAI_TRY(ws.changelog.prepend(t.entry));
+  }
+  fault_point("after-changelog");
   // An apply happens once (lib/store/mac, Sealer::spend); losing the note only
   // loses that guard, so it never fails the change that already landed.
   if (t.proposal > 0 && t.rec.kind != "rollback" && t.rec.kind != "run")
@@ -305,50 +412,87 @@ Status finish(Workspace& ws, const Txn& t) {
 // sealed intent names it (its name holds this transaction's fresh id), no
 // journal record refers to it, the file it backs up still holds the bytes
 // it was copying, and it holds none of them or only their beginning.
+// (Backups are hard links, whole at once; a copy is made only where the
+// file system takes no link.)
 bool partial_backup(Workspace& ws, const Txn& t, const std::string& bytes, const FileState& cur, const FileChange& f) {
   if (ws.journal.has(t.rec.id) || !same(f.before, cur)) return false;
   return bytes.empty() || std::string_view(cur.bytes).substr(0, bytes.size()) == bytes;
 }
 
+// The file of `f` and its backup, as they are now.
+struct OnDisk {
+  Dir dir, backup_dir;
+  FileState cur;
+  std::optional<FileState> backup;  // this transaction's backup, its bytes as recorded
+  bool leftover = false;            // a backup the crash cut short
+};
+
+// nullopt when the file's folder is gone (nothing of it landed).
+Result<std::optional<OnDisk>> on_disk(Workspace& ws, const Txn& t, const FileChange& f) {
+  auto d = parent_of(ws, f.rel, CreateDirs::no);
+  if (!d) return std::optional<OnDisk>();
+  OnDisk o;
+  o.dir = std::move(*d);
+  auto cur = read_at(o.dir, base_of(f.rel));
+  if (!cur) return cur.error();
+  o.cur = std::move(*cur);
+  if (!f.backup_rel.empty()) {
+    if (auto bd = backup_parent(ws, f, CreateDirs::no)) {
+      o.backup_dir = std::move(*bd);
+      auto b = read_at(o.backup_dir, base_of(f.backup_rel));
+      if (b && b->exists && b->regular && blob_id(b->bytes) == f.backup_blob)
+        o.backup = std::move(*b);
+      else if (b && b->exists && b->regular)
+        o.leftover = partial_backup(ws, t, b->bytes, o.cur, f);
+    }
+  }
+  return std::optional<OnDisk>(std::move(o));
+}
+
 // Undo whatever part of `t` reached the tree: files that already hold their
-// new bytes (and mode) get their old ones back from this transaction's
-// backup (or are removed when they did not exist); then this transaction's
-// backups go, and the folders it created, when empty.
-Status undo(Workspace& ws, const Txn& t) {
+// new bytes (and mode) get their old ones back by renaming this
+// transaction's backup over them (or are removed when they did not exist);
+// then this transaction's temps and backups go, and the folders it created,
+// when empty; the journal record it may have written, and the status. Needs
+// no new space: every step is a rename or an unlink (a mode put back).
+// Returns how many files were put back.
+Result<int> undo(Workspace& ws, const Txn& t) {
+  int restored = 0;
   std::vector<std::string> made;
   for (const auto& f : t.rec.files) {
     if (is_dir_entry(f)) {
       if (!f.before.exists) made.push_back(f.rel);
       continue;
     }
-    auto d = parent_of(ws, f.rel, CreateDirs::no);
-    if (!d) continue;  // its folder never appeared: nothing of this file landed
-    auto cur = read_at(*d, base_of(f.rel));
-    if (!cur) return cur.error();
-    std::optional<FileState> backup;
-    bool leftover = false;  // a backup cut short by the crash
-    if (!f.backup_rel.empty()) {
-      auto b = read_at(*d, base_of(f.backup_rel));
-      if (b && b->exists && b->regular && blob_id(b->bytes) == f.backup_blob)
-        backup = std::move(*b);
-      else if (b && b->exists && b->regular)
-        leftover = partial_backup(ws, t, b->bytes, *cur, f);
-    }
+    auto got = on_disk(ws, t, f);
+    if (!got) return got.error();
+    if (!*got) continue;  // its folder never appeared: nothing of this file landed
+    OnDisk& o = **got;
+    const std::string name = base_of(f.rel);
+    if (f.after.exists) KAI_TRY(unlink_at(o.dir, temp_name(name, t.rec.id), Sync::later));
     const bool mm = mode_matters(f);
-    if (same(f.after, *cur, mm) && !same(f.before, *cur, mm)) {
-      if (f.before.exists && !backup)
-        return make_error(Errc::io,
-                          fmt::format("cannot undo the interrupted change to '{}': its backup is gone", f.rel));
-      KAI_TRY(f.before.exists ? replace_at(*d, base_of(f.rel), backup->bytes, f.before.mode)
-                              : unlink_at(*d, base_of(f.rel)));
+    if (same(f.after, o.cur, mm) && !same(f.before, o.cur, mm)) {
+      if (f.before.exists) {
+        if (!o.backup)
+          return make_error(Errc::io, fmt::format("cannot undo the change to '{}': its backup is gone", f.rel));
+        KAI_TRY(rename_at(o.backup_dir, base_of(f.backup_rel), o.dir, name));
+        KAI_TRY(chmod_at(o.dir, name, f.before.mode));
+        o.backup.reset();
+      } else {
+        KAI_TRY(unlink_at(o.dir, name));
+      }
+      ++restored;
     }
-    if (backup || leftover) KAI_TRY(unlink_at(*d, base_of(f.backup_rel)));
+    if (o.backup || o.leftover) KAI_TRY(unlink_at(o.backup_dir, base_of(f.backup_rel)));
   }
   std::sort(made.rbegin(), made.rend());  // the deepest first
   for (const auto& dir : made) remove_empty_dir(ws, dir);
+  remove_empty_dir(ws, kept_dir(ws, t.rec.id));
+  KAI_TRY(ws.journal.remove(t.rec.id));
+  KAI_TRY(record_status(ws, t, false));
   std::error_code ec;
   fs::remove(intent_path(ws, t.rec.id), ec);
-  return ok_status();
+  return restored;
 }
 
 bool landed(Workspace& ws, const Txn& t) {
@@ -362,41 +506,188 @@ bool landed(Workspace& ws, const Txn& t) {
   return true;
 }
 
+// Temps a crash left beside the files of `t` (their renames never came).
+void drop_temps(Workspace& ws, const Txn& t) {
+  for (const auto& f : t.rec.files)
+    if (!is_dir_entry(f) && f.after.exists)
+      if (auto d = parent_of(ws, f.rel, CreateDirs::no)) (void)unlink_at(*d, temp_name(base_of(f.rel), t.rec.id));
+}
+
+// ----- room to record a change ----------------------------------------------
+
+fs::path reserve_path(const Workspace& ws) { return ws.store.dir() / "reserve"; }
+
+void release_reserve(const Workspace& ws) { ::unlink(reserve_path(ws).c_str()); }
+
+uint64_t size_of_file(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && st.st_size > 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// Room for what is written after the tree: the journal record and its
+// pointers, the proposal's status, the changelog (rewritten whole, an
+// archive split off when it rotates). Each file takes whole blocks.
+uint64_t bookkeeping_bytes(const Workspace& ws, const Txn& t, uint64_t intent_bytes, uint64_t block) {
+  auto blocks = [block](uint64_t n) { return (n + block - 1) / block * block; };
+  uint64_t need = blocks(intent_bytes);                        // the journal record: about the intent
+  need += (t.rec.files.size() + 2) * block;                    // a pointer per file, LAST
+  need += 2 * blocks(size_of_file(ws.changelog.path())) + blocks(format_entry(t.entry).size());
+  if (t.proposal > 0) need += 2 * blocks(size_of_file(ws.store.staging_dir(t.proposal) / "meta.json"));
+  return need + 16 * block;  // and a margin
+}
+
+// Take the room for recording the change before the tree is touched, as a
+// file of that size in the state dir (fallocate), given back just before
+// it is needed; where the file system cannot allocate ahead, its free space
+// must cover it. io naming both sizes when the room is not there.
+Status reserve(Workspace& ws, const Txn& t, uint64_t intent_bytes) {
+  const fs::path at = reserve_path(ws);
+  struct statvfs vfs {};
+  const bool known = ::statvfs(ws.store.dir().c_str(), &vfs) == 0;
+  const uint64_t block = known && vfs.f_bsize > 0 ? vfs.f_bsize : 4096;
+  const uint64_t need = bookkeeping_bytes(ws, t, intent_bytes, block);
+  const uint64_t free_now = known ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+  auto no_room = [&]() {
+    return make_error(Errc::io,
+                      fmt::format("not enough free space to record the change: {} needs about {} KiB on the file "
+                                  "system of {}, {} KiB are free",
+                                  t.rec.id, (need + 1023) / 1024, ws.store.dir().string(), free_now / 1024),
+                      "free some space there, then try again");
+  };
+  if (int err = fault_errno("txn-write"))
+    return make_error(Errc::io, fmt::format("cannot reserve room to record the change: {}", errno_text(err)));
+  int fd = ::open(at.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == ENOSPC || errno == EDQUOT) return no_room();
+    return make_error(Errc::io, fmt::format("cannot create '{}': {}", at.string(), errno_text(errno)));
+  }
+  int err = ::fallocate(fd, 0, 0, static_cast<off_t>(need)) == 0 ? 0 : errno;
+  ::close(fd);
+  if (err == 0) return ok_status();
+  release_reserve(ws);
+  if (err == ENOSPC || err == EDQUOT) return no_room();
+  if (err == EOPNOTSUPP || err == ENOSYS || err == EINVAL) return !known || free_now >= need ? ok_status() : no_room();
+  return make_error(Errc::io, fmt::format("cannot reserve room in '{}': {}", at.string(), errno_text(err)));
+}
+
+// The backup of `tg`: a second name for the file as it is (link(2), no new
+// space), beside it or, for a file the transaction removes that it keeps in
+// the state dir, there; a copy where the file system takes no link. The
+// name must still hold the bytes that were read and checked.
+Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sync) {
+  const bool beside = dir_of(f.backup_rel) == dir_of(f.rel);
+  Dir kept;
+  if (!beside) {
+    auto d = backup_parent(ws, f, CreateDirs::yes);
+    if (!d) return d.error();
+    kept = std::move(*d);
+  }
+  const Dir& bd = beside ? tg.dir : kept;
+  const std::string bname = base_of(f.backup_rel);
+  Status s = link_at(tg.dir, tg.name, bd, bname, sync);
+  if (!s && s.error().code == Errc::usage)
+    return write_exclusive_at(bd, bname, tg.current.bytes, tg.current.mode & ~mode_t{06000}, sync);
+  if (!s) return s;
+  auto b = read_at(bd, bname);
+  if (!b || !b->regular || b->bytes != tg.current.bytes) {
+    (void)unlink_at(bd, bname, Sync::later);
+    return make_error(Errc::conflict, fmt::format("'{}' changed while it was being written", f.rel),
+                      "look at what else writes it, then try again");
+  }
+  return ok_status();
+}
+
+// A linked backup is the old file itself: once it no longer has the file's
+// name, it loses any set-user-ID or set-group-ID bit, as a copy would.
+void strip_set_id(Workspace& ws, const Target& tg, const FileChange& f) {
+  if (f.backup_rel.empty() || (f.before.mode & 06000) == 0) return;
+  if (dir_of(f.backup_rel) == dir_of(f.rel))
+    (void)chmod_at(tg.dir, base_of(f.backup_rel), f.before.mode & 07777 & ~06000u);
+  else if (auto d = backup_parent(ws, f, CreateDirs::no))
+    (void)chmod_at(*d, base_of(f.backup_rel), f.before.mode & 07777 & ~06000u);
+}
+
+std::string files_word(int n) { return n == 1 ? "1 file was" : fmt::format("{} files were", n); }
+
+// A failure before the change counted: undo it, and say what happened.
+Error abandon(Workspace& ws, const Txn& t, const Error& e) {
+  release_reserve(ws);
+  auto undone = undo(ws, t);
+  if (!undone)
+    return make_error(e.code, fmt::format("{}; undoing it failed too: {}", e.message, undone.error().message),
+                      "the next kaicoder command that writes finishes or undoes it; kaicoder doctor names it");
+  std::string what = *undone > 0 ? fmt::format("nothing changed; {} restored", files_word(*undone)) : "nothing changed";
+  return make_error(e.code, fmt::format("{}: {}", e.message, what),
+                    e.hint.empty() ? "the files are as they were; fix the cause, then try again" : e.hint);
+}
+
 }  // namespace
+
+Status reserve_room(Workspace& ws, const Txn& t, uint64_t intent_bytes) { return reserve(ws, t, intent_bytes); }
+
+void release_room(const Workspace& ws) { release_reserve(ws); }
 
 Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets,
                const std::vector<std::optional<std::string>>& after, Durability durability) {
   const Sync sync = durability == Durability::each ? Sync::now : Sync::later;
-  KAI_TRY(write_intent(ws, t));
+  remember_status(ws, t);
+  // Undone even here: the intent may be half written, or its temp left.
+  if (auto s = injected("the intent"); !s) return abandon(ws, t, s.error());
+  if (auto s = write_intent(ws, t); !s) return abandon(ws, t, s.error());
   fault_point("after-intent");
+  if (auto r = reserve(ws, t, size_of_file(intent_path(ws, t.rec.id))); !r) return abandon(ws, t, r.error());
+  // 1. Every new file's bytes, in a temp file beside it: all the room the
+  // tree needs is taken before any file changes.
   size_t i = 0;
   for (const FileChange& f : t.rec.files) {
     if (is_dir_entry(f)) continue;
-    Target& tg = targets[i];
-    const std::optional<std::string>& next = after[i];
-    ++i;
-    Status s = f.backup_rel.empty() ? ok_status()
-                                    : write_exclusive_at(tg.dir, base_of(f.backup_rel), tg.current.bytes,
-                                                         tg.current.mode & ~mode_t{06000}, sync);
-    fault_point("after-backup");
-    if (s) s = next ? replace_at(tg.dir, tg.name, *next, f.after.mode, sync) : unlink_at(tg.dir, tg.name, sync);
-    if (!s) {
-      (void)undo(ws, t);
-      return s;
+    const Target& tg = targets[i];
+    const std::optional<std::string>& next = after[i++];
+    if (!next) continue;
+    Status s = injected(fmt::format("'{}'", f.rel));
+    if (s) s = write_exclusive_at(tg.dir, temp_name(tg.name, t.rec.id), *next, f.after.mode, sync);
+    if (!s) return abandon(ws, t, s.error());
+    fault_point("after-temp");
+  }
+  // 2. The backups: each a second name for the file as it is.
+  i = 0;
+  for (const FileChange& f : t.rec.files) {
+    if (is_dir_entry(f)) continue;
+    const Target& tg = targets[i++];
+    if (!f.backup_rel.empty()) {
+      Status s = injected(fmt::format("the backup of '{}'", f.rel));
+      if (s) s = take_backup(ws, tg, f, sync);
+      if (!s) return abandon(ws, t, s.error());
     }
+    fault_point("after-backup");  // each file's turn, a new file's too
+  }
+  // Batched: every new file and backup reaches the disk before any name changes.
+  if (durability == Durability::batched)
+    if (auto s = sync_file_system(ws.root); !s) return abandon(ws, t, s.error());
+  // 3. Each file replaced by renaming its temp over it, or removed.
+  i = 0;
+  for (const FileChange& f : t.rec.files) {
+    if (is_dir_entry(f)) continue;
+    const Target& tg = targets[i];
+    const bool replace = after[i++].has_value();
+    Status s = injected(fmt::format("'{}'", f.rel));
+    if (s) s = replace ? rename_at(tg.dir, temp_name(tg.name, t.rec.id), tg.dir, tg.name, sync) : unlink_at(tg.dir, tg.name, sync);
+    if (!s) return abandon(ws, t, s.error());
+    strip_set_id(ws, tg, f);
     fault_point("after-replace");
   }
-  // Batched: every backup and new file reaches the disk before the journal
-  // says the change happened.
-  if (durability == Durability::batched) {
-    if (auto s = sync_file_system(ws.root); !s) {
-      (void)undo(ws, t);
-      return s;
-    }
+  // Batched: the tree reaches the disk before the journal says it changed.
+  if (durability == Durability::batched)
+    if (auto s = sync_file_system(ws.root); !s) return abandon(ws, t, s.error());
+  release_reserve(ws);
+  if (auto s = finish(ws, t); !s) {
+    auto logged = ws.changelog.live_contains(t.rec.id);
+    if (logged && !*logged) return abandon(ws, t, s.error());
+    return make_error(s.error().code,
+                      fmt::format("{}: the change is made and logged (entry {}), but recording it is not finished",
+                                  s.error().message, t.rec.id),
+                      "the next kaicoder command that writes finishes it");
   }
-  if (auto s = finish(ws, t); !s)
-    return make_error(s.error().code, s.error().message,
-                      "the file holds the new content; the next kaicoder command finishes logging it");
   return ok_status();
 }
 
@@ -439,6 +730,11 @@ void describe_apply(const Workspace& ws, Entry& e, const Proposal& p, const std:
   e.why = ws.redact(p.why);
   e.approver = approver;
   if (forced) e.result = "ok (forced: validation failed)";
+  // A team proposal's entry names the commit it was published as and the
+  // signed decision that approved it (kaicoder-team(7)).
+  if (p.team.published() && !p.team.decision.empty())
+    e.result = fmt::format("{} (team: proposal commit {}, decision {})", e.result.empty() ? "ok" : e.result,
+                           p.team.commit, p.team.decision);
 }
 
 Outcome record_applied(Workspace& ws, Proposal& p, const Txn& t, std::string backup) {
@@ -485,22 +781,29 @@ std::vector<IntentInfo> inspect_intents(Workspace& ws) {
     info.proposal = t->proposal;
     info.rollback_id = t->rec.id;
     for (const auto& f : t->rec.files) {
-      if (f.backup_rel.empty()) continue;
-      auto d = parent_of(ws, f.rel, CreateDirs::no);
-      if (!d) continue;
-      auto b = read_at(*d, base_of(f.backup_rel));
-      auto cur = read_at(*d, base_of(f.rel));
-      if (b && cur && b->exists && b->regular && blob_id(b->bytes) != f.backup_blob &&
-          partial_backup(ws, *t, b->bytes, *cur, f))
-        info.cut_backups.push_back(f.backup_rel);
+      if (f.rel.empty() || f.after.mode == k_mode_dir) continue;
+      auto got = on_disk(ws, *t, f);
+      if (got && *got && (*got)->leftover) info.cut_backups.push_back(f.backup_rel);
+      if (got && *got && f.after.exists) {
+        const std::string tmp = temp_name(base_of(f.rel), t->rec.id);
+        if (auto tf = read_at((*got)->dir, tmp, 0); tf && tf->exists) info.temps.push_back(dir_of(f.rel) + tmp);
+      }
     }
     out.push_back(std::move(info));
   }
   return out;
 }
 
+namespace {
+std::string intent_what(const Txn& t) {
+  return t.proposal > 0 ? fmt::format("proposal {} (entry {})", t.proposal, t.rec.id)
+                        : fmt::format("entry {}", t.rec.id);
+}
+}  // namespace
+
 Result<int> recover(Workspace& ws) {
   std::vector<fs::path> found = intent_files(ws);
+  release_reserve(ws);  // a command killed while it held room for its records
   if (!found.empty()) KAI_TRY(ws.sealer.usable());  // without the key nothing can be told apart
   for (const auto& path : found) {
     auto text = read_owned(path);
@@ -509,9 +812,29 @@ Result<int> recover(Workspace& ws) {
     if (!t) {
       // Forged, copied, stale or corrupt: never obeyed, kept for a person.
       KAI_TRY(quarantine(ws, path, t.error().message));
+      ws.notices.push_back(fmt::format("set aside the interrupted change {}, not written by kaicoder: {}",
+                                       path.filename().string(), t.error().message));
       continue;
     }
-    KAI_TRY(landed(ws, *t) ? finish(ws, *t) : undo(ws, *t));
+    // Once the changelog holds its entry a change counts: it is finished,
+    // never undone. Before that it is finished when every file holds its new
+    // bytes and that can be recorded, and undone otherwise.
+    auto logged = ws.changelog.live_contains(t->rec.id);
+    if (!logged) return logged.error();
+    if (*logged || landed(ws, *t)) {
+      drop_temps(ws, *t);
+      Status done = finish(ws, *t);
+      if (done) {
+        ws.notices.push_back(fmt::format("finished the interrupted change of {}", intent_what(*t)));
+        continue;
+      }
+      auto now_logged = ws.changelog.live_contains(t->rec.id);
+      if (!now_logged || *now_logged) return done.error();
+    }
+    auto undone = undo(ws, *t);
+    if (!undone) return undone.error();
+    ws.notices.push_back(fmt::format("undid the interrupted change of {}: nothing of it remains{}", intent_what(*t),
+                                     *undone > 0 ? fmt::format("; {} restored", files_word(*undone)) : ""));
   }
   return static_cast<int>(found.size());
 }

@@ -20,6 +20,7 @@
 // with its backup beside it: the same intent, journal record, changelog
 // entry and rollback as any transaction.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -54,8 +55,21 @@ std::filesystem::path abs_path(const Workspace& ws, const std::string& rel);
 std::string dir_of(const std::string& rel);   // "a/b/" for "a/b/c", "" for "c"
 std::string base_of(const std::string& rel);  // "c" for "a/b/c"
 std::string backup_name(const std::string& name, const std::string& id);
+// ".NAME.kaicoder-tmp-ID": where transaction `id` writes the new bytes of
+// `name` before renaming them over it (NAME shortened to fit NAME_MAX).
+std::string temp_name(const std::string& name, const std::string& id);
+// Where transaction `id` keeps a file it removes that an earlier entry
+// created (a rollback of a created file): in the state dir, not beside the
+// file, so the folders that entry created can go with it:
+// "<state>/kept/<id>/<blob id of rel>", root-relative.
+std::string kept_dir(const Workspace& ws, const std::string& id);
+std::string kept_backup(const Workspace& ws, const std::string& id, const std::string& rel);
 
-// Whether anything holds the backup name for `id` beside `name` in `dir`.
+// The backup `f` names, as it is now (beside the file, or kept in the state dir).
+Result<FileState> read_backup(const Workspace& ws, const FileChange& f);
+
+// Whether anything holds the backup name or the temp name for `id` beside
+// `name` in `dir`.
 Result<bool> backup_taken(const Dir& dir, const std::string& name, const std::string& id);
 
 FileSide side_of(const FileState& s);
@@ -87,6 +101,28 @@ FileChange change_of(const Target& tg, const std::optional<std::string>& after, 
 // removes it again when it is empty.
 FileChange made_folder(const std::string& rel);
 
+// The folders a transaction's new files need that do not exist yet: noted
+// (add) before the targets are opened, which makes them, and removed again
+// when empty unless the transaction ran (keep): a change refused before it
+// began leaves no folder behind.
+class MadeFolders {
+public:
+  explicit MadeFolders(Workspace& ws) : m_ws(ws) {}
+  MadeFolders(const MadeFolders&) = delete;
+  MadeFolders& operator=(const MadeFolders&) = delete;
+  ~MadeFolders();
+  // Note the missing folders on the way to root-relative `rel`.
+  void add(const std::string& rel);
+  // Outermost first.
+  const std::vector<std::string>& folders() const { return m_made; }
+  void keep() { m_keep = true; }
+
+private:
+  Workspace& m_ws;
+  std::vector<std::string> m_made;
+  bool m_keep = false;
+};
+
 // A rollback id for a transaction at `t` over `targets`: free in the
 // journal, and its backup name free beside every target.
 Result<std::string> fresh_txn_id(Workspace& ws, TimePoint t, const std::vector<Target>& targets);
@@ -96,6 +132,13 @@ struct Txn {
   Entry entry;
   int proposal = 0;  // proposal whose status follows the outcome
   State done_state = State::applied;
+  // The proposal's status before the transaction (execute() notes it), put
+  // back when the transaction is undone after it wrote the new one.
+  struct Before {
+    std::string state, rollback_id, backup, result;
+    int outcome_code = 0;
+  };
+  std::optional<Before> was;
 };
 
 // How the tree writes of one transaction reach the disk. each: every file
@@ -107,10 +150,29 @@ enum class Durability { each, batched };
 
 // Run a transaction: `targets[i]` becomes `after[i]` (nullopt = removed),
 // for the file entries of t.rec.files in order (folder entries, mode
-// k_mode_dir, are skipped). A failure before the tree holds every new file
-// is undone at once; a failure after it leaves the intent for recover().
+// k_mode_dir, are skipped):
+//
+//   intent → room reserved for the records → every new file written as a
+//   temp beside it → backups (hard links) → each temp renamed over its file
+//   (or the file unlinked) → room given back → journal record, pointers,
+//   proposal status → changelog entry (the change counts) → intent removed.
+//
+// A failure before the changelog holds the entry is undone before this
+// returns, by renames and unlinks that need no new space: the error then
+// says "nothing changed", and how many files were put back. A failure after
+// it leaves the intent for recover(), and says so.
 Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets,
                const std::vector<std::optional<std::string>>& after, Durability durability = Durability::each);
+
+// The room execute() takes for the records written after the tree (the
+// journal record of about `intent_bytes`, its pointers, the changelog, the
+// proposal's status), as a file in the state dir: taken before the tree is
+// touched, given back (release_room) just before the records are written.
+// io, saying how much is needed and free, when the room is not there. For a
+// change that lands other than through execute() (a run's effects,
+// lib/gate/run_effects), in the same order.
+Status reserve_room(Workspace& ws, const Txn& t, uint64_t intent_bytes);
+void release_room(const Workspace& ws);
 
 // The changelog entry of `t`: every file, every backup in the same order
 // ("—" for a file that had none, when there are several), and how to undo.

@@ -14,6 +14,7 @@
 #include "lib/gate/propose.hpp"
 #include "lib/gate/reader.hpp"
 #include "lib/gate/runs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai::harness {
 namespace fs = std::filesystem;
@@ -274,6 +275,10 @@ struct Call {
   }
 
   Said decide() const {
+    // A path the harness would rewrite (trim, expand, normalise) before it
+    // opens it is not the path kaicoder would judge.
+    if (c.op == Op::write || c.op == Op::edit || c.op == Op::remove)
+      if (auto s = check_harness_path(c.path, "path"); !s) return refused(s.error());
     switch (c.op) {
       case Op::pass: return allow();
       case Op::read: {
@@ -285,7 +290,7 @@ struct Call {
         return s ? allow() : refused(s.error());
       }
       case Op::search: {
-        auto s = check_search(ws, base, c.path, c.glob);
+        auto s = check_search(ws, base, Search{c.path, c.glob, c.skips_vcs});
         if (s) return allow();
         Said d = refused(s.error());
         d.reason += "; read files one by one with kaicoder's read_file tool, or search a folder without secret files";
@@ -314,8 +319,9 @@ struct Call {
 };
 
 std::string event_of(std::string_view payload) {
-  json j = json::parse(payload, nullptr, false);
-  if (j.is_object()) {
+  BoundedJson p = parse_bounded_json(payload);
+  const json& j = p.value;
+  if (p.status == JsonStatus::ok && j.is_object()) {
     auto it = j.find("hook_event_name");
     if (it != j.end() && it->is_string()) return it->get<std::string>();
   }

@@ -35,6 +35,7 @@ struct SettingsFile {
   std::string before, after;         // current bytes ("" when missing), wanted bytes
   std::vector<std::string> missing;  // what is not wired yet, one line each
   std::string refusal;               // set when the file cannot be edited as text: why, and what to add by hand
+  std::vector<std::string> broken;   // kaicoder hooks found that would not run: what is wrong with each
 
   bool changes() const { return refusal.empty() && after != before; }
 };
@@ -44,9 +45,21 @@ struct IntegratePlan {
   Scope scope = Scope::project;
   std::vector<SettingsFile> files;
   std::vector<std::string> keeps, loses;  // what the harness keeps and loses once wired
+  std::string when_hook_fails;            // what the harness does when its hook cannot start
 
   bool wired() const;    // nothing missing anywhere
   bool refused() const;  // a file cannot be edited as text: the plan is reported, never written
+};
+
+// What wiring needs from the process that runs it (cmd fills it).
+struct WireEnv {
+  // The running kaicoder (/proc/self/exe): the hook entries name it by its
+  // absolute path. Empty (unit tests): the bare name `kaicoder`.
+  std::filesystem::path self_exe;
+  std::vector<std::pair<std::string, std::string>> vars;  // the environment a probed hook runs in
+  // Run each kaicoder hook found once (lib/harness/probe) to see it answer;
+  // else only check that it starts with an absolute path.
+  bool probe = true;
 };
 
 // The plan for `h`. `home` is the owner's home (from the password database,
@@ -54,7 +67,16 @@ struct IntegratePlan {
 // is a symlink or outside root where it must be inside, makes an error
 // (usage, denied) naming it; one that parses but cannot be edited as text
 // is a SettingsFile with `refusal` set.
-Result<IntegratePlan> plan_integration(const Workspace& ws, Harness h, Scope scope, const std::filesystem::path& home);
+//
+// Where each harness's hook goes: it names this machine's kaicoder, so a
+// project plan writes it to a file git ignores (Claude Code's
+// .claude/settings.local.json; .codex/hooks.json, .gemini/settings.json and
+// .cursor/hooks.json, which the plan adds to .gitignore) and refuses a file
+// git already tracks; a user plan to the user-level file. A hook is wired
+// when a kaicoder hook entry there starts with an absolute path to this
+// version of kaicoder and answers a harmless call (lib/harness/probe).
+Result<IntegratePlan> plan_integration(const Workspace& ws, Harness h, Scope scope, const std::filesystem::path& home,
+                                       const WireEnv& wire = {});
 
 // For doctor: the harnesses whose settings exist in the project (any of
 // their files or folders), and what each still lacks.
@@ -63,7 +85,8 @@ struct HarnessStatus {
   bool present = false;
   bool wired = false;
   std::vector<std::string> missing;  // "file: what", one per line
+  std::vector<std::string> broken;   // "file: what": kaicoder hooks wired that would not run
 };
-std::vector<HarnessStatus> harness_status(const Workspace& ws);
+std::vector<HarnessStatus> harness_status(const Workspace& ws, const WireEnv& wire = {});
 
 }  // namespace kai::harness

@@ -292,4 +292,35 @@ Status JsonText::append(const JsonPath& path, const json& v) {
   return reparse();
 }
 
+Status JsonText::remove_items(const JsonPath& path, const std::function<bool(const json&)>& drop) {
+  for (;;) {
+    const json* cur = json_at(m_value, path);
+    if (!cur || !cur->is_array()) return ok_status();
+    size_t k = 0;
+    while (k < cur->size() && !drop((*cur)[k])) ++k;
+    if (k == cur->size()) return ok_status();
+    auto root = JsonTextParser(m_text).document();
+    if (!root) return root.error();
+    const Node* n = &*root;
+    for (const auto& key : path) {
+      size_t at = 0;
+      for (size_t i = 0; i < n->keys.size(); ++i)
+        if (n->keys[i] == key) at = i;  // the last one is the one that counts
+      n = &n->kids[at];
+    }
+    const Node& kid = n->kids[k];
+    size_t from = kid.begin, to = kid.end;
+    if (k + 1 < n->kids.size()) {
+      to = n->kids[k + 1].begin;  // its comma and the space before the next item
+    } else if (k > 0) {
+      from = n->kids[k - 1].end;  // the comma after the item before it
+    } else {
+      const size_t after = skip_blank(m_text, kid.end);
+      if (after != std::string::npos && after < m_text.size() && m_text[after] == ',') to = after + 1;
+    }
+    m_text.erase(from, to - from);
+    KAI_TRY(reparse());
+  }
+}
+
 }  // namespace kai::harness

@@ -11,6 +11,7 @@
 //   t->set({"mcpServers", "kaicoder"}, server);
 //   std::string out = t->text();
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,9 @@ public:
   // Append `v` to the array at `path`, creating it (and the objects on the
   // way). Errc::conflict when it exists and is not an array.
   Status append(const JsonPath& path, const nlohmann::json& v);
+  // Remove every item of the array at `path` for which `drop` is true,
+  // with its comma; nothing when there is no array there.
+  Status remove_items(const JsonPath& path, const std::function<bool(const nlohmann::json&)>& drop);
 
 private:
   explicit JsonText(std::string text) : m_text(std::move(text)) {}

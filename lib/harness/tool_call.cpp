@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/util/json_bounded.hpp"
+
 namespace kai::harness {
 namespace {
 
@@ -147,6 +149,8 @@ Status claude_tool(const std::string& tool, const json& in, ToolCall& c) {
   return ok_status();
 }
 
+Result<std::string> optional_text(const json& in, std::initializer_list<const char*> keys);
+
 // Codex: Bash (a string or an argument vector) and apply_patch, whose patch
 // text travels in `command` (or `input`).
 Status codex_tool(const std::string& tool, const json& in, ToolCall& c) {
@@ -156,6 +160,30 @@ Status codex_tool(const std::string& tool, const json& in, ToolCall& c) {
     if (!t) return t.error();
     c.command = std::move(*t);
     return ok_status();
+  }
+  // Its simple search tools take Claude Code's arguments (pattern, path, glob).
+  if (tool == "grep" || tool == "glob") return claude_tool(tool == "grep" ? "Grep" : "Glob", in, c);
+  // Its file tools: grep_files runs `rg --files-with-matches --glob INCLUDE
+  // -- PATH` from the session's folder (no --hidden, but kaicoder judges as
+  // if it had it); the names it prints still tell which files match.
+  if (tool == "grep_files") {
+    c.op = Op::search;
+    auto p = optional_text(in, {"path"});
+    if (!p) return p.error();
+    c.path = std::move(*p);
+    auto g = optional_text(in, {"include"});
+    if (!g) return g.error();
+    c.glob = std::move(*g);
+    c.reads_contents = true;
+    return ok_status();
+  }
+  if (tool == "read_file") {
+    c.op = Op::read;
+    return take_path(in, {"file_path"}, c);
+  }
+  if (tool == "list_dir") {
+    c.op = Op::list;
+    return take_path(in, {"dir_path"}, c);
   }
   if (tool == "Bash" || tool == "shell" || tool == "local_shell" || tool == "exec_command") {
     c.op = Op::shell;
@@ -217,7 +245,8 @@ Status gemini_tool(const std::string& tool, const json& in, ToolCall& c) {
     auto p = optional_text(in, {"dir_path", "path"});
     if (!p) return p.error();
     c.path = std::move(*p);
-    auto g = tool == "glob" ? required_text(in, {"pattern"}) : optional_text(in, {"include"});
+    // grep_search (0.5x) names its glob include_pattern; search_file_content said include.
+    auto g = tool == "glob" ? required_text(in, {"pattern"}) : optional_text(in, {"include_pattern", "include"});
     if (!g) return g.error();
     c.glob = std::move(*g);
     c.reads_contents = tool != "glob";
@@ -327,8 +356,11 @@ Result<ToolCall> parse_tool_call(Harness h, std::string_view payload) {
   // JSON never holds a raw NUL; a parser that stops at one would read less
   // than the harness sent.
   if (payload.find('\0') != std::string_view::npos) return bad("the hook payload holds a NUL byte");
-  json j = json::parse(payload, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return bad("the hook payload is not a JSON object");
+  BoundedJson parsed = parse_bounded_json(payload);
+  if (parsed.status == JsonStatus::too_deep)
+    return bad(fmt::format("the hook payload nests deeper than {} levels", k_json_max_depth));
+  json& j = parsed.value;
+  if (parsed.status != JsonStatus::ok || !j.is_object()) return bad("the hook payload is not a JSON object");
   ToolCall c;
   auto ev = optional_text(j, {"hook_event_name"});
   if (!ev) return ev.error();
@@ -358,7 +390,11 @@ Result<ToolCall> parse_tool_call(Harness h, std::string_view payload) {
   if (it == j.end() || !it->is_object()) return bad("'tool_input' must be an object");
   const std::string tool_cwd = c.cwd;
   switch (h) {
-    case Harness::claude_code: KAI_TRY(claude_tool(c.tool, *it, c)); break;
+    case Harness::claude_code:
+      KAI_TRY(claude_tool(c.tool, *it, c));
+      // Its Grep passes --glob '!.git' (and .svn, .hg, .bzr, .jj, .sl) before the model's globs.
+      c.skips_vcs = c.tool == "Grep";
+      break;
     case Harness::codex: KAI_TRY(codex_tool(c.tool, *it, c)); break;
     case Harness::gemini: KAI_TRY(gemini_tool(c.tool, *it, c)); break;
     case Harness::cursor: break;

@@ -41,6 +41,7 @@ struct ToolCall {
   std::vector<std::string> argv;  // shell: an argument vector instead of `command`
   std::string glob;               // search: the files it looks at (Glob's pattern, Grep's glob)
   bool reads_contents = false;    // search: the results carry file contents (Grep), not only names
+  bool skips_vcs = false;         // search: the harness leaves .git and the like out (Claude Code's Grep)
   std::string cwd;                // the harness's working folder, "" when it did not say
   std::string why;                // the description the harness gave, if any
   std::string refusal;            // unknown: why, when there is more to say than the tool's name

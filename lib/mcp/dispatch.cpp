@@ -20,17 +20,30 @@ void Dispatcher::emit(const json& m) {
 
 void Dispatcher::feed(std::string_view line) {
   if (line.empty() || line == "\r") return;
+  // Whatever a line holds, it gets its answer and the session goes on: a
+  // fault in answering one message is that message's internal error.
+  try {
+    take(line);
+  } catch (const std::exception& e) {
+    emit(error_response(nullptr, k_internal_error, fmt::format("internal error: {}", e.what())));
+  }
+}
+
+void Dispatcher::take(std::string_view line) {
   if (line.size() > m_max_line) return emit(error_response(nullptr, k_invalid_request, "message too large"));
-  json j = json::parse(line, nullptr, false);
-  if (j.is_array() && m_srv.version() == k_batch_version) return batch(std::move(j));
-  if (j.is_array())
-    return emit(
-        error_response(nullptr, k_invalid_request,
-                       fmt::format("invalid request: batches exist only in protocol version {}", k_batch_version)));
-  Parsed p = j.is_discarded() ? Parsed{std::nullopt, error_response(nullptr, k_parse_error, "parse error: not JSON")}
-                              : check_message(std::move(j));
-  if (p.error_reply) return emit(*p.error_reply);
-  route(std::move(*p.message), [this](std::optional<json> reply) {
+  if (line.back() == '\r') line.remove_suffix(1);
+  Parsed one = parse_message(line);
+  if (one.error_reply && one.error_reply->at("error").at("code") == k_invalid_request) {
+    // Not one message: a batch, when the version agreed has them.
+    json j = json::parse(line, nullptr, false);  // nests within the bound: parse_message checked
+    if (j.is_array() && m_srv.version() == k_batch_version) return batch(std::move(j));
+    if (j.is_array())
+      return emit(
+          error_response(nullptr, k_invalid_request,
+                         fmt::format("invalid request: batches exist only in protocol version {}", k_batch_version)));
+  }
+  if (one.error_reply) return emit(*one.error_reply);
+  route(std::move(*one.message), [this](std::optional<json> reply) {
     if (reply) emit(*reply);
   });
 }
@@ -99,7 +112,11 @@ void Dispatcher::worker() {
                 [this, id] { return is_cancelled(id); },
                 [this] { return m_gone.load(); },
                 {}};
-      reply = m_srv.handle(job.msg, door);
+      try {
+        reply = m_srv.handle(job.msg, door);
+      } catch (const std::exception& e) {
+        reply = error_response(job.msg["id"], k_internal_error, fmt::format("internal error: {}", e.what()));
+      }
     }
     job.sink(std::move(reply));
     std::lock_guard<std::mutex> g(m_mutex);

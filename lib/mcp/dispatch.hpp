@@ -16,6 +16,11 @@
 // finish() ends every wait at once (nothing is decided), answers the calls
 // already sent, and returns when none is left.
 //
+// Every line gets an answer and the session goes on: -32700 for a line
+// that is not JSON or nests too deep (lib/util/json_bounded), -32600 for
+// one that is not a JSON-RPC message (lib/mcp/server parse_message), and
+// -32603 when answering it failed inside.
+//
 // A JSON-RPC batch (an array) is answered only when protocol version
 // 2025-03-26 was negotiated, the one version that has batches: one array
 // of the responses, once all its requests are answered (notifications and
@@ -58,6 +63,7 @@ private:
     Sink sink;
   };
   void emit(const json& m);
+  void take(std::string_view line);
   void route(json msg, const Sink& sink);
   void batch(json list);
   void worker();

@@ -3,6 +3,10 @@
 #include <array>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "lib/util/json_bounded.hpp"
+
 namespace kai::mcp {
 namespace {
 
@@ -14,6 +18,13 @@ constexpr const char* k_instructions =
     "at once; nothing is written until a person approves it at a terminal with `kaicoder approve N`. Call "
     "wait_for_decision with the id to learn the outcome (applied with a rollback id, rejected with a reason, "
     "expired). No tool can approve, reject, apply or roll back.";
+
+// The string at `key` of object `j`, "" when it is missing or not a string.
+std::string text_at(const json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 json result_response(const json& id, json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
@@ -38,45 +49,69 @@ json error_response(const json& id, int code, const std::string& message, const 
 }
 
 Parsed parse_message(std::string_view line) {
-  json j = json::parse(line, nullptr, false);
-  if (j.is_discarded()) return {std::nullopt, error_response(nullptr, k_parse_error, "parse error: not JSON")};
-  return check_message(std::move(j));
+  BoundedJson p = parse_bounded_json(line);
+  if (p.status == JsonStatus::too_deep)
+    return {std::nullopt, error_response(nullptr, k_parse_error,
+                                         fmt::format("parse error: the message nests deeper than {} levels",
+                                                     k_json_max_depth))};
+  if (p.status != JsonStatus::ok)
+    return {std::nullopt, error_response(nullptr, k_parse_error, "parse error: not JSON")};
+  return check_message(std::move(p.value));
 }
+
+namespace {
+
+// What is wrong with `j` as a JSON-RPC 2.0 message, "" when nothing.
+std::string message_fault(const json& j) {
+  if (!j.is_object()) return "a message is a JSON object";
+  auto rpc = j.find("jsonrpc");
+  if (rpc == j.end() || !rpc->is_string() || rpc->get_ref<const std::string&>() != "2.0")
+    return "\"jsonrpc\" must be the string \"2.0\"";
+  if (auto id = j.find("id"); id != j.end() && !id->is_string() && !id->is_number_integer())
+    return "\"id\" must be a string or an integer";
+  auto method = j.find("method");
+  if (method != j.end() && !method->is_string()) return "\"method\" must be a string";
+  if (auto params = j.find("params"); params != j.end() && !params->is_object() && !params->is_array())
+    return "\"params\" must be an object";
+  if (method == j.end() && !j.contains("result") && !j.contains("error"))
+    return "a message has a \"method\", or a \"result\" or \"error\"";
+  return {};
+}
+
+}  // namespace
 
 Parsed check_message(json j) {
-  const bool id_ok = !j.is_object() || !j.contains("id") || j["id"].is_string() || j["id"].is_number_integer();
-  if (!j.is_object() || j.value("jsonrpc", "") != "2.0" || !id_ok ||
-      (j.contains("method") && !j["method"].is_string()) ||
-      (!j.contains("method") && !j.contains("result") && !j.contains("error"))) {
-    json id = j.is_object() && j.contains("id") && id_ok ? j["id"] : json(nullptr);
-    return {std::nullopt, error_response(id, k_invalid_request, "invalid request: not a JSON-RPC 2.0 message")};
-  }
-  return {std::move(j), std::nullopt};
+  const std::string fault = message_fault(j);
+  if (fault.empty()) return {std::move(j), std::nullopt};
+  json id = nullptr;
+  if (j.is_object())
+    if (auto it = j.find("id"); it != j.end() && (it->is_string() || it->is_number_integer())) id = *it;
+  return {std::nullopt, error_response(id, k_invalid_request, "invalid request: " + fault)};
 }
 
-Server::Server(Workspace& ws, ServeOptions opts, std::string server_version)
-    : m_ws(ws), m_opts(std::move(opts)), m_server_version(std::move(server_version)) {}
+Server::Server(ToolRunner tools, ServeOptions opts, std::string server_version)
+    : m_tools(std::move(tools)), m_opts(std::move(opts)), m_server_version(std::move(server_version)) {}
 
 std::string Server::version() const {
   std::lock_guard<std::mutex> g(m_mutex);
   return m_version;
 }
 
-bool Server::blocks(const json& msg) { return msg.contains("id") && msg.value("method", "") == "tools/call"; }
+bool Server::blocks(const json& msg) { return msg.contains("id") && text_at(msg, "method") == "tools/call"; }
 
 std::optional<json> Server::cancelled_id(const json& msg) {
-  if (msg.value("method", "") != "notifications/cancelled" || !msg.contains("params") || !msg["params"].is_object() ||
+  if (text_at(msg, "method") != "notifications/cancelled" || !msg.contains("params") || !msg["params"].is_object() ||
       !msg["params"].contains("requestId"))
     return std::nullopt;
   return msg["params"]["requestId"];
 }
 
 json Server::initialize(const json& params) {
-  std::string asked = params.is_object() ? params.value("protocolVersion", "") : "";
+  const std::string asked = text_at(params, "protocolVersion");
   std::lock_guard<std::mutex> g(m_mutex);
   m_version = std::string(negotiate_version(asked));
-  if (m_opts.agent.empty() && params.is_object() && params.contains("clientInfo") && params["clientInfo"].is_object())
-    m_opts.agent = params["clientInfo"].value("name", "");
+  if (m_opts.agent.empty() && params.contains("clientInfo"))
+    m_opts.agent = text_at(params["clientInfo"], "name");
   return {{"protocolVersion", m_version},
           {"capabilities", {{"tools", {{"listChanged", false}}}}},
           {"serverInfo", {{"name", "kaicoder"}, {"title", "kaicoder"}, {"version", m_server_version}}},
@@ -119,7 +154,7 @@ std::optional<json> Server::handle(const json& msg, const Door& door) {
     std::this_thread::sleep_for(pause);
     ws_turn.lock();
   };
-  auto r = call_tool(m_ws, opts, call, d);
+  auto r = m_tools(opts, call, d);
   ws_turn.unlock();
   if (door.cancelled && door.cancelled()) return std::nullopt;  // the client asked for no answer
   if (auto* e = std::get_if<RpcError>(&r)) return error_response(id, e->code, e->message, e->data);

@@ -13,6 +13,7 @@
 // Then tools/list and tools/call (lib/mcp/tools). The root is the one the
 // workspace was opened on; nothing a client sends changes it.
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -35,8 +36,14 @@ bool has_structured_content(std::string_view version);
 // A JSON-RPC error response (id null when the request's id is unknown).
 json error_response(const json& id, int code, const std::string& message, const json& data = nullptr);
 
-// One line of the stream: the message, or (a string that is not JSON, a
-// message that is not a JSON-RPC 2.0 object) the error response to send.
+// One line of the stream: the message, or the error response to send —
+// -32700 for a line that is not JSON or nests deeper than
+// k_json_max_depth (lib/util/json_bounded: refused before it is parsed),
+// -32600 for JSON that is not a JSON-RPC 2.0 message: not an object,
+// "jsonrpc" other than the string "2.0", an id that is not a string or an
+// integer (null included), a method that is not a string, params that are
+// not an object or an array, neither a method nor a result or error. The
+// error carries the message's id when that id is of a valid type.
 struct Parsed {
   std::optional<json> message;
   std::optional<json> error_reply;
@@ -49,9 +56,15 @@ Parsed check_message(json j);
 // they were dropped again in the next one.
 inline constexpr std::string_view k_batch_version = "2025-03-26";
 
+// What runs a tools/call: kaicoder's tools over a workspace (call_tool),
+// or, for the session fuzzer, anything that answers as they do.
+using ToolRunner = std::function<std::variant<ToolOutcome, RpcError>(const ServeOptions&, const ToolCall&, const Door&)>;
+
 class Server {
 public:
+  // kaicoder's tools over `ws` (defined beside them, in lib/mcp/tools.cpp).
   Server(Workspace& ws, ServeOptions opts, std::string server_version);
+  Server(ToolRunner tools, ServeOptions opts, std::string server_version);
 
   // Answer one message. No reply for notifications, for responses the
   // client sends, and for a tool call that was cancelled while it ran.
@@ -75,12 +88,12 @@ public:
 private:
   json initialize(const json& params);
 
-  Workspace& m_ws;
+  ToolRunner m_tools;
   ServeOptions m_opts;
   std::string m_server_version;
   mutable std::mutex m_mutex;  // m_version and m_opts.agent: set by initialize, read by tool calls
   std::string m_version;
-  std::mutex m_ws_mutex;  // m_ws: one tool call at a time, a wait only while it polls
+  std::mutex m_ws_mutex;  // the workspace behind m_tools: one tool call at a time, a wait only while it polls
 };
 
 }  // namespace kai::mcp

@@ -145,4 +145,13 @@ json tool_definitions(bool with_output_schema) {
   return out;
 }
 
+json tool_result(const ToolOutcome& o, bool structured) {
+  json r = {
+      {"content",
+       json::array({{{"type", "text"}, {"text", o.structured.dump(2, ' ', false, json::error_handler_t::replace)}}})},
+      {"isError", o.is_error}};
+  if (structured) r["structuredContent"] = o.structured;
+  return r;
+}
+
 }  // namespace kai::mcp

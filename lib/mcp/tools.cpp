@@ -8,6 +8,7 @@
 #include "lib/gate/changeset.hpp"
 #include "lib/gate/decide.hpp"
 #include "lib/gate/envelope.hpp"
+#include "lib/mcp/server.hpp"
 #include "lib/mcp/spooled.hpp"
 #include "lib/gate/propose.hpp"
 #include "lib/gate/reader.hpp"
@@ -354,13 +355,8 @@ std::variant<ToolOutcome, RpcError> call_tool(Workspace& ws, const ServeOptions&
   return r;
 }
 
-json tool_result(const ToolOutcome& o, bool structured) {
-  json r = {
-      {"content",
-       json::array({{{"type", "text"}, {"text", o.structured.dump(2, ' ', false, json::error_handler_t::replace)}}})},
-      {"isError", o.is_error}};
-  if (structured) r["structuredContent"] = o.structured;
-  return r;
-}
+Server::Server(Workspace& ws, ServeOptions opts, std::string server_version)
+    : Server([&ws](const ServeOptions& o, const ToolCall& c, const Door& d) { return call_tool(ws, o, c, d); },
+             std::move(opts), std::move(server_version)) {}
 
 }  // namespace kai::mcp

@@ -383,4 +383,47 @@ Status unlink_at(const Dir& dir, std::string_view name_in, Sync sync) {
   return sync == Sync::now ? sync_dir(dir, name) : ok_status();
 }
 
+Status link_at(const Dir& from_dir, std::string_view from_in, const Dir& to_dir, std::string_view to_in, Sync sync) {
+  if (!valid_name(from_in)) return bad_name(from_in);
+  if (!valid_name(to_in)) return bad_name(to_in);
+  const std::string from(from_in), to(to_in);
+  if (::linkat(from_dir.fd(), from.c_str(), to_dir.fd(), to.c_str(), 0) != 0) {
+    const int err = errno;
+    if (err == EEXIST) return make_error(Errc::conflict, fmt::format("'{}' already exists", to));
+    if (err == EPERM || err == EMLINK || err == EXDEV || err == EOPNOTSUPP || err == ENOSYS)
+      return make_error(Errc::usage, fmt::format("cannot link '{}' as '{}': {}", from, to, errno_text(err)));
+    return make_error(Errc::io, fmt::format("cannot link '{}' as '{}': {}", from, to, errno_text(err)));
+  }
+  return sync == Sync::now ? sync_dir(to_dir, to) : ok_status();
+}
+
+Status rename_at(const Dir& from_dir, std::string_view from_in, const Dir& to_dir, std::string_view to_in, Sync sync) {
+  if (!valid_name(from_in)) return bad_name(from_in);
+  if (!valid_name(to_in)) return bad_name(to_in);
+  const std::string from(from_in), to(to_in);
+  if (::renameat(from_dir.fd(), from.c_str(), to_dir.fd(), to.c_str()) != 0)
+    return make_error(Errc::io, fmt::format("cannot rename '{}' to '{}': {}", from, to, errno_text(errno)));
+  if (sync == Sync::later) return ok_status();
+  KAI_TRY(sync_dir(to_dir, to));
+  return sync_dir(from_dir, from);
+}
+
+Status chmod_at(const Dir& dir, std::string_view name_in, mode_t mode) {
+  if (!valid_name(name_in)) return bad_name(name_in);
+  const std::string name(name_in);
+  int fd = ::openat(dir.fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", name));
+    return make_error(Errc::io, fmt::format("cannot open '{}': {}", name, errno_text(errno)));
+  }
+  Dir file(fd);  // closes it
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return make_error(Errc::conflict, fmt::format("'{}' is not a regular file", name));
+  if ((st.st_mode & 07777) != (mode & 07777) && ::fchmod(fd, mode & 07777) != 0)
+    return make_error(Errc::io, fmt::format("cannot set the mode of '{}': {}", name, errno_text(errno)));
+  return ok_status();
+}
+
 }  // namespace kai

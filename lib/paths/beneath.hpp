@@ -78,6 +78,25 @@ Status replace_at(const Dir& dir, std::string_view name, std::string_view data, 
 // unlinkat + fsync dir. Missing is not an error.
 Status unlink_at(const Dir& dir, std::string_view name, Sync sync = Sync::now);
 
+// A second name `to` in `to_dir` for the regular file `from` in `from_dir`
+// (link(2), never following a symlink): the same bytes, no new space.
+// Errc::conflict when `to` exists; Errc::usage when the file system or the
+// file cannot take another link (no hard links there, too many links, not
+// ours to link): the caller copies instead; Errc::io otherwise.
+Status link_at(const Dir& from_dir, std::string_view from, const Dir& to_dir, std::string_view to,
+               Sync sync = Sync::now);
+
+// renameat from `from_dir`/`from` over `to_dir`/`to` (both on one file
+// system), then fsync both folders: `to` is wholly the old file or wholly
+// `from`. Needs no new space.
+Status rename_at(const Dir& from_dir, std::string_view from, const Dir& to_dir, std::string_view to,
+                 Sync sync = Sync::now);
+
+// Set the permission bits of the regular file `name` (opened without
+// following a symlink). Errc::denied for a symlink; Errc::conflict when it
+// is not a regular file.
+Status chmod_at(const Dir& dir, std::string_view name, mode_t mode);
+
 // The bytes of a file kaicoder keeps under a root (the changelog and its
 // archives, records under the state dir), held to the rules of user files:
 // `path` is absolute beneath a canonical root, so any symlink on the way was

@@ -191,30 +191,31 @@ bool GlobSet::any(std::string_view rel_path, FolderMemo& memo) const {
   if (rel_path.empty()) return false;
   rel_path = without_leading_slashes(rel_path);
   std::vector<std::string_view> path = split(rel_path, "/");
-  // The folders' components are what the text before the last '/' splits into.
-  std::string_view folder = rel_path.substr(0, std::min(rel_path.size(), rel_path.rfind('/')));
-  if (path.size() == 1) folder = {};
-  if (!memo.valid || memo.folder != folder) {
-    memo.folder = folder;
-    memo.hit = folder_any(path);
-    memo.valid = true;
+  const size_t folders = path.size() - 1;
+  // What the path's folders share with the last path's stands; the rest is
+  // worked out one folder at a time, each from the one above it.
+  size_t same = 0;
+  while (same < folders && same < memo.folders.size() && memo.folders[same] == path[same]) ++same;
+  memo.folders.resize(same);
+  memo.hit.resize(same);
+  for (size_t k = same; k < folders; ++k) {
+    memo.folders.emplace_back(path[k]);
+    memo.hit.push_back((k > 0 && memo.hit[k - 1]) || folder_at(path, k + 1));
   }
-  return memo.hit || name_any(path);
+  return (folders > 0 && memo.hit[folders - 1]) || name_any(path);
+}
+
+bool GlobSet::folder_at(const std::vector<std::string_view>& path, size_t end) const {
+  for (const Pattern& x : m_patterns)
+    if (!x.anchored ? name_matches(x, path[end - 1]) : match_segments(x.segs, 0, path, 0, end)) return true;
+  return false;
 }
 
 // As match_parsed() with the limit cut to the folders (n - 1 components):
 // what matches there matches whatever the last component is.
 bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
-  const size_t folders = path.size() - 1;
-  for (const Pattern& x : m_patterns) {
-    if (!x.anchored) {
-      for (size_t i = 0; i < folders; ++i)
-        if (name_matches(x, path[i])) return true;
-    } else {
-      for (size_t end = 1; end <= folders; ++end)
-        if (match_segments(x.segs, 0, path, 0, end)) return true;
-    }
-  }
+  for (size_t end = 1; end < path.size(); ++end)
+    if (folder_at(path, end)) return true;
   return false;
 }
 

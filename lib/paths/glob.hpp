@@ -33,10 +33,13 @@ public:
 
   // any(), for the paths a walk meets folder after folder: what the path's
   // folders match is worked out once for each folder, not once for each
-  // path, and kept in `memo` (one per walk) until a path of another folder.
+  // path, and kept in `memo` (one per walk): for each folder above the last
+  // path's, whether a pattern matched it or a folder above it. A path of
+  // another folder reuses what its folders share with the last one, so a
+  // walk's work stays linear in the depth, however deep the tree.
   struct FolderMemo {
-    std::string folder;
-    bool valid = false, hit = false;
+    std::vector<std::string> folders;  // the last path's folders' names, top first
+    std::vector<char> hit;             // hit[k]: a pattern matches one of folders[0..k]
   };
   bool any(std::string_view rel_path, FolderMemo& memo) const;
 
@@ -45,6 +48,8 @@ private:
   // first n - 1 are its folders: the patterns that match one of the
   // folders, and those that match the whole path.
   bool folder_any(const std::vector<std::string_view>& path) const;
+  // A pattern matches the folder of `path` made of its first `end` components.
+  bool folder_at(const std::vector<std::string_view>& path, size_t end) const;
   bool name_any(const std::vector<std::string_view>& path) const;
   struct Pattern {
     std::string_view text;               // without leading and trailing '/'

@@ -110,9 +110,9 @@ std::optional<git_oid> oid(const std::string& text) {
 
 // Everything git_meaning needs to judge refs: HEAD's commit before the
 // run, the index as the run leaves it.
-class Judge {
+class ObjectJudge {
 public:
-  Judge(const GitView& v, const std::optional<std::string>& index_after) : m_view(v), m_odb(open_run_odb(v)) {
+  ObjectJudge(const GitView& v, const std::optional<std::string>& index_after) : m_view(v), m_odb(open_run_odb(v)) {
     if (!m_odb.ok || !index_after) return;
     std::error_code ec;
     fs::create_directories(v.scratch, ec);
@@ -273,7 +273,7 @@ void git_meaning(Effects& fx, const GitView& view) {
   auto before = [&](const std::string& rel) { return view.before ? view.before(rel) : std::nullopt; };
   auto after = [&](const std::string& rel) { return view.after ? view.after(rel) : std::nullopt; };
   const std::optional<std::string> index_after = index_changed ? after(".git/index") : before(".git/index");
-  Judge judge(view, index_after);
+  ObjectJudge judge(view, index_after);
   // The effective value of a ref: its loose file, else packed-refs.
   const auto packed_before = parse_packed_refs(before(".git/packed-refs"));
   const auto packed_after = packed_changed ? parse_packed_refs(after(".git/packed-refs")) : packed_before;

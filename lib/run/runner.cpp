@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/run/sandbox_proc.hpp"
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 
@@ -222,6 +223,7 @@ struct Confinement {
   const LandlockRuleset* landlock = nullptr;
   const NamespacePlan* namespaces = nullptr;
   int report_fd = -1;
+  pid_t parent = -1;  // kaicoder's process, which the run must not outlive
 };
 
 [[noreturn]] void child_main(const ExecPlan& p, int devnull, int out_w, int err_w, const Confinement& box) noexcept {
@@ -232,13 +234,23 @@ struct Confinement {
   // parent must not setpgid() first: a group leader cannot call setsid().
   if (::setsid() < 0) report_fail(box.report_fd, "kaicoder: cannot start a new session: ", errno);
   cloexec_from_3();
+  const bool landlock_only = box.landlock && !box.namespaces;
+  // The run dies with kaicoder (kill -9 of `approve`, of the MCP server, of
+  // intake): every process between kaicoder and the command has a parent-
+  // death signal, set first and then checked. The landlock level's reaper
+  // sets its own, which it catches to clear the run away.
+  if (!landlock_only && !follow_parent(SIGKILL, box.parent))
+    report_fail(box.report_fd, "kaicoder: the run's parent ended before it started: ", ESRCH);
   // Fail closed: never run a command unconfined that was meant to be confined.
   if (box.namespaces) box.namespaces->enter(box.report_fd, *box.landlock);  // returns in the run's process only
+  if (landlock_only) become_reaper(box.parent, box.report_fd);             // likewise
   reset_signals();
   if (::chdir(p.cwd.c_str()) != 0) child_fail(p.cwd_prefix, reason_of(errno), 126);
-  if (box.landlock && !box.namespaces) {
+  if (landlock_only) {
     if (int err = box.landlock->enforce(); err != 0)
       report_fail(box.report_fd, "kaicoder: cannot enforce the sandbox (landlock, seccomp): ", err);
+    if (int err = drop_capabilities(); err != 0)
+      report_fail(box.report_fd, "kaicoder: the sandbox cannot drop capabilities: ", err);
   }
   if (p.not_found) child_fail(p.run_prefix, "command not found", 127);
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
@@ -312,8 +324,15 @@ private:
   };
 
   // Signals sent before the child's setsid() would miss the group, so the
-  // leader also gets its own copy.
+  // leader also gets its own copy. SIGKILL first goes to every process below
+  // the leader, however it left the group, while the leader is held stopped
+  // (at the landlock level it is a subreaper: what it started is found below
+  // it until it dies; and it ends by the signal, not by its child's end).
   void signal_group(int sig) {
+    if (sig == SIGKILL && !m_exited) {
+      ::kill(m_pid, SIGSTOP);
+      kill_descendants(m_pid);
+    }
     ::kill(-m_pid, sig);
     if (!m_exited) ::kill(m_pid, sig);
   }
@@ -433,6 +452,7 @@ Result<RunResult> run_checked(const RunSpec& spec) {
   if (spec.sandbox != SandboxMode::none) {
     LandlockExtras extras;
     extras.tcp_off = spec.sandbox == SandboxMode::landlock && !spec.layout.network;
+    extras.unix_sockets_off = extras.terminals_unreadable = spec.sandbox == SandboxMode::landlock;
     extras.devices = spec.layout.devices;
     Result<LandlockRuleset> rs = build_write_ruleset(spec.writable, extras);
     if (!rs) return rs.error();
@@ -459,7 +479,7 @@ Result<RunResult> run_checked(const RunSpec& spec) {
     return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
   Fd rep_r = above_stdio(rep_p[0]), rep_w = above_stdio(rep_p[1]);
   if (rep_r.get() < 0 || rep_w.get() < 0) return make_error(Errc::io, "cannot create a pipe: " + errno_text(errno));
-  Confinement box{sandbox ? &*sandbox : nullptr, namespaces ? &*namespaces : nullptr, rep_w.get()};
+  Confinement box{sandbox ? &*sandbox : nullptr, namespaces ? &*namespaces : nullptr, rep_w.get(), ::getpid()};
 
   Steady::time_point start = Steady::now();
   pid_t pid = ::fork();

@@ -3,8 +3,11 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -81,20 +84,23 @@ uint64_t handled_write_rights(int abi) {
 }
 
 // The subset the kernel accepts in a rule on a non-directory.
-constexpr uint64_t k_file_rights =
-    LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+constexpr uint64_t k_file_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+                                   LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_READ_FILE;
 
 long landlock_version() { return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION); }
 
 // Grant `rights` (narrowed to the file rights for a non-directory) beneath
-// `p`. Returns 0, ENOENT when `p` does not exist, or another errno.
-int allow_beneath(int ruleset, const fs::path& p, uint64_t rights) {
-  int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC);
+// `p`. Returns 0, ENOENT when `p` does not exist, or another errno. With
+// `follow` false a symlink gets no rule (ELOOP).
+int allow_beneath(int ruleset, const fs::path& p, uint64_t rights, bool follow = true) {
+  int fd = ::open(p.c_str(), O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
   if (fd < 0) return errno;
   struct stat st {};
   int err = 0;
   if (::fstat(fd, &st) != 0) {
     err = errno;
+  } else if (S_ISLNK(st.st_mode)) {
+    err = ELOOP;
   } else {
     landlock_path_beneath_attr attr{};
     attr.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & k_file_rights;
@@ -104,6 +110,39 @@ int allow_beneath(int ruleset, const fs::path& p, uint64_t rights) {
   }
   ::close(fd);
   return err;
+}
+
+// Names in /dev of terminals and consoles: a run may neither type into nor
+// read from one (the owner's shell reads the same device).
+bool terminal_name(std::string_view name) {
+  for (std::string_view prefix : {"tty", "pts", "ptmx", "pty", "console", "vcs", "hvc"})
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+// Reading is handled too, and granted everywhere but on the terminals: every
+// entry of / but /dev, and every entry of /dev but the terminals (symlinks
+// get no rule of their own: a link to a terminal resolves to it, and is
+// judged there).
+int allow_reading_but_terminals(int ruleset) {
+  for (const char* top : {"/", "/dev"}) {
+    DIR* d = ::opendir(top);
+    if (!d) return errno;
+    int err = 0;
+    while (dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == ".." || (std::string_view(top) == "/" && name == "dev")) continue;
+      if (std::string_view(top) == "/dev" && terminal_name(name)) continue;
+      int r = allow_beneath(ruleset, fs::path(top) / name, LANDLOCK_ACCESS_FS_READ_FILE, false);
+      if (r != 0 && r != ELOOP && r != ENOENT && r != EACCES) {
+        err = r;
+        break;
+      }
+    }
+    ::closedir(d);
+    if (err != 0) return err;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -126,6 +165,8 @@ LandlockRuleset::LandlockRuleset(LandlockRuleset&& o) noexcept
       m_abi(o.m_abi),
       m_rights(o.m_rights),
       m_tcp_off(o.m_tcp_off),
+      m_unix_off(o.m_unix_off),
+      m_terminals_off(o.m_terminals_off),
       m_writable(std::move(o.m_writable)),
       m_missing(std::move(o.m_missing)) {}
 
@@ -136,6 +177,8 @@ LandlockRuleset& LandlockRuleset::operator=(LandlockRuleset&& o) noexcept {
     m_abi = o.m_abi;
     m_rights = o.m_rights;
     m_tcp_off = o.m_tcp_off;
+    m_unix_off = o.m_unix_off;
+    m_terminals_off = o.m_terminals_off;
     m_writable = std::move(o.m_writable);
     m_missing = std::move(o.m_missing);
   }
@@ -151,7 +194,7 @@ int LandlockRuleset::enforce() const noexcept {
   // setuid programs (sudo, su) from gaining privileges inside the run.
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (::syscall(SYS_landlock_restrict_self, m_fd, 0) != 0) return errno;
-  return refuse_new_links();
+  return install_run_filter(m_unix_off);
 }
 
 int LandlockRuleset::allow_in_child(const char* path) const noexcept {
@@ -165,6 +208,31 @@ int LandlockRuleset::allow_in_child(const char* path) const noexcept {
   return err;
 }
 
+// No capability survives into the run, also when kaicoder runs as root:
+// securebits first (root gains nothing at exec, and this cannot be undone),
+// then the bounding and ambient sets, then the sets themselves. The first
+// two need CAP_SETPCAP, which a process in its own user namespace (the
+// `full` level) and root have; anyone else has no capability to lose there.
+int drop_capabilities() noexcept {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capget, &hdr, data) != 0) return errno;
+  if (data[0].effective & (1u << CAP_SETPCAP)) {
+    if (::prctl(PR_SET_SECUREBITS,
+                SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                    SECBIT_KEEP_CAPS_LOCKED,
+                0, 0, 0) != 0)
+      return errno;
+    for (int cap = 0; cap < 64; ++cap)
+      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  data[0] = data[1] = {};
+  if (::syscall(SYS_capset, &hdr, data) != 0) return errno;
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
+}
+
 std::string LandlockRuleset::note() const {
   std::string s = fmt::format("landlock ABI {}: writes limited to ", m_abi);
   if (m_writable.empty()) s += "nothing";
@@ -174,6 +242,8 @@ std::string LandlockRuleset::note() const {
     for (size_t i = 0; i < m_missing.size(); ++i) s += (i ? ", " : "") + m_missing[i].string();
   }
   if (m_tcp_off) s += "; TCP off";
+  if (m_unix_off) s += "; no UNIX sockets";
+  if (m_terminals_off) s += "; no terminals";
   return s;
 }
 
@@ -199,11 +269,13 @@ Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writabl
   if (st.abi >= 5) rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
   rs.m_rights = rights;
   RulesetAttr attr;
-  attr.handled_access_fs = rights;
+  attr.handled_access_fs = rights | (extras.terminals_unreadable ? LANDLOCK_ACCESS_FS_READ_FILE : 0);
+  rs.m_terminals_off = extras.terminals_unreadable;
   if (extras.tcp_off && st.abi >= 4) {
     attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
     rs.m_tcp_off = true;
   }
+  rs.m_unix_off = extras.unix_sockets_off;
   if (st.abi >= 6) attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
   // The ruleset fd is close-on-exec, so it never reaches the command.
   long fd = ::syscall(SYS_landlock_create_ruleset, &attr, ruleset_attr_size(st.abi), 0);
@@ -228,9 +300,12 @@ Result<LandlockRuleset> build_write_ruleset(const std::vector<fs::path>& writabl
     return make_error(Errc::io, fmt::format("cannot make '/dev/null' writable in the sandbox: {}", errno_text(err)));
   }
   for (const fs::path& d : extras.devices)
-    if (int err = allow_beneath(rs.m_fd, d, rights); err != 0 && err != ENOENT)
+    if (int err = allow_beneath(rs.m_fd, d, rights | LANDLOCK_ACCESS_FS_READ_FILE); err != 0 && err != ENOENT)
       return make_error(Errc::io,
                         fmt::format("cannot pass device '{}' into the sandbox: {}", d.string(), errno_text(err)));
+  if (extras.terminals_unreadable)
+    if (int err = allow_reading_but_terminals(rs.m_fd); err != 0)
+      return make_error(Errc::io, fmt::format("cannot keep the terminals out of the sandbox: {}", errno_text(err)));
   return rs;
 }
 

@@ -48,13 +48,25 @@ struct LandlockStatus {
 };
 LandlockStatus landlock_status();
 
-// Installs the seccomp filter of every sandboxed process: link() and
-// linkat() fail with EXDEV, io_uring_setup() with ENOSYS (lib/run/sandbox_links.cpp
-// says why). Needs no_new_privs set. Async-signal-safe; 0 or an errno.
-int refuse_new_links() noexcept;
-// Whether this kernel takes that filter: refuse_new_links() in a child
+// Installs the seccomp filter of every sandboxed process (lib/run/sandbox_links.cpp
+// says why each rule): link() and linkat() fail with EXDEV; io_uring_setup()
+// and openat2() with ENOSYS; chmod, fchmod, fchmodat, fchmodat2, mknod and
+// mknodat with a set-user-ID or set-group-ID bit in the mode, and open,
+// openat and creat that create a file with one, with EPERM; with
+// `unix_sockets_off` (the landlock level) also socket(AF_UNIX). Needs
+// no_new_privs set. Async-signal-safe; 0 or an errno.
+int install_run_filter(bool unix_sockets_off) noexcept;
+// Whether this kernel takes that filter: install_run_filter() in a child
 // process. 0, or the errno that stops every sandboxed run here.
-int probe_refuse_new_links();
+int probe_run_filter();
+
+// Drops every capability for good, also when the caller is root: with
+// CAP_SETPCAP the securebits that keep root from gaining any at exec
+// (locked) and the bounding set; always the ambient, inheritable, permitted
+// and effective sets; then no_new_privs. A process without CAP_SETPCAP keeps
+// the bounding set it has, which no_new_privs makes unreachable. Async-
+// signal-safe; 0 or an errno.
+int drop_capabilities() noexcept;
 
 // A Landlock ruleset that confines writes, ready to be enforced.
 class LandlockRuleset {
@@ -67,7 +79,7 @@ public:
   ~LandlockRuleset();
 
   // Sets no_new_privs and restricts the calling process and its future
-  // children for good: the ruleset, then refuse_new_links(). Async-signal-
+  // children for good: the ruleset, then install_run_filter(). Async-signal-
   // safe (three system calls), so it may run between fork and exec. Returns
   // 0, or the errno of the failed call.
   int enforce() const noexcept;
@@ -92,6 +104,8 @@ private:
   int m_abi = 0;
   uint64_t m_rights = 0;
   bool m_tcp_off = false;
+  bool m_unix_off = false;
+  bool m_terminals_off = false;
   std::vector<std::filesystem::path> m_writable;
   std::vector<std::filesystem::path> m_missing;
 };
@@ -99,6 +113,13 @@ private:
 // What the ruleset handles besides filesystem writes.
 struct LandlockExtras {
   bool tcp_off = false;  // ABI >= 4: no TCP bind or connect at all
+  // No UNIX socket of the run's own (the seccomp filter; the landlock level,
+  // where pathname sockets outside the run stay reachable otherwise).
+  bool unix_sockets_off = false;
+  // Reading handled too: granted on everything but /dev's terminals and
+  // consoles, which a run can then neither read nor write (the landlock
+  // level, which shares the system's /dev).
+  bool terminals_unreadable = false;
   // ABI >= 5 handles device ioctls (no terminal ioctl such as TIOCSTI); these
   // device nodes keep them, and stay writable ([run] devices).
   std::vector<std::filesystem::path> devices;

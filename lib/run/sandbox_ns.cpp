@@ -12,22 +12,20 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <optional>
-#include <linux/securebits.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "lib/run/sandbox_proc.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -109,41 +107,6 @@ int apply(const Op& op) noexcept {
     case Op::overlay: return ::mount("overlay", op.a.c_str(), "overlay", op.flags, op.b.c_str()) == 0 ? 0 : errno;
   }
   return EINVAL;
-}
-
-// No capability survives into the run, also when kaicoder runs as root:
-// securebits first (root gains nothing at exec, and this cannot be undone),
-// then the bounding and ambient sets, then the sets themselves.
-int drop_capabilities() noexcept {
-  if (::prctl(PR_SET_SECUREBITS,
-              SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-                  SECBIT_KEEP_CAPS_LOCKED,
-              0, 0, 0) != 0)
-    return errno;
-  for (int cap = 0; cap < 64; ++cap)
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
-  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return errno;
-  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2]{};
-  if (::syscall(SYS_capset, &hdr, data) != 0) return errno;
-  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
-}
-
-// Ends this process the way the run's process ended: same code, or same signal.
-[[noreturn]] void end_like(int status) noexcept {
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    struct rlimit no_core {};
-    ::setrlimit(RLIMIT_CORE, &no_core);
-    ::signal(sig, SIG_DFL);
-    sigset_t set;
-    ::sigemptyset(&set);
-    ::sigaddset(&set, sig);
-    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    ::kill(::getpid(), sig);
-    ::_exit(128 + sig);
-  }
-  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
 }
 
 int wait_for(pid_t pid, int* status) noexcept {
@@ -533,8 +496,16 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
     fail(report_fd, "kaicoder: the sandbox cannot map its user: ", errno);
   if (!write_proc("/proc/self/gid_map", m_gid_map))
     fail(report_fd, "kaicoder: the sandbox cannot map its group: ", errno);
-  int status_pipe[2];
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(report_fd, "kaicoder: the sandbox cannot create a pipe: ", errno);
+  // A fork of kaicoder holds kaicoder's memory (the owner's key among it)
+  // and its environment: no process without CAP_SYS_PTRACE may read a
+  // process that is not dumpable (/proc/<pid>/mem, environ, maps, ptrace,
+  // process_vm_readv), and no run has a capability. Not before the maps
+  // above: /proc/self of a process that is not dumpable belongs to root.
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    fail(report_fd, "kaicoder: the sandbox cannot hide its memory: ", errno);
+  int status_pipe[2], life_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0 || ::pipe2(life_pipe, O_CLOEXEC) != 0)
+    fail(report_fd, "kaicoder: the sandbox cannot create a pipe: ", errno);
   // Only SIGKILL ends this process early: a SIGTERM for the run's group
   // reaches the run's process, and this one then ends as it did.
   sigset_t all;
@@ -544,6 +515,7 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
   if (init < 0) fail(report_fd, "kaicoder: the sandbox cannot start its init: ", errno);
   if (init > 0) {
     ::close(status_pipe[1]);
+    ::close(life_pipe[0]);  // its write end closes when this process dies: init sees that
     ::close(report_fd);
     int st = 0;
     wait_for(init, &st);
@@ -553,10 +525,17 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
     end_like(st);
   }
 
-  // Init, PID 1 of the new namespace. When the first process dies (SIGKILL
-  // at the end of a timeout), so does init, and with it the namespace.
+  // Init, PID 1 of the new namespace. When the first process dies (with
+  // kaicoder, or SIGKILL at the end of a timeout), so does init, and with
+  // it the namespace. Its parent lies outside the namespace (getppid() is
+  // 0 here), so whether the first process died before the signal was set
+  // is read from the pipe whose only writer it is.
   ::close(status_pipe[0]);
+  ::close(life_pipe[1]);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  pollfd life{life_pipe[0], POLLIN, 0};
+  if (::poll(&life, 1, 0) != 0) ::_exit(126);  // the first process is gone
+  ::close(life_pipe[0]);
   for (const Op& op : m_ops)
     if (int err = apply(op); err != 0) fail(report_fd, op.what, err);
   if (::chdir("/") != 0) fail(report_fd, "kaicoder: the sandbox cannot enter '/': ", errno);
@@ -566,6 +545,10 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
   if (int err = ruleset.enforce(); err != 0)
     fail(report_fd, "kaicoder: cannot enforce the sandbox (landlock, seccomp): ", err);
   if (int err = drop_capabilities(); err != 0) fail(report_fd, "kaicoder: the sandbox cannot drop capabilities: ", err);
+  // Not dumpable either (it is a fork of kaicoder too), before the run's
+  // process exists; that process becomes dumpable again when it execs.
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    fail(report_fd, "kaicoder: the sandbox cannot hide its memory: ", errno);
   pid_t run = ::fork();
   if (run < 0) fail(report_fd, "kaicoder: the sandbox cannot start the command: ", errno);
   if (run == 0) {

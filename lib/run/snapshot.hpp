@@ -92,7 +92,7 @@ struct Snapshot {
   std::set<std::string> uncounted;         // ignored trees too big to list
   std::set<std::string> dirs;              // folders (not ignored ones)
   std::set<std::string> unwalked;          // folders not entered: guarded ones and nested repositories
-  std::map<std::string, unsigned> setid;   // files with a set-user-ID or set-group-ID bit, and their mode
+  std::map<std::string, unsigned> setid;   // files with a set-user-ID or set-group-ID bit, and their mode (ignored ones too)
 };
 
 // One path that differs between two snapshots.
@@ -190,6 +190,15 @@ private:
 // as counts ("build/: 12 files changed (ignored, not restorable)"), and files
 // not snapshotted because of their size.
 std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b);
+
+// After a run: takes the set-user-ID and set-group-ID bits off every file
+// under `root` that has one in `after` and did not have it (with the same
+// mode) in `before`, ignored trees included (the kernel refuses the bits to
+// every sandboxed run; an older kernel, or `[run] sandbox = "none"`, may
+// not). One line per file for the run's entry: "SET-ID BIT STRIPPED:
+// build/helper (mode 4755, now 0755)", or why it could not be.
+std::vector<std::string> strip_set_id(const std::filesystem::path& root, const Snapshot& before,
+                                      const Snapshot& after);
 
 class Workspace;
 // The store of `ws`: <state>/snapshots.git.

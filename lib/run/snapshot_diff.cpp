@@ -4,12 +4,18 @@
 #include "lib/run/snapshot.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/paths/beneath.hpp"
 #include "lib/run/snapshot_objects.hpp"
+#include "lib/util/fd.hpp"
+#include "lib/util/fs.hpp"
 
 namespace kai {
 
@@ -51,10 +57,6 @@ std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
     out.push_back(fmt::format("{} {}, not snapshotted: too large ({:.1f} MiB, limit {} MiB)", rel, how,
                               static_cast<double>(k.size) / (1 << 20), k_snapshot_max_bytes >> 20));
   }
-  for (const auto& [rel, mode] : b.setid)
-    if (auto was = a.setid.find(rel); was == a.setid.end() || was->second != mode)
-      out.push_back(fmt::format("SET-USER-ID OR SET-GROUP-ID BIT SET: {} (mode {:04o}; a rollback restores it without)",
-                                rel, mode));
   // Ignored changes, counted per ignored tree (a single ignored file counts under its folder).
   std::map<std::string, size_t> counts;
   std::set<std::string> tops = a.ignored_tops;
@@ -71,6 +73,47 @@ std::vector<std::string> snapshot_notes(const Snapshot& a, const Snapshot& b) {
   std::set<std::string> uncounted = a.uncounted;
   uncounted.insert(b.uncounted.begin(), b.uncounted.end());
   for (const auto& t : uncounted) out.push_back(fmt::format("{}: too many ignored files to count", t));
+  return out;
+}
+
+namespace {
+
+// The bits taken off the regular file `rel` beneath `root`, never through a
+// symlink; the errno when that failed.
+int strip_one(const std::filesystem::path& root, const std::string& rel, unsigned& now) {
+  auto dir = open_parent(root, rel, CreateDirs::no);
+  if (!dir) return ENOENT;
+  const std::string name = rel.substr(rel.rfind('/') + 1);
+  Fd fd(::openat(dir->fd(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return EINVAL;
+  now = st.st_mode & 07777 & ~06000u;
+  if ((st.st_mode & 06000) == 0) return 0;
+  // chmod through the descriptor: a name swapped meanwhile is not followed.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd.get());
+  if (::chmod(self.c_str(), now) == 0) return 0;
+  Fd rw(::openat(dir->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (rw.get() < 0) return errno;
+  struct stat again {};
+  if (::fstat(rw.get(), &again) != 0 || again.st_ino != st.st_ino || again.st_dev != st.st_dev) return EAGAIN;
+  return ::fchmod(rw.get(), now) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+std::vector<std::string> strip_set_id(const std::filesystem::path& root, const Snapshot& before,
+                                      const Snapshot& after) {
+  std::vector<std::string> out;
+  for (const auto& [rel, mode] : after.setid) {
+    if (auto was = before.setid.find(rel); was != before.setid.end() && was->second == mode) continue;
+    unsigned now = mode & 0777;
+    int err = strip_one(root, rel, now);
+    if (err == ENOENT) continue;  // gone since
+    out.push_back(err == 0 ? fmt::format("SET-ID BIT STRIPPED: {} (mode {:04o}, now {:04o})", rel, mode, now)
+                           : fmt::format("SET-ID BIT on {} (mode {:04o}) could NOT be stripped: {}", rel, mode,
+                                         errno_text(err)));
+  }
   return out;
 }
 

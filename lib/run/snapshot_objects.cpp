@@ -67,6 +67,14 @@ Result<Handles> open_handles(const fs::path& dir, const fs::path& root, Create c
     KAI_TRY(git_check(git_repository_open_bare(&r, dir.c_str()), "opening the snapshot store"));
   }
   h.snap.reset(r);
+  // The store holds copies of every file of the tree, private ones too: in
+  // two-user mode the state dir lets the agent user pass (0711), so this
+  // folder lets no one else in, whatever mode git or an older kaicoder gave it.
+  if (Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); d.get() >= 0) {
+    struct stat st {};
+    if (::fstat(d.get(), &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 07777) != 0700)
+      ::fchmod(d.get(), 0700);
+  }
   h.base = root;
   git_repository* u = nullptr;
   if (git_repository_open_ext(&u, root.c_str(), 0, nullptr) == 0) {

@@ -19,6 +19,7 @@
 #include <git2.h>
 
 #include "lib/util/git.hpp"
+#include "lib/util/text.hpp"
 #include "lib/run/snapshot_cache.hpp"
 #include "lib/run/snapshot_objects.hpp"
 #include "lib/run/snapshot_watch.hpp"
@@ -44,6 +45,16 @@ struct DirCloser {
 };
 
 constexpr size_t k_ignored_max = 100000;  // files listed in ignored trees, per snapshot
+// Folders nested deeper than this are refused: a tree that deep is an
+// attack on the walk (no build makes one), and each level costs a frame.
+constexpr int k_max_depth = 3000;
+// git's ignore rules are asked about paths at most this many folders deep.
+// libgit2 reads the ignore file of every folder above the path it is asked
+// about, for every path: below this depth the work per path would grow
+// with the depth (a chain of 2,500 nested folders took minutes). Deeper
+// untracked paths are snapshotted like any untracked file (restorable),
+// never counted as ignored.
+constexpr int k_ignore_depth = 24;
 
 // Builds one snapshot tree by walking root, writing each folder's tree
 // object straight into the store (an unchanged tree is already there).
@@ -85,6 +96,7 @@ public:
 
 private:
   bool ignored(const std::string& rel, bool dir) const {
+    if (m_depth > k_ignore_depth) return false;
     int ign = 0;
     std::string p = m_h.prefix + rel + (dir ? "/" : "");
     return m_h.user && git_ignore_path_is_ignored(&ign, m_h.user.get(), p.c_str()) == 0 && ign;
@@ -107,8 +119,9 @@ private:
   void seen_on(const struct stat& st) {
     if (m_watch && static_cast<uint64_t>(st.st_dev) != m_watch->dev()) foreign = true;
   }
-  void count_ignored(int fd, const std::string& prefix, const std::string& top);
+  void count_ignored(int fd, const std::string& prefix, const std::string& top, int depth = 0);
   Handles& m_h;
+  int m_depth = 0;  // folders above the folder being walked
   const Guardrails& m_g;
   ReadCheck m_read{m_g};  // for the paths the stat cache does not know
   git_odb* m_odb;
@@ -212,7 +225,13 @@ void Builder::unchanged(const std::string& name, const Cache::value_type* old, s
 }
 
 // Files of an ignored tree: stat data only, so that changes can be counted.
-void Builder::count_ignored(int fd, const std::string& prefix, const std::string& top) {
+// An ignored tree nested past k_max_depth below the walk is left uncounted.
+void Builder::count_ignored(int fd, const std::string& prefix, const std::string& top, int depth) {
+  if (m_depth + depth > k_max_depth) {
+    ::close(fd);
+    m_out.uncounted.insert(top);
+    return;
+  }
   DIR* d = ::fdopendir(fd);
   if (!d) {
     ::close(fd);
@@ -224,6 +243,8 @@ void Builder::count_ignored(int fd, const std::string& prefix, const std::string
     if (name == "." || name == ".." || name == ".git") continue;
     struct stat st;
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)))
+      m_out.setid[prefix + std::string(name)] = st.st_mode & 07777;
     if (S_ISDIR(st.st_mode))
       subdirs.emplace_back(name);
     else if (m_out.ignored.size() >= k_ignored_max)
@@ -233,7 +254,7 @@ void Builder::count_ignored(int fd, const std::string& prefix, const std::string
   }
   for (const auto& sub : subdirs) {
     int sfd = ::openat(::dirfd(d), sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sfd >= 0) count_ignored(sfd, prefix + sub + "/", top);
+    if (sfd >= 0) count_ignored(sfd, prefix + sub + "/", top, depth + 1);
   }
   ::closedir(d);
 }
@@ -340,6 +361,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
         if (sfd >= 0) count_ignored(sfd, rel + "/", rel + "/");
       } else {
         m_out.ignored[rel] = key_of(st);
+        if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID))) m_out.setid[rel] = st.st_mode & 07777;
       }
       continue;
     }
@@ -355,9 +377,19 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
       m_out.unwalked.insert(rel);
       continue;
     }
+    if (m_depth >= k_max_depth) {
+      ::close(sfd);
+      return make_error(Errc::usage,
+                        fmt::format("folders are nested more than {} deep under '{}'", k_max_depth,
+                                    make_visible(cut_to_length(rel, 60), Allow::nothing)),
+                        "remove the nested folders (rm -r); no tool makes a tree this deep");
+    }
     m_out.dirs.insert(rel);
     std::optional<git_oid> sub;
-    KAI_TRY(walk(sfd, rel + "/", sub));
+    ++m_depth;
+    Status walked = walk(sfd, rel + "/", sub);
+    --m_depth;
+    KAI_TRY(walked);
     if (sub) into.push_back(TreeItem{name + "/", GIT_FILEMODE_TREE, *sub});
   }
   // The folders kind of watch watches the folder from now on, after this

@@ -3,6 +3,7 @@
 
 #include "lib/shell/shell.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "lib/shell/syntax.hpp"
@@ -46,13 +47,46 @@ Classification disguised(const std::string& what) {
   return out;
 }
 
+int severity(const std::string& reason) {
+  if (reason.starts_with("blocked: ")) return 0;
+  if (reason.starts_with("confirm: ")) return 1;
+  if (reason.starts_with("not understood: ")) return 2;
+  return 3;
+}
+
+// No verdict without a reason, the worst first: a command nothing was said
+// about is made of ordinary commands kaicoder knows, and says so.
+void finish(Classification& out, std::string_view text) {
+  if (out.reasons.empty()) {
+    std::vector<std::string> names;
+    for (const Leaf& l : out.leaves) {
+      if (l.argv.empty()) continue;
+      std::string n = shell::basename_of(l.argv[0]);
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+    }
+    std::string list;
+    for (const std::string& n : names) {
+      if (!list.empty()) list += ", ";
+      list += n;
+    }
+    out.reasons.push_back(out.leaves.empty() ? "ask: nothing to run: " + shell::shown(text)
+                                             : "ask: ordinary commands kaicoder knows (" + list +
+                                                   "): nothing in them needs a warning: " + shell::shown(text));
+  }
+  std::stable_sort(out.reasons.begin(), out.reasons.end(),
+                   [](const std::string& a, const std::string& b) { return severity(a) < severity(b); });
+}
+
 }  // namespace
+
+std::vector<FamilyCoverage> checker_coverage() { return shell::coverage(); }
 
 Classification classify_shell(std::string_view script, const ShellContext& ctx) {
   if (std::optional<std::string> d = disguise(script)) return disguised(*d);
   Classification out;
   shell::Walker w(ctx, out, 0);
   w.walk(shell::parse(script));
+  finish(out, script);
   return out;
 }
 
@@ -75,6 +109,7 @@ Classification classify_argv(const std::vector<std::string>& argv, const ShellCo
   }
   c.text = quote_argv(argv);
   w.classify(c);
+  finish(out, c.text);
   return out;
 }
 

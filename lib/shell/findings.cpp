@@ -16,18 +16,6 @@ namespace {
 
 constexpr size_t k_shown_max = 160;
 
-std::vector<std::string> split_components(std::string_view p) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    if (slash == std::string_view::npos) slash = p.size();
-    if (slash > start) out.emplace_back(p.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 // Folders whose whole content a build recreates: deleting them (or anything
 // in them) recursively is routine. The generated folders kaicoder never
 // writes are some; these are the others.
@@ -96,6 +84,18 @@ std::vector<std::string> file_candidates(const std::string& v) {
 }
 
 }  // namespace
+
+std::vector<std::string> split_components(std::string_view p) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    if (slash == std::string_view::npos) slash = p.size();
+    if (slash > start) out.emplace_back(p.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
 
 int rank(RunVerdict v) {
   switch (v) {
@@ -194,7 +194,7 @@ std::optional<std::string> protected_in(const ShellContext& ctx, std::string_vie
 
 void Walker::find(Call& c, RunVerdict v, const std::string& what) {
   if (rank(v) > rank(m_out.verdict)) m_out.verdict = v;
-  if (v == RunVerdict::ask) return;  // ordinary: nothing to explain
+  c.noted = true;
   std::string line = std::string(to_string(v)) + ": " + what + ": " + shown(c.text);
   if (std::find(m_out.reasons.begin(), m_out.reasons.end(), line) == m_out.reasons.end())
     m_out.reasons.push_back(std::move(line));
@@ -202,6 +202,7 @@ void Walker::find(Call& c, RunVerdict v, const std::string& what) {
 
 void Walker::unknown(Call& c, const std::string& what) {
   c.understood = false;
+  c.noted = true;
   m_out.understood = false;
   std::string line = "not understood: " + what + ": " + shown(c.text);
   if (std::find(m_out.reasons.begin(), m_out.reasons.end(), line) == m_out.reasons.end())
@@ -230,6 +231,17 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   }
   std::string path = normalize(*r);
   if (path.empty()) path.push_back('.');  // not = ".": GCC 12 -O2 warns falsely (-Wrestrict) on that
+  // bash's network paths look like devices but are sockets: a send, and a
+  // shell wired to one is a remote shell.
+  if (path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")) {
+    static constexpr std::string_view k_shells[] = {"exec", "python", "python3", "perl", "ruby", "php", "node"};
+    if (is_shell(c.name) || std::find(std::begin(k_shells), std::end(k_shells), c.name) != std::end(k_shells)) {
+      find(c, RunVerdict::blocked, "connects a shell to the network ('" + path + "')");
+    } else {
+      find(c, RunVerdict::confirm, "sends data over the network ('" + path + "')");
+    }
+    return;
+  }
   if (path.starts_with("/dev/") || path.starts_with("/proc/self/fd/")) {
     if (!harmless_device(path)) find(c, RunVerdict::blocked, "writes to the device '" + path + "'");
     return;
@@ -250,6 +262,27 @@ void Walker::write(Call& c, const Field& f, RunVerdict tier, Content content) {
   }
   Status s = m_ctx.check_write_target(path);
   if (!s) find(c, RunVerdict::blocked, "writes to a protected path: " + s.error().message);
+}
+
+void Walker::record_target(Call& c, const std::string& path) {
+  c.targets.push_back(path);
+  m_written[path] = Written{};
+  if (std::find(m_out.write_targets.begin(), m_out.write_targets.end(), path) == m_out.write_targets.end())
+    m_out.write_targets.push_back(path);
+}
+
+std::optional<std::string> Walker::absolute(const Field& f) const {
+  if (f.dynamic || f.synthetic || f.value.empty()) return std::nullopt;
+  std::optional<std::string> r = resolved(f.value);
+  if (!r) return std::nullopt;
+  std::string p = *r;
+  if (p[0] == '~') {
+    bool own = p.size() == 1 || p[1] == '/';  // `~user` stays as written
+    if (own && !m_ctx.home.empty()) p = m_ctx.home + p.substr(1);
+  } else if (p[0] != '/' && !m_ctx.root.empty()) {
+    p = m_ctx.root + "/" + p;
+  }
+  return normalize(p);
 }
 
 void Walker::check_glob_target(Call& c, const std::string& path, RunVerdict tier) {
@@ -287,7 +320,17 @@ bool not_a_secret_file(std::string_view v) {
 }
 
 void Walker::read(Call& c, const Field& f) {
-  if (!m_ctx.is_secret || f.dynamic || f.value.empty() || not_a_secret_file(f.value)) return;
+  if (f.dynamic || f.value.empty() || not_a_secret_file(f.value)) return;
+  // the system's own secrets, whatever the caller's list says
+  static constexpr std::string_view k_system_secrets[] = {"/etc/shadow",        "/etc/gshadow", "/etc/sudoers",
+                                                          "/etc/master.passwd", "/etc/shadow-", "/etc/gshadow-"};
+  std::string norm = normalize(f.value);
+  if (std::find(std::begin(k_system_secrets), std::end(k_system_secrets), norm) != std::end(k_system_secrets) ||
+      (norm.starts_with("/etc/ssh/ssh_host_") && norm.ends_with("_key")) || norm.starts_with("/etc/sudoers.d/")) {
+    find(c, RunVerdict::blocked, "reads the system's secret file '" + f.value + "'");
+    return;
+  }
+  if (!m_ctx.is_secret) return;
   std::string path = resolved(f.value).value_or(f.value);
   if (!f.glob) {
     if (m_ctx.is_secret(path)) find(c, RunVerdict::blocked, "reads the secret file '" + f.value + "'");

@@ -41,8 +41,11 @@ struct Leaf {
 struct Classification {
   RunVerdict verdict = RunVerdict::ask;  // the worst over all leaves
   // One line per finding, "<verdict>: <what>: <leaf text>", e.g.
-  // "blocked: recursive or forced deletion outside a build or temp folder: rm -rf /";
-  // findings that make the command not understood start "not understood: ".
+  // "blocked: deletion of '/': rm -rf /"; findings that make the command not
+  // understood start "not understood: ". Never empty: an ask says why too
+  // ("ask: unknown program: its effects are unknown: mytool", or that every
+  // leaf is an ordinary command kaicoder knows). Ordered worst first:
+  // blocked, confirm, not understood, ask.
   std::vector<std::string> reasons;
   std::vector<Leaf> leaves;                // every leaf command after unwrapping
   bool understood = true;                  // false: never auto-allowed, shown as such
@@ -62,6 +65,9 @@ struct ShellContext {
   // The root, absolute and normalised: a temp folder is passed over only
   // outside it, so a root under /tmp keeps its own protection.
   std::string root;
+  // The owner's home folder, absolute ("" when unknown): `~` names it, and
+  // deleting it or anything in it (but its caches) is blocked.
+  std::string home;
   // True for secret files (.env, keys, credentials): reading, copying,
   // encoding or sending one is blocked.
   std::function<bool(const std::string& path)> is_secret;
@@ -89,6 +95,16 @@ std::string quote_argv(const std::vector<std::string>& argv);
 
 // The --shell form: `script` is what /bin/sh -c will run.
 Classification classify_shell(std::string_view script, const ShellContext& ctx);
+
+// What the checker knows, family by family, read from its own tables (for
+// the coverage report in bench/ and the man page): the programs of each
+// family and how many verbs (subcommands, options, statements) it judges.
+struct FamilyCoverage {
+  std::string family;  // "cloud", "database", "package runners", ...
+  std::vector<std::string> programs;
+  size_t verbs = 0;
+};
+std::vector<FamilyCoverage> checker_coverage();
 
 // The argv form: executed without a shell, so the words are taken literally
 // (no globs, no expansions); wrappers inside (`bash -c STRING`, `env`,

@@ -65,9 +65,10 @@ std::optional<std::string> literal_at(std::string_view code, size_t& q) {
 // backticks, qx and %x anywhere.
 std::vector<std::string> spawned_commands(std::string_view code, std::string_view program) {
   static constexpr std::string_view k_calls[] = {
-      "system",       "exec",       "popen",     "spawn",           "execSync",   "spawnSync", "shell_exec", "passthru",
-      "check_output", "check_call", "getoutput", "getstatusoutput", "os.execute", "io.popen",  "run",        "call",
-      "Popen",        "capture2",   "capture2e", "capture3",        "popen3",     "spawn_sync"};
+      "system",     "exec",     "popen",        "spawn",      "execSync",       "spawnSync",
+      "shell_exec", "passthru", "check_output", "check_call", "getoutput",      "getstatusoutput",
+      "os.execute", "io.popen", "run",          "call",       "Popen",          "capture2",
+      "capture2e",  "capture3", "popen3",       "spawn_sync", "do shell script"};
   std::vector<std::string> out;
   for (std::string_view call : k_calls) {
     for (size_t at = code.find(call); at != std::string_view::npos; at = code.find(call, at + 1)) {
@@ -210,9 +211,20 @@ void Walker::run_stdin(Call& c, Lang lang) {
          lang == Lang::shell ? "runs a download in a shell" : "runs a download in an interpreter");
     return;
   }
-  if (c.in.kind == Stdin::Kind::inherited || c.in.kind == Stdin::Kind::file) return;
+  if (c.in.kind == Stdin::Kind::inherited) return;
+  if (c.in.kind == Stdin::Kind::file) {
+    find(c, RunVerdict::ask, "runs a script read from a file, which is not judged");
+    return;
+  }
+  if (c.in.data && !c.in.text) {
+    find(c, RunVerdict::blocked,
+         std::string(lang == Lang::shell ? "a shell" : "an interpreter") +
+             " runs the data it is fed, which cannot be judged");
+    return;
+  }
   if (!c.in.text) {
     unknown(c, "runs a program read from its input");
+    c.info.shell_input = true;
     return;
   }
   if (c.in.computed) unknown(c, "runs decoded or computed text");
@@ -225,17 +237,23 @@ void Walker::run_stdin(Call& c, Lang lang) {
   merge(nested(inner, *c.in.text, {}));
 }
 
-void Walker::judge(Call& c, const std::string& what, const Field& code) {
+void Walker::judge(Call& c, const std::string& what, const Field& code, Feed feed) {
   if (code.dynamic) {
     find(c, RunVerdict::blocked, what + " runs a command only known at run time ('" + code.raw + "')");
     return;
   }
   Call inner = c;
-  inner.in = Stdin{Stdin::Kind::pipe, std::nullopt, false, false};  // fed by the program that runs it
+  if (feed == Feed::data) {  // fed by the program that runs it
+    inner.in = Stdin{Stdin::Kind::pipe, std::nullopt, false, false, true};
+  } else {
+    inner.in = Stdin{};
+  }
   Classification sub = nested(inner, code.value, {});
-  if (sub.verdict == RunVerdict::blocked || !sub.understood)
-    find(c, RunVerdict::blocked,
-         what + " runs a command that is blocked or cannot be judged ('" + shown(code.value) + "')");
+  if (sub.verdict == RunVerdict::blocked) {
+    find(c, RunVerdict::blocked, what + " runs a blocked command ('" + shown(code.value) + "')");
+  } else if (!sub.understood) {
+    unknown(c, what + " runs a command that cannot be judged ('" + shown(code.value) + "')");
+  }
   merge(sub);
 }
 
@@ -275,19 +293,34 @@ void Walker::opaque(Call& c, const std::string& code) {
   for (std::string_view e : {"exec(", "eval(", "eval ", "compile(", "Function(", "instance_eval", "system("})
     evaluates = evaluates || code.find(e) != std::string::npos;
   if (fetches && evaluates) find(c, RunVerdict::blocked, "runs a download in an interpreter");
+  // a reverse shell: a socket handed to a shell
+  bool socket = false, shell = false;
+  for (std::string_view s :
+       {"socket", "Socket", "fsockopen", "net.connect", "net.createConnection", "TCPSocket", "/dev/tcp/", "IO::Socket"})
+    socket = socket || code.find(s) != std::string::npos;
+  for (std::string_view s : {"dup2", "pty.spawn", "/bin/sh", "/bin/bash", "cmd.exe", "proc_open", "child_process",
+                             "exec(", "spawn(", "system(", "popen("})
+    shell = shell || code.find(s) != std::string::npos;
+  if (socket && shell) find(c, RunVerdict::blocked, "connects a shell to the network (a socket handed to a shell)");
   // Deleting files or starting programs from program text: confirm tier,
   // blocked when the text names what must never go (root, its parents, /,
   // the home folder, .git, kaicoder's own files).
   static constexpr std::string_view k_deletes[] = {
-      "shutil.rmtree", "os.remove",    "os.unlink", "os.rmdir",     "os.removedirs",    "Path.unlink", ".unlink(",
-      ".rmdir(",       "fs.rmSync",    "fs.rm(",    "fs.rmdirSync", "fs.unlinkSync",    "fs.unlink(",  ".rmSync(",
-      ".rmdirSync(",   ".unlinkSync(", "rimraf",    "FileUtils.rm", "FileUtils.remove", "File.delete", "File.unlink",
-      "Dir.delete",    "Dir.rmdir",    "unlink(",   "unlink ",      "rmtree",           "remove_tree", "os.remove("};
+      "shutil.rmtree",    "os.remove",   "os.unlink",   "os.rmdir",     "os.removedirs",    "Path.unlink",
+      ".unlink(",         ".rmdir(",     "fs.rmSync",   "fs.rm(",       "fs.rmdirSync",     "fs.unlinkSync",
+      "fs.unlink(",       ".rmSync(",    ".rmdirSync(", ".unlinkSync(", "rimraf",           "FileUtils.rm",
+      "FileUtils.remove", "File.delete", "File.unlink", "Dir.delete",   "Dir.rmdir",        "unlink(",
+      "unlink ",          "rmtree",      "remove_tree", "os.remove(",   "delete-directory", "delete-file",
+      "file delete",      "Remove-Item"};
   static constexpr std::string_view k_spawns[] = {
       "subprocess.", "os.system", "os.popen",     "os.execute", "os.exec", "os.spawn", "child_process",
       "execSync",    "spawnSync", "execFileSync", "system(",    "exec(",   "spawn(",   "Process.spawn",
       "IO.popen",    "%x(",       "io.popen",     "popen(",     "Open3."};
-  std::vector<std::string> commands = spawned_commands(code, c.name);
+  std::string lang = basename_of(c.name);
+  std::vector<std::string> commands =
+      lang.starts_with("tclsh") || lang.starts_with("wish") || lang.starts_with("expect") ? tcl_commands(code)
+      : lang.starts_with("emacs") || lang.starts_with("xemacs")                           ? elisp_commands(code)
+                                                                : spawned_commands(code, c.name);
   std::string_view what;
   for (std::string_view d : k_deletes)
     if (code.find(d) != std::string::npos) what = d;
@@ -309,19 +342,21 @@ void Walker::opaque(Call& c, const std::string& code) {
                      (!m_ctx.root.empty() && (v == m_ctx.root || m_ctx.root.starts_with(v + "/")));
         if (named) find(c, RunVerdict::blocked, "program text deletes files and names '" + t + "'");
       }
-      for (std::string_view h : {"expanduser", "os.homedir", "Dir.home", "HOME"})
+      for (std::string_view h : {"expanduser", "homedir", "Dir.home", "HOME", "home_dir", "Path.home", "USERPROFILE",
+                                 "expand_path(\"~", "expand_path('~"})
         if (code.find(h) != std::string::npos)
           find(c, RunVerdict::blocked, "program text deletes files and names the home folder");
     }
   }
-  // The command strings it hands to a shell are judged as shell text.
+  // The command strings it hands to a shell are judged as shell text; what
+  // they do that needs a warning is the program's too.
   for (const std::string& lit : commands) {
     Call inner = c;
+    inner.in = Stdin{};
     Classification sub = nested(inner, lit, {});
-    if (sub.verdict == RunVerdict::blocked) {
+    if (sub.verdict == RunVerdict::blocked)
       find(c, RunVerdict::blocked, "runs a blocked shell command ('" + shown(lit) + "')");
-      merge(sub);
-    }
+    if (rank(sub.verdict) >= rank(RunVerdict::confirm)) merge(sub);
   }
 }
 

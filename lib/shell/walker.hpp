@@ -42,14 +42,19 @@ struct Stdin {
   std::optional<std::string> text;  // static content: echo piped in, a here-document
   bool computed = false;            // the content was decoded or evaluated here
   bool download = false;            // the content comes from a download
+  // Fed by the program that runs it (tar --to-command, a pager, a
+  // compressor) with data only known at run time: a shell or interpreter
+  // reading its program from there runs that data.
+  bool data = false;
 };
 
 // What a leaf tells the pipeline it sits in.
 struct LeafInfo {
   std::optional<std::string> output;  // static standard output (echo, printf, base64 -d of it)
   bool output_computed = false;
-  bool download = false;  // prints what it downloads
-  bool kills = false;     // kill, pkill, killall, fuser -k: checked against the pipeline
+  bool download = false;     // prints what it downloads
+  bool kills = false;        // kill, pkill, killall, fuser -k: checked against the pipeline
+  bool shell_input = false;  // a shell or interpreter runs what it reads from an unknown pipe
 };
 
 struct Call {
@@ -65,6 +70,7 @@ struct Call {
   std::vector<std::string> targets;
   bool understood = true;
   bool wrapper = false;  // unwrapped into another call: not a leaf itself
+  bool noted = false;    // a finding (of any verdict) names this leaf
 };
 
 class Walker final : public ExpandEnv {
@@ -89,6 +95,9 @@ public:
   // A write target: devices, root confinement and the never-write list;
   // raises the verdict to `tier` (confirm for writes, ask for build outputs).
   void write(Call& c, const Field& target, RunVerdict tier = RunVerdict::confirm, Content content = Content::replaced);
+  // A write target recorded without the root check: the deletion rule has
+  // judged it already (a deletion outside the root).
+  void record_target(Call& c, const std::string& path);
   // What a write put into a file, when known (echo ... > f, tee f).
   void wrote(const Field& target, const std::optional<std::string>& text, bool computed);
   // A file the command reads: blocked when it is a secret.
@@ -104,6 +113,9 @@ public:
   bool inside_root(const Field& f) const;
   // `abs` is the root or lies inside it ([ShellContext] root).
   bool in_root(std::string_view abs) const;
+  // A static path as an absolute, normalised one: joined to any `cd`, the
+  // root and the home folder when known; nullopt when it cannot be told.
+  std::optional<std::string> absolute(const Field& f) const;
   // `path` as the caller resolves it: joined to any `cd` seen so far;
   // nullopt when that folder is only known at run time.
   std::optional<std::string> resolved(const std::string& path) const;
@@ -119,10 +131,15 @@ public:
   void run_shell(Call& c, const Field& code, const std::vector<Field>& positional);
   // The program is read from standard input (`curl ... | sh`, `sh <<EOF`).
   void run_stdin(Call& c, Lang lang);
-  // Options that make a program run another one (find -exec, git -c
-  // core.pager=, tar --to-command=, PAGER=...): what they run must be
-  // judgeable and not blocked, else the whole command is blocked.
-  void judge(Call& c, const std::string& what, const Field& code);
+  // Options that make a program run another one (git -c core.pager=, tar
+  // --to-command=, PAGER=..., vim -c '!...'): what they run is judged as
+  // shell text. Blocked when it is blocked or only known at run time; not
+  // understood (never auto-allowed) when it cannot be judged. Feed::data:
+  // the program feeds it data only known at run time (an archive member, a
+  // page of output), so a shell or interpreter reading its program from
+  // there is blocked.
+  enum class Feed { none, data };
+  void judge(Call& c, const std::string& what, const Field& code, Feed feed = Feed::data);
   // Program text of another language (python -c, perl -e, awk): never
   // understood; blocked when it visibly reaches for kaicoder, secrets or forks.
   void opaque(Call& c, const std::string& code);
@@ -182,6 +199,13 @@ private:
   std::map<std::string, Written> m_written;
 };
 
+// The commands program text of another language hands to the system, as
+// shell text (languages.cpp): Tcl's exec, spawn, system, open "|..." and
+// file delete (tclsh, wish, expect); Emacs Lisp's shell-command,
+// call-process, start-process, delete-directory ... (emacs --eval).
+std::vector<std::string> tcl_commands(std::string_view code);
+std::vector<std::string> elisp_commands(std::string_view code);
+
 // The per-command rules (rules/table.cpp).
 void apply_rule(Walker& w, Call& c);
 // Commands whose arguments are only printed or compared, never opened: an
@@ -191,10 +215,17 @@ bool prints_only(std::string_view name);
 // is judged as a write).
 bool names_without_reading(std::string_view name);
 bool is_shell(std::string_view name);
+// A program some rule or table of the checker knows (what it reads, writes
+// or runs); any other is judged `ask` as an unknown program.
+bool known_program(std::string_view name);
+// What the tables know, family by family (kai::checker_coverage).
+std::vector<FamilyCoverage> coverage();
 std::string basename_of(std::string_view path);
 std::string shown(std::string_view text);  // control characters escaped, long text cut
 // The [run] protected entry (process name or ":port") that `text` names.
 std::optional<std::string> protected_in(const ShellContext& ctx, std::string_view text);
+// The components of a path, without empty ones: "/a//b/" -> {"a", "b"}.
+std::vector<std::string> split_components(std::string_view p);
 // Lexical normalisation: "./a/b/../c" -> "a/c"; a relative path that climbs
 // out keeps its leading ".."; "" is the starting folder itself.
 std::string normalize(std::string_view path);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "lib/paths/beneath.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -48,6 +50,11 @@ bool Journal::has(const std::string& id) const {
 }
 
 Status Journal::write(const Record& r) const {
+  KAI_TRY(write_record(r));
+  return point_to(r);
+}
+
+Status Journal::write_record(const Record& r) const {
   KAI_TRY(make_dirs(m_dir / "paths", 0700));
   json files = json::array();
   for (const auto& f : r.files)
@@ -62,8 +69,12 @@ Status Journal::write(const Record& r) const {
   if (!mac) return mac.error();
   j["seal"] = *mac;
   // The record first: a pointer must never name a record that is not there.
-  KAI_TRY(write_file_atomic(m_dir / (r.id + ".json"), j.dump(2) + "\n", 0600));
-  // Then the pointers, all synced at once (a changeset has hundreds of files).
+  return write_file_atomic(m_dir / (r.id + ".json"), j.dump(2) + "\n", 0600);
+}
+
+Status Journal::point_to(const Record& r) const {
+  KAI_TRY(make_dirs(m_dir / "paths", 0700));
+  // The pointers, all synced at once (a changeset has hundreds of files).
   std::vector<std::pair<fs::path, std::string>> pointers;
   for (const auto& f : r.files) {
     auto pm = m_seal.seal("journal-path", f.rel, r.id);
@@ -76,13 +87,38 @@ Status Journal::write(const Record& r) const {
   return write_file_atomic(m_dir / "LAST", r.id + "\n" + *lm + "\n", 0600);
 }
 
+Status Journal::remove(const std::string& id) const {
+  if (!valid_id(id)) return ok_status();
+  std::error_code ec;
+  fs::remove(m_dir / (id + ".json"), ec);
+  if (ec) return make_error(Errc::io, fmt::format("cannot remove the journal record of '{}': {}", id, ec.message()));
+  return ok_status();
+}
+
+std::vector<std::string> Journal::ids_newest_first() const {
+  // "20260709T142530Z", then "-2" … "-999" within one second.
+  std::vector<std::pair<std::string, int>> keyed;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(m_dir, ec)) {
+    if (e.path().extension() != ".json") continue;
+    const std::string id = e.path().stem().string();
+    if (!valid_id(id)) continue;
+    const auto dash = id.find('-');
+    keyed.emplace_back(id.substr(0, dash), dash == std::string::npos ? 1 : std::atoi(id.c_str() + dash + 1));
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a > b; });
+  std::vector<std::string> out;
+  for (const auto& [base, n] : keyed) out.push_back(n == 1 ? base : fmt::format("{}-{}", base, n));
+  return out;
+}
+
 Result<Record> Journal::load(const std::string& id) const {
   if (!has(id))
     return make_error(Errc::not_found, fmt::format("no changelog entry with rollback id '{}'", id),
                       "see 'kaicoder log' for the rollback ids there are");
   auto text = read_owned(m_dir / (id + ".json"));
   if (!text) return text.error();
-  json j = json::parse(*text, nullptr, false);
+  json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::io, fmt::format("the journal record of '{}' is corrupt", id));
   std::string mac = j.contains("seal") && j["seal"].is_string() ? j["seal"].get<std::string>() : "";
@@ -131,7 +167,11 @@ Result<std::string> Journal::last() const {
   if (verdict != SealCheck::ok)
     return seal_error(m_seal, verdict, fmt::format("the pointer to the last change ({}/LAST)", m_dir.string()),
                       "name the entry to undo by its rollback id from 'kaicoder log'");
-  return id;
+  if (has(id)) return id;
+  // It named a transaction that was undone: the newest record is the last.
+  auto all = ids_newest_first();
+  if (all.empty()) return make_error(Errc::not_found, "there is no change to roll back", "see 'kaicoder log'");
+  return all.front();
 }
 
 bool rollback_id_newer(std::string_view a, std::string_view b) {
@@ -164,7 +204,16 @@ std::string Journal::latest_for(const std::string& rel) const {
   auto text = read_owned(m_dir / "paths" / blob_id(rel));
   if (!text) return {};
   auto [id, mac] = pointer_lines(*text);
-  return m_seal.check("journal-path", rel, id, mac) == SealCheck::ok ? id : std::string{};
+  if (m_seal.check("journal-path", rel, id, mac) != SealCheck::ok) return {};
+  if (has(id)) return id;
+  // It named a transaction that was undone: the newest record that touched `rel`.
+  for (const std::string& other : ids_newest_first()) {
+    auto r = load(other);
+    if (!r) continue;
+    for (const auto& f : r->files)
+      if (f.rel == rel) return other;
+  }
+  return {};
 }
 
 }  // namespace kai

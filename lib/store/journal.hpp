@@ -61,8 +61,19 @@ public:
   // for "in use". Errc::conflict when every candidate is taken.
   Result<std::string> fresh_id(TimePoint t, const std::function<Result<bool>(const std::string&)>& taken = {}) const;
 
-  // Stores the record and moves the `last` and per-path pointers to it.
+  // Stores the record and moves the `last` and per-path pointers to it:
+  // write_record() then point_to().
   Status write(const Record& r) const;
+  // The record alone, as a new file: until pointers name it, removing it
+  // (remove()) leaves the journal as it was.
+  Status write_record(const Record& r) const;
+  // The `last` and per-path pointers moved to `r`, which write_record()
+  // stored. Idempotent. A pointer left naming a record that is gone (a
+  // transaction undone after its pointers moved) is read as if it named the
+  // newest record there is (for `last`) or that touched its path.
+  Status point_to(const Record& r) const;
+  // Unlink the record of `id` (a transaction undone before it counted).
+  Status remove(const std::string& id) const;
   bool has(const std::string& id) const;
   // not_found for an unknown id; conflict when its seal does not verify
   // (denied without a key); io when it is corrupt.
@@ -77,6 +88,8 @@ public:
   std::vector<std::string> ids() const;
 
 private:
+  // The rollback ids of every record, newest first.
+  std::vector<std::string> ids_newest_first() const;
   std::filesystem::path m_dir;
   Sealer m_seal;
 };

@@ -184,13 +184,47 @@ Status Sealer::usable() const {
 
 std::string Sealer::input(std::string_view kind, std::string_view id, std::string_view bytes) const {
   // Length prefixes keep every field apart, whatever bytes it holds.
-  std::string s = "kaicoder-seal-1\n";
-  for (std::string_view f : {kind, std::string_view(m_root), id, bytes}) {
+  std::string s;
+  auto field = [&s](std::string_view f) {
     s += fmt::format("{}:", f.size());
     s += f;
     s += '\n';
+  };
+  if (m_store.empty()) {
+    s = "kaicoder-seal-1\n";  // a store from before identities: the root alone
+    for (std::string_view f : {kind, std::string_view(m_root), id, bytes}) field(f);
+  } else {
+    s = "kaicoder-seal-2\n";
+    for (std::string_view f : {kind, std::string_view(m_root), std::string_view(m_store), id, bytes}) field(f);
   }
   return s;
+}
+
+Result<std::string> Sealer::seal_store_id(std::string_view id) const {
+  Sealer root_only = *this;
+  root_only.m_store.clear();
+  return root_only.seal("store", id, "");
+}
+
+SealCheck Sealer::check_store_id(std::string_view id, std::string_view mac) const {
+  Sealer root_only = *this;
+  root_only.m_store.clear();
+  return root_only.check("store", id, "", mac);
+}
+
+Result<std::string> Sealer::note_store(std::string_view id) const {
+  KAI_TRY(usable());
+  Sealer root_only = *this;
+  root_only.m_store.clear();
+  const std::string root_mac = mac_hex(*m_key, root_only.input("root", "", ""));
+  const fs::path note = m_owner_dir / "stores" / root_mac;
+  std::string before;
+  if (auto text = read_file(note)) before = text->substr(0, text->find('\n'));
+  std::error_code ec;
+  if (before.empty() && fs::is_directory(m_owner_dir / "spent" / root_mac, ec)) before = "unknown";
+  KAI_TRY(make_dirs(note.parent_path(), 0700));
+  KAI_TRY(write_file_atomic(note, std::string(id) + "\n", 0600));
+  return before;
 }
 
 Result<std::string> Sealer::seal(std::string_view kind, std::string_view id, std::string_view bytes) const {

@@ -80,6 +80,27 @@ public:
   // True when spend() was called for this root, kind and id.
   bool spent(std::string_view kind, std::string_view id) const;
 
+  // Bind every seal and once-only note to the store `id` as well as to the
+  // root (lib/store/store, store_identity): a state dir removed and made
+  // anew gets a new id, so neither the records nor the notes of the store
+  // before it count in it. Empty (a store made before stores had an
+  // identity): bound to the root alone, as before.
+  void use_store(std::string id) { m_store = std::move(id); }
+  const std::string& store_id() const { return m_store; }
+  // The seal of a store identity itself, bound to the root alone.
+  Result<std::string> seal_store_id(std::string_view id) const;
+  SealCheck check_store_id(std::string_view id, std::string_view mac) const;
+  // Note `id` as this root's store in the owner's folder
+  // (<owner_dir>/stores/<root's MAC>); returns the id noted before, "" for
+  // none, or "unknown" when this root had a store before stores had an
+  // identity (its once-only notes are there).
+  Result<std::string> note_store(std::string_view id) const;
+  // Turn the sealer off: every seal and check then fails with `e`.
+  void refuse(Error e) {
+    m_key.reset();
+    m_error = std::move(e);
+  }
+
 private:
   std::string input(std::string_view kind, std::string_view id, std::string_view bytes) const;
 
@@ -88,6 +109,7 @@ private:
   std::optional<MacKey> m_key;
   std::optional<Error> m_error;
   std::string m_root;
+  std::string m_store;
   std::filesystem::path m_owner_dir;
 };
 

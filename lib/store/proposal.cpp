@@ -17,7 +17,7 @@ constexpr std::array<std::string_view, 5> k_action_names = {"edit_file", "write_
                                                             "apply_changeset"};
 constexpr std::array<std::string_view, 8> k_states = {"pending", "approved", "applied",     "rejected",
                                                       "timeout", "failed",   "rolled-back", "held"};
-constexpr std::array<std::string_view, 3> k_channels = {"terminal", "web", "spool"};
+constexpr std::array<std::string_view, 4> k_channels = {"terminal", "web", "spool", "team"};
 }  // namespace
 
 std::string_view to_string(Kind k) { return k_kinds[static_cast<size_t>(k)]; }
@@ -244,6 +244,12 @@ json to_json(const Proposal& p) {
   if (p.proposer_uid >= 0) j["proposer_uid"] = p.proposer_uid;
   if (!p.effects_digest.empty()) j["effects_digest"] = p.effects_digest;
   if (!p.held_since.empty()) j["held_since"] = p.held_since;
+  // Team mode only, so that every other record keeps its bytes and seal.
+  if (!p.team.role.empty())
+    j["team"] = {{"role", p.team.role},       {"origin", p.team.origin}, {"remote_id", p.team.remote_id},
+                 {"commit", p.team.commit},   {"base", p.team.base},     {"kind", p.team.kind},
+                 {"expires", p.team.expires}, {"pushed", p.team.pushed}, {"decision", p.team.decision},
+                 {"signer", p.team.signer}};
   return j;
 }
 
@@ -297,6 +303,20 @@ Result<Proposal> from_json(const json& j) {
     p.replace_all = j.value("replace_all", false);
     p.occurrences = j.value("occurrences", size_t{0});
     if (j.contains("changes")) p.changes = changes_from(j.at("changes"));
+    if (j.contains("team")) {
+      const json& t = j.at("team");
+      p.team.role = t.value("role", "");
+      if (p.team.role != "published" && p.team.role != "remote") return make_error(Errc::io, "unknown team role");
+      p.team.origin = t.value("origin", "");
+      p.team.remote_id = t.value("remote_id", 0);
+      p.team.commit = t.value("commit", "");
+      p.team.base = t.value("base", "");
+      p.team.kind = t.value("kind", "");
+      p.team.expires = t.value("expires", "");
+      p.team.pushed = t.value("pushed", false);
+      p.team.decision = t.value("decision", "");
+      p.team.signer = t.value("signer", "");
+    }
     return p;
   } catch (const std::exception& e) {
     return make_error(Errc::io, fmt::format("malformed proposal record: {}", e.what()));

@@ -19,14 +19,16 @@ enum class Kind { edit, write, del, run, changeset };
 // held: a run's sensitive effects wait for a person (lib/gate/run_effects),
 // as a pending proposal does.
 enum class State { pending, approved, applied, rejected, timeout, failed, rolled_back, held };
-// Through which door a decision came: stored with the decision.
-enum class Channel { terminal, web, spool };
+// Through which door a decision came: stored with the decision. `team`: a
+// signed decision of another clone's person, received through the team
+// remote (lib/team).
+enum class Channel { terminal, web, spool, team };
 
 std::string_view to_string(Kind k);   // edit write delete run changeset
 std::string_view to_string(State s);  // pending … rolled-back, held
 std::optional<Kind> parse_kind(std::string_view s);
 std::optional<State> parse_state(std::string_view s);
-std::string_view to_string(Channel c);  // terminal web spool
+std::string_view to_string(Channel c);  // terminal web spool team
 std::optional<Channel> parse_channel(std::string_view s);
 std::string_view action_name(Kind k);  // edit_file write_file delete_file run_shell apply_changeset
 
@@ -95,6 +97,23 @@ struct Change {
   const std::string& target() const { return op == "rename" ? to : path; }
 };
 
+// Team mode (lib/team): a proposal published as a commit on the team
+// remote, or one fetched from another clone. Empty `role` for any other.
+struct TeamLink {
+  std::string role;      // "published": this clone proposed it; "remote": fetched from another clone
+  std::string origin;    // the proposing clone's origin name (12 hex digits)
+  int remote_id = 0;     // its id in the proposing clone's store
+  std::string commit;    // the proposal commit
+  std::string base;      // its parent: the base commit it was made against
+  std::string kind;      // remote: its kind at its origin (edit, write, delete, changeset)
+  std::string expires;   // ISO UTC: its origin's [approval] timeout ends then
+  bool pushed = false;   // published: the proposal reached the remote; remote: our decision did
+  std::string decision;  // the decision commit that settled it, when one did
+  std::string signer;    // the allowed signer who signed that decision
+  bool remote() const { return role == "remote"; }
+  bool published() const { return role == "published"; }
+};
+
 struct Proposal {
   int id = 0;
   Kind kind = Kind::edit;
@@ -138,6 +157,7 @@ struct Proposal {
   std::string decision_rule;
   Validation validation;
   Review review;
+  TeamLink team;  // team mode only
   // Not stored: whether the record's seal verified when it was loaded
   // (lib/store), or ok once it was written sealed.
   SealCheck sealed = SealCheck::missing;

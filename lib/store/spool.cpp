@@ -14,6 +14,7 @@
 #include "lib/store/proposal.hpp"
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -74,7 +75,7 @@ std::string entry_text(const SpoolEntry& e) {
 Result<SpoolEntry> parse_entry(std::string_view text) {
   auto bad = [](const std::string& why) { return make_error(Errc::usage, "malformed spool entry: " + why); };
   // Strict: no comments, and invalid UTF-8 is an error, not replaced.
-  json j = json::parse(text, nullptr, false, false);
+  json j = parse_bounded_json(text).value;
   if (j.is_discarded()) return bad("not one JSON value (or not UTF-8)");
   if (!j.is_object()) return bad("not a JSON object");
   for (const auto& [key, v] : j.items())
@@ -201,7 +202,7 @@ Result<std::optional<TicketInfo>> read_ticket(const fs::path& state, const std::
   if (!S_ISREG(st.st_mode)) return make_error(Errc::io, fmt::format("ticket '{}' is not a regular file", ticket));
   auto text = read_file(p, 1 << 16);
   if (!text) return text.error();
-  json j = json::parse(*text, nullptr, false);
+  json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, fmt::format("ticket '{}' is malformed", ticket));
   try {
     TicketInfo t;
@@ -228,7 +229,7 @@ Status mirror_status(const fs::path& state, int id, std::string_view record, lon
   if (!real_dir(dir)) return ok_status();
   // The status, not what binds a decision: the approval digest, the
   // payloads' digest and the seal stay where the agent user cannot read them.
-  json j = json::parse(record, nullptr, false);
+  json j = parse_bounded_json(record).value;
   if (j.is_discarded() || !j.is_object()) return make_error(Errc::io, "not a proposal record");
   for (const char* k : {"approved_digest", "payload_digest", "seal"}) j.erase(k);
   if (approval_timeout > 0) j["approval_timeout"] = approval_timeout;

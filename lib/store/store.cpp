@@ -4,14 +4,18 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <iterator>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "lib/paths/beneath.hpp"
 #include "lib/store/spool.hpp"
+#include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/json_bounded.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -45,8 +49,82 @@ Status refuse_symlinked_folders(const fs::path& dir) {
 
 }  // namespace
 
+namespace {
+constexpr const char* k_identity_file = "store-id";
+
+bool hex_id(const std::string& id) {
+  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The id and the store it replaces in a store-id file's text; conflict
+// when it is not one sealed for this root.
+Result<StoreIdentity> parse_identity(const fs::path& file, const std::string& text, const Sealer& sealer) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  auto str = [&j](const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  StoreIdentity ident{str("id"), false, str("replaces")};
+  const SealCheck verdict =
+      hex_id(ident.id) ? sealer.check_store_id(ident.id + "\n" + ident.replaces, str("seal")) : SealCheck::bad;
+  if (verdict == SealCheck::ok || verdict == SealCheck::no_key) return ident;
+  return seal_error(sealer, verdict, fmt::format("the store identity '{}'", file.string()),
+                    "kaicoder acts on no record of this store while it does not verify: if nothing in the state dir "
+                    "is to be kept, move the state dir aside and kaicoder makes a new store");
+}
+}  // namespace
+
+Result<StoreIdentity> store_identity(const fs::path& state_dir, const Sealer& sealer) {
+  // Without the key nothing is sealed or checked (the agent's side of two-user mode).
+  if (!sealer.usable()) return StoreIdentity{};
+  const fs::path file = state_dir / k_identity_file;
+  auto text = read_owned(file);
+  if (text) return parse_identity(file, *text, sealer);
+  std::error_code ec;
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) == 0) return text.error();  // there, but not readable as kaicoder's
+  // A store made before stores had an identity keeps the root alone.
+  if (fs::exists(state_dir / "staging", ec) || fs::exists(state_dir / "journal", ec)) return StoreIdentity{};
+  auto random = random_key();
+  if (!random) return random.error();
+  std::string id;
+  for (size_t i = 0; i < 16; ++i) id += fmt::format("{:02x}", random->bytes[i]);
+  return StoreIdentity{id, true, ""};
+}
+
+Status Store::write_identity() const {
+  const fs::path file = m_dir / k_identity_file;
+  const std::string& id = m_seal.store_id();
+  if (auto text = read_owned(file)) {
+    // Another command made the store meanwhile, with an identity of its own.
+    auto other = parse_identity(file, *text, m_seal);
+    if (!other) return other.error();
+    if (other->id != id)
+      return make_error(Errc::conflict, "another kaicoder command made the store at the same moment",
+                        "run the command again");
+    m_fresh = false;
+    return ok_status();
+  }
+  auto before = m_seal.note_store(id);
+  if (!before) return before.error();
+  auto mac = m_seal.seal_store_id(id + "\n" + *before);
+  if (!mac) return mac.error();
+  nlohmann::json j = {{"id", id}, {"replaces", *before}, {"seal", *mac}};
+  auto w = write_file_exclusive(file, j.dump(2) + "\n", 0600);
+  if (!w && w.error().code == Errc::conflict) return write_identity();  // made meanwhile: compare
+  if (!w) return w.error();
+  m_fresh = false;
+  m_replaced = *before;
+  return ok_status();
+}
+
 Status Store::ensure() const {
   KAI_TRY(refuse_symlinked_folders(m_dir));
+  if (m_fresh && !m_seal.store_id().empty()) {
+    KAI_TRY(make_dirs(m_dir, 0700));
+    KAI_TRY(write_identity());
+  }
   // Two-user mode: the agent user passes through to the spool and its
   // tickets (lib/store/spool), and reads nothing else here.
   KAI_TRY(make_dirs(m_dir, has_spool(m_dir) ? 0711 : 0700));
@@ -84,18 +162,44 @@ Result<int> Store::next_id() const {
     auto r = std::from_chars(text->data(), text->data() + text->size(), next);
     if (r.ec != std::errc{} || next < 1) next = 1;
   }
-  // A counter lost or rolled back by hand must never hand out an id twice.
-  if (auto all = ids(); all && !all->empty()) next = std::max(next, all->back() + 1);
+  // A counter lost or rolled back by hand must never hand out an id twice:
+  // the live index remembers the next id too, and a folder already there
+  // is stepped over (one stat, not a listing of the store).
+  if (auto x = read_live()) next = std::max(next, x->next);
+  std::error_code ec;
+  while (fs::exists(fs::symlink_status(staging_dir(next), ec))) ++next;
   KAI_TRY(write_file_atomic(counter, fmt::format("{}\n", next + 1), 0600));
   return next;
 }
 
 Status Store::create(Proposal& p) const {
   fs::path dir = staging_dir(p.id);
+  // The index names the id before its folder exists: a create cut short
+  // leaves an entry with no folder (dropped at the next refresh), never a
+  // live proposal the index does not name.
+  {
+    auto x = current_live();
+    if (!x) return x.error();
+    if (!std::binary_search(x->ids.begin(), x->ids.end(), p.id))
+      x->ids.insert(std::upper_bound(x->ids.begin(), x->ids.end(), p.id), p.id);
+    x->next = std::max(x->next, p.id + 1);
+    KAI_TRY(write_live(*x));
+  }
+  fault_point("after-live-index");
   std::error_code ec;
   if (!fs::create_directory(dir, ec) || ec)
     return make_error(Errc::io, fmt::format("cannot create staging folder '{}': {}", dir.string(),
                                             ec ? ec.message() : "it already exists"));
+  // A write that fails (a full disk) takes the folder with it: no debris.
+  Status s = fill(p, dir);
+  if (!s) {
+    fs::remove_all(dir, ec);
+    return s;
+  }
+  return ok_status();
+}
+
+Status Store::fill(Proposal& p, const fs::path& dir) const {
   Proposal copy = p;
   for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(copy, name), 0600));
   // A command is a payload too: it runs exactly as staged, so it is kept
@@ -112,6 +216,11 @@ Status Store::create(Proposal& p) const {
     for (const Change& c : p.changes) all += c.after;
     KAI_TRY(write_file_exclusive(dir / "changes", all, 0600));
   }
+  // Test builds (lib/util/fault): killed, or the record's write failing as
+  // on a full disk, between the payloads and the record.
+  fault_point("after-payloads");
+  if (int err = fault_errno("stage-write"))
+    return make_error(Errc::io, fmt::format("cannot write the record of proposal {}: {}", p.id, errno_text(err)));
   return save(p);
 }
 
@@ -138,7 +247,8 @@ Status Store::save(Proposal& p) const {
   KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
   (void)mirror_status(m_dir, p.id, *text, m_approval_timeout);  // the agent's view; the record above is what counts
-  return ok_status();
+  fault_point("after-record");
+  return forget_decided({&p});
 }
 
 Status Store::save_all(std::vector<Proposal>& ps) const {
@@ -152,7 +262,10 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   KAI_TRY(write_files_atomic(files, 0600));
   for (auto& p : ps) p.sealed = SealCheck::ok;
   for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second, m_approval_timeout);
-  return ok_status();
+  fault_point("after-record");
+  std::vector<const Proposal*> saved;
+  for (const auto& p : ps) saved.push_back(&p);
+  return forget_decided(saved);
 }
 
 Result<Proposal> Store::load(int id, Payloads payloads) const {
@@ -163,7 +276,7 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   auto text = read_owned(dir / "meta.json");
   if (!text)
     return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = parse_bounded_json(*text).value;
   if (j.is_discarded())
     return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
   std::string mac;
@@ -183,7 +296,7 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   }
   if (p->kind == Kind::run) {
     auto cmd_text = read_owned(dir / "command");
-    nlohmann::json cmd = cmd_text ? nlohmann::json::parse(*cmd_text, nullptr, false) : nlohmann::json();
+    nlohmann::json cmd = cmd_text ? parse_bounded_json(*cmd_text).value : nlohmann::json();
     if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {} is missing its command", id));
     p->argv = cmd.value("argv", std::vector<std::string>{});
     p->shell = cmd.value("shell", "");
@@ -232,6 +345,150 @@ Result<std::vector<int>> Store::ids() const {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+namespace {
+// held: a run's effects still wait for a person (lib/gate/run_effects).
+bool live_state(State s) { return s == State::pending || s == State::approved || s == State::held; }
+constexpr const char* k_live_kind = "live-index";
+constexpr const char* k_live_id = "live";
+}  // namespace
+
+std::optional<Store::LiveIndex> Store::read_live() const {
+  auto text = read_owned(m_dir / "staging" / "live");
+  if (!text) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("seal") || !j["seal"].is_string()) return std::nullopt;
+  const std::string mac = j["seal"].get<std::string>();
+  j.erase("seal");
+  if (m_seal.check(k_live_kind, k_live_id, j.dump(), mac) != SealCheck::ok) return std::nullopt;
+  LiveIndex x;
+  try {
+    x.next = j.at("next").get<int>();
+    x.ids = j.at("ids").get<std::vector<int>>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (x.next < 1 || !std::is_sorted(x.ids.begin(), x.ids.end())) return std::nullopt;
+  // Older than the store: a proposal was made after this index was written
+  // (a sealed copy put back), so it may not name every live one.
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(staging_dir(x.next), ec))) return std::nullopt;
+  return x;
+}
+
+Store::LiveIndex Store::scan_live() const {
+  LiveIndex x;
+  auto all = ids();
+  for (int id : all ? *all : std::vector<int>{}) {
+    x.next = std::max(x.next, id + 1);
+    auto p = load(id, Payloads::none);
+    // An unreadable record stays named, so listings keep saying it is there.
+    if (!p || live_state(p->state)) x.ids.push_back(id);
+  }
+  return x;
+}
+
+Result<Store::LiveIndex> Store::current_live() const {
+  if (auto x = read_live()) return *x;
+  LiveIndex x = scan_live();
+  KAI_TRY(write_live(x));
+  return x;
+}
+
+Status Store::write_live(const LiveIndex& x) const {
+  nlohmann::json j = {{"next", x.next}, {"ids", x.ids}};
+  auto mac = m_seal.seal(k_live_kind, k_live_id, j.dump());
+  if (!mac) return mac.error();
+  j["seal"] = *mac;
+  return write_file_atomic(m_dir / "staging" / "live", j.dump() + "\n", 0600);
+}
+
+Status Store::forget_decided(const std::vector<const Proposal*>& ps) const {
+  if (std::all_of(ps.begin(), ps.end(), [](const Proposal* p) { return live_state(p->state); })) return ok_status();
+  auto x = read_live();
+  if (!x) {  // made again from the records, which already say decided
+    KAI_TRY(current_live());
+    return ok_status();
+  }
+  const size_t before = x->ids.size();
+  for (const Proposal* p : ps)
+    if (!live_state(p->state)) x->ids.erase(std::remove(x->ids.begin(), x->ids.end(), p->id), x->ids.end());
+  return x->ids.size() == before ? ok_status() : write_live(*x);
+}
+
+Result<Store::Live> Store::live(Refresh refresh) const {
+  Live out;
+  std::optional<LiveIndex> x = read_live();
+  if (!x) {
+    x = scan_live();
+    out.rebuilt = true;
+  }
+  LiveIndex kept{x->next, {}};
+  for (int id : x->ids) {
+    auto p = load(id, Payloads::none);
+    if (!p && p.error().code == Errc::not_found) continue;  // a create cut short before its folder
+    if (!p) {
+      out.corrupt.emplace_back(id, p.error().message);
+      kept.ids.push_back(id);
+      continue;
+    }
+    if (!live_state(p->state)) continue;  // decided since it was named
+    kept.ids.push_back(id);
+    out.proposals.push_back(std::move(*p));
+  }
+  if (refresh == Refresh::write && (out.rebuilt || kept.ids.size() != x->ids.size())) KAI_TRY(write_live(kept));
+  return out;
+}
+
+Result<size_t> Store::rebuild_live() const {
+  LiveIndex x = scan_live();
+  KAI_TRY(write_live(x));
+  return x.ids.size();
+}
+
+std::string Store::check_live() const {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(m_dir / "staging" / "live", ec)))
+    return scan_live().ids.empty() ? "" : "it is missing";  // none yet: the first proposal makes it
+  auto x = read_live();
+  if (!x) return "it does not verify, or is older than the proposals there are";
+  LiveIndex all = scan_live();
+  std::vector<int> unnamed;
+  std::set_difference(all.ids.begin(), all.ids.end(), x->ids.begin(), x->ids.end(), std::back_inserter(unnamed));
+  if (!unnamed.empty()) return fmt::format("it does not name live proposals {}", fmt::join(unnamed, ", "));
+  return "";
+}
+
+std::vector<int> Store::unrecorded() const {
+  // Only the ids the live index names (create() names an id there before
+  // it makes the folder), or every id when there is no index to trust.
+  std::vector<int> out;
+  std::vector<int> named;
+  if (auto x = read_live()) {
+    named = x->ids;
+  } else if (auto all = ids()) {
+    named = *all;
+  }
+  for (int id : named) {
+    struct stat st {};
+    const fs::path dir = staging_dir(id);
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // not a folder kaicoder made
+    if (::lstat((dir / "meta.json").c_str(), &st) != 0 && errno == ENOENT) out.push_back(id);
+  }
+  return out;
+}
+
+Result<std::vector<int>> Store::remove_unrecorded() const {
+  std::vector<int> gone = unrecorded();
+  for (int id : gone) {
+    std::error_code ec;
+    fs::remove_all(staging_dir(id), ec);
+    if (ec)
+      return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
+                                              staging_dir(id).string(), ec.message()));
+  }
+  return gone;
 }
 
 }  // namespace kai

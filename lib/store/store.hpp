@@ -8,11 +8,21 @@
 // bound to the root and the proposal id. load() says whether it verified
 // (Proposal::sealed); nothing that acts on a proposal trusts one that did not.
 //
+// The live index (staging/live) names the proposals still pending,
+// approved (a run being carried out stays approved) or held (a run's
+// effects waiting for a person), so that what every
+// command reads grows with the work in flight, not with the history: see
+// live(). It is sealed like a record and only ever says where to look; each
+// proposal it names is loaded and its own seal checked as before.
+//
 // Usage: Store s{state_dir}; s.use(Sealer{owner_dir, root}); s.ensure();
 //        auto l = s.lock();
 //        Proposal p = …; p.id = *s.next_id(); s.create(p); … s.save(p);
 
 #include <filesystem>
+#include <optional>
+#include <utility>
+#include <string>
 #include <vector>
 
 #include "lib/store/mac.hpp"
@@ -21,6 +31,23 @@
 #include "lib/util/lock.hpp"
 
 namespace kai {
+
+// A store's identity: <state>/store-id, JSON {"id": 32 hex digits,
+// "replaces": the id this root's store had before it, "seal"}, made with
+// the store and sealed for the root (Sealer::seal_store_id). Every record
+// and once-only note is bound to it (Sealer::use_store), so a state dir
+// removed and made anew (rm -rf .kaicoder, git clean -xdf, a clone into the
+// same folder) starts clean: the spent notes of the store before it refuse
+// none of its ids, and no record of that store verifies in it.
+struct StoreIdentity {
+  std::string id;        // "" for a store made before stores had an identity
+  bool fresh = false;    // no store yet: `id` is new, Store::ensure() writes it
+  std::string replaces;  // the store this root had before ("unknown": one without an identity); "" for none
+};
+// The identity of the store in `state_dir`, or a new one when there is no
+// store yet. conflict when the file is not a store identity sealed for this
+// root (forged, or copied from elsewhere).
+Result<StoreIdentity> store_identity(const std::filesystem::path& state_dir, const Sealer& sealer);
 
 class Store {
 public:
@@ -34,6 +61,12 @@ public:
 
   // Seal and check records with `s` (Workspace::open sets the owner's).
   void use(Sealer s) { m_seal = std::move(s); }
+  // There is no store yet: ensure() writes s's store id (StoreIdentity)
+  // before it makes the store's folders.
+  void make_identity(bool fresh) { m_fresh = fresh; }
+  // After ensure() made the store: the store this root had before it
+  // (StoreIdentity::replaces), whose records are gone; "" otherwise.
+  const std::string& replaced() const { return m_replaced; }
   const Sealer& sealer() const { return m_seal; }
   // [approval] timeout, written into the agent's status copies (lib/store/spool
   // mirror_status) so that its side sees a proposal expire on time.
@@ -69,13 +102,61 @@ public:
   Result<Proposal> load(int id, Payloads payloads = Payloads::all) const;
   // All ids present, ascending. Corrupt entries are still listed.
   Result<std::vector<int>> ids() const;
+  // The ids whose staging folder holds no record (meta.json, written last):
+  // debris of a create() killed or cut short (a full disk). Ascending.
+  std::vector<int> unrecorded() const;
+  // Remove the folders unrecorded() names and return their ids. Only under
+  // the lock: create() runs under it too, so none of them is in the making.
+  Result<std::vector<int>> remove_unrecorded() const;
+
+  // The live set: every proposal pending, approved or held, metadata only
+  // (Payloads::none), ascending id, each loaded and seal-checked by load().
+  // Read from the live index; when the index is missing, does not verify,
+  // or is older than the store (a proposal exists at or past the id it
+  // says comes next: an old copy put back, or a create it never heard of),
+  // it is made again from every record (`rebuilt`). Entries that disagree
+  // with their record (decided since, or their folder gone) are left out.
+  // Refresh::write, under the lock, writes the index back when it was made
+  // again or had such entries; Refresh::read_only never writes.
+  struct Live {
+    std::vector<Proposal> proposals;
+    std::vector<std::pair<int, std::string>> corrupt;  // named but unreadable: id, why
+    bool rebuilt = false;
+  };
+  enum class Refresh { read_only, write };
+  Result<Live> live(Refresh refresh = Refresh::read_only) const;
+  // Make the index again from every record and write it (doctor). Caller
+  // holds the lock. Returns how many proposals it names.
+  Result<size_t> rebuild_live() const;
+  // Whether the index on disk verifies, is current, and names every live
+  // record there is (a full scan: doctor's check). Empty when it does; else
+  // what is wrong with it.
+  std::string check_live() const;
 
 private:
+  struct LiveIndex {
+    int next = 1;          // the id the next proposal gets at the earliest
+    std::vector<int> ids;  // ascending
+  };
+  // The index when it verifies and is current; nullopt otherwise.
+  std::optional<LiveIndex> read_live() const;
+  // Every record's verdict: the ids that are live (or unreadable) and the next id.
+  LiveIndex scan_live() const;
+  Result<LiveIndex> current_live() const;
+  Status write_live(const LiveIndex& x) const;
+  // After records were saved: drop the ones no longer live from the index.
+  Status forget_decided(const std::vector<const Proposal*>& ps) const;
+  // create()'s writes into the new folder `dir`.
+  Status fill(Proposal& p, const std::filesystem::path& dir) const;
   // meta.json's text for `p`: the record, its payloads' digest and its seal.
   Result<std::string> sealed_record(Proposal& p) const;
+  // Write <state>/store-id (exclusively) for a new store.
+  Status write_identity() const;
   std::filesystem::path m_dir;
   Sealer m_seal;
   long m_approval_timeout = 0;
+  mutable bool m_fresh = false;
+  mutable std::string m_replaced;
 };
 
 // The refusal for acting on proposal `p` when its record did not verify or

@@ -13,6 +13,7 @@
 #include "lib/paths/paths.hpp"
 #include "lib/store/spool.hpp"
 #include "lib/util/git_quote.hpp"
+#include "lib/util/json_bounded.hpp"
 #include "lib/util/text.hpp"
 #include "lib/util/time.hpp"
 
@@ -120,7 +121,7 @@ Result<int> resolve_id(const Workspace& ws, const std::string& id_or_ticket) {
 Result<StatusCopy> read_status_copy(const Workspace& ws, int id) {
   auto text = read_status(ws.store.dir(), id);
   if (!text) return text.error();
-  json j = json::parse(*text, nullptr, false);
+  json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::io, fmt::format("the status of proposal {} is malformed", id));
   auto p = from_json(j);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <git2.h>
 
+#include <mbedtls/md.h>
+
 namespace kai {
 
 void git_init_once() {
@@ -13,12 +15,30 @@ void git_init_once() {
 }
 
 std::string blob_id(std::string_view bytes) {
-  git_init_once();
-  git_oid oid;
-  git_odb_hash(&oid, bytes.data(), bytes.size(), GIT_OBJECT_BLOB);
-  char hex[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(hex, sizeof hex, &oid);
-  return hex;
+  // git's blob id (SHA-1 of "blob <size>\0" and the bytes), hashed with
+  // mbedTLS rather than through libgit2: libgit2's initialisation reads
+  // and parses the system's CA bundle, which a command that only hashes
+  // (every command finds its config's digest) never needs. An id here only
+  // says whether a file is still what a person saw; what lands is the
+  // staged bytes themselves, never looked up by id.
+  const std::string header = fmt::format("blob {}", bytes.size());
+  unsigned char sum[20] = {};
+  mbedtls_md_context_t ctx;
+  mbedtls_md_init(&ctx);
+  if (mbedtls_md_setup(&ctx, mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), 0) == 0 && mbedtls_md_starts(&ctx) == 0) {
+    (void)mbedtls_md_update(&ctx, reinterpret_cast<const unsigned char*>(header.c_str()),
+                            header.size() + 1);  // the header ends with its NUL
+    (void)mbedtls_md_update(&ctx, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    (void)mbedtls_md_finish(&ctx, sum);
+  }
+  mbedtls_md_free(&ctx);
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out(40, '0');
+  for (size_t i = 0; i < 20; ++i) {
+    out[2 * i] = k_hex[sum[i] >> 4];
+    out[2 * i + 1] = k_hex[sum[i] & 0xf];
+  }
+  return out;
 }
 
 Status git_check(int rc, std::string_view what) {

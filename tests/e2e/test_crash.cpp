@@ -186,11 +186,18 @@ TEST_CASE(
     CHECK(entries_with_id(entries, rid) == 1);
     CHECK(entries_with_id(entries, applied) == 1);
     CHECK(show_json(repo, 1).at("status") == "rolled-back");
-    // The rollback snapshotted the bytes it replaced.
-    const std::string bak = c.path + ".bak-kaicoder-" + rid;
+    // The rollback snapshotted the bytes it replaced: beside the file, or
+    // for a file it removed, in the state dir (so its folder can go).
+    const bool removed = !c.after;
+    std::string bak = c.path + ".bak-kaicoder-" + rid;
+    if (removed) {
+      const auto kept = repo.ls(".kaicoder/kept/" + rid);
+      REQUIRE(kept.size() == 1);
+      bak = ".kaicoder/kept/" + rid + "/" + kept[0];
+    }
     REQUIRE(repo.exists(bak));
     CHECK(repo.read(bak) == *c.before);
-    CHECK(repo.find(".bak-kaicoder-").size() == backups_before.size() + 1);
+    CHECK(repo.find(".bak-kaicoder-").size() == backups_before.size() + (removed ? 0 : 1));
     // And it can be undone in turn.
     KAI_CHECK_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
     CHECK(state_of(repo, c.path) == c.before);

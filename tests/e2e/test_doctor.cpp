@@ -426,7 +426,8 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
   CHECK(level(d, "sandbox") != "(missing)");
   // What runs get here, line by line, at the level kaicoder init sets (full).
   for (const char* part :
-       {"writes", "reads", "terminals", "network", "environment", "process lifetime", "capabilities", "hard links"}) {
+       {"writes", "reads", "processes", "terminals", "network", "environment", "process lifetime", "capabilities",
+        "hard links"}) {
     INFO(part);
     CHECK(level(d, std::string("sandbox: ") + part) != "(missing)");
   }
@@ -467,6 +468,13 @@ TEST_CASE("doctor names what the landlock level puts back after a run, signed ap
     INFO(name);
     CHECK_THAT(text, Contains(name));
   }
+  // What the level enforces is ok; what stays visible is said, never ok.
+  verdict(d, "sandbox: capabilities", "ok", "also as root");
+  verdict(d, "sandbox: process lifetime", "ok", "subreaper");
+  json procs = check(d, "sandbox: processes");
+  REQUIRE_FALSE(procs.is_null());
+  CHECK(procs.at("level") == "warn");
+  CHECK_THAT(procs.at("detail").get<std::string>(), Contains("/proc/*/cmdline") && Contains("memory"));
 }
 
 TEST_CASE("doctor works in a tree nobody trusted and says so, without reading its config", "[e2e][doctor][trust]") {

@@ -129,7 +129,7 @@ TEST_CASE("Claude Code Grep and Glob pass only when they cannot reach a secret o
   CHECK_THAT(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-outside.json"))),
              Contains("outside"));
   CHECK_THAT(claude_denial(hook(f.repo, "claude-code", payload(f.repo, "claude-grep-braces.json"))),
-             Contains("cannot judge"));
+             Contains("cannot mirror"));
 }
 
 TEST_CASE("Claude Code: malformed JSON and unknown tools are denied with valid JSON, exit 0", "[e2e][hook]") {

@@ -20,6 +20,9 @@ using json = nlohmann::json;
 // JSON with // comments, as the harness reads it.
 json settings(const TempRepo& repo, const std::string& rel) { return json::parse(repo.read(rel), nullptr, true, true); }
 
+// The hook command integrate wires: this kaicoder, by its absolute path.
+std::string hook_cmd(const std::string& harness) { return std::string(kaicoder_bin()) + " hook " + harness; }
+
 bool has(const json& list, const std::string& v) {
   return list.is_array() && std::find(list.begin(), list.end(), v) != list.end();
 }
@@ -79,20 +82,33 @@ TEST_CASE(
   KAI_REQUIRE_EXIT(r, 0);
   CHECK_THAT(r.out, Contains("Write"));
   json mcp = settings(repo, ".mcp.json");
+  // The committed files name no machine path: the server is `kaicoder mcp`
+  // from PATH, serving the root the harness starts it in.
   CHECK(mcp.at("mcpServers").at("kaicoder").at("command") == "kaicoder");
-  CHECK(mcp.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp", "--root", repo.path().string()}));
+  CHECK(mcp.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp"}));
   json s = settings(repo, ".claude/settings.json");
   for (const char* tool : {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})
     CHECK(has(s.at("permissions").at("deny"), tool));
-  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "kaicoder hook claude-code");
+  CHECK_FALSE(s.contains("hooks"));
+  CHECK(repo.read(".claude/settings.json").find(kaicoder_bin()) == std::string::npos);
+  // The hook names this kaicoder by its absolute path, in the local settings
+  // git ignores, and blocks the call when it cannot run.
+  json local = settings(repo, ".claude/settings.local.json");
+  const json& hook = local.at("hooks").at("PreToolUse").at(0).at("hooks").at(0);
+  CHECK(hook.at("command") == hook_cmd("claude-code"));
+  CHECK(hook.at("command").get<std::string>().front() == '/');
+  CHECK(hook.at("onFailure") == "block");
+  CHECK_THAT(repo.read(".gitignore"), Contains(".claude/settings.local.json\n"));
+  CHECK_THAT(r.out, Contains("when its hook cannot start"));
   // One transaction: one changeset proposal, applied, one changelog entry
-  // listing both files, one rollback id.
+  // listing every file, one rollback id.
   json e = one_new_entry(repo, entries_before);
   CHECK(e.at("kind") == "changeset");
   CHECK(e.at("action") == "apply_changeset");
-  REQUIRE(e.at("files").size() == 2);
+  REQUIRE(e.at("files").size() == 4);
   CHECK(e.at("files").dump().find(".mcp.json") != std::string::npos);
   CHECK(e.at("files").dump().find(".claude/settings.json") != std::string::npos);
+  CHECK(e.at("files").dump().find(".claude/settings.local.json") != std::string::npos);
   const std::string id = e.at("rollback_id");
   CHECK_THAT(r.out, Contains("kaicoder rollback " + id));
   json p = show_json(repo, 1);
@@ -114,6 +130,7 @@ TEST_CASE(
   CHECK(without_backups(tree_but_log(repo)) == before);
   CHECK_FALSE(repo.exists(".mcp.json"));
   CHECK_FALSE(repo.exists(".claude/settings.json"));
+  CHECK_FALSE(repo.exists(".claude/settings.local.json"));
   KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 6);
 }
 
@@ -149,13 +166,14 @@ TEST_CASE("integrate keeps every key and comment of existing settings", "[e2e][i
   CHECK(t["features"]["unified_exec"].value_or(true) == false);
   CHECK(t["mcp_servers"]["kaicoder"]["tool_timeout_sec"].value_or(0) >= 600);
   CHECK(settings(repo, ".codex/hooks.json").at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") ==
-        "kaicoder hook codex");
+        hook_cmd("codex"));
+  CHECK(t["mcp_servers"]["kaicoder"]["command"].value_or(std::string()) == "kaicoder");
   KAI_CHECK_EXIT(repo.kai({"integrate", "codex", "--check"}), 0);
   // Codex's two files were one entry; its rollback id gives back the team's
   // config.toml byte for byte and removes hooks.json, which it created.
   json e = log_entries(repo).at(0);
   CHECK(e.at("action") == "apply_changeset");
-  REQUIRE(e.at("files").size() == 2);
+  REQUIRE(e.at("files").size() == 3);  // config.toml, hooks.json and .gitignore
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id").get<std::string>()}, "y"), 0);
   CHECK(repo.read(".codex/config.toml") == codex);
   CHECK_FALSE(repo.exists(".codex/hooks.json"));
@@ -171,7 +189,8 @@ TEST_CASE("integrate gemini and cursor write their settings and pass --check", "
   json g = settings(repo, ".gemini/settings.json");
   CHECK(g.at("mcpServers").at("kaicoder").at("trust") == false);
   CHECK(has(g.at("tools").at("exclude"), "run_shell_command"));
-  CHECK(g.at("hooks").at("BeforeTool").at(0).at("hooks").at(0).at("command") == "kaicoder hook gemini");
+  CHECK(g.at("hooks").at("BeforeTool").at(0).at("hooks").at(0).at("command") == hook_cmd("gemini"));
+  CHECK_THAT(repo.read(".gitignore"), Contains(".gemini/settings.json\n"));
   KAI_CHECK_EXIT(repo.kai({"integrate", "gemini", "--check"}), 0);
   Run cr = repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM");
   KAI_REQUIRE_EXIT(cr, 0);
@@ -179,10 +198,11 @@ TEST_CASE("integrate gemini and cursor write their settings and pass --check", "
   CHECK(out.at("ok") == true);
   CHECK(out.at("proposal") == 2);  // gemini's changeset was 1
   CHECK(out.at("rollback_id") == log_entries(repo).at(0).at("rollback_id"));
-  REQUIRE(out.at("written").size() == 2);
+  REQUIRE(out.at("written").size() == 3);  // mcp.json, hooks.json and .gitignore
   CHECK(out.at("written").at(0).at("backup") == "");
   json c = settings(repo, ".cursor/hooks.json");
   CHECK(c.at("version") == 1);
+  CHECK(c.at("hooks").at("preToolUse").at(0).at("command") == hook_cmd("cursor"));
   CHECK(c.at("hooks").at("beforeShellExecution").at(0).at("failClosed") == true);
   CHECK(settings(repo, ".cursor/mcp.json").at("mcpServers").at("kaicoder").at("command") == "kaicoder");
   KAI_CHECK_EXIT(repo.kai({"integrate", "cursor", "--check"}), 0);
@@ -255,7 +275,7 @@ TEST_CASE("integrate --user wires Claude Code's user files in one transaction ou
   // ~/.claude.json: kaicoder at the top level, every other key as it was.
   json state = json::parse(read_outside(claude_json));
   CHECK(state.at("mcpServers").at("kaicoder").at("type") == "stdio");
-  CHECK(state.at("mcpServers").at("kaicoder").at("command") == "kaicoder");
+  CHECK(state.at("mcpServers").at("kaicoder").at("command") == kaicoder_bin());
   // User level: no --root, so it serves the project the harness starts it in.
   CHECK(state.at("mcpServers").at("kaicoder").at("args") == json::array({"mcp"}));
   CHECK(state.at("mcpServers").at("memory").at("command") == "npx");
@@ -268,7 +288,8 @@ TEST_CASE("integrate --user wires Claude Code's user files in one transaction ou
   json s = json::parse(after, nullptr, true, true);
   CHECK(s.at("theme") == "dark");
   CHECK(has(s.at("permissions").at("deny"), "Bash"));
-  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "kaicoder hook claude-code");
+  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == hook_cmd("claude-code"));
+  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("onFailure") == "block");
   CHECK_FALSE(s.contains("enabledMcpjsonServers"));
   // Nothing in the project: user scope registers the server in the home.
   CHECK(tree_but_log(repo) == tree_before);
@@ -383,4 +404,137 @@ TEST_CASE("a crash at any step of integrate --user leaves both user files old or
     KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id").get<std::string>()}, "y"), 0);
     CHECK(without_backups(home_snapshot(repo)) == old_home);
   }
+}
+
+TEST_CASE("a wired hook that is not an absolute path to this kaicoder fails integrate --check and doctor",
+          "[e2e][integrate][doctor]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
+  auto harness_line = [&] {
+    Run d = repo.kai({"--json", "doctor"});
+    json j = json_of(d);
+    for (const auto& c : j.at("checks"))
+      if (c.at("name") == "harness claude-code") return std::make_pair(d.exit_code, c);
+    return std::make_pair(d.exit_code, json());
+  };
+  auto [ok_rc, ok_line] = harness_line();
+  CHECK(ok_line.at("level") == "ok");
+  const std::string local = repo.read(".claude/settings.local.json");
+  // A hook that names a kaicoder that is not there, one found through PATH,
+  // and one that is not kaicoder: each fails both checks, naming what is wrong.
+  const std::vector<std::pair<std::string, std::string>> broken = {
+      {"/nonexistent/kaicoder hook claude-code", "not an executable file"},
+      {"kaicoder hook claude-code", "absolute path"},
+      {"/bin/true --kaicoder hook claude-code", ""},
+  };
+  for (const auto& [command, why] : broken) {
+    INFO(command);
+    std::string text = local;
+    const std::string wired = hook_cmd("claude-code");
+    text.replace(text.find(wired), wired.size(), command);
+    repo.write(".claude/settings.local.json", text);
+    Run c = repo.kai({"integrate", "claude-code", "--check"});
+    KAI_CHECK_EXIT(c, 6);
+    CHECK_THAT(c.out, Contains("missing"));
+    if (!why.empty()) CHECK_THAT(c.out, Contains(why));
+    auto [rc, line] = harness_line();
+    if (!why.empty()) {
+      CHECK(rc == 1);
+      CHECK(line.at("level") == "fail");
+      CHECK_THAT(line.at("detail").get<std::string>(), Contains(why));
+    } else {
+      CHECK(line.at("level") != "ok");
+    }
+  }
+  // integrate wires it again, by its absolute path.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
+}
+
+TEST_CASE("integrate refuses to write this machine's path into a settings file git tracks", "[e2e][integrate]") {
+  TempRepo repo{{"a.txt", "x\n"}, {".cursor/hooks.json", "{\"version\": 1}\n"}};
+  repo.init();  // the team's hooks.json is in the first commit: git tracks it
+  const auto before = tree_but_log(repo);
+  Run r = repo.kai_tty({"integrate", "cursor"}, "CONFIRM");
+  KAI_CHECK_EXIT(r, 6);
+  CHECK_THAT(r.out, Contains("git tracks it"));
+  CHECK_THAT(r.out, Contains("--user"));
+  CHECK(tree_but_log(repo) == before);
+}
+
+TEST_CASE("a bare kaicoder hook an earlier integrate left in .claude/settings.json fails --check and doctor, and "
+          "integrate removes it",
+          "[e2e][integrate][doctor]") {
+  // What integrate wrote before hooks named kaicoder by its path, beside a hook of the team's own.
+  const std::string old_settings = R"({
+  // the team's settings
+  "permissions": {"deny": ["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "*", "hooks": [{"type": "command", "command": "kaicoder hook claude-code", "timeout": 60}]},
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]}
+    ]
+  },
+  "enabledMcpjsonServers": ["kaicoder"]
+}
+)";
+  TempRepo repo{{"a.txt", "x\n"}, {".claude/settings.json", old_settings}};
+  repo.init();
+  auto harness_line = [&] {
+    Run d = repo.kai({"--json", "doctor"});
+    json j = json_of(d);  // kept: the loop reads into it
+    for (const auto& c : j.at("checks"))
+      if (c.at("name") == "harness claude-code") return std::make_pair(d.exit_code, c);
+    return std::make_pair(d.exit_code, json());
+  };
+  Run c = repo.kai({"integrate", "claude-code", "--check"});
+  KAI_CHECK_EXIT(c, 6);
+  CHECK_THAT(c.out, Contains("`kaicoder hook claude-code` is in .claude/settings.json"));
+  auto [rc, line] = harness_line();
+  CHECK(rc == 1);
+  CHECK(line.at("level") == "fail");
+  CHECK_THAT(line.at("detail").get<std::string>(), Contains(".claude/settings.json"));
+  // integrate removes it with its comma, keeps the team's hook and comment,
+  // and wires the one that names this kaicoder in the local settings.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "claude-code"}, "CONFIRM"), 0);
+  const std::string text = repo.read(".claude/settings.json");
+  CHECK(text.find("kaicoder hook") == std::string::npos);
+  CHECK_THAT(text, Contains("// the team's settings"));
+  json s = settings(repo, ".claude/settings.json");
+  REQUIRE(s.at("hooks").at("PreToolUse").size() == 1);
+  CHECK(s.at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at("command") == "./lint.sh");
+  CHECK(settings(repo, ".claude/settings.local.json").at("hooks").at("PreToolUse").at(0).at("hooks").at(0).at(
+            "command") == hook_cmd("claude-code"));
+  KAI_CHECK_EXIT(repo.kai({"integrate", "claude-code", "--check"}), 0);
+  auto [ok_rc, ok_line] = harness_line();
+  CHECK(ok_line.at("level") == "ok");
+}
+
+TEST_CASE("a kaicoder hook that would not run beside one that works is named and removed", "[e2e][integrate]") {
+  TempRepo repo{{"a.txt", "x\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "cursor"}, "CONFIRM"), 0);
+  // A second entry on one event, naming a kaicoder that is not there: Cursor
+  // would fail closed on it and block every call.
+  std::string text = repo.read(".cursor/hooks.json");
+  const std::string wired = hook_cmd("cursor");
+  const size_t at = text.find(wired);
+  REQUIRE(at != std::string::npos);
+  const size_t entry = text.rfind('{', at);
+  const size_t end = text.find('}', at) + 1;
+  const std::string stale = "/nonexistent/kaicoder hook cursor";
+  std::string copy = text.substr(entry, end - entry);
+  copy.replace(copy.find(wired), wired.size(), stale);
+  text.insert(entry, copy + ", ");
+  repo.write(".cursor/hooks.json", text);
+  Run c = repo.kai({"integrate", "cursor", "--check"});
+  KAI_CHECK_EXIT(c, 6);
+  CHECK_THAT(c.out, Contains("/nonexistent/kaicoder"));
+  CHECK_THAT(c.out, Contains("not an executable file"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"integrate", "cursor"}, "CONFIRM"), 0);
+  CHECK(repo.read(".cursor/hooks.json").find(stale) == std::string::npos);
+  CHECK(settings(repo, ".cursor/hooks.json").at("hooks").at("preToolUse").size() == 1);
+  KAI_CHECK_EXIT(repo.kai({"integrate", "cursor", "--check"}), 0);
 }

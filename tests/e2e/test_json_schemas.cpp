@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/support/checks.hpp"
+#include "tests/support/team.hpp"
 #include "tests/support/command_table.hpp"
 
 namespace {
@@ -113,6 +114,26 @@ TEST_CASE("every command's --json output fits its schema, failures and usage err
   o.add(repo.kai_tty({"--json", "integrate", "cursor"}, "CONFIRM"), "integrate");   // written: one transaction
   o.add(repo.kai({"--json", "intake"}), "intake");
   o.add(repo.kai({"--json", "agent-user", "check", "no-such-agent-user"}), "agent-user");
+
+  // Team mode (kaicoder-team(7)): off here, then on in a remote and two clones.
+  o.add(repo.kai({"--json", "publish", "1"}), "publish");  // no [team]: 2
+  o.add(repo.kai({"--json", "fetch"}), "fetch");
+  {
+    TeamRepos t;
+    o.add(t.agent.kai({"--json", "propose", "--path", "a.txt", "--target", "alpha", "--replacement", "beta", "--why",
+                       "w", "--publish"}),
+          "propose");
+    o.add(t.agent.kai({"--json", "publish", "1"}), "publish");  // again: the same commit
+    o.add(t.person.kai({"--json", "fetch"}), "fetch");
+    o.add(t.person.kai({"--json", "list"}), "list");
+    o.add(t.person.kai({"--json", "show", "1"}), "show");
+    o.add(t.person.kai_tty({"--json", "approve", "1"}, "y"), "approve");
+    o.add(t.agent.kai({"--json", "wait", "1", "--timeout", "60"}), "wait");
+    KAI_REQUIRE_EXIT(t.agent.kai(edit("b.txt", "bravo", "BRAVO")), 0);  // 2
+    o.add(t.agent.kai({"--json", "publish", "2"}), "publish");          // on the proposal commit HEAD now is
+    o.add(t.person.kai({"--json", "fetch", "--prune"}), "fetch");
+    o.add(t.person.kai_tty({"--json", "reject", "2"}, "y"), "reject");
+  }
 
   // Every command has a schema, and this case covered each one; but for the
   // doors whose stdout belongs to someone else's format: mcp (the protocol)

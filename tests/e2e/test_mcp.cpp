@@ -6,6 +6,7 @@
 // Without node on PATH the cases are skipped with a warning.
 
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "tests/support/checks.hpp"
@@ -161,4 +162,114 @@ TEST_CASE("mcp sdk: a read_file and a second proposal are answered while a wait_
   CHECK(repo.read("b.txt") == "b\n");
   CHECK(show_json(repo, 2).at("status") == "pending");
   CHECK_FALSE(repo.exists("c.txt"));
+}
+
+namespace {
+
+// The messages `kaicoder mcp` wrote for `lines`, one per stdout line, once its input ended.
+std::vector<nlohmann::json> mcp_session(const TempRepo& repo, const std::vector<std::string>& lines) {
+  std::string in;
+  for (const auto& l : lines) in += l + "\n";
+  Run r = repo.kai({"mcp"}, in);
+  INFO(r.err.substr(0, 2000));
+  KAI_REQUIRE_EXIT(r, 0);
+  std::vector<nlohmann::json> out;
+  for (size_t at = 0; at < r.out.size();) {
+    size_t nl = r.out.find('\n', at);
+    if (nl == std::string::npos) nl = r.out.size();
+    out.push_back(nlohmann::json::parse(r.out.substr(at, nl - at)));
+    at = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mcp session: a line nesting 1.5 million open brackets is a parse error, and the server answers the next ping",
+          "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  const std::string deep = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":)" +
+                           std::string(1500000, '[') + "}}}";
+  auto out = mcp_session(repo, {deep, R"({"jsonrpc":"2.0","id":2,"method":"ping"})"});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].at("id").is_null());
+  CHECK(out[0].at("error").at("code") == -32700);
+  CHECK_THAT(out[0].at("error").at("message").get<std::string>(), Contains("deeper than"));
+  CHECK(out[1].at("id") == 2);
+  CHECK(out[1].at("result") == nlohmann::json::object());
+}
+
+TEST_CASE("mcp session: every mistyped line gets its JSON-RPC error and the session goes on", "[e2e][mcp]") {
+  TempRepo repo{{"a.txt", "hello\n"}};
+  repo.init();
+  struct Line {
+    std::string text;
+    int code;
+    nlohmann::json id;
+  };
+  const std::vector<Line> bad = {
+      {R"({"jsonrpc":2,"id":1,"method":"ping"})", -32600, 1},
+      {R"({"jsonrpc":null,"id":2,"method":"ping"})", -32600, 2},
+      {R"({"jsonrpc":["2.0"],"id":3,"method":"ping"})", -32600, 3},
+      {R"({"id":4,"method":"ping"})", -32600, 4},
+      {R"({"jsonrpc":"2.0","id":null,"method":"ping"})", -32600, nullptr},
+      {R"({"jsonrpc":"2.0","id":[5],"method":"ping"})", -32600, nullptr},
+      {R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})", -32600, nullptr},
+      {R"({"jsonrpc":"2.0","id":6.5,"method":"ping"})", -32600, nullptr},
+      {R"({"jsonrpc":"2.0","id":7,"method":7})", -32600, 7},
+      {R"({"jsonrpc":"2.0","id":8,"method":null})", -32600, 8},
+      {R"({"jsonrpc":"2.0","id":9,"method":["ping"]})", -32600, 9},
+      {R"({"jsonrpc":"2.0","id":10,"method":"ping","params":"x"})", -32600, 10},
+      {R"({"jsonrpc":"2.0","id":11})", -32600, 11},
+      {"null", -32600, nullptr},
+      {"42", -32600, nullptr},
+      {R"("ping")", -32600, nullptr},
+      {"[]", -32600, nullptr},
+      {R"([{"jsonrpc":"2.0","id":12,"method":"ping"}])", -32600, nullptr},
+      {"{not json", -32700, nullptr},
+      {std::string(R"({"jsonrpc":"2.0","id":13,"method":"ping"})") + std::string(1, '\0') + "x", -32700, nullptr},
+      {R"({"jsonrpc":"2.0","id":14,"method":"initialize","params":{"protocolVersion":5,"clientInfo":{"name":[]}}})", 0, 14},
+      {R"({"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"read_file","arguments":[[[1]]]}})", -32602, 15},
+      {R"({"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":7}})", -32602, 16},
+  };
+  // Tool calls are answered from the pool, so replies are matched by id:
+  // every ping after a bad line has its own, and the bad lines without a
+  // usable id are answered at once, in order.
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    lines.push_back(bad[i].text);
+    lines.push_back(nlohmann::json{{"jsonrpc", "2.0"}, {"id", "after-" + std::to_string(i)}, {"method", "ping"}}.dump());
+  }
+  auto out = mcp_session(repo, lines);
+  REQUIRE(out.size() == 2 * bad.size());
+  std::map<std::string, nlohmann::json> by_id;
+  std::vector<nlohmann::json> no_id;
+  for (const auto& reply : out) {
+    CHECK(reply.at("jsonrpc") == "2.0");
+    if (reply.at("id").is_null())
+      no_id.push_back(reply);
+    else
+      by_id[reply.at("id").dump()] = reply;
+  }
+  size_t next_no_id = 0;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    INFO("line: " << bad[i].text);
+    const nlohmann::json* reply = nullptr;
+    if (bad[i].id.is_null()) {
+      REQUIRE(next_no_id < no_id.size());
+      reply = &no_id[next_no_id++];
+    } else {
+      REQUIRE(by_id.count(bad[i].id.dump()));
+      reply = &by_id[bad[i].id.dump()];
+    }
+    if (bad[i].code == 0)
+      CHECK(reply->contains("result"));
+    else
+      CHECK(reply->at("error").at("code") == bad[i].code);
+    const std::string ping = nlohmann::json("after-" + std::to_string(i)).dump();
+    REQUIRE(by_id.count(ping));
+    CHECK(by_id[ping].at("result") == nlohmann::json::object());
+  }
+  CHECK(next_no_id == no_id.size());
 }

@@ -3,13 +3,14 @@
 # UndefinedBehaviorSanitizer) with CMake's KAICODER_FUZZ option, which links
 # each to the code it exercises (tests/fuzz/CMakeLists.txt), and run them for
 # a bounded time, shared between them: fuzz_shell (the shell
-# tokenizer and classifier), fuzz_deps (the import scanners) and fuzz_patch
-# (the patch parsers and applier).
+# tokenizer and classifier), fuzz_deps (the import scanners), fuzz_patch
+# (the patch parsers and applier) and fuzz_mcp_session (whole MCP sessions:
+# lines of any kind, in any order, through the dispatcher and the server).
 #
 #   tests/fuzz/run.sh [SECONDS]      default 60, shared by the targets
 #   tests/fuzz/run.sh --build        only build them (scripts/test.sh does
 #                                    this while the other tests run)
-#   FUZZ_TARGETS="shell deps patch"  which targets (default all)
+#   FUZZ_TARGETS="shell deps patch mcp_session"  which targets (default all)
 #
 # FUZZ_OUT (default <repo>/build-fuzz) holds the binaries and the corpora,
 # which grow from run to run; crash inputs are written there too. FUZZ_FLAGS adds
@@ -90,7 +91,7 @@ seed_lines() {
 }
 
 configure
-read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch}"
+read -r -a targets <<<"${FUZZ_TARGETS:-shell deps patch mcp_session}"
 if [ "$build_only" = 1 ]; then
   # shellcheck disable=SC2046 # one word per target
   exec cmake --build "$out" --target $(printf 'fuzz_%s ' "${targets[@]}")
@@ -110,6 +111,10 @@ for target in "${targets[@]}"; do
       mkdir -p "$out/corpus-patch"
       cp "$here"/patch-seeds/* "$out/corpus-patch/"
       fuzz fuzz_patch "$share" "$out/corpus-patch" "$here/patch.dict" || status=1 ;;
+    mcp_session)
+      mkdir -p "$out/corpus-mcp"
+      cp "$here"/mcp-seeds/* "$out/corpus-mcp/"
+      fuzz fuzz_mcp_session "$share" "$out/corpus-mcp" "$here/mcp.dict" || status=1 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
 done

@@ -121,6 +121,7 @@ public:
   bool wait_for_text(const std::string& text, std::chrono::milliseconds limit = k_default_limit);
   // What the terminal showed so far.
   const std::string& tty() const { return m_run.tty; }
+  pid_t pid() const { return m_pid; }
   // Ctrl-C on the terminal: SIGINT to its foreground process group.
   void interrupt();
   Run finish(std::chrono::milliseconds limit = k_default_limit);

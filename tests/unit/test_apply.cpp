@@ -347,6 +347,27 @@ TEST_CASE("a pending proposal past the timeout expires once and cannot be approv
   CHECK(f.dir.read("a.txt") == "old\n");
 }
 
+TEST_CASE("a proposal made while the clock ran ahead counts its approval time from when it is seen", "[decide]") {
+  ApplyFixture f;
+  f.dir.write("a.txt", "old\n");
+  f.clock.t += std::chrono::hours(24 * 10);  // the clock runs ten days ahead
+  int id = f.stage(edit("a.txt", "old", "new"));
+  f.clock.t -= std::chrono::hours(24 * 10);  // and is put right
+  auto swept = kai::sweep(*f.ws);
+  REQUIRE(swept);
+  CHECK(swept->empty());
+  REQUIRE(f.ws->notices.size() == 1);
+  CHECK(f.ws->notices[0].find("created in the future") != std::string::npos);
+  auto p = f.ws->store.load(id);
+  REQUIRE(p);
+  CHECK(p->created == kai::iso_utc(f.clock.t));
+  // The usual timeout from now, not ten days and more.
+  f.clock.t += std::chrono::seconds(301);
+  auto later = kai::sweep(*f.ws);
+  REQUIRE(later);
+  CHECK(later->size() == 1);
+}
+
 TEST_CASE("a rejected proposal writes nothing and logs a rejected entry", "[decide]") {
   ApplyFixture f;
   f.dir.write("a.txt", "old\n");

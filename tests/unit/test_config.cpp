@@ -118,6 +118,32 @@ TEST_CASE("config errors name the file, the line and the key", "[config]") {
   }
 }
 
+TEST_CASE("approvers, run.env names and the changelog path are validated", "[config]") {
+  TempDir d;
+  const std::string refused[] = {
+      "[approval]\napprovers = [\"\"]\n",
+      "[approval]\napprovers = [\"al ice\"]\n",
+      "[approval]\napprovers = [\"al\\u0007ice\"]\n",
+      "[run]\nenv = [\"A\\u0000B\"]\n",
+      "[run]\nenv = [\"1ABC\"]\n",
+      "[run]\nenv = [\"A-B\"]\n",
+      "[changelog]\npath = \"bogus\"\n",
+      "[changelog]\npath = \"docs/.md\"\n",
+      "[changelog]\npath = \"log\\u0001.md\"\n",
+  };
+  for (const auto& text : refused) {
+    INFO(text);
+    auto c = load_text(d, text);
+    REQUIRE_FALSE(c);
+    CHECK(c.error().code == kai::Errc::usage);
+  }
+  for (const std::string ok : {"[approval]\napprovers = [\"alice\", \"bob.smith\"]\n",
+                               "[run]\nenv = [\"CARGO_HOME\", \"_X1\"]\n", "[changelog]\npath = \"docs/CHANGES.md\"\n"}) {
+    INFO(ok);
+    CHECK(load_text(d, ok));
+  }
+}
+
 TEST_CASE("a TOML syntax error names the file and the line", "[config]") {
   TempDir d;
   auto r = load_text(d, "[approval]\napprovers = [\"a\"\n");

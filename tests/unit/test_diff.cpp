@@ -18,6 +18,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <git2.h>
 
 #include "lib/diff/diff.hpp"
 #include "lib/util/git.hpp"
@@ -533,4 +534,28 @@ TEST_CASE("random edits apply and match git diff", "[diff]") {
     INFO("case " << i);
     require_applies(before, after);
   }
+}
+
+TEST_CASE("blob ids are git's, computed without initialising libgit2", "[diff][blob_id]") {
+  CHECK(kai::blob_id("") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+  CHECK(kai::blob_id("hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a");
+  // Every length across SHA-1's 64-byte blocks, and a large buffer, as libgit2 hashes them.
+  kai::git_init_once();
+  std::string bytes;
+  for (size_t n = 0; n < 300; ++n) {
+    git_oid oid;
+    REQUIRE(git_odb_hash(&oid, bytes.data(), bytes.size(), GIT_OBJECT_BLOB) == 0);
+    char hex[GIT_OID_HEXSZ + 1];
+    git_oid_tostr(hex, sizeof hex, &oid);
+    INFO("length " << n);
+    CHECK(kai::blob_id(bytes) == hex);
+    bytes += static_cast<char>((n * 131 + 7) % 256);
+  }
+  std::string big(3 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 13);
+  git_oid oid;
+  REQUIRE(git_odb_hash(&oid, big.data(), big.size(), GIT_OBJECT_BLOB) == 0);
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, &oid);
+  CHECK(kai::blob_id(big) == hex);
 }

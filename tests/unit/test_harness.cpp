@@ -115,6 +115,31 @@ TEST_CASE("Codex, Gemini and Cursor payloads are read into tool calls", "[hook]"
   CHECK_FALSE(parse_tool_call(Harness::cursor, R"({"command": "ls"})"));
 }
 
+TEST_CASE("Codex's file tools are judged as searches, reads and listings", "[hook]") {
+  auto g = parse_tool_call(Harness::codex, R"({"cwd": "/r", "tool_name": "grep_files",
+      "tool_input": {"pattern": "TOKEN", "include": " .env", "path": "sub"}})");
+  REQUIRE(g);
+  CHECK(g->op == Op::search);
+  CHECK(g->path == "sub");
+  CHECK(g->glob == " .env");
+  auto r = parse_tool_call(Harness::codex, R"({"tool_name": "read_file", "tool_input": {"file_path": "/r/a"}})");
+  REQUIRE(r);
+  CHECK(r->op == Op::read);
+  CHECK(r->path == "/r/a");
+  auto l = parse_tool_call(Harness::codex, R"({"tool_name": "list_dir", "tool_input": {"dir_path": "/r"}})");
+  REQUIRE(l);
+  CHECK(l->op == Op::list);
+  CHECK(l->path == "/r");
+}
+
+TEST_CASE("a hook payload nested past the bound is refused before it is parsed", "[hook]") {
+  const std::string deep = R"({"tool_name": "Read", "tool_input": {"file_path": )" + std::string(100000, '[') + "}}";
+  auto c = parse_tool_call(Harness::claude_code, deep);
+  REQUIRE_FALSE(c);
+  CHECK(c.error().code == Errc::usage);
+  CHECK_THAT(c.error().message, Contains("deeper than"));
+}
+
 TEST_CASE("JsonText adds members and list items and keeps comments and layout", "[integrate]") {
   const std::string text = "{\n  // keep me\n  \"a\": 1, /* and me */\n  \"list\": [\"x\"],\n}\n";
   auto t = JsonText::parse(text);
@@ -147,6 +172,33 @@ TEST_CASE("JsonText starts an empty file and refuses what is not an object", "[i
   auto r = s->append({"permissions", "deny"}, "Bash");
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::conflict);
+}
+
+TEST_CASE("JsonText removes list items with their commas and keeps the rest", "[integrate]") {
+  const std::string text =
+      "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"hooks\": [{\"command\": \"old\"}]}, // old one\n"
+      "      {\"hooks\": [{\"command\": \"mine\"}]},\n      {\"hooks\": [{\"command\": \"old\"}]}\n    ]\n  }\n}\n";
+  auto t = JsonText::parse(text);
+  REQUIRE(t);
+  auto is_old = [](const json& e) { return e.at("hooks").at(0).at("command") == "old"; };
+  REQUIRE(t->remove_items({"hooks", "PreToolUse"}, is_old));
+  auto back = JsonText::parse(t->text());
+  REQUIRE(back);
+  CHECK(back->value().at("hooks").at("PreToolUse") == json::parse(R"([{"hooks": [{"command": "mine"}]}])"));
+  CHECK_THAT(t->text(), Contains("\"mine\""));
+  // The only item, with a trailing comma; a list that is not there.
+  auto one = JsonText::parse("{\"l\": [ 1, ], \"m\": 2}");
+  REQUIRE(one);
+  REQUIRE(one->remove_items({"l"}, [](const json& v) { return v == 1; }));
+  REQUIRE(JsonText::parse(one->text()));
+  CHECK(one->value().at("l").empty());
+  CHECK(one->value().at("m") == 2);
+  REQUIRE(one->remove_items({"none"}, [](const json&) { return true; }));
+  // The last of several.
+  auto last = JsonText::parse("{\"l\": [1, 2, 3]}");
+  REQUIRE(last);
+  REQUIRE(last->remove_items({"l"}, [](const json& v) { return v == 3; }));
+  CHECK(last->text() == "{\"l\": [1, 2]}");
 }
 
 TEST_CASE("TomlText sets keys at the top and in tables and keeps comments", "[integrate]") {

@@ -25,6 +25,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/support/source_tree.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 

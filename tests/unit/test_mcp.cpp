@@ -14,6 +14,7 @@
 #include "lib/gate/gate.hpp"
 #include "lib/mcp/dispatch.hpp"
 #include "lib/mcp/server.hpp"
+#include "lib/util/json_bounded.hpp"
 #include "unit/ws_fixture.hpp"
 
 namespace {
@@ -135,6 +136,26 @@ TEST_CASE("mcp: a line that is not JSON-RPC 2.0 gets the parse or invalid-reques
   CHECK_FALSE(mcp::Server::blocks(request(1, "ping")));
   CHECK(mcp::Server::cancelled_id(
             {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 7}}}}) == json(7));
+}
+
+TEST_CASE("bounded JSON: nesting past the bound is refused unparsed, brackets in strings are text", "[mcp]") {
+  using kai::JsonStatus;
+  CHECK(kai::parse_bounded_json(std::string(64, '[') + std::string(64, ']')).status == JsonStatus::ok);
+  CHECK(kai::parse_bounded_json(std::string(65, '[') + std::string(65, ']')).status == JsonStatus::too_deep);
+  // 1.5 million, unclosed: refused at the 65th, nothing allocated for the rest.
+  auto deep = kai::parse_bounded_json(std::string(1500000, '['));
+  CHECK(deep.status == JsonStatus::too_deep);
+  CHECK(deep.value.is_discarded());
+  const std::string in_string = "{\"a\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
+  auto s = kai::parse_bounded_json(in_string);
+  REQUIRE(s.status == JsonStatus::ok);
+  CHECK(s.value.at("a").get<std::string>().size() == 2001);
+  CHECK(kai::parse_bounded_json("{\"a\": 1}\0x").status == JsonStatus::ok);  // a C string: stops at the NUL
+  CHECK(kai::parse_bounded_json(std::string("{\"a\": 1}\0", 9)).status == JsonStatus::not_json);
+  CHECK(kai::parse_bounded_json("{not json").value.is_discarded());
+  auto line = mcp::parse_message(std::string(100000, '['));
+  REQUIRE(line.error_reply);
+  CHECK(line.error_reply->at("error").at("code") == mcp::k_parse_error);
 }
 
 TEST_CASE("mcp: tools/list holds the fixed tools, none that decides, with schemas and annotations", "[mcp]") {

@@ -7,9 +7,11 @@
 #include <arpa/inet.h>
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <netinet/in.h>
 #include <optional>
 #include <set>
@@ -20,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <thread>
 #include <unistd.h>
 #include <utility>
@@ -661,7 +664,7 @@ TEST_CASE("the sandbox's seccomp filter refuses new hard links and io_uring, and
   if (pid == 0) {
     // Bits of the exit code: each check that failed.
     int bad = 0;
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || kai::refuse_new_links() != 0) ::_exit(255);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || kai::install_run_filter(false) != 0) ::_exit(255);
     if (::link(a.c_str(), (b + "/l1").c_str()) == 0 || errno != EXDEV) bad |= 1;
     if (::linkat(AT_FDCWD, a.c_str(), AT_FDCWD, (b + "/l2").c_str(), 0) == 0 || errno != EXDEV) bad |= 2;
     if (::syscall(425, 8, nullptr) != -1 || errno != ENOSYS) bad |= 4;  // io_uring_setup
@@ -713,4 +716,275 @@ TEST_CASE("landlock: a run cannot give a file a second name either", "[sandbox]"
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("Invalid cross-device link") && Contains("LINK-REFUSED") && Contains("DONE"));
   CHECK_FALSE(b.exists("n/alias"));
+}
+
+namespace {
+
+// Runs `body` in a forked child under the run filter; its exit code is a
+// bit mask of the checks that failed (0: all held).
+int under_filter(bool unix_sockets_off, const std::function<int()>& body) {
+  pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || kai::install_run_filter(unix_sockets_off) != 0) ::_exit(255);
+    ::_exit(body() & 0xff);
+  }
+  int st = 0;
+  if (::waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+// The open_how of openat2(2), which older headers lack.
+struct OpenHow {
+  uint64_t flags, mode, resolve;
+};
+
+}  // namespace
+
+TEST_CASE("the run filter refuses a set-user-ID or set-group-ID bit in every call that sets a mode", "[sandbox]") {
+  TempDir t;
+  t.write("f", "f\n");
+  t.mkdir("d");
+  const std::string f = (t / "f").string(), d = (t / "d").string();
+  auto in_d = [&](const char* name) { return d + "/" + name; };
+  std::vector<std::string> failed;
+  // Each form in turn, so a failure names the one that got through.
+  auto check = [&](const std::string& what, const std::function<long()>& call, int want) {
+    int bad = under_filter(false, [&] {
+      errno = 0;
+      long rc = call();
+      return rc == -1 && errno == want ? 0 : 1;
+    });
+    if (bad != 0) failed.push_back(what);
+  };
+  check("chmod 4755", [&] { return ::chmod(f.c_str(), 04755); }, EPERM);
+  check("chmod 2755", [&] { return ::chmod(f.c_str(), 02755); }, EPERM);
+#ifdef SYS_chmod
+  check("SYS_chmod", [&] { return ::syscall(SYS_chmod, f.c_str(), 04755); }, EPERM);
+#endif
+  check("fchmod", [&] { return ::fchmod(::open(f.c_str(), O_RDONLY), 06755); }, EPERM);
+  check("fchmodat", [&] { return ::syscall(SYS_fchmodat, AT_FDCWD, f.c_str(), 04755); }, EPERM);
+  check("fchmodat2", [&] { return ::syscall(452, AT_FDCWD, f.c_str(), 04755, 0); }, EPERM);
+  check("chmod of a folder", [&] { return ::chmod(d.c_str(), 02775); }, EPERM);
+#ifdef SYS_open
+  check("SYS_open O_CREAT", [&] { return ::syscall(SYS_open, in_d("o1").c_str(), O_CREAT | O_WRONLY, 04755); }, EPERM);
+#endif
+  check("open O_CREAT", [&] { return ::open(in_d("o2").c_str(), O_CREAT | O_WRONLY, 04755); }, EPERM);
+  check("openat O_CREAT", [&] { return ::openat(AT_FDCWD, in_d("o3").c_str(), O_CREAT | O_WRONLY, 02700); }, EPERM);
+  check("open O_TMPFILE", [&] { return ::open(d.c_str(), O_TMPFILE | O_WRONLY, 04700); }, EPERM);
+#ifdef SYS_creat
+  check("SYS_creat", [&] { return ::syscall(SYS_creat, in_d("c1").c_str(), 04755); }, EPERM);
+#endif
+  check("creat", [&] { return ::creat(in_d("c2").c_str(), 06755); }, EPERM);
+#ifdef SYS_mknod
+  check("SYS_mknod", [&] { return ::syscall(SYS_mknod, in_d("m1").c_str(), S_IFREG | 04755, 0); }, EPERM);
+#endif
+  check("mknodat", [&] { return ::mknodat(AT_FDCWD, in_d("m2").c_str(), S_IFIFO | 02644, 0); }, EPERM);
+  OpenHow how{O_RDONLY, 0, 0};
+  check("openat2", [&] { return ::syscall(437, AT_FDCWD, f.c_str(), &how, sizeof how); }, ENOSYS);
+  INFO(Catch::Detail::stringify(failed));
+  CHECK(failed.empty());
+  for (const char* name : {"o1", "o2", "o3", "c1", "c2", "m1", "m2"}) CHECK_FALSE(t.exists(std::string("d/") + name));
+  struct stat st {};
+  REQUIRE(::stat(f.c_str(), &st) == 0);
+  CHECK((st.st_mode & 06000) == 0);
+  // Everything else about modes stays as it was: chmod, a new file, a new
+  // folder, a FIFO, sticky bits, a shell's chmod +x; and a shell's chmod
+  // u+s is refused the same way.
+  int bad = under_filter(false, [&] {
+    int out = 0;
+    if (::chmod(f.c_str(), 0755) != 0) out |= 1;
+    int fd = ::open(in_d("plain").c_str(), O_CREAT | O_WRONLY, 0644);
+    if (fd < 0) out |= 2;
+    if (::mkdir(in_d("sub").c_str(), 0755) != 0 || ::chmod(in_d("sub").c_str(), 01777) != 0) out |= 4;
+    if (::mkfifo(in_d("fifo").c_str(), 0600) != 0) out |= 8;
+    if (std::system(("chmod +x '" + f + "'").c_str()) != 0) out |= 16;
+    if (std::system(("chmod u+s '" + f + "' 2>/dev/null").c_str()) == 0) out |= 32;
+    if (std::system(("python3 -c \"import os; os.chmod('" + f + "', 0o4755)\" 2>/dev/null").c_str()) == 0) out |= 64;
+    return out;
+  });
+  CHECK(bad == 0);
+  REQUIRE(::stat(f.c_str(), &st) == 0);
+  CHECK((st.st_mode & 06000) == 0);
+}
+
+TEST_CASE("the landlock level's filter refuses a UNIX socket of the run's own, not a socket pair", "[sandbox]") {
+  int bad = under_filter(true, [] {
+    int out = 0;
+    errno = 0;
+    if (::socket(AF_UNIX, SOCK_STREAM, 0) != -1 || errno != EPERM) out |= 1;
+    if (::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM) out |= 2;
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) out |= 4;
+    if (::socket(AF_INET, SOCK_STREAM, 0) < 0) out |= 8;
+    return out;
+  });
+  CHECK(bad == 0);
+  // The full level's filter leaves them: its mounts hide the sockets outside.
+  CHECK(under_filter(false, [] { return ::socket(AF_UNIX, SOCK_STREAM, 0) >= 0 ? 0 : 1; }) == 0);
+}
+
+TEST_CASE("no run holds a capability, at either level, also as root: no file capability, no sethostname", "[sandbox]") {
+  std::string level;
+  SECTION("full") {
+    if (!full_or_warn()) return;
+    level = "full";
+  }
+  SECTION("landlock") {
+    if (kai::landlock_status().abi == 0) {
+      WARN("SKIPPED: landlock is not available here");
+      return;
+    }
+    level = "landlock";
+  }
+  Box b(level);
+  b.top.write("root/helper", "#!/bin/sh\n");
+  // A version 2 security.capability value granting cap_net_raw, effective.
+  const std::string py =
+      "import os, struct\n"
+      "v = struct.pack('<IIIII', 0x02000001, 1 << 13, 0, 0, 0)\n"
+      "try:\n"
+      "    os.setxattr('helper', 'security.capability', v)\n"
+      "    print('FCAP-SET')\n"
+      "except OSError as e:\n"
+      "    print('FCAP-REFUSED', e.errno)\n";
+  b.top.write("root/fcap.py", py);
+  RunResult r = b.run(
+      "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; "
+      "hostname \"$(hostname)\" 2>/dev/null && echo HOSTNAME-SET; python3 fcap.py; "
+      "setcap cap_net_raw+ep helper 2>/dev/null && echo SETCAP-DONE; echo END");
+  INFO(r.out << r.err);
+  CHECK_THAT(r.out, Contains("CapEff:\t0000000000000000") && Contains("CapPrm:\t0000000000000000") &&
+                        Contains("CapInh:\t0000000000000000") && Contains("CapAmb:\t0000000000000000") &&
+                        Contains("NoNewPrivs:\t1") && Contains("END"));
+  if (::geteuid() == 0 || level == "full") CHECK_THAT(r.out, Contains("CapBnd:\t0000000000000000"));
+  CHECK(r.out.find("HOSTNAME-SET") == std::string::npos);
+  CHECK(r.out.find("FCAP-SET") == std::string::npos);
+  CHECK_THAT(r.out, Contains("FCAP-REFUSED " + std::to_string(EPERM)));
+  CHECK(r.out.find("SETCAP-DONE") == std::string::npos);
+  char buf[64];
+  CHECK(::getxattr((b.root / "helper").c_str(), "security.capability", buf, sizeof buf) < 0);
+}
+
+TEST_CASE("landlock: no process of the run outlives it, whatever session it made", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  Box b("landlock");
+  const std::string marker = "4712.0815";
+  RunResult r = b.run("(setsid sh -c 'sleep " + marker +
+                      "' </dev/null >/dev/null 2>&1 &); "
+                      "(nohup sleep " +
+                      marker + " </dev/null >/dev/null 2>&1 &); sleep 0.2; echo started");
+  CHECK_THAT(r.out, Contains("started"));
+  CHECK(processes_with("sleep " + marker) == 0);
+  // The time limit takes them too.
+  RunSpec s;
+  s.shell = "trap '' TERM; (setsid sleep 601 &); sleep 601";
+  s.cwd = b.root;
+  s.timeout = 200ms;
+  s.kill_grace = 200ms;
+  kai::confine(*b.ws, s, kai::ConfineOptions{});
+  auto timed = kai::run_command(s);
+  REQUIRE(timed);
+  CHECK(timed->timed_out);
+  CHECK(processes_with("sleep 601") == 0);
+}
+
+TEST_CASE("no process of a run reads the environment or memory of kaicoder's processes", "[sandbox]") {
+  std::string level;
+  SECTION("full") {
+    if (!full_or_warn()) return;
+    level = "full";
+  }
+  SECTION("landlock") {
+    if (kai::landlock_status().abi == 0) {
+      WARN("SKIPPED: landlock is not available here");
+      return;
+    }
+    level = "landlock";
+  }
+  Box b(level);
+  // What kaicoder's own processes hold: this process's environment.
+  const std::string canary = "kaicoder-canary-" + std::to_string(::getpid());
+  ::setenv("KAICODER_TEST_CANARY", canary.c_str(), 1);
+  b.top.write("root/peek.py", R"(import os, re
+me = os.getpid()
+for pid in sorted(int(p) for p in os.listdir('/proc') if p.isdigit()):
+    if pid == me:
+        continue
+    try:
+        env = open('/proc/%d/environ' % pid, 'rb').read()
+        print('environ', pid, 'READ', len(env))
+        print(env.decode('latin-1').replace('\0', '\n'))
+    except OSError as e:
+        print('environ', pid, 'refused', e.errno)
+    try:
+        maps = open('/proc/%d/maps' % pid).read().splitlines()
+        with open('/proc/%d/mem' % pid, 'rb') as mem:
+            for line in maps:
+                lo, hi = (int(x, 16) for x in line.split()[0].split('-'))
+                if 'r' not in line.split()[1]:
+                    continue
+                mem.seek(lo)
+                data = mem.read(min(hi - lo, 1 << 20))
+                print('mem', pid, 'READ', len(data))
+                print(data.decode('latin-1'))
+                break
+    except OSError as e:
+        print('mem', pid, 'refused', e.errno)
+)");
+  std::string cmd = "python3 peek.py";
+  // At the landlock level the run shares the system's /proc: the process
+  // that started it is this one.
+  if (level == "landlock") cmd += "; cat /proc/" + std::to_string(::getpid()) + "/environ && echo ENVIRON-READ; true";
+  RunResult r = b.run(cmd);
+  ::unsetenv("KAICODER_TEST_CANARY");
+  INFO(r.out.substr(0, 4000) << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find(canary) == std::string::npos);
+  CHECK(r.err.find(canary) == std::string::npos);
+  CHECK(r.out.find("ENVIRON-READ") == std::string::npos);
+  if (level == "full") {
+    // Init, the one other process the run can see, is kaicoder's fork.
+    CHECK_THAT(r.out, Contains("environ 1 refused") && Contains("mem 1 refused"));
+  } else {
+    const std::string me = std::to_string(::getpid());
+    CHECK_THAT(r.out, Contains("environ " + me + " refused") && Contains("mem " + me + " refused"));
+  }
+}
+
+TEST_CASE("landlock: a run can neither read nor write a terminal, and reads everything else", "[sandbox]") {
+  if (kai::landlock_status().abi == 0) {
+    WARN("SKIPPED: landlock is not available here");
+    return;
+  }
+  // A terminal of the owner's: a pseudo-terminal this process holds open.
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string pts = ::ptsname(master);
+  Box b("landlock");
+  b.top.write("root/tty.py", R"(import glob, os, sys
+for p in [sys.argv[1], "/dev/tty", "/dev/console", "/dev/ptmx"] + glob.glob("/dev/char/*"):
+    for mode in (os.O_RDONLY, os.O_WRONLY):
+        try:
+            os.close(os.open(p, mode | os.O_NOCTTY | os.O_NONBLOCK))
+            if os.path.realpath(p).startswith(("/dev/pts", "/dev/tty", "/dev/console", "/dev/ptmx")):
+                print("OPENED", p, mode)
+        except OSError:
+            pass
+for p in ["/dev/null", "/dev/urandom", "/etc/hostname", "/proc/self/status"]:
+    open(p, "rb").read(1)
+print("READ-OK")
+)");
+  RunResult r = b.run("python3 tty.py " + pts);
+  ::close(master);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("READ-OK"));
+  CHECK(r.out.find("OPENED") == std::string::npos);
+  CHECK_THAT(r.sandbox_note, Contains("no terminals") && Contains("no UNIX sockets"));
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "lib/shell/shell.hpp"
+#include "tests/unit/shell_fixture.hpp"
 
 using namespace std::literals;
 using kai::Classification;
@@ -13,95 +14,7 @@ using kai::RunVerdict;
 
 namespace {
 
-// ---- a fake root at /r; tests run with cwd = /r ----
-
-std::vector<std::string> components(const std::string& p) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    if (slash == std::string::npos) slash = p.size();
-    if (slash > start) out.push_back(p.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
-bool ends_with(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-kai::Status deny(const std::string& p, const std::string& why) {
-  return kai::make_error(kai::Errc::denied, "'" + p + "' " + why);
-}
-
-// Root confinement and the never-write list, as the caller provides them.
-kai::Status check_write(const std::string& p) {
-  if (p.empty() || p[0] == '~') return deny(p, "is outside the root");
-  std::string rel = p;
-  if (p[0] == '/') {
-    if (p != "/r" && p.rfind("/r/", 0) != 0) return deny(p, "is outside the root");
-    rel = p.size() > 3 ? p.substr(3) : "";
-  }
-  std::vector<std::string> parts;
-  for (const std::string& c : components(rel)) {
-    if (c == ".") continue;
-    if (c == "..") {
-      if (parts.empty()) return deny(p, "is outside the root");
-      parts.pop_back();
-      continue;
-    }
-    parts.push_back(c);
-  }
-  if (parts.empty()) return deny(p, "is the root itself");
-  std::string joined;
-  for (const std::string& c : parts) joined += (joined.empty() ? "" : "/") + c;
-  for (const std::string& c : parts) {
-    if (c == ".git" || c == ".kaicoder") return deny(p, "is on the never-write list");
-    if (c.find(".bak") != std::string::npos) return deny(p, "is a backup, on the never-write list");
-  }
-  const std::string& base = parts.back();
-  if (base == ".env" || base.rfind(".env.", 0) == 0 || ends_with(base, ".env"))
-    return deny(p, "is a secret file, on the never-write list");
-  if (joined == "KAI-CODER-CHANGELOG.md" || joined == "kaicoder.toml") return deny(p, "is kaicoder's own file");
-  return kai::ok_status();
-}
-
-bool secret(const std::string& p) {
-  std::string base = p.substr(p.rfind('/') + 1);
-  return base == ".env" || base.rfind(".env.", 0) == 0 || ends_with(base, ".env") || base.rfind("id_rsa", 0) == 0 ||
-         ends_with(base, ".pem") || ends_with(base, ".key");
-}
-
-kai::ShellContext context() {
-  kai::ShellContext ctx;
-  ctx.check_write_target = check_write;
-  ctx.is_secret = secret;
-  ctx.extra_blocked = {"terraform destroy*", "docker system prune"};
-  ctx.protected_processes = {"postgres", ":5432"};
-  return ctx;
-}
-
-std::string reasons_of(const Classification& c) {
-  std::string out;
-  for (const std::string& r : c.reasons) out += "\n  " + r;
-  return out;
-}
-
-bool has_reason(const Classification& c, std::string_view part) {
-  return std::any_of(c.reasons.begin(), c.reasons.end(),
-                     [&](const std::string& r) { return r.find(part) != std::string::npos; });
-}
-
-struct Row {
-  std::string_view cmd;
-  RunVerdict want;
-  std::string_view reason = {};  // for blocked rows: part of the reason
-};
-
-constexpr RunVerdict B = RunVerdict::blocked;
-constexpr RunVerdict C = RunVerdict::confirm;
-constexpr RunVerdict A = RunVerdict::ask;
+using namespace shell_fixture;
 
 // clang-format off
 const Row k_rows[] = {
@@ -257,7 +170,7 @@ const Row k_rows[] = {
     {"ssh-keygen -lf id_rsa", B, "secret"},
     {"ssh-keygen -y -f keys/id_rsa_deploy", B, "secret"},
     // ---- recursive or forced deletion, spelled every way ----
-    {"rm -rf /", B, "deletion outside a build or temp folder"},
+    {"rm -rf /", B, "deletion of '/'"},
     {"rm -rf ~", B, "deletion"},
     {"rm -rf .", B, "deletion"},
     {"rm -rf *", B, "deletion"},
@@ -289,7 +202,7 @@ const Row k_rows[] = {
     {"rm -rf \"$HOME\"", B, "deletion"},
     {"rm -rf ${HOME}/projects", B, "deletion"},
     {"rm -rf ~user", B, "deletion"},
-    {"rm -rf ../other", B, "deletion"},
+    {"rm -rf ../other", C, "outside the root: the sandbox refuses it, and it cannot be undone"},  // /other: not a system folder
     {"rm -rf ./..", B, "deletion"},
     {"rm -rf build/../src", C},  // inside root: the run's snapshot undoes it
     {"rm -rf build/../..", B, "deletion"},
@@ -302,8 +215,8 @@ const Row k_rows[] = {
     {"rm -rf .git", B, "protected path"},
     {"rm -rf /etc", B, "deletion"},
     {"rm -rf /tmp", B, "deletion"},
-    {"rm -rf build*", B, "deletion"},
-    {"rm -rf */build", B, "deletion"},
+    {"rm -rf build*", C},  // names matched inside the root
+    {"rm -rf */build", C, "folders matched at run time"},
     {"$'\\x72\\x6d' -rf /", B, "deletion"},
     {"{rm,-rf,/}", B, "deletion"},
     {"X=rm; $X -rf /", B, "deletion"},
@@ -322,8 +235,8 @@ const Row k_rows[] = {
     {"rm -rf build/", C},
     {"rm -rf target/debug", C},
     {"rm -rf target", C},
-    {"rm -rf /tmp/x", A},  // the run's own temp folder
-    {"rm -rf /var/tmp/cache", A},  // the run's own temp folder
+    {"rm -rf /tmp/x", C, "outside the root"},
+    {"rm -rf /var/tmp/cache", C, "outside the root"},
     {"rm -rf node_modules", C},
     {"rm -rf dist", C},
     {"rm -rf src/__pycache__", C},
@@ -340,7 +253,7 @@ const Row k_rows[] = {
     {"unlink x", C},
     {"rmdir empty", C},
     {"find build -name '*.o' -delete", C},
-    {"(cd /tmp && rm -rf stuff)", A},  // the run's own temp folder
+    {"(cd /tmp && rm -rf stuff)", C, "outside the root"},
     // ---- wrappers, nested several deep ----
     {"sudo rm -rf /", B, "deletion"},
     {"sudo -u root rm -rf /", B, "deletion"},
@@ -366,8 +279,8 @@ const Row k_rows[] = {
     {"find . -type f | xargs rm -f", B, "only known at run time"},
     {R"(find . -exec rm -rf {} \;)", B, "deletion"},
     {"find . -execdir rm -rf {} +", B, "deletion"},
-    {"find . -delete", B, "find -delete"},
-    {"find src -name '*.pyc' -delete", B, "find -delete"},
+    {"find . -delete", B, "deletion of the root itself"},
+    {"find src -name '*.pyc' -delete", C},  // inside the root: the snapshot undoes it
     {"bash -c 'rm -rf /'", B, "deletion"},
     {"sh -c \"rm -rf ~\"", B, "deletion"},
     {"zsh -c 'rm -rf /'", B, "deletion"},
@@ -626,8 +539,8 @@ const Row k_rows[] = {
     {"git push -f origin master", B, "protected branch 'master'"},
     {"git push origin +main", B, "protected branch"},
     {"git push origin +HEAD:main", B, "protected branch"},
-    {"git push --force-with-lease origin main", B, "protected branch"},
-    {"git push --force-with-lease=main origin main", B, "protected branch"},
+    {"git push --force-with-lease origin main", C, "force push with lease"},
+    {"git push --force-with-lease=main origin main", C, "force push with lease"},
     {"git push -fu origin main", B, "protected branch"},
     {"git push origin main --force", B, "protected branch"},
     {"git push --forc origin main", B, "protected branch"},
@@ -685,7 +598,7 @@ const Row k_rows[] = {
     {"cp *.txt .git/", B, "never-write"},
     {"sed -n 'w .env' x", B, "never-write"},
     {"awk '{print > \".env\"}' x", B, "never-write"},
-    {"rm *", B, "kaicoder's own file"},
+    {"rm *", B, "deletion of everything in the root"},
     {"chmod 644 *", B, "kaicoder's own file"},
     {"mv * sub/", B, "kaicoder's own file"},
     {"echo hi | sudo tee /etc/hosts", B, "outside the root"},
@@ -1051,6 +964,17 @@ TEST_CASE("every command of the table gets its verdict and reason", "[shell]") {
   }
 }
 
+TEST_CASE("every command of the table says why, the worst reason first", "[shell]") {
+  const kai::ShellContext ctx = context();
+  for (const Row& row : k_rows) {
+    Classification c = kai::classify_shell(row.cmd, ctx);
+    INFO("command: " << row.cmd << "\nreasons:" << reasons_of(c));
+    REQUIRE_FALSE(c.reasons.empty());
+    if (c.verdict != RunVerdict::ask)
+      CHECK(c.reasons.front().starts_with(std::string(kai::to_string(c.verdict)) + ": "));
+  }
+}
+
 TEST_CASE("the classifier never returns allow", "[shell]") {
   const kai::ShellContext ctx = context();
   for (const Row& row : k_rows) CHECK(kai::classify_shell(row.cmd, ctx).verdict != RunVerdict::allow);
@@ -1059,7 +983,7 @@ TEST_CASE("the classifier never returns allow", "[shell]") {
 TEST_CASE("a blocked reason names the leaf that caused it", "[shell]") {
   Classification c = kai::classify_shell("make && echo ok; rm -rf ~", context());
   REQUIRE(c.verdict == RunVerdict::blocked);
-  CHECK(has_reason(c, "blocked: recursive or forced deletion outside a build or temp folder ('~'): rm -rf ~"));
+  CHECK(has_reason(c, "blocked: deletion of the home folder ('~'): rm -rf ~"));
   Classification w = kai::classify_shell("sudo env FOO=1 nice -n 5 bash -c \"rm -rf /\"", context());
   CHECK(has_reason(w, ": rm -rf /"));
 }
@@ -1164,7 +1088,8 @@ TEST_CASE("the argv form takes its words literally", "[shell]") {
   };
   const ArgvRow rows[] = {
       {{"rm", "-rf", "/"}, B},
-      {{"/bin/rm", "-r", "-f", "/src"}, B},
+      {{"/bin/rm", "-r", "-f", "/src"}, C},  // not a system folder: outside the root, confirmed
+      {{"/bin/rm", "-r", "-f", "/usr/src"}, B},
       {{"/bin/rm", "-r", "-f", "src"}, C},
       {{"rm", "-rf", "build"}, C},
       {{"bash", "-c", "rm -rf /"}, B},

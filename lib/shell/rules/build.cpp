@@ -55,15 +55,90 @@ void rule_compiler(Walker& w, Call& c) {
   }
 }
 
+namespace {
+
+// The recipes of makefile text given on the command line (-f - with a
+// here-document, --eval): each is shell text. Make's own variables stand as
+// values only known at run time; `$$` is a `$` for the shell.
+void make_recipes(Walker& w, Call& c, const std::string& text) {
+  std::vector<std::string> recipes;
+  std::string cur;
+  bool continued = false;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    std::string body;
+    if (continued) {
+      body = line;
+    } else if (sw(line, "\t")) {
+      body = line.substr(1);
+    } else if (size_t colon = line.find(':');
+               colon != std::string::npos && line.find(';', colon) != std::string::npos) {
+      body = line.substr(line.find(';', colon) + 1);  // target: prerequisites ; recipe
+    } else {
+      continue;
+    }
+    continued = !body.empty() && body.back() == '\\';
+    cur += continued ? body.substr(0, body.size() - 1) + " " : body;
+    if (continued) continue;
+    recipes.push_back(cur);
+    cur.clear();
+  }
+  if (!cur.empty()) recipes.push_back(cur);
+  for (std::string r : recipes) {
+    size_t lead = r.find_first_not_of("@+- \t");
+    r = lead == std::string::npos ? "" : r.substr(lead);
+    std::string shell;
+    for (size_t k = 0; k < r.size(); ++k) {
+      if (r[k] != '$') {
+        shell += r[k];
+      } else if (k + 1 < r.size() && r[k + 1] == '$') {
+        shell += '$';
+        ++k;
+      } else {
+        shell += "\"${MAKE_VARIABLE}\"";  // $(VAR), ${VAR}, $@, $<
+        if (k + 1 < r.size() && (r[k + 1] == '(' || r[k + 1] == '{')) {
+          char close = r[k + 1] == '(' ? ')' : '}';
+          size_t e = r.find(close, k + 2);
+          k = e == std::string::npos ? r.size() : e;
+        } else {
+          ++k;
+        }
+      }
+    }
+    if (!trim(shell).empty()) w.judge(c, "a make recipe", literal_field(shell), Walker::Feed::none);
+  }
+}
+
+}  // namespace
+
 void rule_make(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1,
                       Spec{"CfIjloW",
                            {"--directory", "--file", "--makefile", "--include-dir", "--jobs", "--load-average",
                             "--old-file", "--what-if", "--eval"}});
-  if (o.has({"--eval"})) w.unknown(c, "make --eval adds rules that cannot be judged");
-  for (const Field* f : o.values({"-f", "--file", "--makefile"}))
-    if (f->value == "-" || f->value == "/dev/stdin" || f->procsub || f->dynamic)
+  for (const Field* e : o.values({"--eval"})) {
+    if (e->dynamic) {
+      w.unknown(c, "make --eval adds rules only known at run time");
+    } else {
+      make_recipes(w, c, e->value);
+    }
+  }
+  for (const Field* f : o.values({"-f", "--file", "--makefile"})) {
+    bool stdin_file = f->value == "-" || f->value == "/dev/stdin";
+    if (stdin_file && c.in.text && !c.in.computed) {
+      make_recipes(w, c, *c.in.text);
+    } else if (f->procsub && f->content && !f->download) {
+      make_recipes(w, c, *f->content);
+    } else if (stdin_file && c.in.download) {
+      w.find(c, V::blocked, "runs the recipes of a downloaded makefile");
+    } else if (stdin_file || f->procsub || f->dynamic) {
       w.unknown(c, "make reads rules that cannot be judged");
+    }
+  }
   for (size_t i : o.pos)
     if (one_of(c.argv[i].value, {"install", "uninstall"}))
       w.find(c, V::confirm, "installs files (" + c.argv[i].value + ")");

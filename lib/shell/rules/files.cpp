@@ -1,11 +1,147 @@
 // Files: deletion, copies and moves, permissions, archives and the other
-// programs that write files they are given.
+// programs that write files they are given (editors: rules/editors.cpp).
 
 #include "lib/shell/rules/rules.hpp"
 
 namespace kai::shell {
 
 // ---- deletion ----
+
+namespace {
+
+// Top-level folders of the system (and of macOS): deleting one, or anything
+// in one, is never a command's business.
+bool system_folder(std::string_view first) {
+  static constexpr std::string_view k_system[] = {
+      "bin",     "boot",  "dev",   "etc",        "lib",   "lib32",  "lib64",   "libx32",       "opt",
+      "proc",    "root",  "run",   "sbin",       "srv",   "sys",    "usr",     "var",          "snap",
+      "nix",     "mnt",   "media", "home",       "Users", "System", "Library", "Applications", "Volumes",
+      "private", "cores", "efi",   "lost+found", "tmp",   "gnu",    "store",   "Network"};
+  return std::find(std::begin(k_system), std::end(k_system), first) != std::end(k_system);
+}
+
+bool temp_root(std::string_view p) { return p == "/tmp" || p == "/var/tmp" || p == "/dev/shm"; }
+
+bool under_temp_root(std::string_view p) {
+  for (std::string_view t : {"/tmp/", "/var/tmp/", "/dev/shm/"})
+    if (p.starts_with(t) && p.size() > t.size()) return true;
+  return false;
+}
+
+// Caches in a home folder hold nothing that a download does not give back.
+bool cache_in_home(std::string_view rest) {
+  for (std::string_view c : {".cache/", ".npm/_cacache/", ".npm/_npx/", "Library/Caches/", ".gradle/caches/",
+                             ".cargo/registry/cache/", ".m2/repository/", "go/pkg/mod/cache/", ".yarn/berry/cache/",
+                             ".pnpm-store/", ".bun/install/cache/", ".nuget/packages/", ".cache"})
+    if (rest.starts_with(c) && rest.size() > c.size()) return true;
+  return false;
+}
+
+// A path component that matches every name: `*`, `.*`, `?*`, `.[!.]*`.
+bool matches_all(std::string_view comp) {
+  std::string rest;
+  for (size_t i = 0; i < comp.size(); ++i) {
+    if (comp[i] == '[') {
+      size_t close = comp.find(']', i + 2);
+      if (close == std::string_view::npos) return false;
+      i = close;
+    } else if (comp[i] != '*' && comp[i] != '?') {
+      rest += comp[i];
+    }
+  }
+  return rest.empty() || rest == "." || rest == "..";
+}
+
+}  // namespace
+
+Reach deletion_reach(const Walker& w, const Field& f) {
+  if (f.dynamic || f.synthetic || f.value.empty()) return {Reach::runtime, "a path only known at run time"};
+  std::string value = f.value;
+  bool everything = false;  // a pattern that matches all of a folder: the folder itself
+  if (f.glob) {
+    size_t g = value.find_first_of("*?[");
+    size_t slash = value.rfind('/', g);
+    std::string dir = slash == std::string::npos ? "" : value.substr(0, slash + 1);
+    std::string pattern = slash == std::string::npos ? value : value.substr(slash + 1);
+    everything = true;
+    for (const std::string& comp : split_components(pattern)) everything = everything && matches_all(comp);
+    value = dir.empty() ? "." : dir;
+    Field folder = with_value(f, value);
+    folder.glob = false;
+    Reach in = deletion_reach(w, folder);
+    if (everything) {
+      if (in.kind == Reach::root) return {Reach::guarded, "everything in the root"};
+      return in;
+    }
+    // names matched inside the folder
+    if (in.kind == Reach::root) return {Reach::inside, ""};
+    if (in.kind == Reach::guarded && temp_root(in.path)) return {Reach::outside, "", in.path};
+    return in;
+  }
+  std::optional<std::string> abs = w.absolute(f);
+  if (!abs) return {Reach::runtime, "a path in a folder only known at run time"};
+  const std::string& p = *abs;
+  const std::string& root = w.ctx().root;
+  const std::string& home = w.ctx().home;
+  if (p.empty() || p == ".") return {Reach::root, "the root itself"};
+  if (p[0] == '~') {  // the home folder, not known here
+    size_t slash = p.find('/');
+    if (slash == std::string::npos) return {Reach::guarded, "the home folder", p};
+    if (p[1] == '/' && cache_in_home(p.substr(2))) return {Reach::outside, "", p};
+    return {Reach::guarded, "the home folder", p};
+  }
+  if (p[0] != '/') {  // relative, the root not known: the run starts in it
+    if (p.starts_with("..")) {
+      std::vector<std::string> parts = split_components(p);
+      bool up_only = std::all_of(parts.begin(), parts.end(), [](const std::string& x) { return x == ".."; });
+      return up_only ? Reach{Reach::guarded, "a parent of the root", p} : Reach{Reach::outside, "", p};
+    }
+    return {Reach::inside, "", p};
+  }
+  if (!root.empty() && w.in_root(p))
+    return p == root ? Reach{Reach::root, "the root itself", p} : Reach{Reach::inside, "", p};
+  if (p == "/") return {Reach::guarded, "'/'", p};
+  if (!root.empty() && root.starts_with(p + "/")) return {Reach::guarded, "a parent of the root", p};
+  if (under_temp_root(p)) return {Reach::outside, "", p};
+  if (!home.empty() && (p == home || home.starts_with(p + "/"))) return {Reach::guarded, "the home folder", p};
+  if (!home.empty() && p.starts_with(home + "/")) {
+    if (cache_in_home(p.substr(home.size() + 1))) return {Reach::outside, "", p};
+    return {Reach::guarded, "the home folder", p};
+  }
+  std::vector<std::string> parts = split_components(p);
+  if (!parts.empty() && system_folder(parts[0])) {
+    bool in_home = (parts[0] == "home" || parts[0] == "Users") && parts.size() > 1;
+    return {Reach::guarded, in_home ? "a home folder" : "a system folder", p};
+  }
+  return {Reach::outside, "", p};
+}
+
+void judge_deletion(Walker& w, Call& c, const Field& f, bool forced) {
+  Reach r = deletion_reach(w, f);
+  switch (r.kind) {
+    case Reach::runtime:
+      if (forced) {
+        w.find(c, V::blocked, "recursive or forced deletion of " + r.what + " (" + what_of(f) + ")");
+        return;
+      }
+      w.write(c, f);
+      return;
+    case Reach::root: w.find(c, V::blocked, "deletion of the root itself ('" + f.value + "')"); return;
+    case Reach::guarded:
+      w.find(c, V::blocked, "deletion of " + r.what + (r.what == "'" + f.value + "'" ? "" : " ('" + f.value + "')"));
+      return;
+    case Reach::outside:
+      w.find(c, V::confirm,
+             "deletion outside the root: the sandbox refuses it, and it cannot be undone ('" + f.value + "')");
+      w.record_target(c, r.path.empty() ? f.value : r.path);
+      return;
+    case Reach::inside:
+      // confirm tier through write(), which blocks guarded paths; the run's
+      // snapshot undoes the rest
+      w.write(c, f);
+      return;
+  }
+}
 
 void rule_rm(Walker& w, Call& c) {
   bool recursive = false, force = false, no_preserve = false, end = false;
@@ -28,21 +164,37 @@ void rule_rm(Walker& w, Call& c) {
     }
   }
   if (no_preserve) w.find(c, V::blocked, "deletion with --no-preserve-root");
-  if (recursive || force) {
-    for (size_t t : targets) {
-      const Field& f = c.argv[t];
-      if (w.disposable(f)) continue;
-      if (f.dynamic || f.synthetic) {
-        std::string what = f.raw.empty() ? "names read from its input" : "'" + f.raw + "'";
-        w.find(c, V::blocked, "recursive or forced deletion of a path only known at run time (" + what + ")");
-      } else if (f.glob || f.tilde || !w.inside_root(f)) {
-        w.find(c, V::blocked, "recursive or forced deletion outside a build or temp folder ('" + f.value + "')");
+  for (size_t t : targets) judge_deletion(w, c, c.argv[t], recursive || force);
+}
+
+// Programs that delete what they are given, recursively (rimraf, del, the
+// trash commands, secure deletion): judged by the one deletion rule, as
+// `rm -rf` of the same paths.
+void rule_deleter(Walker& w, Call& c) {
+  bool globs = c.name == "del" || c.name == "del-cli";  // del expands its patterns itself
+  std::vector<size_t> targets;
+  bool end = false;
+  for (size_t i = 1; i < c.argv.size(); ++i) {
+    const Field& f = c.argv[i];
+    const std::string& v = f.value;
+    if (!end && v == "--") {
+      end = true;
+    } else if (!end && v.size() > 1 && v[0] == '-' && !f.dynamic) {
+      if (one_of(v, {"--dry-run", "-d", "--help", "-h", "--version"}) && (globs || v != "-d")) {
+        w.find(c, V::ask, "only describes what it would do (help, version or a dry run)");
+        return;
       }
-      // A static path inside root: confirm tier through write() below, which
-      // blocks guarded paths; the run's snapshot undoes the rest.
+      if (one_of(v, {"--glob", "-g", "-G"})) globs = true;
+      if (v == "--no-preserve-root") w.find(c, V::blocked, "deletion with --no-preserve-root");
+    } else if (!(globs && sw(v, "!"))) {  // del's `!pattern` keeps what it names
+      targets.push_back(i);
     }
   }
-  for (size_t t : targets) w.write(c, c.argv[t]);
+  for (size_t t : targets) {
+    Field f = c.argv[t];
+    f.glob = f.glob || (globs && has_glob_chars(f.value));
+    judge_deletion(w, c, f, true);
+  }
 }
 
 void rule_write_positionals(Walker& w, Call& c, const Spec& spec) {
@@ -71,6 +223,44 @@ void rule_find(Walker& w, Call& c) {
     if (sw(v, "-") || one_of(v, {"(", ")", "!", ","})) break;
     starts.push_back(i);
   }
+  std::vector<Field> roots;
+  roots.reserve(starts.size() + 1);
+  for (size_t s : starts) roots.push_back(c.argv[s]);
+  if (roots.empty()) roots.push_back(literal_field("."));  // find's default
+  // What `{}` stands for: a path found under the one starting folder, named
+  // by the -name pattern when there is one. Inside the root it is a path
+  // like any other; elsewhere, or with several starting folders, it is only
+  // known at run time.
+  // Only a name or a path pattern narrows what is found to names that can
+  // be judged (a time, a size or a type reaches .git as well); a negation
+  // (`! -name x`) reaches everything else.
+  bool filtered = false, negated = false;
+  std::optional<Field> name;
+  for (size_t k = i; k < c.argv.size(); ++k) {
+    const std::string& v = c.argv[k].value;
+    if (one_of(v, {"!", "-not"})) negated = true;
+    if (one_of(v, {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"}) && k + 1 < c.argv.size() &&
+        !c.argv[k + 1].dynamic) {
+      filtered = true;
+      name = c.argv[k + 1];
+    }
+  }
+  filtered = filtered && !negated;
+  std::optional<Field> found;
+  if (roots.size() == 1) {
+    Reach r = deletion_reach(w, roots[0]);
+    if (r.kind == Reach::inside || r.kind == Reach::outside || (r.kind == Reach::root && filtered)) {
+      std::string dir = roots[0].value == "." ? "" : roots[0].value;
+      if (!dir.empty() && dir.back() != '/') dir += '/';
+      std::string pattern = filtered ? name->value : "{}";
+      if (sw(pattern, "./")) pattern = pattern.substr(2);
+      if (sw(pattern, "*/")) pattern = pattern.substr(2);  // -path '*/.git/*': below the start
+      found = literal_field(pattern.starts_with("/") ? pattern : dir + pattern);
+      found->glob = filtered && has_glob_chars(pattern);
+    } else if (r.kind == Reach::root || r.kind == Reach::guarded) {
+      found = roots[0];  // every path under it: as good as the folder itself
+    }
+  }
   bool del = false, secret_name = false;
   for (; i < c.argv.size(); ++i) {
     const std::string& v = c.argv[i].value;
@@ -78,7 +268,7 @@ void rule_find(Walker& w, Call& c) {
       Args inner;
       size_t j = i + 1;
       for (; j < c.argv.size() && c.argv[j].value != ";" && c.argv[j].value != "+"; ++j)
-        inner.push_back(replace_token(c.argv[j], "{}"));
+        inner.push_back(found && c.argv[j].value == "{}" ? *found : replace_token(c.argv[j], "{}"));
       i = j;
       if (secret_name && !inner.empty() && !names_without_reading(basename_of(inner[0].value)))
         w.find(c, V::blocked, "reads secret files found by name");
@@ -97,14 +287,14 @@ void rule_find(Walker& w, Call& c) {
     }
   }
   if (!del) return;
-  std::vector<Field> roots;
-  roots.reserve(starts.size() + 1);
-  for (size_t s : starts) roots.push_back(c.argv[s]);
-  if (roots.empty()) roots.push_back(literal_field("."));  // find's default
   for (const Field& r : roots) {
-    if (!w.disposable(r))
-      w.find(c, V::blocked, "recursive deletion (find -delete) outside a build or temp folder ('" + r.value + "')");
-    w.write(c, r);
+    Reach reach = deletion_reach(w, r);
+    if (reach.kind == Reach::root && filtered) {
+      w.find(c, V::confirm, "deletes the files it finds in the root (find -delete)");
+      if (found) w.write(c, *found);
+    } else {
+      judge_deletion(w, c, r, true);
+    }
   }
 }
 
@@ -116,7 +306,6 @@ void rule_copy(Walker& w, Call& c) {
       c.argv, 1,
       Spec{install ? "gmoSt" : "tS",
            {"--target-directory", "--suffix", "--mode", "--owner", "--group", "--strip-program", "--context"}});
-  if (const Field* prog = o.value({"--strip-program"})) w.judge(c, "install --strip-program", *prog);
   std::vector<const Field*> pos;
   for (size_t i : o.pos) pos.push_back(&c.argv[i]);
   if (install && o.has({"-d", "--directory"})) {
@@ -212,11 +401,12 @@ void rule_chmod(Walker& w, Call& c) {
 void rule_tar(Walker& w, Call& c) {
   bool create = false, extract = false, absolute = false;
   std::optional<Field> file, dir;
+  bool old_style = false;
   auto value_opt = [&](char ch, const Field& v) {
     if (ch == 'f') file = v;
     if (ch == 'C') dir = v;
-    if (ch == 'I') w.judge(c, "tar --use-compress-program", v);
-    if (ch == 'F') w.judge(c, "tar --info-script", v);
+    // `tar xIf prog a.tar`: the other spellings are the table's (rules/commands.cpp)
+    if (old_style && (ch == 'I' || ch == 'F')) run_command_option(w, c, "", ch == 'I' ? "-I" : "-F", v);
   };
   auto mode = [&](char ch) {
     create = create || ch == 'c' || ch == 'r' || ch == 'u' || ch == 'A';
@@ -228,10 +418,12 @@ void rule_tar(Walker& w, Call& c) {
   if (c.argv.size() > 1 && !c.argv[1].value.empty() && c.argv[1].value[0] != '-') {  // old style: tar xzf a.tar
     std::string cluster = c.argv[1].value;
     i = 2;
+    old_style = true;
     for (char ch : cluster) {
       mode(ch);
       if (k_takes.find(ch) != std::string_view::npos && i < c.argv.size()) value_opt(ch, c.argv[i++]);
     }
+    old_style = false;
   }
   static const std::map<std::string_view, char> k_long = {
       {"--file", 'f'},        {"--directory", 'C'},         {"--use-compress-program", 'I'},
@@ -252,11 +444,7 @@ void rule_tar(Walker& w, Call& c) {
       Field val = v.find('=') != std::string::npos ? with_value(f, v.substr(v.find('=') + 1))
                   : i + 1 < c.argv.size()          ? c.argv[++i]
                                                    : Field{};
-      if (it->second == 'T') w.judge(c, "tar --to-command", val);
-      if (it->second == 'R') w.judge(c, "tar --rsh-command", val);
       if (it->second == 'W') w.write(c, val);
-      if (it->second == 'K' && sw(val.value, "exec="))
-        w.judge(c, "tar --checkpoint-action=exec", with_value(val, val.value.substr(5)));
       if (one_of(std::string_view(&it->second, 1), {"f", "C", "I", "F"})) value_opt(it->second, val);
     } else if (v.size() > 1 && v[0] == '-') {
       for (size_t j = 1; j < v.size(); ++j) {
@@ -272,6 +460,16 @@ void rule_tar(Walker& w, Call& c) {
     }
   }
   if (create && file && file->value != "-") w.write(c, *file);
+  if (create && std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) { return f.value == "--remove-files"; })) {
+    // the files it archives are deleted: every operand that is not an option's value
+    Opts ops = parse_opts(
+        c.argv, 1,
+        Spec{"fCTXbKNVLgHIF",
+             {"--file", "--directory", "--files-from", "--exclude", "--exclude-from", "--transform", "--owner",
+              "--group", "--mode", "--mtime", "--newer", "--use-compress-program", "--to-command"}});
+    for (size_t k : ops.pos)
+      if (!(k == 1 && !sw(c.argv[1].value, "-"))) judge_deletion(w, c, c.argv[k], true);
+  }
   if (extract) {
     w.find(c, V::confirm, "extracts files");
     if (dir) w.write(c, *dir);
@@ -287,9 +485,18 @@ void rule_unzip(Walker& w, Call& c) {
 }
 
 void rule_zip(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"bnPtxiO", {"--unzip-command"}});
-  if (const Field* cmd = o.value({"--unzip-command"})) w.judge(c, "zip --unzip-command", *cmd);
-  if (!o.pos.empty()) w.write(c, c.argv[o.pos[0]]);
+  Args a;  // without -TT CMD, which the table judges (rules/commands.cpp)
+  for (size_t i = 0; i < c.argv.size(); ++i) {
+    if (i > 0 && one_of(c.argv[i].value, {"-TT", "--unzip-command"})) {
+      ++i;
+      continue;
+    }
+    a.push_back(c.argv[i]);
+  }
+  Opts o = parse_opts(a, 1, Spec{"bnPtxiO", {"--unzip-command"}});
+  if (!o.pos.empty()) w.write(c, a[o.pos[0]]);
+  if (o.has({"-m", "--move"}))  // the files it adds are deleted
+    for (size_t k = 1; k < o.pos.size(); ++k) judge_deletion(w, c, a[o.pos[k]], o.has({"-r", "--recurse-paths"}));
 }
 
 void rule_compress(Walker& w, Call& c) {
@@ -319,7 +526,6 @@ void rule_sort(Walker& w, Call& c) {
                            {"--key", "--output", "--field-separator", "--buffer-size", "--temporary-directory",
                             "--compress-program", "--files0-from", "--batch-size", "--parallel", "--random-source"}});
   if (const Field* out = o.value({"-o", "--output"})) w.write(c, *out);
-  if (const Field* prog = o.value({"--compress-program"})) w.judge(c, "sort --compress-program", *prog);
 }
 
 void rule_uniq(Walker& w, Call& c) {
@@ -333,36 +539,8 @@ void rule_split(Walker& w, Call& c) {
       c.argv, 1,
       Spec{"abCln",
            {"--bytes", "--lines", "--line-bytes", "--number", "--suffix-length", "--additional-suffix", "--filter"}});
-  if (const Field* filter = o.value({"--filter"})) w.judge(c, "split --filter", *filter);
+  if (o.value({"--filter"})) return;  // the filter writes, and is judged (rules/commands.cpp)
   w.write(c, o.pos.size() >= 2 ? c.argv[o.pos[1]] : literal_field("x"));
-}
-
-void rule_editor(Walker& w, Call& c) {
-  for (size_t i = 1; i < c.argv.size(); ++i) {
-    const std::string& v = c.argv[i].value;
-    std::optional<Field> cmd;
-    if (one_of(v, {"-c", "--cmd"}) && i + 1 < c.argv.size()) {
-      cmd = c.argv[++i];
-    } else if (sw(v, "+") && v.size() > 1) {
-      cmd = with_value(c.argv[i], v.substr(1));
-    } else if (one_of(v, {"-S", "-s", "-u", "-x"})) {
-      w.unknown(c, "runs editor commands from a file");
-      ++i;
-    }
-    if (cmd) {
-      // `:!cmd` runs a shell command; other editor commands may too
-      std::string text(trim(cmd->value));
-      while (!text.empty() && text[0] == ':') text = text.substr(1);
-      if (sw(text, "!")) {
-        w.judge(c, c.name + " :!", with_value(*cmd, text.substr(1)));
-      } else if (!text.empty() && !std::all_of(text.begin(), text.end(), is_digit)) {
-        w.unknown(c, "runs editor commands");
-      }
-    } else if (!sw(v, "-") && !sw(v, "+")) {
-      w.write(c, c.argv[i]);
-    }
-  }
-  w.find(c, V::confirm, "edits files");
 }
 
 }  // namespace kai::shell

@@ -19,6 +19,14 @@ bool git_exec_key(const std::string& key) {
     if (key == k || (k.back() == '.' && sw(key, k))) return true;
   size_t last = key.rfind('.');
   std::string_view tail = last == std::string::npos ? std::string_view() : std::string_view(key).substr(last + 1);
+  // Any other key whose last word names a program: sendemail.sendmailcmd,
+  // sendemail.tocmd, trailer.<token>.command, instaweb.httpd, ...
+  if (tail.ends_with("cmd") || tail.ends_with("command") || one_of(tail, {"program", "helper", "editor", "pager",
+                                                                            "askpass", "textconv", "httpd", "hook"}))
+    return true;
+  if (sw(key, "submodule.") && tail == "update") return true;
+  if (one_of(key, {"init.templatedir", "core.worktree"}) || (sw(key, "url.") && key.find("ext::") != std::string::npos))
+    return true;
   return (sw(key, "filter.") && one_of(tail, {"clean", "smudge", "process"})) ||
          (sw(key, "diff.") && one_of(tail, {"textconv", "command"})) || (sw(key, "merge.") && tail == "driver") ||
          (one_of(tail, {"cmd", "path"}) && (sw(key, "mergetool.") || sw(key, "difftool.") || sw(key, "browser.") ||
@@ -36,7 +44,14 @@ void git_config_value(Walker& w, Call& c, const std::string& key, const Field& v
   } else if (sw(key, "protocol.")) {
     if (key == "protocol.ext.allow" && value.value != "never")
       w.find(c, V::blocked, what + " allows the ext:: transport, which runs commands");
-  } else if (one_of(key, {"core.hookspath", "include.path", "core.fsmonitor"}) || sw(key, "includeif.")) {
+  } else if (key == "core.worktree") {
+    return;  // the work tree: rule_git judges the command there
+  } else if (sw(key, "url.")) {
+    w.find(c, V::blocked, what + " sends URLs to the ext:: transport, which runs commands");
+  } else if (sw(key, "submodule.")) {
+    if (sw(value.value, "!")) w.judge(c, what, with_value(value, value.value.substr(1)));
+  } else if (one_of(key, {"core.hookspath", "include.path", "core.fsmonitor", "init.templatedir"}) ||
+             sw(key, "includeif.")) {
     w.find(c, V::blocked, what + " makes git run programs from a place that cannot be judged");
   } else if (sw(key, "alias.") && !sw(value.value, "!")) {
     w.judge(c, what, with_value(value, "git " + value.value));
@@ -55,21 +70,20 @@ void git_config_pair(Walker& w, Call& c, const Field& pair) {
 
 void git_push(Walker& w, Call& c, const Args& a) {
   w.find(c, V::confirm, "pushes to a remote");
-  bool force = false, del = false, mirror = false;
+  // --force-with-lease and --force-if-includes refuse to overwrite work
+  // they have not seen: never blocked, only confirmed.
+  bool force = false, lease = false, del = false, mirror = false;
   std::vector<const Field*> pos;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& v = a[i].value;
     if (sw(v, "--")) {
       std::string name = v.substr(0, v.find('='));
-      force = force || long_is(name, "--force", 5) || sw(name, "--force-with-lease") || name == "--force-if-includes";
+      lease = lease || sw(name, "--force-with-lease") || name == "--force-if-includes";
+      force = force || (long_is(name, "--force", 5) && !sw(name, "--force-"));
       del = del || long_is(name, "--delete", 5);
       mirror = mirror || name == "--mirror" || name == "--all" || name == "--branches";
-      if (one_of(name, {"--receive-pack", "--exec"})) {
-        const Field& prog = v.find('=') != std::string::npos ? with_value(a[i], v.substr(v.find('=') + 1)) : a[std::min(i + 1, a.size() - 1)];
-        w.judge(c, "git push " + name, prog);
-        if (v.find('=') == std::string::npos) ++i;
-      }
-      if (one_of(name, {"--repo", "--push-option"}) && v.find('=') == std::string::npos) ++i;
+      // the value of an option that takes a command was judged by git_options
+      if (one_of(name, {"--repo", "--push-option", "--receive-pack", "--exec"}) && v.find('=') == std::string::npos) ++i;
     } else if (v.size() > 1 && v[0] == '-') {
       force = force || v.find('f') != std::string::npos;
       del = del || v.find('d') != std::string::npos;
@@ -83,9 +97,10 @@ void git_push(Walker& w, Call& c, const Args& a) {
     if (sw(b, "refs/heads/")) b = b.substr(11);
     return std::find(prot.begin(), prot.end(), b) != prot.end();
   };
-  // clang-format on
-  if (mirror && force) w.find(c, V::blocked, "force push of every branch, protected ones included");
+  if (mirror && (force || lease)) w.find(c, V::blocked, "force push of every branch, protected ones included");
   if (pos.size() <= 1 && force) w.find(c, V::blocked, "force push of the current branch, which may be protected");
+  if (pos.size() <= 1 && lease && !force)
+    w.find(c, V::confirm, "force push (with lease) of the current branch: rewrites its history on the remote");
   for (size_t k = 1; k < pos.size(); ++k) {
     const Field& r = *pos[k];
     std::string spec = r.value;
@@ -94,12 +109,20 @@ void git_push(Walker& w, Call& c, const Args& a) {
     size_t colon = spec.find(':');
     std::string dst = colon == std::string::npos ? spec : spec.substr(colon + 1);
     bool deletes = del || (colon == 0);
-    if (r.dynamic && (force || plus || deletes)) {
+    bool hard = force || plus;
+    bool guarded = is_protected(dst) || dst == "HEAD" || dst == "@";
+    if (r.dynamic && (hard || deletes)) {
       w.find(c, V::blocked, "force push to a branch only known at run time");
-    } else if ((force || plus) && (is_protected(dst) || dst == "HEAD" || dst == "@")) {
+    } else if (hard && guarded) {
       w.find(c, V::blocked, "force push to the protected branch '" + dst + "'");
     } else if (deletes && is_protected(dst)) {
       w.find(c, V::blocked, "deletes the protected branch '" + dst + "'");
+    } else if (hard || lease) {
+      w.find(c, V::confirm,
+             std::string(hard ? "force push" : "force push with lease") + " to '" + dst +
+                 "': rewrites its history on the remote");
+    } else if (deletes) {
+      w.find(c, V::confirm, "deletes the branch '" + dst + "' on the remote");
     }
   }
 }
@@ -167,11 +190,8 @@ void git_options(Walker& w, Call& c, const std::string& sub, const Args& a) {
       if (i + 1 < a.size()) return a[++i];
       return std::nullopt;
     };
-    if (one_of(name, {"--upload-pack", "--receive-pack", "--exec", "--extcmd", "--tree-filter", "--index-filter",
-                      "--msg-filter", "--env-filter", "--commit-filter", "--parent-filter", "--tag-name-filter",
-                      "--sendmail-cmd", "--open-files-in-pager"}) ||
-        (one_of(sub, {"rebase", "difftool"}) && v == "-x") || (sub == "clone" && v == "-u")) {
-      if (std::optional<Field> prog = value()) w.judge(c, "git " + sub + " " + name, *prog);
+    if (sw(v, "-") && takes_command("git", sub, name)) {  // the table of options that take a command
+      if (std::optional<Field> prog = value()) run_command_option(w, c, sub, name, *prog);
     } else if (sub == "clone" && one_of(name, {"-c", "--config"})) {
       if (std::optional<Field> pair = value()) git_config_pair(w, c, *pair);
     } else if (one_of(name, {"--output", "-o"}) && one_of(sub, {"archive", "format-patch", "diff", "log", "show"})) {
@@ -276,7 +296,7 @@ std::string git_not_undoable(const std::string& sub, const Args& a) {
   return {};
 }
 
-void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
+bool git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
   // clang-format off
   static const List k_read = {"status", "log", "diff", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse",
                               "rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "for-each-ref",
@@ -286,45 +306,146 @@ void git_subcommand(Walker& w, Call& c, const std::string& sub, const Args& a) {
                               "diff-index", "show-branch", "get-tar-commit-id", "fetch", "ls-remote", "--version",
                               "--help", "bugreport", "show-index", "column"};
   // clang-format on
-  static const List k_change = {
-      "commit",    "reset",        "switch",     "rebase",       "merge",       "pull",
-      "clean",     "cherry-pick",  "revert",     "am",           "apply",       "gc",
-      "prune",     "repack",       "update-ref", "symbolic-ref", "replace",     "update-index",
-      "read-tree", "commit-tree",  "mktag",      "mktree",       "maintenance", "sparse-checkout",
-      "add",       "lfs",          "restore",    "checkout",     "rm",          "mv",
-      "stash",     "tag",          "branch",     "worktree",     "remote",      "reflog",
-      "notes",     "format-patch", "init",       "clone",        "mergetool",   "filter-branch",
-      "submodule", "bisect",       "send-email", "archive",      "hash-object", "fast-import",
-      "pack-refs", "prune-packed", "difftool",   "config",       "push"};
+  static const List k_change = {"commit",
+                                "reset",
+                                "switch",
+                                "rebase",
+                                "merge",
+                                "pull",
+                                "clean",
+                                "cherry-pick",
+                                "revert",
+                                "am",
+                                "apply",
+                                "gc",
+                                "prune",
+                                "repack",
+                                "update-ref",
+                                "symbolic-ref",
+                                "replace",
+                                "update-index",
+                                "read-tree",
+                                "commit-tree",
+                                "mktag",
+                                "mktree",
+                                "maintenance",
+                                "sparse-checkout",
+                                "add",
+                                "lfs",
+                                "restore",
+                                "checkout",
+                                "rm",
+                                "mv",
+                                "stash",
+                                "tag",
+                                "branch",
+                                "worktree",
+                                "remote",
+                                "reflog",
+                                "notes",
+                                "format-patch",
+                                "init",
+                                "clone",
+                                "mergetool",
+                                "filter-branch",
+                                "submodule",
+                                "bisect",
+                                "send-email",
+                                "archive",
+                                "hash-object",
+                                "fast-import",
+                                "pack-refs",
+                                "prune-packed",
+                                "difftool",
+                                "config",
+                                "push",
+                                "filter-repo",
+                                "checkout-index",
+                                "merge-file",
+                                "annex",
+                                "interpret-trailers",
+                                "unpack-objects",
+                                "read-tree"};
   bool changes = one_of(sub, k_change);
   if (!changes && !one_of(sub, k_read)) {
     w.unknown(c, "'git " + sub + "' may be an alias defined in the configuration");
-    return;
+    return true;
   }
   git_options(w, c, sub, a);
-  if (!changes) return;
-  if (sub == "push") return git_push(w, c, a);
-  if (sub == "config") return git_config(w, c, a);
+  if (!changes) return false;
+  if (sub == "push") {
+    git_push(w, c, a);
+    return false;  // the remote, not the work tree
+  }
+  if (sub == "config") {
+    git_config(w, c, a);
+    return false;
+  }
   git_targets(w, c, sub, a);
   if (std::string lost = git_not_undoable(sub, a); !lost.empty())
     w.find(c, V::confirm, "not undoable: " + lost + " (git " + sub + "); rollback cannot bring it back");
   else if (!git_listing(sub, a) && !git_only_adds(sub, a))
     w.find(c, V::confirm, "changes the repository (git " + sub + ")");
+  return !git_listing(sub, a);
 }
+}  // namespace
+
+namespace {
+
+// Subcommands that delete or overwrite files of the work tree.
+bool git_overwrites_tree(const std::string& sub, const Args& a) {
+  if (one_of(sub, {"clean", "rm", "mv", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "apply", "read-tree",
+                   "checkout-index", "stash", "restore", "checkout", "switch"}))
+    return !git_listing(sub, a) && !(sub == "restore" && git_only_adds(sub, a));
+  if (sub == "reset") return has_opt(a, {"--hard", "--merge", "--keep"});
+  return false;
+}
+
+// git -C DIR, --work-tree, --git-dir: a repository outside the root gets
+// the verdict of the command run there.
+void git_elsewhere(Walker& w, Call& c, const std::string& sub, const Args& a, const Field& tree, bool changes) {
+  Reach r = deletion_reach(w, tree);
+  if (r.kind == Reach::inside || r.kind == Reach::root || !changes) return;
+  std::string where = " ('" + tree.value + "')";
+  if (git_overwrites_tree(sub, a) && r.kind != Reach::outside) {
+    w.find(
+        c, V::blocked,
+        "git " + sub + " deletes or overwrites files in " + r.what + (r.what == "'" + tree.value + "'" ? "" : where));
+  } else if (r.kind == Reach::runtime) {
+    w.find(c, V::confirm, "git " + sub + " changes a repository in a folder only known at run time");
+    w.unknown(c, "git works in a folder only known at run time");
+  } else {
+    w.find(c, V::confirm,
+           "git " + sub + " changes a repository outside the root: the sandbox refuses it, and it cannot be undone" +
+               where);
+  }
+}
+
 }  // namespace
 
 void rule_git(Walker& w, Call& c) {
   size_t i = 1;
   std::optional<std::string> cwd;
+  std::optional<Field> tree, gitdir;
+  auto join_cwd = [&](const Field& d) {
+    if (d.dynamic) return std::string();
+    return cwd && !cwd->empty() && !d.value.empty() && d.value[0] != '/' && d.value[0] != '~' ? *cwd + "/" + d.value
+                                                                                              : d.value;
+  };
   while (i < c.argv.size()) {
     const Field& f = c.argv[i];
     const std::string& v = f.value;
+    std::string name = v.substr(0, v.find('='));
+    bool inline_value = v.find('=') != std::string::npos;
     if (v == "-C" && i + 1 < c.argv.size()) {
-      const Field& d = c.argv[i + 1];
-      cwd = d.dynamic ? std::string() : (cwd && !cwd->empty() && d.value[0] != '/' ? *cwd + "/" + d.value : d.value);
+      cwd = join_cwd(c.argv[i + 1]);
       i += 2;
     } else if (v == "-c" && i + 1 < c.argv.size()) {
       git_config_pair(w, c, c.argv[i + 1]);
+      const std::string& pair = c.argv[i + 1].value;
+      size_t eq = pair.find('=');
+      if (eq != std::string::npos && ascii_lower(pair.substr(0, eq)) == "core.worktree")
+        tree = with_value(c.argv[i + 1], pair.substr(eq + 1));
       i += 2;
     } else if (sw(v, "--config-env=")) {
       std::string key = ascii_lower(v.substr(13, v.find('=', 13) - 13));
@@ -334,7 +455,11 @@ void rule_git(Walker& w, Call& c) {
     } else if (sw(v, "--exec-path=")) {
       w.find(c, V::blocked, "git --exec-path runs git programs from another folder");
       ++i;
-    } else if (one_of(v, {"--git-dir", "--work-tree", "--namespace", "--super-prefix"}) && i + 1 < c.argv.size()) {
+    } else if (one_of(name, {"--git-dir", "--work-tree"})) {
+      Field val = inline_value ? with_value(f, v.substr(v.find('=') + 1)) : i + 1 < c.argv.size() ? c.argv[i + 1] : f;
+      (name == "--work-tree" ? tree : gitdir) = val;
+      i += inline_value ? 1 : 2;
+    } else if (one_of(v, {"--namespace", "--super-prefix", "--list-cmds", "--attr-source"}) && i + 1 < c.argv.size()) {
       i += 2;
     } else if (sw(v, "-")) {
       ++i;
@@ -345,7 +470,25 @@ void rule_git(Walker& w, Call& c) {
   if (i >= c.argv.size()) return;
   std::optional<std::string> saved;
   if (cwd) saved = w.enter_cwd(*cwd);
-  git_subcommand(w, c, c.argv[i].value, slice(c.argv, i + 1));
+  const std::string& sub = c.argv[i].value;
+  Args rest = slice(c.argv, i + 1);
+  bool changes = git_subcommand(w, c, sub, rest);
+  // The work tree: --work-tree (or core.worktree), else the folder git runs
+  // in, which --git-dir makes the top of the tree.
+  Field where = tree ? *tree : literal_field(cwd ? (cwd->empty() ? std::string("$PWD") : *cwd) : std::string("."));
+  if (!tree && cwd && cwd->empty()) where.dynamic = true;
+  if (tree && !tree->dynamic && cwd && !cwd->empty() && !tree->value.empty() && tree->value[0] != '/' &&
+      tree->value[0] != '~')
+    where = with_value(*tree, *cwd + "/" + tree->value);
+  git_elsewhere(w, c, sub, rest, where, changes);
+  if (gitdir && changes) {
+    Field g = *gitdir;
+    if (cwd && !cwd->empty() && !g.value.empty() && g.value[0] != '/' && g.value[0] != '~')
+      g.value = *cwd + "/" + g.value;
+    Reach r = deletion_reach(w, g);
+    if (r.kind != Reach::inside && r.kind != Reach::root)
+      w.find(c, V::confirm, "git " + sub + " changes a repository outside the root ('" + gitdir->value + "')");
+  }
   if (cwd) w.restore_cwd(saved);
 }
 

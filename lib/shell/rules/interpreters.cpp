@@ -45,8 +45,8 @@ void rule_shell(Walker& w, Call& c) {
       w.run_procsub(c, f, Lang::shell);
     } else if (f.value == "/dev/stdin") {
       w.run_stdin(c, Lang::shell);
-    } else {
-      w.run_file(c, f, Lang::shell);  // otherwise a script in the tree: an ordinary command
+    } else if (!w.run_file(c, f, Lang::shell)) {
+      w.find(c, V::ask, "runs the script '" + f.value + "', which is not judged");
     }
     return;
   }
@@ -178,8 +178,8 @@ const Interpreter* interpreter(std::string_view name) {
       {"pwsh", "c", {"-Command", "-EncodedCommand"}, "", {}, ""},
       {"powershell", "c", {"-Command", "-EncodedCommand"}, "", {}, ""},
       {"tclsh", "", {}, "", {}, ""},
-      {"expect", "c", {}, "f", {}, ""},
-      {"gdb", "", {"-ex", "--eval-command", "-iex"}, "x", {"--command"}, ""},
+      {"wish", "", {}, "", {}, ""},
+      {"expect", "", {}, "cf", {}, ""},  // -c: the table of options that take a command
   };
   for (const Interpreter& s : k_interp)
     if (s.name == name) return &s;
@@ -188,6 +188,7 @@ const Interpreter* interpreter(std::string_view name) {
 
 void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
   std::vector<std::string> code;
+  std::vector<const Field*> code_fields;  // the words holding program text
   bool inplace = false;
   size_t i = 1;
   for (; i < c.argv.size(); ++i) {
@@ -199,6 +200,7 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
         code.push_back(v.substr(eq + 1));
       } else if (i + 1 < c.argv.size()) {
         code.push_back(c.argv[++i].value);
+        code_fields.push_back(&c.argv[i]);
       }
       continue;
     }
@@ -210,6 +212,7 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       char ch = v[j];
       std::string rest = v.substr(j + 1);
       if (s.code_short.find(ch) != std::string_view::npos) {
+        if (rest.empty() && i + 1 < c.argv.size()) code_fields.push_back(&c.argv[i + 1]);
         code.push_back(!rest.empty() ? rest : i + 1 < c.argv.size() ? c.argv[++i].value : "");
         break;
       }
@@ -244,6 +247,13 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       }
     }
   }
+  for (const Field* f : code_fields) {
+    if (f->download) {  // python3 -c "$(curl ...)"
+      w.find(c, V::blocked, "runs a download in an interpreter");
+      return;
+    }
+    if (f->dynamic) w.unknown(c, "runs program text only known at run time ('" + f->raw + "')");
+  }
   if (!code.empty()) {
     std::string all;
     for (const std::string& part : code) all += part + "\n";
@@ -259,12 +269,19 @@ void rule_interpreter(Walker& w, Call& c, const Interpreter& s) {
       w.run_procsub(c, script, Lang::other);
     } else if (sw(script.value, "http://") || sw(script.value, "https://")) {
       w.unknown(c, "runs a script from the network");
-    } else {
-      w.run_file(c, script, Lang::other);
+    } else if (std::string base = basename_of(script.value); family_tool(base) && !script.dynamic) {
+      // python manage.py flush, php artisan migrate:fresh: a framework's own tool
+      Args inner = slice(c.argv, i);
+      inner[0] = with_value(script, base);
+      c.info = w.run(c, std::move(inner), c.in);
+    } else if (!w.run_file(c, script, Lang::other)) {
+      w.find(c, V::ask, "runs the script '" + script.value + "', which is not judged");
     }
-    return;  // a script in the tree: an ordinary command
+    return;
   }
-  if (s.name == "gdb" || s.name == "pwsh" || s.name == "powershell") return;
+  if (s.name == "pwsh" || s.name == "powershell") return;
+  if (s.name == "expect" && std::any_of(c.argv.begin(), c.argv.end(), [](const Field& f) { return f.value == "-c"; }))
+    return;  // the script is the -c string
   w.run_stdin(c, Lang::other);
 }
 

@@ -107,8 +107,6 @@ void ssh_options(Walker& w, Call& c, const Opts& o) {
       w.judge(c, "ssh -o " + key, with_value(*opt, std::string(trim(opt->value.substr(at + 1)))));
     if (one_of(key, {"proxyjump", "include"})) w.unknown(c, "ssh -o " + key + " cannot be judged");
   }
-  if (const Field* prog = o.value({"-S"}))
-    if (c.name != "ssh") w.judge(c, c.name + " -S", *prog);
 }
 }  // namespace
 
@@ -140,19 +138,25 @@ void rule_rsync(Walker& w, Call& c) {
            {"--rsh", "--rsync-path", "--filter", "--exclude", "--exclude-from", "--include", "--include-from",
             "--files-from", "--temp-dir", "--backup-dir", "--suffix", "--log-file", "--password-file", "--out-format",
             "--chmod", "--chown", "--compare-dest", "--copy-dest", "--link-dest"}});
-  if (const Field* rsh = o.value({"-e", "--rsh"})) w.judge(c, "rsync -e", *rsh);
-  if (const Field* path = o.value({"--rsync-path"})) w.judge(c, "rsync --rsync-path", *path);
   bool remote = false;
   for (size_t i : o.pos) remote = remote || remote_path(c.argv[i]);
   if (remote) w.find(c, V::confirm, "copies files over the network");
   if (o.pos.size() < 2) return;
   const Field& dest = c.argv[o.pos.back()];
+  if (o.has({"--remove-source-files"}))  // the files it sends are deleted
+    for (size_t k = 0; k + 1 < o.pos.size(); ++k)
+      if (!remote_path(c.argv[o.pos[k]])) judge_deletion(w, c, c.argv[o.pos[k]], true);
   if (remote_path(dest)) return;
   w.write(c, dest);
-  bool deletes = std::any_of(o.opts.begin(), o.opts.end(),
-                             [](const Opt& x) { return sw(x.name, "--delete") || x.name == "--remove-source-files"; });
-  if (deletes && !w.disposable(dest))
-    w.find(c, V::blocked, "recursive deletion (rsync --delete) outside a build or temp folder ('" + dest.value + "')");
+  bool deletes = std::any_of(o.opts.begin(), o.opts.end(), [](const Opt& x) { return sw(x.name, "--delete"); });
+  if (!deletes) return;
+  Reach r = deletion_reach(w, dest);
+  if (r.kind == Reach::root || r.kind == Reach::guarded || r.kind == Reach::runtime)
+    w.find(c, V::blocked,
+           "recursive deletion (rsync --delete) of " + (r.kind == Reach::root ? "the root itself" : r.what) + " ('" +
+               dest.value + "')");
+  else
+    w.find(c, V::confirm, "deletes files in '" + dest.value + "' that the source does not have (rsync --delete)");
 }
 
 void rule_netcat(Walker& w, Call& c) {

@@ -57,12 +57,6 @@ const Manager* manager(std::string_view name) {
       {"mix", {"deps.get", "deps.update", "archive.install", "escript.install", "local.hex", "hex.publish"}, {}},
       {"asdf", {"install", "uninstall", "global", "local", "plugin"}, {"exec"}},
       {"mise", {"install", "uninstall", "use", "upgrade", "plugins"}, {"exec", "x"}},
-      {"helm", {"install", "uninstall", "upgrade", "rollback", "delete", "repo", "push", "plugin"}, {}},
-      {"docker", {"run", "rm", "rmi", "stop", "kill", "restart", "start", "exec", "build", "push", "pull", "compose", "create", "system", "volume", "network", "container", "image", "tag", "commit", "cp", "login", "buildx", "prune", "swarm", "service", "stack", "update"}, {}},
-      {"podman", {"run", "rm", "rmi", "stop", "kill", "restart", "start", "exec", "build", "push", "pull", "compose", "create", "system", "volume", "network", "container", "image", "tag", "commit", "cp", "login", "pod"}, {}},
-      {"kubectl", {"apply", "delete", "create", "edit", "patch", "scale", "rollout", "exec", "run", "replace", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "expose", "cp", "autoscale"}, {}},
-      {"terraform", {"apply", "destroy", "import", "state", "taint", "untaint", "force-unlock", "workspace", "init"}, {}},
-      {"gh", {"pr", "issue", "release", "repo", "gist", "secret", "variable", "workflow", "run", "label", "api", "ssh-key", "gpg-key", "auth", "codespace"}, {}},
   };
   // clang-format on
   for (const Manager& m : k_managers)
@@ -73,6 +67,17 @@ const Manager* manager(std::string_view name) {
 void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
   const Manager* m = manager(manager_name);
   if (!m) return;
+  // yarn, pnpm and bun run a project's bins by name (`yarn rimraf dist`,
+  // `bun run rimraf /`): one of the well-known ones is judged as itself
+  if (one_of(manager_name, {"yarn", "pnpm", "bun"})) {
+    size_t i = from;
+    while (i < c.argv.size() && sw(c.argv[i].value, "-")) ++i;
+    if (i < c.argv.size() && c.argv[i].value == "run") ++i;
+    if (i < c.argv.size() && !c.argv[i].dynamic && package_bin(c.argv[i].value)) {
+      c.info = w.run(c, slice(c.argv, i), c.in);
+      return;
+    }
+  }
   // the verb: the first word that is one of the manager's verbs, or the
   // first positional when none is
   std::optional<size_t> verb;
@@ -92,6 +97,13 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
   std::string v = verb ? c.argv[*verb].value : "";
   if (manager_name == "uv" && verb && (v == "pip" || v == "tool"))
     return rule_pkg(w, c, v == "pip" ? "pip" : "pipx", *verb + 1);
+  if (verb && one_of(v, m->runs) && one_of(manager_name, {"npm", "pnpm", "yarn", "bun", "pipx"})) {
+    // npm exec, pnpm dlx, yarn dlx, bun x, pipx run: package runners
+    if (!(manager_name == "yarn" && v == "exec") && !(manager_name == "pnpm" && v == "exec"))
+      return rule_package_runner(w, c, *verb + 1);
+    unwrap_at(w, c, *verb + 1);  // yarn exec, pnpm exec: the project's own programs
+    return;
+  }
   if (verb && one_of(v, m->runs)) {
     Opts o = parse_opts(c.argv, *verb + 1,
                         Spec{"npw",
@@ -118,10 +130,6 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from) {
                {"list",   "ls", "view", "status", "show",   "graph",  "why", "verify", "inspect", "diff",   "checks",
                 "--list", "-l", "ps",   "logs",   "config", "images", "top", "port",   "version", "history"}))
       return;
-  }
-  if (manager_name == "gh" && v == "auth" && c.argv.size() > *verb + 1 && c.argv[*verb + 1].value == "token") {
-    w.find(c, V::blocked, "prints a credential (gh auth token)");
-    return;
   }
   if (manager_name == "cargo" && v == "fmt") return;
   w.find(c, V::confirm,
@@ -151,15 +159,96 @@ void rule_cargo(Walker& w, Call& c) {
     w.find(c, V::confirm, "rewrites files in place (cargo clippy --fix)");
   for (const Field* cfg : o.values({"--config"}))
     if (cfg->value.find('=') != std::string::npos) w.unknown(c, "cargo --config may set programs it runs");
+  if (sub == "install" && std::any_of(c.argv.begin(), c.argv.end(),
+                                      [](const Field& f) { return f.value == "--git" || sw(f.value, "--git="); }))
+    w.find(c, V::confirm, "installs a crate from a git repository and runs its build script (cargo install --git)");
   rule_pkg(w, c, "cargo", 1);
 }
 
 void rule_go(Walker& w, Call& c) {
-  if (c.argv.size() > 1 && c.argv[1].value == "generate")
-    w.unknown(c, "go generate runs commands written in the sources");
-  if (c.argv.size() > 1 && c.argv[1].value == "build") rule_compiler(w, c);
-  if (c.argv.size() > 1 && c.argv[1].value == "run") return;
+  std::string_view sub = c.argv.size() > 1 ? std::string_view(c.argv[1].value) : std::string_view();
+  if (sub == "generate") w.unknown(c, "go generate runs commands written in the sources");
+  if (sub == "build") rule_compiler(w, c);
+  // -exec and -toolexec run the program built, or each tool, through another
+  for (size_t i = 2; i < c.argv.size(); ++i) {
+    const std::string& v = c.argv[i].value;
+    for (std::string_view opt : {"-exec", "-toolexec"}) {
+      if (v == opt && i + 1 < c.argv.size()) w.judge(c, "go " + std::string(opt), c.argv[i + 1], Walker::Feed::none);
+      if (sw(v, std::string(opt) + "="))
+        w.judge(c, "go " + std::string(opt), with_value(c.argv[i], v.substr(opt.size() + 1)), Walker::Feed::none);
+    }
+  }
+  if (sub == "run") {
+    // go run [build flags] PACKAGE@VERSION ARGS: a package runner, like npx
+    size_t i = 2;
+    while (i < c.argv.size() && sw(c.argv[i].value, "-")) {
+      const std::string& v = c.argv[i].value;
+      bool takes =
+          v.find('=') == std::string::npos &&
+          one_of(v, {"-C",         "-exec",       "-gcflags",   "-ldflags",  "-asmflags",      "-tags", "-mod",
+                     "-modfile",   "-overlay",    "-pkgdir",    "-p",        "-toolexec",      "-o",    "-coverpkg",
+                     "-covermode", "-gccgoflags", "-buildmode", "-compiler", "-installsuffix", "-pgo"});
+      i += takes ? 2 : 1;
+    }
+    if (i >= c.argv.size()) return;
+    const Field& pkg = c.argv[i];
+    size_t at = pkg.value.find('@');
+    if (pkg.dynamic || at == std::string::npos || pkg.value.ends_with(".go")) return;  // the tree's own program
+    std::string path = pkg.value.substr(0, at);
+    std::string name = path_basename(path);
+    if (name.size() > 1 && name[0] == 'v' && std::all_of(name.begin() + 1, name.end(), is_digit))
+      name = path_basename(path.substr(0, path.rfind('/')));  // example.com/x/tool/v2
+    Args inner;
+    inner.push_back(with_value(pkg, name));
+    Args rest = slice(c.argv, i + 1);
+    inner.insert(inner.end(), rest.begin(), rest.end());
+    c.info = w.run(c, std::move(inner), c.in);
+    return;
+  }
   rule_pkg(w, c, "go", 1);
+}
+
+// nix run INSTALLABLE -- ARGS: the package's program, judged as that
+// command; nix shell/develop -c CMD run a command.
+void rule_nix(Walker& w, Call& c) {
+  Opts o = parse_opts(c.argv, 1,
+                      Spec{"fIL",
+                           {"--file", "--expr", "--include", "--option", "--arg", "--argstr", "--override-input",
+                            "--profile", "--inputs-from"},
+                           false});
+  if (o.pos.empty()) return;
+  std::string_view sub = c.argv[o.pos[0]].value;
+  if (one_of(sub, {"shell", "develop"})) {
+    for (size_t i = o.pos[0] + 1; i < c.argv.size(); ++i)
+      if (one_of(c.argv[i].value, {"-c", "--command"})) {
+        unwrap_at(w, c, i + 1);
+        return;
+      }
+    return;
+  }
+  if (one_of(sub, {"profile", "store"}) && o.pos.size() > 1 &&
+      one_of(c.argv[o.pos[1]].value,
+             {"install", "remove", "upgrade", "gc", "delete", "rollback", "wipe-history", "optimise", "repair"})) {
+    w.find(c, V::confirm,
+           "installs, removes or deletes packages (nix " + std::string(sub) + " " + c.argv[o.pos[1]].value + ")");
+    return;
+  }
+  if (sub != "run" || o.pos.size() < 2) return;
+  const Field& inst = c.argv[o.pos[1]];
+  size_t hash = inst.value.find('#');
+  if (inst.dynamic || hash == std::string::npos) {
+    w.find(c, V::ask, "runs a flake's default program, which is not judged");
+    return;
+  }
+  std::string attr = inst.value.substr(hash + 1);
+  if (attr.rfind('.') != std::string::npos) attr = attr.substr(attr.rfind('.') + 1);
+  Args inner;
+  inner.push_back(with_value(inst, attr));
+  size_t from = o.pos[1] + 1;
+  if (from < c.argv.size() && c.argv[from].value == "--") ++from;
+  Args rest = slice(c.argv, from);
+  inner.insert(inner.end(), rest.begin(), rest.end());
+  c.info = w.run(c, std::move(inner), c.in);
 }
 
 }  // namespace kai::shell

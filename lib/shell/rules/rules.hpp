@@ -26,6 +26,23 @@ inline bool sw(std::string_view s, std::string_view p) { return s.substr(0, p.si
 
 inline bool one_of(std::string_view x, List l) { return std::find(l.begin(), l.end(), x) != l.end(); }
 
+// The tables write lists as one string: words separated by `sep`.
+template <typename F>
+void each_word(std::string_view list, char sep, F f) {
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(sep, start);
+    if (end == std::string_view::npos) end = list.size();
+    if (end > start) f(list.substr(start, end - start));
+    start = end + 1;
+  }
+}
+inline bool in_words(std::string_view list, std::string_view word, char sep = ' ') {
+  bool hit = false;
+  each_word(list, sep, [&](std::string_view w) { hit = hit || w == word; });
+  return hit;
+}
+
 Field literal_field(std::string v);
 Field with_value(const Field& f, std::string v);
 Field joined(const Args& a, size_t from);
@@ -113,14 +130,30 @@ void rule_script(Walker& w, Call& c);
 void rule_su(Walker& w, Call& c);
 void rule_sg(Walker& w, Call& c);
 void exec_inner(Walker& w, Call& c, Args inner, const std::string& what, const std::optional<std::string>& cwd);
-// npx / pnpx / bunx run a package's program; -c runs a shell string.
-void rule_npx(Walker& w, Call& c);
-
 void rule_xargs(Walker& w, Call& c);
+
+// ---- rules/runners.cpp ----
+
+// npx, npm exec, pnpm dlx, yarn dlx, bunx, bun x, pipx run, uvx, uv tool
+// run, deno run npm:X: the package's program is judged as the command it
+// is (`npx rimraf /` as a deletion of /). `from`: the word after the verb.
+void rule_package_runner(Walker& w, Call& c, size_t from);
+void rule_npx(Walker& w, Call& c);
+size_t package_bin_count();               // the packages judged as the command they are
+bool package_bin(std::string_view name);  // rimraf, del, trash, shx, cross-env, ...
+
 // GNU parallel and sem run a command once per argument: `parallel rm -rf
 // ::: a b` is `rm -rf a` and `rm -rf b`; without ::: the arguments come from
 // the input, as with xargs. The command is judged with every argument.
 void rule_parallel(Walker& w, Call& c);
+// rush 'CMD {}': shell text run for each line of the input.
+void rule_rush(Walker& w, Call& c);
+// concurrently 'CMD1' 'CMD2': each argument is shell text.
+void rule_concurrently(Walker& w, Call& c);
+// entr, watchexec: a command run on every change of the files they watch.
+void rule_watcher(Walker& w, Call& c);
+// cross-env, shx, dotenv, env-cmd: assignments or options, then a command.
+void rule_env_wrapper(Walker& w, Call& c);
 
 // ---- rules/interpreters.cpp ----
 
@@ -148,7 +181,24 @@ void rule_sed(Walker& w, Call& c);
 
 // ---- rules/files.cpp ----
 
+// The one deletion rule: what deleting a path reaches. Inside the root the
+// run's snapshot undoes it (confirm, guarded paths blocked by the write
+// check); the root itself, its parents, `/`, the home folder (but its
+// caches) and the system folders are blocked; any other path outside the
+// root is confirm: the sandbox refuses it, and nothing undoes it.
+struct Reach {
+  enum Kind { inside, root, outside, guarded, runtime } kind;
+  std::string what;  // guarded, runtime: what it reaches ("the home folder")
+  std::string path;  // the absolute path, when known
+  Reach(Kind k, std::string w = {}, std::string p = {}) : kind(k), what(std::move(w)), path(std::move(p)) {}
+};
+Reach deletion_reach(const Walker& w, const Field& f);
+// Deleting `f`; `forced`: recursive or forced, so that a target only known
+// at run time is blocked.
+void judge_deletion(Walker& w, Call& c, const Field& f, bool forced);
 void rule_rm(Walker& w, Call& c);
+// rimraf, del, trash, trash-put, ...: recursive deletion of their arguments.
+void rule_deleter(Walker& w, Call& c);
 void rule_write_positionals(Walker& w, Call& c, const Spec& spec);
 void rule_shred(Walker& w, Call& c);
 void rule_find(Walker& w, Call& c);
@@ -162,7 +212,24 @@ void rule_patch(Walker& w, Call& c);
 void rule_sort(Walker& w, Call& c);
 void rule_uniq(Walker& w, Call& c);
 void rule_split(Walker& w, Call& c);
+
+// ---- rules/editors.cpp ----
+
 void rule_editor(Walker& w, Call& c);
+// Ex commands (vim -c, +cmd, :g, :exe): `:!cmd`, `:r !cmd`, `:w !cmd`,
+// `:terminal`, system() and the script languages run commands.
+void ex_commands(Walker& w, Call& c, const Field& value, int depth = 0);
+
+// ---- rules/commands.cpp: options that take a command, one table ----
+
+// Every option of the leaf's program that takes a command, judged (git's
+// per subcommand: run_command_option).
+void command_options(Walker& w, Call& c);
+bool takes_command(std::string_view program, std::string_view sub, std::string_view option);
+void run_command_option(Walker& w, Call& c, std::string_view sub, std::string_view option, const Field& value);
+size_t command_option_count();
+bool command_option_program(std::string_view name);
+std::vector<std::string> command_option_programs();
 
 // ---- rules/system.cpp ----
 
@@ -185,6 +252,11 @@ void rule_at(Walker& w, Call& c);
 void rule_crontab(Walker& w, Call& c);
 
 void rule_multiplexer(Walker& w, Call& c);
+// kill-port PORT, fkill NAME|:PORT: kill what holds a port or has a name.
+void rule_kill_port(Walker& w, Call& c);
+// gdb --args PROG ARGS runs PROG; -x FILE runs commands from a file (-ex:
+// the table of options that take a command).
+void rule_gdb(Walker& w, Call& c);
 // kaicoder's own deciding subcommands: an agent must never approve its own work.
 void rule_kaicoder(Walker& w, Call& c);
 
@@ -205,6 +277,15 @@ void rule_pkg(Walker& w, Call& c, std::string_view manager_name, size_t from);
 void rule_pacman(Walker& w, Call& c);
 void rule_cargo(Walker& w, Call& c);
 void rule_go(Walker& w, Call& c);
+void rule_nix(Walker& w, Call& c);
+
+// ---- rules/families.cpp, family_rule.cpp, statements.cpp: one data table per family ----
+
+// cloud, platform, container, kubernetes, infrastructure, storage, backup,
+// database, secrets, system: the tools and their destroying verbs.
+bool family_tool(std::string_view name);
+void rule_family(Walker& w, Call& c);
+std::vector<FamilyCoverage> family_coverage();
 
 // ---- rules/network.cpp ----
 

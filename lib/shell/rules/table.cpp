@@ -1,6 +1,8 @@
 // The rule table: which rule judges which program, and apply_rule, the one
 // entry the walker calls for every leaf.
 
+#include <set>
+
 #include "lib/shell/rules/rules.hpp"
 
 namespace kai::shell {
@@ -53,6 +55,15 @@ const std::map<std::string_view, RuleFn>& rules() {
       {"mail", rule_mail}, {"man", rule_man}, {"ssh-keygen", rule_ssh_keygen}, {"mailx", rule_mail}, {"sendmail", rule_mail}, {"mutt", rule_mail}, {"at", rule_at},
       {"batch", rule_at}, {"crontab", rule_crontab}, {"tmux", rule_multiplexer}, {"screen", rule_multiplexer}, {"kaicoder", rule_kaicoder},
       {"openssl", rule_openssl},
+      // deletion by other names, package runners, job runners, debuggers
+      {"rimraf", rule_deleter}, {"del", rule_deleter}, {"del-cli", rule_deleter}, {"trash", rule_deleter},
+      {"trash-put", rule_deleter}, {"trash-rm", rule_deleter}, {"rmtrash", rule_deleter}, {"trash-cli", rule_deleter},
+      {"uvx", rule_npx}, {"nix", rule_nix}, {"rush", rule_rush}, {"concurrently", rule_concurrently},
+      {"cross-env", rule_env_wrapper}, {"cross-env-shell", rule_env_wrapper}, {"shx", rule_env_wrapper},
+      {"dotenv", rule_env_wrapper}, {"env-cmd", rule_env_wrapper}, {"kill-port", rule_kill_port}, {"fkill", rule_kill_port},
+      {"entr", rule_watcher}, {"watchexec", rule_watcher},
+      {"gdb", rule_gdb}, {"gdb-multiarch", rule_gdb}, {"cgdb", rule_gdb}, {"lldb", rule_gdb},
+      {"trash-empty", [](Walker& w, Call& c) { w.find(c, V::confirm, "empties the trash, which cannot be undone"); }},
   };
   // clang-format on
   return k_rules;
@@ -106,6 +117,105 @@ bool names_without_reading(std::string_view name) {
                        "cd",    "pushd",  "mv",    "lsattr", "getfacl", "namei"});
 }
 
+namespace {
+
+// Programs that read, print, compare, build or test, and change nothing a
+// person needs to be warned about (what they write goes through the same
+// checks as any other write): a routine ask.
+bool ordinary(std::string_view name) {
+  // clang-format off
+  static const std::set<std::string_view> k_ordinary = {
+      "ls", "ll", "la", "dir", "exa", "eza", "lsd", "tree", "cat", "bat", "batcat", "less", "more", "most", "head", "tail",
+      "grep", "egrep", "fgrep", "rg", "ag", "ack", "ugrep", "wc", "diff", "cmp", "comm", "colordiff", "delta", "difft",
+      "cut", "paste", "join", "tr", "fold", "fmt", "nl", "pr", "column", "expand", "unexpand", "tac", "od", "hexdump",
+      "strings", "file", "stat", "du", "df", "free", "uptime", "ps", "pgrep", "top", "htop", "btop", "vmstat", "iostat",
+      "lsof", "lsblk", "lscpu", "lspci", "lsusb", "lsmod", "dmesg", "env", "printenv", "locale", "hostname", "groups",
+      "id", "who", "w", "last", "tty", "date", "cal", "realpath", "readlink", "basename", "dirname", "pathchk", "mktemp",
+      "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "sum", "shasum", "jq", "yq", "gojq", "jless",
+      "xmllint", "xmlstarlet", "tidy", "fd", "fdfind", "locate", "plocate", "whereis", "apropos", "whatis", "info",
+      "tldr", "man", "help", "fzf", "numfmt", "factor", "bc", "dc", "expr", "seq", "shuf", "yes", "tput", "stty",
+      "getconf", "ldd", "nm", "objdump", "readelf", "size", "addr2line", "c++filt", "strace", "ltrace", "make", "gmake",
+      "cmake", "ctest", "cpack", "ninja", "meson", "bazel", "bazelisk", "buck", "buck2", "pants", "scons", "just",
+      "task", "mage", "rake", "invoke", "nox", "tox", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "lein",
+      "mix", "rebar3", "zig", "swift", "swiftc", "xcodebuild", "dotnet", "msbuild", "node", "deno", "bun", "tsc",
+      "tsx", "ts-node", "esbuild", "vite", "webpack", "rollup", "parcel", "turbo", "nx", "lerna", "jest", "vitest",
+      "mocha", "ava", "tap", "playwright", "cypress", "pytest", "py.test", "nosetests", "unittest", "coverage", "mypy",
+      "pyright", "pylint", "flake8", "bandit", "pydoc", "ruby", "irb", "rspec", "rubocop", "bundle", "go", "gopls",
+      "golangci-lint", "staticcheck", "cargo", "rustc", "rustup", "clippy-driver", "java", "javac", "kotlin",
+      "kotlinc", "scala", "scalac", "ghc", "ghci", "runghc", "ocaml", "dune", "elixir", "erl", "iex", "php",
+      "composer", "phpunit", "lua", "luajit", "perl", "prove", "R", "Rscript", "julia", "valgrind", "gdb", "lldb",
+      "shellcheck", "hadolint", "actionlint", "yamllint", "markdownlint", "eslint", "stylelint", "tflint", "checkov",
+      "trivy", "grype", "syft", "semgrep", "codespell", "typos", "cloc", "tokei", "scc", "ctags", "cscope",
+      "pkg-config", "autoconf", "autoreconf", "automake", "aclocal", "libtoolize", "configure", "ccmake", "bear",
+      "clangd", "iwyu", "cppcheck", "clang-tidy", "git-lfs", "tig", "lazygit", "gitk", "hub", "ssh-add", "gpg",
+      "openssl", "base64", "base32", "xxd", "iconv", "dos2unix", "sleep", "true", "false", "test", "[", "echo",
+      "printf", "pwd", "whoami", "uname", "arch", "nproc", "ping", "traceroute", "tracepath", "dig", "nslookup",
+      "host", "whois", "ss", "netstat", "ifstat", "nload", "iftop", "tcpdump", "mtr", "nmap", "openssl", "time",
+      "hyperfine", "watch", "timeout", "xargs", "parallel", "pv", "tee", "sort", "uniq", "sed", "awk", "gawk",
+      "python", "python3", "pip", "pipx", "uv", "poetry", "pdm", "pipenv", "conda", "mamba", "npm", "npx", "pnpm",
+      "yarn", "corepack", "nvm", "node-gyp", "cc", "gcc", "g++", "clang", "clang++", "ld", "as", "ar", "ranlib",
+      "strip", "objcopy", "docker-credential-helper", "kubectx", "kubens", "stern", "dive", "ctop", "lazydocker",
+      "k9s", "terraform-docs", "tfsec", "infracost", "pre-commit", "husky", "lint-staged", "commitlint", "changeset",
+      "semantic-release", "gitleaks", "trufflehog", "detect-secrets", "direnv", "asdf", "mise", "sdk", "jenv",
+      "pyenv", "rbenv", "volta", "fnm", "stack", "cabal", "opam", "nix-build", "nix-instantiate", "guix", "zoxide",
+      "z", "autojump", "history", "fc", "jobs", "fg", "bg", "disown", "wait", "times", "caller", "compgen",
+      "complete", "shopt", "set", "ulimit", "umask", "getopts", "let", "local", "logname", "users", "finger",
+      "lslogins", "chage", "getent", "ldconfig", "xdg-user-dir", "xdg-mime", "gsettings", "dconf", "defaults",
+      "sw_vers", "system_profiler", "mdfind", "mdls", "open", "xdg-open", "pbcopy", "pbpaste", "xclip", "xsel",
+      "wl-copy", "wl-paste", "notify-send", "say", "espeak", "convert", "magick", "identify", "ffprobe", "ffmpeg",
+      "exiftool", "pandoc", "asciidoctor", "mdbook", "hugo", "jekyll", "sphinx-build", "mkdocs", "doxygen",
+      "graphviz", "dot", "plantuml", "latexmk", "pdflatex", "xelatex", "lualatex", "bibtex", "biber", "gs",
+      "qpdf", "pdftotext", "pdfinfo", "tesseract", "sqlfluff", "pgcli", "mycli", "litecli", "usql", "jupyter",
+      "ipython", "marimo", "streamlit", "flask", "uvicorn", "gunicorn", "django-admin", "rails", "manage.py",
+      "sleep", "kaicoder", "tmux", "screen", "script", "clear", "reset", "cowsay", "fortune", "lolcat", "figlet",
+      "neofetch", "fastfetch", "btm", "glances", "procs", "dust", "duf", "ncdu", "hexyl", "glow", "sd", "choose",
+      "xsv", "qsv", "csvlook", "csvcut", "mlr", "miller", "dasel", "gron", "fx", "htmlq", "pup", "hurl", "httpie",
+      "grpcurl", "websocat", "wscat", "k6", "ab", "wrk", "vegeta", "locust", "git", "gitui", "ssh-keyscan",
+      "ssh-copy-id", "keychain", "pinentry", "age-keygen", "minisign", "cosign", "sigstore", "rekor-cli", "gpgv",
+  };
+  // clang-format on
+  return k_ordinary.count(name) > 0;
+}
+
+}  // namespace
+
+bool known_program(std::string_view name) {
+  if (name.empty()) return false;
+  std::string fam = family(name);
+  static const std::set<std::string_view> k_named = {
+      "touch",    "truncate",   "mkdir",       "rmdir",   "unlink", "mkfifo",      "mknod",     "gcc",         "g++",
+      "cc",       "c++",        "clang",       "clang++", "ld",     "rustc",       "tcc",       "javac",       "vi",
+      "vim",      "nvim",       "nano",        "emacs",   "pico",   "joe",         "micro",     "ed",          "ex",
+      "kak",      "hx",         "helix",       "view",    "gvim",   "emacsclient", "gzip",      "gunzip",      "bzip",
+      "bunzip",   "xz",         "unxz",        "lzma",    "unlzma", "zstd",        "unzstd",    "lz",          "unlz",
+      "compress", "uncompress", "pigz",        "unpigz",  "brotli", "lzip",        "ruff",      "samu",        "sem",
+      "pnpx",     "bunx",       "npm-run-all", "run-s",   "run-p",  "fkill",       "kill-port", "empty-trash", "tclsh",
+      "wish",     "expect"};
+  return rules().count(name) > 0 || wrapper_spec(name) != nullptr || is_shell(name) || family_tool(name) ||
+         interpreter(fam) != nullptr || interpreter(name) != nullptr || formatter(fam) != nullptr ||
+         manager(fam) != nullptr || manager(name) != nullptr || prints_only(name) || names_without_reading(name) ||
+         k_named.count(name) > 0 || k_named.count(fam) > 0 || ordinary(name) || ordinary(fam) || sw(name, "mkfs") ||
+         command_option_program(name);
+}
+
+std::vector<FamilyCoverage> coverage() {
+  std::vector<FamilyCoverage> out = family_coverage();
+  auto add = [&](std::string family, std::vector<std::string> programs, size_t verbs) {
+    out.push_back({std::move(family), std::move(programs), verbs});
+  };
+  add("options that take a command", command_option_programs(), command_option_count());
+  add("package runners",
+      {"npx", "npm exec", "npm x", "pnpm dlx", "pnpm exec", "pnpx", "yarn dlx", "yarn exec", "bunx", "bun x",
+       "pipx run", "uvx", "uv tool run", "deno run", "go run", "nix run", "cargo install --git"},
+      package_bin_count());
+  std::vector<std::string> jobs = {"xargs",       "parallel",  "sem",   "rush",   "concurrently",
+                                   "make --eval", "make -f -", "watch", "entr",   "watchexec",
+                                   "hyperfine",   "nodemon",   "tmux",  "screen", "crontab"};
+  size_t forms = jobs.size();  // each runs what it is given in one way of its own
+  add("job runners", std::move(jobs), forms);
+  return out;
+}
+
 std::string basename_of(std::string_view path) {
   size_t slash = path.rfind('/');
   if (slash == std::string_view::npos || slash + 1 == path.size()) return std::string(path);
@@ -136,18 +246,34 @@ bool only_describes(const Call& c) {
     }
     return false;
   };
-  if (one_of(n, {"rm", "rmdir", "shred", "dd", "chmod", "chown", "chgrp", "mv", "cp", "truncate", "sed", "ln"}))
+  // `prog --help` alone describes any program, wrappers and shells included
+  if (a.size() == 2 && one_of(a[1].value, {"--help", "--version"})) return true;
+  if (one_of(n, {"rm", "rmdir", "shred", "dd", "chmod", "chown", "chgrp", "mv", "cp", "truncate", "sed", "ln",
+                 "shutdown", "reboot", "poweroff", "halt", "wipefs", "fdisk", "sfdisk", "parted", "mkswap",
+                 "blkdiscard", "kill", "pkill", "killall", "systemctl", "crontab"}) ||
+      sw(n, "mkfs"))
     return has({"--help", "--version"}, 1);
   if (n == "git") {
     if (a.size() == 2 && one_of(a[1].value, {"--help", "--version", "help"})) return true;
     if (a.size() >= 3 && (a[2].value == "--help" || a[1].value == "help")) return true;
-    if (a.size() >= 2 && a[1].value == "push") return has({"--dry-run", "-n"}, 2);
-    if (a.size() >= 2 && a[1].value == "clean") return has({"--dry-run"}, 2) || short_n(2);
+    // `git push -f origin main --help`: git shows the page and does nothing,
+    // unless the word is an option's value (`-m --help`)
+    for (size_t i = 2; i < a.size(); ++i)
+      if (a[i].value == "--help" && !(a[i - 1].value.size() == 2 && a[i - 1].value[0] == '-')) return true;
+    if (a.size() >= 2 && one_of(a[1].value, {"push", "rm", "add", "mv", "prune", "fetch"}))
+      return has({"--dry-run", "-n"}, 2) || (a[1].value != "push" && short_n(2));
+    if (a.size() >= 2 && one_of(a[1].value, {"clean", "worktree", "reflog"}))
+      return has({"--dry-run"}, 2) || short_n(2);
     return false;
   }
   if (n == "rsync") return has({"--dry-run", "--help"}, 1) || short_n(1);
   if (n == "make") return has({"--dry-run", "--just-print", "--recon", "-n", "--help"}, 1);
-  if (n == "kubectl") return has({"--dry-run", "--help"}, 1);
+  if (one_of(n, {"apt", "apt-get", "aptitude"}))
+    return has({"--simulate", "--just-print", "--dry-run", "--recon", "--no-act", "-s"}, 1);
+  if (one_of(n, {"npm",      "pnpm",  "yarn",  "cargo", "pip",  "pip3",  "poetry", "uv",
+                 "bundle",   "gem",   "brew",  "twine", "find", "chmod", "chown",  "shred",
+                 "truncate", "mkdir", "touch", "tar",   "zip",  "unzip", "patch"}))
+    return has({"--dry-run", "--help", "--version"}, 1);
   return false;
 }
 
@@ -155,10 +281,15 @@ bool only_describes(const Call& c) {
 
 void apply_rule(Walker& w, Call& c) {
   const std::string& n = c.name;
-  if (only_describes(c)) return;
+  if (only_describes(c)) {
+    w.find(c, V::ask, "only describes what it would do (help, version or a dry run)");
+    return;
+  }
+  command_options(w, c);  // options that take a command: one table (rules/commands.cpp)
   if (const auto& table = rules(); table.count(n) > 0) return table.at(n)(w, c);
   if (const WrapperSpec* s = wrapper_spec(n)) return rule_wrapper(w, c, *s);
   if (is_shell(n)) return rule_shell(w, c);
+  if (family_tool(n)) return rule_family(w, c);
   if (sw(n, "mkfs")) return rule_disk_format(w, c);
   if (sw(c.argv[0].value, "/etc/init.d/") && c.argv.size() > 1) {
     service_verb(w, c, c.argv[1].value, {n});
@@ -171,6 +302,7 @@ void apply_rule(Walker& w, Call& c) {
       w.opaque(c, joined(c.argv, 2).value);
       return;
     }
+    if (fam == "deno" && one_of(c.argv[1].value, {"run", "x"})) return rule_package_runner(w, c, 2);
     return rule_pkg(w, c, fam, 1);
   }
   if (const Interpreter* s = interpreter(fam)) return rule_interpreter(w, c, *s);

@@ -40,6 +40,10 @@ void rule_sudo(Walker& w, Call& c) {
     return;
   }
   size_t i = skip_assignments(w, c, o.rest);
+  if (o.has({"-s", "--shell", "-i", "--login"}) && i < c.argv.size()) {  // sudo -s CMD: $SHELL -c 'CMD'
+    w.run_shell(c, joined(c.argv, i), {});
+    return;
+  }
   unwrap_at(w, c, i, cwd_of(o.value({"-D", "--chdir"})));
 }
 
@@ -88,10 +92,13 @@ struct WrapperSpec {
   size_t skip = 0;                           // positionals before the command (timeout DURATION)
   std::vector<std::string_view> no_command;  // options after which there is no command
   std::string_view note;                     // a confirm-tier finding, when the wrapper itself matters
+  // Runs a command only after this verb (alternatives separated by '|'):
+  // `pyenv exec CMD`, `perf stat CMD`; `skip` then counts the verb.
+  std::string_view verb;
 
   WrapperSpec(std::string_view n, Spec s, size_t sk = 0, std::vector<std::string_view> no = {},
-              std::string_view nt = {})
-      : name(n), spec(std::move(s)), skip(sk), no_command(std::move(no)), note(nt) {}
+              std::string_view nt = {}, std::string_view vb = {})
+      : name(n), spec(std::move(s)), skip(sk), no_command(std::move(no)), note(nt), verb(vb) {}
 };
 
 const WrapperSpec* wrapper_spec(std::string_view name) {
@@ -139,6 +146,40 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
       {"pkexec", {"", {"--user"}, true}, 0, {}, "runs as another user"},
       {"caffeinate", {"tw", {}, true}},
       {"with-contenv", {"", {}, true}},
+      {"rlwrap", {"aAbcCfHlOoPqRrsSzgtw", {}, true}},
+      {"eatmydata", {"", {}, true}},
+      {"nq", {"c", {}, true}, 0, {}, "queues the command to run later in the background (nq)"},
+      {"chpst", {"ugUenlmdostpf", {}, true}},
+      {"setpriv",
+       {"",
+        {"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits",
+         "--selinux-label", "--apparmor-profile", "--pdeathsig"},
+        true}},
+      {"runcon", {"turl", {}, true}},
+      {"faketime", {"f", {}, true}, 1},
+      {"ccache", {"", {}, true}},
+      {"sccache", {"", {}, true}},
+      {"distcc", {"", {}, true}},
+      {"ssh-agent", {"aEPt", {}, true}, 0, {"-k", "-s", "-c", "-D", "-d"}},
+      {"dbus-launch", {"", {"--config-file"}, true}},
+      {"vglrun", {"", {}, true}},
+      {"prime-run", {"", {}, true}},
+      {"gamemoderun", {"", {}, true}},
+      {"mpirun", {"npHc", {"--hostfile", "--host", "-np", "--map-by", "--bind-to"}, true}},
+      {"srun", {"NnpcJtAw", {"--nodes", "--ntasks", "--partition", "--job-name", "--time", "--account"}, true}},
+      {"perf", {"", {}, true}, 1, {}, {}, "stat|record|trace|kvm"},
+      {"direnv", {"", {}, true}, 2, {}, {}, "exec"},
+      {"pyenv", {"", {}, true}, 1, {}, {}, "exec"},
+      {"rbenv", {"", {}, true}, 1, {}, {}, "exec"},
+      {"nodenv", {"", {}, true}, 1, {}, {}, "exec"},
+      {"goenv", {"", {}, true}, 1, {}, {}, "exec"},
+      {"volta", {"", {}, true}, 1, {}, {}, "run"},
+      {"fnm", {"", {}, true}, 1, {}, {}, "exec"},
+      {"stack", {"", {}, true}, 1, {}, {}, "exec"},
+      {"cabal", {"", {}, true}, 1, {}, {}, "exec"},
+      {"devbox", {"", {}, true}, 1, {}, {}, "run"},
+      {"nvm", {"", {}, true}, 2, {}, {}, "exec"},
+      {"rye", {"", {}, true}, 1, {}, {}, "run"},
   };
   for (const WrapperSpec& s : k_wrappers)
     if (s.name == name) return &s;
@@ -147,6 +188,21 @@ const WrapperSpec* wrapper_spec(std::string_view name) {
 
 void rule_wrapper(Walker& w, Call& c, const WrapperSpec& s) {
   Opts o = parse_opts(c.argv, 1, s.spec);
+  if (!s.verb.empty()) {
+    if (o.rest >= c.argv.size()) return;
+    bool verb = false;
+    std::string_view alts = s.verb;
+    for (size_t start = 0; start <= alts.size();) {
+      size_t bar = alts.find('|', start);
+      if (bar == std::string_view::npos) bar = alts.size();
+      verb = verb || alts.substr(start, bar - start) == c.argv[o.rest].value;
+      start = bar + 1;
+    }
+    if (!verb) return;  // its other verbs run nothing given on the command line
+    Opts after = parse_opts(c.argv, o.rest + 1, Spec{"", {"--using", "--node", "--npm", "--yarn"}, true});
+    unwrap_at(w, c, after.rest + s.skip - 1);
+    return;
+  }
   if (!s.note.empty()) w.find(c, V::confirm, std::string(s.note));
   if (o.has(s.no_command)) return;
   unwrap_at(w, c, o.rest + s.skip);
@@ -275,16 +331,6 @@ void exec_inner(Walker& w, Call& c, Args inner, const std::string& what, const s
   c.info.kills = c.info.kills || info.kills;
 }
 
-// npx / pnpx / bunx run a package's program; -c runs a shell string.
-void rule_npx(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1, Spec{"pc", {"--package", "--call"}, true});
-  if (const Field* cmd = o.value({"-c", "--call"})) {
-    w.run_shell(c, *cmd, {});
-    return;
-  }
-  unwrap_at(w, c, o.rest);
-}
-
 void rule_xargs(Walker& w, Call& c) {
   Opts o = parse_opts(c.argv, 1,
                       Spec{"adEILnPs",
@@ -309,57 +355,6 @@ void rule_xargs(Walker& w, Call& c) {
     inner.back().download = c.in.download;
   }
   exec_inner(w, c, std::move(inner), "xargs", std::nullopt);
-}
-
-// GNU parallel and sem run a command once per argument: `parallel rm -rf
-// ::: a b` is `rm -rf a` and `rm -rf b`; without ::: the arguments come from
-// the input, as with xargs. The command is judged with every argument.
-void rule_parallel(Walker& w, Call& c) {
-  Opts o = parse_opts(c.argv, 1,
-                      Spec{"jSaIdEPN",
-                           {"--jobs", "--sshlogin", "--arg-file", "--replace", "--delimiter", "--eof", "--max-procs",
-                            "--max-args", "--id", "--semaphorename", "--timeout", "--joblog", "--results", "--tmpdir",
-                            "--workdir", "--env", "--basefile", "--transferfile", "--return"},
-                           true});
-  if (o.value({"-S", "--sshlogin"})) w.find(c, V::confirm, "runs commands on other machines");
-  Args inner, args;
-  bool after = false;
-  for (size_t i = o.rest; i < c.argv.size(); ++i) {
-    const std::string& v = c.argv[i].value;
-    if (v == ":::" || v == "::::" || v == ":::+" || v == "::::+") {
-      after = true;
-    } else {
-      (after ? args : inner).push_back(c.argv[i]);
-    }
-  }
-  if (inner.empty()) {
-    w.unknown(c, "runs commands read from its input");
-    return;
-  }
-  bool placeholder = false;
-  for (Field& f : inner) {
-    if (f.value.find("{}") != std::string::npos) placeholder = true;
-    if (args.empty()) f = replace_token(f, "{}");
-  }
-  if (args.empty()) {
-    if (!placeholder) inner.push_back(runtime_arg());
-    exec_inner(w, c, std::move(inner), "parallel", std::nullopt);
-    return;
-  }
-  for (const Field& a : args) {
-    Args one = inner;
-    if (placeholder) {
-      for (Field& f : one) {
-        std::string v = f.value;
-        for (size_t at = v.find("{}"); at != std::string::npos; at = v.find("{}", at + a.value.size()))
-          v.replace(at, 2, a.value);
-        f = with_value(f, v);
-      }
-    } else {
-      one.push_back(a);
-    }
-    exec_inner(w, c, std::move(one), "parallel", std::nullopt);
-  }
 }
 
 }  // namespace kai::shell

@@ -4,6 +4,7 @@
 // sandbox`).
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -85,6 +86,100 @@ if os.fork() == 0:
         open(os.path.join(os.getcwd(), "LATE"), "w").write("outlived the run\n")
     os._exit(0)
 print("typed into", inject(), flush=True)
+)";
+
+// Reads what it can of every process it can see and of its ancestors:
+// environment, command line, memory (every readable mapping, searched for
+// the owner's key), and says what it got.
+constexpr const char* k_peek = R"(import os, sys
+key = bytes.fromhex(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] else b''
+me = os.getpid()
+def ancestors():
+    pid, out = me, []
+    while pid > 1:
+        try:
+            pid = int([l for l in open('/proc/%d/status' % pid) if l.startswith('PPid:')][0].split()[1])
+        except (OSError, IndexError):
+            break
+        out.append(pid)
+    return out
+pids = sorted(set(int(p) for p in os.listdir('/proc') if p.isdigit()) | set(ancestors()))
+for pid in pids:
+    if pid == me:
+        continue
+    try:
+        comm = open('/proc/%d/comm' % pid).read().strip()
+    except OSError:
+        comm = '?'
+    try:
+        env = open('/proc/%d/environ' % pid, 'rb').read()
+        print('environ', pid, comm, 'READ', len(env))
+        print(env.decode('latin-1').replace('\0', '\n'))
+    except OSError as e:
+        print('environ', pid, comm, 'refused', e.errno)
+    try:
+        got = 0
+        with open('/proc/%d/mem' % pid, 'rb') as mem:
+            for line in open('/proc/%d/maps' % pid).read().splitlines():
+                lo, hi = (int(x, 16) for x in line.split()[0].split('-'))
+                if 'r' not in line.split()[1]:
+                    continue
+                try:
+                    mem.seek(lo)
+                    data = mem.read(min(hi - lo, 64 << 20))
+                except OSError:
+                    continue
+                got += len(data)
+                if key and key in data:
+                    print('KEY FOUND in', pid, comm)
+        print('mem', pid, comm, 'READ' if got else 'empty', got)
+    except OSError as e:
+        print('mem', pid, comm, 'refused', e.errno)
+)";
+
+// Every way to a set-user-ID file, a file capability or a capability of
+// the system's, and openat2 and io_uring (which a seccomp filter cannot
+// look into).
+constexpr const char* k_setid = R"(import ctypes, errno, os, socket, stat
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(label, f):
+    try:
+        f()
+        print(label, "DONE", flush=True)
+    except OSError as e:
+        print(label, "refused", errno.errorcode.get(e.errno, e.errno), flush=True)
+open("helper", "w").write("#!/bin/sh\necho root\n")
+os.chmod("helper", 0o755)
+def fchmod():
+    fd = os.open("helper", os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o6755)
+    finally:
+        os.close(fd)
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+def openat2():
+    how = How(os.O_CREAT | os.O_WRONLY, 0o4755, 0)
+    fd = libc.syscall(437, -100, b"via-openat2", ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "openat2")
+    os.close(fd)
+attempt("chmod-setuid", lambda: os.chmod("helper", 0o4755))
+attempt("chmod-setgid", lambda: os.chmod("helper", 0o2755))
+attempt("fchmod-setid", fchmod)
+attempt("create-setuid", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o4755)))
+attempt("mknod-setuid", lambda: os.mknod("node", 0o4755 | stat.S_IFREG))
+attempt("openat2", openat2)
+def io_uring():
+    params = ctypes.create_string_buffer(120)
+    fd = libc.syscall(425, 8, params)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
+    os.close(fd)
+attempt("io_uring", io_uring)
+attempt("file-capability", lambda: os.setxattr("helper", "security.capability",
+                                               bytes([0, 0, 0, 2, 0, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])))
+attempt("sethostname", lambda: socket.sethostname("pwned-by-run"))
 )";
 
 // Approves run proposal `id` the way its tier asks: y, or CONFIRM.
@@ -213,9 +308,18 @@ TEST_CASE("a policy-allowed git status with a hostile GIT_CONFIG_PARAMETERS and 
 
 TEST_CASE("an approved run cannot type into a waiting approver's terminal or a tmux pane, now or after it ends",
           "[attack][runs]") {
-  if (!full_sandbox_or_warn()) return;
   TempRepo repo{{"a.txt", "old\n"}, {"inject.py", k_inject}};
   repo.init();
+  SECTION("full") {
+    if (!full_sandbox_or_warn()) return;
+  }
+  SECTION("landlock") {
+    if (kai::landlock_status().abi < 5) {
+      WARN("SKIPPED: the landlock level keeps terminals out from Landlock ABI 5 on");
+      return;
+    }
+    use_landlock(repo);
+  }
   // A tmux pane of the person's, on a server socket outside root.
   const fs::path sock = repo.home().parent_path() / "tmux.sock";
   const fs::path pane_out = repo.home().parent_path() / "pane.out";
@@ -254,6 +358,130 @@ TEST_CASE("an approved run cannot type into a waiting approver's terminal or a t
     CHECK(read_file_or_empty(pane_out).find("INJECTED") == std::string::npos);
     (void)std::system((tmux + "kill-server 2>/dev/null").c_str());
   }
+}
+
+TEST_CASE("a run ends when the kaicoder approve that runs it is killed", "[attack][runs]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  SECTION("full") {
+    if (!full_sandbox_or_warn()) return;
+  }
+  SECTION("landlock") {
+    if (kai::landlock_status().abi == 0) {
+      WARN("SKIPPED: landlock is not available here");
+      return;
+    }
+    use_landlock(repo);
+  }
+  // A command that goes on writing, from a child that left its session too.
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "watch", "--shell",
+                             "setsid sh -c 'while :; do echo x >> tick2.txt; sleep 0.1; done' & "
+                             "while :; do echo x >> tick.txt; sleep 0.1; done"}),
+                   0);
+  const std::string tier = show_json(repo, 1).at("tier");
+  TtyProcess approving = repo.spawn_kai_tty({"approve", "1"});
+  REQUIRE(approving.wait_for_prompt());
+  approving.answer(tier == "confirm" ? "CONFIRM" : "y");
+  for (int i = 0; i < 200 && (read_file_or_empty(repo.abs("tick.txt")).size() < 4 ||
+                              read_file_or_empty(repo.abs("tick2.txt")).size() < 4);
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(read_file_or_empty(repo.abs("tick.txt")).size() >= 4);
+  REQUIRE(::kill(approving.pid(), SIGKILL) == 0);
+  (void)approving.finish();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const size_t one = read_file_or_empty(repo.abs("tick.txt")).size();
+  const size_t two = read_file_or_empty(repo.abs("tick2.txt")).size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(read_file_or_empty(repo.abs("tick.txt")).size() == one);
+  CHECK(read_file_or_empty(repo.abs("tick2.txt")).size() == two);
+}
+
+TEST_CASE("an approved run gets EPERM from the kernel for every set-id bit, file capability and system capability",
+          "[attack][runs]") {
+  TempRepo repo{{"a.txt", "old\n"}, {"setid.py", k_setid}};
+  repo.init();
+  SECTION("full") {
+    if (!full_sandbox_or_warn()) return;
+  }
+  SECTION("landlock") {
+    if (kai::landlock_status().abi == 0) {
+      WARN("SKIPPED: landlock is not available here");
+      return;
+    }
+    use_landlock(repo);
+  }
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "build", "--", "python3", "setid.py"}), 0);
+  Run a = approve_run(repo, 1);
+  KAI_REQUIRE_EXIT(a, 0);
+  const std::string seen = a.all();
+  INFO(seen);
+  for (const char* label : {"chmod-setuid", "chmod-setgid", "fchmod-setid", "create-setuid", "mknod-setuid",
+                            "file-capability", "sethostname"})
+    CHECK_THAT(seen, Contains(std::string(label) + " refused EPERM"));
+  // openat2 is answered as on a kernel without it, so that libc falls back
+  // to openat; io_uring, whose operations no filter sees, is not there either.
+  CHECK_THAT(seen, Contains("openat2 refused ENOSYS") && Contains("io_uring refused ENOSYS"));
+  CHECK(seen.find(" DONE") == std::string::npos);
+  for (const auto& [rel, mode] : repo.mode_snapshot()) {
+    INFO(rel);
+    CHECK((mode & 06000u) == 0u);
+  }
+  // Nothing was left to strip: the kernel refused it all.
+  CHECK_THAT(log_entries(repo).at(0).at("summary").get<std::string>(), !Contains("SET-ID"));
+}
+
+TEST_CASE("an approved run reads neither the approver's environment nor kaicoder's memory, the owner's key among it",
+          "[attack][runs]") {
+  TempRepo repo{{"a.txt", "old\n"}, {"peek.py", k_peek}};
+  repo.init();
+  std::string level;
+  SECTION("full") {
+    if (!full_sandbox_or_warn()) return;
+    level = "full";
+  }
+  SECTION("landlock") {
+    if (kai::landlock_status().abi == 0) {
+      WARN("SKIPPED: landlock is not available here");
+      return;
+    }
+    use_landlock(repo);
+    level = "landlock";
+  }
+  // The owner's sealing key, as bytes a memory dump would hold.
+  const std::string key_text = read_file_or_empty(repo.owner_dir() / "key");
+  std::string key_hex;
+  for (unsigned char c : key_text) {
+    key_hex += "0123456789abcdef"[c >> 4];
+    key_hex += "0123456789abcdef"[c & 15];
+  }
+  const std::string canary = "approver-canary-" + std::to_string(::getpid());
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "lint", "--", "python3", "peek.py", key_hex}), 0);
+  Run a = repo.kai_tty({"approve", "1"}, "y", {{"KAICODER_APPROVER_CANARY", canary}});
+  if (show_json(repo, 1).at("status") == "pending")
+    a = repo.kai_tty({"approve", "1"}, "CONFIRM", {{"KAICODER_APPROVER_CANARY", canary}});
+  KAI_REQUIRE_EXIT(a, 0);
+  const std::string seen = a.all();
+  INFO(seen.substr(0, 6000));
+  REQUIRE_THAT(seen, Contains("environ "));
+  CHECK(seen.find(canary) == std::string::npos);
+  CHECK(seen.find("KEY FOUND") == std::string::npos);
+  // kaicoder's own processes: init at the full level (the one other process
+  // the run sees), kaicoder approve and the sandbox's reaper at the landlock level.
+  std::istringstream lines(seen);
+  int kaicoders = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("environ ") && !line.starts_with("mem ")) continue;
+    std::istringstream w(line);
+    std::string what, pid, comm, verdict;
+    w >> what >> pid >> comm >> verdict;
+    if (level == "full" ? pid == "1" : comm == "kaicoder") {
+      ++kaicoders;
+      INFO(line);
+      CHECK(verdict == "refused");
+    }
+  }
+  CHECK(kaicoders >= 2);
 }
 
 TEST_CASE(

@@ -5,7 +5,12 @@
 // The agent proposes with no controlling terminal; the owner approves on a
 // pty, with CONFIRM or y as the proposal's tier asks.
 
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/support/checks.hpp"
 
@@ -19,10 +24,11 @@ constexpr const char* k_main = "int main() { return 0; }\n";
 
 // The agent proposes `shell`; the owner approves proposal `n` as its tier
 // asks. Returns the run's changelog entry.
-json run_approved(TempRepo& repo, const std::string& shell, int n = 1) {
-  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "tidy up", "--shell", shell}), 0);
+json run_approved(TempRepo& repo, const std::string& shell, int n = 1,
+                  std::chrono::milliseconds limit = k_default_limit) {
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "tidy up", "--shell", shell}, "", {}, limit), 0);
   std::string tier = show_json(repo, n).at("tier");
-  Run a = repo.kai_tty({"approve", std::to_string(n)}, tier == "confirm" ? "CONFIRM" : "y");
+  Run a = repo.kai_tty({"approve", std::to_string(n)}, tier == "confirm" ? "CONFIRM" : "y", {}, TtyOutput::pipes, limit);
   KAI_REQUIRE_EXIT(a, 0);
   json e = log_entries(repo).at(0);
   REQUIRE(e.at("kind") == "run");
@@ -91,15 +97,32 @@ TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memor
   CHECK(repo.exists("huge.img"));  // not snapshotted, so not kaicoder's to delete
 }
 
-TEST_CASE("attack: a run that sets a set-user-ID bit leaves none after the rollback", "[attack][snapshot]") {
-  TempRepo repo{{"tool.sh", "#!/bin/sh\necho hi\n"}, {"data.txt", "one\n"}};
+TEST_CASE("attack: a set-id bit a run set where no kernel refused it is stripped, said, and not restored by a rollback",
+          "[attack][snapshot]") {
+  TempRepo repo{{"tool.sh", "#!/bin/sh\necho hi\n"}, {"data.txt", "one\n"}, {".gitignore", "build/\n"}};
   repo.chmod("tool.sh", 0755);
   init_and_commit(repo);
-  json e = run_approved(repo, "chmod u+s,g+s tool.sh && chmod u+s data.txt && printf 'two\\n' > data.txt");
-  // The bit is an effect no proposal could make: named, never kept.
-  CHECK_THAT(e.at("summary").get<std::string>(), Contains("tool.sh 0755 \u2192 6755 (NEVER"));
+  // Every sandboxed run's kernel refuses the bits (tests/e2e/attacks/runs.cpp);
+  // an unsandboxed one, as on a kernel without seccomp filters, does not.
+  std::string toml = repo.read("kaicoder.toml");
+  toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"none\"");
+  repo.write("kaicoder.toml", toml);
+  repo.trust();
+  json e = run_approved(repo,
+                        "chmod u+s,g+s tool.sh && chmod u+s data.txt && printf 'two\\n' > data.txt && "
+                        "mkdir -p build && cp tool.sh build/helper && chmod 4755 build/helper");
+  CHECK(names(e, repo, "tool.sh"));
+  const std::string summary = e.at("summary");
+  // On a file the snapshots compare, the bit is an effect no proposal
+  // could make: named, never kept. In an ignored tree it is stripped and
+  // said. Each once.
+  CHECK_THAT(summary, Contains("tool.sh 0755 \u2192 6755 (NEVER") &&
+                          Contains("SET-ID BIT STRIPPED: build/helper (mode 4755, now 0755)") &&
+                          !Contains("SET-ID BIT STRIPPED: tool.sh"));
+  // Gone as soon as the run ended, in the ignored tree too.
   CHECK(repo.mode("tool.sh") == 0755u);
   CHECK((repo.mode("data.txt") & 06000u) == 0u);
+  CHECK((repo.mode("build/helper") & 06000u) == 0u);
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y"), 0);
   CHECK(repo.mode("tool.sh") == 0755u);
   CHECK(repo.mode("data.txt") == 0644u);
@@ -108,6 +131,67 @@ TEST_CASE("attack: a run that sets a set-user-ID bit leaves none after the rollb
     INFO(rel);
     CHECK((mode & 06000u) == 0u);  // no backup kept one either
   }
+}
+
+namespace {
+
+// Makes `depth` folders nested one in another under `top` (no path to the
+// deepest is short enough to name), with a file at the bottom.
+void nest(const std::filesystem::path& top, int depth) {
+  std::filesystem::create_directories(top);
+  int fd = ::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  for (int i = 0; i < depth; ++i) {
+    REQUIRE(::mkdirat(fd, "n", 0755) == 0);
+    int sub = ::openat(fd, "n", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(fd);
+    REQUIRE(sub >= 0);
+    fd = sub;
+  }
+  int f = ::openat(fd, "leaf.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(f >= 0);
+  ::close(f);
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("attack: a chain of 2,500 nested folders does not stall the snapshots around a run", "[attack][snapshot]") {
+  TempRepo repo{{"README", "read me\n"}, {".gitignore", "*.o\n"}};
+  init_and_commit(repo);
+  nest(repo.path() / "deep", 2500);
+  // CPU time, which a busy machine does not stretch: both snapshots, the
+  // run and the approval took minutes of it when every folder asked git
+  // about every ancestor, and the secret-file scan matched every folder's
+  // ancestors again.
+  auto cpu = [] {
+    struct rusage ru {};
+    ::getrusage(RUSAGE_CHILDREN, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  };
+  const double t0 = cpu();
+  json e = run_approved(repo, "printf 'more\\n' >> README", 1, std::chrono::seconds(180));
+  CHECK(cpu() - t0 < 10.0);
+  CHECK(names(e, repo, "README"));
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y", {}, TtyOutput::pipes, std::chrono::seconds(180)), 0);
+  CHECK(repo.read("README") == "read me\n");
+}
+
+TEST_CASE("attack: a tree nested past the walk's limit is named, not walked", "[attack][snapshot]") {
+  TempRepo repo{{"README", "read me\n"}};
+  init_and_commit(repo);
+  nest(repo.path() / "deep", 3100);
+  KAI_REQUIRE_EXIT(
+      repo.kai({"run", "--why", "tidy up", "--shell", "printf 'more\\n' >> README"}, "", {}, std::chrono::seconds(180)),
+      0);
+  Run a = repo.kai_tty({"approve", "1"}, "CONFIRM", {}, TtyOutput::pipes, std::chrono::seconds(180));
+  INFO(a.all());
+  KAI_CHECK_EXIT(a, 0);
+  json e = log_entries(repo).at(0);
+  CHECK_THAT(e.at("summary").get<std::string>(),
+             Contains("no snapshot: folders are nested more than 3000 deep under 'deep/n/n/"));
+  CHECK(e.at("rollback_id") == "\u2014");
 }
 
 TEST_CASE("attack: a run that replaces a tracked folder with a symlink is undone by the rollback",

@@ -323,3 +323,49 @@ TEST_CASE(
   CHECK_THAT(nonroot.out,
              Contains("sudo kaicoder --root '" + repo.path().string() + "' agent-user setup " + agent.name));
 }
+
+TEST_CASE("two-user: the agent user reads no file of the owner's from the snapshots, backups or any store folder",
+          "[e2e][attack][twouser]") {
+  KAI_NEED_USERS();
+  ThrowawayUser agent;
+  TempRepo repo{{"a.txt", "old\n"}, {"notes/private.md", "owner-only-marker-7f3a\n"}};
+  set_up(repo, agent);
+  REQUIRE(::chmod(repo.abs("notes/private.md").c_str(), 0600) == 0);
+  // A run of the owner's: the snapshots before and after it hold the private file.
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "t", "--shell", "printf 'new\\n' > a.txt"}), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "CONFIRM"), 0);
+  REQUIRE(repo.exists(".kaicoder/snapshots.git/HEAD"));
+  // Every folder of the store that holds file contents lets the agent user
+  // pass no further; only the spool's folders are the agent's to use.
+  for (const auto& e : fs::directory_iterator(repo.abs(".kaicoder"))) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || e.is_symlink() || name == "spool" || name == "tickets" || name == "status") continue;
+    struct stat st {};
+    REQUIRE(::lstat(e.path().c_str(), &st) == 0);
+    INFO(name);
+    CHECK((st.st_mode & 07777) == 0700);
+  }
+  // What the agent would do: inflate every object it can reach.
+  const fs::path script = repo.path().parent_path() / "inflate.py";
+  std::ofstream(script) << R"(import os, sys, zlib
+found = 0
+for top, dirs, files in os.walk(sys.argv[1]):
+    for f in files:
+        try:
+            data = open(os.path.join(top, f), 'rb').read()
+        except OSError:
+            continue
+        try:
+            data = zlib.decompress(data)
+        except zlib.error:
+            pass
+        if b'owner-only-marker' in data:
+            found += 1
+print('FOUND', found)
+)";
+  fs::permissions(script, fs::perms(0644));
+  Run r = agent_sh(repo, agent, "python3 '" + script.string() + "' .kaicoder; ls .kaicoder/snapshots.git && echo LISTED; true");
+  INFO(r.all());
+  CHECK_THAT(r.out, Contains("FOUND 0"));
+  CHECK(r.out.find("LISTED") == std::string::npos);
+}

@@ -1,0 +1,59 @@
+// Fills a kaicoder store with N decided proposals for bench/store_cost_bench.sh:
+// each one created and sealed through lib/store exactly as `kaicoder
+// propose` and a decision write them (Store::create under the store lock),
+// so the store the timed CLI commands find is one a year of agent work
+// would leave. Only the filling uses the library; what is timed is the CLI.
+//
+//   store_fill ROOT OWNER_DIR N      ROOT already `kaicoder init`-ed; OWNER_DIR
+//                                    holds the owner's key (~/.config/kaicoder)
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "lib/store/mac.hpp"
+#include "lib/store/store.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: store_fill ROOT OWNER_DIR N\n");
+    return 2;
+  }
+  const std::filesystem::path root = argv[1], owner = argv[2];
+  const int n = std::atoi(argv[3]);
+  kai::Store store{root / ".kaicoder"};
+  store.use(kai::Sealer{owner, root});
+  auto lock = store.lock();
+  if (!lock) {
+    std::fprintf(stderr, "store_fill: %s\n", lock.error().message.c_str());
+    return 1;
+  }
+  // Rejected and expired ones: decided, with nothing in the tree to undo.
+  for (int i = 0; i < n; ++i) {
+    kai::Proposal p;
+    p.kind = kai::Kind::write;
+    p.path = fmt::format("old/{}.txt", i);
+    p.content = fmt::format("line {}\n", i);
+    p.why = "filling the store";
+    p.agent = "bench";
+    p.summary = fmt::format("created old/{}.txt (1 lines)", i);
+    p.created = "2026-01-01T00:00:00Z";
+    p.state = i % 2 ? kai::State::rejected : kai::State::timeout;
+    p.decided_by = i % 2 ? "bench" : "";
+    p.result = i % 2 ? "rejected" : "timeout: not decided within 86400 s";
+    auto id = store.next_id();
+    if (!id) {
+      std::fprintf(stderr, "store_fill: %s\n", id.error().message.c_str());
+      return 1;
+    }
+    p.id = *id;
+    if (auto s = store.create(p); !s) {
+      std::fprintf(stderr, "store_fill: %s\n", s.error().message.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,59 @@
+#pragma once
+// The `git` program as team mode runs it, for the transport only: push,
+// ls-remote and fetch of refs under refs/kaicoder/ (libgit2 1.5's own
+// transport knows neither credential helpers nor ~/.ssh/config, so the
+// person's remote works only through git itself).
+//
+// It is the person's own command: it runs without the run sandbox (it must
+// reach the network) but through lib/run/runner with a time limit, stdin
+// from /dev/null and no terminal, and a clean, fixed environment: PATH,
+// HOME from the password database (so git reads the owner's ~/.gitconfig
+// and credential helpers, ssh its ~/.ssh/config and keys), LC_ALL=C,
+// GIT_TERMINAL_PROMPT=0 (there is never a terminal to ask on) and the
+// caller's SSH_AUTH_SOCK. Nothing else of the caller's environment (no
+// GIT_*, no GIT_SSH_COMMAND) reaches it. The user's configuration is
+// honoured (remote URLs, insteadOf, core.sshCommand, credentials); on top
+// of it kaicoder switches off what would run code it did not choose:
+// hooks (core.hooksPath=/dev/null), the ext:: transport, fsmonitor, and
+// automatic gc and maintenance; received objects are checked
+// (transfer.fsckObjects).
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "lib/config/workspace.hpp"
+#include "lib/result.hpp"
+
+namespace kai::team {
+
+struct GitCli {
+  std::filesystem::path workdir;  // where git runs: the root
+  std::vector<std::string> env;
+  std::chrono::milliseconds timeout{120'000};
+  std::string remote;  // [team] remote
+};
+
+// The git program for `ws`'s team remote.
+GitCli git_cli(const Workspace& ws);
+
+struct RemoteRef {
+  std::string name;  // refs/kaicoder/…
+  std::string id;    // the object it points at
+};
+
+// `git ls-remote REMOTE PATTERN…`: the refs there are. Errc::io naming the
+// remote and git's own complaint when it cannot be reached.
+Result<std::vector<RemoteRef>> ls_remote(const GitCli& git, const std::vector<std::string>& patterns);
+
+// `git fetch --no-tags REMOTE REFSPEC…` (refspecs read from stdin, so any
+// number fit). Errors as ls_remote.
+Status fetch_refs(const GitCli& git, const std::vector<std::string>& refspecs);
+
+// `git push REMOTE REFSPEC…` (ref deletions as ":refs/…"). Errors as
+// ls_remote; conflict when the remote refused an update (a ref that
+// exists with other content).
+Status push_refs(const GitCli& git, const std::vector<std::string>& refspecs);
+
+}  // namespace kai::team

@@ -1,0 +1,255 @@
+// Team mode attacked (kaicoder-team(7)): whoever can push to the team
+// remote (the agent in its CI runner, say) plants decisions: signed with
+// another key, edited after signing, unsigned, signed in another namespace,
+// replayed onto another proposal or clone, answered with y where CONFIRM is
+// due, or signed with a key the proposing clone itself holds. Each is
+// refused where the proposal was made, with exit 3 or 6, logged as a
+// `blocked` entry, the proposal still pending and the tree and branch as
+// they were. The agent also cannot approve its own team proposal: not at
+// the gate without a terminal, not by adding its key in the change, not as
+// a remote proposal in its own clone.
+
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "tests/support/team.hpp"
+
+namespace {
+using namespace kai::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string decision_ref(const Published& p, int id = 0) {
+  return "refs/kaicoder/decisions/" + p.origin + "/" + std::to_string(id ? id : p.id);
+}
+
+// What a refused decision must leave alone on the proposing clone.
+struct Held {
+  const TempRepo& agent;
+  std::map<std::string, std::string> tree;
+  std::string head;
+  explicit Held(const TempRepo& a) : agent(a), tree(files(a)), head(git_ok(a, {"rev-parse", "HEAD"})) {}
+  // The tree but the changelog, which a refusal writes to.
+  static std::map<std::string, std::string> files(const TempRepo& a) {
+    auto t = a.tree_snapshot();
+    t.erase("KAI-CODER-CHANGELOG.md");
+    return t;
+  }
+  // `id` refused by its wait with `code`, saying `why`; still pending, logged, nothing moved.
+  void refused(int id, int code, const std::string& why) const {
+    Run w = agent.kai({"wait", std::to_string(id), "--timeout", "30"});
+    KAI_CHECK_EXIT(w, code);
+    CHECK_THAT(w.err, Contains(why));
+    CHECK(files(agent) == tree);
+    CHECK(git_ok(agent, {"rev-parse", "HEAD"}) == head);
+    Run shown = agent.kai({"--json", "show", std::to_string(id)});
+    KAI_REQUIRE_EXIT(shown, 0);
+    CHECK(json_of(shown).at("proposal").at("status") == "pending");
+    json e = log_entries(agent);
+    REQUIRE(!e.empty());
+    CHECK(e[0].at("kind") == "blocked");
+    CHECK_THAT(e[0].at("result").get<std::string>(), Contains("refused team decision"));
+    for (const auto& entry : e) CHECK(entry.at("kind") != "applied");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("attack: a team decision signed with a key the base does not allow is refused", "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  Held held(t.agent);
+  t.forge(TeamRepos::decision_text(pub), t.stranger_key(), pub.commit, decision_ref(pub));
+  held.refused(pub.id, 3, "decision");
+  // The person's clone does not take it as decided either.
+  const int id = t.fetch_one();
+  Run shown = t.person.kai({"--json", "show", std::to_string(id)});
+  CHECK(json_of(shown).at("proposal").at("status") == "pending");
+  // Refused once, logged once: a second wait adds no second entry.
+  const size_t entries = log_entries(t.agent).size();
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "5"}), 3);
+  CHECK(log_entries(t.agent).size() == entries);
+  // The person's own decision still counts afterwards.
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(id)}, "y"), 0);
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "30"}), 0);
+  CHECK(t.agent.read("a.txt") == "beta\n");
+}
+
+TEST_CASE("attack: a signed rejection edited into an approval, an unsigned decision and one signed in another "
+          "namespace are refused",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  Held held(t.agent);
+  const int id = t.fetch_one();
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"reject", std::to_string(id), "--reason", "no"}, "y"), 0);
+  const std::string real = git_ok(t.person, {"ls-remote", "origin", decision_ref(pub)}).substr(0, 40);
+  std::string text = t.decision_file(real, "decision.toml");
+  const std::string sig = t.decision_file(real, "decision.toml.sig");
+  REQUIRE(text.find("decision = \"reject\"") != std::string::npos);
+  text.replace(text.find("decision = \"reject\""), 19, "decision = \"approve\"");
+  t.forge(text, t.person_key(), pub.commit, decision_ref(pub), sig);
+  held.refused(pub.id, 3, "decision");
+
+  // No signature at all: a signature file that is not one.
+  const Published second = t.publish_edit("b.txt", "bravo", "BRAVO");
+  Held held2(t.agent);
+  t.forge(TeamRepos::decision_text(second), t.person_key(), second.commit, decision_ref(second), "not a signature\n");
+  held2.refused(second.id, 3, "decision");
+
+  // The person's key, but the namespace of approval manifests: a signature
+  // made for a manifest never counts as a decision.
+  const Published third = t.publish_edit("certified/c.txt", "charlie", "CHARLIE");
+  Held held3(t.agent);
+  t.forge(TeamRepos::decision_text(third), t.person_key(), third.commit, decision_ref(third), "", "kaicoder");
+  held3.refused(third.id, 3, "decision");
+}
+
+TEST_CASE("attack: a real decision replayed onto another proposal id, another clone or another commit is refused",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published first = t.publish_edit("a.txt", "alpha", "beta");
+  const Published second = t.publish_edit("b.txt", "bravo", "BRAVO");
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  REQUIRE(json_of(fetched).at("added").size() == 2);
+  // The person approves the first only.
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", "1"}, "y"), 0);
+  const std::string real = git_ok(t.person, {"ls-remote", "origin", decision_ref(first)}).substr(0, 40);
+  Held held(t.agent);
+  // Its decision commit pushed as the second's decision: it names proposal 1.
+  git_ok(t.person, {"push", "-q", "-f", "origin", real + ":" + decision_ref(second)});
+  held.refused(second.id, 3, "it is for proposal 1, not 2");
+
+  // Signed for the second's commit but for another clone: refused as replayed.
+  t.forge(TeamRepos::decision_text(second, "approve", "0123456789ab"), t.person_key(), second.commit,
+          decision_ref(second));
+  held.refused(second.id, 3, "it is for clone 0123456789ab");
+
+  // Signed naming the second proposal, but on the first proposal's commit.
+  t.forge(TeamRepos::decision_text(second), t.person_key(), first.commit, decision_ref(second));
+  held.refused(second.id, 6, "not on the proposal commit");
+
+  // The first's own decision still applies the first.
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(first.id), "--timeout", "30"}), 0);
+  CHECK(t.agent.read("a.txt") == "beta\n");
+  CHECK(t.agent.read("b.txt") == "bravo\n");
+}
+
+TEST_CASE("attack: a y where CONFIRM is due is refused even when signed", "[e2e][attack][team]") {
+  TeamRepos t;
+  // scripts/** takes CONFIRM by default.
+  const Published pub =
+      t.publish({"propose", "--path", "scripts/go.sh", "--content-file", "-", "--why", "a script"}, "echo hi\n");
+  Held held(t.agent);
+  const std::string forged =
+      t.forge(TeamRepos::decision_text(pub, "approve", "", 0, "normal"), t.person_key(), pub.commit, decision_ref(pub));
+  held.refused(pub.id, 3, "CONFIRM");
+  // The person's clone asks for CONFIRM too: a y is not enough there.
+  const int id = t.fetch_one();
+  Run y = t.person.kai_tty({"approve", std::to_string(id)}, "y");
+  KAI_CHECK_EXIT(y, 4);  // not CONFIRM: declined
+  CHECK_THAT(y.tty, Contains("CONFIRM"));
+  CHECK(git_ok(t.person, {"ls-remote", "origin", decision_ref(pub)}).starts_with(forged));
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(id)}, "CONFIRM"), 0);
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "30"}), 0);
+  CHECK(t.agent.read("scripts/go.sh") == "echo hi\n");
+}
+
+TEST_CASE("attack: a proposal ref pushed again with other content is not decided on, and a decision for it is "
+          "refused",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  const int id = t.fetch_one();
+  // Someone pushes another commit at the proposal's ref.
+  t.person.write("a.txt", "alpha, swapped\n");
+  git_ok(t.person, {"commit", "-q", "-am", "swapped"});
+  const std::string other = git_ok(t.person, {"rev-parse", "HEAD"});
+  git_ok(t.person, {"reset", "-q", "--hard", "HEAD^"});
+  git_ok(t.person, {"push", "-q", "-f", "origin", other + ":" + pub.ref});
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  CHECK(json_of(fetched).at("added").empty());
+  CHECK_THAT(json_of(fetched).at("refused").dump(), Contains("pushed again with other content"));
+  Run shown = t.person.kai({"--json", "show", std::to_string(id)});
+  CHECK(json_of(shown).at("proposal").at("team").at("commit") == pub.commit);
+  // A signed decision for the swapped commit does not count where it was proposed.
+  Held held(t.agent);
+  t.forge(TeamRepos::decision_text(Published{pub.id, other, pub.base, pub.origin, pub.ref}), t.person_key(), other,
+          decision_ref(pub));
+  held.refused(pub.id, 6, "not on the proposal commit");
+}
+
+TEST_CASE("attack: the agent cannot approve its own team proposal", "[e2e][attack][team]") {
+  TeamRepos t;
+  // The change adds the agent's own key to the allowed signers.
+  make_key(t.agent, t.agent.home() / "agent-key", "agent");
+  const std::string agent_pub = read_outside((t.agent.home() / "agent-key.pub").string());
+  const Published pub = t.publish({"propose", "--path", "signers", "--content-file", "-", "--why", "one more signer"},
+                                  t.agent.read("signers") + "agent@example.com " + agent_pub);
+  Held held(t.agent);
+
+  // Not at the gate: no terminal.
+  Run gate = t.agent.kai({"approve", std::to_string(pub.id)});
+  KAI_CHECK_EXIT(gate, 3);
+
+  // Not as a remote proposal of its own clone: fetch there skips it.
+  Run own = t.agent.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(own, 0);
+  CHECK(json_of(own).at("added").empty());
+
+  // Not with its own key, which only the change itself allows: trust is
+  // read from the base commit.
+  t.forge(TeamRepos::decision_text(pub), t.agent.home() / "agent-key", pub.commit, decision_ref(pub));
+  held.refused(pub.id, 3, "decision");
+
+  // Not with the person's key when it sits where the agent works: a
+  // genuine decision signed with a key this clone holds is refused.
+  fs::create_directories(t.agent.home() / ".ssh");
+  fs::copy_file(t.person_key().string() + ".pub", t.agent.home() / ".ssh" / "id_ed25519.pub");
+  const int id = t.fetch_one();
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(id)}, "y"), 0);
+  held.refused(pub.id, 3, "signed with a key this clone holds");
+
+  // Once that key is gone from the agent's clone, the person's decision counts.
+  fs::remove(t.agent.home() / ".ssh" / "id_ed25519.pub");
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "30"}), 0);
+  CHECK_THAT(t.agent.read("signers"), Contains("agent@example.com"));
+}
+
+TEST_CASE("attack: a hostile remote's odd ref names and a decision on another clone's proposal are refused harmlessly",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  const std::string head = git_ok(t.person, {"rev-parse", "HEAD"});
+  // Names team mode never makes: pushed to the remote with plain git.
+  for (const std::string& name : std::vector<std::string>{
+           "refs/kaicoder/proposals/ZZZZZZZZZZZZ/1", "refs/kaicoder/proposals/" + pub.origin + "/01",
+        "refs/kaicoder/decisions/" + pub.origin + "/7/x", "refs/kaicoder/evil", "refs/kaicoder/incoming/x/1",
+        "refs/kaicoder/proposals/" + pub.origin + "/99999999999999999999"})
+    git_ok(t.person, {"push", "-q", "-f", "origin", head + ":" + name});
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  const json j = json_of(fetched);
+  CHECK(j.at("added").size() == 1);
+  CHECK(j.at("refused").size() >= 6);
+  // Nothing was written outside refs/kaicoder/remote/ (and none of the odd names).
+  const std::string refs = git_ok(t.person, {"for-each-ref", "--format=%(refname)", "refs/kaicoder/"});
+  CHECK_THAT(refs, !Contains("evil") && !Contains("ZZZZ") && !Contains("/01") && !Contains("incoming"));
+  CHECK(git_ok(t.person, {"rev-parse", "HEAD"}) == head);
+
+  // A decision ref of this origin whose decision sits on a commit that is
+  // not this clone's proposal: a plain commit as the parent.
+  Held held(t.agent);
+  t.forge(TeamRepos::decision_text(pub), t.person_key(), head, decision_ref(pub));
+  held.refused(pub.id, 6, "not on the proposal commit");
+  // A decision for a proposal id this clone never published.
+  t.forge(TeamRepos::decision_text(pub, "approve", "", 42), t.person_key(), pub.commit, decision_ref(pub, 42));
+  Run agent_fetch = t.agent.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(agent_fetch, 0);
+  CHECK_THAT(json_of(agent_fetch).at("refused").dump(), Contains("did not publish"));
+  CHECK(t.agent.read("a.txt") == "alpha\n");
+}
