@@ -397,11 +397,9 @@ std::optional<EntrySide> live_side(const fs::path& base, const std::string& rel)
   if (S_ISREG(st.st_mode)) {
     s.type = NodeType::file;
     s.size = static_cast<uint64_t>(st.st_size);
-    Fd fd(::openat(d->fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.get() < 0) return std::nullopt;
-    auto bytes = read_all(fd.get());
-    if (!bytes) return std::nullopt;
-    s.blob = blob_id(*bytes);
+    // Hashed as a stream: a run may leave a file of any size.
+    s.blob = blob_at_fd(d->fd(), name);
+    if (s.blob.empty()) return std::nullopt;
   } else if (S_ISDIR(st.st_mode)) {
     s.type = NodeType::dir;
   } else if (S_ISLNK(st.st_mode)) {

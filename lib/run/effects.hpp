@@ -43,6 +43,10 @@
 
 namespace kai {
 
+// The blob id of the regular file `name` in `dirfd`, read as a stream (never
+// whole in memory); empty when it cannot be read.
+std::string blob_at_fd(int dirfd, const std::string& name);
+
 enum class EffectVerdict { lands, held, never };
 std::string_view to_string(EffectVerdict v);  // lands held never
 std::optional<EffectVerdict> parse_verdict(std::string_view s);

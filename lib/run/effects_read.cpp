@@ -58,7 +58,8 @@ std::vector<std::string> folder_names(int dirfd) {
   return out;
 }
 
-// The blob id of the regular file `name` in `dirfd`, read as a stream.
+}  // namespace
+
 std::string blob_at_fd(int dirfd, const std::string& name) {
   Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) return {};
@@ -69,6 +70,8 @@ std::string blob_at_fd(int dirfd, const std::string& name) {
   if (git_odb_hashfile(&id, via.c_str(), GIT_OBJECT_BLOB) != 0) return {};
   return hex(id);
 }
+
+namespace {
 
 std::string link_text_at(int dirfd, const std::string& name) {
   std::string buf(4096, '\0');

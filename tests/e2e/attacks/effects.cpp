@@ -311,7 +311,7 @@ for path in ["build/helper", "a.txt"]:
   CHECK(repo.mode("a.txt") == 0644u);
 }
 
-TEST_CASE("attack: a tracked file deleted by a run is held; a renamed one is not", "[e2e][attack][effects]") {
+TEST_CASE("attack: a tracked file deleted by a run is held, a renamed one is not", "[e2e][attack][effects]") {
   if (!overlay_or_warn()) return;
   TempRepo repo{{"keep.txt", "keep\n"}, {"gone.txt", "gone\n"}, {"moved.txt", "moved\n"}};
   with_tool(repo, "import os\nos.remove('gone.txt')\nos.rename('moved.txt', 'new.txt')\n");

@@ -78,8 +78,16 @@ TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memor
   TempRepo repo{{"README", "read me\n"}};
   init_and_commit(repo);
   json e = run_approved(repo, "truncate -s 2G huge.img && printf 'more\\n' >> README");
-  CHECK_THAT(e.at("summary").get<std::string>(), Contains("huge.img created, not snapshotted: too large"));
-  CHECK_FALSE(names(e, repo, "huge.img"));
+  const std::string summary = e.at("summary");
+  // Read from the snapshots, the file is too large to keep: named, not
+  // restorable. Read from the run's overlay (the full level), it is an
+  // effect that landed by a rename, hashed as a stream.
+  const bool overlay = !Contains("not snapshotted").match(summary);
+  if (overlay)
+    CHECK_THAT(summary, Contains("huge.img created"));
+  else
+    CHECK_THAT(summary, Contains("huge.img created, not snapshotted: too large"));
+  CHECK(names(e, repo, "huge.img") == overlay);
   // No kaicoder process (nor anything else this test started) held the file in memory.
   struct rusage ru;
   REQUIRE(::getrusage(RUSAGE_CHILDREN, &ru) == 0);
@@ -94,7 +102,8 @@ TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memor
   CHECK(ru.ru_maxrss < k_max_rss);
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y"), 0);
   CHECK(repo.read("README") == "read me\n");
-  CHECK(repo.exists("huge.img"));  // not snapshotted, so not kaicoder's to delete
+  // Not snapshotted, so not kaicoder's to delete; landed, so rolled back.
+  CHECK(repo.exists("huge.img") == !overlay);
 }
 
 TEST_CASE("attack: a set-id bit a run set where no kernel refused it is stripped, said, and not restored by a rollback",
@@ -110,8 +119,11 @@ TEST_CASE("attack: a set-id bit a run set where no kernel refused it is stripped
   repo.trust();
   json e = run_approved(repo,
                         "chmod u+s,g+s tool.sh && chmod u+s data.txt && printf 'two\\n' > data.txt && "
-                        "mkdir -p build && cp tool.sh build/helper && chmod 4755 build/helper");
-  CHECK(names(e, repo, "tool.sh"));
+                        "mkdir -p build && cp tool.sh build/helper && chmod 4755 build/helper && "
+                        "printf 'new\\n' > notes.txt");
+  // A file whose change takes a set-id bit is dropped whole; notes.txt lands.
+  CHECK(names(e, repo, "notes.txt"));
+  CHECK(repo.read("data.txt") == "one\n");
   const std::string summary = e.at("summary");
   // On a file the snapshots compare, the bit is an effect no proposal
   // could make: named, never kept. In an ignored tree it is stripped and
@@ -127,6 +139,7 @@ TEST_CASE("attack: a set-id bit a run set where no kernel refused it is stripped
   CHECK(repo.mode("tool.sh") == 0755u);
   CHECK(repo.mode("data.txt") == 0644u);
   CHECK(repo.read("data.txt") == "one\n");
+  CHECK_FALSE(repo.exists("notes.txt"));
   for (const auto& [rel, mode] : repo.mode_snapshot()) {
     INFO(rel);
     CHECK((mode & 06000u) == 0u);  // no backup kept one either
