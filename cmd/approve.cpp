@@ -77,16 +77,10 @@ int approve_team(Session& s, Workspace& ws, int id, bool no_apply) {
   team::DecisionRequest req{id, who, true, terminal_answer(rv->need.tier), rv->digest, rv->diff_cut, {}};
   auto r = team::decide(ws, req);
   if (!r) return report(s, r.error());
-  if (s.json()) {
-    nlohmann::json j = with_proposal(r->proposal);
-    j["team_decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
-    if (r->push_error) return emit(s, j, exit_code(r->push_error->code), r->push_error);
-    return emit(s, j);
-  }
-  out("approved team proposal {}: decision {} signed by {}\n", r->proposal.id, r->decision.substr(0, 12), r->signer);
-  if (r->push_error) return report(s, *r->push_error);
-  out("pushed; clone {} applies it when it next waits or fetches\n", r->proposal.team.origin);
-  return k_exit_ok;
+  const int rc = report_team_decision(s, *r, "approved");
+  if (rc == k_exit_ok && !s.json())
+    out("pushed; clone {} applies it when it next waits or fetches\n", r->proposal.team.origin);
+  return rc;
 }
 
 }  // namespace

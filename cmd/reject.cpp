@@ -33,15 +33,7 @@ int reject_team(Session& s, Workspace& ws, int id, const std::string& reason) {
   team::DecisionRequest req{id, who, false, terminal_answer(Tier::normal), rv->digest, rv->diff_cut, reason};
   auto r = team::decide(ws, req);
   if (!r) return report(s, r.error());
-  if (s.json()) {
-    nlohmann::json j = with_proposal(r->proposal);
-    j["team_decision"] = {{"commit", r->decision}, {"signer", r->signer}, {"pushed", !r->push_error}};
-    if (r->push_error) return emit(s, j, exit_code(r->push_error->code), r->push_error);
-    return emit(s, j);
-  }
-  out("rejected team proposal {}: decision {} signed by {}\n", r->proposal.id, r->decision.substr(0, 12), r->signer);
-  if (r->push_error) return report(s, *r->push_error);
-  return k_exit_ok;
+  return report_team_decision(s, *r, "rejected");
 }
 
 }  // namespace

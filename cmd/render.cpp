@@ -378,6 +378,18 @@ nlohmann::json published_json(const team::Published& p) {
           {"again", p.again}};
 }
 
+int report_team_decision(Session& s, const team::Decided& d, std::string_view verb) {
+  if (s.json()) {
+    nlohmann::json j = with_proposal(d.proposal);
+    j["team_decision"] = {{"commit", d.decision}, {"signer", d.signer}, {"pushed", !d.push_error}};
+    if (d.push_error) return emit(s, j, exit_code(d.push_error->code), d.push_error);
+    return emit(s, j);
+  }
+  out("{} team proposal {}: decision {} signed by {}\n", verb, d.proposal.id, d.decision.substr(0, 12), d.signer);
+  if (d.push_error) return report(s, *d.push_error);
+  return k_exit_ok;
+}
+
 void print_received(const team::Received& r) {
   const Proposal& p = r.proposal;
   out("proposal {}: a decision signed by {} {} it\n", p.id, p.team.signer,

@@ -83,6 +83,9 @@ nlohmann::json certification_json(const Certification& c);
 void print_published(const team::Published& p);
 nlohmann::json published_json(const team::Published& p);
 void print_received(const team::Received& r);
+// What this clone's signed decision on a remote proposal did (approve,
+// reject): the JSON with `team_decision`, or its lines, and the exit code.
+int report_team_decision(Session& s, const team::Decided& d, std::string_view verb);
 
 // "diff" for proposals that still apply; an explanation otherwise.
 Result<FileDiff> diff_for_display(Session& s, Workspace& ws, const Proposal& p, bool full);

@@ -110,6 +110,9 @@ std::optional<AllowRule> always_rule(const Workspace& ws, const Proposal& p, Tie
   if (need != Tier::normal || p.tier != Tier::normal || now != ApplyNow::yes || ws.cfg.mode != "normal")
     return std::nullopt;
   if (p.state != State::pending) return std::nullopt;
+  // A team proposal is decided by a signature, clone by clone: a rule in
+  // one clone's kaicoder.toml would let the next one past the team.
+  if (!p.team.role.empty()) return std::nullopt;
   switch (p.kind) {
     case Kind::run: return run_rule(ws, p);
     case Kind::edit:

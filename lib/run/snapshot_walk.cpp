@@ -19,6 +19,7 @@
 #include <git2.h>
 
 #include "lib/util/git.hpp"
+#include "lib/util/stack.hpp"
 #include "lib/util/text.hpp"
 #include "lib/run/snapshot_cache.hpp"
 #include "lib/run/snapshot_objects.hpp"
@@ -475,7 +476,10 @@ Result<Snapshot> SnapshotStore::take(const std::function<void(size_t)>& progress
   int fd = ::open(m_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot open '{}': {}", m_root.string(), std::strerror(errno)));
   std::optional<git_oid> tree;
-  KAI_TRY(b.walk(fd, "", tree));
+  // The walk recurses once per folder level: on a stack no tree can overflow.
+  Status walked = ok_status();
+  run_with_stack(k_walk_stack, [&] { walked = b.walk(fd, "", tree); });
+  KAI_TRY(walked);
   b.guard_git();
   if (!tree) {
     std::vector<TreeItem> none;

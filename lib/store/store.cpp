@@ -61,7 +61,7 @@ bool hex_id(const std::string& id) {
 // The id and the store it replaces in a store-id file's text; conflict
 // when it is not one sealed for this root.
 Result<StoreIdentity> parse_identity(const fs::path& file, const std::string& text, const Sealer& sealer) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = parse_bounded_json(text).value;
   auto str = [&j](const char* key) {
     return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
   };
@@ -357,7 +357,7 @@ constexpr const char* k_live_id = "live";
 std::optional<Store::LiveIndex> Store::read_live() const {
   auto text = read_owned(m_dir / "staging" / "live");
   if (!text) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = parse_bounded_json(*text).value;
   if (!j.is_object() || !j.contains("seal") || !j["seal"].is_string()) return std::nullopt;
   const std::string mac = j["seal"].get<std::string>();
   j.erase("seal");

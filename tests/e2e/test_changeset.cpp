@@ -139,9 +139,10 @@ TEST_CASE("a git diff of five kinds of change is one proposal, approved once, ap
   KAI_REQUIRE_EXIT(r, 0);
   CHECK(files_of(repo) == before);
   CHECK(modes_of(repo) == before_modes);
-  // The folder it made holds only the rollback's backup of the file it removed.
+  // The folder it made is gone; the rollback kept the files it removed in the state dir.
   const std::string undo_id = log_entries(repo).at(0).at("rollback_id");
-  CHECK(repo.ls("lib/new") == std::vector<std::string>{"c.c.bak-kaicoder-" + undo_id});
+  CHECK_FALSE(repo.exists("lib/new"));
+  CHECK(repo.ls(".kaicoder/kept/" + undo_id).size() == 2);  // lib/new/c.c and new/name.txt, the rename's target
   CHECK(show_json(repo, 1).at("status") == "rolled-back");
 }
 

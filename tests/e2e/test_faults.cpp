@@ -148,7 +148,11 @@ TEST_CASE("a proposal whose record cannot be written leaves no staging folder", 
   INFO(r.all());
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Contains("No space left on device"));
-  CHECK(repo.ls(".kaicoder/staging") == std::vector<std::string>{"next-id"});
+  // Beside the id counter only the live index (derived data, rebuilt from
+  // the records), which may still name the id that was never made.
+  std::vector<std::string> left = repo.ls(".kaicoder/staging");
+  std::erase(left, "live");
+  CHECK(left == std::vector<std::string>{"next-id"});
 }
 
 TEST_CASE("a stage killed before its record leaves a folder that doctor names and the next command removes",

@@ -75,10 +75,14 @@ TEST_CASE("rolling back a created file deletes it", "[e2e][rollback]") {
   Run r = repo.kai_tty({"rollback", id}, "y");
   KAI_REQUIRE_EXIT(r, 0);
   CHECK_FALSE(repo.exists("sub/new.txt"));
-  // The created file's last bytes are kept, so this rollback is reversible too.
-  std::vector<std::string> baks = repo.find("new.txt.bak-kaicoder-");
-  REQUIRE(baks.size() == 1);
-  CHECK(repo.read(baks[0]) == "new file\n");
+  // The created file's last bytes are kept in the state dir (so the folder
+  // it made can go), and this rollback is reversible too.
+  CHECK_FALSE(repo.exists("sub"));
+  CHECK(repo.find("new.txt.bak-kaicoder-").empty());
+  const std::string undo_id = log_entries(repo).at(0).at("rollback_id");
+  const auto kept = repo.ls(".kaicoder/kept/" + undo_id);
+  REQUIRE(kept.size() == 1);
+  CHECK(repo.read(".kaicoder/kept/" + undo_id + "/" + kept[0]) == "new file\n");
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
   CHECK(repo.read("sub/new.txt") == "new file\n");
 }
@@ -179,7 +183,7 @@ TEST_CASE("a proposal with several entries is named by one of them", "[e2e][roll
   rec.erase("seal");
   const std::string second = "20990101T000000Z";
   rec["id"] = second;
-  auto mac = kai::Sealer(repo.owner_dir(), repo.path()).seal("journal", second, rec.dump());
+  auto mac = kai::test::store_sealer(repo).seal("journal", second, rec.dump());
   REQUIRE(mac);
   rec["seal"] = *mac;
   repo.write(".kaicoder/journal/" + second + ".json", rec.dump(2));

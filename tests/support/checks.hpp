@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/store/mac.hpp"
+#include "lib/store/store.hpp"
 #include "tests/support/repo.hpp"
 
 // The run exited with `code`; otherwise show its output. `run` is evaluated
@@ -90,9 +91,21 @@ inline nlohmann::json show_json(const TempRepo& repo, int id) {
 // Rewrite proposal `id`'s record as kaicoder itself would: sealed with the
 // owner's key (lib/store/mac). For cases that stand in for what only time can do
 // (an old `created`); an agent has no key and cannot do this.
+// The sealer kaicoder uses for this repository's store: the owner's key,
+// the root and the store's identity when it has one.
+inline Sealer store_sealer(const TempRepo& repo) {
+  Sealer sealer(repo.owner_dir(), repo.path());
+  if (std::filesystem::exists(repo.abs(".kaicoder/store-id"))) {
+    auto ident = store_identity(repo.abs(".kaicoder"), sealer);
+    if (!ident) throw std::runtime_error("cannot read the store's identity: " + ident.error().message);
+    sealer.use_store(ident->id);
+  }
+  return sealer;
+}
+
 inline void write_sealed_record(const TempRepo& repo, int id, nlohmann::json meta) {
   meta.erase("seal");
-  auto mac = Sealer(repo.owner_dir(), repo.path()).seal("proposal", std::to_string(id), meta.dump());
+  auto mac = store_sealer(repo).seal("proposal", std::to_string(id), meta.dump());
   if (!mac) throw std::runtime_error("cannot seal: " + mac.error().message);
   meta["seal"] = *mac;
   repo.write(".kaicoder/staging/" + std::to_string(id) + "/meta.json", meta.dump(2));

@@ -176,7 +176,8 @@ TEST_CASE("attack: a chain of 2,500 nested folders does not stall the snapshots 
   // CPU time, which a busy machine does not stretch: both snapshots, the
   // run and the approval took minutes of it when every folder asked git
   // about every ancestor, and the secret-file scan matched every folder's
-  // ancestors again.
+  // ancestors again. The bound tells linear from quadratic (about 1 s of
+  // CPU in a release build, 15 s under the sanitizers), not a speed goal.
   auto cpu = [] {
     struct rusage ru {};
     ::getrusage(RUSAGE_CHILDREN, &ru);
@@ -185,7 +186,7 @@ TEST_CASE("attack: a chain of 2,500 nested folders does not stall the snapshots 
   };
   const double t0 = cpu();
   json e = run_approved(repo, "printf 'more\\n' >> README", 1, std::chrono::seconds(180));
-  CHECK(cpu() - t0 < 10.0);
+  CHECK(cpu() - t0 < 60.0);
   CHECK(names(e, repo, "README"));
   KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id")}, "y", {}, TtyOutput::pipes, std::chrono::seconds(180)), 0);
   CHECK(repo.read("README") == "read me\n");
