@@ -16,7 +16,7 @@ namespace kai::cmd {
 RunFn setup_list(CLI::App& sub) {
   auto status = std::make_shared<std::string>();
   sub.add_option("--status", *status, "only proposals with this status")
-      ->check(CLI::IsMember({"pending", "approved", "applied", "rejected", "timeout", "failed", "rolled-back"}));
+      ->check(CLI::IsMember({"pending", "approved", "applied", "rejected", "timeout", "failed", "rolled-back", "held"}));
   return [status](Session& s) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());

@@ -157,7 +157,7 @@ _kaicoder() {
             return 0
             ;;
         --status)
-            COMPREPLY=($(compgen -W "pending approved applied rejected timeout failed rolled-back" -- "$cur"))
+            COMPREPLY=($(compgen -W "pending approved applied rejected timeout failed rolled-back held" -- "$cur"))
             return 0
             ;;
         --base | --head)

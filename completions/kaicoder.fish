@@ -189,7 +189,7 @@ complete -c kaicoder -n '__kaicoder_using_command run; and test (__kaicoder_run_
 
 # list
 complete -c kaicoder -n '__kaicoder_using_command list' -l status -x \
-    -a 'pending approved applied rejected timeout failed rolled-back' -d 'Only proposals with this status'
+    -a 'pending approved applied rejected timeout failed rolled-back held' -d 'Only proposals with this status'
 
 # show
 complete -c kaicoder -n '__kaicoder_using_command show' -l full -d 'The whole diff, however large'

@@ -589,7 +589,9 @@ Status finish_landing(Workspace& ws, const RunFolder& f, Landing& l, const std::
 // steps, one sync, and finish_landing.
 Status land(Workspace& ws, const RunFolder& f, Landing& l, std::vector<std::string>& conflicts, bool keep_bytes) {
   std::vector<LandOp> ok;
-  std::vector<std::string> replaced;
+  std::vector<std::string> replaced;  // link texts
+  std::vector<std::string> replaced_files;  // regular files (root-relative), kept as streams
+  std::vector<std::string> replaced_ids;
   for (LandOp& o : l.ops) {
     auto live = live_side(ws.root, o.path);
     const bool dir_mode = o.before.type == NodeType::dir && o.after.type == NodeType::dir;
@@ -609,20 +611,28 @@ Status land(Workspace& ws, const RunFolder& f, Landing& l, std::vector<std::stri
         replaced.push_back(live->text);
       } else {
         Fd fd(::openat(d->fd(), leaf_of(o.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-        auto bytes = fd.get() >= 0 ? read_all(fd.get()) : Result<std::string>(make_error(Errc::io, "gone"));
-        if (!bytes || blob_id(*bytes) != o.before.blob) {
+        auto id = fd.get() >= 0 ? blob_id_of_fd(fd.get()) : Result<std::string>(make_error(Errc::io, "gone"));
+        if (!id || *id != o.before.blob) {
           conflicts.push_back(o.path);
           continue;
         }
-        replaced.push_back(std::move(*bytes));
+        replaced_files.push_back(o.path);
+        replaced_ids.push_back(std::move(*id));
       }
     }
     ok.push_back(o);
   }
   l.ops = std::move(ok);
   order_ops(l.ops);
-  if (keep_bytes && !l.id.empty() && !l.ops.empty())
-    KAI_TRY(snapshots_of(ws).keep_blobs(l.id, replaced, ws.cfg.snapshots_keep));
+  if (keep_bytes && !l.id.empty() && !l.ops.empty()) {
+    auto kept = snapshots_of(ws).keep_blobs(l.id, replaced, replaced_files, ws.cfg.snapshots_keep);
+    if (!kept) return kept.error();
+    // A file that changed between its check and its keeping is not the one
+    // compared: nothing lands.
+    if (*kept != replaced_ids)
+      return make_error(Errc::conflict, "a file the run replaces changed while its bytes were being kept",
+                        "look at what else writes the tree, then approve the run's effects again");
+  }
   KAI_TRY(write_landing(ws, f, l));
   fault_point("after-landing-intent");
   // As every transaction (lib/gate/txn execute): the room for the records
@@ -888,14 +898,15 @@ std::vector<std::string> direct_notes(const Workspace& ws, const std::vector<fs:
                 if (change_ns(st) >= start) ++changed;
                 if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
                   (void)::fchmodat(dirfd, name, st.st_mode & 0777, 0);
-                  stripped.push_back(rel);
+                  stripped.push_back(fmt::format("{} (mode {:04o}, now {:04o})", rel, st.st_mode & 07777u,
+                                                 st.st_mode & 0777u));
                 }
                 return true;
               });
     const std::string name = t.lexically_relative(ws.root).generic_string();
     out.push_back(fmt::format("{}/: {} file{} written directly (not reviewed)", name, changed, changed == 1 ? "" : "s"));
     for (const auto& s : stripped)
-      out.push_back(fmt::format("SET-USER-ID OR SET-GROUP-ID BIT STRIPPED: {}/{}", name, s));
+      out.push_back(fmt::format("SET-ID BIT STRIPPED: {}/{}", name, s));
   }
   return out;
 }
@@ -1053,9 +1064,13 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
   std::optional<Snapshot> after;
   std::function<std::optional<std::string>(const Effect&)> before_of, after_of;
   if (run.way == EffectsWay::overlay) {
+    // Effects not all known never land: said, and the upper folder dropped
+    // with everything in it (the tree is as it was before the run).
     auto read = read_upper(f.upper, ws.root, run.start_ns, {ws.guards.state_dir});
-    if (!read) return read.error();
-    fx = std::move(*read);
+    if (!read)
+      notes.push_back(fmt::format("no effect landed: {}", ws.redact(read.error().message)));
+    else
+      fx = std::move(*read);
     std::map<std::string, const Effect*> by_path;
     for (const Effect& e : fx.list)
       if (lands_by_path(e.kind)) by_path[e.path] = &e;

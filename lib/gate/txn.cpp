@@ -120,17 +120,21 @@ Result<FileState> read_backup(const Workspace& ws, const FileChange& f) {
   return read_at(*d, base_of(f.backup_rel));
 }
 
-FileSide side_of(const FileState& s) { return {s.exists, s.exists ? blob_id(s.bytes) : std::string{}, s.mode}; }
+namespace {
+std::string blob_of(const FileState& s) { return s.hashed ? s.blob : blob_id(s.bytes); }
+}  // namespace
+
+FileSide side_of(const FileState& s) { return {s.exists, s.exists ? blob_of(s) : std::string{}, s.mode}; }
 bool same(const FileSide& a, const FileState& s, bool with_mode) {
   if (a.exists != s.exists) return false;
   if (!s.exists) return true;
-  return a.blob == blob_id(s.bytes) && (!with_mode || (s.mode & 07777u) == (a.mode & 07777u));
+  return a.blob == blob_of(s) && (!with_mode || (s.mode & 07777u) == (a.mode & 07777u));
 }
 bool mode_matters(const FileChange& f) {
   return f.before.exists && f.after.exists && (f.before.mode & 07777u) != (f.after.mode & 07777u);
 }
 
-Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard) {
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard, Read read) {
   std::string r = rel;
   if (!rel.starts_with(k_home)) {
     auto rp = resolve(ws.root, ws.root, rel);
@@ -141,7 +145,7 @@ Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs cre
   auto d = parent_of(ws, r, create);
   if (!d) return d.error();
   Target t{r, base_of(r), std::move(*d), {}};
-  auto st = read_at(t.dir, t.name);
+  auto st = read == Read::whole ? read_at(t.dir, t.name) : read_or_hash_at(t.dir, t.name, k_whole_max);
   if (!st) return st.error();
   if (st->exists && !st->regular)
     return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel),
@@ -585,11 +589,19 @@ Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sy
   const Dir& bd = beside ? tg.dir : kept;
   const std::string bname = base_of(f.backup_rel);
   Status s = link_at(tg.dir, tg.name, bd, bname, sync);
-  if (!s && s.error().code == Errc::usage)
+  if (!s && s.error().code == Errc::usage) {
+    if (tg.current.hashed)
+      return make_error(Errc::io,
+                        fmt::format("cannot keep '{}': its file system takes no second name for a file, and it is "
+                                    "too large to copy",
+                                    f.rel),
+                        "move it aside by hand, then try again");
     return write_exclusive_at(bd, bname, tg.current.bytes, tg.current.mode & ~mode_t{06000}, sync);
+  }
   if (!s) return s;
-  auto b = read_at(bd, bname);
-  if (!b || !b->regular || b->bytes != tg.current.bytes) {
+  auto b = tg.current.hashed ? read_or_hash_at(bd, bname, k_whole_max) : read_at(bd, bname);
+  if (!b || !b->regular || b->hashed != tg.current.hashed || b->bytes != tg.current.bytes ||
+      b->blob != tg.current.blob) {
     (void)unlink_at(bd, bname, Sync::later);
     return make_error(Errc::conflict, fmt::format("'{}' changed while it was being written", f.rel),
                       "look at what else writes it, then try again");

@@ -92,7 +92,14 @@ struct Target {
 enum class Guard { tree, own_config };
 // The root's own config file, as a transaction names it.
 inline constexpr std::string_view k_root_config = "kaicoder.toml";
-Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard = Guard::tree);
+// How a target's current bytes are read: whole (every change that edits
+// them), or hashed as a stream when larger than k_whole_max (a rollback,
+// which only compares the file and moves it aside: a run may have left a
+// file of any size, and undoing it must not take that much memory).
+enum class Read { whole, or_hash };
+inline constexpr size_t k_whole_max = size_t{64} << 20;
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard = Guard::tree,
+                           Read read = Read::whole);
 
 // The record of `tg` becoming `after` (nullopt: removed) with permission
 // bits `mode`, its backup named for transaction `id` when it exists now.

@@ -14,6 +14,7 @@
 
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/git.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -216,7 +217,8 @@ Result<Dir> open_parent_walk(const fs::path& root, std::string_view rel, CreateD
   return open_parent_impl(root, rel, create, false);
 }
 
-Result<FileState> read_at(const Dir& dir, std::string_view name_in, size_t max) {
+namespace {
+Result<FileState> read_or_hash(const Dir& dir, std::string_view name_in, size_t max, size_t whole_max) {
   if (!valid_name(name_in)) return bad_name(name_in);
   std::string name(name_in);
   FileState out;
@@ -250,14 +252,31 @@ Result<FileState> read_at(const Dir& dir, std::string_view name_in, size_t max) 
     ::close(fd);
     return crosses_mount(name, name);
   }
+  out.regular = true;
+  out.mode = opened.st_mode & 07777;
+  out.nlink = opened.st_nlink;
+  if (static_cast<uint64_t>(opened.st_size) > whole_max) {
+    auto id = blob_id_of_fd(fd);
+    ::close(fd);
+    if (!id) return make_error(id.error().code, fmt::format("cannot read '{}': {}", name, id.error().message));
+    out.hashed = true;
+    out.blob = std::move(*id);
+    return out;
+  }
   auto bytes = read_all(fd, max);
   ::close(fd);
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", name, bytes.error().message));
-  out.regular = true;
   out.bytes = std::move(*bytes);
-  out.mode = opened.st_mode & 07777;
-  out.nlink = opened.st_nlink;
   return out;
+}
+}  // namespace
+
+Result<FileState> read_at(const Dir& dir, std::string_view name, size_t max) {
+  return read_or_hash(dir, name, max, SIZE_MAX);
+}
+
+Result<FileState> read_or_hash_at(const Dir& dir, std::string_view name, size_t whole_max) {
+  return read_or_hash(dir, name, SIZE_MAX - 1, whole_max);
 }
 
 Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_view data, mode_t mode, Sync sync) {

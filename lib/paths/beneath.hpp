@@ -41,7 +41,9 @@ private:
 struct FileState {
   bool exists = false;
   bool regular = false;  // false for folders, fifos, devices
-  std::string bytes;     // whole content when regular
+  std::string bytes;     // whole content when regular (and not hashed)
+  bool hashed = false;   // read_or_hash_at: too large to read, `blob` holds its id
+  std::string blob;      // the git blob id when hashed
   mode_t mode = 0644;    // permission bits
   nlink_t nlink = 0;
 };
@@ -60,6 +62,12 @@ Result<Dir> open_parent_walk(const std::filesystem::path& root, std::string_view
 // State of `name` in `dir`, never following a symlink: a symlink yields
 // Errc::denied; a missing file yields exists == false.
 Result<FileState> read_at(const Dir& dir, std::string_view name, size_t max = SIZE_MAX - 1);
+
+// read_at, but a regular file larger than `whole_max` bytes is hashed as a
+// stream instead of read: `hashed` is set, `blob` holds its git blob id and
+// `bytes` stays empty. For the callers that only compare and move a file
+// (a rollback), so a file of any size costs constant memory.
+Result<FileState> read_or_hash_at(const Dir& dir, std::string_view name, size_t whole_max);
 
 // When the writes below reach the disk: now (the file and its folder are
 // fsynced before the call returns), or later (nothing is synced: the caller

@@ -184,7 +184,9 @@ Result<Effects> effects_from_json(const nlohmann::json& j);
 // hashed (blob ids) on both sides. Every live path an effect names whose
 // change time is at or after `start_ns` (CLOCK_REALTIME) is marked a
 // conflict. Entries under `skip` (root-relative prefixes such as
-// ".kaicoder/") are left out. io when the upper folder cannot be read.
+// ".kaicoder/") are left out. io when the upper folder cannot be read;
+// usage when any folder in it cannot be read or folders nest more than
+// 3,000 deep (as the snapshots' walk): effects not all known are none.
 Result<Effects> read_upper(const std::filesystem::path& upper, const std::filesystem::path& root, int64_t start_ns,
                            const std::vector<std::string>& skip = {});
 

@@ -18,6 +18,7 @@
 
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/stack.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/git_tree.hpp"
 
@@ -128,12 +129,18 @@ public:
     if (skipped(rel)) return;
     EntrySide before = node_side_at(lowerfd, name, lst);
     if (S_ISDIR(lst.st_mode)) {
+      if (!deeper(rel)) return;
       Fd sub(::openat(lowerfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (sub.get() >= 0)
-        for (const std::string& n : folder_names(sub.get())) {
-          struct stat st {};
-          if (::fstatat(sub.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) deleted(sub.get(), n, child_rel(rel, n), st);
-        }
+      if (sub.get() < 0) {
+        unreadable(rel);
+        --m_depth;
+        return;
+      }
+      for (const std::string& n : folder_names(sub.get())) {
+        struct stat st {};
+        if (::fstatat(sub.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) deleted(sub.get(), n, child_rel(rel, n), st);
+      }
+      --m_depth;
     }
     EffectKind k = before.type == NodeType::dir    ? EffectKind::folder_deleted
                    : before.type == NodeType::link ? EffectKind::link_deleted
@@ -168,12 +175,22 @@ public:
       }
       EntrySide after = node_side_at(upperfd, n, ust);
       if (S_ISDIR(ust.st_mode)) {
+        if (!deeper(r)) continue;
         Fd up(::openat(upperfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (up.get() < 0) continue;
+        if (up.get() < 0) {
+          unreadable(r);
+          --m_depth;
+          continue;
+        }
         const bool op = is_opaque || overlay_opaque(up.get());
         Fd low;
         if (had && S_ISDIR(lst.st_mode)) {
           low = Fd(::openat(lowerfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+          if (low.get() < 0) {
+            unreadable(r);
+            --m_depth;
+            continue;
+          }
           if ((lst.st_mode & 07777) != (ust.st_mode & 07777))
             add(EffectKind::mode_changed, r, node_side_at(lowerfd, n, lst), after, &lst);
         } else {
@@ -181,6 +198,7 @@ public:
           add(EffectKind::folder_created, r, {}, after, nullptr);
         }
         walk(up.get(), low.get(), r, op);
+        --m_depth;
         continue;
       }
       EntrySide before = had ? node_side_at(lowerfd, n, lst) : EntrySide{};
@@ -219,7 +237,28 @@ public:
     add(EffectKind::mode_changed, "", before, after, &lst);
   }
 
+  // The first folder that could not be read whole, or "": effects that
+  // are not all known never land (read_upper fails).
+  std::string failure;
+
 private:
+  // One folder level down from `rel`; false (and the failure said) past
+  // k_max_depth: a tree that deep is an attack on the walk.
+  bool deeper(const std::string& rel) {
+    if (m_depth >= k_max_depth) {
+      if (failure.empty())
+        failure = fmt::format("folders are nested more than {} deep under '{}'", k_max_depth,
+                              rel.substr(0, std::min<size_t>(rel.size(), 60)));
+      return false;
+    }
+    ++m_depth;
+    return true;
+  }
+  void unreadable(const std::string& rel) {
+    if (failure.empty()) failure = fmt::format("cannot read the folder '{}': {}", rel, errno_text(errno));
+  }
+  static constexpr int k_max_depth = 3000;  // as the snapshots' walk (lib/run/snapshot_walk)
+  int m_depth = 0;
   bool skipped(const std::string& rel) const {
     for (const auto& s : m_skip)
       if (rel == s || rel.starts_with(s + "/")) return true;
@@ -253,7 +292,9 @@ Result<Effects> read_upper(const fs::path& upper, const fs::path& root, int64_t 
   UpperReader r(start_ns, skip);
   struct stat ust {}, lst {};
   if (::fstat(up.get(), &ust) == 0 && ::fstat(low.get(), &lst) == 0) r.root_mode(ust, lst, low.get());
-  r.walk(up.get(), low.get(), "", overlay_opaque(up.get()));
+  run_with_stack(k_walk_stack, [&] { r.walk(up.get(), low.get(), "", overlay_opaque(up.get())); });
+  if (!r.failure.empty())
+    return make_error(Errc::usage, fmt::format("the run's effects cannot all be read: {}", r.failure));
   std::stable_sort(r.fx.list.begin(), r.fx.list.end(), [](const Effect& a, const Effect& b) { return a.path < b.path; });
   return std::move(r.fx);
 }

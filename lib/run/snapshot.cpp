@@ -5,12 +5,20 @@
 
 #include "lib/run/snapshot.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <set>
 
 #include <fmt/format.h>
 #include <git2.h>
 
+#include "lib/paths/beneath.hpp"
+#include "lib/util/fd.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/git.hpp"
 #include "lib/run/snapshot_cache.hpp"
 #include "lib/run/snapshot_objects.hpp"
@@ -84,8 +92,39 @@ Status SnapshotStore::keep(const Snapshot& before, const std::vector<TreeChange>
   return collect_garbage(m_dir, m_root, m_guards, snap, pure->get());
 }
 
-Status SnapshotStore::keep_blobs(const std::string& name, const std::vector<std::string>& blobs,
-                                 long keep_count) const {
+namespace {
+
+// Writes the regular file open at `fd` into `odb` as a blob, in chunks.
+Result<git_oid> write_blob_stream(git_odb* odb, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return make_error(Errc::io, "cannot keep a file's bytes: it is not a regular file");
+  git_odb_stream* raw = nullptr;
+  KAI_TRY(git_check(git_odb_open_wstream(&raw, odb, static_cast<git_object_size_t>(st.st_size), GIT_OBJECT_BLOB),
+                    "keeping a file's bytes in the snapshot store"));
+  GitOwned<git_odb_stream, git_odb_stream_free> stream(raw);
+  std::string chunk(1 << 20, '\0');
+  off_t at = 0;
+  while (at < st.st_size) {
+    ssize_t n = ::pread(fd, chunk.data(), std::min<size_t>(chunk.size(), static_cast<size_t>(st.st_size - at)), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return make_error(Errc::conflict, "a file changed while its bytes were being kept",
+                        "look at what else writes it, then try again");
+    KAI_TRY(git_check(git_odb_stream_write(stream.get(), chunk.data(), static_cast<size_t>(n)),
+                      "keeping a file's bytes in the snapshot store"));
+    at += n;
+  }
+  git_oid id;
+  KAI_TRY(git_check(git_odb_stream_finalize_write(&id, stream.get()), "keeping a file's bytes in the snapshot store"));
+  return id;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SnapshotStore::keep_blobs(const std::string& name,
+                                                           const std::vector<std::string>& blobs,
+                                                           const std::vector<std::string>& files, long keep_count) const {
   auto h = open_handles(m_dir, m_root, Create::yes);
   if (!h) return h.error();
   git_repository* snap = h->snap.get();
@@ -99,6 +138,22 @@ Status SnapshotStore::keep_blobs(const std::string& name, const std::vector<std:
                       "keeping a file's bytes in the snapshot store"));
     std::string key = hex(id);
     if (seen.insert(key).second) items.push_back(TreeItem{key, GIT_FILEMODE_BLOB, id});
+  }
+  std::vector<std::string> ids;
+  for (const std::string& rel : files) {
+    auto d = open_parent(m_root, rel, CreateDirs::no);
+    if (!d) return d.error();
+    const auto slash = rel.rfind('/');
+    const std::string leaf = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    Fd fd(::openat(d->fd(), leaf.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0)
+      return make_error(Errc::conflict, fmt::format("cannot keep the bytes of '{}': {}", rel, errno_text(errno)),
+                        "look at what else writes it, then try again");
+    auto id = write_blob_stream(pure->get(), fd.get());
+    if (!id) return id.error();
+    std::string key = hex(*id);
+    ids.push_back(key);
+    if (seen.insert(key).second) items.push_back(TreeItem{key, GIT_FILEMODE_BLOB, *id});
   }
   // A snapshot kept under this name already (the run's tree before it) stays reachable.
   git_oid kept;
@@ -115,7 +170,8 @@ Status SnapshotStore::keep_blobs(const std::string& name, const std::vector<std:
   for (size_t i = 0; keep_count >= 0 && names->size() - i > static_cast<size_t>(keep_count); ++i)
     if ((*names)[i] != name)
       KAI_TRY(git_check(git_reference_remove(snap, (k_refs + (*names)[i]).c_str()), "pruning an old snapshot"));
-  return collect_garbage(m_dir, m_root, m_guards, snap, pure->get());
+  KAI_TRY(collect_garbage(m_dir, m_root, m_guards, snap, pure->get()));
+  return ids;
 }
 
 Result<std::string> SnapshotStore::blob(const std::string& name, const std::string& id) const {

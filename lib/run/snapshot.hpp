@@ -145,12 +145,17 @@ public:
   Status keep(const Snapshot& before, const std::vector<TreeChange>& changes, const std::string& name,
               const std::string& tag, long keep_count) const;
 
-  // Keep the bytes of `blobs` under the name `name` (a rollback id), as one
-  // tree object of them, so that blob(name, id) gives each back (the
-  // before-sides of a run's effects landed from its upper folder, which no
-  // snapshot holds); a snapshot already kept under that name stays kept with
-  // them. Then prune as keep() does.
-  Status keep_blobs(const std::string& name, const std::vector<std::string>& blobs, long keep_count) const;
+  // Keep the bytes of `blobs` and of the regular files at `files` (root-
+  // relative, opened beneath root, each read as a stream in constant
+  // memory, one at a time) under the
+  // name `name` (a rollback id), as one tree object of them, so that
+  // blob(name, id) gives each back (the before-sides of a run's effects
+  // landed from its upper folder, which no snapshot holds); a snapshot
+  // already kept under that name stays kept with them. Then prune as keep()
+  // does. Gives the blob ids of `files`, in order: the caller checks each is
+  // the one it compared (a file that changed in between is not what it saw).
+  Result<std::vector<std::string>> keep_blobs(const std::string& name, const std::vector<std::string>& blobs,
+                                              const std::vector<std::string>& files, long keep_count) const;
 
   // Takes the folders of `listed` whose stat data lies out of the racy
   // window of their reading (a second before `read_after`) as the names of

@@ -1,11 +1,15 @@
 #include "lib/util/git.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
 #include <mutex>
 
 #include <fmt/format.h>
 #include <git2.h>
-
 #include <mbedtls/md.h>
+
+#include "lib/util/fs.hpp"
 
 namespace kai {
 
@@ -14,24 +18,9 @@ void git_init_once() {
   std::call_once(once, [] { git_libgit2_init(); });
 }
 
-std::string blob_id(std::string_view bytes) {
-  // git's blob id (SHA-1 of "blob <size>\0" and the bytes), hashed with
-  // mbedTLS rather than through libgit2: libgit2's initialisation reads
-  // and parses the system's CA bundle, which a command that only hashes
-  // (every command finds its config's digest) never needs. An id here only
-  // says whether a file is still what a person saw; what lands is the
-  // staged bytes themselves, never looked up by id.
-  const std::string header = fmt::format("blob {}", bytes.size());
-  unsigned char sum[20] = {};
-  mbedtls_md_context_t ctx;
-  mbedtls_md_init(&ctx);
-  if (mbedtls_md_setup(&ctx, mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), 0) == 0 && mbedtls_md_starts(&ctx) == 0) {
-    (void)mbedtls_md_update(&ctx, reinterpret_cast<const unsigned char*>(header.c_str()),
-                            header.size() + 1);  // the header ends with its NUL
-    (void)mbedtls_md_update(&ctx, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-    (void)mbedtls_md_finish(&ctx, sum);
-  }
-  mbedtls_md_free(&ctx);
+namespace {
+
+std::string hex_of(const unsigned char (&sum)[20]) {
   static constexpr char k_hex[] = "0123456789abcdef";
   std::string out(40, '0');
   for (size_t i = 0; i < 20; ++i) {
@@ -39,6 +28,70 @@ std::string blob_id(std::string_view bytes) {
     out[2 * i + 1] = k_hex[sum[i] & 0xf];
   }
   return out;
+}
+
+// One SHA-1 over git's blob header and the bytes `feed` hands it.
+class BlobHasher {
+public:
+  explicit BlobHasher(uint64_t size) {
+    mbedtls_md_init(&m_ctx);
+    m_ok = mbedtls_md_setup(&m_ctx, mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), 0) == 0 &&
+           mbedtls_md_starts(&m_ctx) == 0;
+    const std::string header = fmt::format("blob {}", size);
+    update(std::string_view(header.c_str(), header.size() + 1));  // the header ends with its NUL
+  }
+  ~BlobHasher() { mbedtls_md_free(&m_ctx); }
+  BlobHasher(const BlobHasher&) = delete;
+  BlobHasher& operator=(const BlobHasher&) = delete;
+  void update(std::string_view bytes) {
+    if (m_ok) (void)mbedtls_md_update(&m_ctx, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  }
+  std::string finish() {
+    unsigned char sum[20] = {};
+    if (m_ok) (void)mbedtls_md_finish(&m_ctx, sum);
+    return hex_of(sum);
+  }
+
+private:
+  mbedtls_md_context_t m_ctx;
+  bool m_ok = false;
+};
+
+}  // namespace
+
+std::string blob_id(std::string_view bytes) {
+  // git's blob id (SHA-1 of "blob <size>\0" and the bytes), hashed with
+  // mbedTLS rather than through libgit2: libgit2's initialisation reads
+  // and parses the system's CA bundle, which a command that only hashes
+  // (every command finds its config's digest) never needs. An id here only
+  // says whether a file is still what a person saw; what lands is the
+  // staged bytes themselves, never looked up by id.
+  BlobHasher h(bytes.size());
+  h.update(bytes);
+  return h.finish();
+}
+
+Result<std::string> blob_id_of_fd(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return make_error(Errc::io, "cannot hash a file that is not a regular file");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  BlobHasher h(size);
+  std::string chunk(1 << 20, '\0');
+  uint64_t seen = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(seen));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_error(Errc::io, fmt::format("cannot read a file to hash it: {}", errno_text(errno)));
+    }
+    if (n == 0) break;
+    seen += static_cast<uint64_t>(n);
+    if (seen > size) break;
+    h.update(std::string_view(chunk.data(), static_cast<size_t>(n)));
+  }
+  if (seen != size) return make_error(Errc::conflict, "a file changed size while it was being hashed");
+  return h.finish();
 }
 
 Status git_check(int rc, std::string_view what) {

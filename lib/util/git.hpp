@@ -17,6 +17,11 @@ void git_init_once();
 // `git hash-object` prints. Used to bind bases, backups and approvals to bytes.
 std::string blob_id(std::string_view bytes);
 
+// The same id for the regular file open at `fd`, read from its start in
+// bounded chunks: a file of any size is hashed in constant memory.
+// Errc::conflict when the file's size changes while it is read.
+Result<std::string> blob_id_of_fd(int fd);
+
 // Owns a libgit2 object: GitOwned<git_tree, git_tree_free>.
 template <typename T, void (*F)(T*)>
 struct GitDeleter {

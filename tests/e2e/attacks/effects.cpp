@@ -322,3 +322,52 @@ TEST_CASE("attack: a tracked file deleted by a run is held, a renamed one is not
   CHECK_FALSE(repo.exists("moved.txt"));
   CHECK(repo.read("new.txt") == "moved\n");
 }
+
+TEST_CASE("attack: a run allowed by a rule holds its instruction files for a person; reject drops them",
+          "[e2e][attack][effects]") {
+  if (!overlay_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}};
+  with_tool(repo, k_instructions);
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"python3 tools/x.py\"\n"
+                                  "decision = \"allow\"\n");
+  repo.trust();
+  // No person is asked: the command runs at once, its plain effects land,
+  // the ones that need CONFIRM wait.
+  Run r = repo.kai({"run", "--why", "tidy up", "--", "python3", "tools/x.py"});
+  INFO(r.all());
+  // The exit status is the command's own (kaicoder-run(1)); what waits is said.
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.all(), Contains("HELD"));
+  CHECK(repo.read("out.txt") == "generated\n");
+  for (const auto& rel : k_instruction_files) {
+    INFO(rel);
+    CHECK_FALSE(repo.exists(rel));
+  }
+  CHECK(show_json(repo, 1).at("status") == "held");
+  Run listed = repo.kai({"list", "--status", "held"});
+  CHECK_THAT(listed.out, Contains("held"));
+  // The agent cannot decide it: approve needs a terminal, and CONFIRM.
+  KAI_CHECK_EXIT(repo.kai({"approve", "1"}, "CONFIRM\n"), 3);
+  for (const auto& rel : k_instruction_files) CHECK_FALSE(repo.exists(rel));
+  // The person rejects it: the held effects are dropped, the plain one stays.
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
+  for (const auto& rel : k_instruction_files) CHECK_FALSE(repo.exists(rel));
+  CHECK(repo.read("out.txt") == "generated\n");
+  CHECK(show_json(repo, 1).at("status") != "held");
+}
+
+TEST_CASE("attack: a run that nests folders past the walk's limit lands none of its effects and says so",
+          "[e2e][attack][effects]") {
+  if (!overlay_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}};
+  with_tool(repo, "import os\nopen('out.txt', 'w').write('generated\\n')\nos.mkdir('deep')\nos.chdir('deep')\n"
+                  "for i in range(3100):\n    os.mkdir('n')\n    os.chdir('n')\n");
+  Run r = run_and_answer(repo, "no");
+  INFO(r.all());
+  CHECK_FALSE(repo.exists("out.txt"));
+  CHECK_FALSE(repo.exists("deep"));
+  const json e = log_entries(repo).at(0);
+  CHECK_THAT(e.at("summary").get<std::string>(), Contains("no effect landed: the run's effects cannot all be read"));
+  CHECK(e.at("rollback_id") == "\u2014");
+}
