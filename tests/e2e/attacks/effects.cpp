@@ -323,7 +323,7 @@ TEST_CASE("attack: a tracked file deleted by a run is held, a renamed one is not
   CHECK(repo.read("new.txt") == "moved\n");
 }
 
-TEST_CASE("attack: a run allowed by a rule holds its instruction files for a person; reject drops them",
+TEST_CASE("attack: a run allowed by a rule holds its instruction files for a person, and reject drops them",
           "[e2e][attack][effects]") {
   if (!overlay_or_warn()) return;
   TempRepo repo{{"a.txt", "a\n"}};
