@@ -8,6 +8,7 @@
 
 #include "lib/run/hooks.hpp"
 #include "lib/gate/propose.hpp"
+#include "lib/store/proposal.hpp"
 #include "lib/web/assets.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
@@ -18,13 +19,12 @@ namespace kai::web {
 namespace {
 
 // "/p/12" → 12, "/p/12/approve" with `suffix` "/approve" → 12; nullopt
-// for anything else (a sign, a leading zero, too many digits).
+// for anything else. The digits are read by the one id parser every
+// command reads an id with (lib/store/proposal): no sign, space, leading
+// zero or other base, at most nine digits.
 std::optional<int> proposal_id(std::string_view path, std::string_view suffix) {
-  if (!path.starts_with("/p/") || !path.ends_with(suffix)) return std::nullopt;
-  std::string_view digits = path.substr(3, path.size() - 3 - suffix.size());
-  if (digits.empty() || digits.size() > 9 || digits.front() == '0') return std::nullopt;
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
-  return std::stoi(std::string(digits));
+  if (!path.starts_with("/p/") || !path.ends_with(suffix) || path.size() < 3 + suffix.size()) return std::nullopt;
+  return parse_proposal_id(path.substr(3, path.size() - 3 - suffix.size()));
 }
 
 // "/rollback/20260709T142530Z-2" → the id; only the characters rollback ids have.

@@ -148,8 +148,14 @@ TEST_CASE("web: every response carries the strict security headers, and no third
     CHECK(res.body.find("//cdn") == std::string::npos);
   }
   CHECK(pg.get("/p/99").status == 404);
-  CHECK(pg.get("/p/01").status == 404);
-  CHECK(pg.get("/p/-1").status == 404);
+  // The one id parser the terminal uses: what `approve 010` refuses names no page either.
+  for (const char* bad : {"01", "010", "0x1", "+1", "-1", " 1", "1 ", "1e0", "0001", "1234567890"}) {
+    INFO(bad);
+    CHECK(pg.get(std::string("/p/") + bad).status == 404);
+    CHECK(pg.post(std::string("/p/") + bad + "/approve", {}).status == 404);
+    CHECK(pg.post(std::string("/p/") + bad + "/reject", {}).status == 404);
+  }
+  CHECK(pg.load(id).state == kai::State::pending);
   CHECK(pg.get("/app.js").content_type.starts_with("text/javascript"));
   CHECK(pg.get("/app.css").content_type.starts_with("text/css"));
   CHECK(pg.app.handle(pg.request("PUT", "/")).status == 405);
