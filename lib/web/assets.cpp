@@ -55,8 +55,16 @@ button.later { background: var(--bg); color: var(--fg); }
 form.decide button + button { margin-left: 8px; }
 button.reject, button.rollback { background: #8a1111; color: #fff; border-color: #8a1111; }
 button:disabled { opacity: .5; cursor: not-allowed; }
+table.list small { color: var(--muted); }
+ul.per-file { margin: 0; padding-left: 1.2em; }
+button.always { background: var(--bg); color: var(--fg); }
+pre.rule { white-space: pre-wrap; }
+/* Narrow screens: each row a stack of cells, each cell with its column's name. */
 @media (max-width: 640px) { table.list thead { display: none; } table.list td { display: block; border: 0; padding: 2px 0; }
-  table.list tr { display: block; border-bottom: 1px solid var(--line); padding: 8px 0; } main { padding: 8px; } }
+  table.list td[data-label]::before { content: attr(data-label); display: inline-block; min-width: 7.5rem;
+    padding-right: .75rem; font-weight: 600; color: var(--muted); }
+  table.list tr { display: block; border-bottom: 1px solid var(--line); padding: 8px 0; } main { padding: 8px; }
+  form.decide button { display: block; margin: 8px 0 0; } form.decide button + button { margin-left: 0; } }
 )CSS";
 }
 

@@ -1,7 +1,11 @@
 #include "lib/web/pages.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include <fmt/format.h>
 
+#include "lib/util/strings.hpp"
 #include "lib/util/time.hpp"
 #include "lib/web/html.hpp"
 
@@ -24,6 +28,15 @@ std::string quoted(const Workspace& ws, std::string_view text) {
 std::string fact(std::string_view label, const std::string& value_html) {
   return fmt::format("<dt>{}</dt><dd>{}</dd>\n", escape(label), value_html);
 }
+
+// One cell of a table that narrow screens show as a stack of rows: its
+// column's name goes with it (data-label, shown by the stylesheet there).
+std::string cell(std::string_view label, std::string_view html, std::string_view cls = {}) {
+  return fmt::format("<td data-label=\"{}\"{}>{}</td>", escape(label),
+                     cls.empty() ? std::string() : fmt::format(" class=\"{}\"", escape(cls)), html);
+}
+
+std::string badge(std::string_view word) { return fmt::format("<span class=\"badge {0}\">{0}</span>", escape(word)); }
 
 std::optional<long> age_seconds(const Workspace& ws, const Proposal& p) {
   TimePoint created;
@@ -105,8 +118,9 @@ std::string lines_of(const Change& c) {
   return c.binary ? std::string("binary") : fmt::format("+{} \u2212{}", c.added, c.removed);
 }
 
-// A changeset's diffstat: one row a file with its operation, path (both
-// paths of a rename), lines added and removed and its own verdicts.
+// A changeset's files, one row each: its operation, path (both paths of a
+// rename), lines added and removed, and its own risk, tier and policy
+// verdict side by side, each with its reason.
 std::string diffstat_html(const Workspace& ws, const Proposal& p) {
   size_t added = 0, removed = 0;
   for (const Change& c : p.changes) {
@@ -118,17 +132,48 @@ std::string diffstat_html(const Workspace& ws, const Proposal& p) {
   out +=
       "<table class=\"list diffstat\">\n<caption>What the changeset does, file by file</caption>\n"
       "<thead><tr><th scope=\"col\">Operation</th><th scope=\"col\">File</th><th scope=\"col\">Lines</th>"
-      "<th scope=\"col\">Verdicts</th></tr></thead>\n<tbody>\n";
+      "<th scope=\"col\">Risk</th><th scope=\"col\">Tier</th><th scope=\"col\">Policy</th></tr></thead>\n"
+      "<tbody>\n";
   for (const Change& c : p.changes) {
+    std::string op = say(ws, c.op);
+    if (c.base.exists && c.after_exists && (c.base.mode & 0111u) != (c.after_mode & 0111u))
+      op += fmt::format("<br><small>mode {:o} \u2192 {:o}</small>", c.base.mode, c.after_mode);
     std::string file = c.op == "rename"
                            ? fmt::format("<code>{}</code> \u2192 <code>{}</code>", say(ws, c.path), say(ws, c.to))
                            : fmt::format("<code>{}</code>", say(ws, c.path));
-    std::string verdicts = say(ws, change_verdicts(c));
-    if (c.tier == Tier::confirm && !c.tier_reason.empty()) verdicts += "<br>confirm: " + say(ws, c.tier_reason);
-    out += fmt::format("<tr><td>{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td></tr>\n", say(ws, c.op), file,
-                       lines_of(c), verdicts);
+    std::string risk = badge(to_string(c.risk));
+    if (!c.risk_reason.empty()) risk += "<br><small>" + say(ws, c.risk_reason) + "</small>";
+    std::string tier = badge(to_string(c.tier));
+    if (c.tier == Tier::confirm && !c.tier_reason.empty()) tier += "<br><small>" + say(ws, c.tier_reason) + "</small>";
+    std::string policy = escape(to_string(c.decision));
+    if (!c.decision_rule.empty()) policy += " <small>(" + say(ws, c.decision_rule) + ")</small>";
+    if (c.validation != "none") policy += "<br><small>validate " + say(ws, c.validation) + "</small>";
+    out += "<tr>" + cell("Operation", op) + cell("File", file, "what") + cell("Lines", lines_of(c)) +
+           cell("Risk", risk) + cell("Tier", tier) + cell("Policy", policy) + "</tr>\n";
   }
   return out + "</tbody>\n</table>\n";
+}
+
+// A changeset's summary of one verdict over every file: each distinct
+// value once, after the files it holds for, in the files' order.
+std::string per_file(const Workspace& ws, const Proposal& p, const std::function<std::string(const Change&)>& value) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const Change& c : p.changes) {
+    std::string v = value(c);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == v; });
+    if (g == groups.end()) {
+      groups.push_back({std::move(v), {}});
+      g = std::prev(groups.end());
+    }
+    g->second.push_back(change_name(c));
+  }
+  std::string out = "<ul class=\"per-file\">\n";
+  for (const auto& [v, files] : groups) {
+    std::string names;
+    for (const auto& f : files) names += (names.empty() ? "" : ", ") + fmt::format("<code>{}</code>", say(ws, f));
+    out += fmt::format("<li>{}: {}</li>\n", names, v);
+  }
+  return out + "</ul>\n";
 }
 
 // What of a cut changeset diff was not shown, file by file, in words.
@@ -273,24 +318,29 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
                       const std::vector<std::pair<int, std::string>>& corrupt) {
   std::string out = "<h1>Proposals</h1>\n";
   if (rows.empty() && corrupt.empty()) return out + "<p>No proposals yet.</p>\n";
+  // As `kaicoder list`: risk and tier side by side, never one for the other
+  // (a run has a tier and no risk).
   out +=
-      "<table class=\"list\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th><th "
-      "scope=\"col\">Kind</th>"
-      "<th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th><th scope=\"col\">Age</th>"
-      "<th scope=\"col\">Time left</th><th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
+      "<table class=\"list proposals\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th>"
+      "<th scope=\"col\">Kind</th><th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th>"
+      "<th scope=\"col\">Tier</th><th scope=\"col\">Age</th><th scope=\"col\">Time left</th>"
+      "<th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
   for (const auto& [p, expired] : rows) {
     auto age = age_seconds(ws, p);
-    out += fmt::format(
-        "<tr><td><a href=\"/p/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td class=\"what\"><a "
-        "href=\"/p/{0}\">{3}</a></td>"
-        "<td><span class=\"badge {4}\">{4}</span></td><td>{5}</td><td>{6}</td><td>{7}</td></tr>\n",
-        p.id, expired ? "expired" : escape(to_string(p.state)), escape(to_string(p.kind)),
-        p.kind == Kind::changeset ? files_of(ws, p) : what_of(ws, p),
-        p.kind == Kind::run ? escape(to_string(p.tier)) : escape(to_string(p.risk)), age ? human_duration(*age) : "?",
-        time_left(ws, p, expired), p.agent.empty() ? "\u2014" : say(ws, p.agent));
+    out += "<tr>" + cell("#", fmt::format("<a href=\"/p/{0}\">{0}</a>", p.id)) +
+           cell("Status", expired ? "expired" : escape(to_string(p.state))) + cell("Kind", escape(to_string(p.kind))) +
+           cell("Path or command",
+                fmt::format("<a href=\"/p/{}\">{}</a>", p.id,
+                            p.kind == Kind::changeset ? files_of(ws, p) : what_of(ws, p)),
+                "what") +
+           cell("Risk", p.kind == Kind::run ? std::string("\u2014") : badge(to_string(p.risk))) +
+           cell("Tier", badge(to_string(p.tier))) + cell("Age", age ? human_duration(*age) : "?") +
+           cell("Time left", time_left(ws, p, expired)) +
+           cell("Proposer", p.agent.empty() ? "\u2014" : say(ws, p.agent)) + "</tr>\n";
   }
   for (const auto& [id, why] : corrupt)
-    out += fmt::format("<tr><td>{}</td><td>corrupt</td><td colspan=\"6\">{}</td></tr>\n", id, say(ws, why));
+    out += fmt::format("<tr>{}{}<td data-label=\"Why\" colspan=\"7\">{}</td></tr>\n", cell("#", std::to_string(id)),
+                       cell("Status", "corrupt"), say(ws, why));
   out += "</tbody>\n</table>\n";
   return out;
 }
@@ -310,11 +360,23 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
     if (p.network) out += fact("Network", "on for this run: it can reach the internet and local services");
   } else {
     out += fact(p.kind == Kind::changeset ? "Files" : "Path", what_of(ws, p));
-    out += fact("Risk", fmt::format("<span class=\"badge {0}\">{0}</span>", escape(to_string(p.risk))));
-    out += fact("Blast radius", p.risk_reason.empty() ? "\u2014" : say(ws, p.risk_reason));
-    if (p.tier == Tier::confirm) out += fact("Tier", "confirm \u2014 " + say(ws, p.tier_reason));
+    out += fact("Risk", badge(to_string(p.risk)) + (p.kind == Kind::changeset ? " (its highest file's)" : ""));
+    out +=
+        fact("Tier", badge(to_string(p.tier)) + (p.tier == Tier::confirm ? " \u2014 " + say(ws, p.tier_reason) : ""));
   }
-  out += fact("Policy", fmt::format("{} ({})", escape(to_string(p.decision)), say(ws, p.decision_rule)));
+  if (p.kind == Kind::changeset) {
+    // Every file's blast radius and policy verdict, not the first file's.
+    out += fact("Blast radius", per_file(ws, p, [&ws](const Change& c) {
+                  return badge(to_string(c.risk)) + (c.risk_reason.empty() ? "" : " " + say(ws, c.risk_reason));
+                }));
+    out += fact("Policy", escape(to_string(p.decision)) + per_file(ws, p, [&ws](const Change& c) {
+                            return escape(to_string(c.decision)) +
+                                   (c.decision_rule.empty() ? "" : " (" + say(ws, c.decision_rule) + ")");
+                          }));
+  } else {
+    if (p.kind != Kind::run) out += fact("Blast radius", p.risk_reason.empty() ? "\u2014" : say(ws, p.risk_reason));
+    out += fact("Policy", fmt::format("{} ({})", escape(to_string(p.decision)), say(ws, p.decision_rule)));
+  }
   out += fact("Proposer", p.agent.empty() ? "\u2014" : say(ws, p.agent));
   auto age = age_seconds(ws, p);
   out += fact("Proposed", fmt::format("{} ({} ago)", escape(p.created), age ? human_duration(*age) : "?"));

@@ -423,6 +423,12 @@ TEST_CASE("web: the list shows pending first with what the reviewer needs, and s
   CHECK(list.status == 200);
   CHECK_THAT(list.body, Catch::Contains("data-live=\"swap\""));
   CHECK_THAT(list.body, Catch::Contains("Time left"));
+  // Risk and tier each in its own column; every cell carries its column's
+  // name for narrow screens, where the header row is hidden.
+  CHECK_THAT(list.body, Catch::Contains("<th scope=\"col\">Risk</th><th scope=\"col\">Tier</th>"));
+  CHECK_THAT(list.body, Catch::Contains("<td data-label=\"Risk\"><span class=\"badge low\">low</span></td><td "
+                                        "data-label=\"Tier\"><span class=\"badge normal\">normal</span></td>"));
+  CHECK(list.body.find("<td>") == std::string::npos);
   CHECK_THAT(list.body, Catch::Contains("5m 0s"));  // [approval] timeout 300 s on a clock that stands still
   CHECK(list.body.find("/p/" + std::to_string(b)) < list.body.find("/p/" + std::to_string(a)));
   auto st = nlohmann::json::parse(pg.get("/state.json").body);
