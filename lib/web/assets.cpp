@@ -70,6 +70,37 @@ pre.rule { white-space: pre-wrap; }
 
 std::string_view script() {
   return R"JS('use strict';
+// Never approve unseen: a long changeset's approve buttons stay disabled
+// until every file's diff has been opened (the form's "opened" field lists
+// them, and the server checks it) or CONFIRM is typed.
+(function () {
+  var forms = document.querySelectorAll('form[data-gate="open-all"]');
+  if (!forms.length) return;
+  var files = document.querySelectorAll('details.file[data-part]');
+  var count = document.getElementById('opened-count');
+  var opened = {};
+  function update() {
+    var list = Object.keys(opened);
+    var all = list.length === files.length;
+    if (count) count.textContent = list.length + ' of ' + files.length + ' opened';
+    for (var i = 0; i < forms.length; i++) {
+      var f = forms[i];
+      var field = f.querySelector('input[name=opened]');
+      if (field) field.value = list.join(',');
+      var confirm = f.querySelector('input[name=confirm]');
+      var ok = all || (confirm !== null && confirm.value.trim() === 'CONFIRM');
+      var buttons = f.querySelectorAll('button');
+      for (var j = 0; j < buttons.length; j++)
+        buttons[j].disabled = !ok || document.body.hasAttribute('data-stale');
+    }
+  }
+  for (var i = 0; i < files.length; i++)
+    files[i].addEventListener('toggle', function (e) {
+      if (e.target.open) { opened[e.target.getAttribute('data-part')] = true; update(); }
+    });
+  for (var k = 0; k < forms.length; k++) forms[k].addEventListener('input', update);
+  update();
+})();
 (function () {
   var body = document.body;
   var mode = body.getAttribute('data-live');
@@ -98,6 +129,7 @@ std::string_view script() {
     stale.textContent = 'This proposal changed or was decided elsewhere since this page was loaded. ' +
       'Reload the page to see it as it is now.';
     stale.hidden = false;
+    body.setAttribute('data-stale', '');
     var buttons = document.querySelectorAll('form.decide button');
     for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
   }

@@ -206,12 +206,23 @@ std::string changeset_cut_note(const Workspace& ws, const Proposal& p, const Fil
 
 // A changeset's diff: one collapsible section a file (<details>, no script
 // needed), each with its own part of the diff as it was cut for display.
-std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const FileDiff& d) {
+std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const FileDiff& d, bool gate_open) {
   std::string out = fmt::format("<h2>Diff <span class=\"badge\">+{} \u2212{}</span></h2>\n", d.added, d.removed);
   if (d.truncated) out += changeset_cut_note(ws, p, d);
   if (has_hidden_characters(d.text)) out += k_hidden_note;
-  out += "<p>Open a file to see its diff.</p>\n";
-  for (const DiffPart& part : d.parts) {
+  const bool closed = files_must_be_opened(p, d);
+  if (!closed)
+    out += fmt::format("<p>The whole diff is short (at most {} lines): every file is open.</p>\n", k_open_diff_lines);
+  else if (gate_open)
+    out += fmt::format(
+        "<p id=\"open-each\">The diff is long (over {} lines{}): open each file to see its diff. Approving is possible "
+        "once every file has been opened, or with CONFIRM typed out. <span id=\"opened-count\">0 of {} "
+        "opened</span>.</p>\n",
+        k_open_diff_lines, d.truncated ? ", and cut for display" : "", d.parts.size());
+  else
+    out += "<p>Open a file to see its diff.</p>\n";
+  for (size_t n = 0; n < d.parts.size(); ++n) {
+    const DiffPart& part = d.parts[n];
     const Change& c = p.changes.at(part.change);
     const std::string name = ws.redact(change_name(c));
     std::string mark;
@@ -220,8 +231,9 @@ std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const
     else if (part.truncated)
       mark = " <span class=\"badge confirm\">cut</span>";
     out += fmt::format(
-        "<details class=\"file\">\n<summary>{} <code>{}</code> <span class=\"badge\">{}</span>{}</summary>\n",
-        say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
+        "<details class=\"file\" data-part=\"{}\"{}>\n<summary>{} <code>{}</code> <span "
+        "class=\"badge\">{}</span>{}</summary>\n",
+        n, closed ? "" : " open", say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
     if (!part.shown) {
       out += fmt::format(
           "<p>Not shown: its changed lines are past the display limit. See it with <code>kaicoder show "
@@ -252,17 +264,38 @@ std::string confirm_field(std::string_view id, std::string_view reason) {
       escape(reason), escape(id), escape(id));
 }
 
+// A long changeset's normal-tier approval: CONFIRM instead of opening
+// every file, as the terminal asks for a diff it did not show whole.
+std::string confirm_instead_field(std::string_view id) {
+  return fmt::format(
+      "<label for=\"{0}\">Or type CONFIRM to approve without opening every file</label>\n"
+      "<input type=\"text\" id=\"{0}\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
+      "spellcheck=\"false\">\n",
+      escape(id));
+}
+
 // The opening of a form posting to /p/N/approve: its token binds the
 // digest shown and whether the diff was cut.
-std::string approve_form_head(const Guard& g, const gate::ApprovalReview& rv) {
+// `gated`: its buttons start disabled and its "opened" field empty; the
+// page's script fills the field in as files are opened and enables them
+// once every file was, or CONFIRM is typed.
+std::string approve_form_head(const Guard& g, const gate::ApprovalReview& rv, bool gated) {
   const std::string action = fmt::format("/p/{}/approve", rv.proposal.id);
   const std::string cut = rv.diff_cut ? "1" : "0";
-  std::string out = fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", action);
+  std::string out = fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\"{}>\n", action,
+                                gated ? " data-gate=\"open-all\"" : "");
   out += hidden("csrf", g.csrf_for(approve_binding(action, rv.digest, cut)));
   out += hidden("digest", rv.digest);
   out += hidden("cut", cut);
+  if (gated) out += hidden("opened", "");
   return out;
 }
+
+std::string approve_button(std::string_view cls, std::string_view then, std::string_view text, bool gated) {
+  return fmt::format("<button class=\"{}\" type=\"submit\" name=\"then\" value=\"{}\"{}>{}</button>\n", cls, then,
+                     gated ? " disabled" : "", text);
+}
+
 
 // The approval forms, with the choices `kaicoder approve` has: approve and
 // apply (or run), approve only (--no-apply), and after a failed validation
@@ -271,25 +304,25 @@ std::string approve_form_head(const Guard& g, const gate::ApprovalReview& rv) {
 std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_only) {
   const Proposal& p = rv.proposal;
   const bool run = p.kind == Kind::run;
+  const bool gated = rv.diff && files_must_be_opened(p, *rv.diff);
   const std::string later = run ? "Approve only (run later)" : "Approve only (apply later)";
-  std::string out = approve_form_head(g, rv);
+  std::string out = approve_form_head(g, rv, gated);
   if (rv.refusal) out += fmt::format("<p class=\"warn\" role=\"alert\">{}</p>\n", escape(rv.refusal->message));
   if (record_only)
     out += "<p>The policy mode is propose-only: an approval is recorded, and nothing is applied or run.</p>\n";
-  if (rv.need.tier == Tier::confirm) out += confirm_field("confirm", rv.need.reason);
+  if (rv.need.tier == Tier::confirm)
+    out += confirm_field("confirm", rv.need.reason);
+  else if (gated)
+    out += confirm_instead_field("confirm");
   if (!rv.refusal && !record_only)
-    out += fmt::format("<button class=\"approve\" type=\"submit\" name=\"then\" value=\"apply\">{}</button>\n",
-                       run ? "Approve and run" : "Approve and apply");
-  out += fmt::format("<button class=\"later\" type=\"submit\" name=\"then\" value=\"record\">{}</button>\n</form>\n",
-                     record_only ? "Approve (record only)" : later);
+    out += approve_button("approve", "apply", run ? "Approve and run" : "Approve and apply", gated);
+  out += approve_button("later", "record", record_only ? "Approve (record only)" : later, gated) + "</form>\n";
   if (rv.refusal && !record_only) {
     // As `kaicoder approve --force`: the failed validation overridden, with CONFIRM.
     const RequiredTier forced = required_tier(p, rv.diff_cut, ApplyNow::yes, Force::yes);
-    out += "<h3>Override the failed validation</h3>\n" + approve_form_head(g, rv);
+    out += "<h3>Override the failed validation</h3>\n" + approve_form_head(g, rv, gated);
     out += confirm_field("confirm-force", forced.reason);
-    out +=
-        "<button class=\"approve\" type=\"submit\" name=\"then\" value=\"force\">Approve and apply anyway</button>\n"
-        "</form>\n";
+    out += approve_button("approve", "force", "Approve and apply anyway", gated) + "</form>\n";
   }
   const std::string reject = fmt::format("/p/{}/reject", p.id);
   out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
@@ -305,6 +338,23 @@ std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_on
 
 std::string approve_binding(std::string_view action, std::string_view digest, std::string_view cut) {
   return fmt::format("{}\n{}\n{}", action, digest, cut);
+}
+
+bool files_must_be_opened(const Proposal& p, const FileDiff& d) {
+  if (p.kind != Kind::changeset || d.parts.empty()) return false;
+  if (d.truncated) return true;
+  size_t lines = static_cast<size_t>(std::count(d.text.begin(), d.text.end(), '\n'));
+  if (!d.text.empty() && d.text.back() != '\n') ++lines;
+  return lines > k_open_diff_lines;
+}
+
+bool opened_every_file(const FileDiff& d, std::string_view opened) {
+  std::vector<bool> seen(d.parts.size(), false);
+  for (std::string_view item : split(opened, ",")) {
+    auto n = parse_proposal_id(item);  // a plain decimal number, as ids are
+    if (n && static_cast<size_t>(*n) < seen.size()) seen[static_cast<size_t>(*n)] = true;
+  }
+  return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
 }
 
 std::string human_duration(long s) {
@@ -400,7 +450,7 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
   if (p.kind == Kind::changeset) out += diffstat_html(ws, p);
   const FileDiff* d = v.review && v.review->diff ? &*v.review->diff : v.diff ? &*v.diff : nullptr;
   if (d && p.kind == Kind::changeset && !d->parts.empty())
-    out += changeset_diff_section(ws, p, *d);
+    out += changeset_diff_section(ws, p, *d, v.review && !v.cannot_decide);
   else if (d)
     out += diff_section(*d, p.id);
   else if (!v.diff_note.empty())

@@ -54,6 +54,18 @@ std::string outcome_main(std::string_view heading, const std::vector<std::string
 // post another digest or pretend it showed the whole diff.
 std::string approve_binding(std::string_view action, std::string_view digest, std::string_view cut);
 
+// Never approve unseen. A changeset's diff of at most k_open_diff_lines
+// lines (about two screens of the page) is shown with every file open.
+// A longer one, or one cut for display, shows each file closed, and an
+// approval of it takes each file opened — the form's "opened" field lists
+// the parts the page saw opened, filled in by its script — or CONFIRM
+// typed out, as the terminal asks for a diff it cut. The page disables
+// its approve buttons until then; App::approve refuses a post without it.
+constexpr size_t k_open_diff_lines = 80;
+bool files_must_be_opened(const Proposal& p, const FileDiff& d);
+// Whether `opened` ("0,2,1": part numbers, any order) names every part of `d`.
+bool opened_every_file(const FileDiff& d, std::string_view opened);
+
 // "4m 10s", "2h 5m": a duration for people.
 std::string human_duration(long seconds);
 

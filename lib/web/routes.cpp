@@ -195,10 +195,30 @@ Response App::approve(const Request& r, int id) {
   gate::Request req;
   req.id = id;
   req.who = m_who;
-  req.answer = trim(r.field("confirm")) == "CONFIRM" ? gate::Answer::confirm : gate::Answer::yes;
+  const bool confirmed = trim(r.field("confirm")) == "CONFIRM";
+  req.answer = confirmed ? gate::Answer::confirm : gate::Answer::yes;
   req.seen_digest = seen;
   req.diff_cut = cut == "1";
   req.opts = {then == "record" ? ApplyNow::no : ApplyNow::yes, then == "force" ? Force::yes : Force::no};
+  // Never approve unseen (pages.hpp): a long changeset's approval carries
+  // every file's diff opened, or CONFIRM. The gate re-checks the digest and
+  // the tier; this is the one rule only the page can break. The diff is
+  // made again as the page made it; a changeset whose diff cannot be made
+  // was not seen either.
+  if (!confirmed) {
+    auto p = m_ws->store.load(id);
+    if (p && p->kind == Kind::changeset && p->state == State::pending && !past_timeout(*m_ws, *p)) {
+      auto d = current_diff(*m_ws, *p, DiffOptions{});
+      if (!d) return refused(d.error(), fmt::format("/p/{}", id));
+      if (files_must_be_opened(*p, *d) && !opened_every_file(*d, r.field("opened")))
+        return refused(make_error(Errc::denied,
+                                  fmt::format("proposal {} was not approved: its diff is long (over {} lines) and not "
+                                              "every file's diff was opened on the page, nor was CONFIRM typed",
+                                              id, k_open_diff_lines),
+                                  "open each file's diff on the proposal's page, or type CONFIRM, then approve"),
+                       fmt::format("/p/{}", id));
+    }
+  }
   auto a = gate::approve(*m_ws, req);
   after_change();
   if (!a) return refused(a.error(), fmt::format("/p/{}", id));

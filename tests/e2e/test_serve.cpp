@@ -202,3 +202,86 @@ TEST_CASE("serve: a changeset shows its diffstat and one diff per file, and one 
   CHECK(entries.at(0).at("rollback_id") == show_json(repo, 1).at("rollback_id"));
   KAI_CHECK_EXIT(page.stop(), 0);
 }
+
+namespace {
+
+// A patch that edits a.txt from `from` to `to` and adds `added` with `lines` lines.
+std::string long_patch(const std::string& from, const std::string& to, const std::string& added, int lines) {
+  std::string patch =
+      "*** Begin Patch\n*** Update File: a.txt\n@@\n-" + from + "\n+" + to + "\n*** Add File: " + added + "\n";
+  for (int i = 0; i < lines; ++i) patch += "+line " + std::to_string(i) + "\n";
+  return patch + "*** End Patch\n";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "serve: a long changeset is never approved unseen: without every file's diff opened or CONFIRM the approval is "
+    "refused with 403 and nothing is written",
+    "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "one\n"}};
+  repo.init();
+  // Over the page's 80 lines, far under the terminal's display cut: shown
+  // whole, one closed section a file.
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "long"}, long_patch("one", "ONE", "long.txt", 120)),
+                   0);
+  ServePage page(repo);
+  REQUIRE(page.sign_in());
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  INFO(p1->body);
+  CHECK_THAT(p1->body, Contains("data-gate=\"open-all\"") && Contains("value=\"apply\" disabled>"));
+  CHECK_THAT(p1->body, Contains("<details class=\"file\" data-part=\"0\">"));
+  CHECK_THAT(p1->body, Contains("Or type CONFIRM to approve without opening every file"));
+  auto form = ServePage::form_of(p1->body, "/p/1/approve");
+  REQUIRE(form.count("opened"));
+  CHECK(form.at("opened").empty());
+  form["then"] = "apply";
+
+  for (const std::string opened : {"", "0", "1,1", "0,2", "0;1", "00,1"}) {
+    INFO("opened=" << opened);
+    form["opened"] = opened;
+    auto r = page.post("/p/1/approve", form);
+    REQUIRE(r);
+    CHECK(r->status == 403);
+    CHECK_THAT(r->body, Contains("its diff is long (over 80 lines) and not every file&#39;s diff was opened"));
+    CHECK(repo.read("a.txt") == "one\n");
+    CHECK_FALSE(repo.exists("long.txt"));
+    CHECK(show_json(repo, 1).at("status") == "pending");
+  }
+  CHECK(log_entries(repo).empty());
+  // "Approve only" is an approval too.
+  form["then"] = "record";
+  form["opened"] = "";
+  auto later = page.post("/p/1/approve", form);
+  REQUIRE(later);
+  CHECK(later->status == 403);
+  CHECK(show_json(repo, 1).at("status") == "pending");
+
+  // Every file opened, in any order: approved and applied.
+  form["then"] = "apply";
+  form["opened"] = "1,0";
+  auto done = page.post("/p/1/approve", form);
+  REQUIRE(done);
+  CHECK(done->status == 200);
+  CHECK(repo.read("a.txt") == "ONE\n");
+  CHECK(repo.exists("long.txt"));
+
+  // Or CONFIRM typed out instead, as the terminal asks for a diff it cut.
+  KAI_REQUIRE_EXIT(
+      repo.kai({"propose", "--patch", "-", "--why", "long again"}, long_patch("ONE", "one", "more.txt", 100)), 0);
+  auto p2 = page.get("/p/2");
+  REQUIRE(p2);
+  auto form2 = ServePage::form_of(p2->body, "/p/2/approve");
+  form2["confirm"] = "conFIRM";
+  auto wrong = page.post("/p/2/approve", form2);
+  REQUIRE(wrong);
+  CHECK(wrong->status == 403);
+  CHECK_FALSE(repo.exists("more.txt"));
+  form2["confirm"] = "CONFIRM";
+  auto confirmed = page.post("/p/2/approve", form2);
+  REQUIRE(confirmed);
+  CHECK(confirmed->status == 200);
+  CHECK(repo.exists("more.txt"));
+  KAI_CHECK_EXIT(page.stop(), 0);
+}

@@ -88,9 +88,14 @@ TEST_CASE("web: a changeset page shows its diffstat first, then one collapsible 
     const std::string dd = b.substr(at, b.find("</dd>", at) - at);
     for (const char* f : {"a.txt", "b.txt \u2192 c.txt", "d.txt", "e.txt"}) CHECK_THAT(dd, Contains(f));
   }
-  // Then one <details> a file, each with its own diff coloured as a single file's.
-  CHECK(count_of(b, "<details class=\"file\">") == 4);
+  // Then one <details> a file, each with its own diff coloured as a single
+  // file's; the whole diff is short, so every one is open and the form
+  // needs nothing more.
+  CHECK(count_of(b, "<details class=\"file\" data-part=") == 4);
+  CHECK(count_of(b, "\" open>") == 4);
   CHECK(count_of(b, "<summary>") == 4);
+  CHECK(b.find("data-gate=") == std::string::npos);
+  CHECK(b.find(" disabled>") == std::string::npos);
   CHECK(stat < b.find("<details"));
   const std::string a = details_of(b, "a.txt");
   CHECK_THAT(a, Contains("<span class=\"l del\">-one</span>") && Contains("<span class=\"l add\">+ONE</span>"));
@@ -212,7 +217,7 @@ TEST_CASE("web: a changeset's hostile file names and contents are escaped, their
   CHECK(b.find("</details><script>") == std::string::npos);
   CHECK(b.find("\xE2\x80\xAE") == std::string::npos);
   CHECK(b.find("\x1b") == std::string::npos);
-  CHECK(count_of(b, "<details class=\"file\">") == 2);
+  CHECK(count_of(b, "<details class=\"file\" data-part=") == 2);
   CHECK(count_of(b, "</details>") == 2);
   CHECK_THAT(b, Contains("&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;alert(&#39;diff&#39;)&lt;/script&gt;"));
   CHECK_THAT(b, Contains("&lt;U+202E&gt;"));
