@@ -296,12 +296,29 @@ std::string approve_button(std::string_view cls, std::string_view then, std::str
                      gated ? " disabled" : "", text);
 }
 
+// The "always allow this" offer: the rule the terminal's `a` would add,
+// shown whole before it is written; its form carries the rule under the
+// CSRF key so that the server writes only the rule shown.
+std::string always_form(const Guard& g, const gate::ApprovalReview& rv, const gate::AllowRule& rule) {
+  const std::string action = fmt::format("/p/{}/approve", rv.proposal.id);
+  std::string out = "<h3 id=\"always\">Always allow this</h3>\n";
+  out += fmt::format(
+      "<p>Approve, {}, and always allow <strong>{}</strong> from now on without asking. This rule goes into the "
+      "root's kaicoder.toml (backed up, logged, trusted again; undo it with kaicoder rollback):</p>\n",
+      rv.proposal.kind == Kind::run ? "run it" : "apply it", shown(rule.words(), Allow::nothing));
+  out += fmt::format("<pre class=\"quoted rule\">{}</pre>\n", shown(rule.toml("always allow"), Allow::tab_newline));
+  out += approve_form_head(g, rv, false);
+  out += hidden("rule", g.csrf_for(always_binding(action, rule)));
+  out += approve_button("always", "always", "Approve and always allow", false);
+  return out + "</form>\n";
+}
 
 // The approval forms, with the choices `kaicoder approve` has: approve and
 // apply (or run), approve only (--no-apply), and after a failed validation
 // approve and apply anyway (--force, with CONFIRM). Each button names its
 // choice in the field "then"; the gate checks the tier the choice needs.
-std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_only) {
+std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_only,
+                  const std::optional<gate::AllowRule>& always) {
   const Proposal& p = rv.proposal;
   const bool run = p.kind == Kind::run;
   const bool gated = rv.diff && files_must_be_opened(p, *rv.diff);
@@ -324,6 +341,7 @@ std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_on
     out += confirm_field("confirm-force", forced.reason);
     out += approve_button("approve", "force", "Approve and apply anyway", gated) + "</form>\n";
   }
+  if (always && !rv.refusal && !record_only) out += always_form(g, rv, *always);
   const std::string reject = fmt::format("/p/{}/reject", p.id);
   out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
   out += hidden("csrf", g.csrf_for(reject));
@@ -355,6 +373,10 @@ bool opened_every_file(const FileDiff& d, std::string_view opened) {
     if (n && static_cast<size_t>(*n) < seen.size()) seen[static_cast<size_t>(*n)] = true;
   }
   return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
+}
+
+std::string always_binding(std::string_view action, const gate::AllowRule& rule) {
+  return fmt::format("{}\nalways\n{}", action, rule.toml("always allow"));
 }
 
 std::string human_duration(long s) {
@@ -463,7 +485,7 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
     out += fmt::format("<p class=\"warn\" role=\"note\">No decision from this page: {}</p>\n",
                        say(ws, v.cannot_decide->message));
   else if (v.review)
-    out += "<h2>Decide</h2>\n" + forms(g, *v.review, v.record_only);
+    out += "<h2>Decide</h2>\n" + forms(g, *v.review, v.record_only, v.always);
   return out;
 }
 

@@ -156,6 +156,11 @@ Response App::proposal_page(int id) {
     after_change();
     if (rv) {
       v.proposal = rv->proposal;
+      // What the terminal's `a` would add, offered the same way (never for
+      // the confirm tier, protected paths, blocked leaves, changesets or team
+      // proposals, nor when the approval cannot be carried out).
+      if (!rv->refusal && !v.record_only)
+        v.always = gate::always_rule(*m_ws, rv->proposal, rv->need.tier, ApplyNow::yes);
       v.review = std::move(*rv);
     } else {
       v.cannot_decide = rv.error();
@@ -187,10 +192,11 @@ Response App::approve(const Request& r, int id) {
   const std::string seen = r.field("digest"), cut = r.field("cut");
   if (!m_guard.csrf_ok(r, approve_binding(action, seen, cut)))
     return form_refused("approve", "Open the proposal again and decide from there.");
-  // Which button: apply now (the default), approve only (--no-apply), or
-  // apply with a failed validation overridden (--force).
+  // Which button: apply now (the default), approve only (--no-apply),
+  // apply with a failed validation overridden (--force), or approve and
+  // always allow (the terminal's `a`).
   const std::string then = r.field("then");
-  if (then != "" && then != "apply" && then != "record" && then != "force")
+  if (then != "" && then != "apply" && then != "record" && then != "force" && then != "always")
     return error_page(400, "Bad request", "The form asked for something an approval cannot do.");
   gate::Request req;
   req.id = id;
@@ -219,10 +225,52 @@ Response App::approve(const Request& r, int id) {
                        fmt::format("/p/{}", id));
     }
   }
+  std::optional<gate::AllowRule> always;
+  std::string rule_entry;
+  if (then == "always") {
+    // The rule the terminal's `a` adds, computed again now as the page
+    // computed it; written only when it is the one the page showed, then
+    // approved as for a yes.
+    auto shown = gate::prepare_approval(*m_ws, id, m_who, req.opts);
+    after_change();
+    if (!shown) return refused(shown.error(), fmt::format("/p/{}", id));
+    if (shown->digest != seen)
+      return refused(make_error(Errc::conflict,
+                                fmt::format("proposal {} changed while it was being reviewed; nothing was approved "
+                                            "and no rule was written",
+                                            id),
+                                "open the proposal again and decide on it as it is now"),
+                     fmt::format("/p/{}", id));
+    if (!shown->refusal) always = gate::always_rule(*m_ws, shown->proposal, shown->need.tier, ApplyNow::yes);
+    if (!always)
+      return refused(make_error(Errc::denied,
+                                fmt::format("proposal {} was not approved: \"always allow\" is not offered for it "
+                                            "(the confirm tier, a protected path, a blocked command, a changeset, a "
+                                            "team proposal or propose-only mode); no rule was written",
+                                            id),
+                                "approve it without the rule"),
+                     fmt::format("/p/{}", id));
+    if (!m_guard.token_ok_for(r.field("rule"), always_binding(action, *always)))
+      return refused(make_error(Errc::conflict,
+                                fmt::format("proposal {} was not approved: the rule \"always allow\" would add now "
+                                            "is not the one the page showed; no rule was written",
+                                            id),
+                                "open the proposal again to see the rule as it is now"),
+                     fmt::format("/p/{}", id));
+    auto added = gate::add_allow_rule(*m_ws, *always, m_who, shown->proposal);
+    after_change();
+    if (!added) return refused(added.error(), fmt::format("/p/{}", id));
+    rule_entry = *added;
+  }
   auto a = gate::approve(*m_ws, req);
   after_change();
   if (!a) return refused(a.error(), fmt::format("/p/{}", id));
   std::vector<std::string> lines;
+  if (always)
+    lines.push_back(
+        m_ws->redact(fmt::format("added to kaicoder.toml and trusted: always allow {} (undo: kaicoder "
+                                 "rollback {})",
+                                 always->words(), rule_entry)));
   const Proposal& p = a->proposal;
   if (a->ran) {
     lines.push_back(fmt::format("ran proposal {}: exit code {}", p.id, a->ran->result.exit_code));

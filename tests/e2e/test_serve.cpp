@@ -285,3 +285,66 @@ TEST_CASE(
   CHECK(repo.exists("more.txt"));
   KAI_CHECK_EXIT(page.stop(), 0);
 }
+
+TEST_CASE(
+    "serve: \"always allow this\" on the page offers the terminal's rule, writes only the rule it showed, and is "
+    "never offered for the confirm tier",
+    "[e2e][serve][web][always]") {
+  TempRepo repo{{"docs/a.md", "old\n"},
+                {"oracle.html", "<p>old</p>\n"},
+                {"kaicoder.toml", "[paths]\nprotected = [\"oracle.html\"]\n"}};
+  repo.trust();
+  const std::string cfg_before = repo.read("kaicoder.toml");
+  KAI_REQUIRE_EXIT(repo.kai(edit("docs/a.md", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai(edit("oracle.html", "old", "new")), 0);
+  ServePage page(repo);
+  REQUIRE(page.sign_in());
+
+  // The confirm tier (a protected path): no offer.
+  auto p2 = page.get("/p/2");
+  REQUIRE(p2);
+  CHECK_THAT(p2->body, !Contains("Always allow this") && !Contains("value=\"always\""));
+  auto form2 = ServePage::form_of(p2->body, "/p/2/approve");
+  form2["then"] = "always";
+  form2["confirm"] = "CONFIRM";
+  auto not_offered = page.post("/p/2/approve", form2);
+  REQUIRE(not_offered);
+  CHECK(not_offered->status == 403);
+  CHECK_THAT(not_offered->body, Contains("is not offered for it"));
+  CHECK(repo.read("kaicoder.toml") == cfg_before);
+  CHECK(repo.read("oracle.html") == "<p>old</p>\n");
+
+  // An edit of a normal file: the rule shown before it is written.
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  CHECK_THAT(p1->body, Contains("Always allow this") && Contains("always allow <strong>edit docs/a.md</strong>"));
+  CHECK_THAT(p1->body, Contains("path = &quot;/docs/a.md&quot;"));
+  auto form = ServePage::form_of(p1->body, "/p/1/approve", "value=\"always\"");
+  REQUIRE(form.count("rule"));
+  form["then"] = "always";
+  auto forged = form;
+  forged["rule"] = std::string(64, 'a');
+  auto r = page.post("/p/1/approve", forged);
+  REQUIRE(r);
+  CHECK(r->status == 409);
+  CHECK_THAT(r->body, Contains("is not the one the page showed; no rule was written"));
+  CHECK(repo.read("kaicoder.toml") == cfg_before);
+  CHECK(repo.read("docs/a.md") == "old\n");
+
+  auto done = page.post("/p/1/approve", form);
+  REQUIRE(done);
+  INFO(done->body);
+  CHECK(done->status == 200);
+  CHECK_THAT(done->body, Contains("added to kaicoder.toml and trusted: always allow edit docs/a.md"));
+  CHECK(repo.read("docs/a.md") == "new\n");
+  CHECK_THAT(repo.read("kaicoder.toml"),
+             Contains("[[policy.rule]]\naction = \"edit\"\npath = \"/docs/a.md\"\ndecision = \"allow\"\n"));
+  CHECK(show_json(repo, 1).at("decided_by") == current_user() + " (web)");
+  // The root trusted with it: the next edit of that file passes without a question.
+  Run next = repo.kai(
+      {"--json", "propose", "--path", "docs/a.md", "--target", "new", "--replacement", "newer", "--why", "again"});
+  KAI_REQUIRE_EXIT(next, 0);
+  CHECK(json_of(next).at("status") == "applied");
+  CHECK(repo.read("docs/a.md") == "newer\n");
+  KAI_CHECK_EXIT(page.stop(), 0);
+}
