@@ -206,6 +206,10 @@ Response App::approve(const Request& r, int id) {
   req.seen_digest = seen;
   req.diff_cut = cut == "1";
   req.opts = {then == "record" ? ApplyNow::no : ApplyNow::yes, then == "force" ? Force::yes : Force::no};
+  const std::string back = fmt::format("/p/{}", id);
+  auto refuse = [&](Errc code, const std::string& message, const std::string& hint) {
+    return refused(make_error(code, fmt::format("proposal {} was not approved: {}", id, message), hint), back);
+  };
   // Never approve unseen (pages.hpp): a long changeset's approval carries
   // every file's diff opened, or CONFIRM. The gate re-checks the digest and
   // the tier; this is the one rule only the page can break. The diff is
@@ -215,56 +219,45 @@ Response App::approve(const Request& r, int id) {
     auto p = m_ws->store.load(id);
     if (p && p->kind == Kind::changeset && p->state == State::pending && !past_timeout(*m_ws, *p)) {
       auto d = current_diff(*m_ws, *p, DiffOptions{});
-      if (!d) return refused(d.error(), fmt::format("/p/{}", id));
+      if (!d) return refused(d.error(), back);
       if (files_must_be_opened(*p, *d) && !opened_every_file(*d, r.field("opened")))
-        return refused(make_error(Errc::denied,
-                                  fmt::format("proposal {} was not approved: its diff is long (over {} lines) and not "
-                                              "every file's diff was opened on the page, nor was CONFIRM typed",
-                                              id, k_open_diff_lines),
-                                  "open each file's diff on the proposal's page, or type CONFIRM, then approve"),
-                       fmt::format("/p/{}", id));
+        return refuse(Errc::denied,
+                      fmt::format("its diff is long (over {} lines) and not every file's diff was opened on the "
+                                  "page, nor was CONFIRM typed",
+                                  k_open_diff_lines),
+                      "open each file's diff on the proposal's page, or type CONFIRM, then approve");
     }
   }
   std::optional<gate::AllowRule> always;
   std::string rule_entry;
   if (then == "always") {
     // The rule the terminal's `a` adds, computed again now as the page
-    // computed it; written only when it is the one the page showed, then
-    // approved as for a yes.
+    // computed it; written only when it is the one the page showed, for
+    // the proposal the page showed, then approved as for a yes.
     auto shown = gate::prepare_approval(*m_ws, id, m_who, req.opts);
     after_change();
-    if (!shown) return refused(shown.error(), fmt::format("/p/{}", id));
+    if (!shown) return refused(shown.error(), back);
     if (shown->digest != seen)
-      return refused(make_error(Errc::conflict,
-                                fmt::format("proposal {} changed while it was being reviewed; nothing was approved "
-                                            "and no rule was written",
-                                            id),
-                                "open the proposal again and decide on it as it is now"),
-                     fmt::format("/p/{}", id));
+      return refuse(Errc::conflict, "it changed while it was being reviewed; no rule was written",
+                    "open the proposal again and decide on it as it is now");
     if (!shown->refusal) always = gate::always_rule(*m_ws, shown->proposal, shown->need.tier, ApplyNow::yes);
     if (!always)
-      return refused(make_error(Errc::denied,
-                                fmt::format("proposal {} was not approved: \"always allow\" is not offered for it "
-                                            "(the confirm tier, a protected path, a blocked command, a changeset, a "
-                                            "team proposal or propose-only mode); no rule was written",
-                                            id),
-                                "approve it without the rule"),
-                     fmt::format("/p/{}", id));
+      return refuse(Errc::denied,
+                    "\"always allow\" is not offered for it (the confirm tier, a protected path, a blocked command, "
+                    "a changeset, a team proposal or propose-only mode); no rule was written",
+                    "approve it without the rule");
     if (!m_guard.token_ok_for(r.field("rule"), always_binding(action, *always)))
-      return refused(make_error(Errc::conflict,
-                                fmt::format("proposal {} was not approved: the rule \"always allow\" would add now "
-                                            "is not the one the page showed; no rule was written",
-                                            id),
-                                "open the proposal again to see the rule as it is now"),
-                     fmt::format("/p/{}", id));
+      return refuse(Errc::conflict,
+                    "the rule \"always allow\" would add now is not the one the page showed; no rule was written",
+                    "open the proposal again to see the rule as it is now");
     auto added = gate::add_allow_rule(*m_ws, *always, m_who, shown->proposal);
     after_change();
-    if (!added) return refused(added.error(), fmt::format("/p/{}", id));
+    if (!added) return refused(added.error(), back);
     rule_entry = *added;
   }
   auto a = gate::approve(*m_ws, req);
   after_change();
-  if (!a) return refused(a.error(), fmt::format("/p/{}", id));
+  if (!a) return refused(a.error(), back);
   std::vector<std::string> lines;
   if (always)
     lines.push_back(
