@@ -189,9 +189,11 @@ async function unlabelled(page) {
       check(await page.isDisabled('button.approve') && await page.isDisabled('button.later'),
             'Approve is disabled before the diffs are opened at ' + width);
       check(await page.isEnabled('button.reject'), 'Reject is not held back');
+      // The details' toggle event comes as a task of its own: wait for the count to move.
       await page.locator('details.file summary').nth(0).click();
+      await page.waitForFunction(() => document.getElementById('opened-count').textContent === '1 of 2 opened',
+                                 null, { timeout: 5000 });
       check(await page.isDisabled('button.approve'), 'one file of two opened: still disabled at ' + width);
-      check((await page.textContent('#opened-count')) === '1 of 2 opened', 'the page counts what was opened');
       if (width === 390) {
         // CONFIRM typed out instead of opening the rest, as the terminal asks for a cut diff.
         await page.fill('#confirm', 'CONFIRM');
@@ -203,6 +205,8 @@ async function unlabelled(page) {
         await page.screenshot({ path: path.join(artifacts, 'changeset-long.png'), fullPage: true });
       }
       await page.locator('details.file summary').nth(1).click();
+      await page.waitForFunction(() => document.getElementById('opened-count').textContent === '2 of 2 opened',
+                                 null, { timeout: 5000 });
       check(await page.isEnabled('button.approve'), 'every file opened: Approve enabled at ' + width);
     }
     await page.click('button.approve');
