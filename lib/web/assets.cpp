@@ -55,13 +55,52 @@ button.later { background: var(--bg); color: var(--fg); }
 form.decide button + button { margin-left: 8px; }
 button.reject, button.rollback { background: #8a1111; color: #fff; border-color: #8a1111; }
 button:disabled { opacity: .5; cursor: not-allowed; }
+table.list small { color: var(--muted); }
+ul.per-file { margin: 0; padding-left: 1.2em; }
+button.always { background: var(--bg); color: var(--fg); }
+pre.rule { white-space: pre-wrap; }
+/* Narrow screens: each row a stack of cells, each cell with its column's name. */
 @media (max-width: 640px) { table.list thead { display: none; } table.list td { display: block; border: 0; padding: 2px 0; }
-  table.list tr { display: block; border-bottom: 1px solid var(--line); padding: 8px 0; } main { padding: 8px; } }
+  table.list td[data-label]::before { content: attr(data-label); display: inline-block; min-width: 7.5rem;
+    padding-right: .75rem; font-weight: 600; color: var(--muted); }
+  table.list tr { display: block; border-bottom: 1px solid var(--line); padding: 8px 0; } main { padding: 8px; }
+  form.decide button { display: block; margin: 8px 0 0; } form.decide button + button { margin-left: 0; } }
 )CSS";
 }
 
 std::string_view script() {
   return R"JS('use strict';
+// Never approve unseen: a long changeset's approve buttons stay disabled
+// until every file's diff has been opened (the form's "opened" field lists
+// them, and the server checks it) or CONFIRM is typed.
+(function () {
+  var forms = document.querySelectorAll('form[data-gate="open-all"]');
+  if (!forms.length) return;
+  var files = document.querySelectorAll('details.file[data-part]');
+  var count = document.getElementById('opened-count');
+  var opened = {};
+  function update() {
+    var list = Object.keys(opened);
+    var all = list.length === files.length;
+    if (count) count.textContent = list.length + ' of ' + files.length + ' opened';
+    for (var i = 0; i < forms.length; i++) {
+      var f = forms[i];
+      var field = f.querySelector('input[name=opened]');
+      if (field) field.value = list.join(',');
+      var confirm = f.querySelector('input[name=confirm]');
+      var ok = all || (confirm !== null && confirm.value.trim() === 'CONFIRM');
+      var buttons = f.querySelectorAll('button');
+      for (var j = 0; j < buttons.length; j++)
+        buttons[j].disabled = !ok || document.body.hasAttribute('data-stale');
+    }
+  }
+  for (var i = 0; i < files.length; i++)
+    files[i].addEventListener('toggle', function (e) {
+      if (e.target.open) { opened[e.target.getAttribute('data-part')] = true; update(); }
+    });
+  for (var k = 0; k < forms.length; k++) forms[k].addEventListener('input', update);
+  update();
+})();
 (function () {
   var body = document.body;
   var mode = body.getAttribute('data-live');
@@ -90,6 +129,7 @@ std::string_view script() {
     stale.textContent = 'This proposal changed or was decided elsewhere since this page was loaded. ' +
       'Reload the page to see it as it is now.';
     stale.hidden = false;
+    body.setAttribute('data-stale', '');
     var buttons = document.querySelectorAll('form.decide button');
     for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
   }

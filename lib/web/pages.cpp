@@ -1,7 +1,11 @@
 #include "lib/web/pages.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include <fmt/format.h>
 
+#include "lib/util/strings.hpp"
 #include "lib/util/time.hpp"
 #include "lib/web/html.hpp"
 
@@ -24,6 +28,15 @@ std::string quoted(const Workspace& ws, std::string_view text) {
 std::string fact(std::string_view label, const std::string& value_html) {
   return fmt::format("<dt>{}</dt><dd>{}</dd>\n", escape(label), value_html);
 }
+
+// One cell of a table that narrow screens show as a stack of rows: its
+// column's name goes with it (data-label, shown by the stylesheet there).
+std::string cell(std::string_view label, std::string_view html, std::string_view cls = {}) {
+  return fmt::format("<td data-label=\"{}\"{}>{}</td>", escape(label),
+                     cls.empty() ? std::string() : fmt::format(" class=\"{}\"", escape(cls)), html);
+}
+
+std::string badge(std::string_view word) { return fmt::format("<span class=\"badge {0}\">{0}</span>", escape(word)); }
 
 std::optional<long> age_seconds(const Workspace& ws, const Proposal& p) {
   TimePoint created;
@@ -105,8 +118,9 @@ std::string lines_of(const Change& c) {
   return c.binary ? std::string("binary") : fmt::format("+{} \u2212{}", c.added, c.removed);
 }
 
-// A changeset's diffstat: one row a file with its operation, path (both
-// paths of a rename), lines added and removed and its own verdicts.
+// A changeset's files, one row each: its operation, path (both paths of a
+// rename), lines added and removed, and its own risk, tier and policy
+// verdict side by side, each with its reason.
 std::string diffstat_html(const Workspace& ws, const Proposal& p) {
   size_t added = 0, removed = 0;
   for (const Change& c : p.changes) {
@@ -118,17 +132,48 @@ std::string diffstat_html(const Workspace& ws, const Proposal& p) {
   out +=
       "<table class=\"list diffstat\">\n<caption>What the changeset does, file by file</caption>\n"
       "<thead><tr><th scope=\"col\">Operation</th><th scope=\"col\">File</th><th scope=\"col\">Lines</th>"
-      "<th scope=\"col\">Verdicts</th></tr></thead>\n<tbody>\n";
+      "<th scope=\"col\">Risk</th><th scope=\"col\">Tier</th><th scope=\"col\">Policy</th></tr></thead>\n"
+      "<tbody>\n";
   for (const Change& c : p.changes) {
+    std::string op = say(ws, c.op);
+    if (c.base.exists && c.after_exists && (c.base.mode & 0111u) != (c.after_mode & 0111u))
+      op += fmt::format("<br><small>mode {:o} \u2192 {:o}</small>", c.base.mode, c.after_mode);
     std::string file = c.op == "rename"
                            ? fmt::format("<code>{}</code> \u2192 <code>{}</code>", say(ws, c.path), say(ws, c.to))
                            : fmt::format("<code>{}</code>", say(ws, c.path));
-    std::string verdicts = say(ws, change_verdicts(c));
-    if (c.tier == Tier::confirm && !c.tier_reason.empty()) verdicts += "<br>confirm: " + say(ws, c.tier_reason);
-    out += fmt::format("<tr><td>{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td></tr>\n", say(ws, c.op), file,
-                       lines_of(c), verdicts);
+    std::string risk = badge(to_string(c.risk));
+    if (!c.risk_reason.empty()) risk += "<br><small>" + say(ws, c.risk_reason) + "</small>";
+    std::string tier = badge(to_string(c.tier));
+    if (c.tier == Tier::confirm && !c.tier_reason.empty()) tier += "<br><small>" + say(ws, c.tier_reason) + "</small>";
+    std::string policy = escape(to_string(c.decision));
+    if (!c.decision_rule.empty()) policy += " <small>(" + say(ws, c.decision_rule) + ")</small>";
+    if (c.validation != "none") policy += "<br><small>validate " + say(ws, c.validation) + "</small>";
+    out += "<tr>" + cell("Operation", op) + cell("File", file, "what") + cell("Lines", lines_of(c)) +
+           cell("Risk", risk) + cell("Tier", tier) + cell("Policy", policy) + "</tr>\n";
   }
   return out + "</tbody>\n</table>\n";
+}
+
+// A changeset's summary of one verdict over every file: each distinct
+// value once, after the files it holds for, in the files' order.
+std::string per_file(const Workspace& ws, const Proposal& p, const std::function<std::string(const Change&)>& value) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const Change& c : p.changes) {
+    std::string v = value(c);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == v; });
+    if (g == groups.end()) {
+      groups.push_back({std::move(v), {}});
+      g = std::prev(groups.end());
+    }
+    g->second.push_back(change_name(c));
+  }
+  std::string out = "<ul class=\"per-file\">\n";
+  for (const auto& [v, files] : groups) {
+    std::string names;
+    for (const auto& f : files) names += (names.empty() ? "" : ", ") + fmt::format("<code>{}</code>", say(ws, f));
+    out += fmt::format("<li>{}: {}</li>\n", names, v);
+  }
+  return out + "</ul>\n";
 }
 
 // What of a cut changeset diff was not shown, file by file, in words.
@@ -161,12 +206,23 @@ std::string changeset_cut_note(const Workspace& ws, const Proposal& p, const Fil
 
 // A changeset's diff: one collapsible section a file (<details>, no script
 // needed), each with its own part of the diff as it was cut for display.
-std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const FileDiff& d) {
+std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const FileDiff& d, bool gate_open) {
   std::string out = fmt::format("<h2>Diff <span class=\"badge\">+{} \u2212{}</span></h2>\n", d.added, d.removed);
   if (d.truncated) out += changeset_cut_note(ws, p, d);
   if (has_hidden_characters(d.text)) out += k_hidden_note;
-  out += "<p>Open a file to see its diff.</p>\n";
-  for (const DiffPart& part : d.parts) {
+  const bool closed = files_must_be_opened(p, d);
+  if (!closed)
+    out += fmt::format("<p>The whole diff is short (at most {} lines): every file is open.</p>\n", k_open_diff_lines);
+  else if (gate_open)
+    out += fmt::format(
+        "<p id=\"open-each\">The diff is long (over {} lines{}): open each file to see its diff. Approving is possible "
+        "once every file has been opened, or with CONFIRM typed out. <span id=\"opened-count\">0 of {} "
+        "opened</span>.</p>\n",
+        k_open_diff_lines, d.truncated ? ", and cut for display" : "", d.parts.size());
+  else
+    out += "<p>Open a file to see its diff.</p>\n";
+  for (size_t n = 0; n < d.parts.size(); ++n) {
+    const DiffPart& part = d.parts[n];
     const Change& c = p.changes.at(part.change);
     const std::string name = ws.redact(change_name(c));
     std::string mark;
@@ -175,8 +231,9 @@ std::string changeset_diff_section(const Workspace& ws, const Proposal& p, const
     else if (part.truncated)
       mark = " <span class=\"badge confirm\">cut</span>";
     out += fmt::format(
-        "<details class=\"file\">\n<summary>{} <code>{}</code> <span class=\"badge\">{}</span>{}</summary>\n",
-        say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
+        "<details class=\"file\" data-part=\"{}\"{}>\n<summary>{} <code>{}</code> <span "
+        "class=\"badge\">{}</span>{}</summary>\n",
+        n, closed ? "" : " open", say(ws, c.op), shown(name, Allow::nothing), lines_of(c), mark);
     if (!part.shown) {
       out += fmt::format(
           "<p>Not shown: its changed lines are past the display limit. See it with <code>kaicoder show "
@@ -207,45 +264,84 @@ std::string confirm_field(std::string_view id, std::string_view reason) {
       escape(reason), escape(id), escape(id));
 }
 
+// A long changeset's normal-tier approval: CONFIRM instead of opening
+// every file, as the terminal asks for a diff it did not show whole.
+std::string confirm_instead_field(std::string_view id) {
+  return fmt::format(
+      "<label for=\"{0}\">Or type CONFIRM to approve without opening every file</label>\n"
+      "<input type=\"text\" id=\"{0}\" name=\"confirm\" autocomplete=\"off\" autocapitalize=\"characters\" "
+      "spellcheck=\"false\">\n",
+      escape(id));
+}
+
 // The opening of a form posting to /p/N/approve: its token binds the
 // digest shown and whether the diff was cut.
-std::string approve_form_head(const Guard& g, const gate::ApprovalReview& rv) {
+// `gated`: its buttons start disabled and its "opened" field empty; the
+// page's script fills the field in as files are opened and enables them
+// once every file was, or CONFIRM is typed.
+std::string approve_form_head(const Guard& g, const gate::ApprovalReview& rv, bool gated) {
   const std::string action = fmt::format("/p/{}/approve", rv.proposal.id);
   const std::string cut = rv.diff_cut ? "1" : "0";
-  std::string out = fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", action);
+  std::string out = fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\"{}>\n", action,
+                                gated ? " data-gate=\"open-all\"" : "");
   out += hidden("csrf", g.csrf_for(approve_binding(action, rv.digest, cut)));
   out += hidden("digest", rv.digest);
   out += hidden("cut", cut);
+  if (gated) out += hidden("opened", "");
   return out;
+}
+
+std::string approve_button(std::string_view cls, std::string_view then, std::string_view text, bool gated) {
+  return fmt::format("<button class=\"{}\" type=\"submit\" name=\"then\" value=\"{}\"{}>{}</button>\n", cls, then,
+                     gated ? " disabled" : "", text);
+}
+
+// The "always allow this" offer: the rule the terminal's `a` would add,
+// shown whole before it is written; its form carries the rule under the
+// CSRF key so that the server writes only the rule shown.
+std::string always_form(const Guard& g, const gate::ApprovalReview& rv, const gate::AllowRule& rule) {
+  const std::string action = fmt::format("/p/{}/approve", rv.proposal.id);
+  std::string out = "<h3 id=\"always\">Always allow this</h3>\n";
+  out += fmt::format(
+      "<p>Approve, {}, and always allow <strong>{}</strong> from now on without asking. This rule goes into the "
+      "root's kaicoder.toml (backed up, logged, trusted again; undo it with kaicoder rollback):</p>\n",
+      rv.proposal.kind == Kind::run ? "run it" : "apply it", shown(rule.words(), Allow::nothing));
+  out += fmt::format("<pre class=\"quoted rule\">{}</pre>\n", shown(rule.toml("always allow"), Allow::tab_newline));
+  out += approve_form_head(g, rv, false);
+  out += hidden("rule", g.csrf_for(always_binding(action, rule)));
+  out += approve_button("always", "always", "Approve and always allow", false);
+  return out + "</form>\n";
 }
 
 // The approval forms, with the choices `kaicoder approve` has: approve and
 // apply (or run), approve only (--no-apply), and after a failed validation
 // approve and apply anyway (--force, with CONFIRM). Each button names its
 // choice in the field "then"; the gate checks the tier the choice needs.
-std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_only) {
+std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_only,
+                  const std::optional<gate::AllowRule>& always) {
   const Proposal& p = rv.proposal;
   const bool run = p.kind == Kind::run;
+  const bool gated = rv.diff && files_must_be_opened(p, *rv.diff);
   const std::string later = run ? "Approve only (run later)" : "Approve only (apply later)";
-  std::string out = approve_form_head(g, rv);
+  std::string out = approve_form_head(g, rv, gated);
   if (rv.refusal) out += fmt::format("<p class=\"warn\" role=\"alert\">{}</p>\n", escape(rv.refusal->message));
   if (record_only)
     out += "<p>The policy mode is propose-only: an approval is recorded, and nothing is applied or run.</p>\n";
-  if (rv.need.tier == Tier::confirm) out += confirm_field("confirm", rv.need.reason);
+  if (rv.need.tier == Tier::confirm)
+    out += confirm_field("confirm", rv.need.reason);
+  else if (gated)
+    out += confirm_instead_field("confirm");
   if (!rv.refusal && !record_only)
-    out += fmt::format("<button class=\"approve\" type=\"submit\" name=\"then\" value=\"apply\">{}</button>\n",
-                       run ? "Approve and run" : "Approve and apply");
-  out += fmt::format("<button class=\"later\" type=\"submit\" name=\"then\" value=\"record\">{}</button>\n</form>\n",
-                     record_only ? "Approve (record only)" : later);
+    out += approve_button("approve", "apply", run ? "Approve and run" : "Approve and apply", gated);
+  out += approve_button("later", "record", record_only ? "Approve (record only)" : later, gated) + "</form>\n";
   if (rv.refusal && !record_only) {
     // As `kaicoder approve --force`: the failed validation overridden, with CONFIRM.
     const RequiredTier forced = required_tier(p, rv.diff_cut, ApplyNow::yes, Force::yes);
-    out += "<h3>Override the failed validation</h3>\n" + approve_form_head(g, rv);
+    out += "<h3>Override the failed validation</h3>\n" + approve_form_head(g, rv, gated);
     out += confirm_field("confirm-force", forced.reason);
-    out +=
-        "<button class=\"approve\" type=\"submit\" name=\"then\" value=\"force\">Approve and apply anyway</button>\n"
-        "</form>\n";
+    out += approve_button("approve", "force", "Approve and apply anyway", gated) + "</form>\n";
   }
+  if (always && !rv.refusal && !record_only) out += always_form(g, rv, *always);
   const std::string reject = fmt::format("/p/{}/reject", p.id);
   out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
   out += hidden("csrf", g.csrf_for(reject));
@@ -262,6 +358,27 @@ std::string approve_binding(std::string_view action, std::string_view digest, st
   return fmt::format("{}\n{}\n{}", action, digest, cut);
 }
 
+bool files_must_be_opened(const Proposal& p, const FileDiff& d) {
+  if (p.kind != Kind::changeset || d.parts.empty()) return false;
+  if (d.truncated) return true;
+  size_t lines = static_cast<size_t>(std::count(d.text.begin(), d.text.end(), '\n'));
+  if (!d.text.empty() && d.text.back() != '\n') ++lines;
+  return lines > k_open_diff_lines;
+}
+
+bool opened_every_file(const FileDiff& d, std::string_view opened) {
+  std::vector<bool> seen(d.parts.size(), false);
+  for (std::string_view item : split(opened, ",")) {
+    auto n = parse_proposal_id(item);  // a plain decimal number, as ids are
+    if (n && static_cast<size_t>(*n) < seen.size()) seen[static_cast<size_t>(*n)] = true;
+  }
+  return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
+}
+
+std::string always_binding(std::string_view action, const gate::AllowRule& rule) {
+  return fmt::format("{}\nalways\n{}", action, rule.toml("always allow"));
+}
+
 std::string human_duration(long s) {
   if (s < 60) return fmt::format("{}s", s);
   if (s < 3600) return fmt::format("{}m {}s", s / 60, s % 60);
@@ -273,24 +390,29 @@ std::string list_main(const Workspace& ws, const std::vector<Row>& rows,
                       const std::vector<std::pair<int, std::string>>& corrupt) {
   std::string out = "<h1>Proposals</h1>\n";
   if (rows.empty() && corrupt.empty()) return out + "<p>No proposals yet.</p>\n";
+  // As `kaicoder list`: risk and tier side by side, never one for the other
+  // (a run has a tier and no risk).
   out +=
-      "<table class=\"list\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th><th "
-      "scope=\"col\">Kind</th>"
-      "<th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th><th scope=\"col\">Age</th>"
-      "<th scope=\"col\">Time left</th><th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
+      "<table class=\"list proposals\">\n<thead><tr><th scope=\"col\">#</th><th scope=\"col\">Status</th>"
+      "<th scope=\"col\">Kind</th><th scope=\"col\">Path or command</th><th scope=\"col\">Risk</th>"
+      "<th scope=\"col\">Tier</th><th scope=\"col\">Age</th><th scope=\"col\">Time left</th>"
+      "<th scope=\"col\">Proposer</th></tr></thead>\n<tbody>\n";
   for (const auto& [p, expired] : rows) {
     auto age = age_seconds(ws, p);
-    out += fmt::format(
-        "<tr><td><a href=\"/p/{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td class=\"what\"><a "
-        "href=\"/p/{0}\">{3}</a></td>"
-        "<td><span class=\"badge {4}\">{4}</span></td><td>{5}</td><td>{6}</td><td>{7}</td></tr>\n",
-        p.id, expired ? "expired" : escape(to_string(p.state)), escape(to_string(p.kind)),
-        p.kind == Kind::changeset ? files_of(ws, p) : what_of(ws, p),
-        p.kind == Kind::run ? escape(to_string(p.tier)) : escape(to_string(p.risk)), age ? human_duration(*age) : "?",
-        time_left(ws, p, expired), p.agent.empty() ? "\u2014" : say(ws, p.agent));
+    out += "<tr>" + cell("#", fmt::format("<a href=\"/p/{0}\">{0}</a>", p.id)) +
+           cell("Status", expired ? "expired" : escape(to_string(p.state))) + cell("Kind", escape(to_string(p.kind))) +
+           cell("Path or command",
+                fmt::format("<a href=\"/p/{}\">{}</a>", p.id,
+                            p.kind == Kind::changeset ? files_of(ws, p) : what_of(ws, p)),
+                "what") +
+           cell("Risk", p.kind == Kind::run ? std::string("\u2014") : badge(to_string(p.risk))) +
+           cell("Tier", badge(to_string(p.tier))) + cell("Age", age ? human_duration(*age) : "?") +
+           cell("Time left", time_left(ws, p, expired)) +
+           cell("Proposer", p.agent.empty() ? "\u2014" : say(ws, p.agent)) + "</tr>\n";
   }
   for (const auto& [id, why] : corrupt)
-    out += fmt::format("<tr><td>{}</td><td>corrupt</td><td colspan=\"6\">{}</td></tr>\n", id, say(ws, why));
+    out += fmt::format("<tr>{}{}<td data-label=\"Why\" colspan=\"7\">{}</td></tr>\n", cell("#", std::to_string(id)),
+                       cell("Status", "corrupt"), say(ws, why));
   out += "</tbody>\n</table>\n";
   return out;
 }
@@ -310,11 +432,23 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
     if (p.network) out += fact("Network", "on for this run: it can reach the internet and local services");
   } else {
     out += fact(p.kind == Kind::changeset ? "Files" : "Path", what_of(ws, p));
-    out += fact("Risk", fmt::format("<span class=\"badge {0}\">{0}</span>", escape(to_string(p.risk))));
-    out += fact("Blast radius", p.risk_reason.empty() ? "\u2014" : say(ws, p.risk_reason));
-    if (p.tier == Tier::confirm) out += fact("Tier", "confirm \u2014 " + say(ws, p.tier_reason));
+    out += fact("Risk", badge(to_string(p.risk)) + (p.kind == Kind::changeset ? " (its highest file's)" : ""));
+    out +=
+        fact("Tier", badge(to_string(p.tier)) + (p.tier == Tier::confirm ? " \u2014 " + say(ws, p.tier_reason) : ""));
   }
-  out += fact("Policy", fmt::format("{} ({})", escape(to_string(p.decision)), say(ws, p.decision_rule)));
+  if (p.kind == Kind::changeset) {
+    // Every file's blast radius and policy verdict, not the first file's.
+    out += fact("Blast radius", per_file(ws, p, [&ws](const Change& c) {
+                  return badge(to_string(c.risk)) + (c.risk_reason.empty() ? "" : " " + say(ws, c.risk_reason));
+                }));
+    out += fact("Policy", escape(to_string(p.decision)) + per_file(ws, p, [&ws](const Change& c) {
+                            return escape(to_string(c.decision)) +
+                                   (c.decision_rule.empty() ? "" : " (" + say(ws, c.decision_rule) + ")");
+                          }));
+  } else {
+    if (p.kind != Kind::run) out += fact("Blast radius", p.risk_reason.empty() ? "\u2014" : say(ws, p.risk_reason));
+    out += fact("Policy", fmt::format("{} ({})", escape(to_string(p.decision)), say(ws, p.decision_rule)));
+  }
   out += fact("Proposer", p.agent.empty() ? "\u2014" : say(ws, p.agent));
   auto age = age_seconds(ws, p);
   out += fact("Proposed", fmt::format("{} ({} ago)", escape(p.created), age ? human_duration(*age) : "?"));
@@ -338,7 +472,7 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
   if (p.kind == Kind::changeset) out += diffstat_html(ws, p);
   const FileDiff* d = v.review && v.review->diff ? &*v.review->diff : v.diff ? &*v.diff : nullptr;
   if (d && p.kind == Kind::changeset && !d->parts.empty())
-    out += changeset_diff_section(ws, p, *d);
+    out += changeset_diff_section(ws, p, *d, v.review && !v.cannot_decide);
   else if (d)
     out += diff_section(*d, p.id);
   else if (!v.diff_note.empty())
@@ -351,7 +485,7 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
     out += fmt::format("<p class=\"warn\" role=\"note\">No decision from this page: {}</p>\n",
                        say(ws, v.cannot_decide->message));
   else if (v.review)
-    out += "<h2>Decide</h2>\n" + forms(g, *v.review, v.record_only);
+    out += "<h2>Decide</h2>\n" + forms(g, *v.review, v.record_only, v.always);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lib/store/changelog.hpp"
+#include "lib/gate/always_allow.hpp"
 #include "lib/gate/gate.hpp"
 #include "lib/gate/runs.hpp"
 #include "lib/web/session.hpp"
@@ -35,6 +36,7 @@ struct ProposalView {
   std::string diff_note;                       // why there is no diff
   CapturedOutput output;                       // a run's captured output
   bool expired = false;
+  std::optional<gate::AllowRule> always;  // "always allow this": the rule the terminal's `a` offers
 };
 std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalView& v);
 
@@ -53,6 +55,22 @@ std::string outcome_main(std::string_view heading, const std::vector<std::string
 // it shows and whether its diff was cut, so that a page cannot be made to
 // post another digest or pretend it showed the whole diff.
 std::string approve_binding(std::string_view action, std::string_view digest, std::string_view cut);
+
+// Never approve unseen. A changeset's diff of at most k_open_diff_lines
+// lines (about two screens of the page) is shown with every file open.
+// A longer one, or one cut for display, shows each file closed, and an
+// approval of it takes each file opened — the form's "opened" field lists
+// the parts the page saw opened, filled in by its script — or CONFIRM
+// typed out, as the terminal asks for a diff it cut. The page disables
+// its approve buttons until then; App::approve refuses a post without it.
+constexpr size_t k_open_diff_lines = 80;
+bool files_must_be_opened(const Proposal& p, const FileDiff& d);
+// Whether `opened` ("0,2,1": part numbers, any order) names every part of `d`.
+bool opened_every_file(const FileDiff& d, std::string_view opened);
+
+// What the "always allow" form's "rule" field carries, under the CSRF
+// key: the rule it showed, so that only that rule is ever written.
+std::string always_binding(std::string_view action, const gate::AllowRule& rule);
 
 // "4m 10s", "2h 5m": a duration for people.
 std::string human_duration(long seconds);

@@ -8,6 +8,7 @@
 
 #include "lib/run/hooks.hpp"
 #include "lib/gate/propose.hpp"
+#include "lib/store/proposal.hpp"
 #include "lib/web/assets.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
@@ -18,13 +19,12 @@ namespace kai::web {
 namespace {
 
 // "/p/12" → 12, "/p/12/approve" with `suffix` "/approve" → 12; nullopt
-// for anything else (a sign, a leading zero, too many digits).
+// for anything else. The digits are read by the one id parser every
+// command reads an id with (lib/store/proposal): no sign, space, leading
+// zero or other base, at most nine digits.
 std::optional<int> proposal_id(std::string_view path, std::string_view suffix) {
-  if (!path.starts_with("/p/") || !path.ends_with(suffix)) return std::nullopt;
-  std::string_view digits = path.substr(3, path.size() - 3 - suffix.size());
-  if (digits.empty() || digits.size() > 9 || digits.front() == '0') return std::nullopt;
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
-  return std::stoi(std::string(digits));
+  if (!path.starts_with("/p/") || !path.ends_with(suffix) || path.size() < 3 + suffix.size()) return std::nullopt;
+  return parse_proposal_id(path.substr(3, path.size() - 3 - suffix.size()));
 }
 
 // "/rollback/20260709T142530Z-2" → the id; only the characters rollback ids have.
@@ -156,6 +156,11 @@ Response App::proposal_page(int id) {
     after_change();
     if (rv) {
       v.proposal = rv->proposal;
+      // What the terminal's `a` would add, offered the same way (never for
+      // the confirm tier, protected paths, blocked leaves, changesets or team
+      // proposals, nor when the approval cannot be carried out).
+      if (!rv->refusal && !v.record_only)
+        v.always = gate::always_rule(*m_ws, rv->proposal, rv->need.tier, ApplyNow::yes);
       v.review = std::move(*rv);
     } else {
       v.cannot_decide = rv.error();
@@ -187,22 +192,78 @@ Response App::approve(const Request& r, int id) {
   const std::string seen = r.field("digest"), cut = r.field("cut");
   if (!m_guard.csrf_ok(r, approve_binding(action, seen, cut)))
     return form_refused("approve", "Open the proposal again and decide from there.");
-  // Which button: apply now (the default), approve only (--no-apply), or
-  // apply with a failed validation overridden (--force).
+  // Which button: apply now (the default), approve only (--no-apply),
+  // apply with a failed validation overridden (--force), or approve and
+  // always allow (the terminal's `a`).
   const std::string then = r.field("then");
-  if (then != "" && then != "apply" && then != "record" && then != "force")
+  if (then != "" && then != "apply" && then != "record" && then != "force" && then != "always")
     return error_page(400, "Bad request", "The form asked for something an approval cannot do.");
   gate::Request req;
   req.id = id;
   req.who = m_who;
-  req.answer = trim(r.field("confirm")) == "CONFIRM" ? gate::Answer::confirm : gate::Answer::yes;
+  const bool confirmed = trim(r.field("confirm")) == "CONFIRM";
+  req.answer = confirmed ? gate::Answer::confirm : gate::Answer::yes;
   req.seen_digest = seen;
   req.diff_cut = cut == "1";
   req.opts = {then == "record" ? ApplyNow::no : ApplyNow::yes, then == "force" ? Force::yes : Force::no};
+  const std::string back = fmt::format("/p/{}", id);
+  auto refuse = [&](Errc code, const std::string& message, const std::string& hint) {
+    return refused(make_error(code, fmt::format("proposal {} was not approved: {}", id, message), hint), back);
+  };
+  // Never approve unseen (pages.hpp): a long changeset's approval carries
+  // every file's diff opened, or CONFIRM. The gate re-checks the digest and
+  // the tier; this is the one rule only the page can break. The diff is
+  // made again as the page made it; a changeset whose diff cannot be made
+  // was not seen either.
+  if (!confirmed) {
+    auto p = m_ws->store.load(id);
+    if (p && p->kind == Kind::changeset && p->state == State::pending && !past_timeout(*m_ws, *p)) {
+      auto d = current_diff(*m_ws, *p, DiffOptions{});
+      if (!d) return refused(d.error(), back);
+      if (files_must_be_opened(*p, *d) && !opened_every_file(*d, r.field("opened")))
+        return refuse(Errc::denied,
+                      fmt::format("its diff is long (over {} lines) and not every file's diff was opened on the "
+                                  "page, nor was CONFIRM typed",
+                                  k_open_diff_lines),
+                      "open each file's diff on the proposal's page, or type CONFIRM, then approve");
+    }
+  }
+  std::optional<gate::AllowRule> always;
+  std::string rule_entry;
+  if (then == "always") {
+    // The rule the terminal's `a` adds, computed again now as the page
+    // computed it; written only when it is the one the page showed, for
+    // the proposal the page showed, then approved as for a yes.
+    auto shown = gate::prepare_approval(*m_ws, id, m_who, req.opts);
+    after_change();
+    if (!shown) return refused(shown.error(), back);
+    if (shown->digest != seen)
+      return refuse(Errc::conflict, "it changed while it was being reviewed; no rule was written",
+                    "open the proposal again and decide on it as it is now");
+    if (!shown->refusal) always = gate::always_rule(*m_ws, shown->proposal, shown->need.tier, ApplyNow::yes);
+    if (!always)
+      return refuse(Errc::denied,
+                    "\"always allow\" is not offered for it (the confirm tier, a protected path, a blocked command, "
+                    "a changeset, a team proposal or propose-only mode); no rule was written",
+                    "approve it without the rule");
+    if (!m_guard.token_ok_for(r.field("rule"), always_binding(action, *always)))
+      return refuse(Errc::conflict,
+                    "the rule \"always allow\" would add now is not the one the page showed; no rule was written",
+                    "open the proposal again to see the rule as it is now");
+    auto added = gate::add_allow_rule(*m_ws, *always, m_who, shown->proposal);
+    after_change();
+    if (!added) return refused(added.error(), back);
+    rule_entry = *added;
+  }
   auto a = gate::approve(*m_ws, req);
   after_change();
-  if (!a) return refused(a.error(), fmt::format("/p/{}", id));
+  if (!a) return refused(a.error(), back);
   std::vector<std::string> lines;
+  if (always)
+    lines.push_back(
+        m_ws->redact(fmt::format("added to kaicoder.toml and trusted: always allow {} (undo: kaicoder "
+                                 "rollback {})",
+                                 always->words(), rule_entry)));
   const Proposal& p = a->proposal;
   if (a->ran) {
     lines.push_back(fmt::format("ran proposal {}: exit code {}", p.id, a->ran->result.exit_code));

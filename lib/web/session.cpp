@@ -77,9 +77,10 @@ std::string Guard::csrf_for(std::string_view action) const {
   return mac_hex(m_key, fmt::format("kaicoder serve csrf\n{}", action));
 }
 
-bool Guard::csrf_ok(const Request& r, std::string_view action) const {
-  const std::string sent = r.field("csrf");
-  return !sent.empty() && same_mac(sent, csrf_for(action));
+bool Guard::csrf_ok(const Request& r, std::string_view action) const { return token_ok_for(r.field("csrf"), action); }
+
+bool Guard::token_ok_for(std::string_view sent, std::string_view binding) const {
+  return !sent.empty() && same_mac(sent, csrf_for(binding));
 }
 
 bool Guard::host_ok(const Request& r) const {

@@ -45,6 +45,9 @@ public:
   // The CSRF token a form posting to `action` carries.
   std::string csrf_for(std::string_view action) const;
   bool csrf_ok(const Request& r, std::string_view action) const;
+  // Whether `sent` is csrf_for(binding) (constant time): a form field other
+  // than "csrf" that binds what the form showed.
+  bool token_ok_for(std::string_view sent, std::string_view binding) const;
   // Whether Host names this server (127.0.0.1:PORT or localhost:PORT).
   bool host_ok(const Request& r) const;
   // Whether Sec-Fetch-Site (when sent) is same-origin or none, and Origin

@@ -83,9 +83,31 @@ async function unlabelled(page) {
     check(seen.list_focus[0] === 'skip' && seen.list_focus[1] === 'a:Proposals' && seen.list_focus[2] === 'a:Changelog',
           'focus order on the list: ' + seen.list_focus);
 
+    // Risk and tier side by side, each under its own column.
+    seen.list_columns = await page.$$eval('table.proposals thead th', (ths) => ths.map((t) => t.textContent));
+    check(seen.list_columns.includes('Risk') && seen.list_columns.includes('Tier'), 'risk and tier columns: ' + seen.list_columns);
+
+    // On a phone the rows become stacks of cells, each still named by its column.
+    await page.setViewportSize({ width: 390, height: 844 });
+    seen.phone_labels = await page.evaluate(() => {
+      const row = document.querySelector('table.proposals tbody tr');
+      return Array.from(row.querySelectorAll('td')).map((td) => {
+        const before = getComputedStyle(td, '::before');
+        return { label: before.content, shown: before.display !== 'none' && td.getBoundingClientRect().width > 0 };
+      });
+    });
+    check(!(await page.isVisible('table.proposals thead')), 'the header row is hidden at 390 px');
+    const labels = seen.phone_labels.map((c) => c.label);
+    for (const want of ['"#"', '"Status"', '"Kind"', '"Path or command"', '"Risk"', '"Tier"', '"Age"', '"Time left"', '"Proposer"'])
+      check(labels.includes(want), 'label ' + want + ' at 390 px: ' + labels);
+    check(seen.phone_labels.every((c) => c.shown), 'every label shown at 390 px');
+    check(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling at 390 px');
+    await page.screenshot({ path: path.join(artifacts, 'list-phone.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     // A proposal made while the list is open shows up without a reload.
     execFileSync(process.env.KAI_BIN, ['propose', '--path', 'c.txt', '--content-file', '-', '--why', 'late'], { input: 'c\n' });
-    await page.waitForSelector('a[href="/p/4"]', { timeout: 15000 });
+    await page.waitForSelector('a[href="/p/6"]', { timeout: 15000 });
     seen.live_update = true;
 
     await page.click('a[href="/p/1"] >> nth=0');
@@ -97,9 +119,12 @@ async function unlabelled(page) {
     await page.setViewportSize({ width: 1280, height: 900 });
     seen.proposal_unlabelled = await unlabelled(page);
     check(seen.proposal_unlabelled.length === 0, 'labels on the proposal: ' + seen.proposal_unlabelled);
-    seen.proposal_focus = await tab_order(page, 8);
+    // "Always allow this": the terminal's `a`, its rule shown before it is written.
+    check(await page.isVisible('#always'), 'always allow is offered for an edit of a normal file');
+    check((await page.textContent('pre.rule')).includes('path = "/a.txt"'), 'the rule is shown whole');
+    seen.proposal_focus = await tab_order(page, 9);
     const want = ['skip', 'a:Proposals', 'a:Changelog', 'div.diff', 'button:Approve and apply',
-                  'button:Approve only (apply later)', 'input#reason', 'button:Reject'];
+                  'button:Approve only (apply later)', 'button:Approve and always allow', 'input#reason', 'button:Reject'];
     check(JSON.stringify(seen.proposal_focus) === JSON.stringify(want), 'focus order on the proposal: ' + seen.proposal_focus);
 
     await page.click('button.approve');
@@ -110,25 +135,82 @@ async function unlabelled(page) {
     await page.click('button.reject');
     check((await page.textContent('h1')) === 'Proposal 2 rejected', 'rejected: ' + (await page.textContent('main')));
 
-    // A changeset: its diffstat first, then one collapsed diff a file; open one, then approve the whole.
+    // A confirm-tier run (it asks for the network): no "always allow".
+    await page.goto(new URL('/p/4', page.url()).href);
+    check((await page.textContent('h1')).startsWith('Proposal 4 \u00b7 run'), 'the run page');
+    check(await page.isVisible('#confirm'), 'the confirm tier asks for CONFIRM');
+    check((await page.locator('#always').count()) === 0 && (await page.locator('button.always').count()) === 0,
+          'always allow is never offered for the confirm tier');
+    await page.screenshot({ path: path.join(artifacts, 'run-confirm.png'), fullPage: true });
+
+    // A short changeset: its file table first, then every file's diff open at once, Approve enabled.
     await page.goto(new URL('/p/3', page.url()).href);
     check((await page.textContent('h1')).startsWith('Proposal 3 \u00b7 changeset'), 'the changeset page');
-    check(await page.isVisible('table.diffstat'), 'the diffstat is shown');
+    check(await page.isVisible('table.diffstat'), 'the file table is shown');
+    seen.changeset_columns = await page.$$eval('table.diffstat thead th', (ths) => ths.map((t) => t.textContent));
+    check(JSON.stringify(seen.changeset_columns) === JSON.stringify(['Operation', 'File', 'Lines', 'Risk', 'Tier', 'Policy']),
+          'the file table\'s columns: ' + seen.changeset_columns);
+    check((await page.locator('table.diffstat tbody tr').count()) === 3, 'one row a file');
+    const radius = await page.textContent('dl.facts');
+    check(['x.txt', 'y.txt', 'w.txt'].every((f) => radius.includes(f)), 'the summary names every file: ' + radius);
     seen.changeset_files = await page.locator('details.file').count();
-    check(seen.changeset_files === 3, 'one collapsible diff a file: ' + seen.changeset_files);
+    check(seen.changeset_files === 3, 'one diff section a file: ' + seen.changeset_files);
+    check((await page.locator('details.file[open]').count()) === 3, 'a short changeset opens every file\'s diff');
     const first = page.locator('details.file').nth(0);
-    check(!(await first.locator('.diff').isVisible()), 'a file\'s diff starts collapsed');
-    await first.locator('summary').click();
-    check(await first.locator('.diff .add').isVisible(), 'the opened file\'s diff is shown in colour');
+    check(await first.locator('.diff .add').isVisible(), 'the file\'s diff is shown in colour');
+    check(await page.isEnabled('button.approve'), 'Approve is enabled at once for a short changeset');
     await page.screenshot({ path: path.join(artifacts, 'changeset.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    check(!(await page.isVisible('table.diffstat thead')), 'the file table\'s header row is hidden at 390 px');
+    seen.changeset_phone_labels = await page.$$eval('table.diffstat tbody tr:first-child td',
+      (tds) => tds.map((td) => getComputedStyle(td, '::before').content));
+    check(JSON.stringify(seen.changeset_phone_labels) ===
+          JSON.stringify(['"Operation"', '"File"', '"Lines"', '"Risk"', '"Tier"', '"Policy"']),
+          'the file table keeps its labels at 390 px: ' + seen.changeset_phone_labels);
+    await page.screenshot({ path: path.join(artifacts, 'changeset-phone.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
     seen.changeset_unlabelled = await unlabelled(page);
     check(seen.changeset_unlabelled.length === 0, 'labels on the changeset: ' + seen.changeset_unlabelled);
-    seen.changeset_focus = await tab_order(page, 11, 'a.skip');
-    const want_cs = ['skip', 'a:Proposals', 'a:Changelog', 'summary', 'div.diff', 'summary', 'summary',
-                     'button:Approve and apply', 'button:Approve only (apply later)', 'input#reason', 'button:Reject'];
+    seen.changeset_focus = await tab_order(page, 13, 'a.skip');
+    const want_cs = ['skip', 'a:Proposals', 'a:Changelog', 'summary', 'div.diff', 'summary', 'div.diff', 'summary',
+                     'div.diff', 'button:Approve and apply', 'button:Approve only (apply later)', 'input#reason',
+                     'button:Reject'];
     check(JSON.stringify(seen.changeset_focus) === JSON.stringify(want_cs), 'focus order on the changeset: ' + seen.changeset_focus);
     await page.click('button.approve');
     check((await page.textContent('h1')) === 'Proposal 3 approved', 'changeset approved: ' + (await page.textContent('main')));
+
+    // A long changeset: every file starts closed; Approve stays disabled
+    // until each file's diff has been opened, or CONFIRM is typed.
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      await page.goto(new URL('/p/5', page.url()).href);
+      check((await page.locator('details.file').count()) === 2, 'two files in the long changeset');
+      check((await page.locator('details.file[open]').count()) === 0, 'a long changeset starts with every file closed');
+      check(await page.isDisabled('button.approve') && await page.isDisabled('button.later'),
+            'Approve is disabled before the diffs are opened at ' + width);
+      check(await page.isEnabled('button.reject'), 'Reject is not held back');
+      // The details' toggle event comes as a task of its own: wait for the count to move.
+      await page.locator('details.file summary').nth(0).click();
+      await page.waitForFunction(() => document.getElementById('opened-count').textContent === '1 of 2 opened',
+                                 null, { timeout: 5000 });
+      check(await page.isDisabled('button.approve'), 'one file of two opened: still disabled at ' + width);
+      if (width === 390) {
+        // CONFIRM typed out instead of opening the rest, as the terminal asks for a cut diff.
+        await page.fill('#confirm', 'CONFIRM');
+        check(await page.isEnabled('button.approve'), 'CONFIRM enables Approve');
+        await page.fill('#confirm', '');
+        check(await page.isDisabled('button.approve'), 'without CONFIRM it is disabled again');
+        await page.screenshot({ path: path.join(artifacts, 'changeset-long-phone.png'), fullPage: true });
+      } else {
+        await page.screenshot({ path: path.join(artifacts, 'changeset-long.png'), fullPage: true });
+      }
+      await page.locator('details.file summary').nth(1).click();
+      await page.waitForFunction(() => document.getElementById('opened-count').textContent === '2 of 2 opened',
+                                 null, { timeout: 5000 });
+      check(await page.isEnabled('button.approve'), 'every file opened: Approve enabled at ' + width);
+    }
+    await page.click('button.approve');
+    check((await page.textContent('h1')) === 'Proposal 5 approved', 'long changeset approved: ' + (await page.textContent('main')));
     check(seen.csp_violations.length === 0, 'no CSP violation: ' + seen.csp_violations);
     seen.ok = true;
   } finally {

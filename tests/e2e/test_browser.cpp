@@ -1,9 +1,12 @@
 // The review page in a real browser: headless Chromium (Debian's package)
 // driven by playwright-core (tests/browser/review.cjs) signs in with the
 // address `kaicoder serve` wrote on its terminal, checks labels and focus
-// order, approves one proposal, rejects another, opens one file's diff of a
-// changeset and approves the changeset; the tree shows it. Screenshots of
-// the list, a proposal and the changeset land in <build>/tests/artifacts/.
+// order at 1280 px and the list's and file table's column labels at 390 px,
+// approves one proposal (its "always allow" offered) and rejects another,
+// sees a confirm-tier run without the offer, approves a short changeset
+// (every diff open, Approve enabled at once) and a long one (Approve
+// disabled until each file's diff was opened, or CONFIRM typed); the tree
+// shows it. Screenshots at both widths land in <build>/tests/artifacts/.
 // scripts/browser-deps.sh installs Chromium and playwright-core (the test
 // command runs it); without them this case says so and is skipped.
 
@@ -42,10 +45,21 @@ TEST_CASE(
       "*** Begin Patch\n*** Update File: x.txt\n@@\n-one\n+ONE\n"
       "*** Update File: y.txt\n*** Move to: z.txt\n*** Add File: w.txt\n+fresh\n*** End Patch\n";
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "three files"}, patch), 0);
+  // 4: a run that asks for the network, the confirm tier: "always allow" is never offered.
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--network", "--why", "fetch", "--", "true"}), 0);
+  // 5: a changeset longer than the page opens at once (two files of 60 lines).
+  std::string long_patch = "*** Begin Patch\n";
+  for (const char* name : {"l1.txt", "l2.txt"}) {
+    long_patch += std::string("*** Add File: ") + name + "\n";
+    for (int i = 0; i < 60; ++i) long_patch += "+" + std::string(name) + " line " + std::to_string(i) + "\n";
+  }
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "two long files"}, long_patch + "*** End Patch\n"), 0);
   ServePage page(repo);
   const fs::path artifacts = fs::path(KAICODER_ARTIFACTS_DIR);
   fs::create_directories(artifacts);
-  const auto shots = {"list.png", "proposal.png", "proposal-phone.png", "changeset.png"};
+  const auto shots = {
+      "list.png",      "list-phone.png",      "proposal.png",       "proposal-phone.png",      "run-confirm.png",
+      "changeset.png", "changeset-phone.png", "changeset-long.png", "changeset-long-phone.png"};
   for (const char* shot : shots) fs::remove(artifacts / shot);
 
   Process node =
@@ -69,6 +83,10 @@ TEST_CASE(
   CHECK_FALSE(repo.exists("y.txt"));
   CHECK(show_json(repo, 3).at("status") == "applied");
   CHECK(show_json(repo, 3).at("decided_by") == current_user() + " (web)");
+  CHECK(show_json(repo, 4).at("status") == "pending");
+  CHECK(show_json(repo, 5).at("status") == "applied");
+  CHECK(repo.exists("l1.txt"));
+  CHECK(repo.exists("l2.txt"));
   for (const char* shot : shots) {
     CHECK(fs::exists(artifacts / shot));
     if (fs::exists(artifacts / shot)) CHECK(fs::file_size(artifacts / shot) > 1000);

@@ -202,3 +202,149 @@ TEST_CASE("serve: a changeset shows its diffstat and one diff per file, and one 
   CHECK(entries.at(0).at("rollback_id") == show_json(repo, 1).at("rollback_id"));
   KAI_CHECK_EXIT(page.stop(), 0);
 }
+
+namespace {
+
+// A patch that edits a.txt from `from` to `to` and adds `added` with `lines` lines.
+std::string long_patch(const std::string& from, const std::string& to, const std::string& added, int lines) {
+  std::string patch =
+      "*** Begin Patch\n*** Update File: a.txt\n@@\n-" + from + "\n+" + to + "\n*** Add File: " + added + "\n";
+  for (int i = 0; i < lines; ++i) patch += "+line " + std::to_string(i) + "\n";
+  return patch + "*** End Patch\n";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "serve: a long changeset is never approved unseen: without every file's diff opened or CONFIRM the approval is "
+    "refused with 403 and nothing is written",
+    "[e2e][serve][web]") {
+  TempRepo repo{{"a.txt", "one\n"}};
+  repo.init();
+  // Over the page's 80 lines, far under the terminal's display cut: shown
+  // whole, one closed section a file.
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--patch", "-", "--why", "long"}, long_patch("one", "ONE", "long.txt", 120)),
+                   0);
+  ServePage page(repo);
+  REQUIRE(page.sign_in());
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  INFO(p1->body);
+  CHECK_THAT(p1->body, Contains("data-gate=\"open-all\"") && Contains("value=\"apply\" disabled>"));
+  CHECK_THAT(p1->body, Contains("<details class=\"file\" data-part=\"0\">"));
+  CHECK_THAT(p1->body, Contains("Or type CONFIRM to approve without opening every file"));
+  auto form = ServePage::form_of(p1->body, "/p/1/approve");
+  REQUIRE(form.count("opened"));
+  CHECK(form.at("opened").empty());
+  form["then"] = "apply";
+
+  for (const std::string opened : {"", "0", "1,1", "0,2", "0;1", "00,1"}) {
+    INFO("opened=" << opened);
+    form["opened"] = opened;
+    auto r = page.post("/p/1/approve", form);
+    REQUIRE(r);
+    CHECK(r->status == 403);
+    CHECK_THAT(r->body, Contains("its diff is long (over 80 lines) and not every file&#39;s diff was opened"));
+    CHECK(repo.read("a.txt") == "one\n");
+    CHECK_FALSE(repo.exists("long.txt"));
+    CHECK(show_json(repo, 1).at("status") == "pending");
+  }
+  CHECK(log_entries(repo).empty());
+  // "Approve only" is an approval too.
+  form["then"] = "record";
+  form["opened"] = "";
+  auto later = page.post("/p/1/approve", form);
+  REQUIRE(later);
+  CHECK(later->status == 403);
+  CHECK(show_json(repo, 1).at("status") == "pending");
+
+  // Every file opened, in any order: approved and applied.
+  form["then"] = "apply";
+  form["opened"] = "1,0";
+  auto done = page.post("/p/1/approve", form);
+  REQUIRE(done);
+  CHECK(done->status == 200);
+  CHECK(repo.read("a.txt") == "ONE\n");
+  CHECK(repo.exists("long.txt"));
+
+  // Or CONFIRM typed out instead, as the terminal asks for a diff it cut.
+  KAI_REQUIRE_EXIT(
+      repo.kai({"propose", "--patch", "-", "--why", "long again"}, long_patch("ONE", "one", "more.txt", 100)), 0);
+  auto p2 = page.get("/p/2");
+  REQUIRE(p2);
+  auto form2 = ServePage::form_of(p2->body, "/p/2/approve");
+  form2["confirm"] = "conFIRM";
+  auto wrong = page.post("/p/2/approve", form2);
+  REQUIRE(wrong);
+  CHECK(wrong->status == 403);
+  CHECK_FALSE(repo.exists("more.txt"));
+  form2["confirm"] = "CONFIRM";
+  auto confirmed = page.post("/p/2/approve", form2);
+  REQUIRE(confirmed);
+  CHECK(confirmed->status == 200);
+  CHECK(repo.exists("more.txt"));
+  KAI_CHECK_EXIT(page.stop(), 0);
+}
+
+TEST_CASE(
+    "serve: \"always allow this\" on the page offers the terminal's rule, writes only the rule it showed, and is "
+    "never offered for the confirm tier",
+    "[e2e][serve][web][always]") {
+  TempRepo repo{{"docs/a.md", "old\n"},
+                {"oracle.html", "<p>old</p>\n"},
+                {"kaicoder.toml", "[paths]\nprotected = [\"oracle.html\"]\n"}};
+  repo.trust();
+  const std::string cfg_before = repo.read("kaicoder.toml");
+  KAI_REQUIRE_EXIT(repo.kai(edit("docs/a.md", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai(edit("oracle.html", "old", "new")), 0);
+  ServePage page(repo);
+  REQUIRE(page.sign_in());
+
+  // The confirm tier (a protected path): no offer.
+  auto p2 = page.get("/p/2");
+  REQUIRE(p2);
+  CHECK_THAT(p2->body, !Contains("Always allow this") && !Contains("value=\"always\""));
+  auto form2 = ServePage::form_of(p2->body, "/p/2/approve");
+  form2["then"] = "always";
+  form2["confirm"] = "CONFIRM";
+  auto not_offered = page.post("/p/2/approve", form2);
+  REQUIRE(not_offered);
+  CHECK(not_offered->status == 403);
+  CHECK_THAT(not_offered->body, Contains("is not offered for it"));
+  CHECK(repo.read("kaicoder.toml") == cfg_before);
+  CHECK(repo.read("oracle.html") == "<p>old</p>\n");
+
+  // An edit of a normal file: the rule shown before it is written.
+  auto p1 = page.get("/p/1");
+  REQUIRE(p1);
+  CHECK_THAT(p1->body, Contains("Always allow this") && Contains("always allow <strong>edit docs/a.md</strong>"));
+  CHECK_THAT(p1->body, Contains("path = &quot;/docs/a.md&quot;"));
+  auto form = ServePage::form_of(p1->body, "/p/1/approve", "value=\"always\"");
+  REQUIRE(form.count("rule"));
+  form["then"] = "always";
+  auto forged = form;
+  forged["rule"] = std::string(64, 'a');
+  auto r = page.post("/p/1/approve", forged);
+  REQUIRE(r);
+  CHECK(r->status == 409);
+  CHECK_THAT(r->body, Contains("is not the one the page showed; no rule was written"));
+  CHECK(repo.read("kaicoder.toml") == cfg_before);
+  CHECK(repo.read("docs/a.md") == "old\n");
+
+  auto done = page.post("/p/1/approve", form);
+  REQUIRE(done);
+  INFO(done->body);
+  CHECK(done->status == 200);
+  CHECK_THAT(done->body, Contains("added to kaicoder.toml and trusted: always allow edit docs/a.md"));
+  CHECK(repo.read("docs/a.md") == "new\n");
+  CHECK_THAT(repo.read("kaicoder.toml"),
+             Contains("[[policy.rule]]\naction = \"edit\"\npath = \"/docs/a.md\"\ndecision = \"allow\"\n"));
+  CHECK(show_json(repo, 1).at("decided_by") == current_user() + " (web)");
+  // The root trusted with it: the next edit of that file passes without a question.
+  Run next = repo.kai(
+      {"--json", "propose", "--path", "docs/a.md", "--target", "new", "--replacement", "newer", "--why", "again"});
+  KAI_REQUIRE_EXIT(next, 0);
+  CHECK(json_of(next).at("status") == "applied");
+  CHECK(repo.read("docs/a.md") == "newer\n");
+  KAI_CHECK_EXIT(page.stop(), 0);
+}

@@ -60,12 +60,18 @@ public:
     return client().Post(path.c_str(), headers(extra), params);
   }
 
-  // The hidden fields of the form posting to `action`, as a browser sends them.
-  static std::map<std::string, std::string> form_of(const std::string& html, const std::string& action) {
+  // The hidden fields of the form posting to `action`, as a browser sends
+  // them; with `holding`, of the first such form whose text holds it.
+  static std::map<std::string, std::string> form_of(const std::string& html, const std::string& action,
+                                                    const std::string& holding = "") {
     std::map<std::string, std::string> out;
-    size_t at = html.find("action=\"" + action + "\"");
-    if (at == std::string::npos) return out;
-    std::string form = html.substr(at, html.find("</form>", at) - at);
+    std::string form;
+    for (size_t at = html.find("action=\"" + action + "\""); at != std::string::npos;
+         at = html.find("action=\"" + action + "\"", at + 1)) {
+      form = html.substr(at, html.find("</form>", at) - at);
+      if (form.find(holding) != std::string::npos) break;
+      form.clear();
+    }
     std::regex hidden("type=\"hidden\" name=\"([a-z]+)\" value=\"([^\"]*)\"");
     for (std::sregex_iterator it(form.begin(), form.end(), hidden), end; it != end; ++it) out[(*it)[1]] = (*it)[2];
     return out;

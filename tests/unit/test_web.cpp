@@ -148,8 +148,14 @@ TEST_CASE("web: every response carries the strict security headers, and no third
     CHECK(res.body.find("//cdn") == std::string::npos);
   }
   CHECK(pg.get("/p/99").status == 404);
-  CHECK(pg.get("/p/01").status == 404);
-  CHECK(pg.get("/p/-1").status == 404);
+  // The one id parser the terminal uses: what `approve 010` refuses names no page either.
+  for (const char* bad : {"01", "010", "0x1", "+1", "-1", " 1", "1 ", "1e0", "0001", "1234567890"}) {
+    INFO(bad);
+    CHECK(pg.get(std::string("/p/") + bad).status == 404);
+    CHECK(pg.post(std::string("/p/") + bad + "/approve", {}).status == 404);
+    CHECK(pg.post(std::string("/p/") + bad + "/reject", {}).status == 404);
+  }
+  CHECK(pg.load(id).state == kai::State::pending);
   CHECK(pg.get("/app.js").content_type.starts_with("text/javascript"));
   CHECK(pg.get("/app.css").content_type.starts_with("text/css"));
   CHECK(pg.app.handle(pg.request("PUT", "/")).status == 405);
@@ -417,6 +423,12 @@ TEST_CASE("web: the list shows pending first with what the reviewer needs, and s
   CHECK(list.status == 200);
   CHECK_THAT(list.body, Catch::Contains("data-live=\"swap\""));
   CHECK_THAT(list.body, Catch::Contains("Time left"));
+  // Risk and tier each in its own column; every cell carries its column's
+  // name for narrow screens, where the header row is hidden.
+  CHECK_THAT(list.body, Catch::Contains("<th scope=\"col\">Risk</th><th scope=\"col\">Tier</th>"));
+  CHECK_THAT(list.body, Catch::Contains("<td data-label=\"Risk\"><span class=\"badge low\">low</span></td><td "
+                                        "data-label=\"Tier\"><span class=\"badge normal\">normal</span></td>"));
+  CHECK(list.body.find("<td>") == std::string::npos);
   CHECK_THAT(list.body, Catch::Contains("5m 0s"));  // [approval] timeout 300 s on a clock that stands still
   CHECK(list.body.find("/p/" + std::to_string(b)) < list.body.find("/p/" + std::to_string(a)));
   auto st = nlohmann::json::parse(pg.get("/state.json").body);

@@ -62,19 +62,40 @@ TEST_CASE("web: a changeset page shows its diffstat first, then one collapsible 
   const std::string& b = page.body;
   CHECK_THAT(b, Contains("<h1>Proposal " + std::to_string(id) + " \u00b7 changeset \u00b7 4 files</h1>"));
   CHECK_THAT(b, Contains("<dt>Files</dt><dd>4 files</dd>"));
-  // The diffstat: per file its operation, path (both of a rename), lines and verdicts.
+  // The file table: per file its operation, path (both of a rename),
+  // lines, and its risk, tier and policy side by side, each cell labelled
+  // for narrow screens.
   const size_t stat = b.find("<table class=\"list diffstat\">");
   REQUIRE(stat != std::string::npos);
+  CHECK_THAT(b, Contains("<th scope=\"col\">Risk</th><th scope=\"col\">Tier</th><th scope=\"col\">Policy</th>"));
   CHECK_THAT(b, Contains("4 files changed, +2 \u22122 lines"));
-  CHECK_THAT(b, Contains("<tr><td>edit</td><td class=\"what\"><code>a.txt</code></td><td>+1 \u22121</td><td>risk low "
-                         "\u00b7 ask</td></tr>"));
-  CHECK_THAT(b, Contains("<tr><td>rename</td><td class=\"what\"><code>b.txt</code> \u2192 "
-                         "<code>c.txt</code></td><td>+0 \u22120</td>"));
-  CHECK_THAT(b, Contains("<tr><td>delete</td><td class=\"what\"><code>d.txt</code></td><td>+0 \u22121</td>"));
-  CHECK_THAT(b, Contains("<code>e.txt</code></td><td>+1 \u22120</td>"));
-  // Then one <details> a file, each with its own diff coloured as a single file's.
-  CHECK(count_of(b, "<details class=\"file\">") == 4);
+  CHECK_THAT(
+      b, Contains("<tr><td data-label=\"Operation\">edit</td><td data-label=\"File\" class=\"what\"><code>a.txt</code>"
+                  "</td><td data-label=\"Lines\">+1 \u22121</td><td data-label=\"Risk\"><span class=\"badge "
+                  "low\">low</span>"));
+  CHECK_THAT(b, Contains("<td data-label=\"Tier\"><span class=\"badge normal\">normal</span></td><td "
+                         "data-label=\"Policy\">ask"));
+  CHECK_THAT(
+      b,
+      Contains("<tr><td data-label=\"Operation\">rename</td><td data-label=\"File\" class=\"what\"><code>b.txt</code> "
+               "\u2192 <code>c.txt</code></td><td data-label=\"Lines\">+0 \u22120</td>"));
+  CHECK_THAT(b, Contains("<code>d.txt</code></td><td data-label=\"Lines\">+0 \u22121</td>"));
+  CHECK_THAT(b, Contains("<code>e.txt</code></td><td data-label=\"Lines\">+1 \u22120</td>"));
+  // The summary's blast radius and policy cover every file, not the first.
+  for (const char* fact : {"<dt>Blast radius</dt>", "<dt>Policy</dt>"}) {
+    const size_t at = b.find(fact);
+    REQUIRE(at != std::string::npos);
+    const std::string dd = b.substr(at, b.find("</dd>", at) - at);
+    for (const char* f : {"a.txt", "b.txt \u2192 c.txt", "d.txt", "e.txt"}) CHECK_THAT(dd, Contains(f));
+  }
+  // Then one <details> a file, each with its own diff coloured as a single
+  // file's; the whole diff is short, so every one is open and the form
+  // needs nothing more.
+  CHECK(count_of(b, "<details class=\"file\" data-part=") == 4);
+  CHECK(count_of(b, "\" open>") == 4);
   CHECK(count_of(b, "<summary>") == 4);
+  CHECK(b.find("data-gate=") == std::string::npos);
+  CHECK(b.find(" disabled>") == std::string::npos);
   CHECK(stat < b.find("<details"));
   const std::string a = details_of(b, "a.txt");
   CHECK_THAT(a, Contains("<span class=\"l del\">-one</span>") && Contains("<span class=\"l add\">+ONE</span>"));
@@ -196,7 +217,7 @@ TEST_CASE("web: a changeset's hostile file names and contents are escaped, their
   CHECK(b.find("</details><script>") == std::string::npos);
   CHECK(b.find("\xE2\x80\xAE") == std::string::npos);
   CHECK(b.find("\x1b") == std::string::npos);
-  CHECK(count_of(b, "<details class=\"file\">") == 2);
+  CHECK(count_of(b, "<details class=\"file\" data-part=") == 2);
   CHECK(count_of(b, "</details>") == 2);
   CHECK_THAT(b, Contains("&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;alert(&#39;diff&#39;)&lt;/script&gt;"));
   CHECK_THAT(b, Contains("&lt;U+202E&gt;"));
