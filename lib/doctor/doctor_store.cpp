@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lib/gate/apply.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/util/git.hpp"
 #include "lib/store/spool.hpp"
 #include "lib/store/store.hpp"
@@ -345,6 +346,8 @@ void check_intents(Workspace& ws, Checks& out) {
     for (const auto& tmp : i.temps) what += fmt::format("; its new bytes {} were never put in place", tmp);
     done.push_back(what);
   }
+  // Runs whose effects are not recorded yet, or wait for a person.
+  for (auto& r : inspect_runs(ws)) done.push_back(std::move(r));
   if (!done.empty())
     add(out, "half-done changes", Level::warn, fmt::format("interrupted: {}", fmt::join(done, "; ")),
         "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) finishes or "

@@ -1485,8 +1485,9 @@ std::vector<std::string> inspect_runs(const Workspace& ws) {
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) continue;
     if (p->state == State::approved)
-      out.push_back(fmt::format("run {} was interrupted (its process ended); the next command that writes records it "
-                                "and holds its effects for a person",
+      out.push_back(fmt::format("run {} ended before its effects were recorded (its process ended, or the disk "
+                                "was full); the next command that writes records it, lands its plain effects and "
+                                "holds the rest for a person",
                                 id));
     else if (p->state == State::held)
       out.push_back(fmt::format("run {}: effects held for CONFIRM (kaicoder approve {}, or kaicoder reject {})", id, id,

@@ -371,3 +371,32 @@ TEST_CASE("attack: a run that nests folders past the walk's limit lands none of 
   CHECK_THAT(e.at("summary").get<std::string>(), Contains("no effect landed: the run's effects cannot all be read"));
   CHECK(e.at("rollback_id") == "\u2014");
 }
+
+TEST_CASE("a full disk when a run's effects land lands none of them; the next command lands them once",
+          "[e2e][effects][faults][enospc]") {
+  if (!overlay_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}};
+  with_tool(repo, "open('out.txt', 'w').write('generated\\n')\nopen('a.txt', 'a').write('more\\n')\n");
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "tidy up", "--", "python3", "tools/x.py"}), 0);
+  // The room for the records is taken before the tree is touched: without it nothing lands.
+  Run r = repo.kai_tty({"approve", "1"}, show_json(repo, 1).at("tier") == "confirm" ? "CONFIRM" : "y",
+                       {{"KAICODER_FAULT", "enospc:txn-write:1"}});
+  INFO(r.all());
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.all(), Contains("No space left on device") && Contains("nothing of the run landed"));
+  CHECK_FALSE(repo.exists("out.txt"));
+  CHECK(repo.read("a.txt") == "a\n");
+  // doctor names it; reading commands change nothing.
+  CHECK_THAT(repo.kai({"doctor"}).all(), Contains("run 1 ended before its effects were recorded"));
+  KAI_REQUIRE_EXIT(repo.kai({"list"}), 0);
+  CHECK_FALSE(repo.exists("out.txt"));
+  // The next command that writes records the run and lands its plain effects, once.
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "next", "--", "true"}), 0);
+  CHECK(repo.read("out.txt") == "generated\n");
+  CHECK(repo.read("a.txt") == "a\nmore\n");
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "next", "--", "true"}), 0);
+  CHECK(repo.read("a.txt") == "a\nmore\n");
+  int runs = 0;
+  for (const json& e : log_entries(repo)) runs += e.at("kind") == "run";
+  CHECK(runs == 1);
+}
