@@ -61,6 +61,10 @@ struct ApprovalReview {
   // Set when a yes could not be carried out (a failed validation without
   // --force): the door shows the proposal, then reports this without asking.
   std::optional<Error> refusal;
+  // A run: tracked files whose names kaicoder may not write (not UTF-8,
+  // hidden characters, shell syntax: check_name). A run may change them,
+  // but no rollback can put them back; the door says so before it asks.
+  std::vector<std::string> unrestorable;
 };
 
 // Load pending proposal `id` for `who` to decide on. denied: not an
