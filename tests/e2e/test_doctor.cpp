@@ -144,7 +144,7 @@ TEST_CASE("doctor on a healthy tree: every store check ok, exit 0, one JSON entr
 TEST_CASE("doctor names the file, line and key of a malformed config and still runs every other check",
           "[e2e][doctor][config]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = \"soon\"\n"}};
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   Doctor d = doctor(repo);
   verdict(d, "config", "fail", "kaicoder.toml:2: approval.timeout");
   verdict(d, "guardrail self-test", "ok");
@@ -497,7 +497,7 @@ TEST_CASE("doctor works in a tree nobody trusted and says so, without reading it
   verdict(d, "guardrail self-test", "ok");
   check_exit_matches(d);
   CHECK(d.run.exit_code == 1);
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   repo.write("kaicoder.toml", "[approval]\ntimeout = 30\n");
   d = doctor(repo);
   verdict(d, "trust", "fail", "changed since you trusted it", "kaicoder trust");

@@ -121,7 +121,7 @@ TEST_CASE("attack: a changelog path into .git/ or out of root is refused even fr
   for (const char* bad : {".git/config", "../outside.md", "/tmp/log.md", ".kaicoder/log.md", "kaicoder.toml", ".env"}) {
     INFO(bad);
     repo.write("kaicoder.toml", std::string("[changelog]\npath = \"") + bad + "\"\n");
-    repo.trust();
+    repo.trust_as_before();  // kaicoder trust refuses it now
     Unchanged before{repo};
     Run r = repo.kai(edit("a.txt", "old", "new"));
     KAI_CHECK_EXIT(r, 2);
