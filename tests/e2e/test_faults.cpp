@@ -539,9 +539,10 @@ TEST_CASE("a state dir that cannot be written: doctor fails and says why, writes
   for (const auto& w : writes) {
     Run r = repo.kai(w, "newer\n");
     INFO(r.all());
-    CHECK(r.exit_code != 0);
+    CHECK(r.exit_code == 1);
     CHECK((r.err.find("Read-only file system") != std::string::npos ||
            r.err.find("Permission denied") != std::string::npos));
+    CHECK_THAT(r.err, Contains("make the state dir writable"));
     CHECK(repo.tree_snapshot() == tree);
   }
   Run a = repo.kai_tty({"approve", "1"}, "y");
