@@ -35,19 +35,25 @@ Result<Workspace> open_agent_workspace(const Env& env, const Clock& clock, const
 }
 
 bool takes_in_first(const std::string& command) {
-  static const char* k[] = {"propose", "run", "wait", "approve", "reject", "apply", "rollback", "intake"};
+  static const char* k[] = {"propose", "run", "wait", "approve", "reject", "apply", "rollback", "intake", "serve"};
   return std::any_of(std::begin(k), std::end(k), [&](const char* c) { return command == c; });
 }
 
 void take_in_spool(Workspace& ws, const std::string& command, IntakeReport& into) {
   if (!two_user(ws)) return;
-  auto r = intake(ws);
+  // intake and serve take in everything; every other command a bounded
+  // batch, so that a flooded spool never keeps the owner from their prompt.
+  const bool all = command == "intake" || command == "serve";
+  auto r = intake(ws, all ? 0 : k_intake_batch);
   if (!r) {
     err("kaicoder: warning: the spool was not taken in: {}\n", r.error().message);
     return;
   }
   into = std::move(*r);
   if (command == "intake") return;
+  if (size_t n = into.still_waiting)
+    err("kaicoder: took in {} spool entries; {} more wait: kaicoder intake takes them all in\n",
+        into.taken.size() + into.quarantined.size(), n);
   for (const auto& t : into.taken)
     if (t.proposal) err("kaicoder: took in ticket {} from {} as proposal {}\n", t.ticket, t.proposer, t.proposal);
   for (const auto& t : into.quarantined)

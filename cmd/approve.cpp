@@ -14,6 +14,7 @@
 #include "lib/gate/gate.hpp"
 #include "lib/gate/run_effects.hpp"
 #include "lib/util/strings.hpp"
+#include "lib/util/text.hpp"
 #include "lib/team/team.hpp"
 
 namespace kai::cmd {
@@ -152,6 +153,14 @@ RunFn setup_approve(CLI::App& sub) {
       Pager pager(s, Paging::before_prompt);
       if (is_run) {
         print_run_header(s, p);
+        if (const auto& u = rv->unrestorable; !u.empty()) {
+          std::vector<std::string> names;
+          for (size_t i = 0; i < u.size() && i < 5; ++i) names.push_back(make_visible(u[i]));
+          out("  restore:  not possible for {} whose name kaicoder may not write (not UTF-8, hidden or shell "
+              "characters); if this run changes or removes {}, no rollback puts {} back: {}{}\n",
+              count_of(u.size(), "tracked file"), u.size() == 1 ? "it" : "them", u.size() == 1 ? "it" : "them",
+              fmt::join(names, ", "), u.size() > names.size() ? ", ..." : "");
+        }
       } else {
         print_proposal_header(s, p);
         if (p.kind == Kind::changeset) print_diffstat(s, p);

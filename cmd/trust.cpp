@@ -7,6 +7,7 @@
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
 #include "cmd/pager.hpp"
+#include "lib/config/config.hpp"
 #include "lib/config/trust.hpp"
 #include "lib/diff/diff.hpp"
 #include "lib/store/mac.hpp"
@@ -82,6 +83,11 @@ RunFn setup_trust(CLI::App&) {
     }
     std::fflush(stdout);
     send_text_to_stderr(false);
+    // A config every command would then refuse is not offered for trust.
+    if (auto c = load_config({ConfigFile{r->root / "kaicoder.toml", ConfigRole::trusted, r->current}}); !c)
+      return report(s, make_error(c.error().code, c.error().message,
+                                  "fix kaicoder.toml, then run 'kaicoder trust' again: every command would refuse it "
+                                  "as it is"));
     if (auto yes = owner_says_yes(fmt::format("Trust {} with this kaicoder.toml?", make_visible(r->root.string())),
                                   "kaicoder trust");
         !yes)

@@ -55,8 +55,17 @@ void check_git(Workspace& ws, Checks& out) {
   int ignored_bak = 0, ignored_state = 0;
   git_ignore_path_is_ignored(&ignored_bak, repo.get(), "a.bak-kaicoder-20260101T000000Z");
   git_ignore_path_is_ignored(&ignored_state, repo.get(), (ws.guards.state_dir + "/lock").c_str());
+  // The index read as git reads it: a corrupt one makes every git command
+  // fail, and git history is the second line of undo.
+  git_index* raw_index = nullptr;
+  Status index = git_check(git_repository_index(&raw_index, repo.get()), "open the git index");
+  const GitOwned<git_index, git_index_free> owned_index(raw_index);
+  if (index) index = git_check(git_index_read(raw_index, 1), "read the git index");
   git_repository_state_t state = static_cast<git_repository_state_t>(git_repository_state(repo.get()));
-  if (state != GIT_REPOSITORY_STATE_NONE)
+  if (!index)
+    add(out, "git", Level::fail, fmt::format("the git index is unreadable: {}", index.error().message),
+        "git status fails the same way; rebuild it with: rm .git/index && git reset (the work tree is kept)");
+  else if (state != GIT_REPOSITORY_STATE_NONE)
     add(out, "git", Level::warn, "a merge, rebase or similar is in progress", "finish it before approving changes");
   else if (!ignored_bak || !ignored_state)
     add(out, "git", Level::warn, "backups or the state dir are not ignored by git",

@@ -31,7 +31,10 @@ Error whole(const Error& e) {
 // The file at root-relative `rel` as it is now, its guardrails checked:
 // nullopt when it (or its folder) does not exist.
 Result<std::optional<CurrentFile>> read_checked(Workspace& ws, const std::string& rel) {
-  if (auto bad = not_utf8(fmt::format("the path '{}'", make_visible(rel)), rel)) return make_error(Errc::usage, *bad);
+  // The guardrail's refusal, as a single file's (check_name): such a name
+  // can neither be shown as it is nor stored in a record.
+  if (auto bad = not_utf8(fmt::format("the path '{}'", make_visible(rel)), rel))
+    return make_error(Errc::denied, *bad, "rename the file by hand if it must change");
   KAI_TRY(check_path_limits(ws.cfg.limits, fmt::format("the path '{}'", rel), rel));
   auto rp = resolve(ws.root, ws.root, rel);
   if (!rp) return rp.error();

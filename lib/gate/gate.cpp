@@ -8,6 +8,8 @@
 #include "lib/gate/propose.hpp"
 #include "lib/gate/run_effects.hpp"
 #include "lib/gate/status.hpp"
+#include "lib/paths/paths.hpp"
+#include "lib/util/git.hpp"
 
 namespace kai::gate {
 
@@ -88,6 +90,10 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
     r.refusal =
         make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
                    fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}", p->id));
+  if (is_run)
+    if (auto tracked = tracked_paths(ws.root))
+      for (const auto& rel : *tracked)
+        if (!check_name(ws.guards, rel)) r.unrestorable.push_back(rel);
   r.proposal = std::move(*p);
   return r;
 }

@@ -64,6 +64,10 @@ struct ApprovalReview {
   // A run's effects held for CONFIRM (state held): what the person decides
   // on, instead of the command (lib/gate/run_effects).
   std::optional<KeptEffects> held;
+  // A run: tracked files whose names kaicoder may not write (not UTF-8,
+  // hidden characters, shell syntax: check_name). A run may change them,
+  // but no rollback can put them back; the door says so before it asks.
+  std::vector<std::string> unrestorable;
 };
 
 // Load pending proposal `id` for `who` to decide on. denied: not an

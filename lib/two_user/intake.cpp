@@ -262,7 +262,7 @@ bool entry_name(const std::string& name) {
 
 }  // namespace
 
-Result<IntakeReport> intake(Workspace& ws) {
+Result<IntakeReport> intake(Workspace& ws, size_t at_most) {
   IntakeReport out;
   const fs::path state = ws.store.dir();
   if (!two_user(ws) || !has_spool(state)) return out;
@@ -276,13 +276,25 @@ Result<IntakeReport> intake(Workspace& ws) {
   for (fs::directory_iterator it(spool::claimed(state), ec), end; !ec && it != end; it.increment(ec))
     leftovers.push_back(it->path().filename().string());
   std::sort(leftovers.begin(), leftovers.end());
+  size_t done = 0;
+  const auto full = [&] { return at_most > 0 && done >= at_most; };
   for (const auto& name : leftovers) {
+    if (full()) {
+      ++out.still_waiting;
+      continue;
+    }
+    ++done;
     if (entry_name(name))
       take_one(ws, name, out);
     else
       quarantine_file(state, spool::claimed(state) / name, name);
   }
   for (const auto& name : waiting_entries(state)) {
+    if (full()) {
+      ++out.still_waiting;
+      continue;
+    }
+    ++done;
     const fs::path from = spool::dir(state) / name;
     if (!entry_name(name)) {
       quarantine_file(state, from, name);

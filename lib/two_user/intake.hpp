@@ -55,12 +55,19 @@ Result<ChangesetRequest> changeset_request_from_json(const nlohmann::json& j);
 struct IntakeReport {
   std::vector<TicketInfo> taken;        // staged, or refused by a guardrail (error set)
   std::vector<TicketInfo> quarantined;  // malformed; kept in spool-quarantine/
+  size_t still_waiting = 0;             // entries left in the spool by a bounded intake
 };
 
-// Take in every entry waiting in the spool, oldest first. Errc::io only
-// when the spool itself cannot be read; a bad entry is in the report. Does
-// nothing when `ws` has no spool.
-Result<IntakeReport> intake(Workspace& ws);
+// How many entries the owner's other commands take in before their own
+// work: each costs a proposal's staging, so a flooded spool delays a
+// prompt by at most this batch. `kaicoder intake` takes in everything.
+constexpr size_t k_intake_batch = 25;
+
+// Take in the entries waiting in the spool, oldest first: every one, or at
+// most `at_most` (0: no bound), counting what is left in still_waiting.
+// Errc::io only when the spool itself cannot be read; a bad entry is in
+// the report. Does nothing when `ws` has no spool.
+Result<IntakeReport> intake(Workspace& ws, size_t at_most = 0);
 
 // Where a ticket stands: the proposal it became (`proposal` > 0), or not
 // staged yet (`waiting`: its entry is in the spool, or being taken in now).

@@ -94,6 +94,23 @@ Result<std::string> blob_id_of_fd(int fd) {
   return h.finish();
 }
 
+Result<std::vector<std::string>> tracked_paths(const std::filesystem::path& root) {
+  git_init_once();
+  std::vector<std::string> out;
+  git_repository* raw = nullptr;
+  if (git_repository_open_ext(&raw, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return out;
+  const GitOwned<git_repository, git_repository_free> repo(raw);
+  git_index* raw_index = nullptr;
+  KAI_TRY(git_check(git_repository_index(&raw_index, repo.get()), "open the git index"));
+  const GitOwned<git_index, git_index_free> index(raw_index);
+  const size_t n = git_index_entrycount(raw_index);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    if (const git_index_entry* e = git_index_get_byindex(raw_index, i); e && e->path && GIT_INDEX_ENTRY_STAGE(e) == 0)
+      out.emplace_back(e->path);
+  return out;
+}
+
 Status git_check(int rc, std::string_view what) {
   if (rc >= 0) return ok_status();
   const git_error* e = git_error_last();

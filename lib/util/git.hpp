@@ -2,9 +2,11 @@
 // The one place lib/ talks to libgit2 for object ids. Every libgit2 return
 // code goes through git_check(), which reads git_error_last().
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/result.hpp"
 
@@ -29,6 +31,11 @@ struct GitDeleter {
 };
 template <typename T, void (*F)(T*)>
 using GitOwned = std::unique_ptr<T, GitDeleter<T, F>>;
+
+// The paths git's index at `root` names (stage 0), as their bytes: empty
+// when `root` is not the top of a git work tree; io when its index cannot
+// be read.
+Result<std::vector<std::string>> tracked_paths(const std::filesystem::path& root);
 
 // Turn a libgit2 return code into a Status naming `what` failed.
 Status git_check(int rc, std::string_view what);

@@ -36,7 +36,16 @@ void FileLock::release() {
 
 static Result<FileLock> lock_with(const std::filesystem::path& p, int how, FileLock (*make)(int)) {
   int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return make_error(Errc::io, fmt::format("cannot open lock '{}': {}", p.string(), errno_text(errno)));
+  if (fd < 0) {
+    const int err = errno;
+    // A read-only mount, or a folder this user cannot write: nothing that
+    // changes anything can run until it can; the reads still answer.
+    const bool unwritable = err == EROFS || err == EACCES || err == EPERM || err == ENOSPC || err == EDQUOT;
+    return make_error(Errc::io, fmt::format("cannot open lock '{}': {}", p.string(), errno_text(err)),
+                      unwritable ? "nothing was changed; make the state dir writable (kaicoder doctor checks it), "
+                                   "then try again; list, show and log still answer"
+                                 : "");
+  }
   while (::flock(fd, how) != 0) {
     if (errno == EINTR) continue;
     int err = errno;

@@ -144,7 +144,7 @@ TEST_CASE("doctor on a healthy tree: every store check ok, exit 0, one JSON entr
 TEST_CASE("doctor names the file, line and key of a malformed config and still runs every other check",
           "[e2e][doctor][config]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = \"soon\"\n"}};
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   Doctor d = doctor(repo);
   verdict(d, "config", "fail", "kaicoder.toml:2: approval.timeout");
   verdict(d, "guardrail self-test", "ok");
@@ -391,7 +391,7 @@ TEST_CASE("doctor: a failed apply is reported with the command that tries again"
   diagnostics_work(repo, 2);
 }
 
-TEST_CASE("doctor: the git check warns outside a repository and during a merge", "[e2e][doctor][git]") {
+TEST_CASE("doctor: the git check warns outside a repository and during a merge, and fails on a corrupt index", "[e2e][doctor][git]") {
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\ntwo\n"}};
   applied_and_pending(repo);
   SECTION("merge in progress") {
@@ -412,6 +412,17 @@ TEST_CASE("doctor: the git check warns outside a repository and during a merge",
     repo.write(".gitignore", "");
     Doctor d = doctor(repo);
     verdict(d, "git", "warn", "", ".gitignore");
+  }
+  SECTION("a corrupt index fails") {
+    std::string index = repo.read(".git/index");
+    REQUIRE(index.size() > 40);
+    index[0] = 'X';  // no longer "DIRC": git says "index file corrupt"
+    repo.write(".git/index", index);
+    REQUIRE_FALSE(repo.spawn({"git", "status", "--porcelain"}).finish().ok());
+    Doctor d = doctor(repo);
+    verdict(d, "git", "fail", "git index is unreadable", "git reset");
+    check_exit_matches(d);
+    CHECK(d.run.exit_code == 1);
   }
   diagnostics_work(repo, 1);
 }
@@ -486,7 +497,7 @@ TEST_CASE("doctor works in a tree nobody trusted and says so, without reading it
   verdict(d, "guardrail self-test", "ok");
   check_exit_matches(d);
   CHECK(d.run.exit_code == 1);
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   repo.write("kaicoder.toml", "[approval]\ntimeout = 30\n");
   d = doctor(repo);
   verdict(d, "trust", "fail", "changed since you trusted it", "kaicoder trust");

@@ -1,12 +1,23 @@
 // Faults other than a crash (SPEC §5): a disk that fills in the middle of a
 // changeset, a stage cut short or killed, a state dir removed and made anew.
 // The full disk is the KAICODER_FAULT "enospc:POINT:N" of lib/util/fault
-// (compiled in with KAICODER_FAULTS): the Nth write there fails with ENOSPC.
+// (compiled in with KAICODER_FAULTS): the Nth write there fails with ENOSPC;
+// and, as root, a real one: a small tmpfs mounted over the repo and filled
+// but for a given number of bytes ([tmpfs]; skipped with a warning
+// elsewhere). A state dir on a read-only mount (root) or without write
+// permission (anyone else) is the other disk that refuses writes.
 
 #include <csignal>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "tests/support/checks.hpp"
 
@@ -56,6 +67,73 @@ std::vector<std::string> json_records_in(const TempRepo& repo, const std::string
 void fill_ten(TempRepo& repo) {
   for (int i = 0; i < k_ten; ++i) repo.write(ten_name(i), fmt::format("old {}\n", i));
   repo.init();
+}
+
+// A file system of the repo's own: a tmpfs of `bytes` mounted over the
+// repo's folder, its files copied in; unmounted when the case ends (the
+// TempRepo, declared first, then removes the empty folder). Root only:
+// null, with a warning saying the case is skipped, for anyone else.
+class SmallDisk {
+public:
+  static std::unique_ptr<SmallDisk> over(const TempRepo& repo, uint64_t bytes) {
+    if (::geteuid() != 0) {
+      WARN("not root: a tmpfs cannot be mounted, so this real-full-disk case is skipped");
+      return nullptr;
+    }
+    const fs::path at = repo.path(), aside = at.string() + ".aside";
+    fs::rename(at, aside);
+    fs::create_directory(at);
+    const std::string opts = fmt::format("size={},mode=0755", bytes);
+    if (::mount("tmpfs", at.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
+      const int e = errno;
+      fs::remove(at);
+      fs::rename(aside, at);
+      WARN("cannot mount a tmpfs (" << std::strerror(e) << "): this real-full-disk case is skipped");
+      return nullptr;
+    }
+    std::unique_ptr<SmallDisk> d(new SmallDisk(at));
+    fs::copy(aside, at, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    fs::remove_all(aside);
+    return d;
+  }
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  ~SmallDisk() { ::umount2(m_at.c_str(), MNT_DETACH); }
+
+  uint64_t free_bytes() const {
+    struct statvfs v {};
+    REQUIRE(::statvfs(m_at.c_str(), &v) == 0);
+    return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+  }
+  // A filler file (in .git/, out of every walk) takes all but `bytes`.
+  void leave_free(uint64_t bytes) const {
+    const fs::path filler = m_at / ".git" / "filler";
+    ::unlink(filler.c_str());
+    const uint64_t now = free_bytes();
+    if (now <= bytes) return;
+    const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    const int rc = ::fallocate(fd, 0, 0, static_cast<off_t>(now - bytes));
+    ::close(fd);
+    REQUIRE(rc == 0);
+    REQUIRE(free_bytes() == bytes);
+  }
+
+private:
+  explicit SmallDisk(fs::path at) : m_at(std::move(at)) {}
+  fs::path m_at;
+};
+
+constexpr uint64_t k_page = 4096;
+constexpr uint64_t k_small_disk = 8 * 1024 * 1024;
+
+// The store holds no trace of a change that did not happen.
+void check_store_clean(const TempRepo& repo) {
+  CHECK(repo.find(".bak-kaicoder-").empty());
+  CHECK(repo.find("kaicoder-tmp").empty());
+  CHECK(json_records_in(repo, ".kaicoder/intents").empty());
+  CHECK(json_records_in(repo, ".kaicoder/journal").empty());
+  CHECK_FALSE(repo.exists(".kaicoder/reserve"));
 }
 
 }  // namespace
@@ -248,4 +326,236 @@ TEST_CASE("a changeset killed half-applied is undone by the next command while t
   KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
   CHECK(ten_state(repo).at(ten_name(0)) == "new 0\n");
   CHECK(show_json(repo, 1).at("status") == "applied");
+}
+
+TEST_CASE("on a real full disk every write of a ten-file changeset fails whole: all before, the store clean, and "
+          "it says so",
+          "[e2e][faults][enospc][tmpfs]") {
+  TempRepo repo;
+  auto disk = SmallDisk::over(repo, k_small_disk);
+  if (!disk) return;
+  fill_ten(repo);
+  propose_ten(repo);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
+  const auto before = ten_state(repo);
+  REQUIRE(before == ten_before());
+
+  // One page more room each time, until the apply has all it needs: the
+  // first write that finds the disk full moves from the intent through the
+  // reserved room to each file's new bytes.
+  std::set<std::string> failed_at;
+  std::string messages;
+  uint64_t room = 0;
+  Run r;
+  for (; room < 400 * k_page; room += k_page) {
+    disk->leave_free(room);
+    r = repo.kai({"apply", "1"});
+    INFO("free: " << room << " bytes\n" << r.all());
+    if (r.exit_code == 0) break;
+    REQUIRE(r.exit_code == 1);
+    CHECK_THAT(r.err, Contains("nothing changed"));
+    CHECK((r.err.find("No space left on device") != std::string::npos ||
+           r.err.find("not enough free space") != std::string::npos));
+    CHECK(ten_state(repo) == before);
+    CHECK_FALSE(repo.exists("deep"));
+    check_store_clean(repo);
+    const std::string st = show_json(repo, 1).at("status");
+    CHECK((st == "approved" || st == "failed"));
+    for (int i = 0; i < k_ten; ++i)
+      if (r.err.find(ten_name(i)) != std::string::npos) failed_at.insert(ten_name(i));
+    if (r.err.find("new.txt") != std::string::npos) failed_at.insert("new.txt");
+    if (r.err.find("not enough free space") != std::string::npos) failed_at.insert("reserve");
+    messages += r.err;
+  }
+  INFO("free when it applied: " << room << "; failed at: " << Catch::Detail::stringify(failed_at) << "\n"
+                                << messages);
+  KAI_REQUIRE_EXIT(r, 0);
+  // The room for the records, and each of the ten files written (nine
+  // replaced, one new), was once the write that found the disk full.
+  CHECK(failed_at.count("reserve") == 1);
+  CHECK(failed_at.size() == 1 + k_ten);
+  auto after = ten_state(repo);
+  for (int i = 0; i < k_ten - 1; ++i) CHECK(after[ten_name(i)] == fmt::format("new {}\n", i));
+  CHECK_FALSE(after[ten_name(k_ten - 1)]);
+  CHECK(after["deep/er/new.txt"] == "made\n");
+  CHECK(show_json(repo, 1).at("status") == "applied");
+  CHECK_FALSE(repo.exists(".kaicoder/reserve"));
+
+  // Undone on a disk that is full again: a rollback needs no new room for the tree.
+  const std::string rid = show_json(repo, 1).at("rollback_id");
+  disk->leave_free(0);
+  Run back = repo.kai_tty({"rollback", rid}, "y");
+  INFO(back.all());
+  if (back.exit_code != 0) {
+    // It may lack room for its own records; then it changed nothing and says so.
+    CHECK(back.exit_code == 1);
+    CHECK_THAT(back.all(), Contains("nothing changed"));
+    CHECK(ten_state(repo) == after);
+    disk->leave_free(200 * k_page);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
+  }
+  CHECK(ten_state(repo) == before);
+  CHECK_FALSE(repo.exists("deep"));
+}
+
+TEST_CASE("on a real full disk a changeset killed half-applied is undone by the next command, and the reads work",
+          "[e2e][faults][enospc][tmpfs][crash]") {
+  TempRepo repo;
+  auto disk = SmallDisk::over(repo, k_small_disk);
+  if (!disk) return;
+  fill_ten(repo);
+  propose_ten(repo);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
+  const auto before = ten_state(repo);
+  Run crashed = repo.kai({"apply", "1"}, "", {{"KAICODER_FAULT", "after-replace:5"}});
+  REQUIRE(crashed.killed_by(SIGKILL));
+  REQUIRE(ten_state(repo) != before);
+  disk->leave_free(0);
+
+  // The reads only report it, and work on the full disk.
+  for (const std::vector<std::string>& read : {std::vector<std::string>{"list"}, {"show", "1"}, {"log"}}) {
+    Run l = repo.kai(read);
+    INFO(l.all());
+    CHECK(l.exit_code == 0);
+  }
+  Run doc = repo.kai({"doctor"});
+  INFO(doc.all());
+  CHECK_THAT(doc.all(), Contains("half-done"));
+  CHECK_THAT(doc.all(), Contains("state dir writes"));
+  CHECK(doc.exit_code == 1);  // nothing can be written there
+  CHECK(ten_state(repo) != before);
+
+  // The next command that writes undoes it, with not one byte free. Undone,
+  // the change gives back the room its new bytes took, which is less than
+  // this proposal needs: it fails, and says so.
+  Run next = repo.kai({"propose", "--path", "other.txt", "--content-file", "-", "--why", "w"},
+                      std::string(64 * k_page, 'x'));
+  INFO(next.all());
+  CHECK(next.exit_code == 1);
+  CHECK_THAT(next.err, Contains("undid the interrupted change of proposal 1"));
+  CHECK_THAT(next.err, Contains("No space left on device"));
+  CHECK(ten_state(repo) == before);
+  check_store_clean(repo);
+  CHECK(show_json(repo, 1).at("status") == "approved");
+
+  disk->leave_free(200 * k_page);
+  KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
+  CHECK(ten_state(repo).at(ten_name(0)) == "new 0\n");
+}
+
+TEST_CASE("on a real full disk a proposal leaves no staging folder, and one killed is removed by the next command",
+          "[e2e][faults][staging][tmpfs]") {
+  TempRepo repo{{"f.txt", "old\n"}};
+  auto disk = SmallDisk::over(repo, k_small_disk);
+  if (!disk) return;
+  repo.init();
+  auto staged = [&] {
+    std::vector<std::string> left = repo.exists(".kaicoder/staging") ? repo.ls(".kaicoder/staging")
+                                                                      : std::vector<std::string>{};
+    std::erase(left, "live");
+    std::erase(left, "next-id");
+    return left;
+  };
+  const std::string big(6 * k_page, 'x');
+  uint64_t room = 0;
+  Run r;
+  for (; room < 100 * k_page; room += k_page) {
+    disk->leave_free(room);
+    r = repo.kai({"propose", "--path", "f.txt", "--content-file", "-", "--why", "w"}, big);
+    INFO("free: " << room << " bytes\n" << r.all());
+    if (r.exit_code == 0) break;
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Contains("No space left on device"));
+    CHECK(staged().empty());
+  }
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK(room > 0);
+  CHECK(staged().size() == 1);
+
+  // Killed before its record; then the disk is full.
+  disk->leave_free(200 * k_page);
+  // (Other bytes each time: the same proposal again is the pending one.)
+  Run killed = repo.kai({"propose", "--path", "f.txt", "--content-file", "-", "--why", "w"}, big + "killed",
+                        {{"KAICODER_FAULT", "after-payloads"}});
+  INFO(killed.all());
+  REQUIRE(killed.killed_by(SIGKILL));
+  REQUIRE(staged().size() == 2);
+  disk->leave_free(0);
+  Run next = repo.kai({"propose", "--path", "f.txt", "--content-file", "-", "--why", "again"}, big + "next");
+  INFO(next.all());
+  CHECK(next.exit_code == 1);  // no room for its own
+  CHECK_THAT(next.err, Contains("without a record"));
+  CHECK(staged().size() == 1);  // the first proposal, whole
+  CHECK(repo.read("f.txt") == "old\n");
+}
+
+TEST_CASE("a state dir that cannot be written: doctor fails and says why, writes refuse, reads work",
+          "[e2e][faults][readonly]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "a.txt", "--content-file", "-", "--why", "w"}, "new\n"), 0);
+  const fs::path state = repo.abs(".kaicoder");
+  // Read-only: a read-only bind mount as root (root writes through any
+  // mode), the write bits taken off every folder otherwise.
+  struct ReadOnly {
+    fs::path at;
+    bool mounted = false;
+    std::vector<fs::path> dirs;
+    explicit ReadOnly(fs::path p) : at(std::move(p)) {
+      if (::geteuid() == 0) {
+        REQUIRE(::mount(at.c_str(), at.c_str(), nullptr, MS_BIND, nullptr) == 0);
+        mounted = true;
+        REQUIRE(::mount(nullptr, at.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) == 0);
+        return;
+      }
+      dirs.push_back(at);
+      for (const auto& e : fs::recursive_directory_iterator(at))
+        if (e.is_directory()) dirs.push_back(e.path());
+      for (const auto& d : dirs) fs::permissions(d, fs::perms::owner_write, fs::perm_options::remove);
+    }
+    ~ReadOnly() {
+      if (mounted) ::umount2(at.c_str(), MNT_DETACH);
+      for (const auto& d : dirs) fs::permissions(d, fs::perms::owner_write, fs::perm_options::add);
+    }
+  } ro(state);
+  const auto tree = repo.tree_snapshot();
+
+  Run doc = repo.kai({"--json", "doctor"});
+  INFO(doc.all());
+  CHECK(doc.exit_code == 1);
+  bool named = false;
+  const json report = json_of(doc);  // alive while the loop reads it
+  for (const auto& c : report.at("checks"))
+    if (c.at("name") == "state dir writes") {
+      named = true;
+      CHECK(c.at("level") == "fail");
+      CHECK_THAT(c.at("detail").get<std::string>(), Contains("cannot write in"));
+    }
+  CHECK(named);
+
+  // Every command that writes refuses, says why, and changes nothing.
+  const std::vector<std::vector<std::string>> writes = {
+      {"propose", "--path", "a.txt", "--content-file", "-", "--why", "again"}, {"reject", "1"}, {"apply", "1"}};
+  for (const auto& w : writes) {
+    Run r = repo.kai(w, "newer\n");
+    INFO(r.all());
+    CHECK(r.exit_code == 1);
+    CHECK((r.err.find("Read-only file system") != std::string::npos ||
+           r.err.find("Permission denied") != std::string::npos));
+    CHECK_THAT(r.err, Contains("make the state dir writable"));
+    CHECK(repo.tree_snapshot() == tree);
+  }
+  Run a = repo.kai_tty({"approve", "1"}, "y");
+  INFO(a.all());
+  CHECK(a.exit_code == 1);
+  CHECK(repo.read("a.txt") == "old\n");
+
+  // The reads still answer.
+  Run l = repo.kai({"list"});
+  INFO(l.all());
+  CHECK(l.exit_code == 0);
+  CHECK_THAT(l.out, Contains("pending"));
+  KAI_CHECK_EXIT(repo.kai({"show", "1"}), 0);
+  KAI_CHECK_EXIT(repo.kai({"log"}), 0);
+  CHECK(show_json(repo, 1).at("status") == "pending");
 }

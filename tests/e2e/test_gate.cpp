@@ -123,7 +123,7 @@ TEST_CASE("a deny rule refuses at propose time", "[e2e][gate]") {
 
 TEST_CASE("a malformed config is an error naming file, line and key", "[e2e][gate]") {
   TempRepo repo{{"a.txt", "old\n"}, {"kaicoder.toml", "[approval]\ntimeout = \"soon\"\n"}};
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   Run r = repo.kai(edit("a.txt", "old", "new"));
   KAI_CHECK_EXIT(r, 2);
   CHECK_THAT(r.err, Contains("kaicoder.toml:2: approval.timeout"));
@@ -279,7 +279,7 @@ TEST_CASE("[run] writable takes only absolute folders", "[e2e][run][refusal][con
   for (const char* bad : {"tmp/x", "/", "/var/../etc"}) {
     INFO(bad);
     repo.write("kaicoder.toml", std::string("[run]\nwritable = [\"") + bad + "\"]\n");
-    repo.trust();
+    repo.trust_as_before();  // kaicoder trust refuses it now
     Run r = repo.kai({"run", "--why", "t", "--", "ls"});
     KAI_CHECK_EXIT(r, 2);
     CHECK_THAT(r.err, Contains("kaicoder.toml:2") && Contains("run.writable"));

@@ -231,7 +231,7 @@ TEST_CASE("a hardlinks value other than refuse or break is a config error", "[e2
   TempRepo repo{{"a.txt", "a\n"}};
   repo.init();
   repo.write("kaicoder.toml", "[paths]\nhardlinks = \"follow\"\n");
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   auto before = repo.tree_snapshot();
   Run r = repo.kai(edit("a.txt", "a", "A"));
   KAI_CHECK_EXIT(r, 2);
@@ -442,7 +442,7 @@ TEST_CASE("a malformed config refuses every command and names the file, line and
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "a", "A")), 0);
   repo.write("kaicoder.toml", "[approval]\ntimeout = 300\ntimout = 5\n");
-  repo.trust();
+  repo.trust_as_before();  // kaicoder trust refuses it now
   auto before = repo.tree_snapshot();
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"list"}, {"log"}, {"show", "1"}, {"apply", "1"}, edit("a.txt", "a", "B")}) {

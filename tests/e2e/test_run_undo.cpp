@@ -218,3 +218,35 @@ TEST_CASE("a rollback removes the empty folders a run created", "[e2e][run][undo
   CHECK_FALSE(repo.exists("made"));
   CHECK(repo.read("kept/mine.txt") == "the user's\n");
 }
+
+TEST_CASE("a run in a tree with a tracked file whose name is not UTF-8 says before it is approved that it cannot be "
+          "restored",
+          "[e2e][run][rollback]") {
+  const std::string name = "n\xff.txt";
+  TempRepo repo{{"keep.txt", "keep\n"}, {name, "x\n"}};
+  init_and_commit(repo);
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "remove it", "--shell", "rm n*.txt; printf 'new\\n' > keep.txt"}), 0);
+  // Declined: the person read why before answering, and nothing ran.
+  Run no = repo.kai_tty({"approve", "1"}, "n");
+  KAI_CHECK_EXIT(no, 4);
+  CHECK_THAT(no.all(), Contains("restore:  not possible for 1 tracked file") && Contains("n\\xff.txt") &&
+                           Contains("no rollback puts it back"));
+  CHECK(repo.read(name) == "x\n");
+  // Approved: it ran; the log names the file it could not restore, and the
+  // rollback puts back what it can.
+  Run a = repo.kai_tty({"approve", "1"}, "CONFIRM");
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK_THAT(a.all(), Contains("restore:  not possible"));
+  CHECK_FALSE(repo.exists(name));
+  json e = log_entries(repo).at(0);
+  CHECK_THAT(e.at("summary").get<std::string>(), Contains("changed, not restorable: n\\xff.txt"));
+  const std::string rid = e.at("rollback_id");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
+  CHECK(repo.read("keep.txt") == "keep\n");
+  // A run in a tree without such names says nothing of it.
+  TempRepo plain{{"keep.txt", "keep\n"}};
+  init_and_commit(plain);
+  KAI_REQUIRE_EXIT(plain.kai({"run", "--why", "w", "--shell", "printf 'new\\n' > keep.txt"}), 0);
+  Run b = plain.kai_tty({"approve", "1"}, "n");
+  CHECK_THAT(b.all(), !Contains("restore:"));
+}

@@ -28,6 +28,7 @@
 #endif
 #include <catch2/catch.hpp>
 
+#include "lib/config/trust.hpp"
 #include "lib/store/mac.hpp"
 
 extern char** environ;
@@ -499,6 +500,11 @@ void TempRepo::init() const {
 void TempRepo::trust() const {
   Run r = kai_tty({"trust"}, "y");
   if (!r.ok()) throw std::runtime_error("kaicoder trust at a terminal failed: " + r.all());
+}
+
+void TempRepo::trust_as_before() const {
+  auto s = kai::TrustList(owner_dir()).record(m_repo, read("kaicoder.toml"), "2026-01-01T00:00:00Z");
+  if (!s) throw std::runtime_error("cannot record the trusted config: " + s.error().message);
 }
 
 TempRepo::~TempRepo() {

@@ -180,6 +180,11 @@ public:
   // case changed), the way its owner does it: `kaicoder trust` at a
   // pseudo-terminal, answered y; throws when that fails.
   void trust() const;
+  // Trust kaicoder.toml as it is now without kaicoder trust's checks, as an
+  // earlier kaicoder did before a rule that refuses it was made (trust
+  // refuses a config that does not load): for the cases that show every
+  // command still refuses such a trusted config. Throws when it cannot.
+  void trust_as_before() const;
 
   // Files, relative to the repo. write() creates folders as needed.
   std::string read(const std::string& rel) const;

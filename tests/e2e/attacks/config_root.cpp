@@ -121,7 +121,7 @@ TEST_CASE("attack: a changelog path into .git/ or out of root is refused even fr
   for (const char* bad : {".git/config", "../outside.md", "/tmp/log.md", ".kaicoder/log.md", "kaicoder.toml", ".env"}) {
     INFO(bad);
     repo.write("kaicoder.toml", std::string("[changelog]\npath = \"") + bad + "\"\n");
-    repo.trust();
+    repo.trust_as_before();  // kaicoder trust refuses it now
     Unchanged before{repo};
     Run r = repo.kai(edit("a.txt", "old", "new"));
     KAI_CHECK_EXIT(r, 2);
@@ -331,4 +331,39 @@ TEST_CASE("attack: init and trust without a terminal are refused", "[attack][con
   CHECK_THAT(t.err, Contains("kaicoder trust asks its owner at a terminal"));
   CHECK_FALSE(fs::exists(clone.owner_dir() / "trusted-roots.json"));
   KAI_CHECK_EXIT(clone.kai({"list"}), 3);
+}
+
+TEST_CASE("attack: a kaicoder.toml every command would refuse is never trusted", "[attack][config]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  const std::string list = repo.read((repo.owner_dir() / "trusted-roots.json").string());
+  const std::string good = repo.read("kaicoder.toml");
+  struct Bad {
+    std::string text, names;
+  };
+  const Bad cases[] = {
+      {"[approval]\napprovers = [\"\"]\n", "approvers"},
+      {"[run]\nenv = [\"A\\u0000B\"]\n", "run.env"},
+      {"[changelog]\npath = \"bogus\"\n", "changelog.path"},
+      {"[approval]\napprovers = [\"a\"\n", "kaicoder.toml:2"},  // does not parse
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    repo.write("kaicoder.toml", c.text);
+    Unchanged before{repo};
+    Run r = repo.kai_tty({"trust"}, "y");
+    INFO(r.all());
+    KAI_CHECK_EXIT(r, 2);
+    CHECK_FALSE(r.prompted);  // shown, then refused before the question
+    CHECK_THAT(r.all(), Contains(c.names));
+    CHECK_THAT(r.all(), Contains("every command would refuse it"));
+    before.check();
+    CHECK(repo.read((repo.owner_dir() / "trusted-roots.json").string()) == list);
+    // Still the config trusted before: every command says it changed.
+    Run l = repo.kai({"list"});
+    KAI_CHECK_EXIT(l, 3);
+    CHECK_THAT(l.err, Contains("changed since you trusted it"));
+  }
+  repo.write("kaicoder.toml", good);
+  KAI_CHECK_EXIT(repo.kai({"list"}), 0);
 }

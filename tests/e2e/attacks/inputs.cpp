@@ -352,3 +352,35 @@ TEST_CASE("attack: only existing *.bak* backups and kaicoder's own backup names 
 }
 
 }  // namespace kai::test
+
+TEST_CASE("attack: a changeset naming a file whose name is not UTF-8 is refused whole, saying so", "[attack][inputs]") {
+  const std::string name = "n\xff.txt";
+  TempRepo repo{{"a.txt", "old\n"}, {name, "x\n"}};
+  repo.init();
+  const auto tree = repo.tree_snapshot();
+  const std::string quoted = "\"a/n\\377.txt\"", quoted_b = "\"b/n\\377.txt\"";
+  const std::string change = "diff --git " + quoted + " " + quoted_b + "\n--- " + quoted + "\n+++ " + quoted_b +
+                             "\n@@ -1 +1 @@\n-x\n+y\n";
+  const std::string remove = "diff --git " + quoted + " " + quoted_b + "\ndeleted file mode 100644\n--- " + quoted +
+                             "\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
+  const std::string with_other = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n" +
+                                 change;
+  for (const std::string& patch : {change, remove, with_other}) {
+    INFO(patch);
+    Run r = repo.kai({"propose", "--patch", "-", "--why", "w"}, patch);
+    KAI_CHECK_EXIT(r, 3);
+    CHECK_THAT(r.err, Contains("n\\xff.txt") && Contains("not valid UTF-8") &&
+                          Contains("the whole changeset is refused"));
+    CHECK(repo.tree_snapshot() == tree);
+    CHECK_FALSE(repo.exists(".kaicoder/staging/1"));
+  }
+  // A single-file proposal is refused by the same guardrail, with the same code.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"propose", "--path", name, "--content-file", "-", "--why", "w"},
+        {"propose", "--path", name, "--delete", "--why", "w"}}) {
+    Run r = repo.kai(args, "y\n");
+    KAI_CHECK_EXIT(r, 3);
+    CHECK_THAT(r.err, Contains("not valid UTF-8"));
+    CHECK(repo.tree_snapshot() == tree);
+  }
+}

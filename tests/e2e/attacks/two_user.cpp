@@ -369,3 +369,53 @@ print('FOUND', found)
   CHECK_THAT(r.out, Contains("FOUND 0"));
   CHECK(r.out.find("LISTED") == std::string::npos);
 }
+
+TEST_CASE("two-user: a flood of 2,000 spool entries delays the owner's prompt by one bounded batch, and intake takes "
+          "in the rest",
+          "[e2e][attack][twouser][spool]") {
+  KAI_NEED_USERS();
+  ThrowawayUser agent;
+  TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\n"}};
+  set_up(repo, agent);
+  // The owner's own proposal, made before the flood.
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "mine"}, "two\n"), 0);
+  // As the agent: 2,000 tiny valid entries, each another proposal (the
+  // same one again would be the pending one), straight into the spool.
+  constexpr int k_flood = 2000;
+  KAI_REQUIRE_EXIT(
+      agent_sh(repo, agent,
+               "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); printf '{\"version\":1,\"type\":\"propose\",\"cwd\":"
+               "\"\",\"request\":{\"path\":\"a.txt\",\"target\":\"old\",\"replacement\":\"new %s\",\"why\":\"t\"}}' "
+               "$i > .kaicoder/spool/flood-$i.json; done"),
+      0);
+  REQUIRE(names_in(repo.abs(".kaicoder/spool")).size() == k_flood);
+  auto proposals = [&] {
+    Run l = repo.kai({"--json", "list"});
+    return json::parse(json_text(l.out)).at("proposals").size();
+  };
+
+  // The owner's approve takes in one batch, says how many wait, then asks.
+  Run a = repo.kai_tty({"approve", "1"}, "y");
+  INFO(a.all());
+  KAI_REQUIRE_EXIT(a, 0);
+  CHECK(a.prompted);
+  CHECK(repo.read("b.txt") == "two\n");
+  CHECK_THAT(a.all(), Contains(std::to_string(k_flood - 25) + " more wait") && Contains("kaicoder intake"));
+  CHECK(names_in(repo.abs(".kaicoder/spool")).size() == k_flood - 25);
+  CHECK(proposals() == 1 + 25);
+  // A read takes none in, and says how many wait.
+  Run l = repo.kai({"list"});
+  CHECK_THAT(l.err, Contains(std::to_string(k_flood - 25) + " spool entries"));
+  CHECK(proposals() == 1 + 25);
+
+  // intake takes in every one: staged up to the agent's [limits] pending
+  // (100), each later one refused with its ticket.
+  Run in = repo.kai({"--json", "intake"}, "", {}, std::chrono::seconds(550));
+  INFO(in.err);
+  KAI_REQUIRE_EXIT(in, 0);
+  const json took = json::parse(json_text(in.out));
+  CHECK(took.at("taken").size() == k_flood - 25);
+  CHECK(took.at("quarantined").empty());
+  CHECK(names_in(repo.abs(".kaicoder/spool")).empty());
+  CHECK(proposals() == 1 + 100);
+}
