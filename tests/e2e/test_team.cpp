@@ -235,6 +235,28 @@ TEST_CASE("an unreachable remote is said, and local work goes on", "[e2e][team]"
   KAI_CHECK_EXIT(t.agent.kai({"publish", "1"}), 6);
 }
 
+TEST_CASE("a decision made while the remote is unreachable is kept, and pushed once it is back", "[e2e][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  const int id = t.fetch_one();
+  t.use_url((t.person.home().parent_path() / "nowhere.git").string());
+  Run ok = t.person.kai_tty({"approve", std::to_string(id)}, "y");
+  KAI_CHECK_EXIT(ok, 1);
+  CHECK_THAT(ok.all(), Contains("signed by person@example.com") && Contains("cannot push to the team remote 'origin'"));
+  Run shown = t.person.kai({"show", std::to_string(id)});
+  KAI_CHECK_EXIT(shown, 0);
+  CHECK_THAT(shown.out, Contains("not pushed yet: kaicoder publish " + std::to_string(id)));
+  // The agent's wait meanwhile finds nothing on the remote.
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "1"}), 8);
+  // Back: the next fetch pushes it, and the agent's wait applies it.
+  t.use_url(t.remote.string());
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  CHECK(json_of(fetched).at("pushed") == json::array({id}));
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "60"}), 0);
+  CHECK(t.agent.read("a.txt") == "beta\n");
+}
+
 TEST_CASE("fetch --prune drops the refs of rejected and expired proposals past [team] keep, never an applied one",
           "[e2e][team]") {
   TeamRepos t;
