@@ -136,7 +136,7 @@ int print_staged(Session& s, const Staged& st, bool dry,
     j["dry_run"] = dry;
     j["existing"] = st.existing;
     if (st.applied) j["applied"] = outcome_object(*st.applied);
-    if (published && *published) j["published"] = published_json(**published);
+    if (published && *published) j["published"] = team::published_object(**published);
     if (published && !*published) return emit(s, j, exit_code(published->error().code), published->error());
     return emit(s, j);
   }

@@ -22,7 +22,7 @@ RunFn setup_publish(CLI::App& sub) {
     if (!r) return report(s, r.error());
     if (s.json()) {
       nlohmann::json j = with_proposal(r->proposal);
-      j["published"] = published_json(*r);
+      j["published"] = team::published_object(*r);
       return emit(s, j);
     }
     print_published(*r);

@@ -237,18 +237,9 @@ void print_waiting(int id) {
 
 int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono::seconds> within) {
   // A published team proposal: a signed decision on the remote counts too.
-  std::optional<team::Waited> team_wait;
-  auto peek = ws.store.load(id, Store::Payloads::none);
-  Result<Proposal> p = make_error(Errc::io, "");
-  if (peek && peek->team.published() && !ws.cfg.team_remote.empty()) {
-    auto w = team::wait(ws, id, within);
-    if (!w) return report(s, w.error());
-    p = w->proposal;
-    team_wait = std::move(*w);
-  } else {
-    p = wait_for_decision(ws, id, within);
-  }
-  if (!p) return report(s, p.error());
+  auto team_wait = team::wait_for_outcome(ws, id, within);
+  if (!team_wait) return report(s, team_wait.error());
+  const Proposal* p = &team_wait->proposal;
   const bool run = p->kind == Kind::run;
   // A waiter is done only once the proposal is decided and carried out:
   // pending, or approved but not applied yet, is "still pending" (8).
@@ -266,13 +257,10 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
       j["stderr"] = captured.err;
     }
     if (ran && rc != k_exit_ok) j["error"] = exit_error(rc);
-    if (team_wait && team_wait->received) {
-      j["team_decision"] = {{"decision", p->team.decision},
-                            {"signer", p->team.signer},
-                            {"forwarded", team_wait->received->forwarded},
-                            {"note", team_wait->received->note}};
+    if (team_wait->received) {
+      j["team_decision"] = team::received_object(*team_wait->received);
     }
-    if (team_wait && !team_wait->remote_note.empty()) j["remote_note"] = team_wait->remote_note;
+    if (!team_wait->remote_note.empty()) j["remote_note"] = team_wait->remote_note;
     std::optional<Error> e;
     if (undecided)
       e = make_error(
@@ -288,11 +276,11 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
     write_content(captured.out, 1);
     write_content(captured.err, 2);
   }
-  if (team_wait && team_wait->received) print_received(*team_wait->received);
+  if (team_wait->received) print_received(*team_wait->received);
   out("proposal {} is {}{}\n", p->id, to_string(p->state), p->result.empty() ? "" : ": " + p->result);
   if (!p->backup.empty()) out("  backup:      {}\n", p->backup);
   if (!p->rollback_id.empty()) out("  rollback-id: {}\n", p->rollback_id);
-  if (team_wait && !team_wait->remote_note.empty() && undecided)
+  if (!team_wait->remote_note.empty() && undecided)
     err("kaicoder: note: the team remote could not be asked for a decision: {}\n", team_wait->remote_note);
   if (undecided) {
     std::fflush(stdout);
@@ -368,14 +356,6 @@ void print_published(const team::Published& p) {
   out("a person decides it from their clone: kaicoder fetch, then kaicoder approve (or reject); wait for it here with: "
       "kaicoder wait {}\n",
       p.proposal.id);
-}
-
-nlohmann::json published_json(const team::Published& p) {
-  return {{"ref", p.ref},
-          {"commit", p.proposal.team.remote() ? p.proposal.team.decision : p.proposal.team.commit},
-          {"base", p.proposal.team.base},
-          {"origin", p.proposal.team.origin},
-          {"again", p.again}};
 }
 
 int report_team_decision(Session& s, const team::Decided& d, std::string_view verb) {

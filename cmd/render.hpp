@@ -81,7 +81,6 @@ nlohmann::json certification_json(const Certification& c);
 // Team mode: what a publish did (publish, propose --publish), and what a
 // received decision did (wait, fetch).
 void print_published(const team::Published& p);
-nlohmann::json published_json(const team::Published& p);
 void print_received(const team::Received& r);
 // What this clone's signed decision on a remote proposal did (approve,
 // reject): the JSON with `team_decision`, or its lines, and the exit code.

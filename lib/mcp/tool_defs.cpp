@@ -25,7 +25,10 @@ constexpr const char* k_output_schema = R"json({
       }
     },
     "proposal": {"type": "object", "description": "the proposal: id, kind, status, path or command, risk, tier, why"},
-    "next": {"type": "string", "description": "what happens next and what to call"}
+    "next": {"type": "string", "description": "what happens next and what to call"},
+    "published": {"type": "object", "description": "team mode, publish true: the ref on the team remote, the proposal commit, its base and this clone's origin"},
+    "team_decision": {"type": "object", "description": "team mode: the signed decision on the team remote that settled the proposal: its commit, signer, the branch moved (forwarded) or why not (note)"},
+    "remote_note": {"type": "string", "description": "team mode: why the team remote could not be asked for a decision; the wait went on"}
   }
 })json";
 
@@ -58,6 +61,7 @@ constexpr const char* k_tools = R"json([
     "new_text": {"type": "string", "description": "text to put in its place"},
     "replace_all": {"type": "boolean", "description": "replace every occurrence of old_text (default false: exactly one)"},
     "why": {"type": "string", "minLength": 1, "description": "why the change is needed; the person reads it and it goes into the changelog"},
+    "publish": {"type": "boolean", "description": "team mode ([team] remote set): also publish the proposal to the team remote at once, for a person to decide from their own clone, as kaicoder propose --publish does (default false). Its files must be committed as they are at HEAD"},
     "summary": {"type": "string", "description": "one-line summary for the changelog (default: generated)"}}},
   "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
 },
@@ -68,6 +72,7 @@ constexpr const char* k_tools = R"json([
   "inputSchema": {"type": "object", "additionalProperties": false, "required": ["patch", "why"], "properties": {
     "patch": {"type": "string", "minLength": 1, "description": "the patch text: a unified diff (diff --git …) or a *** Begin Patch envelope"},
     "why": {"type": "string", "minLength": 1, "description": "why the change is needed; the person reads it and it goes into the changelog"},
+    "publish": {"type": "boolean", "description": "team mode ([team] remote set): also publish the proposal to the team remote at once, for a person to decide from their own clone, as kaicoder propose --publish does (default false). Its files must be committed as they are at HEAD"},
     "summary": {"type": "string", "description": "one-line summary for the changelog (default: generated)"}}},
   "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
 },
@@ -79,6 +84,7 @@ constexpr const char* k_tools = R"json([
     "path": {"type": "string", "minLength": 1, "description": "file to write, relative to the project root"},
     "content": {"type": "string", "description": "the whole new content"},
     "why": {"type": "string", "minLength": 1, "description": "why the change is needed; the person reads it and it goes into the changelog"},
+    "publish": {"type": "boolean", "description": "team mode ([team] remote set): also publish the proposal to the team remote at once, for a person to decide from their own clone, as kaicoder propose --publish does (default false). Its files must be committed as they are at HEAD"},
     "summary": {"type": "string", "description": "one-line summary for the changelog (default: generated)"}}},
   "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
 },
@@ -89,6 +95,7 @@ constexpr const char* k_tools = R"json([
   "inputSchema": {"type": "object", "additionalProperties": false, "required": ["path", "why"], "properties": {
     "path": {"type": "string", "minLength": 1, "description": "file to remove, relative to the project root"},
     "why": {"type": "string", "minLength": 1, "description": "why it must go; the person reads it and it goes into the changelog"},
+    "publish": {"type": "boolean", "description": "team mode ([team] remote set): also publish the proposal to the team remote at once, for a person to decide from their own clone, as kaicoder propose --publish does (default false). Its files must be committed as they are at HEAD"},
     "summary": {"type": "string", "description": "one-line summary for the changelog (default: generated)"}}},
   "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false}
 },
@@ -117,7 +124,7 @@ constexpr const char* k_tools = R"json([
 {
   "name": "wait_for_decision",
   "title": "Wait for a person's decision",
-  "description": "Block until a person decides proposal 'id' at a terminal, or 'timeout_s' seconds pass (default 45, at most 600; keep it under your client's tool-call timeout). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself. Give its 'id', or the 'ticket' a tool returned in two-user mode.",
+  "description": "Block until a person decides proposal 'id' at a terminal (for a proposal published with 'publish': or by their signed decision on the team remote, which this call fetches, checks and carries out, as kaicoder wait does), or 'timeout_s' seconds pass (default 45, at most 600; keep it under your client's tool-call timeout). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself. Give its 'id', or the 'ticket' a tool returned in two-user mode.",
   "inputSchema": {"type": "object", "additionalProperties": false, "properties": {
     "id": {"type": "integer", "minimum": 1, "maximum": 999999999, "description": "proposal id (give this or 'ticket')"},
     "ticket": {"type": "string", "minLength": 1, "description": "the ticket a tool returned in two-user mode, before the proposal had an id (give this or 'id')"},

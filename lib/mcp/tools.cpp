@@ -15,6 +15,7 @@
 #include "lib/gate/runs.hpp"
 #include "lib/gate/status.hpp"
 #include "lib/config/workspace.hpp"
+#include "lib/team/team.hpp"
 
 namespace kai::mcp {
 namespace {
@@ -56,6 +57,10 @@ json staged_object(const Staged& st) {
   return j;
 }
 
+bool flag(const json& a, const char* key) {
+  return a.is_object() && a.contains(key) && a[key].is_boolean() && a[key].get<bool>();
+}
+
 // One file's request from a tool's arguments.
 ProposeRequest file_request(const json& a, std::optional<std::string> target, std::optional<std::string> replacement,
                             std::optional<std::string> content, bool del) {
@@ -65,19 +70,52 @@ ProposeRequest file_request(const json& a, std::optional<std::string> target, st
   r.replacement = std::move(replacement);
   r.content = std::move(content);
   r.del = del;
-  r.replace_all =
-      a.is_object() && a.contains("replace_all") && a["replace_all"].is_boolean() && a["replace_all"].get<bool>();
+  r.replace_all = flag(a, "replace_all");
   r.why = str(a, "why");
   r.summary = str(a, "summary");
   return r;
 }
 
-Reply stage_file(Workspace& ws, const ServeOptions& opts, ProposeRequest req) {
+// A staged proposal, published to the team remote when the call asked for
+// it (`publish`), as propose --publish does: the proposal is staged here
+// whatever the publish did, and a failed publish is the call's error.
+Reply staged_reply(Workspace& ws, const Staged& st, bool publish) {
+  json j = staged_object(st);
+  if (!publish || st.applied) return ToolOutcome{std::move(j), false};
+  auto pub = team::publish(ws, st.proposal.id);
+  if (!pub) {
+    const Error& e = pub.error();
+    // Published here and not pushed: the record says so; a publish refused
+    // before it began leaves the proposal as it was staged.
+    if (auto p = ws.store.load(st.proposal.id, Store::Payloads::none)) j["proposal"] = proposal_object(*p);
+    const int id = st.proposal.id;
+    j["next"] = fmt::format(
+        "proposal {} is staged here, not published: {}; meanwhile a person at this clone's "
+        "terminal can still decide it (kaicoder approve {})",
+        id,
+        e.code == Errc::io ? fmt::format("the team remote could not be reached; once it is back, publish it "
+                                         "again (kaicoder publish {})",
+                                         id)
+                           : std::string("see error.hint"),
+        id);
+    return failure(e, std::move(j));
+  }
+  j["proposal"] = proposal_object(pub->proposal);
+  j["published"] = team::published_object(*pub);
+  j["next"] = fmt::format(
+      "published to the team remote as {}: a person decides it from their own clone (kaicoder fetch, then kaicoder "
+      "approve); call wait_for_decision with id {}: it asks the remote for their signed decision and applies only "
+      "what they signed",
+      pub->ref, st.proposal.id);
+  return ToolOutcome{std::move(j), false};
+}
+
+Reply stage_file(Workspace& ws, const ServeOptions& opts, ProposeRequest req, bool publish) {
   req.agent = opts.agent.empty() ? "mcp" : opts.agent;
   if (on_agent_side(ws)) return spooled_outcome(spool_propose(ws, req, opts.cwd));
   auto st = propose(ws, req, opts.cwd, DryRun::no, DiffOptions{});
   if (!st) return failure(st.error());
-  return ToolOutcome{staged_object(*st), false};
+  return staged_reply(ws, *st, publish);
 }
 
 Reply stage_patch(Workspace& ws, const ServeOptions& opts, const json& a) {
@@ -89,7 +127,7 @@ Reply stage_patch(Workspace& ws, const ServeOptions& opts, const json& a) {
   if (on_agent_side(ws)) return spooled_outcome(spool_changeset(ws, req, opts.cwd));
   auto st = propose_changeset(ws, req, opts.cwd, DryRun::no, DiffOptions{});
   if (!st) return failure(st.error());
-  return ToolOutcome{staged_object(*st), false};
+  return staged_reply(ws, *st, flag(a, "publish"));
 }
 
 Reply read_file(Workspace& ws, const ServeOptions& opts, const json& args) {
@@ -252,9 +290,19 @@ Reply wait_decision(Workspace& ws, const json& args, const ToolCall& call, const
   if (on_agent_side(ws)) return spooled_wait(ws, id, limit, control);
   auto n = resolve_id(ws, id);
   if (!n) return failure(n.error());
-  auto p = wait_for_decision(ws, *n, std::chrono::seconds(limit), control);
-  if (!p) return failure(p.error());
-  return decided_object(ws, *p);
+  // A proposal this clone published: a signed decision on the team remote
+  // counts too, checked and carried out as kaicoder wait does.
+  auto w = team::wait_for_outcome(ws, *n, std::chrono::seconds(limit), control);
+  if (!w) return failure(w.error());
+  ToolOutcome o = decided_object(ws, w->proposal);
+  if (w->received) o.structured["team_decision"] = team::received_object(*w->received);
+  if (!w->remote_note.empty()) o.structured["remote_note"] = w->remote_note;
+  if (w->proposal.state == State::pending && w->proposal.team.published() && !o.is_error)
+    o.structured["next"] = fmt::format(
+        "still waiting for a person: their signed decision on the team remote (kaicoder fetch, then kaicoder approve "
+        "in their own clone), or kaicoder approve {} at this clone's terminal; call wait_for_decision again{}",
+        *n, w->remote_note.empty() ? "" : " (the team remote could not be asked: see remote_note)");
+  return o;
 }
 
 Reply list(Workspace& ws, const json& args) {
@@ -336,13 +384,14 @@ std::variant<ToolOutcome, RpcError> call_tool(Workspace& ws, const ServeOptions&
   else if (call.name == "list_dir")
     r = list_dir(ws, opts, a);
   else if (call.name == "propose_edit")
-    r = stage_file(ws, opts, file_request(a, str(a, "old_text"), str(a, "new_text"), std::nullopt, false));
+    r = stage_file(ws, opts, file_request(a, str(a, "old_text"), str(a, "new_text"), std::nullopt, false),
+                   flag(a, "publish"));
   else if (call.name == "propose_patch")
     r = stage_patch(ws, opts, a);
   else if (call.name == "write_file")
-    r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, str(a, "content"), false));
+    r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, str(a, "content"), false), flag(a, "publish"));
   else if (call.name == "delete_file")
-    r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, std::nullopt, true));
+    r = stage_file(ws, opts, file_request(a, std::nullopt, std::nullopt, std::nullopt, true), flag(a, "publish"));
   else if (call.name == "run_command")
     r = run_command(ws, opts, a);
   else if (call.name == "proposal_status")

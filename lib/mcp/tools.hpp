@@ -13,9 +13,13 @@
 // person decides at a terminal (`kaicoder approve N`). In a process of the
 // agent user (two-user mode) they write the spool instead and return a
 // ticket, which proposal_status and wait_for_decision take as they take an
-// id (lib/mcp/spooled). No tool approves,
-// rejects, applies or rolls back, and the tool set is fixed: nothing in a
-// config or a request adds one.
+// id (lib/mcp/spooled). In team mode (kaicoder-team(7)) `publish` also
+// publishes the proposal to the team remote, as propose --publish does, and
+// wait_for_decision on a published proposal fetches a person's signed
+// decision, checks it against the base commit's allowed signers and carries
+// it out, as kaicoder wait does (lib/team). No tool approves, rejects,
+// applies what no person decided, or rolls back, and the tool set is fixed:
+// nothing in a config or a request adds one.
 
 #include <chrono>
 #include <filesystem>

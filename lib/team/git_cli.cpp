@@ -11,12 +11,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // kaicoder's settings, given with -c so that they win over every config file.
-const std::vector<std::string> k_safe_settings = {"core.hooksPath=/dev/null",     "protocol.ext.allow=never",
-                                                  "core.fsmonitor=false",         "gc.auto=0",
-                                                  "maintenance.auto=false",       "transfer.fsckObjects=true",
-                                                  "fetch.writeCommitGraph=false", "fetch.recurseSubmodules=false",
-                                                  "push.recurseSubmodules=no",    "submodule.recurse=false",
-                                                  "credential.interactive=false"};
+const std::vector<std::string> k_safe_settings = {"core.hooksPath=/dev/null", "protocol.ext.allow=never",
+                                                  "core.fsmonitor=false", "gc.auto=0", "maintenance.auto=false",
+                                                  "transfer.fsckObjects=true", "fetch.writeCommitGraph=false",
+                                                  "fetch.recurseSubmodules=false", "push.recurseSubmodules=no",
+                                                  "submodule.recurse=false", "credential.interactive=false",
+                                                  // A received object larger than this is streamed to disk,
+                                                  // never held whole in memory: a hostile remote's huge blob
+                                                  // costs disk (bounded by the time limit), not memory.
+                                                  "core.bigFileThreshold=16m"};
 
 // git's complaint on one line, without the "fatal: " in front.
 std::string git_complaint(const RunResult& r) {

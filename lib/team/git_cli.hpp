@@ -16,7 +16,10 @@
 // of it kaicoder switches off what would run code it did not choose:
 // hooks (core.hooksPath=/dev/null), the ext:: transport, fsmonitor, and
 // automatic gc and maintenance; received objects are checked
-// (transfer.fsckObjects).
+// (transfer.fsckObjects), and one larger than 16 MiB is streamed to disk,
+// never held whole in memory (core.bigFileThreshold), so a remote's huge
+// object costs no memory here; kaicoder itself reads an object's size
+// before its bytes (lib/team/objects, lib/certify/decision).
 
 #include <chrono>
 #include <filesystem>

@@ -131,6 +131,32 @@ Result<Published> publish(Workspace& ws, int id) {
   return out;
 }
 
+nlohmann::json published_object(const Published& p) {
+  return {{"ref", p.ref},
+          {"commit", p.proposal.team.remote() ? p.proposal.team.decision : p.proposal.team.commit},
+          {"base", p.proposal.team.base},
+          {"origin", p.proposal.team.origin},
+          {"again", p.again}};
+}
+
+nlohmann::json received_object(const Received& r) {
+  return {{"decision", r.proposal.team.decision},
+          {"signer", r.proposal.team.signer},
+          {"forwarded", r.forwarded},
+          {"note", r.note}};
+}
+
+Result<Waited> wait_for_outcome(Workspace& ws, int id, std::optional<std::chrono::seconds> within,
+                                const WaitControl& control) {
+  auto peek = ws.store.load(id, Store::Payloads::none);
+  if (peek && peek->team.published() && !ws.cfg.team_remote.empty()) return wait(ws, id, within, control);
+  auto p = wait_for_decision(ws, id, within, control);
+  if (!p) return p.error();
+  Waited out;
+  out.proposal = std::move(*p);
+  return out;
+}
+
 Result<Waited> wait(Workspace& ws, int id, std::optional<std::chrono::seconds> within, const WaitControl& control,
                     std::chrono::milliseconds poll) {
   const TimePoint start = ws.clock->now();

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/config/workspace.hpp"
 #include "lib/diff/diff.hpp"
 #include "lib/gate/decide.hpp"
@@ -50,6 +52,10 @@ struct Published {
 // (the proposal stays published here; publish again).
 Result<Published> publish(Workspace& ws, int id);
 
+// What a publish did, as every door reports it: {ref, commit (the proposal
+// commit, or for a remote proposal our decision), base, origin, again}.
+nlohmann::json published_object(const Published& p);
+
 // Fetch the decision on published proposal `id`, if there is one, and
 // carry it out: approved → applied through the normal transaction with
 // `approver: <signer> (team)` (and the branch fast-forwarded when it still
@@ -65,6 +71,8 @@ struct Received {
   std::string note;       // why it did not move
 };
 Result<std::optional<Received>> receive(Workspace& ws, int id);
+// {decision, signer, forwarded, note}: what a wait reports of it.
+nlohmann::json received_object(const Received& r);
 
 // Block until published proposal `id` is decided — here at a terminal, or
 // by a signed decision on the remote (polled every `poll`) — or `within`
@@ -76,6 +84,13 @@ struct Waited {
 };
 Result<Waited> wait(Workspace& ws, int id, std::optional<std::chrono::seconds> within, const WaitControl& control = {},
                     std::chrono::milliseconds poll = std::chrono::seconds(3));
+
+// What every door's wait blocks on (`kaicoder wait`, propose --wait, the
+// MCP wait tool): a proposal this clone published, with [team] set, as
+// wait() does — a signed decision on the remote counts too; any other
+// proposal as the gate's wait_for_decision.
+Result<Waited> wait_for_outcome(Workspace& ws, int id, std::optional<std::chrono::seconds> within,
+                                const WaitControl& control = {});
 
 // ---- every clone ----
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <thread>
 
-#include "tests/support/checks.hpp"
+#include "tests/support/team.hpp"
 
 namespace {
 using namespace kai::test;
@@ -272,4 +272,18 @@ TEST_CASE("mcp session: every mistyped line gets its JSON-RPC error and the sess
     CHECK(by_id[ping].at("result") == nlohmann::json::object());
   }
   CHECK(next_no_id == no_id.size());
+}
+
+TEST_CASE("mcp sdk: team mode: propose_edit with publish, a person approves from their clone, the wait applies it",
+          "[e2e][mcp][team]") {
+  TeamRepos t;
+  if (!client_ready()) return;
+  Process client = start_client(t.agent, "team");
+  const int id = wait_for_line(client, "APPROVE");
+  REQUIRE(id == 1);
+  const int local = t.fetch_one();
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(local)}, "y"), 0);
+  check_passed(client);
+  CHECK(t.agent.read("a.txt") == "beta\n");
+  CHECK(log_entries(t.agent)[0].at("approver") == "person@example.com (team)");
 }

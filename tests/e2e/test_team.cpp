@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <thread>
 #include <unistd.h>
 
+#include "tests/support/mcp_calls.hpp"
 #include "tests/support/team.hpp"
 
 namespace {
@@ -224,9 +226,35 @@ TEST_CASE("an unreachable remote is said, and local work goes on", "[e2e][team]"
   Run f = t.person.kai({"fetch"});
   KAI_CHECK_EXIT(f, 1);
   CHECK_THAT(f.err, Contains("team remote"));
+  Run pruning = t.person.kai({"fetch", "--prune"});
+  KAI_CHECK_EXIT(pruning, 1);
+  CHECK_THAT(pruning.err, Contains("cannot read the team remote 'origin'"));
+  KAI_CHECK_EXIT(t.person.kai({"list"}), 0);
   // Once it is back, publish pushes what is there (a decided proposal is not published again).
   t.use_url(t.remote.string());
   KAI_CHECK_EXIT(t.agent.kai({"publish", "1"}), 6);
+}
+
+TEST_CASE("a decision made while the remote is unreachable is kept, and pushed once it is back", "[e2e][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  const int id = t.fetch_one();
+  t.use_url((t.person.home().parent_path() / "nowhere.git").string());
+  Run ok = t.person.kai_tty({"approve", std::to_string(id)}, "y");
+  KAI_CHECK_EXIT(ok, 1);
+  CHECK_THAT(ok.all(), Contains("signed by person@example.com") && Contains("cannot push to the team remote 'origin'"));
+  Run shown = t.person.kai({"show", std::to_string(id)});
+  KAI_CHECK_EXIT(shown, 0);
+  CHECK_THAT(shown.out, Contains("not pushed yet: kaicoder publish " + std::to_string(id)));
+  // The agent's wait meanwhile finds nothing on the remote.
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "1"}), 8);
+  // Back: the next fetch pushes it, and the agent's wait applies it.
+  t.use_url(t.remote.string());
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  CHECK(json_of(fetched).at("pushed") == json::array({id}));
+  KAI_CHECK_EXIT(t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "60"}), 0);
+  CHECK(t.agent.read("a.txt") == "beta\n");
 }
 
 TEST_CASE("fetch --prune drops the refs of rejected and expired proposals past [team] keep, never an applied one",
@@ -264,6 +292,12 @@ TEST_CASE("fetch --prune drops the refs of rejected and expired proposals past [
   CHECK_THAT(left, Contains("decisions/" + applied.origin + "/3"));
   const json p = json_of(pruned).at("pruned");
   CHECK(p.size() >= 3);
+  // Here too: the person's refs of what was pruned are gone, the applied one's decision stays.
+  const std::string here = git_ok(t.person, {"for-each-ref", "--format=%(refname)", "refs/kaicoder/"});
+  CHECK_THAT(here, !Contains("proposals/" + expiring.origin + "/1") && !Contains("/" + rejected.origin + "/2"));
+  CHECK_THAT(here, Contains("decisions/" + applied.origin + "/3"));
+  // And verify still finds what it needs.
+  KAI_CHECK_EXIT(t.person.kai({"verify", "--base", applied.base}), 0);
 }
 
 TEST_CASE("team mode over a real transport: git daemon on 127.0.0.1", "[e2e][team]") {
@@ -302,4 +336,164 @@ TEST_CASE("team mode over a real transport: git daemon on 127.0.0.1", "[e2e][tea
   CHECK(t.agent.read("a.txt") == "beta\n");
   ::kill(-daemon.pid(), SIGTERM);
   (void)daemon.finish(10s);
+}
+
+namespace {
+
+// The local id the person's clone gave each remote proposal, by its id in the agent's clone.
+std::map<int, int> local_ids(const TempRepo& person, const json& added) {
+  std::map<int, int> out;
+  for (const auto& id : added) {
+    Run shown = person.kai({"--json", "show", std::to_string(id.get<int>())});
+    KAI_REQUIRE_EXIT(shown, 0);
+    out[json_of(shown).at("proposal").at("team").at("remote_id").get<int>()] = id.get<int>();
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the MCP tools publish with 'publish', and the MCP wait applies only what a person signed",
+          "[e2e][team][mcp]") {
+  TeamRepos t;
+  const std::string base = git_ok(t.agent, {"rev-parse", "HEAD"});
+  const std::string patch = "--- a/certified/c.txt\n+++ b/certified/c.txt\n@@ -1 +1 @@\n-charlie\n+CHARLIE\n";
+  const auto staged = mcp_tool_calls(
+      t.agent, "bot",
+      {{"propose_edit",
+        {{"path", "a.txt"}, {"old_text", "alpha"}, {"new_text", "beta"}, {"why", "team edit"}, {"publish", true}}},
+       {"write_file", {{"path", "new.txt"}, {"content", "new\n"}, {"why", "team write"}, {"publish", true}}},
+       {"delete_file", {{"path", "b.txt"}, {"why", "team delete"}, {"publish", true}}},
+       {"propose_patch", {{"patch", patch}, {"why", "team patch"}, {"publish", true}}}});
+  std::map<std::string, int> id;  // tool → proposal id in the agent's clone
+  const char* tools[] = {"edit", "write", "delete", "patch"};
+  for (size_t i = 0; i < staged.size(); ++i) {
+    INFO(staged[i].dump());
+    REQUIRE(staged[i].at("ok") == true);
+    const json& pub = staged[i].at("published");
+    const int n = staged[i].at("proposal").at("id").get<int>();
+    id[tools[i]] = n;
+    CHECK(pub.at("ref") == "refs/kaicoder/proposals/" + pub.at("origin").get<std::string>() + "/" + std::to_string(n));
+    CHECK(pub.at("base") == base);
+    CHECK(staged[i].at("proposal").at("team").at("pushed") == true);
+    CHECK_THAT(staged[i].at("next").get<std::string>(), Contains("wait_for_decision"));
+    // On the remote: a commit on the base.
+    const std::string commit = pub.at("commit");
+    CHECK(git_ok(t.agent, {"ls-remote", "origin", pub.at("ref")}).starts_with(commit));
+    CHECK(git_ok(t.agent, {"rev-parse", commit + "^"}) == base);
+  }
+  CHECK_THAT(git_ok(t.agent, {"log", "-1", "--format=%B", staged[3].at("published").at("commit")}),
+             Contains("Kaicoder-Kind: changeset"));
+  CHECK(t.agent.read("a.txt") == "alpha\n");  // nothing written before a decision
+
+  // Nobody has decided: the wait says so, and that the remote was asked.
+  auto early = mcp_tool_calls(t.agent, "bot", {{"wait_for_decision", {{"id", id["edit"]}, {"timeout_s", 1}}}});
+  CHECK(early[0].at("ok") == true);
+  CHECK(early[0].at("decided") == false);
+  CHECK(!early[0].contains("remote_note"));
+  CHECK_THAT(early[0].at("next").get<std::string>(), Contains("team remote"));
+
+  // The person fetches, approves the edit and the patch, rejects the write;
+  // a decision on the delete is forged with a key the base does not allow.
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  const auto local = local_ids(t.person, json_of(fetched).at("added"));
+  REQUIRE(local.size() == 4);
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(local.at(id["edit"]))}, "y"), 0);
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"approve", std::to_string(local.at(id["patch"]))}, "y"), 0);
+  KAI_REQUIRE_EXIT(t.person.kai_tty({"reject", std::to_string(local.at(id["write"])), "--reason", "not now"}, "y"), 0);
+  const json& del = staged[2].at("published");
+  Published del_pub{id["delete"], del.at("commit"), del.at("base"), del.at("origin"), del.at("ref")};
+  t.forge(TeamRepos::decision_text(del_pub), t.stranger_key(), del_pub.commit,
+          "refs/kaicoder/decisions/" + del_pub.origin + "/" + std::to_string(del_pub.id));
+
+  // The agent's MCP waits, side by side in one server.
+  const auto waited = mcp_tool_calls(t.agent, "bot",
+                                     {{"wait_for_decision", {{"id", id["edit"]}, {"timeout_s", 60}}},
+                                      {"wait_for_decision", {{"id", id["write"]}, {"timeout_s", 60}}},
+                                      {"wait_for_decision", {{"id", id["delete"]}, {"timeout_s", 60}}},
+                                      {"wait_for_decision", {{"id", id["patch"]}, {"timeout_s", 60}}}});
+  INFO(waited[0].dump() << "\n" << waited[1].dump() << "\n" << waited[2].dump() << "\n" << waited[3].dump());
+  CHECK(waited[0].at("ok") == true);
+  CHECK(waited[0].at("proposal").at("status") == "applied");
+  CHECK(waited[0].at("team_decision").at("signer") == "person@example.com");
+  CHECK(waited[0].contains("rollback_id"));
+  CHECK(waited[3].at("proposal").at("status") == "applied");
+  CHECK(waited[1].at("ok") == false);
+  CHECK(waited[1].at("error").at("kind") == "rejected");
+  CHECK(waited[2].at("ok") == false);
+  CHECK(waited[2].at("error").at("code") == 3);
+  CHECK(t.agent.read("a.txt") == "beta\n");
+  CHECK(t.agent.read("certified/c.txt") == "CHARLIE\n");
+  CHECK(!t.agent.exists("new.txt"));
+  CHECK(t.agent.exists("b.txt"));
+  Run shown = t.agent.kai({"--json", "show", std::to_string(id["delete"])});
+  CHECK(json_of(shown).at("proposal").at("status") == "pending");
+  // The changelog names the signer, the proposal commit and the decision.
+  bool edit_logged = false;
+  for (const auto& e : log_entries(t.agent))
+    if (e.value("why", "") == "team edit") {
+      edit_logged = true;
+      CHECK(e.at("approver") == "person@example.com (team)");
+      CHECK_THAT(e.at("result").get<std::string>(),
+                 Contains(staged[0].at("published").at("commit").get<std::string>()));
+    }
+  CHECK(edit_logged);
+}
+
+TEST_CASE(
+    "MCP publish: an unreachable remote, uncommitted files and no [team] are said, and the proposal stays "
+    "staged",
+    "[e2e][team][mcp]") {
+  TeamRepos t;
+  t.use_url((t.agent.home().parent_path() / "nowhere.git").string());
+  auto r = mcp_tool_calls(
+      t.agent, "bot",
+      {{"propose_edit",
+        {{"path", "a.txt"}, {"old_text", "alpha"}, {"new_text", "beta"}, {"why", "w"}, {"publish", true}}}});
+  INFO(r[0].dump());
+  CHECK(r[0].at("ok") == false);
+  CHECK(r[0].at("error").at("code") == 1);
+  CHECK_THAT(r[0].at("error").at("message").get<std::string>(), Contains("cannot push to the team remote 'origin'"));
+  CHECK(r[0].at("proposal").at("id") == 1);
+  CHECK(r[0].at("proposal").at("status") == "pending");
+  CHECK(r[0].at("proposal").at("team").at("pushed") == false);
+  CHECK_THAT(r[0].at("next").get<std::string>(), Contains("kaicoder publish 1"));
+  // The wait goes on without the remote, and says why it could not ask.
+  auto w = mcp_tool_calls(t.agent, "bot", {{"wait_for_decision", {{"id", 1}, {"timeout_s", 1}}}});
+  CHECK(w[0].at("ok") == true);
+  CHECK(w[0].at("decided") == false);
+  CHECK_THAT(w[0].at("remote_note").get<std::string>(), Contains("team remote"));
+  // Local work goes on: a person at this terminal decides it, and the wait reports it.
+  KAI_REQUIRE_EXIT(t.agent.kai_tty({"approve", "1"}, "y"), 0);
+  CHECK(t.agent.read("a.txt") == "beta\n");
+  w = mcp_tool_calls(t.agent, "bot", {{"wait_for_decision", {{"id", 1}, {"timeout_s", 5}}}});
+  CHECK(w[0].at("proposal").at("status") == "applied");
+  t.use_url(t.remote.string());
+
+  // Files that differ from HEAD: commit first; staged all the same, nothing pushed.
+  t.agent.write("b.txt", "bravo\nlocal\n");
+  auto dirty = mcp_tool_calls(
+      t.agent, "bot",
+      {{"propose_edit",
+        {{"path", "b.txt"}, {"old_text", "local"}, {"new_text", "LOCAL"}, {"why", "w"}, {"publish", true}}}});
+  INFO(dirty[0].dump());
+  CHECK(dirty[0].at("ok") == false);
+  CHECK(dirty[0].at("error").at("code") == 6);
+  CHECK_THAT(dirty[0].at("error").at("message").get<std::string>(), Contains("differs from HEAD"));
+  CHECK_THAT(dirty[0].at("error").at("hint").get<std::string>(), Contains("commit first"));
+  CHECK(dirty[0].at("proposal").at("status") == "pending");
+  CHECK(git_ok(t.agent, {"ls-remote", "origin", "refs/kaicoder/*"}).empty());
+
+  // Without [team]: usage, nothing published.
+  TempRepo solo{{"a.txt", "alpha\n"}};
+  solo.init();
+  auto off = mcp_tool_calls(solo, "bot",
+                            {{"write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "w"}, {"publish", true}}},
+                             {"write_file", {{"path", "b.txt"}, {"content", "y\n"}, {"why", "w"}}}});
+  CHECK(off[0].at("ok") == false);
+  CHECK(off[0].at("error").at("code") == 2);
+  CHECK_THAT(off[0].at("error").at("message").get<std::string>(), Contains("[team] remote"));
+  CHECK(off[1].at("ok") == true);
+  CHECK(!off[1].contains("published"));
 }

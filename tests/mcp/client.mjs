@@ -6,7 +6,8 @@
 // Run by tests/e2e/test_mcp.cpp, which owns the temporary repository and the
 // pseudo-terminal where a person approves or rejects. Lines on stdout are
 // the conversation with it: "APPROVE N" / "REJECT N" ask it to decide
-// proposal N at the terminal, "DISCONNECTED N" says the client went away
+// proposal N at the terminal (in the team scenario: from the person's own
+// clone), "DISCONNECTED N" says the client went away
 // while waiting for N, "PASS" ends a scenario that held. Any failed check
 // prints "FAIL: …" and exits 1.
 
@@ -226,6 +227,36 @@ const scenarios = {
     assert.equal(result.isError, false, JSON.stringify(result));
     assert.equal(body(result).proposal.status, "applied");
     assert.deepEqual(order, ["read", "propose", "wait"]);
+    await transport.close();
+    assert.deepEqual(errors, []);
+  },
+
+  // Team mode (kaicoder-team(7)): publish with the proposing tool, then
+  // wait while a person decides from their own clone ("APPROVE N": the test
+  // fetches there and approves); the wait asks the team remote and applies
+  // only what they signed.
+  async team() {
+    const { client, transport, errors } = await connect();
+    const r = await client.callTool({
+      name: "propose_edit",
+      arguments: { path: "a.txt", old_text: "alpha", new_text: "beta", why: "team change", publish: true },
+    });
+    assert.equal(r.isError, false, JSON.stringify(r));
+    const id = body(r).proposal.id;
+    const published = body(r).published;
+    assert.equal(published.ref, `refs/kaicoder/proposals/${published.origin}/${id}`);
+    assert.match(published.commit, /^[0-9a-f]{40}$/);
+    let asked = false;
+    const { result } = await waitFor(client, id, 120, {
+      onprogress: () => {
+        if (!asked) say(`APPROVE ${id}`);
+        asked = true;
+      },
+    });
+    assert.equal(result.isError, false, JSON.stringify(result));
+    assert.equal(body(result).proposal.status, "applied");
+    assert.equal(body(result).team_decision.signer, "person@example.com");
+    assert.equal(body(result).team_decision.forwarded, "refs/heads/main");
     await transport.close();
     assert.deepEqual(errors, []);
   },

@@ -9,12 +9,29 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/store/mac.hpp"
 #include "lib/store/store.hpp"
 #include "tests/support/repo.hpp"
+
+// The most memory (KiB) any process this case started held at once, and
+// the bound a case checks it against when no process may hold a huge file
+// or object whole: AddressSanitizer keeps up to 256 MiB of freed memory in
+// quarantine, so a sanitized build gets that much more.
+inline long children_max_rss_kib() {
+  struct rusage ru {};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &ru) == 0);
+  return ru.ru_maxrss;
+}
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr long k_bounded_rss_kib = 512 * 1024;
+#else
+inline constexpr long k_bounded_rss_kib = 256 * 1024;
+#endif
 
 // The run exited with `code`; otherwise show its output. `run` is evaluated
 // once, so it may be the call itself.

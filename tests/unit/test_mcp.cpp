@@ -642,3 +642,32 @@ TEST_CASE("mcp: a batch is answered as one array under 2025-03-26 and refused un
     CHECK_FALSE(s.f.ws->store.load(1, kai::Store::Payloads::none));
   }
 }
+
+TEST_CASE("mcp: the proposing tools take 'publish'; without [team] it is refused and the proposal stays staged",
+          "[mcp][team]") {
+  Served s;
+  auto r = s.srv.handle(request(2, "tools/list"));
+  REQUIRE(r);
+  for (const auto& t : r->at("result").at("tools")) {
+    const std::string n = t.at("name");
+    const bool proposes = n == "propose_edit" || n == "propose_patch" || n == "write_file" || n == "delete_file";
+    INFO(n);
+    CHECK(t.at("inputSchema").at("properties").contains("publish") == proposes);
+    if (proposes) CHECK(t.at("inputSchema").at("properties").at("publish").at("type") == "boolean");
+  }
+  json a = call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "bye\n"}, {"why", "t"}, {"publish", true}});
+  INFO(a.dump(2));
+  CHECK(a.at("result").at("isError") == true);
+  json b = body(a);
+  CHECK(b.at("error").at("code") == 2);
+  CHECK(b.at("error").at("message").get<std::string>().find("[team] remote") != std::string::npos);
+  CHECK(b.at("proposal").at("id") == 1);
+  CHECK(b.at("next").get<std::string>().find("kaicoder approve 1") != std::string::npos);
+  CHECK(s.state(1) == kai::State::pending);
+  // Not a boolean: the call itself is wrong.
+  json bad = call(s.srv, "write_file", {{"path", "a.txt"}, {"content", "x\n"}, {"why", "t"}, {"publish", "yes"}});
+  CHECK(bad.at("error").at("code") == mcp::k_invalid_params);
+  // Without it, nothing is published and nothing is said of it.
+  json plain = call(s.srv, "write_file", {{"path", "b.txt"}, {"content", "b\n"}, {"why", "t"}});
+  CHECK(!body(plain).contains("published"));
+}

@@ -8,9 +8,14 @@
 // they were. The agent also cannot approve its own team proposal: not at
 // the gate without a terminal, not by adding its key in the change, not as
 // a remote proposal in its own clone.
+// The remote itself is hostile too: refs named with `..`, a proposal or
+// decision object hundreds of MB large (refused by its size, in bounded
+// memory), a decision under one origin's name on another origin's proposal.
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include "tests/support/team.hpp"
@@ -251,5 +256,156 @@ TEST_CASE("attack: a hostile remote's odd ref names and a decision on another cl
   Run agent_fetch = t.agent.kai({"--json", "fetch"});
   KAI_REQUIRE_EXIT(agent_fetch, 0);
   CHECK_THAT(json_of(agent_fetch).at("refused").dump(), Contains("did not publish"));
+  CHECK(t.agent.read("a.txt") == "alpha\n");
+}
+
+namespace {
+
+// In the remote itself, as whoever can push there would.
+std::string in_remote(const TeamRepos& t, std::vector<std::string> args, const std::string& in = "") {
+  args.insert(args.begin(), {"--git-dir", t.remote.string()});
+  return git_ok(t.person, args, in);
+}
+
+// A blob of `size` zero bytes written straight into the remote, streamed
+// (core.bigFileThreshold), so that making it holds nothing in memory.
+std::string huge_blob(const TeamRepos& t, const std::string& size) {
+  const fs::path file = t.person.home() / "huge";
+  REQUIRE(t.person.spawn({"truncate", "-s", size, file.string()}).finish().ok());
+  const std::string id = in_remote(t, {"-c", "core.bigFileThreshold=1m", "hash-object", "-w", file.string()});
+  fs::remove(file);
+  return id;
+}
+
+// `tree` (git ls-tree lines) with `name`'s blob replaced by `blob`.
+std::string with_blob(const std::string& tree, const std::string& name, const std::string& blob) {
+  std::string out, line;
+  bool found = false;
+  std::istringstream lines(tree);
+  while (std::getline(lines, line)) {
+    if (line.ends_with("\t" + name)) {
+      line = "100644 blob " + blob + "\t" + name;
+      found = true;
+    }
+    out += line + "\n";
+  }
+  REQUIRE(found);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("attack: a hostile remote's huge proposal blob and huge decision blob are refused, in bounded memory",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  // The remote serves big objects without inflating them: its memory is its
+  // own, not this clone's (which is what the bound below measures).
+  in_remote(t, {"config", "core.bigFileThreshold", "1m"});
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  const std::string huge = huge_blob(t, "700M");
+
+  // A proposal commit of this origin whose a.txt is 700 MB, under the next id.
+  const std::string tree = in_remote(t, {"mktree"}, with_blob(in_remote(t, {"ls-tree", pub.base}), "a.txt", huge));
+  std::string message = in_remote(t, {"log", "-1", "--format=%B", pub.commit});
+  const std::string named = "Kaicoder-Proposal: " + pub.origin + "/1";
+  REQUIRE(message.find(named) != std::string::npos);
+  message.replace(message.find(named), named.size(), "Kaicoder-Proposal: " + pub.origin + "/2");
+  const std::string big = in_remote(t, {"commit-tree", tree, "-p", pub.base, "-F", "-"}, message);
+  in_remote(t, {"update-ref", "refs/kaicoder/proposals/" + pub.origin + "/2", big});
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  const json j = json_of(fetched);
+  CHECK(j.at("added").size() == 1);  // the real one only
+  CHECK_THAT(j.at("refused").dump(), Contains("/2: ") && Contains("bytes of [limits] content"));
+  CHECK(t.person.read("a.txt") == "alpha\n");
+
+  // A decision whose decision.toml is 700 MB, on the real proposal.
+  Held held(t.agent);
+  const std::string sig = in_remote(t, {"hash-object", "-w", "--stdin"}, "not a signature\n");
+  const std::string dtree =
+      in_remote(t, {"mktree"}, "100644 blob " + huge + "\tdecision.toml\n100644 blob " + sig + "\tdecision.toml.sig\n");
+  const std::string decision = in_remote(t, {"commit-tree", dtree, "-p", pub.commit, "-m", "a decision"});
+  in_remote(t, {"update-ref", decision_ref(pub), decision});
+  held.refused(pub.id, 6, "decision.toml is 734003200 bytes");
+  // The person's clone refuses it as a decision on its record too.
+  Run again = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(again, 0);
+  CHECK_THAT(json_of(again).at("refused").dump(), Contains(decision_ref(pub)));
+
+  // No process this case started held the 700 MB object: not git fetching
+  // it, not kaicoder reading it.
+  CHECK(children_max_rss_kib() < k_bounded_rss_kib);
+}
+
+TEST_CASE("attack: refs named with '..' on the remote are never fetched, and a remote that breaks on one leaves local "
+          "work going",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  const std::string head = git_ok(t.person, {"rev-parse", "HEAD"});
+  // Loose refs git would never make: written into the remote by hand.
+  for (const std::string& name :
+       {"refs/kaicoder/proposals/" + pub.origin + "..x/1", "refs/kaicoder/proposals/" + pub.origin + "/1..2",
+        "refs/kaicoder/decisions/" + pub.origin + "..x/1"}) {
+    fs::create_directories((t.remote / name).parent_path());
+    std::ofstream(t.remote / name) << pub.commit << "\n";
+  }
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  CHECK(json_of(fetched).at("added").size() == 1);
+  auto refs = [&] { return git_ok(t.person, {"for-each-ref", "--format=%(refname)"}); };
+  CHECK_THAT(refs(), !Contains(".."));
+  CHECK(git_ok(t.person, {"rev-parse", "HEAD"}) == head);
+
+  // A name that climbs out of refs/kaicoder/: the remote's git itself
+  // refuses to list anything then. The fetch says the remote cannot be
+  // read; nothing is written; local work goes on.
+  {
+    std::ofstream packed(t.remote / "packed-refs", std::ios::app);
+    packed << pub.commit << " refs/kaicoder/proposals/../../heads/evil\n";
+  }
+  const std::string before = refs();
+  Run broken = t.person.kai({"fetch"});
+  KAI_CHECK_EXIT(broken, 1);
+  CHECK_THAT(broken.err, Contains("cannot read the team remote 'origin'"));
+  CHECK(refs() == before);
+  CHECK_THAT(refs(), !Contains("evil"));
+  KAI_CHECK_EXIT(t.person.kai({"show", "1"}), 0);
+  KAI_CHECK_EXIT(t.person.kai({"list"}), 0);
+  Run w = t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "1"});
+  KAI_CHECK_EXIT(w, 8);
+  CHECK_THAT(w.err, Contains("could not be asked"));
+  CHECK(t.agent.read("a.txt") == "alpha\n");
+}
+
+TEST_CASE("attack: a decision ref pointing at a proposal of another origin is refused on both clones",
+          "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  // The person's clone publishes a proposal of its own: another origin.
+  Run mine = t.person.kai({"--json", "propose", "--path", "b.txt", "--target", "bravo", "--replacement", "BRAVO",
+                           "--why", "w", "--publish"});
+  KAI_REQUIRE_EXIT(mine, 0);
+  const json m = json_of(mine);
+  const Published theirs{m.at("proposal").at("id").get<int>(), m.at("published").at("commit"),
+                         m.at("published").at("base"), m.at("published").at("origin"), m.at("published").at("ref")};
+  REQUIRE(theirs.origin != pub.origin);
+
+  // Under the agent's origin, naming the agent's proposal, signed by the
+  // person: but on the person's proposal commit.
+  Held held(t.agent);
+  t.forge(TeamRepos::decision_text(pub), t.person_key(), theirs.commit, decision_ref(pub));
+  held.refused(pub.id, 6, "not on the proposal commit");
+  // Under the person's origin, naming the person's proposal: on the agent's commit.
+  t.forge(TeamRepos::decision_text(theirs), t.person_key(), pub.commit, decision_ref(theirs));
+  Run fetched = t.person.kai({"--json", "fetch"});
+  KAI_REQUIRE_EXIT(fetched, 0);
+  const json j = json_of(fetched);
+  CHECK(j.at("received").empty());
+  CHECK(j.at("decided").empty());
+  CHECK_THAT(j.at("refused").dump(), Contains(decision_ref(pub)) && Contains(decision_ref(theirs)));
+  Run shown = t.person.kai({"--json", "show", std::to_string(theirs.id)});
+  CHECK(json_of(shown).at("proposal").at("status") == "pending");
+  CHECK(t.person.read("b.txt") == "bravo\n");
   CHECK(t.agent.read("a.txt") == "alpha\n");
 }
