@@ -370,7 +370,7 @@ print('FOUND', found)
   CHECK(r.out.find("LISTED") == std::string::npos);
 }
 
-TEST_CASE("two-user: a flood of 2,000 spool entries delays the owner's prompt by one bounded batch, and intake takes "
+TEST_CASE("two-user: a flood of spool entries delays the owner's prompt by one bounded batch, and intake takes "
           "in the rest",
           "[e2e][attack][twouser][spool]") {
   KAI_NEED_USERS();
@@ -379,12 +379,14 @@ TEST_CASE("two-user: a flood of 2,000 spool entries delays the owner's prompt by
   set_up(repo, agent);
   // The owner's own proposal, made before the flood.
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "mine"}, "two\n"), 0);
-  // As the agent: 2,000 tiny valid entries, each another proposal (the
-  // same one again would be the pending one), straight into the spool.
-  constexpr int k_flood = 2000;
+  // As the agent: 400 tiny valid entries, each another proposal (the
+  // same one again would be the pending one), straight into the spool. The
+  // batch an owner's command takes in is 25 whatever the flood's size (the
+  // issue's 2,000 made intake itself the test's cost, not the bound).
+  constexpr int k_flood = 400;
   KAI_REQUIRE_EXIT(
       agent_sh(repo, agent,
-               "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); printf '{\"version\":1,\"type\":\"propose\",\"cwd\":"
+               "i=0; while [ $i -lt 400 ]; do i=$((i+1)); printf '{\"version\":1,\"type\":\"propose\",\"cwd\":"
                "\"\",\"request\":{\"path\":\"a.txt\",\"target\":\"old\",\"replacement\":\"new %s\",\"why\":\"t\"}}' "
                "$i > .kaicoder/spool/flood-$i.json; done"),
       0);
