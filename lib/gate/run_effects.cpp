@@ -1071,6 +1071,7 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
       notes.push_back(fmt::format("no effect landed: {}", ws.redact(read.error().message)));
     else
       fx = std::move(*read);
+    for (const auto& n : fx.notes) notes.push_back(n);
     std::map<std::string, const Effect*> by_path;
     for (const Effect& e : fx.list)
       if (lands_by_path(e.kind)) by_path[e.path] = &e;

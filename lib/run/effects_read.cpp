@@ -19,6 +19,7 @@
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/stack.hpp"
+#include "lib/util/text.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/git_tree.hpp"
 
@@ -266,6 +267,13 @@ private:
   }
   // `live`: the live entry as stat'ed now, for the conflict test.
   void add(EffectKind k, const std::string& rel, EntrySide before, EntrySide after, const struct stat* live) {
+    // A name that is not UTF-8 can be neither recorded nor shown as it is:
+    // its effect never lands (it stays in the upper folder, dropped with
+    // it), and the run's entry says so.
+    if (first_invalid_utf8(rel)) {
+      fx.notes.push_back(fmt::format("not applied: a name that is not UTF-8: {}", make_visible(rel, Allow::nothing)));
+      return;
+    }
     Effect e;
     e.kind = k;
     e.path = rel;

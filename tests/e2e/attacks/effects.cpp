@@ -372,7 +372,7 @@ TEST_CASE("attack: a run that nests folders past the walk's limit lands none of 
   CHECK(e.at("rollback_id") == "\u2014");
 }
 
-TEST_CASE("a full disk when a run's effects land lands none of them; the next command lands them once",
+TEST_CASE("a full disk when a run's effects land lands none of them, and the next command lands them once",
           "[e2e][effects][faults][enospc]") {
   if (!overlay_or_warn()) return;
   TempRepo repo{{"a.txt", "a\n"}};
@@ -399,4 +399,23 @@ TEST_CASE("a full disk when a run's effects land lands none of them; the next co
   int runs = 0;
   for (const json& e : log_entries(repo)) runs += e.at("kind") == "run";
   CHECK(runs == 1);
+}
+
+TEST_CASE("attack: a run that makes names that are not UTF-8 cannot end kaicoder; those names never land",
+          "[e2e][attack][effects]") {
+  if (!overlay_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}};
+  with_tool(repo, "import os\nopen(b'bad\\xff.txt', 'w').write('x')\nos.mkdir(b'dir\\xfe')\n"
+                  "open(b'dir\\xfe/inner.txt', 'w').write('y')\nopen('out.txt', 'w').write('generated\\n')\n");
+  Run r = run_and_answer(repo, "no");
+  INFO(r.all());
+  CHECK(r.exit_code == 0);
+  CHECK(repo.read("out.txt") == "generated\n");
+  CHECK_FALSE(repo.exists("bad\xff.txt"));
+  CHECK_FALSE(repo.exists("dir\xfe"));
+  const std::string summary = log_entries(repo).at(0).at("summary");
+  CHECK_THAT(summary, Contains("not applied: a name that is not UTF-8: bad\\xff.txt"));
+  // Every later command works.
+  KAI_CHECK_EXIT(repo.kai({"list"}), 0);
+  KAI_CHECK_EXIT(repo.kai({"run", "--why", "next", "--", "true"}), 0);
 }
