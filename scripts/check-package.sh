@@ -73,7 +73,9 @@ bash -c "source '$root$completions/kaicoder' && complete -p kaicoder" >/dev/null
 [ -f "$root/usr/share/fish/vendor_completions.d/kaicoder.fish" ] || fail "no fish completion"
 [ -f "$root/usr/share/kaicoder/kaicoder.toml.example" ] || fail "no kaicoder.toml.example"
 ls "$root"/usr/share/kaicoder/schemas/*.schema.json >/dev/null 2>&1 || fail "no JSON Schemas"
-for page in kaicoder-approve.1 kaicoder-rollback.1; do
-  [ -f "$root/usr/share/man/man1/$page" ] || fail "no $page"
+for page in man1/kaicoder-approve.1 man1/kaicoder-rollback.1 man5/kaicoder.toml.5 man7/kaicoder-team.7; do
+  [ -f "$root/usr/share/man/$page.gz" ] || fail "no $page.gz"
+  gzip -t "$root/usr/share/man/$page.gz" || fail "$page.gz is not a whole gzip file"
 done
+MANPATH="$root/usr/share/man" man -w 7 kaicoder-team >/dev/null || fail "man -w 7 kaicoder-team"
 echo "package ok: $deb"
