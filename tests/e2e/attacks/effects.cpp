@@ -401,7 +401,7 @@ TEST_CASE("a full disk when a run's effects land lands none of them, and the nex
   CHECK(runs == 1);
 }
 
-TEST_CASE("attack: a run that makes names that are not UTF-8 cannot end kaicoder; those names never land",
+TEST_CASE("attack: a run that makes names that are not UTF-8 cannot end kaicoder, and those names never land",
           "[e2e][attack][effects]") {
   if (!overlay_or_warn()) return;
   TempRepo repo{{"a.txt", "a\n"}};
@@ -418,4 +418,30 @@ TEST_CASE("attack: a run that makes names that are not UTF-8 cannot end kaicoder
   // Every later command works.
   KAI_CHECK_EXIT(repo.kai({"list"}), 0);
   KAI_CHECK_EXIT(repo.kai({"run", "--why", "next", "--", "true"}), 0);
+}
+
+TEST_CASE("a run that builds and commits as people do lands without a second question", "[e2e][effects]") {
+  if (!overlay_or_warn()) return;
+  TempRepo repo{{"src/main.c", "int main(void) { return 0; }\n"}, {".gitignore", "build/\n"}};
+  with_tool(repo, "import os, subprocess\nos.makedirs('build', exist_ok=True)\n"
+                  "subprocess.run(['cc', '-o', 'build/app', 'src/main.c'], check=True)\n"
+                  "open('NOTES.md', 'w').write('built\\n')\n"
+                  "subprocess.run(['git', 'add', 'NOTES.md'], check=True)\n"
+                  "subprocess.run(['git', '-c', 'user.name=Dev', '-c', 'user.email=dev@example.com', 'commit', '-q', "
+                  "'-m', 'notes'], check=True)\n");
+  const std::string before = git_of(repo, {"rev-parse", "HEAD"});
+  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "build", "--", "python3", "tools/x.py"}), 0);
+  TtyProcess p = repo.spawn_kai_tty({"approve", "1"});
+  REQUIRE(p.wait_for_prompt());
+  p.answer(show_json(repo, 1).at("tier") == "confirm" ? "CONFIRM" : "y");
+  Run r = p.finish();
+  INFO(r.all());
+  KAI_CHECK_EXIT(r, 0);
+  CHECK_THAT(r.all(), !Contains("Keep the held effects"));
+  CHECK(repo.exists("build/app"));
+  CHECK(repo.read("NOTES.md") == "built\n");
+  // The branch moved to the commit of the tree's own content.
+  CHECK(git_of(repo, {"rev-parse", "HEAD~1"}) == before);
+  CHECK(git_of(repo, {"log", "-1", "--format=%s"}) == "notes");
+  CHECK(git_of(repo, {"status", "--porcelain", "--", "NOTES.md"}).empty());
 }
