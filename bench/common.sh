@@ -39,7 +39,7 @@ time_cmd() {
   local name=$1 dir=$2
   shift 2
   (cd "$dir" && /usr/bin/time -f '%U %S %e' -o "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
-    { echo "$bench_name: $name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
+    { echo "$bench_name: $name failed:" >&2; cat "$work/$name.err" "$work/$name.out" | head -c 2000 >&2; exit 1; }
   tail -n 1 "$work/usage" | awk '{ printf "%.2f %.2f\n", $1 + $2, $3 }' >>"$work/$name.times"
 }
 # time_median NAME: the line of $work/NAME.times with the median CPU time.

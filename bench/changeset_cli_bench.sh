@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# A changeset as a person runs it, against git on the same patch: the real
+# `kaicoder propose --patch` and `kaicoder approve` (answered at a
+# pseudo-terminal, applied, fsync'd) against `git apply` and
+# `git apply && sync`; then `kaicoder rollback` against
+# `git apply -R && sync`. CPU (user + system of each whole process) and wall
+# time, medians of interleaved runs, and the ratios the goal is stated in
+# (issue 29: CPU <= 3x git apply, wall <= 2x git apply && sync, rollback
+# wall <= 2x git apply -R && sync).
+#
+#   bench/changeset_cli_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
+#
+# FILES sets how many files the patch changes (default 330), RUNS the
+# rounds (default 5). The tree and the patch come from bench/changeset_driver
+# (gen, edit: a few lines of every file changed). Needs `script` and
+# unshare (root or unprivileged user namespaces): kaicoder runs over a
+# scratch home in a private mount namespace, so the owner's real
+# configuration is never read or written. WORK_DIR sets where the trees go
+# (default: TMPDIR or /tmp, a disk, so the syncs cost what they cost).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$(realpath -m "${1:-./build}")
+files=${FILES:-330}
+runs=${RUNS:-5}
+[[ -n ${WORK_DIR:-} ]] && export TMPDIR=$WORK_DIR
+
+# shellcheck source=bench/common.sh
+source "$root/bench/common.sh"
+bench_setup changeset-cli "$build" changeset_driver git sync script unshare jq
+cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
+kai=$build/kaicoder
+
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
+
+real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+mkdir -p "$work/home"
+ns=(unshare -m --propagation private)
+[[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
+home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
+
+# The tree, committed and initialised; the patch: a few lines of every file.
+mkdir -p "$work/base"
+"$driver" gen "$work/base" "$files"
+(cd "$work/base" && git_ init -q && git_ add -A && git_ commit -q -m base)
+"$driver" edit "$work/base"
+(cd "$work/base" && git_ diff >"$work/change.patch" && git_ checkout -q -- .)
+cp -a "$work/base" "$work/want" && git_ -C "$work/want" apply "$work/change.patch"
+# kaicoder's tree: one, initialised once (its trust is bound to its path);
+# each rollback brings it back to the base, and its backups are removed.
+cp -a "$work/base" "$work/t"
+(cd "$work/t" && printf 'y\n' | "${home_ns[@]}" script -qec "$kai init" /dev/null >/dev/null)
+patch_files=$(grep -c '^diff --git' "$work/change.patch")
+patch_kb=$(($(stat -c %s "$work/change.patch") / 1024))
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# median COLUMN NAME: the median of one column (1 cpu, 2 wall) of NAME.times.
+median() { sort -n -k"$1","$1" "$work/$2.times" | awk -v c="$1" '{ l[NR] = $c } END { print l[int((NR + 1) / 2)] }'; }
+# sum_runs NAME...: per run, the sum of the named measurements, written as
+# FIRST+all.
+sum_runs() {
+  local out=$work/$1+all.times files=()
+  for n in "$@"; do files+=("$work/$n.times"); done
+  paste -d' ' "${files[@]}" | awk '{ c = 0; w = 0; for (i = 1; i <= NF; i += 2) { c += $i; w += $(i + 1) } printf "%.2f %.2f\n", c, w }' >"$out"
+}
+
+rm -f "$work"/*.times
+for ((r = 0; r < runs; r++)); do
+  for how in git kai; do
+    sync
+    case $how in
+      git)
+        rm -rf "$work/g" && cp -a "$work/base" "$work/g" && sync
+        time_cmd git "$work/g" git apply "$work/change.patch"
+        rm -rf "$work/g" && cp -a "$work/base" "$work/g" && sync
+        time_cmd gitsync "$work/g" sh -c "git apply '$work/change.patch' && sync"
+        sync
+        time_cmd gitR "$work/g" git apply -R "$work/change.patch"
+        git_ -C "$work/g" apply "$work/change.patch" && sync
+        time_cmd gitRsync "$work/g" sh -c "git apply -R '$work/change.patch' && sync"
+        ;;
+      kai)
+        time_cmd propose "$work/t" "${home_ns[@]}" "$kai" --json propose --patch "$work/change.patch" --why bench
+        id=$(jq -r '.id' "$work/propose.out")
+        time_cmd approve "$work/t" "${home_ns[@]}" script -qec "$kai approve $id" /dev/null < <(printf 'y\n')
+        # The trees must agree, or the comparison means nothing.
+        if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$work/t" >/dev/null; then
+          echo "changeset-cli: kaicoder's tree differs from git apply's" >&2
+          diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$work/t" | head >&2
+          exit 1
+        fi
+        sync
+        time_cmd rollback "$work/t" "${home_ns[@]}" script -qec "$kai rollback last" /dev/null < <(printf 'y\n')
+        find "$work/t" -name '*.bak-kaicoder-*' -delete
+        if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$work/t" >/dev/null; then
+          echo "changeset-cli: rollback did not restore the tree" >&2
+          diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$work/t" | head >&2
+          exit 1
+        fi
+        ;;
+    esac
+  done
+done
+sum_runs propose approve
+
+echo "# a $patch_files-file, $patch_kb KiB patch: kaicoder propose --patch + approve (CLI, at a pseudo-terminal) vs git apply"
+echo "# $(nproc) cores, $(uname -sr); $(git --version); file system: $(stat -f -c %T "$work");" \
+  "build: ${build_type:-unknown}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $runs runs, medians"
+echo
+fmt='| %-34s | %6s | %6s | %-9s | %-10s |\n'
+# shellcheck disable=SC2059
+printf "$fmt" measurement "cpu s" "wall s" "cpu / git" "wall / git+sync"
+echo '|------------------------------------|--------|--------|-----------|-----------------|'
+row() { # LABEL NAME CPU_BASE WALL_BASE
+  local c w
+  c=$(median 1 "$2") w=$(median 2 "$2")
+  # shellcheck disable=SC2059
+  printf "$fmt" "$1" "$c" "$w" "$(ratio "$c" "$3")" "$(ratio "$w" "$4")"
+}
+gc=$(median 1 git) sw=$(median 2 gitsync) gRc=$(median 1 gitR) sRw=$(median 2 gitRsync)
+row "git apply" git "$gc" "$sw"
+row "git apply && sync" gitsync "$gc" "$sw"
+row "kaicoder propose --patch" propose "$gc" "$sw"
+row "kaicoder approve (applies)" approve "$gc" "$sw"
+row "kaicoder propose + approve" propose+all "$gc" "$sw"
+row "git apply -R" gitR "$gRc" "$sRw"
+row "git apply -R && sync" gitRsync "$gRc" "$sRw"
+row "kaicoder rollback" rollback "$gRc" "$sRw"
