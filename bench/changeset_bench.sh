@@ -18,8 +18,6 @@ runs=${RUNS:-5}
 source "$root/bench/common.sh"
 bench_setup changeset "$build" changeset_driver git sync
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
 
 # The tree, committed; the patch: a few lines of every file changed.
 mkdir -p "$work/base"

@@ -31,14 +31,7 @@ bench_setup changeset-cli "$build" changeset_driver git sync script unshare jq
 cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
 kai=$build/kaicoder
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
-
-real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
-mkdir -p "$work/home"
-ns=(unshare -m --propagation private)
-[[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
-home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
+bench_private_home
 
 # The tree, committed and initialised; the patch: a few lines of every file.
 mkdir -p "$work/base"

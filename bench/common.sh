@@ -44,3 +44,24 @@ time_cmd() {
 }
 # time_median NAME: the line of $work/NAME.times with the median CPU time.
 time_median() { sort -n -k1,1 "$work/$1.times" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }
+
+# git with a fixed identity and neither the system's nor the user's config.
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
+
+# bench_private_home: sets home_ns, a command prefix that runs its command
+# with $work/home mounted over the real home (kaicoder's key and trusted
+# roots are then the benchmark's own), and in_home CMD... that uses it. Not
+# root: a user namespace that maps the user to itself keeps the capability
+# to mount there; capabilities there count for nothing outside (the file
+# system watch, which needs CAP_SYS_ADMIN, is missing as for any owner who
+# is not root).
+bench_private_home() {
+  local real_home ns
+  real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+  mkdir -p "$work/home"
+  ns=(unshare -m --propagation private)
+  [[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
+  home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
+}
+in_home() { "${home_ns[@]}" "$@"; }

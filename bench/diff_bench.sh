@@ -24,7 +24,6 @@ source "$root/bench/common.sh"
 bench_setup diff-bench "$build" diff_driver git diff
 
 # Defaults only: no user or system git configuration may change the output.
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
 # run NAME OUT CMD...: appends "cpu_s wall_s peak_kb" of one run to $work/NAME.times
 run() {

@@ -32,8 +32,6 @@ bench_setup propose-bench "$build" diff_driver git script unshare
 cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
 kai=$build/kaicoder
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
 
 mkdir -p "$work/gen"
 "$driver" gen "$work/gen" "$lines" pct1
@@ -41,16 +39,7 @@ mkdir -p "$work/repo" "$work/home"
 cp "$work/gen/old" "$work/repo/big.txt"
 (cd "$work/repo" && git_ init -q && git_ add -A && git_ commit -q -m seed)
 
-real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
-ns=(unshare -m --propagation private)
-# Not root: a user namespace that maps the user to itself, so kaicoder runs
-# as that user, and keeps the capability to mount there. Capabilities there
-# count for nothing outside: the file system watch, which needs
-# CAP_SYS_ADMIN, is missing as for any owner who is not root.
-[[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
-# in_home CMD...: CMD with the scratch home mounted over the real one.
-home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
-in_home() { "${home_ns[@]}" "$@"; }
+bench_private_home
 (cd "$work/repo" && printf 'y\n' | in_home script -qec "$kai init" /dev/null >/dev/null)
 (cd "$work/repo" && git_ add -A && git_ commit -q -m init)
 

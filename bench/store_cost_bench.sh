@@ -36,15 +36,7 @@ bench_setup store-cost-bench "$build" store_fill git script unshare
 cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
 kai=$build/kaicoder
 
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-git_() { git -c user.name=bench -c user.email=bench@example.com -c init.defaultBranch=main "$@"; }
-
-real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
-mkdir -p "$work/home"
-ns=(unshare -m --propagation private)
-[[ $(id -u) -eq 0 ]] || ns=(unshare -c -m --keep-caps --propagation private)
-home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
-in_home() { "${home_ns[@]}" "$@"; }
+bench_private_home
 
 old_kai=${OLD:+$(realpath "$OLD")}
 bins=(kai)

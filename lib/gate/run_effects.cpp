@@ -78,7 +78,8 @@ unsigned owner_umask() {
   auto status = read_file("/proc/self/status", 1 << 16);
   if (!status) return 022;
   for (std::string_view line : split(*status, "\n"))
-    if (line.starts_with("Umask:")) return static_cast<unsigned>(std::strtoul(std::string(trim(line.substr(6))).c_str(), nullptr, 8));
+    if (line.starts_with("Umask:"))
+      return static_cast<unsigned>(std::strtoul(std::string(trim(line.substr(6))).c_str(), nullptr, 8));
   return 022;
 }
 
@@ -207,8 +208,9 @@ Result<KeptEffects> kept_effects(const Workspace& ws, const Proposal& p) {
   const std::string d = diff ? *diff : std::string();
   const std::string digest = blob_id(*text + "\n--\n" + d);
   if (digest != p.effects_digest)
-    return make_error(Errc::conflict, fmt::format("the effects kept with proposal {} were changed", p.id),
-                      "they are no longer what kaicoder recorded; reject them: kaicoder reject " + std::to_string(p.id));
+    return make_error(
+        Errc::conflict, fmt::format("the effects kept with proposal {} were changed", p.id),
+        "they are no longer what kaicoder recorded; reject them: kaicoder reject " + std::to_string(p.id));
   json j = json::parse(*text, nullptr, false);
   auto fx = effects_from_json(j);
   if (!fx) return fx.error();
@@ -240,8 +242,7 @@ std::string effects_diff(const Effects& fx, const std::function<std::optional<st
   size_t budget = opts.max_changed_lines;
   for (const Effect& e : fx.list) {
     const bool file = e.kind == EffectKind::file_created || e.kind == EffectKind::file_changed ||
-                      e.kind == EffectKind::file_deleted ||
-                      (e.rule == "rebase-todo" && e.after.type == NodeType::file);
+                      e.kind == EffectKind::file_deleted || (e.rule == "rebase-todo" && e.after.type == NodeType::file);
     if (!file) continue;
     if (e.path.starts_with(k_git) && e.rule != "rebase-todo") continue;
     if (is_secret_file(e.path)) {
@@ -284,16 +285,14 @@ struct LandOp {
   unsigned mode = 0;
 };
 
-
-
 json op_side_json(const EntrySide& s) {
   return {{"type", to_string(s.type)}, {"mode", s.mode}, {"blob", s.blob}, {"text", s.text}, {"size", s.size}};
 }
 EntrySide op_side_from(const json& j) {
   EntrySide s;
   const std::string t = j.value("type", "none");
-  for (NodeType x : {NodeType::none, NodeType::file, NodeType::dir, NodeType::link, NodeType::fifo,
-                      NodeType::socket, NodeType::device, NodeType::ref})
+  for (NodeType x : {NodeType::none, NodeType::file, NodeType::dir, NodeType::link, NodeType::fifo, NodeType::socket,
+                     NodeType::device, NodeType::ref})
     if (to_string(x) == t) s.type = x;
   s.mode = j.value("mode", 0u);
   s.blob = j.value("blob", "");
@@ -303,9 +302,10 @@ EntrySide op_side_from(const json& j) {
 }
 
 json entry_json(const Entry& e) {
-  return {{"time", e.time},         {"kind", e.kind},     {"rollback_id", e.rollback_id}, {"files", e.files},
-          {"action", e.action},     {"summary", e.summary}, {"why", e.why},               {"backup", e.backup},
-          {"approver", e.approver}, {"result", e.result}, {"rollback", e.rollback}};
+  return {{"time", e.time},     {"kind", e.kind},        {"rollback_id", e.rollback_id},
+          {"files", e.files},   {"action", e.action},    {"summary", e.summary},
+          {"why", e.why},       {"backup", e.backup},    {"approver", e.approver},
+          {"result", e.result}, {"rollback", e.rollback}};
 }
 Entry entry_from(const json& j) {
   Entry e;
@@ -339,7 +339,8 @@ struct Landing {
 json landing_json(const Landing& l) {
   json ops = json::array();
   for (const LandOp& o : l.ops)
-    ops.push_back({{"path", o.path}, {"before", op_side_json(o.before)}, {"after", op_side_json(o.after)}, {"mode", o.mode}});
+    ops.push_back(
+        {{"path", o.path}, {"before", op_side_json(o.before)}, {"after", op_side_json(o.after)}, {"mode", o.mode}});
   return {{"id", l.id},
           {"proposal", l.proposal},
           {"ops", ops},
@@ -368,7 +369,6 @@ std::optional<Landing> landing_from(const json& j) {
 }
 
 fs::path landing_path(const RunFolder& f) { return f.dir / "landing.json"; }
-
 
 FileSide journal_side(const EntrySide& s, unsigned mode) {
   switch (s.type) {
@@ -496,8 +496,7 @@ std::string perform(const Workspace& ws, const RunFolder& f, const LandOp& o) {
   auto src_dir = open_parent(f.upper, o.path, CreateDirs::no);
   if (!src_dir) return "its new state is gone from the run's folder";
   auto src = live_side(f.upper, o.path);
-  if (!src || !same_side(*src, o.after, false))
-    return "its new state in the run's folder is not what was recorded";
+  if (!src || !same_side(*src, o.after, false)) return "its new state in the run's folder is not what was recorded";
   const bool object = o.path.starts_with(".git/objects/");
   if (object) {
     // Never over an existing object.
@@ -589,7 +588,7 @@ Status finish_landing(Workspace& ws, const RunFolder& f, Landing& l, const std::
 // steps, one sync, and finish_landing.
 Status land(Workspace& ws, const RunFolder& f, Landing& l, std::vector<std::string>& conflicts, bool keep_bytes) {
   std::vector<LandOp> ok;
-  std::vector<std::string> replaced;  // link texts
+  std::vector<std::string> replaced;        // link texts
   std::vector<std::string> replaced_files;  // regular files (root-relative), kept as streams
   std::vector<std::string> replaced_ids;
   for (LandOp& o : l.ops) {
@@ -688,7 +687,6 @@ Status copy_aside(const RunFolder& f, const std::string& rel, const std::string&
 
 }  // namespace
 
-
 // ----- the start -------------------------------------------------------------
 
 namespace {
@@ -740,13 +738,15 @@ std::unique_ptr<RunUndo> restore_before(const Workspace& ws, const RunFolder& f,
     if (!rel.empty()) u->before->dirs.insert(rel);
   }
   for (const auto& [rel, mode] : j.value("setid", json::object()).items()) u->before->setid[rel] = mode.get<unsigned>();
-  for (const auto& [rel, stamp] : j.value("objects", json::object()).items()) u->git.objects[rel] = stamp.get<std::string>();
+  for (const auto& [rel, stamp] : j.value("objects", json::object()).items())
+    u->git.objects[rel] = stamp.get<std::string>();
   std::error_code ec;
   const fs::path git = f.dir / "git-before";
   for (auto it = fs::recursive_directory_iterator(git, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))
     if (it->is_regular_file(ec))
-      if (auto bytes = read_file(it->path())) u->git.files[it->path().lexically_relative(git).generic_string()] = *bytes;
+      if (auto bytes = read_file(it->path()))
+        u->git.files[it->path().lexically_relative(git).generic_string()] = *bytes;
   return u;
 }
 
@@ -761,7 +761,8 @@ Result<EffectsRun> start_effects(Workspace& ws, const Proposal& p, SandboxMode m
   std::error_code ec;
   fs::remove_all(f.dir, ec);  // a claim happens once: nothing there belongs to a run
   if (::mkdir(f.dir.c_str(), 0700) != 0)
-    return make_error(Errc::io, fmt::format("cannot make the run's folder '{}': {}", f.dir.string(), errno_text(errno)));
+    return make_error(Errc::io,
+                      fmt::format("cannot make the run's folder '{}': {}", f.dir.string(), errno_text(errno)));
   auto alive = FileLock::acquire(f.dir / "alive");
   if (!alive) return alive.error();
   r.alive = std::move(*alive);
@@ -891,22 +892,23 @@ std::vector<std::string> direct_notes(const Workspace& ws, const std::vector<fs:
   for (const fs::path& t : trees) {
     size_t changed = 0;
     std::vector<std::string> stripped;
-    walk_tree(t, 2'000'000, [](std::string_view) { return true; },
-              [&](const std::string& rel, int dirfd, const char* name, unsigned) {
-                struct stat st {};
-                if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
-                if (change_ns(st) >= start) ++changed;
-                if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
-                  (void)::fchmodat(dirfd, name, st.st_mode & 0777, 0);
-                  stripped.push_back(fmt::format("{} (mode {:04o}, now {:04o})", rel, st.st_mode & 07777u,
-                                                 st.st_mode & 0777u));
-                }
-                return true;
-              });
+    walk_tree(
+        t, 2'000'000, [](std::string_view) { return true; },
+        [&](const std::string& rel, int dirfd, const char* name, unsigned) {
+          struct stat st {};
+          if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
+          if (change_ns(st) >= start) ++changed;
+          if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+            (void)::fchmodat(dirfd, name, st.st_mode & 0777, 0);
+            stripped.push_back(
+                fmt::format("{} (mode {:04o}, now {:04o})", rel, st.st_mode & 07777u, st.st_mode & 0777u));
+          }
+          return true;
+        });
     const std::string name = t.lexically_relative(ws.root).generic_string();
-    out.push_back(fmt::format("{}/: {} file{} written directly (not reviewed)", name, changed, changed == 1 ? "" : "s"));
-    for (const auto& s : stripped)
-      out.push_back(fmt::format("SET-ID BIT STRIPPED: {}/{}", name, s));
+    out.push_back(
+        fmt::format("{}/: {} file{} written directly (not reviewed)", name, changed, changed == 1 ? "" : "s"));
+    for (const auto& s : stripped) out.push_back(fmt::format("SET-ID BIT STRIPPED: {}/{}", name, s));
   }
   return out;
 }
@@ -935,9 +937,9 @@ std::vector<std::string> put_back(const Workspace& ws, const RunFolder& f, const
   auto fail = [&](const std::string& rel, const std::string& why) {
     failed.push_back(fmt::format("{}: could NOT be put back ({})", rel, why));
   };
-  std::vector<const Effect*> todo;
+  std::vector<const Effect*> to_put_back;
   for (const Effect& e : fx.list)
-    if (lands_by_path(e.kind) && e.verdict != EffectVerdict::lands) todo.push_back(&e);
+    if (lands_by_path(e.kind) && e.verdict != EffectVerdict::lands) to_put_back.push_back(&e);
   auto before_bytes = [&](const Effect& e) -> std::optional<std::string> {
     if (e.path.starts_with(k_git)) {
       auto it = u.git.files.find(e.path);
@@ -949,8 +951,8 @@ std::vector<std::string> put_back(const Workspace& ws, const RunFolder& f, const
     return std::move(*b);
   };
   // Kept aside (held) and removed, deepest first; then put back, shallowest first.
-  std::sort(todo.begin(), todo.end(), [](const Effect* a, const Effect* b) { return a->path > b->path; });
-  for (const Effect* e : todo) {
+  std::sort(to_put_back.begin(), to_put_back.end(), [](const Effect* a, const Effect* b) { return a->path > b->path; });
+  for (const Effect* e : to_put_back) {
     const bool held = e->verdict == EffectVerdict::held;
     const std::string& rel = e->path;
     if (e->kind == EffectKind::object_changed) {
@@ -973,16 +975,20 @@ std::vector<std::string> put_back(const Workspace& ws, const RunFolder& f, const
         if (held) (void)make_dirs(f.upper / rel, 0700);
         std::error_code ec;
         fs::remove(ws.root / rel, ec);  // its entries went first; what is left is not the run's
-        if (ec) fail(rel, ec.message());
-        else undone.insert(rel);
+        if (ec)
+          fail(rel, ec.message());
+        else
+          undone.insert(rel);
         continue;
       }
       if (held)
         s = keep_aside(ws, f, rel);
       else if (::unlink((ws.root / rel).c_str()) != 0 && errno != ENOENT)
         s = make_error(Errc::io, errno_text(errno));
-      if (!s) fail(rel, s.error().message);
-      else undone.insert(rel);
+      if (!s)
+        fail(rel, s.error().message);
+      else
+        undone.insert(rel);
       continue;
     }
     // Changed: the new state aside, the old one back below.
@@ -994,8 +1000,8 @@ std::vector<std::string> put_back(const Workspace& ws, const RunFolder& f, const
       }
     }
   }
-  std::sort(todo.begin(), todo.end(), [](const Effect* a, const Effect* b) { return a->path < b->path; });
-  for (const Effect* e : todo) {
+  std::sort(to_put_back.begin(), to_put_back.end(), [](const Effect* a, const Effect* b) { return a->path < b->path; });
+  for (const Effect* e : to_put_back) {
     const std::string& rel = e->path;
     if (!e->before.exists() || e->kind == EffectKind::object_changed) continue;
     if (e->before.type == NodeType::dir) {
@@ -1004,13 +1010,17 @@ std::vector<std::string> put_back(const Workspace& ws, const RunFolder& f, const
         fs::permissions(ws.root / rel, static_cast<fs::perms>(e->before.mode & 07777), ec);
       else
         (void)make_dirs(ws.root / rel, static_cast<mode_t>(e->before.mode & 0777));
-      if (ec) fail(rel, ec.message());
-      else undone.insert(rel);
+      if (ec)
+        fail(rel, ec.message());
+      else
+        undone.insert(rel);
       continue;
     }
     if (e->kind == EffectKind::mode_changed && e->after.exists()) {
-      if (::chmod((ws.root / rel).c_str(), e->before.mode & 0777) != 0) fail(rel, errno_text(errno));
-      else undone.insert(rel);
+      if (::chmod((ws.root / rel).c_str(), e->before.mode & 0777) != 0)
+        fail(rel, errno_text(errno));
+      else
+        undone.insert(rel);
       continue;
     }
     auto bytes = before_bytes(*e);
@@ -1021,8 +1031,10 @@ std::vector<std::string> put_back(const Workspace& ws, const RunFolder& f, const
     if (e->before.type == NodeType::link) {
       std::error_code ec;
       fs::remove(ws.root / rel, ec);
-      if (::symlink(bytes->c_str(), (ws.root / rel).c_str()) != 0) fail(rel, errno_text(errno));
-      else undone.insert(rel);
+      if (::symlink(bytes->c_str(), (ws.root / rel).c_str()) != 0)
+        fail(rel, errno_text(errno));
+      else
+        undone.insert(rel);
       continue;
     }
     (void)make_dirs((ws.root / rel).parent_path(), 0755);
@@ -1040,7 +1052,9 @@ std::string effects_summary(const Effects& fx, const std::vector<std::string>& n
   constexpr size_t k_shown = 40;
   std::string out;
   if (!lines.empty()) {
-    out = fmt::format("effects: {}", fmt::join(lines.begin(), lines.begin() + static_cast<long>(std::min(lines.size(), k_shown)), "; "));
+    out =
+        fmt::format("effects: {}",
+                    fmt::join(lines.begin(), lines.begin() + static_cast<long>(std::min(lines.size(), k_shown)), "; "));
     if (lines.size() > k_shown) out += fmt::format("; and {} more (kaicoder show)", lines.size() - k_shown);
   } else {
     out = "effects: none";
@@ -1158,8 +1172,15 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
              !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
           if (it->is_regular_file(ec)) {
             const std::string rel = ".git/objects/" + it->path().lexically_relative(run.plan.objects).generic_string();
-            fx.list.push_back(Effect{EffectKind::objects_added, rel, {}, EntrySide{NodeType::file, 0444, "", "", 0},
-                                     "", "", "objects", EffectVerdict::lands, false});
+            fx.list.push_back(Effect{EffectKind::objects_added,
+                                     rel,
+                                     {},
+                                     EntrySide{NodeType::file, 0444, "", "", 0},
+                                     "",
+                                     "",
+                                     "objects",
+                                     EffectVerdict::lands,
+                                     false});
             ++n;
           }
         for (Effect& e : fx.list)
@@ -1244,8 +1265,8 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
         for (const Effect& e : fx.list)
           if (e.kind == EffectKind::mode_changed && e.after.type == NodeType::dir && !undone.count(e.path) &&
               e.verdict == EffectVerdict::lands)
-            rec.files.push_back(FileChange{e.path, {true, "", k_mode_dir | e.before.mode},
-                                           {true, "", k_mode_dir | e.after.mode}, "", ""});
+            rec.files.push_back(FileChange{
+                e.path, {true, "", k_mode_dir | e.before.mode}, {true, "", k_mode_dir | e.after.mode}, "", ""});
         KAI_TRY(ws.journal.write(rec));
       }
     } else {
@@ -1264,8 +1285,8 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
   // The entry: what landed, with the effects on its summary.
   entry.summary = make_visible(entry.summary + "; " + effects_summary(fx, notes));
   if (out.held > 0)
-    entry.result += fmt::format("; {} effect{} held for CONFIRM (kaicoder approve {})", out.held,
-                                out.held == 1 ? "" : "s", p.id);
+    entry.result +=
+        fmt::format("; {} effect{} held for CONFIRM (kaicoder approve {})", out.held, out.held == 1 ? "" : "s", p.id);
   entry.files.clear();
   for (const auto& rel : out.landed) entry.files.push_back((ws.root / rel).string());
   if (!l.id.empty()) {
@@ -1315,7 +1336,8 @@ Result<RunEffects> decide_held(Workspace& ws, Proposal& p, bool keep, const std:
   auto kept = kept_effects(ws, p);
   if (!kept) return kept.error();
   if (!seen_digest.empty() && kept->digest != seen_digest)
-    return make_error(Errc::conflict, fmt::format("the held effects of proposal {} changed while they were shown", p.id),
+    return make_error(Errc::conflict,
+                      fmt::format("the held effects of proposal {} changed while they were shown", p.id),
                       "review them again: kaicoder show " + std::to_string(p.id));
   RunEffects out;
   out.fx = kept->fx;
@@ -1449,8 +1471,8 @@ Result<std::vector<std::string>> recover_runs(Workspace& ws) {
       p->outcome_code = static_cast<int>(Errc::io);
       auto r = finish_effects(ws, *p, run, e);
       if (!r) return r.error();
-      out.push_back(fmt::format("run {} was interrupted: recorded, {} effect{} held", id, r->held,
-                                r->held == 1 ? "" : "s"));
+      out.push_back(
+          fmt::format("run {} was interrupted: recorded, {} effect{} held", id, r->held, r->held == 1 ? "" : "s"));
       queue_notify(ws, *p, "failed");
       continue;
     }
@@ -1480,19 +1502,21 @@ std::vector<std::string> inspect_runs(const Workspace& ws) {
     auto alive = FileLock::try_acquire(f.dir / "alive");
     if (!alive) continue;  // in flight
     if (fs::exists(landing_path(f), ec)) {
-      out.push_back(fmt::format("run {}: landing its effects was cut short; the next command that writes finishes it", id));
+      out.push_back(
+          fmt::format("run {}: landing its effects was cut short; the next command that writes finishes it", id));
       continue;
     }
     auto p = ws.store.load(id, Store::Payloads::none);
     if (!p) continue;
     if (p->state == State::approved)
-      out.push_back(fmt::format("run {} ended before its effects were recorded (its process ended, or the disk "
-                                "was full); the next command that writes records it, lands its plain effects and "
-                                "holds the rest for a person",
-                                id));
+      out.push_back(
+          fmt::format("run {} ended before its effects were recorded (its process ended, or the disk "
+                      "was full); the next command that writes records it, lands its plain effects and "
+                      "holds the rest for a person",
+                      id));
     else if (p->state == State::held)
-      out.push_back(fmt::format("run {}: effects held for CONFIRM (kaicoder approve {}, or kaicoder reject {})", id, id,
-                                id));
+      out.push_back(
+          fmt::format("run {}: effects held for CONFIRM (kaicoder approve {}, or kaicoder reject {})", id, id, id));
   }
   return out;
 }
