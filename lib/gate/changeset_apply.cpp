@@ -33,7 +33,9 @@ Result<FileState> state_now(Workspace& ws, const std::string& rel) {
   return read_at(*d, base_of(rel));
 }
 
-// Every file of `p` as it was at propose: checked before anything is written.
+// Every file of `p` as it was at propose, by what a stat tells (there or
+// not, its mode), before any folder is made; its content is hashed once,
+// as it is opened for the write (apply_changeset_proposal).
 Status check_bases(Workspace& ws, const Proposal& p) {
   for (const Change& c : p.changes) {
     auto rp = resolve(ws.root, ws.root, c.path);
@@ -41,8 +43,8 @@ Status check_bases(Workspace& ws, const Proposal& p) {
     KAI_TRY(check_write(ws.guards, *rp));
     auto cur = state_now(ws, c.path);
     if (!cur) return cur.error();
-    if (!same(FileSide{c.base.exists, c.base.blob, c.base.mode}, *cur, true))
-      return stale(p, c.path, !c.base.exists ? "was created" : !cur->exists ? "was removed" : "changed");
+    if (c.base.exists != cur->exists) return stale(p, c.path, !c.base.exists ? "was created" : "was removed");
+    if (cur->exists && (cur->mode & 07777u) != (c.base.mode & 07777u)) return stale(p, c.path, "changed");
     if (c.op == "rename") {
       auto there = state_now(ws, c.to);
       if (!there) return there.error();
@@ -85,7 +87,8 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   for (Step& s : steps) {
     auto tg = open_target(ws, s.rel, s.after ? CreateDirs::yes : CreateDirs::no);
     if (!tg) return tg.error();
-    // Read again as it is opened: still what was checked and shown.
+    // Read again as it is opened and hashed once: still what was shown.
+    hash_once(tg->current);
     if (!same(s.base, tg->current, true)) return stale(p, s.rel, "changed");
     targets.push_back(std::move(*tg));
     after.push_back(std::move(s.after));

@@ -121,8 +121,12 @@ Result<FileState> read_backup(const Workspace& ws, const FileChange& f) {
 }
 
 namespace {
-std::string blob_of(const FileState& s) { return s.hashed ? s.blob : blob_id(s.bytes); }
+std::string blob_of(const FileState& s) { return s.hashed || !s.blob.empty() ? s.blob : blob_id(s.bytes); }
 }  // namespace
+
+void hash_once(FileState& s) {
+  if (s.exists && s.regular && !s.hashed && s.blob.empty()) s.blob = blob_id(s.bytes);
+}
 
 FileSide side_of(const FileState& s) { return {s.exists, s.exists ? blob_of(s) : std::string{}, s.mode}; }
 bool same(const FileSide& a, const FileState& s, bool with_mode) {
@@ -601,7 +605,7 @@ Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sy
   if (!s) return s;
   auto b = tg.current.hashed ? read_or_hash_at(bd, bname, k_whole_max) : read_at(bd, bname);
   if (!b || !b->regular || b->hashed != tg.current.hashed || b->bytes != tg.current.bytes ||
-      b->blob != tg.current.blob) {
+      (tg.current.hashed && b->blob != tg.current.blob)) {
     (void)unlink_at(bd, bname, Sync::later);
     return make_error(Errc::conflict, fmt::format("'{}' changed while it was being written", f.rel),
                       "look at what else writes it, then try again");

@@ -73,6 +73,9 @@ Result<FileState> read_backup(const Workspace& ws, const FileChange& f);
 Result<bool> backup_taken(const Dir& dir, const std::string& name, const std::string& id);
 
 FileSide side_of(const FileState& s);
+// Fills in the blob id of `s`'s bytes once, so that side_of and same
+// reuse it instead of hashing the file again.
+void hash_once(FileState& s);
 // `s` holds what `a` describes: existence and bytes, and the permission
 // bits too when `with_mode`.
 bool same(const FileSide& a, const FileState& s, bool with_mode = false);
