@@ -97,7 +97,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
                       fmt::format("proposal {} was applied before{}", p.id,
                                   rec && rec->proposal == p.id ? " (entry " + last + ")" : ""),
                       "propose the change again to apply it once more");
-  if (digest(p) != p.approved_digest)
+  if (loaded_digest(p) != p.approved_digest)
     return fail(make_error(Errc::conflict, fmt::format("proposal {} was changed after it was approved", p.id),
                            "its staged files no longer match what the approver saw; propose it again"));
   if (auto v = validation_permits_apply(p, force); !v) return fail(v.error());

@@ -251,7 +251,7 @@ Result<Approved> approve(Workspace& ws, int id, const std::string& seen_digest, 
   if (!p) return p.error();
   // Its tier, checks and base come from the record: only a sealed one is believed.
   KAI_TRY(require_sealed(ws.store, *p));
-  if (digest(*p) != seen_digest)
+  if (loaded_digest(*p) != seen_digest)
     return make_error(Errc::conflict, fmt::format("proposal {} changed while it was being reviewed", id),
                       "review it again: kaicoder show " + std::to_string(id));
   if (recheck) KAI_TRY(recheck(*p));

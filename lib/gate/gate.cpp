@@ -83,7 +83,7 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
     r.diff = std::move(*d);
   }
   // What the person sees is what gets bound.
-  r.digest = digest(*p);
+  r.digest = loaded_digest(*p);  // computed once, by the load
   r.need = required_tier(*p, r.diff_cut, opts.now, opts.force);
   // No question is asked whose "yes" could not be carried out.
   if (!is_run && p->validation.status == "failed" && opts.force == Force::no && opts.now == ApplyNow::yes)

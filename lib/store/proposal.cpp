@@ -77,6 +77,12 @@ std::string change_verdicts(const Change& c) {
   return out;
 }
 
+std::string loaded_digest(const Proposal& p) {
+  if (p.sealed == SealCheck::ok && p.payloads_loaded && !p.payload_changed && !p.sealed_payload_digest.empty())
+    return p.sealed_payload_digest;
+  return digest(p);
+}
+
 std::string digest(const Proposal& p) {
   // Length prefixes keep "ab"+"c" and "a"+"bc" apart.
   std::string s;

@@ -176,6 +176,11 @@ struct Proposal {
 // mode) and result (existence, blob id, mode), hashed as a git blob of a
 // length-prefixed serialisation.
 std::string digest(const Proposal& p);
+// digest(p) of a record as Store::load read it: the sealed payload digest,
+// which the load already compared with digest(p) (payload_changed), when
+// the seal verified and the payloads were read and match; digest(p)
+// otherwise. Only for a proposal whose payload fields are as loaded.
+std::string loaded_digest(const Proposal& p);
 
 // How a changeset's diffstat names change `c`: its path, or "old → new"
 // for a rename; and its verdicts there: "risk low · ask", then "confirm",

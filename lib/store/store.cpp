@@ -234,7 +234,9 @@ namespace {
 Result<std::string> Store::sealed_record(Proposal& p) const {
   nlohmann::json j = to_json(p);
   // A record loaded without its payloads keeps the digest it was sealed with.
-  j["payload_digest"] = p.payloads_loaded ? digest(p) : p.sealed_payload_digest;
+  // Kept in `p` too: loaded_digest(p) is then the digest of what was sealed.
+  if (p.payloads_loaded) p.sealed_payload_digest = digest(p);
+  j["payload_digest"] = p.sealed_payload_digest;
   auto mac = m_seal.seal("proposal", std::to_string(p.id), j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
