@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@ int outcome_exit_code(const Proposal& p);
 struct Options {
   std::string root, config, color = "auto";
   std::string command;  // the subcommand, named in every --json envelope
+  std::vector<std::string> argv;  // the command line as the program got it
   bool json = false, no_color = false;
 };
 
@@ -47,6 +49,7 @@ public:
   const Clock& clock() const { return m_clock; }
   bool json() const { return m_opts.json; }
   const std::string& command() const { return m_opts.command; }
+  const std::vector<std::string>& argv() const { return m_opts.argv; }
   bool color() const { return m_color; }
   const std::string& user() const { return m_env.user; }
   // After the command: send queued [hooks] notify events (no lock is held now).

@@ -1,6 +1,9 @@
 // kaicoder serve: the review page, a second door to the same gate. This file
 // is only the server loop: cpp-httplib parses HTTP and each request goes to
 // lib/web's App, one at a time; the sign-in address goes to the terminal.
+// It is linked into the server program (kaicoder-serve, cmd/serve_main.cpp)
+// only: the HTTP library and the TLS, Kerberos and compression libraries it
+// brings are loaded by `kaicoder serve` alone, not by every command.
 
 #include <atomic>
 #include <cctype>
@@ -14,6 +17,7 @@
 
 #include "cmd/cli.hpp"
 #include "cmd/gate.hpp"
+#include "cmd/serve_options.hpp"
 #include "lib/util/text.hpp"
 #include "lib/web/routes.hpp"
 
@@ -56,13 +60,8 @@ void send(const web::Response& in, httplib::Response& out) {
 }  // namespace
 
 RunFn setup_serve(CLI::App& sub) {
-  struct Args {
-    int port = 0;
-    std::string address = "127.0.0.1";
-  };
-  auto a = std::make_shared<Args>();
-  sub.add_option("--port", a->port, "port on 127.0.0.1 (default: a free one)")->check(whole_number(0, 65535));
-  sub.add_option("--address", a->address, "address to listen on: only 127.0.0.1 (or localhost) is accepted");
+  auto a = std::make_shared<ServeArgs>();
+  add_serve_options(sub, *a);
   return [a](Session& s) {
     if (a->address != "127.0.0.1" && a->address != "localhost")
       return report(

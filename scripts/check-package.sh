@@ -2,7 +2,8 @@
 # Checks the Debian package scripts/package.sh made, without installing it
 # on this machine: its fields (dpkg-deb), that every library the binary
 # needs comes from a package it depends on, and its contents unpacked into
-# a throwaway root: `kaicoder --version`, `man -w kaicoder` with MANPATH
+# a throwaway root: `kaicoder --version`, `kaicoder serve` finding its
+# server program in /usr/libexec/kaicoder/, `man -w kaicoder` with MANPATH
 # there, the bash completion where bash-completion looks, the zsh and fish
 # completions, kaicoder.toml.example and the JSON Schemas.
 #
@@ -30,6 +31,8 @@ trap 'rm -rf "$root"' EXIT
 dpkg-deb -x "$deb" "$root"
 bin="$root/usr/bin/kaicoder"
 [ -x "$bin" ] || fail "no /usr/bin/kaicoder"
+server="$root/usr/libexec/kaicoder/kaicoder-serve"
+[ -x "$server" ] || fail "no /usr/libexec/kaicoder/kaicoder-serve (the review page's server program)"
 
 # Every shared library the binary links belongs to a package named in Depends.
 # dpkg knows a library by the path its package shipped it under: with
@@ -52,10 +55,12 @@ while read -r lib; do
   [ -n "$owner" ] || fail "no Debian package owns $lib"
   grep -qxF -- "$owner" <<<"$depends_names" || fail "$lib comes from $owner, which Depends does not name"
 done < <(
-  # The libraries the binary names itself (NEEDED); theirs come with their packages.
-  resolved=$(ldd "$bin")
-  readelf -d "$bin" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' |
-    while read -r name; do awk -v n="$name" '$1 == n && $3 ~ /^\// { print $3 }' <<<"$resolved"; done
+  # The libraries each program names itself (NEEDED); theirs come with their packages.
+  for program in "$bin" "$server"; do
+    resolved=$(ldd "$program")
+    readelf -d "$program" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' |
+      while read -r name; do awk -v n="$name" '$1 == n && $3 ~ /^\// { print $3 }' <<<"$resolved"; done
+  done
 )
 
 [ "$checked" -gt 0 ] || fail "no linked library found to check"
@@ -63,6 +68,11 @@ echo "the $checked libraries kaicoder links come from packages it depends on"
 echo "== the files, where Debian looks for them"
 "$bin" --version | grep -q '^kaicoder ' || fail "kaicoder --version"
 "$bin" --version
+# `kaicoder serve` hands itself to the server program beside it: with no
+# terminal (setsid: none to open), that program refuses (it shows its sign-in address on a
+# terminal only), which shows it was found and started.
+serve_out=$(cd "$root" && setsid -w "$bin" serve </dev/null 2>&1 >/dev/null) && fail "kaicoder serve ran without a terminal"
+grep -q "terminal" <<<"$serve_out" || fail "kaicoder serve did not reach its server program: $serve_out"
 page=$(MANPATH="$root/usr/share/man" man -w kaicoder) || fail "man -w kaicoder"
 [[ $page == "$root"/usr/share/man/man1/kaicoder.1* ]] || fail "man -w kaicoder found $page"
 MANPATH="$root/usr/share/man" man -w kaicoder.toml >/dev/null || fail "man -w kaicoder.toml"

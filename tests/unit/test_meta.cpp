@@ -1,5 +1,6 @@
 // The docs and completions keep up with the command line: every verb of the
-// command table in cmd/main.cpp has a man page naming each of its options,
+// command table in cmd/main.cpp has a man page naming each of its options
+// (the global options are cmd/entry.cpp's),
 // appears with those options in all three completion files, and the pages
 // and completion scripts load cleanly in the tools that read them.
 //
@@ -38,8 +39,11 @@ using kai::test::slurp;
 using kai::test::source_dir;
 
 // cmd/<verb>.cpp, the verb's '-' written '_' as in every file name.
+// The file that declares a verb's options: cmd/<verb>.cpp, or
+// cmd/<verb>_options.hpp for a verb two programs parse (serve).
 fs::path verb_source(const fs::path& src, std::string verb) {
   std::replace(verb.begin(), verb.end(), '-', '_');
+  if (fs::exists(src / "cmd" / (verb + "_options.hpp"))) return src / "cmd" / (verb + "_options.hpp");
   return src / "cmd" / (verb + ".cpp");
 }
 
@@ -159,7 +163,7 @@ TEST_CASE("every verb has a man page that names each of its options", "[meta]") 
 TEST_CASE("kaicoder(1) names every global option", "[meta]") {
   const fs::path src = source_dir();
   const std::string overview = slurp(src / "man" / "kaicoder.1");
-  auto globals = long_options(src / "cmd" / "main.cpp");
+  auto globals = long_options(src / "cmd" / "entry.cpp");
   CHECK(globals.count("json") == 1);
   for (const auto& opt : globals) {
     INFO("option: --" << opt);
@@ -190,7 +194,7 @@ TEST_CASE("kaicoder.toml(5) documents every section and key of the example", "[m
 
 TEST_CASE("every verb and its options appear in all three completion files", "[meta]") {
   const fs::path src = source_dir();
-  auto globals = long_options(src / "cmd" / "main.cpp");
+  auto globals = long_options(src / "cmd" / "entry.cpp");
   for (const char* file : k_completion_files) {
     INFO("completion file: " << file);
     REQUIRE(fs::exists(src / file));

@@ -1,0 +1,146 @@
+// The entry every kaicoder program shares (cmd/entry.hpp): the global
+// options, the command table it is given, the only catch, and the mapping
+// to exit codes.
+
+#include "cmd/entry.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cmd/usage.hpp"
+#include "lib/util/fault.hpp"
+#include "lib/util/text.hpp"
+#include "lib/version.hpp"
+
+namespace kai::cmd {
+namespace {
+
+std::string user_name() {
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  return fmt::format("uid{}", ::getuid());
+}
+
+Env make_env(const Options& o) {
+  Env env;
+  std::error_code ec;
+  env.cwd = std::filesystem::current_path(ec);
+  if (!o.root.empty()) env.root_override = o.root;
+  if (!o.config.empty()) env.config_override = o.config;
+  // The owner's folder comes from the password database: $HOME and XDG_*
+  // are set by whoever started us, which may be the agent.
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir)
+    env.user_config_dir = std::filesystem::path(pw->pw_dir) / ".config" / "kaicoder";
+  else
+    env.user_config_dir = "/nonexistent/kaicoder";  // no home: no owner config, nothing trusted
+  env.user = user_name();
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir) env.home = pw->pw_dir;
+  env.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos)
+      env.vars.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+// Whether --json was asked for, looked up in argv itself: when parsing
+// fails, the parser may not have reached it.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a(argv[i]);
+    if (a == "--") break;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
+int run_main(int argc, char** argv, std::span<const CommandSpec> commands) {
+  CLI::App app{"kaicoder — propose, approve, apply, log and roll back changes made for coding agents"};
+  app.name("kaicoder");
+  app.set_version_flag("-v,--version", "kaicoder " + std::string(kai::version()));
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.footer(
+      "kaicoder help COMMAND (or kaicoder COMMAND --help) explains one command; man kaicoder explains them all.");
+  Options opts;
+  opts.argv.assign(argv, argv + argc);
+  app.add_option("--root", opts.root,
+                 "the trusted root to work in (default: the nearest trusted root above the working directory)");
+  app.add_option(
+      "--config", opts.config,
+      "extra config that may only add restrictions (deny/ask rules, deny_read, deny_write, protected, confirm)");
+  app.add_flag("--json", opts.json, "print one JSON object on stdout");
+  app.add_flag("--no-color", opts.no_color, "never colour output (also NO_COLOR)");
+  app.add_option("--color", opts.color, "colour output: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  std::vector<std::pair<CLI::App*, RunFn>> subs;
+  std::vector<std::string> verbs;
+  for (const auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    subs.emplace_back(sub, c.setup(*sub));
+    verbs.emplace_back(c.name);
+  }
+  Invocation inv = read_invocation(argc, argv, verbs);
+  // A usage error names the word that was typed, in the envelope too
+  // (SPEC §2): what an agent typed is quoted, never obeyed.
+  auto usage_failure = [&](const Error& e) {
+    if (wants_json(argc, argv)) {
+      print_json(failure_envelope(inv.typed, e));
+    } else {
+      err("kaicoder: error: {}\n", e.message);
+      if (!e.hint.empty()) err("hint: {}\n", e.hint);
+    }
+    return k_exit_usage;
+  };
+  if (inv.error) return usage_failure(*inv.error);
+  try {
+    app.parse(inv.argc(), inv.argv());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // help or version: kaicoder's own text
+      std::ostringstream help, complaint;
+      app.exit(e, help, complaint);
+      write_stdout(help.str());
+      return k_exit_ok;
+    }
+    return usage_failure(usage_error(e, app, inv));
+  }
+  for (auto& [sub, fn] : subs)
+    if (sub->parsed()) opts.command = sub->get_name();
+  if (const char* f = std::getenv("KAICODER_FAULT")) arm_fault(f);
+  Session session(make_env(opts), opts);
+  for (auto& [sub, fn] : subs)
+    if (sub->parsed()) {
+      int rc = fn(session);
+      std::fflush(stdout);  // the person sees the outcome before any hook runs
+      session.finish();
+      return rc;
+    }
+  return k_exit_usage;
+}
+
+}  // namespace
+
+int entry_main(int argc, char** argv, std::span<const CommandSpec> commands) {
+  int rc;
+  try {
+    rc = run_main(argc, argv, commands);
+  } catch (const std::exception& e) {  // bugs and surprises only
+    std::fflush(stdout);
+    fmt::print(stderr, "kaicoder: internal error: {}\n", make_visible(e.what(), Allow::nothing));
+    return k_exit_error;
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    fmt::print(stderr, "kaicoder: error: cannot write to standard output\n");
+    return k_exit_error;
+  }
+  return rc;
+}
+
+}  // namespace kai::cmd
