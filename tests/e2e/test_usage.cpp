@@ -203,7 +203,7 @@ TEST_CASE("kaicoder help COMMAND is kaicoder COMMAND --help, and -v and --versio
   CHECK_FALSE(repo.exists(".kaicoder"));
 }
 
-TEST_CASE("every command that takes a proposal id refuses what is not decimal", "[e2e][usage][ids]") {
+TEST_CASE("every command that takes a proposal id refuses what is not decimal", "[e2e][usage][ids][long]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
   // Proposals up to 10, so that each malformed id would name one if read loosely.

@@ -74,7 +74,7 @@ TEST_CASE("attack: a run that rewrites the index and ignores the file it changed
 }
 
 TEST_CASE("attack: a run that creates a 2 GB sparse file leaves kaicoder's memory bounded and says so",
-          "[attack][snapshot]") {
+          "[attack][snapshot][long]") {
   TempRepo repo{{"README", "read me\n"}};
   init_and_commit(repo);
   json e = run_approved(repo, "truncate -s 2G huge.img && printf 'more\\n' >> README");
@@ -160,7 +160,7 @@ void nest(const std::filesystem::path& top, int depth) {
 
 }  // namespace
 
-TEST_CASE("attack: a chain of 2,500 nested folders does not stall the snapshots around a run", "[attack][snapshot]") {
+TEST_CASE("attack: a chain of 2,500 nested folders does not stall the snapshots around a run", "[attack][snapshot][long]") {
   TempRepo repo{{"README", "read me\n"}, {".gitignore", "*.o\n"}};
   init_and_commit(repo);
   nest(repo.path() / "deep", 2500);
@@ -183,7 +183,7 @@ TEST_CASE("attack: a chain of 2,500 nested folders does not stall the snapshots 
   CHECK(repo.read("README") == "read me\n");
 }
 
-TEST_CASE("attack: a tree nested past the walk's limit is named, not walked", "[attack][snapshot]") {
+TEST_CASE("attack: a tree nested past the walk's limit is named, not walked", "[attack][snapshot][long]") {
   TempRepo repo{{"README", "read me\n"}};
   init_and_commit(repo);
   // The snapshots walk the tree (the full level reads only what the run
