@@ -453,48 +453,51 @@ std::vector<std::string> crash_points() {
 }  // namespace
 
 TEST_CASE("a crash at any step of a three-file changeset apply leaves all three old or all three new",
-          "[e2e][changeset][crash]") {
-  const std::string point = GENERATE(from_range(crash_points()));
-  INFO("fault " << point);
+          "[e2e][changeset][crash][long]") {
+  // Made, proposed and approved once, then restored before each fault point.
   TempRepo repo{{"a.txt", "alpha\n"}, {"c.txt", "gamma\n"}};
   repo.init();
   repo.chmod("c.txt", 0750);
   propose_three(repo);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1", "--no-apply"}, "y"), 0);
-  Run crashed = repo.kai({"apply", "1"}, "", {{"KAICODER_FAULT", point}});
-  INFO(crashed.all());
-  REQUIRE(crashed.killed_by(SIGKILL));
-  KAI_REQUIRE_EXIT(next_command(repo), 0);
+  repo.save();
+  for (const std::string& point : crash_points()) {
+    INFO("fault " << point);
+    repo.restore();
+    Run crashed = repo.kai({"apply", "1"}, "", {{"KAICODER_FAULT", point}});
+    INFO(crashed.all());
+    REQUIRE(crashed.killed_by(SIGKILL));
+    KAI_REQUIRE_EXIT(next_command(repo), 0);
 
-  const Three now = three_of(repo);
-  REQUIRE((now == k_three_old || now == k_three_new));
-  CHECK(repo.find("kaicoder-tmp").empty());
-  CHECK(repo.ls(".kaicoder/intents").empty());
-  if (now == k_three_new) {
-    json p = show_json(repo, 1);
-    CHECK(p.at("status") == "applied");
-    const std::string rid = p.at("rollback_id");
-    json entries = log_entries(repo);
-    size_t logged = 0;
-    for (const auto& e : entries) logged += e.at("rollback_id") == rid;
-    CHECK(logged == 1);
-    CHECK(repo.find(".bak-kaicoder-").size() == 2);  // a.txt and c.txt
-    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
-    CHECK(three_of(repo) == k_three_old);
-    CHECK(repo.mode("c.txt") == 0750u);
-  } else {
-    CHECK(repo.find(".bak-kaicoder-").empty());
-    CHECK_FALSE(repo.exists("sub"));  // the folder made for the new file went with it
-    CHECK(show_json(repo, 1).at("status") == "approved");
-    KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
-    CHECK(three_of(repo) == k_three_new);
+    const Three now = three_of(repo);
+    REQUIRE((now == k_three_old || now == k_three_new));
+    CHECK(repo.find("kaicoder-tmp").empty());
+    CHECK(repo.ls(".kaicoder/intents").empty());
+    if (now == k_three_new) {
+      json p = show_json(repo, 1);
+      CHECK(p.at("status") == "applied");
+      const std::string rid = p.at("rollback_id");
+      json entries = log_entries(repo);
+      size_t logged = 0;
+      for (const auto& e : entries) logged += e.at("rollback_id") == rid;
+      CHECK(logged == 1);
+      CHECK(repo.find(".bak-kaicoder-").size() == 2);  // a.txt and c.txt
+      KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
+      CHECK(three_of(repo) == k_three_old);
+      CHECK(repo.mode("c.txt") == 0750u);
+    } else {
+      CHECK(repo.find(".bak-kaicoder-").empty());
+      CHECK_FALSE(repo.exists("sub"));  // the folder made for the new file went with it
+      CHECK(show_json(repo, 1).at("status") == "approved");
+      KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
+      CHECK(three_of(repo) == k_three_new);
+    }
   }
 }
 
 TEST_CASE("a crash at any step of a three-file changeset rollback leaves all three old or all three new",
-          "[e2e][changeset][crash]") {
-  const std::string point = GENERATE(from_range(crash_points()));
-  INFO("fault " << point);
+          "[e2e][changeset][crash][long]") {
+  // Made, proposed, approved and applied once, then restored before each fault point.
   TempRepo repo{{"a.txt", "alpha\n"}, {"c.txt", "gamma\n"}};
   repo.init();
   propose_three(repo);
@@ -502,25 +505,30 @@ TEST_CASE("a crash at any step of a three-file changeset rollback leaves all thr
   KAI_REQUIRE_EXIT(a, 0);
   const std::string applied = json_of(a).at("applied").at("rollback_id");
   REQUIRE(three_of(repo) == k_three_new);
+  repo.save();
+  for (const std::string& point : crash_points()) {
+    INFO("fault " << point);
+    repo.restore();
 
-  Run crashed = repo.kai_tty({"rollback", applied}, "y", {{"KAICODER_FAULT", point}});
-  INFO(crashed.all());
-  REQUIRE(crashed.killed_by(SIGKILL));
-  KAI_REQUIRE_EXIT(next_command(repo), 0);
+    Run crashed = repo.kai_tty({"rollback", applied}, "y", {{"KAICODER_FAULT", point}});
+    INFO(crashed.all());
+    REQUIRE(crashed.killed_by(SIGKILL));
+    KAI_REQUIRE_EXIT(next_command(repo), 0);
 
-  const Three now = three_of(repo);
-  REQUIRE((now == k_three_old || now == k_three_new));
-  CHECK(repo.find("kaicoder-tmp").empty());
-  CHECK(repo.ls(".kaicoder/intents").empty());
-  if (now == k_three_old) {
-    CHECK(show_json(repo, 1).at("status") == "rolled-back");
-    const std::string rid = log_entries(repo).at(0).at("rollback_id");
-    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);  // and undone in turn
-    CHECK(three_of(repo) == k_three_new);
-  } else {
-    CHECK(show_json(repo, 1).at("status") == "applied");
-    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", applied}, "y"), 0);
-    CHECK(three_of(repo) == k_three_old);
+    const Three now = three_of(repo);
+    REQUIRE((now == k_three_old || now == k_three_new));
+    CHECK(repo.find("kaicoder-tmp").empty());
+    CHECK(repo.ls(".kaicoder/intents").empty());
+    if (now == k_three_old) {
+      CHECK(show_json(repo, 1).at("status") == "rolled-back");
+      const std::string rid = log_entries(repo).at(0).at("rollback_id");
+      KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);  // and undone in turn
+      CHECK(three_of(repo) == k_three_new);
+    } else {
+      CHECK(show_json(repo, 1).at("status") == "applied");
+      KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", applied}, "y"), 0);
+      CHECK(three_of(repo) == k_three_old);
+    }
   }
 }
 

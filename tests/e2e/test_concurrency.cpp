@@ -28,7 +28,7 @@ std::string apply_script(const std::vector<int>& ids) {
   return s.str();
 }
 
-TEST_CASE("racing apply processes apply every approved proposal exactly once", "[e2e][concurrency]") {
+TEST_CASE("racing apply processes apply every approved proposal exactly once", "[e2e][concurrency][long]") {
   constexpr int k_lines = 10;
   std::string shared;
   for (int i = 1; i <= k_lines; ++i) shared += line_name(i) + "\n";

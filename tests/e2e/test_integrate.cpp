@@ -377,8 +377,7 @@ TEST_CASE("doctor names a harness that still has a writer of its own", "[e2e][in
 TEST_CASE("a crash at any step of integrate --user leaves both user files old or both new", "[e2e][integrate][crash]") {
   std::vector<std::string> points{"after-intent",    "after-backup:1", "after-replace:1", "after-backup:2",
                                   "after-replace:2", "after-journal",  "after-changelog", "after-status"};
-  const std::string point = GENERATE_COPY(from_range(points));
-  INFO("fault " << point);
+  // Made once, then restored before each fault point.
   TempRepo repo{{"a.txt", "x\n"}};
   repo.init();
   const auto user_settings = repo.home() / ".claude" / "settings.json";
@@ -387,22 +386,27 @@ TEST_CASE("a crash at any step of integrate --user leaves both user files old or
   std::ofstream(user_settings) << "{\"theme\": \"dark\"}\n";
   std::ofstream(claude_json) << "{\"numStartups\": 3}\n";
   const auto old_home = home_snapshot(repo);
-  Run crashed = repo.kai_tty({"integrate", "claude-code", "--user"}, "CONFIRM", {{"KAICODER_FAULT", point}});
-  INFO(crashed.all());
-  REQUIRE(crashed.killed_by(SIGKILL));
-  // The next command that takes the lock finishes or undoes it.
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "next"}, "next\n"), 0);
-  CHECK(repo.ls(".kaicoder/intents").empty());
-  const auto now = without_backups(home_snapshot(repo));
-  const bool wired = repo.kai({"integrate", "claude-code", "--user", "--check"}).exit_code == 0;
-  if (!wired) {
-    CHECK(now == old_home);
-    CHECK(home_snapshot(repo) == old_home);  // and no backup left behind
-  } else {
-    json e = log_entries(repo).at(0);
-    REQUIRE(e.at("action") == "apply_changeset");
-    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id").get<std::string>()}, "y"), 0);
-    CHECK(without_backups(home_snapshot(repo)) == old_home);
+  repo.save();
+  for (const std::string& point : points) {
+    INFO("fault " << point);
+    repo.restore();
+    Run crashed = repo.kai_tty({"integrate", "claude-code", "--user"}, "CONFIRM", {{"KAICODER_FAULT", point}});
+    INFO(crashed.all());
+    REQUIRE(crashed.killed_by(SIGKILL));
+    // The next command that takes the lock finishes or undoes it.
+    KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "next"}, "next\n"), 0);
+    CHECK(repo.ls(".kaicoder/intents").empty());
+    const auto now = without_backups(home_snapshot(repo));
+    const bool wired = repo.kai({"integrate", "claude-code", "--user", "--check"}).exit_code == 0;
+    if (!wired) {
+      CHECK(now == old_home);
+      CHECK(home_snapshot(repo) == old_home);  // and no backup left behind
+    } else {
+      json e = log_entries(repo).at(0);
+      REQUIRE(e.at("action") == "apply_changeset");
+      KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", e.at("rollback_id").get<std::string>()}, "y"), 0);
+      CHECK(without_backups(home_snapshot(repo)) == old_home);
+    }
   }
 }
 

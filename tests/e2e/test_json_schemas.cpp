@@ -42,7 +42,7 @@ struct Outputs {
 
 }  // namespace
 
-TEST_CASE("every command's --json output fits its schema, failures and usage errors included", "[e2e][json]") {
+TEST_CASE("every command's --json output fits its schema, failures and usage errors included", "[e2e][json][long]") {
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "b\n"}, {".env", "API_TOKEN=abcdef123456\n"}};
   Outputs o;
   o.dir = repo.home() / "json-out";

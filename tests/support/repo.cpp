@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <sched.h>
+#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -490,6 +491,42 @@ TempRepo::TempRepo(std::initializer_list<std::pair<std::string, std::string>> fi
   git({"add", "-A"});
   git({"-c", "user.name=kaicoder tests", "-c", "user.email=tests@kaicoder.invalid", "-c", "commit.gpgsign=false",
        "commit", "-q", "--allow-empty", "-m", "initial"});
+}
+
+namespace {
+
+// `cp -a` of each of `from` into the folder `into`; throws when it fails.
+void copy_into(const std::vector<fs::path>& from, const fs::path& into) {
+  std::vector<std::string> args{"cp", "-a"};
+  for (const auto& f : from) args.push_back(f.string());
+  args.push_back(into.string());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (int e = ::posix_spawnp(&pid, "cp", nullptr, nullptr, argv.data(), environ); e != 0)
+    throw std::runtime_error(std::string("cannot start cp: ") + std::strerror(e));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("cp -a into " + into.string() + " failed");
+}
+
+}  // namespace
+
+void TempRepo::save(const std::string& name) const {
+  const fs::path dir = m_top / ("saved-" + name);
+  fs::remove_all(dir);
+  fs::create_directory(dir);
+  copy_into({m_repo, m_home}, dir);
+}
+
+void TempRepo::restore(const std::string& name) const {
+  const fs::path dir = m_top / ("saved-" + name);
+  if (!fs::is_directory(dir)) throw std::runtime_error("nothing saved as " + name);
+  fs::remove_all(m_repo);
+  fs::remove_all(m_home);
+  copy_into({dir / "repo", dir / "home"}, m_top);
 }
 
 void TempRepo::init() const {

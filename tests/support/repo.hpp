@@ -205,6 +205,15 @@ public:
   // Paths in the tree whose name contains `part`.
   std::vector<std::string> find(const std::string& part) const;
 
+  // A copy of the repo (its state dir included) and of the home (the
+  // owner's folder: key and trusted roots) as they are now, and putting that
+  // copy back in place, at the same paths (cp -a: bytes, modes, times and
+  // owners; the inodes are new). A matrix that kills a command at each of
+  // its fault points sets its case up once, saves it, and restores it
+  // before each point instead of making and approving it all again.
+  void save(const std::string& name = "saved") const;
+  void restore(const std::string& name = "saved") const;
+
   // Keep the folder even if the case passes.
   void keep() { m_keep = true; }
 

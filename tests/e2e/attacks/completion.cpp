@@ -347,7 +347,7 @@ TEST_CASE(
 }
 
 TEST_CASE("attack: hostile names in a fresh clone's .kaicoder and tree are never evaluated by completion",
-          "[attack][completion]") {
+          "[attack][completion][long]") {
   // A cloned repository that was never initialised here: `list` and `log`
   // have no ids, which is when the old scripts fell back to file names.
   TempRepo repo{{"README.md", "hello\n"}};
@@ -384,7 +384,7 @@ TEST_CASE("attack: hostile names in a fresh clone's .kaicoder and tree are never
 }
 
 TEST_CASE("attack: completion in a live store offers only its well-formed ids beside planted names",
-          "[attack][completion]") {
+          "[attack][completion][long]") {
   TempRepo repo{{"a.txt", "one\n"}, {"b.txt", "two\n"}};
   for (const auto& n : k_hostile) repo.write(n, "bait\n");
   repo.init();

@@ -296,7 +296,7 @@ std::string with_blob(const std::string& tree, const std::string& name, const st
 }  // namespace
 
 TEST_CASE("attack: a hostile remote's huge proposal blob and huge decision blob are refused, in bounded memory",
-          "[e2e][attack][team]") {
+          "[e2e][attack][team][long]") {
   TeamRepos t;
   // The remote serves big objects without inflating them: its memory is its
   // own, not this clone's (which is what the bound below measures).

@@ -377,19 +377,34 @@ TEST_CASE("two-user: a flood of spool entries delays the owner's prompt by one b
   ThrowawayUser agent;
   TempRepo repo{{"a.txt", "old\n"}, {"b.txt", "one\n"}};
   set_up(repo, agent);
+  // The agent may have 40 proposals pending ([limits] pending, 100 by
+  // default; tests/e2e/attacks/limits.cpp holds that one): the flood below
+  // is more than one intake batch (25) and more than a batch and the limit
+  // together, so it shows both bounds, the batch that delays the owner's
+  // prompt and the limit that refuses the rest. It was 400 against the
+  // default limit: each entry intake takes in counts the pending ones, so
+  // the flood's size was the case's cost, not what it proves.
+  std::string config = repo.read("kaicoder.toml");
+  const size_t limit = config.find("\npending = 100\n");
+  REQUIRE(limit != std::string::npos);
+  config.replace(limit, 15, "\npending = 40\n");
+  repo.write("kaicoder.toml", config);
+  repo.trust();
+  constexpr int k_limit = 40;
   // The owner's own proposal, made before the flood.
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", "b.txt", "--content-file", "-", "--why", "mine"}, "two\n"), 0);
-  // As the agent: 400 tiny valid entries, each another proposal (the
+  // As the agent: 80 tiny valid entries, each another proposal (the
   // same one again would be the pending one), straight into the spool. The
-  // batch an owner's command takes in is 25 whatever the flood's size (the
-  // issue's 2,000 made intake itself the test's cost, not the bound).
-  constexpr int k_flood = 400;
-  KAI_REQUIRE_EXIT(
-      agent_sh(repo, agent,
-               "i=0; while [ $i -lt 400 ]; do i=$((i+1)); printf '{\"version\":1,\"type\":\"propose\",\"cwd\":"
-               "\"\",\"request\":{\"path\":\"a.txt\",\"target\":\"old\",\"replacement\":\"new %s\",\"why\":\"t\"}}' "
-               "$i > .kaicoder/spool/flood-$i.json; done"),
-      0);
+  // batch an owner's command takes in is 25 whatever the flood's size.
+  constexpr int k_flood = 80;
+  static_assert(k_flood > 25 + k_limit);
+  KAI_REQUIRE_EXIT(agent_sh(repo, agent,
+                            "i=0; while [ $i -lt " + std::to_string(k_flood) +
+                                " ]; do i=$((i+1)); printf '{\"version\":1,\"type\":\"propose\",\"cwd\":"
+                                "\"\",\"request\":{\"path\":\"a.txt\",\"target\":\"old\",\"replacement\":\"new "
+                                "%s\",\"why\":\"t\"}}' "
+                                "$i > .kaicoder/spool/flood-$i.json; done"),
+                   0);
   REQUIRE(names_in(repo.abs(".kaicoder/spool")).size() == k_flood);
   auto proposals = [&] {
     Run l = repo.kai({"--json", "list"});
@@ -411,7 +426,7 @@ TEST_CASE("two-user: a flood of spool entries delays the owner's prompt by one b
   CHECK(proposals() == 1 + 25);
 
   // intake takes in every one: staged up to the agent's [limits] pending
-  // (100), each later one refused with its ticket.
+  // (40), each later one refused with its ticket.
   Run in = repo.kai({"--json", "intake"}, "", {}, std::chrono::seconds(550));
   INFO(in.err);
   KAI_REQUIRE_EXIT(in, 0);
@@ -419,5 +434,5 @@ TEST_CASE("two-user: a flood of spool entries delays the owner's prompt by one b
   CHECK(took.at("taken").size() == k_flood - 25);
   CHECK(took.at("quarantined").empty());
   CHECK(names_in(repo.abs(".kaicoder/spool")).empty());
-  CHECK(proposals() == 1 + 100);
+  CHECK(proposals() == 1 + k_limit);
 }
