@@ -23,7 +23,9 @@ bench_setup() {
   if [[ ! -f $build/CMakeCache.txt ]]; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAICODER_TESTS=OFF >/dev/null
   fi
-  cmake --build "$build" --target "$src" -j"$(nproc)" >/dev/null
+  # A build folder this user may not write (another user's, as when a
+  # benchmark runs as an ordinary user on root's build) is used as it is.
+  if [[ -w $build ]]; then cmake --build "$build" --target "$src" -j"$(nproc)" >/dev/null; fi
   # kaicoder_core and the pure libraries it links (lib/shell, lib/util/text)
   core_libs=("$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a")
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)

@@ -90,10 +90,12 @@ Result<ApprovalReview> prepare_approval(Workspace& ws, int id, const Decider& wh
     r.refusal =
         make_error(Errc::conflict, fmt::format("proposal {} failed validation; not applied", p->id),
                    fmt::format("read the output above; approve it anyway with: kaicoder approve --force {}", p->id));
-  if (is_run)
-    if (auto tracked = tracked_paths(ws.root))
-      for (const auto& rel : *tracked)
-        if (!check_name(ws.guards, rel)) r.unrestorable.push_back(rel);
+  if (is_run) {
+    r.unrestorable = unrestorable_names(ws);
+    // Below the overlay such a name could be lost for good: refused before it runs.
+    if (!r.refusal)
+      if (Status s = run_restorable(ws, &r.unrestorable); !s) r.refusal = s.error();
+  }
   r.proposal = std::move(*p);
   return r;
 }
@@ -105,6 +107,7 @@ Result<Approval> approve(Workspace& ws, const Request& req, const OnOutput& on_o
   // Under the lock, on the proposal as it is now: the answer meets its tier.
   auto tier_check = [&](const Proposal& p) -> Status {
     KAI_TRY(not_self_approval(ws, p, req.who.user));
+    if (p.kind == Kind::run && o.now == ApplyNow::yes) KAI_TRY(run_restorable(ws));
     RequiredTier need = required_tier(p, req.diff_cut, o.now, o.force);
     return answer_meets(need.tier, req.answer, need.reason);
   };
@@ -163,6 +166,7 @@ Result<Approval> apply(Workspace& ws, const Request& req, const OnOutput& on_out
   if (p && p->kind == Kind::run) {
     KAI_TRY(may_decide(ws, req.who));
     if (propose_only(ws)) return propose_only_run_error();
+    KAI_TRY(run_restorable(ws));
     // execute_run re-checks under the lock: sealed, approved, digest, once.
     auto ran = execute_run(ws, req.id, p->decided_by.empty() ? req.who.recorded() : p->decided_by, on_output);
     if (!ran) return ran.error();

@@ -752,6 +752,49 @@ std::unique_ptr<RunUndo> restore_before(const Workspace& ws, const RunFolder& f,
 
 }  // namespace
 
+OverlayStatus overlay_for_runs(const Workspace& ws) {
+  OverlayStatus o = overlay_status(ws.store.dir() / "runs");
+  if (o.ok) {
+    std::string owners = overlay_owner_problem(ws.root, ::geteuid(), ::getegid());
+    if (!owners.empty()) o = OverlayStatus{false, owners};
+  }
+  return o;
+}
+
+bool effects_from_overlay(const Workspace& ws) {
+  return sandbox_mode(ws.cfg.sandbox) == SandboxMode::full && ws.cfg.overlay && overlay_for_runs(ws).ok;
+}
+
+std::vector<std::string> unrestorable_names(const Workspace& ws) {
+  std::vector<std::string> out;
+  if (auto tracked = tracked_paths(ws.root))
+    for (const auto& rel : *tracked)
+      if (!check_name(ws.guards, rel)) out.push_back(rel);
+  return out;
+}
+
+Status run_restorable(const Workspace& ws, const std::vector<std::string>* known) {
+  if (ws.cfg.snapshots_keep <= 0 || effects_from_overlay(ws)) return ok_status();
+  const std::vector<std::string> names = known ? *known : unrestorable_names(ws);
+  if (names.empty()) return ok_status();
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < names.size() && i < 5; ++i) shown.push_back(make_visible(names[i], Allow::nothing));
+  const bool one = names.size() == 1;
+  const std::string level = sandbox_mode(ws.cfg.sandbox) != SandboxMode::full
+                                ? fmt::format("'{}' sandbox level", ws.cfg.sandbox)
+                            : !ws.cfg.overlay ? std::string("full level with [run] overlay = false")
+                                              : fmt::format("full level without an overlay ({})", overlay_for_runs(ws).detail);
+  return make_error(
+      Errc::denied,
+      fmt::format("not run: at the {} a run's effects are read from snapshots, and {} tracked file{} here {} "
+                  "a name kaicoder may not write (not UTF-8, hidden or shell characters): if the run removed or "
+                  "changed {}, it could be neither held for you nor put back: {}{}",
+                  level, names.size(), one ? "" : "s", one ? "has" : "have",
+                  one ? "it" : "them", fmt::join(shown, ", "), names.size() > shown.size() ? ", ..." : ""),
+      "rename the file with git mv to a plain name, or run at the full level where the kernel allows an overlay "
+      "([run] sandbox = \"full\", overlay = true in kaicoder.toml)");
+}
+
 Result<EffectsRun> start_effects(Workspace& ws, const Proposal& p, SandboxMode mode) {
   EffectsRun r;
   r.id = p.id;
@@ -772,11 +815,7 @@ Result<EffectsRun> start_effects(Workspace& ws, const Proposal& p, SandboxMode m
     return make_error(Errc::io, fmt::format("cannot read '{}': {}", (f.dir / "started").string(), errno_text(errno)));
   r.start_ns = change_ns(st);
   if (mode == SandboxMode::full && ws.cfg.overlay) {
-    OverlayStatus o = overlay_status(ws.store.dir() / "runs");
-    if (o.ok) {
-      std::string owners = overlay_owner_problem(ws.root, ::geteuid(), ::getegid());
-      if (!owners.empty()) o = OverlayStatus{false, owners};
-    }
+    OverlayStatus o = overlay_for_runs(ws);
     struct stat rs {};
     if (o.ok && ::stat(ws.root.c_str(), &rs) == 0) {
       // The upper folder is what the run sees as root: the root's mode.

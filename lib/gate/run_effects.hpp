@@ -85,6 +85,21 @@ public:
   const Snapshot* seen() const;
 };
 
+// Whether this kernel and root allow a run's overlay: ok, or why not.
+OverlayStatus overlay_for_runs(const Workspace& ws);
+// Whether a run started now reads its effects from an overlay (the full
+// level, [run] overlay on, the kernel allows it) rather than from snapshots.
+bool effects_from_overlay(const Workspace& ws);
+// Tracked files whose names kaicoder may not write (check_name: not UTF-8,
+// hidden characters, shell syntax, too long).
+std::vector<std::string> unrestorable_names(const Workspace& ws);
+// A run whose effects come from snapshots can neither hold nor put back a
+// tracked file such a name: the run is refused before it runs (denied,
+// naming them and what to do). Ok at the overlay, where a change to such a
+// name never lands, and with snapshots_keep = 0 (no undo at all). `known`:
+// unrestorable_names() when the caller has them.
+Status run_restorable(const Workspace& ws, const std::vector<std::string>* known = nullptr);
+
 // Under the lock, when run proposal `p` is claimed: its folder, and the
 // overlay (`full` level, where the kernel has one and [run] overlay is on)
 // or the snapshots and .git's files before it.

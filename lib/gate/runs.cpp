@@ -146,6 +146,9 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
     return make_error(Errc::denied, fmt::format("the policy denies running '{}' ({})", p.summary, v.rule));
   out.verdict = v.decision == Decision::allow ? RunVerdict::allow : c.verdict;
   if (dry == DryRun::yes) return out;
+  // A run no person approves is refused, as approval would refuse it, where
+  // its effects could not be held or put back (run_restorable).
+  if (v.decision == Decision::allow && ws.cfg.mode == "normal") KAI_TRY(run_restorable(ws));
   p.review = review_proposal(ws, p, FileDiff{});  // slow: before the lock
   {
     auto swept = lock_and_sweep_live(ws);  // as propose does: recovery before the store changes

@@ -228,6 +228,13 @@ TEST_CASE("a run in a tree with a tracked file whose name is not UTF-8 says befo
   KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "remove it", "--shell", "rm n*.txt; printf 'new\\n' > keep.txt"}), 0);
   // Declined: the person read why before answering, and nothing ran.
   Run no = repo.kai_tty({"approve", "1"}, "n");
+  if (no.exit_code == 3) {
+    // No overlay here: the effects would come from snapshots, which could
+    // not put it back, so the run is refused (tests/e2e/attacks/effects.cpp).
+    CHECK_THAT(no.all(), Contains("not run:") && Contains("n\\xff.txt"));
+    CHECK(repo.read(name) == "x\n");
+    return;
+  }
   KAI_CHECK_EXIT(no, 4);
   CHECK_THAT(no.all(), Contains("restore:  not possible for 1 tracked file") && Contains("n\\xff.txt") &&
                            Contains("no rollback puts it back"));

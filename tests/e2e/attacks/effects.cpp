@@ -445,3 +445,50 @@ TEST_CASE("a run that builds and commits as people do lands without a second que
   CHECK(git_of(repo, {"log", "-1", "--format=%s"}) == "notes");
   CHECK(git_of(repo, {"status", "--porcelain", "--", "NOTES.md"}).empty());
 }
+
+TEST_CASE("attack: below the overlay, a run in a tree with a tracked name that is not UTF-8 is refused before it runs",
+          "[e2e][attack][effects][names]") {
+  // The levels whose effects come from snapshots could neither hold nor put
+  // back the deletion of such a file: the run is refused (exit 3), untouched.
+  const std::string name = "n\xff.txt";
+  for (const std::string level : {"landlock", "none"}) {
+    INFO(level);
+    if (level == "landlock" && kai::landlock_status().abi == 0) {
+      WARN("SKIPPED: landlock is not available here");
+      continue;
+    }
+    TempRepo repo{{"keep.txt", "keep\n"}, {name, "x\n"}};
+    init_and_commit(repo);
+    std::string toml = repo.read("kaicoder.toml");
+    toml.replace(toml.find("sandbox = \"full\""), 16, "sandbox = \"" + level + "\"");
+    repo.write("kaicoder.toml", toml);
+    repo.trust();
+    const auto before = repo.tree_snapshot();
+    KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "remove it", "--shell", "rm -f n*.txt; printf 'new\\n' > keep.txt"}), 0);
+    Run a = repo.kai_tty({"approve", "1"}, "CONFIRM");
+    INFO(a.all());
+    KAI_CHECK_EXIT(a, 3);
+    CHECK_FALSE(a.prompted);  // refused before any question
+    CHECK_THAT(a.all(), Contains("not run:") && Contains("n\\xff.txt") && Contains("neither held for you nor put back") &&
+                            Contains("rename the file"));
+    CHECK(repo.tree_snapshot() == before);
+    CHECK(show_json(repo, 1).at("status") == "pending");
+    // A rule that lets the command run without a person is refused the same way.
+    repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                    "\n[[policy.rule]]\naction = \"run\"\ncommand = \"true\"\ndecision = \"allow\"\n");
+    repo.trust();
+    const auto trusted = repo.tree_snapshot();
+    Run ruled = repo.kai({"run", "--why", "anything", "--", "true"});
+    INFO(ruled.all());
+    KAI_CHECK_EXIT(ruled, 3);
+    CHECK_THAT(ruled.all(), Contains("not run:"));
+    CHECK(repo.tree_snapshot() == trusted);
+    // Renamed to a plain name, the run goes ahead as any other.
+    repo.git({"mv", name, "plain.txt"});
+    repo.git({"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "rename"});
+    Run ok = repo.kai_tty({"approve", "1"}, "CONFIRM");
+    INFO(ok.all());
+    KAI_CHECK_EXIT(ok, 0);
+    CHECK(repo.read("keep.txt") == "new\n");
+  }
+}
