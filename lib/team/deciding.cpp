@@ -68,7 +68,7 @@ Result<FileDiff> remote_diff(Workspace& ws, const Proposal& p, const DiffOptions
   if (!p.team.remote()) return make_error(Errc::usage, fmt::format("proposal {} is not a team proposal", p.id));
   auto repo = open_repo(ws);
   if (!repo) return repo.error();
-  auto before = base_bytes(repo->get(), p.team.base, p.changes);
+  auto before = base_bytes(repo->get(), p.team.base, p.changes, content_max(ws));
   if (!before) return before.error();
   return changes_diff(p.changes, *before, opts);
 }
