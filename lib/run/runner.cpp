@@ -249,7 +249,7 @@ struct Confinement {
   if (landlock_only) become_reaper(box.parent, box.report_fd);             // likewise
   reset_signals();
   if (p.heap_limit != 0) {
-    const struct rlimit heap{p.heap_limit, p.heap_limit};
+    const rlimit heap = {p.heap_limit, p.heap_limit};
     if (::setrlimit(RLIMIT_DATA, &heap) != 0) report_fail(box.report_fd, "kaicoder: cannot limit the memory: ", errno);
   }
   if (::chdir(p.cwd.c_str()) != 0) child_fail(p.cwd_prefix, reason_of(errno), 126);

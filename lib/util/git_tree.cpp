@@ -33,8 +33,7 @@ Status object_within(git_repository* repo, const git_oid& id, size_t max, const 
   return ok_status();
 }
 
-Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path,
-                                           size_t max) {
+Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path, size_t max) {
   auto e = entry_at(tree, path);
   if (!e || (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE))
     return std::optional<std::string>{};

@@ -394,13 +394,13 @@ std::string team_facts(const Workspace& ws, const Proposal& p) {
                                     escape(t.origin), escape(t.commit.substr(0, 12)), escape(t.base.substr(0, 12)),
                                     t.pushed ? "" : fmt::format("; not pushed yet: kaicoder publish {}", p.id)));
   if (!t.signer.empty())
-    out += fact("Signed", fmt::format("by {} (decision <code>{}</code>){}", say(ws, t.signer),
-                                      escape(t.decision.substr(0, 12)),
-                                      t.remote() && !t.pushed
-                                          ? fmt::format("; not pushed yet: it is pushed by the next kaicoder fetch, "
-                                                        "or kaicoder publish {}",
-                                                        p.id)
-                                          : std::string(t.remote() ? "; pushed to the team remote" : "")));
+    out += fact(
+        "Signed",
+        fmt::format("by {} (decision <code>{}</code>){}", say(ws, t.signer), escape(t.decision.substr(0, 12)),
+                    t.remote() && !t.pushed ? fmt::format("; not pushed yet: it is pushed by the next kaicoder fetch, "
+                                                          "or kaicoder publish {}",
+                                                          p.id)
+                                            : std::string(t.remote() ? "; pushed to the team remote" : "")));
   return out;
 }
 

@@ -230,11 +230,11 @@ Response App::approve(const Request& r, int id) {
   if (auto peek = m_ws->store.load(id, Store::Payloads::none); peek && peek->team.remote())
     return approve_team(r, id, then, confirmed);
   if (then == "sign")
-    return refused(make_error(Errc::usage,
-                              fmt::format("proposal {} was not approved: it is not a team proposal of another clone; "
-                                          "nothing is signed for it",
-                                          id)),
-                   fmt::format("/p/{}", id));
+    return refused(
+        make_error(Errc::usage, fmt::format("proposal {} was not approved: it is not a team proposal of another clone; "
+                                            "nothing is signed for it",
+                                            id)),
+        fmt::format("/p/{}", id));
   gate::Request req;
   req.id = id;
   req.who = m_who;
@@ -351,8 +351,9 @@ Response App::approve_team(const Request& r, int id, const std::string& then, bo
         back);
   // The tier (CONFIRM), the digest the page showed and the cut flag its
   // form carried are checked by team::decide under the lock, before the key signs.
-  team::DecisionRequest req{id, m_who, true, confirmed ? gate::Answer::confirm : gate::Answer::yes,
-                            r.field("digest"), r.field("cut") == "1", {}};
+  team::DecisionRequest req{
+      id, m_who, true, confirmed ? gate::Answer::confirm : gate::Answer::yes, r.field("digest"), r.field("cut") == "1",
+      {}};
   auto d = team::decide(*m_ws, req);
   after_change();
   if (!d) return refused(d.error(), back);
@@ -361,8 +362,8 @@ Response App::approve_team(const Request& r, int id, const std::string& then, bo
 
 Response App::team_decided(const team::Decided& d, std::string_view verb) {
   const Proposal& p = d.proposal;
-  std::vector<std::string> lines{m_ws->redact(fmt::format("{} team proposal {}: decision {} signed by {}", verb, p.id,
-                                                          d.decision.substr(0, 12), d.signer))};
+  std::vector<std::string> lines{m_ws->redact(
+      fmt::format("{} team proposal {}: decision {} signed by {}", verb, p.id, d.decision.substr(0, 12), d.signer))};
   std::string heading;
   if (d.push_error) {
     heading = fmt::format("Proposal {} {}: signed, waiting to push", p.id, verb);
@@ -376,9 +377,9 @@ Response App::team_decided(const team::Decided& d, std::string_view verb) {
   }
   lines.push_back(m_ws->redact(fmt::format("decider: {}", m_who.recorded())));
   // 202: decided and signed here, not yet where it counts.
-  return html_response(d.push_error ? 202 : 200,
-                       document({heading}, outcome_main(heading, lines, fmt::format("/p/{}", p.id),
-                                                        "See the proposal as it is now")));
+  return html_response(
+      d.push_error ? 202 : 200,
+      document({heading}, outcome_main(heading, lines, fmt::format("/p/{}", p.id), "See the proposal as it is now")));
 }
 
 Response App::reject(const Request& r, int id) {

@@ -52,8 +52,8 @@ TEST_CASE("serve: a team proposal approved on the review page is signed and push
   CHECK_THAT(shown->body, Contains("Approve and sign") && Contains("Reject and sign") && Contains(pub.origin) &&
                               Contains("<span class=\"l del\">-alpha</span>") &&
                               Contains("<span class=\"l add\">+beta</span>"));
-  CHECK_THAT(shown->body, !Contains("No decision from this page") && !Contains("Always allow") &&
-                              !Contains("Approve only"));
+  CHECK_THAT(shown->body,
+             !Contains("No decision from this page") && !Contains("Always allow") && !Contains("Approve only"));
   // The page's live check binds to what the page showed: the proposal commit.
   auto state = page.get("/state.json");
   REQUIRE(state);
@@ -91,8 +91,8 @@ TEST_CASE("serve: a team proposal approved on the review page is signed and push
   // The page now says who signed it; it is decided once.
   auto after = page.get(at);
   REQUIRE(after);
-  CHECK_THAT(after->body, Contains("person@example.com") && Contains("pushed to the team remote") &&
-                              !Contains("Approve and sign"));
+  CHECK_THAT(after->body,
+             Contains("person@example.com") && Contains("pushed to the team remote") && !Contains("Approve and sign"));
   auto again = page.post(at + "/approve", form, same_origin(page));
   REQUIRE(again);
   CHECK(again->status == 409);
@@ -108,8 +108,10 @@ TEST_CASE("serve: a team proposal approved on the review page is signed and push
   CHECK(git_ok(t.agent, {"rev-parse", "HEAD"}) == pub.commit);
 }
 
-TEST_CASE("serve: a team proposal rejected on the review page is a signed rejection; the agent's clone writes nothing",
-          "[e2e][team][serve]") {
+TEST_CASE(
+    "serve: a team proposal rejected on the review page is a signed rejection, and the agent's clone writes "
+    "nothing",
+    "[e2e][team][serve]") {
   TeamRepos t;
   const Published pub =
       t.publish({"propose", "--path", "b.txt", "--content-file", "-", "--why", "replace bravo"}, "BRAVO\n");
@@ -187,9 +189,10 @@ TEST_CASE("serve: a confirm-tier team proposal takes CONFIRM on the page: withou
   CHECK(t.agent.read("scripts/go.sh") == "echo hi\n");
 }
 
-TEST_CASE("serve: a key that needs a passphrase no ssh-agent holds cannot sign on the page: it says what to do, "
-          "prompts nowhere, and nothing is decided",
-          "[e2e][team][serve]") {
+TEST_CASE(
+    "serve: a key that needs a passphrase no ssh-agent holds cannot sign on the page: it says what to do, "
+    "prompts nowhere, and nothing is decided",
+    "[e2e][team][serve]") {
   TeamRepos t;
   const Published pub = t.publish_edit("a.txt", "alpha", "beta");
   const int id = t.fetch_one();
@@ -235,9 +238,10 @@ TEST_CASE("serve: a key that needs a passphrase no ssh-agent holds cannot sign o
   CHECK(remote_decision(t, pub).empty());
 }
 
-TEST_CASE("serve: a team decision made on the page while the remote is unreachable is kept, and pushed once it is "
-          "back",
-          "[e2e][team][serve]") {
+TEST_CASE(
+    "serve: a team decision made on the page while the remote is unreachable is kept, and pushed once it is "
+    "back",
+    "[e2e][team][serve]") {
   TeamRepos t;
   const Published pub = t.publish_edit("a.txt", "alpha", "beta");
   const int id = t.fetch_one();
@@ -252,7 +256,8 @@ TEST_CASE("serve: a team decision made on the page while the remote is unreachab
   REQUIRE(ok);
   CHECK(ok->status == 202);
   CHECK_THAT(ok->body, Contains("signed, waiting to push") && Contains("signed by person@example.com") &&
-                           Contains("cannot push to the team remote") && Contains("kaicoder publish " + std::to_string(id)));
+                           Contains("cannot push to the team remote") &&
+                           Contains("kaicoder publish " + std::to_string(id)));
   CHECK(show_json(t.person, id).at("team").at("pushed") == false);
   auto after = page.get(at);
   REQUIRE(after);

@@ -372,8 +372,8 @@ Bomb delta_bomb(const TeamRepos& t, uint32_t copies) {
   for (uint32_t i = 0; i < copies; ++i) delta += std::string{static_cast<char>(0x80 | 0x40), 0x10};
   Bomb b;
   b.base = hex_of(sha1_of(t, "{ printf 'blob 1048576\\000'; head -c 1048576 /dev/zero; }"));
-  b.huge = hex_of(sha1_of(t, "{ printf 'blob " + std::to_string(big) + "\\000'; head -c " + std::to_string(big) +
-                                 " /dev/zero; }"));
+  b.huge = hex_of(
+      sha1_of(t, "{ printf 'blob " + std::to_string(big) + "\\000'; head -c " + std::to_string(big) + " /dev/zero; }"));
   std::string pack = "PACK";
   put_be32(pack, 2);
   put_be32(pack, 2);
@@ -503,8 +503,9 @@ TEST_CASE("attack: a hostile remote's small delta that expands to a huge blob is
   // A decision on the real proposal whose decision.toml is the bomb (and
   // its signature the bomb's base, so that the delta travels as stored).
   Held held(t.agent);
-  const std::string dtree = in_remote(
-      t, {"mktree"}, "100644 blob " + bomb.huge + "\tdecision.toml\n100644 blob " + bomb.base + "\tdecision.toml.sig\n");
+  const std::string dtree =
+      in_remote(t, {"mktree"},
+                "100644 blob " + bomb.huge + "\tdecision.toml\n100644 blob " + bomb.base + "\tdecision.toml.sig\n");
   const std::string decision = in_remote(t, {"commit-tree", dtree, "-p", pub.commit, "-m", "a decision"});
   in_remote(t, {"update-ref", decision_ref(pub), decision});
   Run w = t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "30"});
@@ -521,9 +522,10 @@ TEST_CASE("attack: a hostile remote's small delta that expands to a huge blob is
   CHECK(children_max_rss_kib() < k_bounded_rss_kib);
 }
 
-TEST_CASE("attack: refs named with '..' on the remote are never fetched, and a remote that breaks on one leaves local "
-          "work going",
-          "[e2e][attack][team]") {
+TEST_CASE(
+    "attack: refs named with '..' on the remote are never fetched, and a remote that breaks on one leaves local "
+    "work going",
+    "[e2e][attack][team]") {
   TeamRepos t;
   const Published pub = t.publish_edit("a.txt", "alpha", "beta");
   const std::string head = git_ok(t.person, {"rev-parse", "HEAD"});
