@@ -19,6 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_config_file = "kaicoder.toml";
+// The most of a committed kaicoder.toml or allowed-signers file read (by
+// its size before its bytes): a base commit may have come from a team remote.
+constexpr size_t k_committed_file_max = 4u << 20;
 
 std::string mode_text(uint32_t mode) { return fmt::format("{:06o}", mode); }
 
@@ -57,7 +60,7 @@ Result<std::pair<CommitPtr, std::string>> default_base(git_repository* repo, git
 Result<Config> config_at(git_repository* repo, git_commit* commit) {
   auto tree = tree_of(commit);
   if (!tree) return tree.error();
-  auto text = blob_at(repo, tree->get(), std::string(k_config_file));
+  auto text = blob_at(repo, tree->get(), std::string(k_config_file), k_committed_file_max);
   if (!text) return text.error();
   if (!*text) return Config{};
   return parse_config_text(**text, fmt::format("{}@{}", k_config_file, hex(*git_commit_id(commit)).substr(0, 12)));
@@ -403,7 +406,7 @@ Result<SignersAt> signers_at(git_repository* repo, git_commit* commit) {
   }
   auto tree = tree_of(commit);
   if (!tree) return tree.error();
-  auto text = blob_at(repo, tree->get(), out.path);
+  auto text = blob_at(repo, tree->get(), out.path, k_committed_file_max);
   if (!text) return text.error();
   if (!*text)
     out.problem = fmt::format("the allowed-signers file '{}' is not in the base", out.path);

@@ -124,12 +124,12 @@ constexpr const char* k_tools = R"json([
 {
   "name": "wait_for_decision",
   "title": "Wait for a person's decision",
-  "description": "Block until a person decides proposal 'id' at a terminal (for a proposal published with 'publish': or by their signed decision on the team remote, which this call fetches, checks and carries out, as kaicoder wait does), or 'timeout_s' seconds pass (default 45, at most 600; keep it under your client's tool-call timeout). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself. Give its 'id', or the 'ticket' a tool returned in two-user mode.",
+  "description": "Block until a person decides proposal 'id' at a terminal (for a proposal published with 'publish': or by their signed decision on the team remote, which this call fetches, checks and carries out, as kaicoder wait does), or 'timeout_s' seconds pass (default 45, at most 600; keep it under your client's tool-call timeout). Applied: the backup and rollback id (for a run, its exit code and output). Rejected, expired or failed: an error with the reason; nothing was written. Still undecided when the time runs out: decided is false, the proposal stays pending and you may call this again. It never decides anything itself, but for a published proposal it writes what a person signed: the files, the changelog, and the branch moved to the proposal commit. Give its 'id', or the 'ticket' a tool returned in two-user mode.",
   "inputSchema": {"type": "object", "additionalProperties": false, "properties": {
     "id": {"type": "integer", "minimum": 1, "maximum": 999999999, "description": "proposal id (give this or 'ticket')"},
     "ticket": {"type": "string", "minLength": 1, "description": "the ticket a tool returned in two-user mode, before the proposal had an id (give this or 'id')"},
     "timeout_s": {"type": "integer", "minimum": 1, "maximum": 600, "description": "seconds to wait at most (default 45)"}}},
-  "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+  "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true}
 },
 {
   "name": "list_proposals",

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <optional>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -116,6 +117,7 @@ struct ExecPlan {
   std::string cwd;
   std::string run_prefix;  // "kaicoder: cannot run 'x': "
   std::string cwd_prefix;  // "kaicoder: cannot enter '/r': "
+  size_t heap_limit = 0;   // RunSpec::heap_limit
 };
 
 std::string path_of(const std::vector<std::string>& env) {
@@ -164,6 +166,7 @@ ExecPlan make_plan(const RunSpec& spec) {
   resolve_program(p, spec.cwd);
   p.run_prefix = fmt::format("kaicoder: cannot run '{}': ", p.args.front());
   p.cwd_prefix = fmt::format("kaicoder: cannot enter '{}': ", p.cwd);
+  p.heap_limit = spec.heap_limit;
   return p;
 }
 
@@ -245,6 +248,10 @@ struct Confinement {
   if (box.namespaces) box.namespaces->enter(box.report_fd, *box.landlock);  // returns in the run's process only
   if (landlock_only) become_reaper(box.parent, box.report_fd);             // likewise
   reset_signals();
+  if (p.heap_limit != 0) {
+    const rlimit heap = {p.heap_limit, p.heap_limit};
+    if (::setrlimit(RLIMIT_DATA, &heap) != 0) report_fail(box.report_fd, "kaicoder: cannot limit the memory: ", errno);
+  }
   if (::chdir(p.cwd.c_str()) != 0) child_fail(p.cwd_prefix, reason_of(errno), 126);
   if (landlock_only) {
     if (int err = box.landlock->enforce(); err != 0)

@@ -37,6 +37,10 @@ struct RunSpec {
   std::chrono::milliseconds timeout{600'000};   // then the whole process group gets SIGTERM ...
   std::chrono::milliseconds kill_grace{2'000};  // ... and SIGKILL this much later
   size_t max_output = 65536;                    // bytes kept per stream: head and tail halves, a marker line between
+  // The child's (and its children's) writable private memory, RLIMIT_DATA:
+  // past it an allocation fails (git: "Out of memory, malloc failed").
+  // 0 = no limit of kaicoder's. Read-only mappings (git's packs) do not count.
+  size_t heap_limit = 0;
   SandboxMode sandbox = SandboxMode::full;
   // With full or landlock: the only trees the command may write (with full,
   // also its private /tmp and home).

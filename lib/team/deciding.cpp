@@ -41,13 +41,34 @@ Result<Proposal> decidable(Workspace& ws, git_repository* repo, int id, Store::P
   return p;
 }
 
+// The key could not sign (a passphrase and no ssh-agent holding it, most
+// often): nothing was written. What to do next depends on the door: a
+// terminal can load the key into ssh-agent; the review page cannot ask
+// for a passphrase at all.
+Error not_signed(const SigningKey& key, const Error& why, const DecisionRequest& req) {
+  const std::string verb = req.approve ? "approve" : "reject";
+  std::string hint =
+      req.who.channel == Channel::web
+          ? fmt::format(
+                "the review page cannot type a passphrase for your key: decide at a terminal with kaicoder {} {} "
+                "(a key with a passphrase must be loaded in ssh-agent: ssh-add), or load it into the ssh-agent "
+                "kaicoder serve was started with",
+                verb, req.id)
+          : fmt::format("a key with a passphrase must be loaded in ssh-agent (ssh-add {}), then: kaicoder {} {}",
+                        key.file.empty() ? std::string("KEY") : key.file.string(), verb, req.id);
+  return make_error(Errc::io,
+                    fmt::format("your key ({}, {}) could not sign the decision; nothing was signed or pushed: {}",
+                                key.shown(), key.from, why.message),
+                    std::move(hint));
+}
+
 }  // namespace
 
 Result<FileDiff> remote_diff(Workspace& ws, const Proposal& p, const DiffOptions& opts) {
   if (!p.team.remote()) return make_error(Errc::usage, fmt::format("proposal {} is not a team proposal", p.id));
   auto repo = open_repo(ws);
   if (!repo) return repo.error();
-  auto before = base_bytes(repo->get(), p.team.base, p.changes);
+  auto before = base_bytes(repo->get(), p.team.base, p.changes, content_max(ws));
   if (!before) return before.error();
   return changes_diff(p.changes, *before, opts);
 }
@@ -109,8 +130,11 @@ Result<Decided> decide(Workspace& ws, const DecisionRequest& req) {
     auto key = choose_signing_key(ws.root, ws.home, ws.owner_dir);
     if (!key) return key.error();
     const SshTool ssh = ssh_tool(ws);
+    // ssh-keygen runs with no terminal and stdin from /dev/null, within
+    // SshTool's time limit (lib/run/runner): a key with a passphrase no
+    // ssh-agent holds fails at once, at a terminal or behind the review page.
     auto sig = sign_with(ssh, *key, text, k_decision_namespace);
-    if (!sig) return sig.error();
+    if (!sig) return not_signed(*key, sig.error(), req);
     git_oid bid;
     if (git_oid_fromstr(&bid, p->team.base.c_str()) != 0) return make_error(Errc::conflict, "no base commit");
     auto base = lookup_commit(repo->get(), bid, "the proposal's base");

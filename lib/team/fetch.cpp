@@ -54,7 +54,7 @@ Result<int> record_remote(Workspace& ws, git_repository* repo, const RemotePropo
   p.created = rp.info.created;
   p.risk_reason = "judged where it was proposed";
   p.decision_rule = "team proposal";
-  auto before = base_bytes(repo, rp.info.base, p.changes);
+  auto before = base_bytes(repo, rp.info.base, p.changes, content_max(ws));
   if (!before) return before.error();
   auto d = changes_diff(p.changes, *before, DiffOptions{});
   if (!d) return d.error();

@@ -1,5 +1,7 @@
 #include "lib/team/git_cli.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lib/run/runner.hpp"
@@ -50,7 +52,8 @@ Error unreachable(const GitCli& git, const std::string& what, const RunResult& r
       "nothing was lost: local work goes on; check the remote (git remote -v) and try again");
 }
 
-Result<RunResult> run_git(const GitCli& git, std::vector<std::string> args, const fs::path& stdin_path = {}) {
+Result<RunResult> run_git(const GitCli& git, std::vector<std::string> args, const fs::path& stdin_path = {},
+                          size_t heap_limit = 0) {
   RunSpec spec;
   spec.argv = {"git"};
   for (const auto& s : k_safe_settings) {
@@ -63,6 +66,7 @@ Result<RunResult> run_git(const GitCli& git, std::vector<std::string> args, cons
   spec.stdin_path = stdin_path;
   spec.timeout = git.timeout;
   spec.max_output = 4 << 20;
+  spec.heap_limit = heap_limit;
   // The person's own command on their own remote: it needs the network and
   // their keys, so no run sandbox; the environment above is all it gets.
   spec.sandbox = SandboxMode::none;
@@ -83,6 +87,10 @@ GitCli git_cli(const Workspace& ws) {
            fmt::format("HOME={}", ws.home.string())};
   for (const auto& [name, value] : ws.env_vars)
     if (name == "SSH_AUTH_SOCK") g.env.push_back(name + "=" + value);
+  // A proposal's file may hold [limits] content bytes; git may need a few
+  // times that to resolve it from a delta.
+  const size_t content = ws.cfg.limits.content > 0 ? static_cast<size_t>(ws.cfg.limits.content) : 0;
+  g.fetch_heap = std::max(g.fetch_heap, 4 * content);
   return g;
 }
 
@@ -118,8 +126,17 @@ Status fetch_refs(const GitCli& git, const std::vector<std::string>& refspecs) {
   auto r = run_git(git,
                    {"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--stdin",
                     "--", git.remote},
-                   specs);
+                   specs, git.fetch_heap);
   if (!r) return r.error();
+  if (r->exit_code != 0 && !r->timed_out &&
+      (r->err.find("Out of memory") != std::string::npos || r->err.find("malloc failed") != std::string::npos))
+    return make_error(Errc::denied,
+                      fmt::format("the team remote '{}' sent an object that git could not unpack within {} MiB of "
+                                  "memory (a small delta that expands to a huge object, say): refused, nothing was "
+                                  "fetched ({})",
+                                  git.remote, git.fetch_heap >> 20, git_complaint(*r)),
+                      "whoever can push to the remote put it there: remove the ref it came with "
+                      "(git ls-remote shows the refs/kaicoder/ refs), then fetch again");
   if (r->exit_code != 0 || r->timed_out) return unreachable(git, "fetch from", *r);
   return ok_status();
 }

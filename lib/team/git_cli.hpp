@@ -18,8 +18,10 @@
 // automatic gc and maintenance; received objects are checked
 // (transfer.fsckObjects), and one larger than 16 MiB is streamed to disk,
 // never held whole in memory (core.bigFileThreshold), so a remote's huge
-// object costs no memory here; kaicoder itself reads an object's size
-// before its bytes (lib/team/objects, lib/certify/decision).
+// object costs no memory here; an object sent as a delta is resolved in
+// memory by git, so a fetch runs with its heap bounded (GitCli::fetch_heap)
+// and a delta that expands past it fails the fetch; kaicoder itself reads
+// an object's size before its bytes (lib/team/objects, lib/certify/decision).
 
 #include <chrono>
 #include <filesystem>
@@ -35,6 +37,11 @@ struct GitCli {
   std::filesystem::path workdir;  // where git runs: the root
   std::vector<std::string> env;
   std::chrono::milliseconds timeout{120'000};
+  // What a fetch's git (and the index-pack or unpack-objects it starts) may
+  // allocate (RLIMIT_DATA): a remote's object stored as a small delta that
+  // expands to a huge one is resolved in memory by git, whatever
+  // core.bigFileThreshold says; past this the fetch fails instead.
+  size_t fetch_heap = 256u << 20;
   std::string remote;  // [team] remote
 };
 
@@ -51,7 +58,9 @@ struct RemoteRef {
 Result<std::vector<RemoteRef>> ls_remote(const GitCli& git, const std::vector<std::string>& patterns);
 
 // `git fetch --no-tags REMOTE REFSPEC…` (refspecs read from stdin, so any
-// number fit). Errors as ls_remote.
+// number fit), git's memory bounded by `fetch_heap`. Errors as ls_remote;
+// denied when the remote sent an object git could not unpack within that
+// bound (nothing is fetched then).
 Status fetch_refs(const GitCli& git, const std::vector<std::string>& refspecs);
 
 // `git push REMOTE REFSPEC…` (ref deletions as ":refs/…"). Errors as

@@ -20,6 +20,9 @@ namespace kai::team {
 // ssh-keygen with the caller's ssh-agent (SSH_AUTH_SOCK), nothing else of the environment.
 SshTool ssh_tool(const Workspace& ws);
 
+// [limits] content in bytes: the most of one file kaicoder reads from a fetched object.
+size_t content_max(const Workspace& ws);
+
 // The record of remote proposal <origin>/<remote_id> in this store, if any.
 std::optional<Proposal> find_remote_record(const Workspace& ws, const std::string& origin, int remote_id);
 

@@ -383,7 +383,7 @@ Result<RemoteProposal> read_proposal_commit(git_repository* repo, const std::str
 }
 
 Result<std::vector<std::optional<std::string>>> base_bytes(git_repository* repo, const std::string& base,
-                                                           const std::vector<Change>& changes) {
+                                                           const std::vector<Change>& changes, size_t max) {
   auto id = oid_of(base);
   if (!id) return id.error();
   auto c = lookup_commit(repo, *id, "the proposal's base");
@@ -396,7 +396,7 @@ Result<std::vector<std::optional<std::string>>> base_bytes(git_repository* repo,
       out.emplace_back(std::nullopt);
       continue;
     }
-    auto b = blob_at(repo, tree->get(), ch.path);
+    auto b = blob_at(repo, tree->get(), ch.path, max);
     if (!b) return b.error();
     out.push_back(std::move(*b));
   }

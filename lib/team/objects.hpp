@@ -76,9 +76,11 @@ struct RemoteProposal {
 Result<RemoteProposal> read_proposal_commit(git_repository* repo, const std::string& commit, const TeamRef& named,
                                             size_t max_bytes);
 
-// The bytes each change started from, read from `base` (nullopt: absent).
+// The bytes each change started from, read from `base` (nullopt: absent);
+// a file there over `max` bytes ([limits] content) is refused by its size
+// before it is read (the base may have come from the remote with the proposal).
 Result<std::vector<std::optional<std::string>>> base_bytes(git_repository* repo, const std::string& base,
-                                                           const std::vector<Change>& changes);
+                                                           const std::vector<Change>& changes, size_t max);
 
 // A decision commit on `proposal` holding the decision text and its
 // signature (lib/certify/decision). Writes objects only.

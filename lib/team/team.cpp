@@ -26,6 +26,10 @@ SshTool ssh_tool(const Workspace& ws) {
   return t;
 }
 
+size_t content_max(const Workspace& ws) {
+  return ws.cfg.limits.content > 0 ? static_cast<size_t>(ws.cfg.limits.content) : 0;
+}
+
 std::optional<Proposal> find_remote_record(const Workspace& ws, const std::string& origin, int remote_id) {
   auto ids = ws.store.ids();
   if (!ids) return std::nullopt;

@@ -18,10 +18,26 @@ std::optional<TreeEntry> entry_at(git_tree* tree, const std::string& path) {
   return TreeEntry{*git_tree_entry_id(raw), static_cast<uint32_t>(git_tree_entry_filemode(raw))};
 }
 
-Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path) {
+Status object_within(git_repository* repo, const git_oid& id, size_t max, const std::string& what) {
+  git_odb* raw_odb = nullptr;
+  KAI_TRY(git_check(git_repository_odb(&raw_odb, repo), "opening the object database"));
+  OdbPtr odb(raw_odb);
+  size_t size = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  KAI_TRY(git_check(git_odb_read_header(&size, &type, raw_odb, &id), fmt::format("reading {}", what)));
+  if (size > max)
+    return make_error(Errc::conflict,
+                      fmt::format("{} ({}) is {} bytes, more than the {} kaicoder reads of one object", what,
+                                  hex(id).substr(0, 12), size, max),
+                      "an object that large is not one people made: check where it came from (a team remote?)");
+  return ok_status();
+}
+
+Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path, size_t max) {
   auto e = entry_at(tree, path);
   if (!e || (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE))
     return std::optional<std::string>{};
+  if (max != SIZE_MAX) KAI_TRY(object_within(repo, e->id, max, fmt::format("'{}'", path)));
   git_blob* raw = nullptr;
   KAI_TRY(git_check(git_blob_lookup(&raw, repo, &e->id), fmt::format("reading '{}'", path)));
   BlobPtr b(raw);
@@ -45,12 +61,20 @@ Result<CommitPtr> resolve_commit(git_repository* repo, const std::string& rev) {
 }
 
 Result<CommitPtr> lookup_commit(git_repository* repo, const git_oid& id, const std::string& what) {
+  git_odb* raw_odb = nullptr;
+  KAI_TRY(git_check(git_repository_odb(&raw_odb, repo), "opening the object database"));
+  OdbPtr odb(raw_odb);
+  size_t size = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  if (git_odb_read_header(&size, &type, raw_odb, &id) != 0 || type != GIT_OBJECT_COMMIT) return unresolved(repo, what);
+  KAI_TRY(object_within(repo, id, k_commit_max_object, what));
   git_commit* c = nullptr;
   if (git_commit_lookup(&c, repo, &id) != 0) return unresolved(repo, what);
   return CommitPtr(c);
 }
 
 Result<TreePtr> tree_of(git_commit* c) {
+  KAI_TRY(object_within(git_commit_owner(c), *git_commit_tree_id(c), k_tree_max_object, "a commit's tree"));
   git_tree* t = nullptr;
   KAI_TRY(git_check(git_commit_tree(&t, c), "reading a commit's tree"));
   return TreePtr(t);

@@ -4,6 +4,7 @@
 // resolved to a commit, one path's entry in a tree, a blob's bytes.
 // Only reads; never touches the index, refs or work tree.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -41,17 +42,32 @@ struct TreeEntry {
 // nullopt when `path` is absent from `tree` (or is a folder there).
 std::optional<TreeEntry> entry_at(git_tree* tree, const std::string& path);
 
+// What kaicoder inflates of one object at most, by the size its header
+// records (read without inflating it): a commit or a tree past these is
+// refused (Errc::conflict), as a remote's hostile object. No repository
+// people keep holds one: a 64 MiB tree lists over a million names.
+inline constexpr size_t k_commit_max_object = 16u << 20;
+inline constexpr size_t k_tree_max_object = 64u << 20;
+// Errc::conflict when object `id` is larger than `max` bytes by its header;
+// Errc::io when its header cannot be read.
+Status object_within(git_repository* repo, const git_oid& id, size_t max, const std::string& what);
+
 // Bytes of the regular file at `path` in `tree`; nullopt when there is none
-// (a symlink or submodule there is none). Errc::io when the blob is unreadable.
-Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path);
+// (a symlink or submodule there is none). Errc::io when the blob is unreadable;
+// Errc::conflict when it is larger than `max` bytes (by its header, before
+// its bytes are read).
+Result<std::optional<std::string>> blob_at(git_repository* repo, git_tree* tree, const std::string& path,
+                                           size_t max = SIZE_MAX);
 
 // `rev` (a commit, tag, branch or any git revision) peeled to a commit.
 // Errc::usage when it does not resolve; the hint mentions shallow checkouts.
 Result<CommitPtr> resolve_commit(git_repository* repo, const std::string& rev);
 // The same error for a revision that does not resolve.
 Error unresolved(git_repository* repo, const std::string& rev);
-// The commit with id `id`; Errc::usage (`what` does not resolve) when missing.
+// The commit with id `id`; Errc::usage (`what` does not resolve) when
+// missing, Errc::conflict when over k_commit_max_object.
 Result<CommitPtr> lookup_commit(git_repository* repo, const git_oid& id, const std::string& what);
+// Its tree; Errc::conflict when over k_tree_max_object.
 Result<TreePtr> tree_of(git_commit* c);
 
 }  // namespace kai

@@ -313,6 +313,19 @@ std::string always_form(const Guard& g, const gate::ApprovalReview& rv, const ga
   return out + "</form>\n";
 }
 
+// The reject form of proposal `id`, with its reason field.
+std::string reject_form(const Guard& g, int id, std::string_view reason_for, std::string_view button) {
+  const std::string reject = fmt::format("/p/{}/reject", id);
+  std::string out = fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
+  out += hidden("csrf", g.csrf_for(reject));
+  out += fmt::format(
+      "<label for=\"reason\">Reason for rejecting ({})</label>\n"
+      "<input type=\"text\" id=\"reason\" name=\"reason\" autocomplete=\"off\">\n"
+      "<button class=\"reject\" type=\"submit\">{}</button>\n</form>\n",
+      escape(reason_for), escape(button));
+  return out;
+}
+
 // The approval forms, with the choices `kaicoder approve` has: approve and
 // apply (or run), approve only (--no-apply), and after a failed validation
 // approve and apply anyway (--force, with CONFIRM). Each button names its
@@ -342,13 +355,52 @@ std::string forms(const Guard& g, const gate::ApprovalReview& rv, bool record_on
     out += approve_button("approve", "force", "Approve and apply anyway", gated) + "</form>\n";
   }
   if (always && !rv.refusal && !record_only) out += always_form(g, rv, *always);
-  const std::string reject = fmt::format("/p/{}/reject", p.id);
-  out += fmt::format("<form class=\"decide\" method=\"post\" action=\"{}\">\n", reject);
-  out += hidden("csrf", g.csrf_for(reject));
-  out +=
-      "<label for=\"reason\">Reason for rejecting (for the agent and the changelog)</label>\n"
-      "<input type=\"text\" id=\"reason\" name=\"reason\" autocomplete=\"off\">\n"
-      "<button class=\"reject\" type=\"submit\">Reject</button>\n</form>\n";
+  return out + reject_form(g, p.id, "for the agent and the changelog", "Reject");
+}
+
+// A team proposal of another clone: the answer is a decision signed with
+// the owner's SSH key and pushed to the team remote, as at a terminal
+// (kaicoder-team(7)). One approval (no "approve only", no override, no
+// "always allow": it is applied where it was proposed), and the rejection.
+std::string team_forms(const Guard& g, const gate::ApprovalReview& rv) {
+  const Proposal& p = rv.proposal;
+  const bool gated = rv.diff && files_must_be_opened(p, *rv.diff);
+  std::string out = fmt::format(
+      "<p>Your answer is a decision signed with your SSH key (the key <code>kaicoder certify</code> uses) and "
+      "pushed to the team remote; clone <code>{}</code> applies it there when it next waits or fetches. "
+      "Nothing is written in this clone.</p>\n",
+      escape(p.team.origin));
+  out += approve_form_head(g, rv, gated);
+  if (rv.need.tier == Tier::confirm)
+    out += confirm_field("confirm", rv.need.reason);
+  else if (gated)
+    out += confirm_instead_field("confirm");
+  out += approve_button("approve", "sign", "Approve and sign", gated) + "</form>\n";
+  return out + reject_form(g, p.id, "for the agent and its changelog; signed with the decision", "Reject and sign");
+}
+
+// Where a team proposal comes from, and the decision that settled it.
+std::string team_facts(const Workspace& ws, const Proposal& p) {
+  const TeamLink& t = p.team;
+  std::string out;
+  if (t.remote())
+    out += fact("Team", fmt::format("proposal {} of clone <code>{}</code> (a {} there), commit <code>{}</code> on "
+                                    "base <code>{}</code>; expires {} (its origin's [approval] timeout)",
+                                    t.remote_id, escape(t.origin), say(ws, t.kind), escape(t.commit.substr(0, 12)),
+                                    escape(t.base.substr(0, 12)), escape(t.expires)));
+  else if (t.published())
+    out += fact("Team", fmt::format("published by this clone (<code>{}</code>) as commit <code>{}</code> on base "
+                                    "<code>{}</code>{}",
+                                    escape(t.origin), escape(t.commit.substr(0, 12)), escape(t.base.substr(0, 12)),
+                                    t.pushed ? "" : fmt::format("; not pushed yet: kaicoder publish {}", p.id)));
+  if (!t.signer.empty())
+    out += fact(
+        "Signed",
+        fmt::format("by {} (decision <code>{}</code>){}", say(ws, t.signer), escape(t.decision.substr(0, 12)),
+                    t.remote() && !t.pushed ? fmt::format("; not pushed yet: it is pushed by the next kaicoder fetch, "
+                                                          "or kaicoder publish {}",
+                                                          p.id)
+                                            : std::string(t.remote() ? "; pushed to the team remote" : "")));
   return out;
 }
 
@@ -457,7 +509,9 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
     out += fact("Decided", fmt::format("{} by {}", escape(p.decided_at), say(ws, p.decided_by)));
   if (!p.result.empty()) out += fact("Result", say(ws, p.result));
   if (!p.rollback_id.empty()) out += fact("Rollback id", fmt::format("<code>{}</code>", say(ws, p.rollback_id)));
+  out += team_facts(ws, p);
   out += "</dl>\n";
+  if (!v.team_note.empty()) out += fmt::format("<p class=\"warn\" role=\"note\">{}</p>\n", say(ws, v.team_note));
   out += "<h2>Why</h2>\n" + quoted(ws, p.why);
   out += "<h2>Summary</h2>\n" + quoted(ws, p.summary);
   if (!p.reason.empty()) out += "<h2>Reason</h2>\n" + quoted(ws, p.reason);
@@ -484,6 +538,8 @@ std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalVie
   if (v.cannot_decide)
     out += fmt::format("<p class=\"warn\" role=\"note\">No decision from this page: {}</p>\n",
                        say(ws, v.cannot_decide->message));
+  else if (v.review && p.team.remote())
+    out += "<h2>Decide</h2>\n" + team_forms(g, *v.review);
   else if (v.review)
     out += "<h2>Decide</h2>\n" + forms(g, *v.review, v.record_only, v.always);
   return out;

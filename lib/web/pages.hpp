@@ -37,6 +37,10 @@ struct ProposalView {
   CapturedOutput output;                       // a run's captured output
   bool expired = false;
   std::optional<gate::AllowRule> always;  // "always allow this": the rule the terminal's `a` offers
+  // A team proposal of another clone (proposal.team.remote()): `review` was
+  // prepared by lib/team (its digest is the proposal commit), the forms
+  // sign a decision; `team_note` says when its base is not in this history.
+  std::string team_note;
 };
 std::string proposal_main(const Workspace& ws, const Guard& g, const ProposalView& v);
 

@@ -9,6 +9,7 @@
 #include "lib/run/hooks.hpp"
 #include "lib/gate/propose.hpp"
 #include "lib/store/proposal.hpp"
+#include "lib/team/team.hpp"
 #include "lib/web/assets.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
@@ -148,7 +149,25 @@ Response App::proposal_page(int id) {
   if (!p) return refused(p.error(), "/");
   ProposalView v;
   v.expired = past_timeout(*m_ws, *p);
-  if (p->state == State::pending && !v.expired) {
+  if (p->team.remote() && p->state == State::pending && !v.expired) {
+    // A team proposal of another clone: what the terminal's approve shows
+    // before it asks, prepared by the same lib/team call.
+    auto rv = team::prepare_decision(*m_ws, id, m_who, DiffOptions{});
+    after_change();
+    if (rv) {
+      gate::ApprovalReview review;
+      review.proposal = rv->proposal;
+      review.diff = std::move(rv->diff);
+      review.diff_cut = rv->diff_cut;
+      review.digest = rv->digest;
+      review.need = rv->need;
+      v.proposal = std::move(rv->proposal);
+      v.team_note = rv->base_note;
+      v.review = std::move(review);
+    } else {
+      v.cannot_decide = rv.error();
+    }
+  } else if (p->state == State::pending && !v.expired) {
     // What the terminal's approve shows before it asks: the same call (as
     // `approve --no-apply` in propose-only mode, where nothing is applied).
     v.record_only = gate::propose_only(*m_ws);
@@ -173,6 +192,13 @@ Response App::proposal_page(int id) {
     v.proposal = *p;
     if (p->kind == Kind::run) {
       v.output = run_output(*m_ws, id);
+    } else if (p->team.remote()) {
+      // Its diff is the commit against its base, in any state.
+      auto d = team::remote_diff(*m_ws, *p, DiffOptions{});
+      if (d)
+        v.diff = std::move(*d);
+      else
+        v.diff_note = fmt::format("no diff: {}", d.error().message);
     } else if (p->state == State::approved || p->state == State::failed ||
                (p->state == State::pending && !v.cannot_decide)) {
       auto d = current_diff(*m_ws, *p, DiffOptions{});
@@ -196,12 +222,22 @@ Response App::approve(const Request& r, int id) {
   // apply with a failed validation overridden (--force), or approve and
   // always allow (the terminal's `a`).
   const std::string then = r.field("then");
-  if (then != "" && then != "apply" && then != "record" && then != "force" && then != "always")
+  if (then != "" && then != "apply" && then != "record" && then != "force" && then != "always" && then != "sign")
     return error_page(400, "Bad request", "The form asked for something an approval cannot do.");
+  const bool confirmed = trim(r.field("confirm")) == "CONFIRM";
+  // A team proposal of another clone is decided with a signed decision,
+  // through the lib/team calls the terminal's approve makes.
+  if (auto peek = m_ws->store.load(id, Store::Payloads::none); peek && peek->team.remote())
+    return approve_team(r, id, then, confirmed);
+  if (then == "sign")
+    return refused(
+        make_error(Errc::usage, fmt::format("proposal {} was not approved: it is not a team proposal of another clone; "
+                                            "nothing is signed for it",
+                                            id)),
+        fmt::format("/p/{}", id));
   gate::Request req;
   req.id = id;
   req.who = m_who;
-  const bool confirmed = trim(r.field("confirm")) == "CONFIRM";
   req.answer = confirmed ? gate::Answer::confirm : gate::Answer::yes;
   req.seen_digest = seen;
   req.diff_cut = cut == "1";
@@ -291,9 +327,76 @@ Response App::approve(const Request& r, int id) {
                                                   fmt::format("/p/{}", id), "See the proposal as it is now")));
 }
 
+Response App::approve_team(const Request& r, int id, const std::string& then, bool confirmed) {
+  const std::string back = fmt::format("/p/{}", id);
+  if (then != "" && then != "sign")
+    return refused(make_error(Errc::usage,
+                              fmt::format("proposal {} was not approved: approve only, force and always allow do not "
+                                          "go with a team proposal",
+                                          id),
+                              "it is applied where it was proposed, once the signed decision arrives there"),
+                   back);
+  // What the terminal's approve prepares, checked again now: the page's own
+  // rule (never approve unseen) on the diff of the commit the page showed.
+  auto rv = team::prepare_decision(*m_ws, id, m_who, DiffOptions{});
+  after_change();
+  if (!rv) return refused(rv.error(), back);
+  if (!confirmed && files_must_be_opened(rv->proposal, rv->diff) && !opened_every_file(rv->diff, r.field("opened")))
+    return refused(
+        make_error(Errc::denied,
+                   fmt::format("proposal {} was not approved: its diff is long (over {} lines) and not every file's "
+                               "diff was opened on the page, nor was CONFIRM typed; nothing was signed",
+                               id, k_open_diff_lines),
+                   "open each file's diff on the proposal's page, or type CONFIRM, then approve"),
+        back);
+  // The tier (CONFIRM), the digest the page showed and the cut flag its
+  // form carried are checked by team::decide under the lock, before the key signs.
+  team::DecisionRequest req{
+      id, m_who, true, confirmed ? gate::Answer::confirm : gate::Answer::yes, r.field("digest"), r.field("cut") == "1",
+      {}};
+  auto d = team::decide(*m_ws, req);
+  after_change();
+  if (!d) return refused(d.error(), back);
+  return team_decided(*d, "approved");
+}
+
+Response App::team_decided(const team::Decided& d, std::string_view verb) {
+  const Proposal& p = d.proposal;
+  std::vector<std::string> lines{m_ws->redact(
+      fmt::format("{} team proposal {}: decision {} signed by {}", verb, p.id, d.decision.substr(0, 12), d.signer))};
+  std::string heading;
+  if (d.push_error) {
+    heading = fmt::format("Proposal {} {}: signed, waiting to push", p.id, verb);
+    lines.push_back(m_ws->redact(fmt::format("not pushed yet: {}", d.push_error->message)));
+    lines.push_back(fmt::format(
+        "the decision is kept here and pushed by the next kaicoder fetch, or now with: kaicoder publish {}", p.id));
+  } else {
+    heading = fmt::format("Proposal {} {}: signed and pushed", p.id, verb);
+    lines.push_back(m_ws->redact(fmt::format("pushed to the team remote; clone {} {} it when it next waits or fetches",
+                                             p.team.origin, verb == "approved" ? "applies" : "drops")));
+  }
+  lines.push_back(m_ws->redact(fmt::format("decider: {}", m_who.recorded())));
+  // 202: decided and signed here, not yet where it counts.
+  return html_response(
+      d.push_error ? 202 : 200,
+      document({heading}, outcome_main(heading, lines, fmt::format("/p/{}", p.id), "See the proposal as it is now")));
+}
+
 Response App::reject(const Request& r, int id) {
   const std::string action = fmt::format("/p/{}/reject", id);
   if (!m_guard.csrf_ok(r, action)) return form_refused("reject", "Open the proposal again and decide from there.");
+  if (auto peek = m_ws->store.load(id, Store::Payloads::none); peek && peek->team.remote()) {
+    // As the terminal's reject of a team proposal: prepared, then a signed decision.
+    const std::string back = fmt::format("/p/{}", id);
+    auto rv = team::prepare_decision(*m_ws, id, m_who, DiffOptions{});
+    after_change();
+    if (!rv) return refused(rv.error(), back);
+    team::DecisionRequest req{id, m_who, false, gate::Answer::yes, rv->digest, rv->diff_cut, r.field("reason")};
+    auto d = team::decide(*m_ws, req);
+    after_change();
+    if (!d) return refused(d.error(), back);
+    return team_decided(*d, "rejected");
+  }
   gate::Request req;
   req.id = id;
   req.who = m_who;
@@ -350,7 +453,11 @@ Response App::state_json() {
       std::string status(to_string(p->state));
       if (past_timeout(*m_ws, *p)) status = "timeout";
       std::string dg;
-      if (p->state == State::pending)
+      // What a proposal's page shows as its digest: a team proposal of
+      // another clone binds to its commit.
+      if (p->state == State::pending && p->team.remote())
+        dg = p->team.commit;
+      else if (p->state == State::pending)
         if (auto full = m_ws->store.load(id)) dg = digest(*full);
       proposals[std::to_string(id)] = {{"status", status}, {"digest", dg}};
       all += fmt::format("{}:{}:{}\n", id, status, dg);

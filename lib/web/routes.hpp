@@ -7,7 +7,8 @@
 //   GET  /                 the proposals, pending first
 //   GET  /p/N              one proposal: diff or command, checks, review, forms
 //   POST /p/N/approve      csrf, digest, cut, confirm   → gate::approve
-//   POST /p/N/reject       csrf, reason                 → gate::reject
+//                          (a team proposal of another clone: → team::decide, a signed decision)
+//   POST /p/N/reject       csrf, reason                 → gate::reject (team: team::decide)
 //   GET  /log              the changelog, a Roll back button per reversible entry
 //   GET  /rollback/ID      what the rollback restores, and its form
 //   POST /rollback/ID      csrf                         → gate::rollback
@@ -26,6 +27,7 @@
 #include <optional>
 
 #include "lib/gate/gate.hpp"
+#include "lib/team/team.hpp"
 #include "lib/web/http.hpp"
 #include "lib/web/session.hpp"
 
@@ -50,6 +52,9 @@ private:
   Response proposal_page(int id);
   Response approve(const Request& r, int id);
   Response reject(const Request& r, int id);
+  // A team proposal of another clone: a signed decision (lib/team), as at a terminal.
+  Response approve_team(const Request& r, int id, const std::string& then, bool confirmed);
+  Response team_decided(const team::Decided& d, std::string_view verb);
   Response log_page();
   Response rollback_page(const std::string& id);
   Response rollback(const Request& r, const std::string& id);

@@ -179,8 +179,8 @@ TEST_CASE("mcp: tools/list holds the fixed tools, none that decides, with schema
                                             "list_proposals"});
     for (const auto& t : tools) {
       const std::string n = t.at("name");
-      const bool read = n == "read_file" || n == "list_dir" || n == "proposal_status" || n == "wait_for_decision" ||
-                        n == "list_proposals";
+      // wait_for_decision writes what a person signed on the team remote (it applies a published proposal).
+      const bool read = n == "read_file" || n == "list_dir" || n == "proposal_status" || n == "list_proposals";
       CHECK(t.at("annotations").at("readOnlyHint").get<bool>() == read);
     }
   }

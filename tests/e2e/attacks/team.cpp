@@ -10,13 +10,17 @@
 // a remote proposal in its own clone.
 // The remote itself is hostile too: refs named with `..`, a proposal or
 // decision object hundreds of MB large (refused by its size, in bounded
-// memory), a decision under one origin's name on another origin's proposal.
+// memory), or stored as a 1.4 KB delta that expands to 700 MiB (refused by
+// git's bounded heap), a decision under one origin's name on another
+// origin's proposal.
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
+
+#include <zlib.h>
 
 #include "tests/support/team.hpp"
 
@@ -293,6 +297,136 @@ std::string with_blob(const std::string& tree, const std::string& name, const st
   return out;
 }
 
+// SHA-1 of a file, by sha1sum (streamed: constant memory), as raw bytes.
+std::string sha1_of(const TeamRepos& t, const std::string& shell) {
+  Run r = t.person.spawn({"sh", "-c", shell + " | sha1sum"}).finish(120s);
+  INFO(r.all());
+  REQUIRE(r.ok());
+  REQUIRE(r.out.size() >= 40);
+  std::string raw;
+  for (size_t i = 0; i < 40; i += 2) raw += static_cast<char>(std::stoi(r.out.substr(i, 2), nullptr, 16));
+  return raw;
+}
+
+std::string hex_of(const std::string& raw) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+void put_be32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
+}
+
+std::string deflated(const std::string& in) {
+  uLongf size = compressBound(static_cast<uLong>(in.size()));
+  std::string out(size, '\0');
+  REQUIRE(compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(in.data()),
+                    static_cast<uLong>(in.size()), 9) == Z_OK);
+  out.resize(size);
+  return out;
+}
+
+// A pack object's header: its type and (inflated) size.
+std::string object_header(int type, uint64_t size) {
+  std::string out;
+  unsigned char c = static_cast<unsigned char>((type << 4) | (size & 15));
+  size >>= 4;
+  while (size) {
+    out += static_cast<char>(c | 0x80);
+    c = size & 0x7f;
+    size >>= 7;
+  }
+  return out + static_cast<char>(c);
+}
+
+std::string delta_size(uint64_t size) {
+  std::string out;
+  do {
+    unsigned char c = size & 0x7f;
+    size >>= 7;
+    out += static_cast<char>(size ? c | 0x80 : c);
+  } while (size);
+  return out;
+}
+
+struct Bomb {
+  std::string base, huge;  // blob ids
+};
+
+// A delta bomb written straight into the remote, as a hostile remote would
+// store it: a pack (made here byte by byte, so that no process of this case
+// ever holds the big object) of a base blob of 1 MiB of zero bytes and an
+// OFS_DELTA of about 1.4 KB that copies it `copies` times over: a blob of
+// `copies` MiB. Its id is hashed streaming (sha1sum), its index written
+// by hand (git index-pack would inflate it).
+Bomb delta_bomb(const TeamRepos& t, uint32_t copies) {
+  const uint64_t mib = 1 << 20, big = copies * mib;
+  const std::string base(mib, '\0');
+  std::string delta = delta_size(mib) + delta_size(big);
+  // Copy from offset 0, size 0x100000: only the third size byte is set.
+  for (uint32_t i = 0; i < copies; ++i) delta += std::string{static_cast<char>(0x80 | 0x40), 0x10};
+  Bomb b;
+  b.base = hex_of(sha1_of(t, "{ printf 'blob 1048576\\000'; head -c 1048576 /dev/zero; }"));
+  b.huge = hex_of(
+      sha1_of(t, "{ printf 'blob " + std::to_string(big) + "\\000'; head -c " + std::to_string(big) + " /dev/zero; }"));
+  std::string pack = "PACK";
+  put_be32(pack, 2);
+  put_be32(pack, 2);
+  const uint32_t base_at = static_cast<uint32_t>(pack.size());
+  pack += object_header(3, mib) + deflated(base);
+  const uint32_t huge_at = static_cast<uint32_t>(pack.size());
+  std::string ofs;
+  uint64_t back = huge_at - base_at;
+  ofs = static_cast<char>(back & 0x7f);
+  while (back >>= 7) ofs.insert(ofs.begin(), static_cast<char>(0x80 | (--back & 0x7f)));
+  pack += object_header(6, delta.size()) + ofs + deflated(delta);
+  const fs::path dir = t.remote / "objects" / "pack";
+  const fs::path tmp = t.person.home() / "bomb.pack";
+  { std::ofstream(tmp, std::ios::binary) << pack; }
+  const std::string pack_sum = sha1_of(t, "cat '" + tmp.string() + "'");
+  pack += pack_sum;
+  // The index (version 2): fan-out, sorted ids, CRC-32s, offsets, checksums.
+  struct Entry {
+    std::string id;
+    uint32_t at, end;
+  };
+  std::vector<Entry> entries;
+  auto raw_id = [](const std::string& hex) {
+    std::string raw;
+    for (size_t i = 0; i < 40; i += 2) raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return raw;
+  };
+  entries.push_back({raw_id(b.base), base_at, huge_at});
+  entries.push_back({raw_id(b.huge), huge_at, static_cast<uint32_t>(pack.size() - 20)});
+  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.id < y.id; });
+  std::string idx = "\377tOc";
+  put_be32(idx, 2);
+  for (int i = 0; i < 256; ++i) {
+    uint32_t n = 0;
+    for (const auto& e : entries) n += static_cast<unsigned char>(e.id[0]) <= i ? 1 : 0;
+    put_be32(idx, n);
+  }
+  for (const auto& e : entries) idx += e.id;
+  for (const auto& e : entries)
+    put_be32(idx, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(pack.data() + e.at), e.end - e.at)));
+  for (const auto& e : entries) put_be32(idx, e.at);
+  idx += pack_sum;
+  { std::ofstream(tmp, std::ios::binary | std::ios::trunc) << idx; }
+  idx += sha1_of(t, "cat '" + tmp.string() + "'");
+  fs::remove(tmp);
+  const std::string name = "pack-" + hex_of(pack_sum);
+  { std::ofstream(dir / (name + ".pack"), std::ios::binary) << pack; }
+  { std::ofstream(dir / (name + ".idx"), std::ios::binary) << idx; }
+  // The remote's own git reads it as stored: a blob of `copies` MiB, by its header.
+  REQUIRE(in_remote(t, {"cat-file", "-s", b.huge}) == std::to_string(big));
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("attack: a hostile remote's huge proposal blob and huge decision blob are refused, in bounded memory",
@@ -337,9 +471,61 @@ TEST_CASE("attack: a hostile remote's huge proposal blob and huge decision blob 
   CHECK(children_max_rss_kib() < k_bounded_rss_kib);
 }
 
-TEST_CASE("attack: refs named with '..' on the remote are never fetched, and a remote that breaks on one leaves local "
-          "work going",
+TEST_CASE("attack: a hostile remote's small delta that expands to a huge blob is refused, in bounded memory",
           "[e2e][attack][team]") {
+  TeamRepos t;
+  const Published pub = t.publish_edit("a.txt", "alpha", "beta");
+  // 1.4 KB of delta on the wire that makes 700 MiB when resolved.
+  const Bomb bomb = delta_bomb(t, 700);
+  // A proposal commit of this origin whose a.txt is the bomb (its base blob
+  // beside it, so that the remote sends the delta as it is stored).
+  std::string lines = with_blob(in_remote(t, {"ls-tree", pub.base}), "a.txt", bomb.huge);
+  lines += "100644 blob " + bomb.base + "\tzeros.bin\n";
+  const std::string tree = in_remote(t, {"mktree"}, lines);
+  std::string message = in_remote(t, {"log", "-1", "--format=%B", pub.commit});
+  const std::string named = "Kaicoder-Proposal: " + pub.origin + "/1";
+  message.replace(message.find(named), named.size(), "Kaicoder-Proposal: " + pub.origin + "/2");
+  const std::string big = in_remote(t, {"commit-tree", tree, "-p", pub.base, "-F", "-"}, message);
+  in_remote(t, {"update-ref", "refs/kaicoder/proposals/" + pub.origin + "/2", big});
+  // git resolves a delta in memory, whatever core.bigFileThreshold says: the
+  // fetch runs with git's heap bounded, and fails instead of holding it.
+  Run fetched = t.person.kai({"fetch"});
+  KAI_CHECK_EXIT(fetched, 3);
+  CHECK_THAT(fetched.err, Contains("sent an object that git could not unpack within 256 MiB") &&
+                              Contains("nothing was fetched") && Contains("remove the ref"));
+  CHECK(t.person.read("a.txt") == "alpha\n");
+  CHECK(git_ok(t.person, {"for-each-ref", "refs/kaicoder/"}).empty());
+  KAI_CHECK_EXIT(t.person.kai({"list"}), 0);  // local work goes on
+  // Without the bomb's ref, the real proposal comes through.
+  in_remote(t, {"update-ref", "-d", "refs/kaicoder/proposals/" + pub.origin + "/2"});
+  const int id = t.fetch_one();
+
+  // A decision on the real proposal whose decision.toml is the bomb (and
+  // its signature the bomb's base, so that the delta travels as stored).
+  Held held(t.agent);
+  const std::string dtree =
+      in_remote(t, {"mktree"},
+                "100644 blob " + bomb.huge + "\tdecision.toml\n100644 blob " + bomb.base + "\tdecision.toml.sig\n");
+  const std::string decision = in_remote(t, {"commit-tree", dtree, "-p", pub.commit, "-m", "a decision"});
+  in_remote(t, {"update-ref", decision_ref(pub), decision});
+  Run w = t.agent.kai({"wait", std::to_string(pub.id), "--timeout", "30"});
+  KAI_CHECK_EXIT(w, 3);
+  CHECK_THAT(w.err, Contains("could not unpack within 256 MiB"));
+  CHECK(Held::files(t.agent) == held.tree);
+  CHECK(git_ok(t.agent, {"rev-parse", "HEAD"}) == held.head);
+  CHECK(show_json(t.agent, pub.id).at("status") == "pending");
+  // The person's clone refuses it too, and its record stays undecided.
+  KAI_CHECK_EXIT(t.person.kai({"fetch"}), 3);
+  CHECK(show_json(t.person, id).at("status") == "pending");
+
+  // No process this case started resolved the 700 MiB object in memory.
+  CHECK(children_max_rss_kib() < k_bounded_rss_kib);
+}
+
+TEST_CASE(
+    "attack: refs named with '..' on the remote are never fetched, and a remote that breaks on one leaves local "
+    "work going",
+    "[e2e][attack][team]") {
   TeamRepos t;
   const Published pub = t.publish_edit("a.txt", "alpha", "beta");
   const std::string head = git_ok(t.person, {"rev-parse", "HEAD"});
