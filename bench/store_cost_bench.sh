@@ -40,6 +40,8 @@ cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
 kai=$build/kaicoder
 
 bench_private_home
+# The owner's folder as the commands see it: the private home is mounted over the real one.
+real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
 
 old_kai=${OLD:+$(realpath "$OLD")}
 bins=(kai)
