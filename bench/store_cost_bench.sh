@@ -5,7 +5,10 @@
 # decided proposals, CPU time (user + system) of each whole process, and
 # the ratio to the empty store (the goal: at most 1.2 at N = 10,000). Also
 # the start-up of a process: `kaicoder --version` against `git --version`
-# (the goal: at most 3).
+# (the goal: at most 3). And what reads the whole history, at each size N:
+# a full `kaicoder list` against `git log --oneline -n N` and `kaicoder
+# doctor` against `git fsck`, each git command on a repository of N commits
+# (the goal: at most 2), with `show` and `log` beside them for the growth table.
 #
 #   bench/store_cost_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
@@ -37,6 +40,8 @@ cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
 kai=$build/kaicoder
 
 bench_private_home
+# The owner's folder as the commands see it: the private home is mounted over the real one.
+real_home=$(getent passwd "$(id -u)" | cut -d: -f6)
 
 old_kai=${OLD:+$(realpath "$OLD")}
 bins=(kai)
@@ -51,7 +56,20 @@ make_repo() {
   (cd "$dir" && git_ init -q && git_ add -A && git_ commit -q -m seed)
   (cd "$dir" && printf 'y\n' | in_home script -qec "$kai init" /dev/null >/dev/null)
   (cd "$dir" && git_ add -A && git_ commit -q -m init)
-  if ((n > 0)); then in_home "$build/bench/store_fill" "$dir" "$real_home/.config/kaicoder" "$n"; fi
+  # An older build (OLD) knows no archive: its stores keep every proposal in staging/.
+  local layout=()
+  [[ $1 == old ]] && layout=(staging)
+  if ((n > 0)); then in_home "$build/bench/store_fill" "$dir" "$real_home/.config/kaicoder" "$n" "${layout[@]}"; fi
+}
+
+# make_git N: $work/git-N, a repository of N commits (one file changed in each).
+make_git() {
+  local dir=$work/git-$1
+  mkdir -p "$dir"
+  (cd "$dir" && git_ init -q &&
+    awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++)
+      printf "commit refs/heads/main\ncommitter bench <b@example.com> %d +0000\ndata <<EOT\nchange %d\nEOT\nM 644 inline f.txt\ndata <<EOT\n%d\nEOT\n\n", 1700000000 + i, i, i }' |
+    git_ fast-import --quiet && git_ reset -q --hard main)
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -63,6 +81,7 @@ echo
 read -r -a more_sizes <<<"$sizes"
 all_sizes=(0 "${more_sizes[@]}")
 for b in "${bins[@]}"; do for n in "${all_sizes[@]}"; do make_repo "$b" "$n"; done; done
+for n in "${more_sizes[@]}"; do make_git "$n"; done
 rm -f "$work"/*.times
 
 # One round per size, the sizes interleaved so the machine's load falls on
@@ -85,6 +104,19 @@ for ((r = 0; r < runs; r++)); do
   time_cmd kai_version "$work" sh -c "$(loop "'$kai' --version >/dev/null")"
   time_cmd git_log "$work/kai-0" sh -c "$(loop "git log --oneline -n 10 >/dev/null")"
   time_cmd kai_list "$work/kai-${all_sizes[-1]}" "${home_ns[@]}" sh -c "$(loop "'$kai' list --status pending >/dev/null")"
+  # What reads the whole history, each size against git on as many commits.
+  for n in "${more_sizes[@]}"; do
+    time_cmd "git-log-$n" "$work/git-$n" git log --oneline -n "$n"
+    time_cmd "git-fsck-$n" "$work/git-$n" git fsck --no-progress
+    for b in "${bins[@]}"; do
+      k=$(bin_of "$b")
+      time_cmd "$b-list-$n" "$work/$b-$n" "${home_ns[@]}" "$k" list
+      time_cmd "$b-show-$n" "$work/$b-$n" "${home_ns[@]}" "$k" show 1
+      time_cmd "$b-log-$n" "$work/$b-$n" "${home_ns[@]}" "$k" log
+      # doctor says what it finds about the bench's home (exit 1 on a failed check): timed all the same.
+      time_cmd "$b-doctor-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "'$k' doctor >/dev/null 2>&1 || true"
+    done
+  done
   if [[ -n $old_kai ]]; then
     time_cmd old_version "$work" sh -c "$(loop "'$old_kai' --version >/dev/null")"
     time_cmd old_list "$work/old-${all_sizes[-1]}" "${home_ns[@]}" sh -c "$(loop "'$old_kai' list --status pending >/dev/null")"
@@ -131,4 +163,26 @@ for m in kai_list ${old_kai:+old_list}; do
   [[ $m == old_list ]] && label="OLD kaicoder list --status pending"
   # shellcheck disable=SC2059
   printf "$fmt" "$label" "$kcpu" "$kwall" "$(ratio "$kcpu" "$gcpu")"
+done
+echo
+# shellcheck disable=SC2059
+printf "$fmt" "measurement (whole history)" "cpu s" "wall s" "vs git"
+echo '|------------------------------------|---------|----------|-----------|'
+for n in "${more_sizes[@]}"; do
+  read -r lcpu lwall < <(time_median "git-log-$n")
+  read -r fcpu fwall < <(time_median "git-fsck-$n")
+  # shellcheck disable=SC2059
+  printf "$fmt" "git log --oneline -n $n" "$lcpu" "$lwall" "1.00"
+  # shellcheck disable=SC2059
+  printf "$fmt" "git fsck, $n commits" "$fcpu" "$fwall" "1.00"
+  for b in "${bins[@]}"; do
+    label=kaicoder
+    [[ $b == old ]] && label="OLD kaicoder"
+    for step in list doctor show log; do
+      read -r cpu wall < <(time_median "$b-$step-$n")
+      case $step in list) vs=$(ratio "$cpu" "$lcpu") ;; doctor) vs=$(ratio "$cpu" "$fcpu") ;; *) vs="" ;; esac
+      # shellcheck disable=SC2059
+      printf "$fmt" "$label $step, $n stored" "$cpu" "$wall" "$vs"
+    done
+  done
 done

@@ -4,8 +4,12 @@
 // so the store the timed CLI commands find is one a year of agent work
 // would leave. Only the filling uses the library; what is timed is the CLI.
 //
-//   store_fill ROOT OWNER_DIR N      ROOT already `kaicoder init`-ed; OWNER_DIR
-//                                    holds the owner's key (~/.config/kaicoder)
+//   store_fill ROOT OWNER_DIR N [staging]
+//       ROOT already `kaicoder init`-ed; OWNER_DIR holds the owner's key
+//       (~/.config/kaicoder). The decided proposals are then moved into the
+//       archive (Store::archive_decided), as the first sweep of a real store
+//       does; with `staging` they stay in staging/, as a store made before
+//       the archive keeps them.
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,14 +22,23 @@
 #include "lib/store/store.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: store_fill ROOT OWNER_DIR N\n");
+  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "staging")) {
+    std::fprintf(stderr, "usage: store_fill ROOT OWNER_DIR N [staging]\n");
     return 2;
   }
   const std::filesystem::path root = argv[1], owner = argv[2];
   const int n = std::atoi(argv[3]);
   kai::Store store{root / ".kaicoder"};
-  store.use(kai::Sealer{owner, root});
+  // Sealed as `kaicoder` seals them: bound to the root and to the store's
+  // identity (lib/config/workspace does the same), so every record verifies.
+  kai::Sealer sealer{owner, root};
+  auto ident = kai::store_identity(root / ".kaicoder", sealer);
+  if (!ident) {
+    std::fprintf(stderr, "store_fill: %s\n", ident.error().message.c_str());
+    return 1;
+  }
+  if (!ident->id.empty() && !ident->fresh) sealer.use_store(ident->id);
+  store.use(sealer);
   auto lock = store.lock();
   if (!lock) {
     std::fprintf(stderr, "store_fill: %s\n", lock.error().message.c_str());
@@ -52,6 +65,12 @@ int main(int argc, char** argv) {
     p.id = *id;
     if (auto s = store.create(p); !s) {
       std::fprintf(stderr, "store_fill: %s\n", s.error().message.c_str());
+      return 1;
+    }
+  }
+  if (argc == 4) {
+    if (auto moved = store.archive_decided(); !moved) {
+      std::fprintf(stderr, "store_fill: %s\n", moved.error().message.c_str());
       return 1;
     }
   }

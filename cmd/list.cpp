@@ -25,6 +25,10 @@ RunFn setup_list(CLI::App& sub) {
     if (!listing) return report(s, listing.error());
     const std::vector<Proposal>& rows = listing->proposals;
     const auto& corrupt = listing->corrupt;
+    if (!listing->from_records.empty())
+      err("kaicoder: note: {} archived proposals (from {}) were read from their records: their archive summary "
+          "is missing or does not verify\nhint: kaicoder doctor makes the summary again from the records\n",
+          listing->from_records.size(), listing->from_records.front());
     if (s.json()) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& p : rows) {

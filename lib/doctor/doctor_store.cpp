@@ -259,6 +259,24 @@ void check_live_index(Workspace& ws, Checks& out) {
       "store lock is free");
 }
 
+// The archive's per-bucket summaries (lib/store/store catalog): made again
+// from the records when one is missing, forged or disagrees, as the live index is.
+void check_archive(Workspace& ws, Checks& out) {
+  std::vector<std::string> wrong = ws.store.check_summaries(false);
+  if (wrong.empty()) return;
+  const std::string what = fmt::format("the summaries of archive buckets {} disagree with their records (missing, "
+                                       "forged or cut short): list reads those records one by one",
+                                       fmt::join(wrong, ", "));
+  if (ws.store.sealer().usable()) {
+    if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) {
+      (void)ws.store.check_summaries(true);
+      add(out, "archive", Level::ok, what + "; made again from the records");
+      return;
+    }
+  }
+  add(out, "archive", Level::warn, what, "run kaicoder doctor when the store lock is free");
+}
+
 }  // namespace
 
 void check_proposals(Workspace& ws, Checks& out) {
@@ -288,6 +306,7 @@ void check_proposals(Workspace& ws, Checks& out) {
   }
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
   check_live_index(ws, out);
+  check_archive(ws, out);
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
         "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "
@@ -305,10 +324,10 @@ void check_proposals(Workspace& ws, Checks& out) {
   if (!corrupt.empty()) {
     // A record kaicoder cannot read is never applied, so this is a warning;
     // the folder still blocks nothing but its own id.
-    const fs::path first = ws.store.dir() / "staging" / std::to_string(corrupt.front());
+    const fs::path first = ws.store.folder(corrupt.front());
     add(out, "corrupt proposals", Level::warn,
         fmt::format("proposals {} have unreadable records", fmt::join(corrupt, ", ")),
-        fmt::format("look at {}/meta.json{}; move the folder out of staging/ to be rid of it — it is never applied",
+        fmt::format("look at {}/meta.json{}; move the folder out of the state dir to be rid of it — it is never applied",
                     first.string(), corrupt.size() > 1 ? " (and the others)" : ""));
   }
   if (!unverified.empty())

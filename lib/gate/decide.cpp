@@ -175,6 +175,10 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) 
     ws.notices.push_back(fmt::format(
         "removed {}, the staging folder of a proposal an interrupted command left without a record",
         ws.store.staging_dir(id).string()));
+  // Decided proposals leave staging/ for the archive, so that what the
+  // next command lists there is the work in flight (an old store's whole
+  // history moves here once, at its first sweep).
+  if (auto moved = ws.store.archive_decided(); !moved) return moved.error();
   // The live set only, metadata only: expiring never needs a payload, and
   // decided proposals never expire.
   auto set = ws.store.live(Store::Refresh::write);

@@ -187,8 +187,8 @@ std::vector<fs::path> direct_trees(const Workspace& ws, const EffectContext& ctx
 
 // ----- kept in the proposal --------------------------------------------------
 
-fs::path effects_file(const Workspace& ws, int id) { return ws.store.staging_dir(id) / "effects.json"; }
-fs::path diff_file(const Workspace& ws, int id) { return ws.store.staging_dir(id) / "effects.diff"; }
+fs::path effects_file(const Workspace& ws, int id) { return ws.store.folder(id) / "effects.json"; }
+fs::path diff_file(const Workspace& ws, int id) { return ws.store.folder(id) / "effects.diff"; }
 
 Status keep_effects(Workspace& ws, Proposal& p, const Effects& fx, const std::string& diff) {
   const std::string text = to_json(fx).dump(1) + "\n";

@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 
 CapturedOutput run_output(const Workspace& ws, int id) {
   CapturedOutput c;
-  if (auto o = read_owned(ws.store.staging_dir(id) / "stdout")) c.out = std::move(*o);
-  if (auto e = read_owned(ws.store.staging_dir(id) / "stderr")) c.err = std::move(*e);
+  if (auto o = read_owned(ws.store.folder(id) / "stdout")) c.out = std::move(*o);
+  if (auto e = read_owned(ws.store.folder(id) / "stderr")) c.err = std::move(*e);
   return c;
 }
 

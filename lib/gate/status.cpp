@@ -50,16 +50,15 @@ Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
     for (auto& p : set->proposals)
       if (shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
   }
-  auto ids = status == "pending" || status == "approved" ? Result<std::vector<int>>(std::vector<int>{})
-                                                         : ws.store.ids();
-  if (!ids) return ids.error();
-  for (int id : *ids) {
-    auto p = ws.store.load(id, Store::Payloads::none);  // a listing never reads payloads
-    if (!p) {
-      out.corrupt.emplace_back(id, p.error().message);
-      continue;
-    }
-    if (status.empty() || shown_state(ws, *p) == status) out.proposals.push_back(std::move(*p));
+  // Everything else: staging/ from its records, the archive from its
+  // buckets' summaries (Store::catalog), never every record.
+  if (status != "pending" && status != "approved") {
+    auto all = ws.store.catalog();
+    if (!all) return all.error();
+    out.corrupt = std::move(all->corrupt);
+    out.from_records = std::move(all->from_records);
+    for (auto& p : all->proposals)
+      if (status.empty() || shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
   }
   std::stable_sort(out.proposals.begin(), out.proposals.end(), [](const Proposal& x, const Proposal& y) {
     bool px = x.state == State::pending || x.state == State::held,

@@ -46,6 +46,9 @@ std::string shown_state(const Workspace& ws, const Proposal& p);
 struct Listing {
   std::vector<Proposal> proposals;                   // metadata only, no payloads
   std::vector<std::pair<int, std::string>> corrupt;  // id, why it could not be read
+  // Archived proposals read from their records because their summary line
+  // was missing or did not verify (Store::catalog): doctor makes it again.
+  std::vector<int> from_records;
 };
 
 // Every proposal (or those whose shown_state is `status`), pending first

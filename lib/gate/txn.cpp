@@ -540,7 +540,7 @@ uint64_t bookkeeping_bytes(const Workspace& ws, const Txn& t, uint64_t intent_by
   uint64_t need = blocks(intent_bytes);                        // the journal record: about the intent
   need += (t.rec.files.size() + 2) * block;                    // a pointer per file, LAST
   need += 2 * blocks(size_of_file(ws.changelog.path())) + blocks(format_entry(t.entry).size());
-  if (t.proposal > 0) need += 2 * blocks(size_of_file(ws.store.staging_dir(t.proposal) / "meta.json"));
+  if (t.proposal > 0) need += 2 * blocks(size_of_file(ws.store.folder(t.proposal) / "meta.json"));
   return need + 16 * block;  // and a margin
 }
 

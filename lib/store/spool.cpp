@@ -224,7 +224,8 @@ Result<std::optional<TicketInfo>> read_ticket(const fs::path& state, const std::
   }
 }
 
-Status mirror_status(const fs::path& state, int id, std::string_view record, long approval_timeout) {
+Status mirror_status(const fs::path& state, int id, const fs::path& folder, std::string_view record,
+                     long approval_timeout) {
   const fs::path dir = spool::status(state);
   if (!real_dir(dir)) return ok_status();
   // The status, not what binds a decision: the approval digest, the
@@ -236,7 +237,7 @@ Status mirror_status(const fs::path& state, int id, std::string_view record, lon
   // What a run printed (captured, capped and redacted when it ran) goes with
   // it, so the agent's `run --wait` reports it as the owner's would.
   for (const char* stream : {"stdout", "stderr"}) {
-    const fs::path from = state / "staging" / std::to_string(id) / stream;
+    const fs::path from = folder / stream;
     struct stat st {};
     if (::lstat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     if (auto bytes = read_file(from, 16 << 20))

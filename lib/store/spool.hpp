@@ -109,7 +109,9 @@ Result<std::optional<TicketInfo>> read_ticket(const std::filesystem::path& state
 // owner's [approval] timeout, when above 0) so that the agent's side sees
 // it expire; a run's captured output beside it (<id>.stdout, <id>.stderr).
 // Errors are ignored by the caller: the store's own record is what counts.
-Status mirror_status(const std::filesystem::path& state, int id, std::string_view record, long approval_timeout = 0);
+// `folder` is the record's folder (staging/<id>/ or its place in the archive).
+Status mirror_status(const std::filesystem::path& state, int id, const std::filesystem::path& folder,
+                     std::string_view record, long approval_timeout = 0);
 // Beside it, <id>.diff: the diff of a proposal the agent may see (lib/two_user/agent_side mirror_diff).
 Status mirror_status_diff(const std::filesystem::path& state, int id, std::string_view diff);
 // The mirrored records, for the agent's list/show/wait: the raw JSON text.

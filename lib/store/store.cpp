@@ -37,7 +37,7 @@ namespace {
 // never followed. The files in them are read with lib/paths/beneath read_owned.
 Status refuse_symlinked_folders(const fs::path& dir) {
   for (const char* sub :
-       {"", "staging", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
+       {"", "staging", "archive", "journal", "journal/paths", "intents", "scratch", "cache", "changelog-archive"}) {
     fs::path p = *sub ? dir / sub : dir;
     struct stat st {};
     if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
@@ -149,6 +149,42 @@ bool Store::exists() const {
 
 fs::path Store::staging_dir(int id) const { return m_dir / "staging" / std::to_string(id); }
 
+namespace {
+// Archived proposals are kept by blocks of ids, so that an id names its
+// bucket: finding one is a stat, never a walk of the archive.
+constexpr int k_bucket_size = 1000;
+
+fs::path bucket_of(const fs::path& state, int id) { return state / "archive" / std::to_string(id / k_bucket_size); }
+
+bool plain_dir(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The numbered entries of `dir` (proposal folders, or buckets), ascending.
+std::vector<int> numbered(const fs::path& dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return out;
+  for (const auto& e : it) {
+    // Named as kaicoder names them: "010" is no proposal's folder.
+    if (auto id = parse_proposal_id(e.path().filename().string()); id && *id >= 0) out.push_back(*id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+fs::path Store::archive_dir(int id) const { return bucket_of(m_dir, id) / std::to_string(id); }
+
+fs::path Store::folder(int id) const {
+  fs::path hot = staging_dir(id);
+  if (plain_dir(hot)) return hot;
+  fs::path cold = archive_dir(id);
+  return plain_dir(cold) ? cold : hot;
+}
+
 Result<FileLock> Store::lock() const {
   KAI_TRY(m_seal.usable());
   KAI_TRY(ensure());
@@ -167,7 +203,8 @@ Result<int> Store::next_id() const {
   // is stepped over (one stat, not a listing of the store).
   if (auto x = read_live()) next = std::max(next, x->next);
   std::error_code ec;
-  while (fs::exists(fs::symlink_status(staging_dir(next), ec))) ++next;
+  while (fs::exists(fs::symlink_status(staging_dir(next), ec)) || fs::exists(fs::symlink_status(archive_dir(next), ec)))
+    ++next;
   KAI_TRY(write_file_atomic(counter, fmt::format("{}\n", next + 1), 0600));
   return next;
 }
@@ -246,14 +283,27 @@ Result<std::string> Store::sealed_record(Proposal& p) const {
 Status Store::save(Proposal& p) const {
   auto text = sealed_record(p);
   if (!text) return text.error();
-  KAI_TRY(write_file_atomic(staging_dir(p.id) / "meta.json", *text, 0600));
+  const fs::path dir = folder(p.id);
+  // An archived record changing (an applied proposal rolled back): its
+  // summary line goes first and comes back after, so a crash between
+  // leaves the line missing (the listing reads the record), never stale.
+  const bool archived = dir != staging_dir(p.id);
+  if (archived) KAI_TRY(put_summary_line(p.id, std::nullopt));
+  KAI_TRY(write_file_atomic(dir / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
-  (void)mirror_status(m_dir, p.id, *text, m_approval_timeout);  // the agent's view; the record above is what counts
+  (void)mirror_status(m_dir, p.id, dir, *text, m_approval_timeout);  // the agent's view; the record above is what counts
   fault_point("after-record");
+  if (archived) KAI_TRY(put_summary_line(p.id, *text));
   return forget_decided({&p});
 }
 
 Status Store::save_all(std::vector<Proposal>& ps) const {
+  // The sweep saves live proposals, which are never archived; one that is
+  // goes through save() and its summary line.
+  if (std::any_of(ps.begin(), ps.end(), [this](const Proposal& p) { return folder(p.id) != staging_dir(p.id); })) {
+    for (auto& p : ps) KAI_TRY(save(p));
+    return ok_status();
+  }
   std::vector<std::pair<fs::path, std::string>> files;
   files.reserve(ps.size());
   for (auto& p : ps) {
@@ -263,7 +313,7 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   }
   KAI_TRY(write_files_atomic(files, 0600));
   for (auto& p : ps) p.sealed = SealCheck::ok;
-  for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, files[i].second, m_approval_timeout);
+  for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, staging_dir(ps[i].id), files[i].second, m_approval_timeout);
   fault_point("after-record");
   std::vector<const Proposal*> saved;
   for (const auto& p : ps) saved.push_back(&p);
@@ -271,7 +321,7 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
 }
 
 Result<Proposal> Store::load(int id, Payloads payloads) const {
-  fs::path dir = staging_dir(id);
+  fs::path dir = folder(id);
   std::error_code ec;
   if (id < 1 || !fs::is_directory(dir, ec))
     return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
@@ -335,17 +385,19 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   return p;
 }
 
+std::vector<int> Store::hot_ids() const {
+  std::vector<int> out = numbered(m_dir / "staging");
+  out.erase(std::remove(out.begin(), out.end(), 0), out.end());
+  return out;
+}
+
 Result<std::vector<int>> Store::ids() const {
-  std::vector<int> out;
-  std::error_code ec;
-  fs::directory_iterator it(m_dir / "staging", ec);
-  if (ec) return out;
-  for (const auto& e : it) {
-    const std::string name = e.path().filename().string();
-    // Named as kaicoder names them: "010" is no proposal's folder.
-    if (auto id = parse_proposal_id(name); id && *id > 0) out.push_back(*id);
-  }
+  std::vector<int> out = hot_ids();
+  for (int bucket : numbered(m_dir / "archive"))
+    for (int id : numbered(m_dir / "archive" / std::to_string(bucket)))
+      if (id > 0 && id / k_bucket_size == bucket) out.push_back(id);
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -375,7 +427,8 @@ std::optional<Store::LiveIndex> Store::read_live() const {
   // Older than the store: a proposal was made after this index was written
   // (a sealed copy put back), so it may not name every live one.
   std::error_code ec;
-  if (fs::exists(fs::symlink_status(staging_dir(x.next), ec))) return std::nullopt;
+  if (fs::exists(fs::symlink_status(staging_dir(x.next), ec)) || fs::exists(fs::symlink_status(archive_dir(x.next), ec)))
+    return std::nullopt;
   return x;
 }
 
@@ -462,6 +515,218 @@ std::string Store::check_live() const {
   return "";
 }
 
+
+// ---- The archive: archive/<id / 1000>/<id>/ and each bucket's summary ----
+//
+// A summary line is "<id>\t<the record as sealed, compact>\t<a run's command
+// file, or empty>". The record carries its own seal (kind "proposal", bound
+// to the root and the id), so a line is believed exactly when the record it
+// copies would be; the command is a payload, shown as a listing shows it
+// from the folder (Payloads::none: never checked against the seal there
+// either).
+
+namespace {
+constexpr const char* k_summary = "summary";
+
+std::string summary_line(int id, const std::string& record, const std::string& command) {
+  nlohmann::json j = parse_bounded_json(record).value;
+  std::string cmd;
+  if (!command.empty()) {
+    nlohmann::json c = parse_bounded_json(command).value;
+    if (c.is_object()) cmd = c.dump();
+  }
+  return fmt::format("{}\t{}\t{}", id, j.is_discarded() ? std::string("{}") : j.dump(), cmd);
+}
+}  // namespace
+
+std::vector<std::pair<int, std::string>> Store::read_summary(const fs::path& bucket) const {
+  std::vector<std::pair<int, std::string>> out;
+  auto text = read_owned(bucket / k_summary);
+  if (!text) return out;
+  size_t at = 0;
+  while (at < text->size()) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    std::string_view line(text->data() + at, end - at);
+    at = end + 1;
+    const size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) continue;
+    auto id = parse_proposal_id(std::string(line.substr(0, tab)));
+    if (id && *id > 0) out.emplace_back(*id, std::string(line));
+  }
+  return out;
+}
+
+Status Store::write_summary(const fs::path& bucket, std::vector<std::pair<int, std::string>> lines) const {
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string all;
+  for (const auto& [id, line] : lines) all += line + "\n";
+  return write_file_atomic(bucket / k_summary, all, 0600);
+}
+
+Status Store::put_summary_line(int id, const std::optional<std::string>& record) const {
+  const fs::path bucket = bucket_of(m_dir, id);
+  auto lines = read_summary(bucket);
+  const size_t before = lines.size();
+  lines.erase(std::remove_if(lines.begin(), lines.end(), [id](const auto& l) { return l.first == id; }), lines.end());
+  if (!record && lines.size() == before) return ok_status();
+  if (record) {
+    std::string command;
+    if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
+    lines.emplace_back(id, summary_line(id, *record, command));
+  }
+  return write_summary(bucket, std::move(lines));
+}
+
+Result<Proposal> Store::from_line(int id, const std::string& line) const {
+  const size_t t1 = line.find('\t');
+  const size_t t2 = t1 == std::string::npos ? std::string::npos : line.find('\t', t1 + 1);
+  if (t2 == std::string::npos) return make_error(Errc::io, fmt::format("proposal {}: a summary line cut short", id));
+  nlohmann::json j = parse_bounded_json(std::string_view(line).substr(t1 + 1, t2 - t1 - 1)).value;
+  if (!j.is_object() || !j.contains("seal") || !j["seal"].is_string())
+    return make_error(Errc::conflict, fmt::format("proposal {}: a summary line without a seal", id));
+  const std::string mac = j["seal"].get<std::string>();
+  j.erase("seal");
+  // Without the owner's key nothing is checked, the records no more than
+  // their lines (SealCheck::no_key, as load() says of a record).
+  const SealCheck verdict = m_seal.check("proposal", std::to_string(id), j.dump(), mac);
+  if (verdict != SealCheck::ok && verdict != SealCheck::no_key)
+    return make_error(Errc::conflict, fmt::format("proposal {}: a summary line that does not verify", id));
+  auto p = from_json(j);
+  if (!p || p->id != id) return make_error(Errc::conflict, fmt::format("proposal {}: a summary line of another", id));
+  if (p->kind == Kind::run) {
+    nlohmann::json cmd = parse_bounded_json(std::string_view(line).substr(t2 + 1)).value;
+    if (!cmd.is_object()) return make_error(Errc::io, fmt::format("proposal {}: a summary line without its command", id));
+    p->argv = cmd.value("argv", std::vector<std::string>{});
+    p->shell = cmd.value("shell", "");
+  }
+  p->sealed = verdict;
+  p->sealed_payload_digest = j.value("payload_digest", "");
+  p->payloads_loaded = false;
+  p->payload_changed = false;
+  return p;
+}
+
+Result<size_t> Store::archive_decided() const {
+  const auto index = read_live();
+  struct Move {
+    int id;
+    std::string line;
+  };
+  std::vector<Move> moves;
+  for (int id : hot_ids()) {
+    if (index && std::binary_search(index->ids.begin(), index->ids.end(), id)) continue;  // live: stays
+    auto p = load(id, Payloads::none);
+    // What does not verify stays where doctor lists it and nothing acts on it.
+    if (!p || live_state(p->state) || p->sealed != SealCheck::ok) continue;
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(archive_dir(id), ec))) continue;  // a copy there already: left for doctor
+    auto record = read_owned(staging_dir(id) / "meta.json");
+    if (!record) continue;
+    std::string command;
+    if (p->kind == Kind::run)
+      if (auto c = read_owned(staging_dir(id) / "command")) command = std::move(*c);
+    moves.push_back({id, summary_line(id, *record, command)});
+  }
+  if (moves.empty()) return size_t{0};
+  KAI_TRY(make_dirs(m_dir / "archive", 0700));
+  // Each bucket's summary names its new proposals before they move: a line
+  // whose folder is still in staging/ is not read (the folder wins), so a
+  // crash between leaves every proposal listed once, and the next sweep
+  // moves the rest.
+  std::vector<int> buckets;
+  for (const Move& m : moves) buckets.push_back(m.id / k_bucket_size);
+  buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
+  for (int b : buckets) {
+    const fs::path bucket = m_dir / "archive" / std::to_string(b);
+    struct stat st {};
+    if (::lstat(bucket.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      return make_error(Errc::denied, fmt::format("'{}' is not a folder (a symlink?), which kaicoder never follows",
+                                                  bucket.string()),
+                        "the archive's folders must be real folders inside the state dir; remove it");
+    KAI_TRY(make_dirs(bucket, 0700));
+    auto lines = read_summary(bucket);
+    for (const Move& m : moves) {
+      if (m.id / k_bucket_size != b) continue;
+      lines.erase(std::remove_if(lines.begin(), lines.end(), [&m](const auto& l) { return l.first == m.id; }),
+                  lines.end());
+      lines.emplace_back(m.id, m.line);
+    }
+    KAI_TRY(write_summary(bucket, std::move(lines)));
+  }
+  fault_point("after-archive-summary");
+  size_t moved = 0;
+  for (const Move& m : moves) {
+    std::error_code ec;
+    fs::rename(staging_dir(m.id), archive_dir(m.id), ec);
+    if (ec)
+      return make_error(Errc::io, fmt::format("cannot move proposal {} into the archive: {}", m.id, ec.message()));
+    ++moved;
+    fault_point("after-archive-move");
+  }
+  (void)fsync_dir(m_dir / "staging");
+  for (int b : buckets) (void)fsync_dir(m_dir / "archive" / std::to_string(b));
+  return moved;
+}
+
+Result<Store::Catalog> Store::catalog() const {
+  Catalog out;
+  const std::vector<int> hot = hot_ids();
+  auto take = [&out](int id, Result<Proposal> p) {
+    if (p)
+      out.proposals.push_back(std::move(*p));
+    else
+      out.corrupt.emplace_back(id, p.error().message);
+  };
+  for (int id : hot) take(id, load(id, Payloads::none));  // a listing never reads payloads
+  for (int b : numbered(m_dir / "archive")) {
+    const fs::path bucket = m_dir / "archive" / std::to_string(b);
+    if (!plain_dir(bucket)) continue;
+    auto lines = read_summary(bucket);
+    size_t at = 0;
+    for (int id : numbered(bucket)) {
+      if (id <= 0 || id / k_bucket_size != b || std::binary_search(hot.begin(), hot.end(), id)) continue;
+      while (at < lines.size() && lines[at].first < id) ++at;
+      if (at < lines.size() && lines[at].first == id) {
+        if (auto p = from_line(id, lines[at].second)) {
+          out.proposals.push_back(std::move(*p));
+          continue;
+        }
+      }
+      // No line, or one that does not verify: the record says, as it would without a summary.
+      out.from_records.push_back(id);
+      take(id, load(id, Payloads::none));
+    }
+  }
+  std::sort(out.proposals.begin(), out.proposals.end(),
+            [](const Proposal& x, const Proposal& y) { return x.id < y.id; });
+  return out;
+}
+
+std::vector<std::string> Store::check_summaries(bool write) const {
+  std::vector<std::string> wrong;
+  for (int b : numbered(m_dir / "archive")) {
+    const fs::path bucket = m_dir / "archive" / std::to_string(b);
+    if (!plain_dir(bucket)) continue;
+    const auto lines = read_summary(bucket);
+    std::vector<std::pair<int, std::string>> want;
+    for (int id : numbered(bucket)) {
+      if (id <= 0 || id / k_bucket_size != b || plain_dir(staging_dir(id))) continue;
+      // The line is the record as it is: one that does not verify makes a
+      // line that does not either, and the listing reads that record itself.
+      auto record = read_owned(archive_dir(id) / "meta.json");
+      if (!record) continue;
+      std::string command;
+      if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
+      want.emplace_back(id, summary_line(id, *record, command));
+    }
+    if (lines == want) continue;
+    wrong.push_back(bucket.filename().string());
+    if (write) (void)write_summary(bucket, std::move(want));
+  }
+  return wrong;
+}
+
 std::vector<int> Store::unrecorded() const {
   // Only the ids the live index names (create() names an id there before
   // it makes the folder), or every id when there is no index to trust.
@@ -469,8 +734,8 @@ std::vector<int> Store::unrecorded() const {
   std::vector<int> named;
   if (auto x = read_live()) {
     named = x->ids;
-  } else if (auto all = ids()) {
-    named = *all;
+  } else {
+    named = hot_ids();
   }
   for (int id : named) {
     struct stat st {};

@@ -57,7 +57,15 @@ public:
   Status ensure() const;
   bool exists() const;
   const std::filesystem::path& dir() const { return m_dir; }
+  // staging/<id>/: where a proposal is made and stays while it is live.
   std::filesystem::path staging_dir(int id) const;
+  // archive/<id / 1000>/<id>/: where a decided proposal is kept once the
+  // sweep has archived it (archive_decided).
+  std::filesystem::path archive_dir(int id) const;
+  // Where proposal `id`'s folder is now: staging_dir(id) when it is there,
+  // else archive_dir(id) when that is, else staging_dir(id). Two lstat
+  // calls at most; never a listing.
+  std::filesystem::path folder(int id) const;
 
   // Seal and check records with `s` (Workspace::open sets the owner's).
   void use(Sealer s) { m_seal = std::move(s); }
@@ -100,8 +108,39 @@ public:
   // showing, deciding and applying one proposal reads its payloads.
   enum class Payloads { none, all };
   Result<Proposal> load(int id, Payloads payloads = Payloads::all) const;
-  // All ids present, ascending. Corrupt entries are still listed.
+  // All ids present, in staging/ and in the archive, ascending. Corrupt
+  // entries are still listed. A walk of the whole store: doctor's and the
+  // rebuilds' business, not what a listing reads (catalog()).
   Result<std::vector<int>> ids() const;
+  // The ids in staging/ only: the live set, what is not archived yet, and
+  // records that do not verify (never archived). Few.
+  std::vector<int> hot_ids() const;
+
+  // Move every decided proposal in staging/ whose record verifies into the
+  // archive (archive_dir), its bucket's summary written first. Caller holds
+  // the lock (the sweep). Crash-safe at every step: each folder is moved by
+  // one rename, so it is in exactly one place; a summary line for a folder
+  // still in staging is ignored (the folder wins) and the next sweep
+  // finishes the move. Returns how many were moved.
+  Result<size_t> archive_decided() const;
+
+  // Every proposal, metadata only, ascending id, for a full listing: the
+  // folders in staging/ read from their records, the archived ones from
+  // their buckets' summaries (archive/<bucket>/summary: one line per
+  // archived proposal, its record as sealed, so a line verifies exactly as
+  // the record does). An archived folder whose line is missing or does not
+  // verify is read from its record instead and named in `from_records`.
+  struct Catalog {
+    std::vector<Proposal> proposals;
+    std::vector<std::pair<int, std::string>> corrupt;  // unreadable: id, why
+    std::vector<int> from_records;
+  };
+  Result<Catalog> catalog() const;
+  // The archive buckets whose summary disagrees with their records
+  // (missing, a line that does not verify or says other than its record,
+  // a folder without a line); `write` (under the lock) makes each again
+  // from its records. doctor's check.
+  std::vector<std::string> check_summaries(bool write) const;
   // The ids whose staging folder holds no record (meta.json, written last):
   // debris of a create() killed or cut short (a full disk). Ascending.
   std::vector<int> unrecorded() const;
@@ -144,6 +183,13 @@ private:
   LiveIndex scan_live() const;
   Result<LiveIndex> current_live() const;
   Status write_live(const LiveIndex& x) const;
+  // The summary of archive bucket `bucket`: each line's text by id.
+  std::vector<std::pair<int, std::string>> read_summary(const std::filesystem::path& bucket) const;
+  Status write_summary(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
+  // Replace (or with nullopt drop) archived proposal `id`'s summary line.
+  Status put_summary_line(int id, const std::optional<std::string>& record) const;
+  // A summary line's record, seal-checked as load() checks meta.json.
+  Result<Proposal> from_line(int id, const std::string& line) const;
   // After records were saved: drop the ones no longer live from the index.
   Status forget_decided(const std::vector<const Proposal*>& ps) const;
   // create()'s writes into the new folder `dir`.

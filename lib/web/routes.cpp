@@ -122,18 +122,14 @@ Response App::login(const Request& r) {
 }
 
 Response App::list_page() {
-  auto ids = m_ws->store.ids();
-  if (!ids) return refused(ids.error(), "/");
+  // staging/ from its records, the archive from its summaries (Store::catalog).
+  auto all = m_ws->store.catalog();
+  if (!all) return refused(all.error(), "/");
   std::vector<Row> rows;
-  std::vector<std::pair<int, std::string>> corrupt;
-  for (int id : *ids) {
-    auto p = m_ws->store.load(id, Store::Payloads::none);
-    if (!p) {
-      corrupt.emplace_back(id, p.error().message);
-      continue;
-    }
-    const bool late = past_timeout(*m_ws, *p);
-    rows.push_back({std::move(*p), late});
+  std::vector<std::pair<int, std::string>> corrupt = std::move(all->corrupt);
+  for (auto& p : all->proposals) {
+    const bool late = past_timeout(*m_ws, p);
+    rows.push_back({std::move(p), late});
   }
   // As `kaicoder list`: pending first (oldest first, they expire first), then the rest newest first.
   std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
@@ -446,10 +442,10 @@ Response App::rollback(const Request& r, const std::string& id) {
 Response App::state_json() {
   nlohmann::json proposals = nlohmann::json::object();
   std::string all;
-  if (auto ids = m_ws->store.ids()) {
-    for (int id : *ids) {
-      auto p = m_ws->store.load(id, Store::Payloads::none);
-      if (!p) continue;
+  if (auto every = m_ws->store.catalog()) {
+    for (const Proposal& q : every->proposals) {
+      const Proposal* p = &q;
+      const int id = q.id;
       std::string status(to_string(p->state));
       if (past_timeout(*m_ws, *p)) status = "timeout";
       std::string dg;

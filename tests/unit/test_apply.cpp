@@ -602,7 +602,8 @@ TEST_CASE("an applied proposal's old approved record put back is not applied aga
   const std::string approved = f.dir.read(".kaicoder/staging/1/meta.json");
   REQUIRE(kai::apply_approved(*f.ws, id, "tester"));
   REQUIRE(kai::rollback(*f.ws, "last", "tester", kai::Force::no));
-  f.dir.write(".kaicoder/staging/1/meta.json", approved);
+  // Put back where the record is now (the rollback's sweep archived it).
+  f.dir.write(std::filesystem::relative(f.ws->store.folder(id) / "meta.json", f.dir.path()).string(), approved);
   std::filesystem::remove_all(f.dir.path() / ".kaicoder/journal");  // even with every trace in the store gone
   auto again = kai::apply_approved(*f.ws, id, "tester");
   REQUIRE_FALSE(again);

@@ -260,13 +260,13 @@ TEST_CASE("status copies are written only where status/ exists", "[spool]") {
   TempDir t;
   const fs::path state = t.path() / ".kaicoder";
   fs::create_directories(state);
-  REQUIRE(kai::mirror_status(state, 3, "{}"));
+  REQUIRE(kai::mirror_status(state, 3, state / "staging" / "3", "{}"));
   CHECK_FALSE(fs::exists(kai::spool::status(state)));
   fs::create_directories(kai::spool::status(state));
-  REQUIRE(kai::mirror_status(state, 3, R"({"id":3})"));
-  REQUIRE(kai::mirror_status(state, 12,
+  REQUIRE(kai::mirror_status(state, 3, state / "staging" / "3", R"({"id":3})"));
+  REQUIRE(kai::mirror_status(state, 12, state / "staging" / "12",
                              R"({"id":12,"approved_digest":"d","payload_digest":"p","seal":"s","status":"approved"})"));
-  CHECK_FALSE(kai::mirror_status(state, 13, "not json"));
+  CHECK_FALSE(kai::mirror_status(state, 13, state / "staging" / "13", "not json"));
   t.write(".kaicoder/status/junk.json", "{}");
   CHECK(kai::status_ids(state) == std::vector<int>{3, 12});
   auto s = kai::read_status(state, 12);

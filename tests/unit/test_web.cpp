@@ -11,6 +11,7 @@
 
 #include "lib/gate/gate.hpp"
 #include "lib/gate/runs.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/web/html.hpp"
 #include "lib/web/pages.hpp"
 #include "lib/web/routes.hpp"
@@ -430,6 +431,30 @@ TEST_CASE("web: the list shows pending first with what the reviewer needs, and s
                                         "data-label=\"Tier\"><span class=\"badge normal\">normal</span></td>"));
   CHECK(list.body.find("<td>") == std::string::npos);
   CHECK_THAT(list.body, Catch::Contains("5m 0s"));  // [approval] timeout 300 s on a clock that stands still
+  CHECK(list.body.find("/p/" + std::to_string(b)) < list.body.find("/p/" + std::to_string(a)));
+  auto st = nlohmann::json::parse(pg.get("/state.json").body);
+  CHECK(st.at("proposals").at(std::to_string(a)).at("status") == "rejected");
+}
+
+TEST_CASE("web: the list and state.json show archived proposals, read from the archive's summary",
+          "[web][serve][archive]") {
+  Page pg("");
+  int a = pg.stage("a.txt", "a\n");
+  gate::Request req;
+  req.id = a;
+  req.who = kai::Decider("tester");
+  req.answer = gate::Answer::yes;
+  REQUIRE(gate::reject(*pg.f.ws, req, ""));
+  int b = pg.stage("b.txt", "b\n");  // its sweep moves a into the archive
+  REQUIRE(std::filesystem::exists(pg.f.ws->store.archive_dir(a)));
+  REQUIRE(std::filesystem::exists(pg.f.ws->store.dir() / "archive" / "0" / "summary"));
+  // The record itself made unreadable: what the list shows comes from the summary.
+  REQUIRE(kai::write_file_atomic(pg.f.ws->store.archive_dir(a) / "meta.json", "not json", 0600));
+  auto list = pg.get("/");
+  CHECK(list.status == 200);
+  CHECK_THAT(list.body, Catch::Contains("/p/" + std::to_string(a)));
+  CHECK_THAT(list.body, Catch::Contains("rejected"));
+  CHECK(list.body.find("corrupt") == std::string::npos);
   CHECK(list.body.find("/p/" + std::to_string(b)) < list.body.find("/p/" + std::to_string(a)));
   auto st = nlohmann::json::parse(pg.get("/state.json").body);
   CHECK(st.at("proposals").at(std::to_string(a)).at("status") == "rejected");

@@ -398,7 +398,9 @@ TEST_CASE("an old approved record put back does not apply or run the proposal a 
     KAI_REQUIRE_EXIT(repo.kai({"apply", "1"}), 0);
     KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
     REQUIRE(repo.read("a.txt") == "old\n");
-    repo.write(".kaicoder/staging/1/meta.json", approved);
+    // Put back where the record is now: the rollback's sweep archived it.
+    const std::string dir = repo.exists(".kaicoder/staging/1") ? ".kaicoder/staging/1" : ".kaicoder/archive/0/1";
+    repo.write(dir + "/meta.json", approved);
     fs::remove_all(repo.abs(".kaicoder/journal/paths"));
     Untouched before(repo);
     Run again = repo.kai({"apply", "1"});

@@ -1,0 +1,163 @@
+// The archive (lib/store/store.hpp Store::archive_decided, catalog): decided
+// proposals leave staging/ at the next sweep, are still found by id with a
+// stat, and a full listing reads their buckets' summaries instead of every
+// record; a summary line is believed only when its seal verifies.
+
+#include <catch2/catch.hpp>
+
+#include "lib/gate/decide.hpp"
+#include "lib/util/fs.hpp"
+#include "unit/ws_fixture.hpp"
+
+namespace {
+using namespace kai;
+using kai::test::WsFixture;
+namespace fs = std::filesystem;
+
+void decide(Workspace& ws, int id, State s) {
+  auto lock = ws.store.lock();
+  REQUIRE(lock);
+  auto p = ws.store.load(id);
+  REQUIRE(p);
+  p->state = s;
+  REQUIRE(ws.store.save(*p));
+}
+
+size_t archive_now(Workspace& ws) {
+  auto lock = ws.store.lock();
+  REQUIRE(lock);
+  auto n = ws.store.archive_decided();
+  REQUIRE(n);
+  return *n;
+}
+
+std::vector<int> ids_of(const std::vector<Proposal>& ps) {
+  std::vector<int> out;
+  for (const auto& p : ps) out.push_back(p.id);
+  return out;
+}
+
+fs::path summary_of(const Workspace& ws) { return ws.store.dir() / "archive" / "0" / "summary"; }
+
+}  // namespace
+
+TEST_CASE("decided proposals move to the archive and are still loaded, saved and listed", "[archive]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 6; ++i) REQUIRE(f.write("f" + std::to_string(i) + ".txt", std::to_string(i) + "\n"));
+  decide(*f.ws, 2, State::rejected);
+  decide(*f.ws, 3, State::applied);
+  decide(*f.ws, 5, State::approved);
+  CHECK(archive_now(*f.ws) == 2);
+  CHECK_FALSE(fs::exists(f.ws->store.staging_dir(2)));
+  CHECK(fs::exists(f.ws->store.archive_dir(2) / "meta.json"));
+  CHECK(f.ws->store.folder(3) == f.ws->store.archive_dir(3));
+  CHECK(f.ws->store.folder(5) == f.ws->store.staging_dir(5));
+  CHECK(f.ws->store.hot_ids() == std::vector<int>{1, 4, 5, 6});
+  auto ids = f.ws->store.ids();
+  REQUIRE(ids);
+  CHECK(*ids == std::vector<int>{1, 2, 3, 4, 5, 6});
+  // Loaded with its payloads, the seal verifying where it moved to.
+  auto p = f.ws->store.load(3);
+  REQUIRE(p);
+  CHECK(p->sealed == SealCheck::ok);
+  CHECK_FALSE(p->payload_changed);
+  CHECK(p->content == "3\n");
+  // Listed from the summary, nothing read from the records.
+  auto all = f.ws->store.catalog();
+  REQUIRE(all);
+  CHECK(ids_of(all->proposals) == std::vector<int>{1, 2, 3, 4, 5, 6});
+  CHECK(all->from_records.empty());
+  CHECK(all->corrupt.empty());
+  CHECK(f.ws->store.check_summaries(false).empty());
+  // An archived record saved again (rolled back) keeps its summary true.
+  decide(*f.ws, 3, State::rolled_back);
+  CHECK(f.ws->store.folder(3) == f.ws->store.archive_dir(3));
+  all = f.ws->store.catalog();
+  REQUIRE(all);
+  CHECK(all->proposals[2].state == State::rolled_back);
+  CHECK(all->from_records.empty());
+  // The next id steps over archived ones even with the counter and index gone.
+  fs::remove(f.ws->store.dir() / "staging" / "next-id");
+  fs::remove(f.ws->store.dir() / "staging" / "live");
+  decide(*f.ws, 6, State::rejected);
+  CHECK(archive_now(*f.ws) == 1);
+  {
+    auto lock = f.ws->store.lock();
+    REQUIRE(lock);
+    auto next = f.ws->store.next_id();
+    REQUIRE(next);
+    CHECK(*next == 7);
+  }
+}
+
+TEST_CASE("the sweep archives, and a forged, cut or missing summary is refused and made again", "[archive][attack]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 3; ++i) REQUIRE(f.write("f" + std::to_string(i) + ".txt", std::to_string(i) + "\n"));
+  decide(*f.ws, 1, State::applied);
+  decide(*f.ws, 2, State::rejected);
+  {
+    auto swept = lock_and_sweep_live(*f.ws);
+    REQUIRE(swept);
+  }
+  REQUIRE(fs::exists(f.ws->store.archive_dir(1)));
+  REQUIRE(fs::exists(f.ws->store.archive_dir(2)));
+  auto text = read_file(summary_of(*f.ws));
+  REQUIRE(text);
+
+  SECTION("missing") { fs::remove(summary_of(*f.ws)); }
+  SECTION("a forged line: proposal 2 shown applied, its seal made up") {
+    std::string forged = *text;
+    const size_t at = forged.find("\"rejected\"");
+    REQUIRE(at != std::string::npos);
+    forged.replace(at, 10, "\"applied\"");
+    REQUIRE(write_file_atomic(summary_of(*f.ws), forged, 0600));
+  }
+  SECTION("a line of proposal 1 copied under id 2") {
+    const std::string first = text->substr(0, text->find('\n'));
+    REQUIRE(write_file_atomic(summary_of(*f.ws), first + "\n2" + first.substr(1) + "\n", 0600));
+  }
+  SECTION("cut short") { REQUIRE(write_file_atomic(summary_of(*f.ws), text->substr(0, text->size() / 2), 0600)); }
+
+  // What does not verify is not believed: the record says instead.
+  auto all = f.ws->store.catalog();
+  REQUIRE(all);
+  CHECK(ids_of(all->proposals) == std::vector<int>{1, 2, 3});
+  CHECK(all->proposals[1].state == State::rejected);
+  CHECK(all->proposals[0].state == State::applied);
+  CHECK_FALSE(all->from_records.empty());
+  CHECK(f.ws->store.check_summaries(false) == std::vector<std::string>{"0"});
+  // doctor's repair makes it again from the records.
+  CHECK(f.ws->store.check_summaries(true) == std::vector<std::string>{"0"});
+  CHECK(f.ws->store.check_summaries(false).empty());
+  all = f.ws->store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records.empty());
+  CHECK(all->proposals[1].state == State::rejected);
+}
+
+TEST_CASE("a forged archived record is never believed, moved or summarised as kaicoder's", "[archive][attack]") {
+  WsFixture f{""};
+  REQUIRE(f.write("a.txt", "a\n"));
+  REQUIRE(f.write("b.txt", "b\n"));
+  decide(*f.ws, 1, State::applied);
+  CHECK(archive_now(*f.ws) == 1);
+  // The agent rewrites the archived record and its summary line.
+  auto meta = read_file(f.ws->store.archive_dir(1) / "meta.json");
+  REQUIRE(meta);
+  std::string forged = *meta;
+  forged.replace(forged.find("\"applied\""), 9, "\"pending\"");
+  REQUIRE(write_file_atomic(f.ws->store.archive_dir(1) / "meta.json", forged, 0600));
+  REQUIRE(f.ws->store.check_summaries(true) == std::vector<std::string>{"0"});
+  auto p = f.ws->store.load(1);
+  REQUIRE(p);
+  CHECK(p->sealed == SealCheck::bad);
+  auto all = f.ws->store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records == std::vector<int>{1});
+  CHECK(all->proposals[0].sealed == SealCheck::bad);
+  // A decided record that does not verify stays in staging/, where doctor lists it.
+  decide(*f.ws, 2, State::rejected);
+  REQUIRE(write_file_atomic(f.ws->store.staging_dir(2) / "meta.json", forged, 0600));
+  CHECK(archive_now(*f.ws) == 0);
+  CHECK(fs::exists(f.ws->store.staging_dir(2)));
+}
