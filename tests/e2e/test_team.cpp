@@ -260,7 +260,11 @@ TEST_CASE("a decision made while the remote is unreachable is kept, and pushed o
 TEST_CASE("fetch --prune drops the refs of rejected and expired proposals past [team] keep, never an applied one",
           "[e2e][team]") {
   TeamRepos t;
-  t.agent.write("../home/.config/kaicoder/config.toml", "[approval]\ntimeout = 1\n");
+  // Long enough for propose --publish to push before it expires on a busy
+  // machine; the prune below waits out the rest.
+  constexpr auto k_expiry = std::chrono::seconds(4);
+  t.agent.write("../home/.config/kaicoder/config.toml", "[approval]\ntimeout = 4\n");
+  const auto proposed = std::chrono::steady_clock::now();
   const Published expiring = t.publish_edit("b.txt", "bravo", "BRAVO");
   t.agent.write("../home/.config/kaicoder/config.toml", "");
   const Published rejected = t.publish_edit("a.txt", "alpha", "beta");
@@ -281,7 +285,7 @@ TEST_CASE("fetch --prune drops the refs of rejected and expired proposals past [
   CHECK(json_of(kept).at("pruned").empty());
 
   t.person.write("../home/.config/kaicoder/config.toml", "[team]\nkeep = 0\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  std::this_thread::sleep_until(proposed + k_expiry + std::chrono::milliseconds(1100));
   Run pruned = t.person.kai({"--json", "fetch", "--prune"});
   KAI_REQUIRE_EXIT(pruned, 0);
   const std::string left = git_ok(t.person, {"ls-remote", "origin", "refs/kaicoder/*"});
