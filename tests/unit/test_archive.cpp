@@ -12,16 +12,8 @@
 namespace {
 using namespace kai;
 using kai::test::WsFixture;
+using kai::test::decide;
 namespace fs = std::filesystem;
-
-void decide(Workspace& ws, int id, State s) {
-  auto lock = ws.store.lock();
-  REQUIRE(lock);
-  auto p = ws.store.load(id);
-  REQUIRE(p);
-  p->state = s;
-  REQUIRE(ws.store.save(*p));
-}
 
 size_t archive_now(Workspace& ws) {
   auto lock = ws.store.lock();

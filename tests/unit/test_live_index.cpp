@@ -12,21 +12,13 @@
 namespace {
 using namespace kai;
 using kai::test::WsFixture;
+using kai::test::decide;
 namespace fs = std::filesystem;
 
 std::vector<int> ids_of(const Store::Live& l) {
   std::vector<int> out;
   for (const auto& p : l.proposals) out.push_back(p.id);
   return out;
-}
-
-void decide(Workspace& ws, int id, State s) {
-  auto lock = ws.store.lock();
-  REQUIRE(lock);
-  auto p = ws.store.load(id);
-  REQUIRE(p);
-  p->state = s;
-  REQUIRE(ws.store.save(*p));
 }
 
 fs::path index_file(const Workspace& ws) { return ws.store.dir() / "staging" / "live"; }

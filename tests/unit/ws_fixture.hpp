@@ -54,4 +54,14 @@ inline bool have_landlock() {
   return st.abi > 0;
 }
 
+// Record proposal `id` as `s` under the store lock, as a decision does.
+inline void decide(Workspace& ws, int id, State s) {
+  auto lock = ws.store.lock();
+  REQUIRE(lock);
+  auto p = ws.store.load(id);
+  REQUIRE(p);
+  p->state = s;
+  REQUIRE(ws.store.save(*p));
+}
+
 }  // namespace kai::test
