@@ -64,6 +64,21 @@ size_t entries_with_id(const json& entries, const std::string& id) {
   return n;
 }
 
+// After a crash: the next command recovers, and leaves `c`'s file wholly
+// before or wholly after, with no temp file or intent behind and the log
+// readable. Whether it is the after.
+bool recovered_new(TempRepo& repo, const Change& c) {
+  KAI_REQUIRE_EXIT(recover(repo), 0);
+  auto now = state_of(repo, c.path);
+  INFO("file is " << show(now));
+  const bool is_old = now == c.before, is_new = now == c.after;
+  REQUIRE((is_old || is_new));
+  CHECK(anywhere(repo, "kaicoder-tmp").empty());
+  CHECK(intents(repo).empty());
+  KAI_CHECK_EXIT(repo.kai({"log"}), 0);
+  return is_new;
+}
+
 TEST_CASE(
     "a crash at any step of an apply leaves the file wholly old or wholly new, and the next command "
     "finishes or undoes it",
@@ -100,15 +115,7 @@ TEST_CASE(
     INFO(crashed.all());
     REQUIRE(crashed.killed_by(SIGKILL));
 
-    KAI_REQUIRE_EXIT(recover(repo), 0);
-
-    auto now = state_of(repo, c.path);
-    INFO("file is " << show(now));
-    bool is_old = now == c.before, is_new = now == c.after;
-    REQUIRE((is_old || is_new));
-    CHECK(anywhere(repo, "kaicoder-tmp").empty());
-    CHECK(intents(repo).empty());
-    KAI_CHECK_EXIT(repo.kai({"log"}), 0);
+    const bool is_new = recovered_new(repo, c);
     json entries = log_entries(repo);
     json p = show_json(repo, 1);
 
@@ -176,15 +183,7 @@ TEST_CASE(
     REQUIRE(crashed.prompted);
     REQUIRE(crashed.killed_by(SIGKILL));
 
-    KAI_REQUIRE_EXIT(recover(repo), 0);
-
-    auto now = state_of(repo, c.path);
-    INFO("file is " << show(now));
-    bool is_old = now == c.before, is_new = now == c.after;
-    REQUIRE((is_old || is_new));
-    CHECK(anywhere(repo, "kaicoder-tmp").empty());
-    CHECK(intents(repo).empty());
-    KAI_CHECK_EXIT(repo.kai({"log"}), 0);
+    const bool is_new = recovered_new(repo, c);
     json entries = log_entries(repo);
 
     if (is_new) {
