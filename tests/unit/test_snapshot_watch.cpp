@@ -48,7 +48,25 @@ void settle(const TempDir& t, const TempDir& outside) {
   t.write("src/util.c", "int util;\n");
   REQUIRE(::link((t / "src/util.c").c_str(), (outside / "util-link").c_str()) == 0);
   REQUIRE(store_in(t).take());
-  ::usleep(1100 * 1000);
+}
+
+// A tree and its outside folder, settled and out of the racy window. Made
+// eight at a time, so that the wait out of the window (stat data of the
+// last second is never cached, ctime included, which no test can set back)
+// is paid once for eight cases, not once for each.
+struct Settled {
+  std::unique_ptr<TempDir> t = std::make_unique<TempDir>(), outside = std::make_unique<TempDir>();
+};
+Settled settled() {
+  static std::vector<Settled> pool;
+  if (pool.empty()) {
+    pool.resize(8);
+    for (auto& s : pool) settle(*s.t, *s.outside);
+    ::usleep(1100 * 1000);
+  }
+  Settled s = std::move(pool.back());
+  pool.pop_back();
+  return s;
 }
 
 using kai::test::paths_of;
@@ -67,12 +85,12 @@ std::unique_ptr<kai::SnapshotWatch> start_or_warn(const TempDir& t, Kind kind) {
 // A settled tree, a watch (null where there can be none) and the snapshot
 // before a run, taken with it.
 struct Watched {
-  TempDir t, outside;
+  Settled trees = settled();
+  TempDir &t = *trees.t, &outside = *trees.outside;
   std::unique_ptr<kai::SnapshotWatch> watch;
   kai::SnapshotStore store = store_in(t);
   std::optional<kai::Snapshot> before;
   explicit Watched(Kind kind) {
-    settle(t, outside);
     watch = start_or_warn(t, kind);
     if (!watch) return;
     auto b = store.take({}, watch.get());
@@ -201,8 +219,8 @@ TEST_CASE("when the watch's queue overflowed the snapshot walks the whole tree",
 
 TEST_CASE("a watch started after the snapshot before a run is not taken at its word", "[snapshot]") {
   const Kind kind = GENERATE(Kind::file_system, Kind::folders);
-  TempDir t, outside;
-  settle(t, outside);
+  Settled trees = settled();
+  TempDir& t = *trees.t;
   auto store = store_in(t);
   auto before = store.take();
   REQUIRE(before);

@@ -136,9 +136,11 @@ std::vector<std::string> zsh_ids(const TempRepo& repo, const std::string& fn) {
 // typed and TAB pressed. compadd is wrapped to record every candidate it is
 // given. Empty optional when zsh/zpty cannot be driven here.
 std::optional<std::vector<std::string>> zsh_widget(const TempRepo& repo, const std::string& line) {
+  // compinit's dump (zcd) is kept from one call to the next: building it
+  // takes seconds, and it depends only on zsh's own functions.
   const fs::path scratch = repo.home() / "zsh-widget";
-  fs::remove_all(scratch);
   fs::create_directories(scratch);
+  fs::remove(scratch / "cands");
   const std::string script = R"ZSH(
 zmodload zsh/zpty || exit 2
 typeset o chunk
