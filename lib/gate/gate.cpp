@@ -219,17 +219,6 @@ Status terminal_only_check(Workspace& ws, const std::string& id, const Decider& 
 
 namespace {
 
-// A rollback id's shape: 20260709T142530Z, maybe -N after it.
-bool rollback_id_shape(std::string_view s) {
-  if (s.size() < 16) return false;
-  for (size_t i = 0; i < 16; ++i) {
-    const char c = s[i];
-    const bool ok = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : c >= '0' && c <= '9';
-    if (!ok) return false;
-  }
-  return s.size() == 16 || (s[16] == '-' && parse_proposal_id(s.substr(17)).has_value());
-}
-
 // "last~N": the entry N before the newest one, in the journal's order.
 Result<std::string> nth_entry(const Workspace& ws, std::string_view steps) {
   auto n = parse_proposal_id(steps);

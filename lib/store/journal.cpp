@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/paths/beneath.hpp"
+#include "lib/store/proposal.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json_bounded.hpp"
@@ -27,6 +28,16 @@ bool valid_id(const std::string& id) {
   return true;
 }
 }  // namespace
+
+bool rollback_id_shape(std::string_view s) {
+  if (s.size() < 16) return false;
+  for (size_t i = 0; i < 16; ++i) {
+    const char c = s[i];
+    const bool ok = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : c >= '0' && c <= '9';
+    if (!ok) return false;
+  }
+  return s.size() == 16 || (s[16] == '-' && parse_proposal_id(s.substr(17)).has_value());
+}
 
 Result<std::string> Journal::fresh_id(TimePoint t, const std::function<Result<bool>(const std::string&)>& taken) const {
   constexpr int k_max_tries = 999;

@@ -48,6 +48,10 @@ struct Record {
 // suffix as a number ("-10" comes after "-9"; no suffix is the first).
 bool rollback_id_newer(std::string_view a, std::string_view b);
 
+// Whether `s` has a rollback id's shape: 20260709T142530Z, maybe -N after
+// it (N a proposal-id-like decimal).
+bool rollback_id_shape(std::string_view s);
+
 class Journal {
 public:
   explicit Journal(std::filesystem::path dir) : m_dir(std::move(dir)) {}

@@ -11,6 +11,7 @@
 #include "lib/util/git.hpp"
 #include "lib/store/mac.hpp"
 #include "lib/gate/propose.hpp"
+#include "lib/store/journal.hpp"
 #include "lib/util/fs.hpp"
 #include "unit/still_clock.hpp"
 #include "unit/trusted_root.hpp"
@@ -118,6 +119,21 @@ TEST_CASE("apply_edit refuses a missing, repeated or empty target", "[apply]") {
   auto empty = kai::apply_edit("abc", "", "b", "f");
   REQUIRE_FALSE(empty);
   CHECK(empty.error().code == kai::Errc::usage);
+}
+
+TEST_CASE("a rollback id has one shape: a UTC second, maybe -N after it", "[apply][rollback]") {
+  for (const char* good : {"20260709T142530Z", "20260709T142530Z-2", "20260709T142530Z-10"}) {
+    INFO(good);
+    CHECK(kai::rollback_id_shape(good));
+  }
+  for (const char* bad : {"", "last", "20260709T142530", "20260709 142530Z", "20260709T142530Z-",
+                          "20260709T142530Z-02", "20260709T142530Z-x", "20260709T142530Zx", "2026070xT142530Z", "12"}) {
+    INFO(bad);
+    CHECK_FALSE(kai::rollback_id_shape(bad));
+  }
+  CHECK(kai::rollback_id_newer("20260709T142530Z-10", "20260709T142530Z-9"));
+  CHECK(kai::rollback_id_newer("20260709T142530Z-2", "20260709T142530Z"));
+  CHECK_FALSE(kai::rollback_id_newer("20260709T142530Z", "20260709T142531Z"));
 }
 
 TEST_CASE("an approved edit is backed up, applied, journalled and logged", "[apply]") {
