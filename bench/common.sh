@@ -31,7 +31,7 @@ bench_setup() {
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
   work=$(mktemp -d "${TMPDIR:-/tmp}/kai-$name-XXXXXX")
   # shellcheck disable=SC2064
-  trap "rm -rf '$work'" EXIT
+  trap "end_typed_answer; rm -rf '$work'" EXIT
   driver=$build/bench/$src
 }
 
@@ -88,7 +88,11 @@ typed_answer() {
   { printf '%s\n' "$1"; exec sleep 120; } >"$typed" &
   typed_pid=$!
 }
+# Also run at exit (bench_setup's trap), so a failed command leaves no
+# process holding the answer open.
 end_typed_answer() {
+  [[ -n ${typed_pid:-} ]] || return 0
   kill "$typed_pid" 2>/dev/null || true
   wait "$typed_pid" 2>/dev/null || true
+  typed_pid=
 }
