@@ -16,7 +16,10 @@
 # unshare (root or unprivileged user namespaces): kaicoder runs over a
 # scratch home in a private mount namespace, so the owner's real
 # configuration is never read or written. WORK_DIR sets where the trees go
-# (default: TMPDIR or /tmp, a disk, so the syncs cost what they cost).
+# (default: TMPDIR or /tmp, a disk, so the syncs cost what they cost). The
+# answer is typed with the keyboard held open until the command ends
+# (typed_answer, bench/common.sh): a stdin that ends at once makes `script`
+# stall the diff's output for 2 s, which no person's terminal does.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -76,7 +79,9 @@ for ((r = 0; r < runs; r++)); do
       kai)
         time_cmd propose "$work/t" "${home_ns[@]}" "$kai" --json propose --patch "$work/change.patch" --why bench
         id=$(jq -r '.id' "$work/propose.out")
-        time_cmd approve "$work/t" "${home_ns[@]}" script -qec "$kai approve $id" /dev/null < <(printf 'y\n')
+        typed_answer y
+        time_cmd approve "$work/t" "${home_ns[@]}" script -qec "$kai approve $id" /dev/null <"$typed"
+        end_typed_answer
         # The trees must agree, or the comparison means nothing.
         if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$work/t" >/dev/null; then
           echo "changeset-cli: kaicoder's tree differs from git apply's" >&2
@@ -84,7 +89,9 @@ for ((r = 0; r < runs; r++)); do
           exit 1
         fi
         sync
-        time_cmd rollback "$work/t" "${home_ns[@]}" script -qec "$kai rollback last" /dev/null < <(printf 'y\n')
+        typed_answer y
+        time_cmd rollback "$work/t" "${home_ns[@]}" script -qec "$kai rollback last" /dev/null <"$typed"
+        end_typed_answer
         find "$work/t" -name '*.bak-kaicoder-*' -delete
         if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$work/t" >/dev/null; then
           echo "changeset-cli: rollback did not restore the tree" >&2

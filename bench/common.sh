@@ -31,7 +31,7 @@ bench_setup() {
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
   work=$(mktemp -d "${TMPDIR:-/tmp}/kai-$name-XXXXXX")
   # shellcheck disable=SC2064
-  trap "rm -rf '$work'" EXIT
+  trap "end_typed_answer; rm -rf '$work'" EXIT
   driver=$build/bench/$src
 }
 
@@ -67,3 +67,32 @@ bench_private_home() {
   home_ns=("${ns[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$work/home" "$real_home")
 }
 in_home() { "${home_ns[@]}" "$@"; }
+
+# A person's answer at a pseudo-terminal, for `script -qec CMD /dev/null`:
+#
+#   typed_answer y                    # then: time_cmd ... script -qec "$kai approve $id" /dev/null <"$typed"
+#   time_cmd ...; end_typed_answer
+#
+# The answer is typed and the keyboard stays open until the command has
+# ended, as at a real terminal. Never feed `script` a stdin that ends at
+# once (`< <(printf 'y\n')`): util-linux's script (2.38 here), at the end
+# of its stdin, stops copying the command's output while the answer is still
+# unread: it sleeps 250 ms up to 8 times for the terminal's input to drain
+# before it passes the end-of-file on (strace shows the 8 sleeps). A command
+# that prints more than the pseudo-terminal holds before it reads the answer
+# (approve's diff, rollback's list of files) blocks on its own output for
+# those 2 s: a stall of the harness that no person's terminal has.
+typed_answer() {
+  typed=$work/typed
+  rm -f "$typed" && mkfifo "$typed"
+  { printf '%s\n' "$1"; exec sleep 120; } >"$typed" &
+  typed_pid=$!
+}
+# Also run at exit (bench_setup's trap), so a failed command leaves no
+# process holding the answer open.
+end_typed_answer() {
+  [[ -n ${typed_pid:-} ]] || return 0
+  kill "$typed_pid" 2>/dev/null || true
+  wait "$typed_pid" 2>/dev/null || true
+  typed_pid=
+}
