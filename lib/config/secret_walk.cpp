@@ -34,6 +34,7 @@ struct Folder {
   size_t count = 0;  // names in it, as the walk's bound counts them
   // 'd' a folder entered, 's' a secret file; then its name.
   std::vector<std::pair<char, std::string>> items;
+  bool has_folders = false;  // an item is 'd'
 };
 
 struct Cache {
@@ -131,6 +132,7 @@ std::optional<Cache> decode(std::string_view body, const std::string& config) {
       auto name = r.field();
       if (!kind || !name || name->empty() || name->find('/') != std::string_view::npos) return std::nullopt;
       f.items.emplace_back(kind, std::string(*name));
+      f.has_folders = f.has_folders || kind == 'd';
     }
     c.folders.emplace(std::string(*prefix), std::move(f));
   }
@@ -191,9 +193,26 @@ struct Walker {
     return !cut;
   }
 
+  // The cache's entry for the folder at `prefix` if its stat data are `key`
+  // and out of the racy window; null when the folder must be read.
+  const Folder* cached(const std::string& prefix, const StatKey& key) const {
+    if (!old) return nullptr;
+    auto it = old->folders.find(prefix);
+    if (it == old->folders.end() || !(it->second.key == key) || std::max(key.mtime_ns, key.ctime_ns) >= racy ||
+        it->second.count > left)
+      return nullptr;
+    return &it->second;
+  }
+
   void enter(int parent, const std::string& name, const std::string& prefix) {
-    int sub = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub >= 0) folder(sub, prefix + name + "/");
+    const std::string sub = prefix + name + "/";
+    // A cached folder with no folder in it is known from its stat data alone:
+    // one fstatat, never opened.
+    struct stat st;
+    if (old && ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+      if (const Folder* f = cached(sub, key_of(st)); f && !f->has_folders) return keep(-1, sub, *f);
+    int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) folder(fd, sub);
   }
 
   // `fd` (owned) is the folder at `prefix` ("" or "a/b/").
@@ -204,18 +223,15 @@ struct Walker {
       return;
     }
     const StatKey key = key_of(before);
-    if (old) {
-      auto it = old->folders.find(prefix);
-      if (it != old->folders.end() && it->second.key == key && std::max(key.mtime_ns, key.ctime_ns) < racy &&
-          it->second.count <= left) {
-        Fd own(fd);
-        keep(fd, prefix, it->second);
-        return;
-      }
+    if (const Folder* f = cached(prefix, key)) {
+      Fd own(fd);
+      keep(fd, prefix, *f);
+      return;
     }
     read(fd, prefix, key);
   }
 
+  // `fd`: the folder, or -1 when it has no folder to enter.
   void keep(int fd, const std::string& prefix, const Folder& f) {
     ++out.folders_kept;
     left -= f.count;
@@ -236,7 +252,7 @@ struct Walker {
       return;
     }
     ++out.folders_read;
-    Folder f{key, 0, {}};
+    Folder f{key, 0, {}, false};
     std::vector<std::string> names;
     bool whole = false;
     while (!cut && left > 0) {
@@ -259,6 +275,7 @@ struct Walker {
       if (type == DT_DIR) {
         if (walk_skips(g, name)) continue;
         f.items.emplace_back('d', std::string(name));
+        f.has_folders = true;
         enter(::dirfd(d), std::string(name), prefix);
       } else if (type == DT_REG) {
         std::string rel = prefix + std::string(name);
