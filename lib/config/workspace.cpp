@@ -1,12 +1,12 @@
 #include "lib/config/workspace.hpp"
 
 #include <cctype>
-#include <dirent.h>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "lib/paths/beneath.hpp"
+#include "lib/config/secret_walk.hpp"
 #include "lib/config/trust.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/stat.hpp"
@@ -59,36 +59,26 @@ namespace {
 // following a symlink. It goes to any depth, but every command opens a
 // workspace, so its cost is bounded: it skips the folders of git, of
 // kaicoder and of generated or downloaded files (.git, .kaicoder,
-// node_modules, target, build, dist), stops after k_max_entries names, and
-// reads at most k_max_files secret files of at most k_max_size bytes. A tree
-// past those limits loses only redaction of the values of the secret files
-// not reached; those files themselves stay never-read and never-written,
-// which is decided by name on every request.
-// With `listed`, each folder's names are kept there on the way.
-void load_secret_files(const fs::path& root, const Guardrails& g, Redactor& r, ListedFolders* listed = nullptr) {
-  constexpr size_t k_max_entries = 200000, k_max_files = 256, k_max_size = 1 << 20;
-  size_t loaded = 0;
-  auto enter = [&g](std::string_view name) { return !walk_skips(g, name); };
-  ReadCheck check(g);
-  FolderListed keep;
-  if (listed) {
-    listed->read_after = now_ns();
-    keep = [listed](const std::string& prefix, const struct stat& before, std::vector<std::string>& names) {
-      listed->folders.push_back(ListedFolders::Folder{prefix, key_of(before), std::move(names)});
-    };
+// node_modules, target, build, dist), stops after k_secret_walk_entries
+// names or k_secret_walk_files secret files, and reads none larger than
+// k_max_size bytes; folders unchanged since the last command are not read
+// again (lib/config/secret_walk.hpp), but every secret file is, each time.
+// A tree past those limits loses only redaction of the values of the
+// secret files not reached; those files themselves stay never-read and
+// never-written, which is decided by name on every request.
+// With `listed`, each folder's names read on the way are kept there.
+void load_secret_files(const Workspace& ws, Redactor& r, ListedFolders* listed = nullptr) {
+  constexpr size_t k_max_size = 1 << 20;
+  SecretWalk walk = walk_secret_files(ws.root, ws.guards, ws.sealer, ws.owner_dir, listed, now_ns());
+  for (const std::string& rel : walk.files) {
+    auto dir = open_parent(ws.root, rel, CreateDirs::no);
+    if (!dir) continue;
+    const size_t slash = rel.rfind('/');
+    const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    auto file = read_at(*dir, name, k_max_size);
+    if (!file || !file->regular || file->bytes.size() > k_max_size) continue;
+    r.add_secret_file(name, file->bytes);
   }
-  walk_tree(
-      root, k_max_entries, enter,
-      [&](const std::string& rel, int, const char* name, unsigned type) {
-        if (type != DT_REG || check.readable(rel)) return true;  // readable: not a secret file
-        auto dir = open_parent(root, rel, CreateDirs::no);
-        if (!dir) return true;
-        auto file = read_at(*dir, name, k_max_size);
-        if (!file || !file->regular || file->bytes.size() > k_max_size) return true;
-        r.add_secret_file(name, file->bytes);
-        return ++loaded < k_max_files;
-      },
-      keep);
 }
 
 }  // namespace
@@ -100,7 +90,7 @@ Result<Workspace> Workspace::open_without_config(const Env& env, const Clock& cl
   ws.home = env.home;
   ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
-  load_secret_files(root, ws.guards, ws.redactor);
+  load_secret_files(ws, ws.redactor);
   return ws;
 }
 
@@ -167,7 +157,7 @@ Result<Workspace> Workspace::open(const Env& env, const Clock& clock) {
   ws.env_vars = env.vars;
   ws.redactor.add_env(env.vars);
   ws.listed = std::make_shared<ListedFolders>();
-  load_secret_files(root, ws.guards, ws.redactor, ws.listed.get());
+  load_secret_files(ws, ws.redactor, ws.listed.get());
   // kaicoder's own config is never an edit target, wherever it lives in root.
   if (overlay) {
     fs::path rel = overlay->lexically_relative(root);

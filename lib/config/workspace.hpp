@@ -69,7 +69,7 @@ public:
   // The process environment (Env::vars); runs get only an allow-list of it.
   std::vector<std::pair<std::string, std::string>> env_vars;
   Redactor redactor;  // environment secrets plus values from secret files in root
-  // Each folder's names as the secret-file scan read them, for the snapshot
+  // Each folder's names as the secret-file scan read them (not cached), for the snapshot
   // before a run (SnapshotStore::seed), which takes them over.
   std::shared_ptr<ListedFolders> listed;
   // Where long work (dependency scans, snapshots) reports how far it got;

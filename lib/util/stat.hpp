@@ -26,7 +26,7 @@ uint64_t now_ns();
 inline constexpr uint64_t k_racy_ns = 1000000000ull;
 
 // Each folder's names as a walk of root read them before a snapshot (the
-// secret-file scan every command makes, lib/config/workspace), with the folder's
+// secret-file scan every command makes, lib/config/secret_walk), with the folder's
 // stat data read before its names: the snapshot before a run takes a
 // folder's names from here, rather than reading it again, while its stat
 // data is still the same (lib/run/snapshot_cache.hpp, StatCache::Listing).

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "lib/util/git.hpp"
+#include "lib/store/mac.hpp"
 #include "lib/store/proposal.hpp"
 #include "tests/support/checks.hpp"
 
@@ -423,4 +424,94 @@ TEST_CASE("an old approved record put back does not apply or run the proposal a 
     CHECK_THAT(again.err, Contains("already been started"));
     CHECK(repo.read("count.txt") == "ran\n");
   }
+}
+
+namespace {
+
+// The secret-walk cache the last command of `repo` wrote in the owner's
+// folder (lib/config/secret_walk): the newest there.
+fs::path walk_cache(const TempRepo& repo) {
+  fs::path newest;
+  fs::file_time_type when{};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(repo.owner_dir() / "walk-cache", ec))
+    if (e.is_regular_file() && (newest.empty() || e.last_write_time() > when)) {
+      newest = e.path();
+      when = e.last_write_time();
+    }
+  REQUIRE_FALSE(newest.empty());
+  return newest;
+}
+
+std::string cache_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void put_cache(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("a forged secret-walk cache that leaves out a secret file does not unhide its value",
+          "[e2e][attack][forgery]") {
+  const std::string secret = "tok-7f3a9c2e51d84b06";
+  TempRepo repo{{"a.txt", "one\n"}, {"notes.txt", "the key is " + secret + "\n"}, {"conf/.env", "API=" + secret + "\n"}};
+  repo.init();
+  auto shows_no_secret = [&](const std::vector<std::string>& args) {
+    Run r = repo.kai(args);
+    KAI_CHECK_EXIT(r, 0);
+    CHECK(r.out.find(secret) == std::string::npos);
+    CHECK(r.err.find(secret) == std::string::npos);
+    CHECK_THAT(r.out, Contains("[REDACTED"));
+  };
+  shows_no_secret({"read", "notes.txt"});  // walks the tree and caches what it found
+  const fs::path cache = walk_cache(repo);
+  const std::string text = cache_text(cache);
+  const size_t nl = text.find('\n');
+  REQUIRE(nl != std::string::npos);
+  // The conf folder's entry as the agent wants it: no secret file in it.
+  std::string forged = text.substr(nl + 1);
+  const std::string item = "s4:.env";
+  REQUIRE(forged.find(item) != std::string::npos);
+  forged.erase(forged.find(item), item.size());
+  const size_t line_end = forged.find('\n', forged.find("5:conf/"));
+  REQUIRE(forged.compare(line_end - 2, 2, " 1") == 0);
+  forged.replace(line_end - 2, 2, " 0");
+  const Untouched untouched(repo);
+
+  SECTION("the genuine seal over the changed entry") { put_cache(cache, text.substr(0, nl + 1) + forged); }
+  SECTION("no seal") { put_cache(cache, "\n" + forged); }
+  SECTION("sealed with a key the agent made") {
+    const fs::path agent = repo.home() / "agent-key";
+    REQUIRE(kai::create_key(agent));
+    auto mac = kai::Sealer(agent, repo.path()).seal("secret-walk", "", forged);
+    REQUIRE(mac);
+    put_cache(cache, *mac + "\n" + forged);
+  }
+  SECTION("the cache's folder made a file: nothing can be cached, every command still works") {
+    fs::remove_all(cache.parent_path());
+    put_cache(cache.parent_path(), "in the way\n");
+  }
+  shows_no_secret({"read", "notes.txt"});
+  shows_no_secret({"--json", "read", "notes.txt"});
+  KAI_CHECK_EXIT(repo.kai({"list"}), 0);
+  untouched.check();
+}
+
+TEST_CASE("a secret file planted after the tree's walk was cached is found by the next command",
+          "[e2e][attack][forgery]") {
+  TempRepo repo{{"a.txt", "one\n"}, {"src/main.c", "int main;\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"list"}), 0);
+  KAI_REQUIRE_EXIT(repo.kai({"list"}), 0);  // from the cache where it can
+  const std::string secret = "tok-0b1c2d3e4f5a6978";
+  repo.write("src/deep/.env", "API=" + secret + "\n");
+  repo.write("src/notes.txt", "the key is " + secret + "\n");
+  Run r = repo.kai({"read", "src/notes.txt"});
+  KAI_CHECK_EXIT(r, 0);
+  CHECK(r.out.find(secret) == std::string::npos);
+  CHECK_THAT(r.out, Contains("[REDACTED"));
 }
