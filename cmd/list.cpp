@@ -21,10 +21,16 @@ RunFn setup_list(CLI::App& sub) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     if (s.agent_side()) return agent_list(s, **ws, *status);
-    auto listing = list_proposals(**ws, *status);
+    // A row shows a few fields: archived proposals are read from their
+    // buckets' sealed listings. --json gives every field of every record.
+    auto listing = list_proposals(**ws, *status, s.json() ? Store::Detail::records : Store::Detail::listed);
     if (!listing) return report(s, listing.error());
     const std::vector<Proposal>& rows = listing->proposals;
     const auto& corrupt = listing->corrupt;
+    if (!listing->unlisted.empty())
+      err("kaicoder: note: {} archived proposals (from {}) were not read from their archive listing: it is missing "
+          "or does not verify\nhint: kaicoder doctor makes the listing again from the records\n",
+          listing->unlisted.size(), listing->unlisted.front());
     if (!listing->from_records.empty())
       err("kaicoder: note: {} archived proposals (from {}) were read from their records: their archive summary "
           "is missing or does not verify\nhint: kaicoder doctor makes the summary again from the records\n",

@@ -39,7 +39,7 @@ std::string shown_state(const Workspace& ws, const Proposal& p) {
   return past_timeout(ws, p) ? "timeout" : std::string(to_string(p.state));
 }
 
-Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
+Result<Listing> list_proposals(const Workspace& ws, const std::string& status, Store::Detail detail) {
   Listing out;
   // What is pending or approved is the live set: read from the live index,
   // not from every proposal ever made.
@@ -53,10 +53,11 @@ Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
   // Everything else: staging/ from its records, the archive from its
   // buckets' summaries (Store::catalog), never every record.
   if (status != "pending" && status != "approved") {
-    auto all = ws.store.catalog();
+    auto all = ws.store.catalog(detail);
     if (!all) return all.error();
     out.corrupt = std::move(all->corrupt);
     out.from_records = std::move(all->from_records);
+    out.unlisted = std::move(all->unlisted);
     for (auto& p : all->proposals)
       if (status.empty() || shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
   }

@@ -122,8 +122,8 @@ Response App::login(const Request& r) {
 }
 
 Response App::list_page() {
-  // staging/ from its records, the archive from its summaries (Store::catalog).
-  auto all = m_ws->store.catalog();
+  // staging/ from its records, the archive from its sealed listings (Store::catalog).
+  auto all = m_ws->store.catalog(Store::Detail::listed);
   if (!all) return refused(all.error(), "/");
   std::vector<Row> rows;
   std::vector<std::pair<int, std::string>> corrupt = std::move(all->corrupt);
@@ -442,7 +442,7 @@ Response App::rollback(const Request& r, const std::string& id) {
 Response App::state_json() {
   nlohmann::json proposals = nlohmann::json::object();
   std::string all;
-  if (auto every = m_ws->store.catalog()) {
+  if (auto every = m_ws->store.catalog(Store::Detail::listed)) {
     for (const Proposal& q : every->proposals) {
       const Proposal* p = &q;
       const int id = q.id;
