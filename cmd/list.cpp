@@ -51,11 +51,14 @@ RunFn setup_list(CLI::App& sub) {
     }
     bool any_expired = false;
     print_list_header();
+    // The rows in one text, redacted and written once, not row by row.
+    std::string text;
     for (const auto& p : rows) {
       bool late = past_timeout(**ws, p);
       any_expired |= late;
-      print_list_row(p, late ? "expired*" : to_string(p.state));
+      text += list_row(p, late ? "expired*" : to_string(p.state));
     }
+    write_text(text);
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     if (any_expired)
       out("* expired: past [approval] timeout, not recorded yet (the next propose or decision records it)\n");

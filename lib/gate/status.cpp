@@ -41,32 +41,34 @@ std::string shown_state(const Workspace& ws, const Proposal& p) {
 
 Result<Listing> list_proposals(const Workspace& ws, const std::string& status, Store::Detail detail) {
   Listing out;
+  std::vector<Proposal> found;  // ascending id
   // What is pending or approved is the live set: read from the live index,
   // not from every proposal ever made.
   if (status == "pending" || status == "approved") {
     auto set = ws.store.live();
     if (!set) return set.error();
     out.corrupt = std::move(set->corrupt);
-    for (auto& p : set->proposals)
-      if (shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
-  }
-  // Everything else: staging/ from its records, the archive from its
-  // buckets' summaries (Store::catalog), never every record.
-  if (status != "pending" && status != "approved") {
+    found = std::move(set->proposals);
+  } else {
+    // Everything else: staging/ from its records, the archive from its
+    // buckets' listings or summaries (Store::catalog), never every record.
     auto all = ws.store.catalog(detail);
     if (!all) return all.error();
     out.corrupt = std::move(all->corrupt);
     out.from_records = std::move(all->from_records);
     out.unlisted = std::move(all->unlisted);
-    for (auto& p : all->proposals)
-      if (status.empty() || shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
+    found = std::move(all->proposals);
   }
-  std::stable_sort(out.proposals.begin(), out.proposals.end(), [](const Proposal& x, const Proposal& y) {
-    bool px = x.state == State::pending || x.state == State::held,
-         py = y.state == State::pending || y.state == State::held;
-    if (px != py) return px;
-    return px ? x.id < y.id : x.id > y.id;
-  });
+  // Pending first, oldest first (they expire first), then the rest newest
+  // first: placed in one pass over the ascending ids, each record moved
+  // once (a sort of whole records costs more than the listing itself).
+  auto pending = [](const Proposal& p) { return p.state == State::pending || p.state == State::held; };
+  auto wanted = [&](const Proposal& p) { return status.empty() || shown_state(ws, p) == status; };
+  out.proposals.reserve(found.size());
+  for (auto& p : found)
+    if (pending(p) && wanted(p)) out.proposals.push_back(std::move(p));
+  for (auto it = found.rbegin(); it != found.rend(); ++it)
+    if (!pending(*it) && wanted(*it)) out.proposals.push_back(std::move(*it));
   return out;
 }
 

@@ -767,9 +767,13 @@ Result<Store::Catalog> Store::catalog(Detail detail) const {
       out.corrupt.emplace_back(id, p.error().message);
   };
   for (int id : hot) take(id, load(id, Payloads::none));  // a listing never reads payloads
+  const size_t hot_end = out.proposals.size();
   // Without the owner's key nothing is checked, the listings no more than the records.
   const SealCheck listed_as = m_seal.usable() ? SealCheck::ok : SealCheck::no_key;
-  for (int b : numbered(m_dir / "archive")) {
+  const std::vector<int> buckets = numbered(m_dir / "archive");
+  // A bucket holds 1,000 at most: room made once, not grown record by record.
+  out.proposals.reserve(hot.size() + buckets.size() * k_bucket_size);
+  for (int b : buckets) {
     const fs::path bucket = m_dir / "archive" / std::to_string(b);
     if (!plain_dir(bucket)) continue;
     // The listing: one seal for the bucket, then a line split per proposal.
@@ -803,8 +807,12 @@ Result<Store::Catalog> Store::catalog(Detail detail) const {
       take(id, load(id, Payloads::none));
     }
   }
-  std::sort(out.proposals.begin(), out.proposals.end(),
-            [](const Proposal& x, const Proposal& y) { return x.id < y.id; });
+  // Both runs are ascending (staging/'s ids, then the buckets' in order):
+  // merged, not sorted, and only when they interleave.
+  auto by_id = [](const Proposal& x, const Proposal& y) { return x.id < y.id; };
+  const auto mid = out.proposals.begin() + static_cast<std::ptrdiff_t>(hot_end);
+  if (mid != out.proposals.begin() && mid != out.proposals.end() && by_id(*mid, *(mid - 1)))
+    std::inplace_merge(out.proposals.begin(), mid, out.proposals.end(), by_id);
   return out;
 }
 
