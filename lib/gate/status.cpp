@@ -1,6 +1,7 @@
 #include "lib/gate/status.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -60,15 +61,20 @@ Result<Listing> list_proposals(const Workspace& ws, const std::string& status, S
     found = std::move(all->proposals);
   }
   // Pending first, oldest first (they expire first), then the rest newest
-  // first: placed in one pass over the ascending ids, each record moved
-  // once (a sort of whole records costs more than the listing itself).
+  // first. Reordered where they are, from the ascending ids: a second vector
+  // of whole records (and a sort of them) costs more than the listing itself.
   auto pending = [](const Proposal& p) { return p.state == State::pending || p.state == State::held; };
-  auto wanted = [&](const Proposal& p) { return status.empty() || shown_state(ws, p) == status; };
-  out.proposals.reserve(found.size());
+  if (!status.empty())
+    found.erase(std::remove_if(found.begin(), found.end(),
+                               [&](const Proposal& p) { return shown_state(ws, p) != status; }),
+                found.end());
+  std::vector<Proposal> first;  // the pending ones: few
   for (auto& p : found)
-    if (pending(p) && wanted(p)) out.proposals.push_back(std::move(p));
-  for (auto it = found.rbegin(); it != found.rend(); ++it)
-    if (!pending(*it) && wanted(*it)) out.proposals.push_back(std::move(*it));
+    if (pending(p)) first.push_back(std::move(p));
+  if (!first.empty()) found.erase(std::remove_if(found.begin(), found.end(), pending), found.end());
+  std::reverse(found.begin(), found.end());
+  found.insert(found.begin(), std::make_move_iterator(first.begin()), std::make_move_iterator(first.end()));
+  out.proposals = std::move(found);
   return out;
 }
 

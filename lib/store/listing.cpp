@@ -95,15 +95,21 @@ std::optional<int> id_of(std::string_view l) {
 }
 
 std::optional<Proposal> parse(std::string_view l) {
-  std::vector<std::string_view> f;
+  Proposal p;
+  if (!parse_into(l, p)) return std::nullopt;
+  return p;
+}
+
+bool parse_into(std::string_view l, Proposal& p) {
+  thread_local std::vector<std::string_view> f;
+  f.clear();
   for (size_t at = 0;;) {
     const size_t tab = l.find('\t', at);
     f.push_back(l.substr(at, tab == std::string_view::npos ? std::string_view::npos : tab - at));
     if (tab == std::string_view::npos) break;
     at = tab + 1;
   }
-  if (f.size() < 16) return std::nullopt;
-  Proposal p;
+  if (f.size() < 16) return false;
   auto id = parse_proposal_id(f[0]);
   auto state = parse_state(f[1]);
   auto kind = parse_kind(f[2]);
@@ -111,7 +117,7 @@ std::optional<Proposal> parse(std::string_view l) {
   auto tier = parse_tier(f[4]);
   auto remote_id = number<int>(f[11]);
   auto argc = number<size_t>(f[13]);
-  if (!id || !state || !kind || !risk || !tier || !remote_id || !argc || *argc > f.size() - 16) return std::nullopt;
+  if (!id || !state || !kind || !risk || !tier || !remote_id || !argc || *argc > f.size() - 16) return false;
   p.id = *id;
   p.state = *state;
   p.kind = *kind;
@@ -121,34 +127,34 @@ std::optional<Proposal> parse(std::string_view l) {
   std::string* text[] = {&p.created, &p.agent, &p.path, &p.summary, &p.team.role, &p.team.origin};
   for (size_t i = 0; i < 6; ++i) {
     auto s = unescape(f[5 + i]);
-    if (!s) return std::nullopt;
+    if (!s) return false;
     *text[i] = std::move(*s);
   }
   auto shell = unescape(f[12]);
-  if (!shell) return std::nullopt;
+  if (!shell) return false;
   p.shell = std::move(*shell);
   size_t at = 14;
   for (size_t i = 0; i < *argc; ++i) {
     auto a = unescape(f[at++]);
-    if (!a) return std::nullopt;
+    if (!a) return false;
     p.argv.push_back(std::move(*a));
   }
   auto changes = number<size_t>(f[at]);
   auto named = number<size_t>(f[at + 1]);
   at += 2;
   if (!changes || !named || *changes > k_max_changes || *named > *changes || f.size() != at + 3 * *named)
-    return std::nullopt;
+    return false;
   p.changes.resize(*changes);
   for (size_t i = 0; i < *named; ++i) {
     auto op = unescape(f[at]), path = unescape(f[at + 1]), to = unescape(f[at + 2]);
-    if (!op || !path || !to) return std::nullopt;
+    if (!op || !path || !to) return false;
     p.changes[i].op = std::move(*op);
     p.changes[i].path = std::move(*path);
     p.changes[i].to = std::move(*to);
     at += 3;
   }
   p.payloads_loaded = false;
-  return p;
+  return true;
 }
 
 std::string file(std::string_view seal, std::string_view body) {

@@ -30,6 +30,9 @@ std::string line(const Proposal& p);
 // The proposal a line lists, with only the listed fields set; nullopt
 // when it is not a line line() writes.
 std::optional<Proposal> parse(std::string_view line);
+// The same into `p`, a Proposal as default-constructed (a listing of many
+// fills them where they are kept); false, `p` partly set, when malformed.
+bool parse_into(std::string_view line, Proposal& p);
 // The id a line starts with; nullopt when it does not.
 std::optional<int> id_of(std::string_view line);
 

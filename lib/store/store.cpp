@@ -770,31 +770,63 @@ Result<Store::Catalog> Store::catalog(Detail detail) const {
   const size_t hot_end = out.proposals.size();
   // Without the owner's key nothing is checked, the listings no more than the records.
   const SealCheck listed_as = m_seal.usable() ? SealCheck::ok : SealCheck::no_key;
-  const std::vector<int> buckets = numbered(m_dir / "archive");
-  // A bucket holds 1,000 at most: room made once, not grown record by record.
-  out.proposals.reserve(hot.size() + buckets.size() * k_bucket_size);
-  for (int b : buckets) {
-    const fs::path bucket = m_dir / "archive" / std::to_string(b);
-    if (!plain_dir(bucket)) continue;
-    // The listing: one seal for the bucket, then a line split per proposal.
-    std::optional<std::vector<std::pair<int, std::string>>> listed;
-    if (detail == Detail::listed) listed = read_listing(bucket);
+  // First each bucket's folders and listing (its seal checked once), so
+  // that the records are made in place, in room made once for all.
+  struct Bucket {
+    fs::path dir;
+    std::vector<int> ids;                // its archived folders, ascending
+    std::optional<std::string> listing;  // the listing's text, when its seal verifies
+    size_t body = 0;                     // where its lines start in `listing`
+  };
+  std::vector<Bucket> buckets;
+  size_t room = out.proposals.size();
+  for (int b : numbered(m_dir / "archive")) {
+    Bucket k{m_dir / "archive" / std::to_string(b), {}, std::nullopt, 0};
+    if (!plain_dir(k.dir)) continue;
+    for (int id : numbered(k.dir))
+      if (id > 0 && id / k_bucket_size == b && !std::binary_search(hot.begin(), hot.end(), id)) k.ids.push_back(id);
+    room += k.ids.size();
+    if (detail == Detail::listed) {
+      if (auto text = read_owned(k.dir / k_listing)) k.listing = std::move(*text);
+      auto parts = k.listing ? listing::split(*k.listing) : std::nullopt;
+      const SealCheck verdict =
+          parts ? m_seal.check(k_listing_kind, std::to_string(b), parts->body, parts->seal) : SealCheck::bad;
+      if (verdict == SealCheck::ok || verdict == SealCheck::no_key)
+        k.body = static_cast<size_t>(parts->body.data() - k.listing->data());
+      else
+        k.listing.reset();
+    }
+    buckets.push_back(std::move(k));
+  }
+  out.proposals.reserve(room);
+  for (Bucket& k : buckets) {
     std::optional<std::vector<std::pair<int, std::string>>> lines;  // the summary, read when first needed
-    size_t at = 0, at_listed = 0;
-    for (int id : numbered(bucket)) {
-      if (id <= 0 || id / k_bucket_size != b || std::binary_search(hot.begin(), hot.end(), id)) continue;
-      if (listed) {
-        while (at_listed < listed->size() && (*listed)[at_listed].first < id) ++at_listed;
-        if (at_listed < listed->size() && (*listed)[at_listed].first == id) {
-          if (auto p = listing::parse((*listed)[at_listed].second); p && p->id == id) {
-            p->sealed = listed_as;
-            out.proposals.push_back(std::move(*p));
-            continue;
+    size_t at = 0;
+    // The listing's lines not passed yet.
+    std::string_view rest = k.listing ? std::string_view(*k.listing).substr(k.body) : std::string_view();
+    for (int id : k.ids) {
+      if (k.listing) {
+        bool listed = false;
+        // Lines and folders both ascend: step past the lines before `id`.
+        while (!rest.empty()) {
+          const size_t nl = rest.find('\n');
+          const std::string_view l = rest.substr(0, nl);
+          auto lid = listing::id_of(l);
+          if (lid && *lid > id) break;
+          rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+          if (!lid || *lid < id) continue;
+          Proposal& p = out.proposals.emplace_back();
+          if (listing::parse_into(l, p) && p.id == id) {
+            p.sealed = listed_as;
+            listed = true;
+            break;
           }
+          out.proposals.pop_back();
         }
+        if (listed) continue;
       }
       if (detail == Detail::listed) out.unlisted.push_back(id);
-      if (!lines) lines = read_summary(bucket);
+      if (!lines) lines = read_summary(k.dir);
       while (at < lines->size() && (*lines)[at].first < id) ++at;
       if (at < lines->size() && (*lines)[at].first == id) {
         if (auto p = from_line(id, (*lines)[at].second)) {
