@@ -8,7 +8,8 @@
 # (the goal: at most 3). And what reads the whole history, at each size N:
 # a full `kaicoder list` against `git log --oneline -n N` and `kaicoder
 # doctor` against `git fsck`, each git command on a repository of N commits
-# (the goal: at most 2), with `show` and `log` beside them for the growth table.
+# (the goal: at most 2), with `list --status pending`, `show`, `log` and
+# `rollback` beside them for the growth table.
 #
 #   bench/store_cost_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
@@ -16,7 +17,8 @@
 # its own, filled alike, in the same rounds. SIZES lists the store sizes
 # (default "1000 10000"), RUNS the rounds
 # (default 7; the median CPU time is shown), REPS how many `--version` runs
-# one timing holds (default 50). The stores are filled by bench/store_fill
+# one timing holds (default 50), LOOPS how many runs one timing of a
+# whole-history command holds (default 10; the figure shown is per run). The stores are filled by bench/store_fill
 # (the library's own Store::create, sealed with the owner's key); every timed
 # command is the real binary. The work folder is on /dev/shm when there is
 # one (WORK_DIR overrides), so filling 10,000 proposals costs no disk syncs;
@@ -30,6 +32,7 @@ build=$(realpath -m "${1:-./build}")
 sizes=${SIZES:-"1000 10000"}
 runs=${RUNS:-7}
 reps=${REPS:-50}
+reps_n=${LOOPS:-10}
 if [[ -z ${WORK_DIR:-} && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
 [[ -n ${WORK_DIR:-} ]] && export TMPDIR=$WORK_DIR
 
@@ -85,9 +88,10 @@ for n in "${more_sizes[@]}"; do make_git "$n"; done
 rm -f "$work"/*.times
 
 # One round per size, the sizes interleaved so the machine's load falls on
-# all of them alike: propose hello→world (or back) and approve it.
+# all of them alike: propose hello→world, approve it (applied), and roll it
+# back (hello again), each one process as a person runs it.
 for ((r = 0; r < runs; r++)); do
-  if ((r % 2)); then from=world to=hello; else from=hello to=world; fi
+  from=hello to=world
   for b in "${bins[@]}"; do
     k=$(bin_of "$b")
     for n in "${all_sizes[@]}"; do
@@ -97,6 +101,8 @@ for ((r = 0; r < runs; r++)); do
       id=$(jq -r '.id' "$work/$b-propose-$n.out")
       time_cmd "$b-approve-$n" "$dir" "${home_ns[@]}" script -qec "$k approve $id" /dev/null < <(printf 'y\n')
       [[ $(cat "$dir/a.txt") == "$to" ]] || { echo "store-cost-bench: proposal $id was not applied" >&2; exit 1; }
+      time_cmd "$b-rollback-$n" "$dir" "${home_ns[@]}" script -qec "$k rollback $id" /dev/null < <(printf 'y\n')
+      [[ $(cat "$dir/a.txt") == "$from" ]] || { echo "store-cost-bench: proposal $id was not rolled back" >&2; exit 1; }
     done
   done
   loop() { printf 'for i in $(seq %s); do %s; done' "$reps" "$1"; }
@@ -104,17 +110,20 @@ for ((r = 0; r < runs; r++)); do
   time_cmd kai_version "$work" sh -c "$(loop "'$kai' --version >/dev/null")"
   time_cmd git_log "$work/kai-0" sh -c "$(loop "git log --oneline -n 10 >/dev/null")"
   time_cmd kai_list "$work/kai-${all_sizes[-1]}" "${home_ns[@]}" sh -c "$(loop "'$kai' list --status pending >/dev/null")"
-  # What reads the whole history, each size against git on as many commits.
+  # What reads the whole history, each size against git on as many commits;
+  # each timing holds LOOPS runs (the clock /usr/bin/time reads counts 10 ms).
+  loops() { printf 'for i in $(seq %s); do %s; done' "$reps_n" "$1"; }
   for n in "${more_sizes[@]}"; do
-    time_cmd "git-log-$n" "$work/git-$n" git log --oneline -n "$n"
-    time_cmd "git-fsck-$n" "$work/git-$n" git fsck --no-progress
+    time_cmd "git-log-$n" "$work/git-$n" sh -c "$(loops "git log --oneline -n $n >/dev/null")"
+    time_cmd "git-fsck-$n" "$work/git-$n" sh -c "$(loops "git fsck --no-progress >/dev/null")"
     for b in "${bins[@]}"; do
       k=$(bin_of "$b")
-      time_cmd "$b-list-$n" "$work/$b-$n" "${home_ns[@]}" "$k" list
-      time_cmd "$b-show-$n" "$work/$b-$n" "${home_ns[@]}" "$k" show 1
-      time_cmd "$b-log-$n" "$work/$b-$n" "${home_ns[@]}" "$k" log
+      time_cmd "$b-list-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' list >/dev/null")"
+      time_cmd "$b-pending-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' list --status pending >/dev/null")"
+      time_cmd "$b-show-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' show 1 >/dev/null")"
+      time_cmd "$b-log-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' log >/dev/null")"
       # doctor says what it finds about the bench's home (exit 1 on a failed check): timed all the same.
-      time_cmd "$b-doctor-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "'$k' doctor >/dev/null 2>&1 || true"
+      time_cmd "$b-doctor-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' doctor >/dev/null 2>&1 || true")"
     done
   done
   if [[ -n $old_kai ]]; then
@@ -130,7 +139,7 @@ echo '|------------------------------------|---------|----------|-----------|'
 for b in "${bins[@]}"; do
   label=kaicoder
   [[ $b == old ]] && label="OLD kaicoder"
-  for step in propose approve; do
+  for step in propose approve rollback; do
     read -r base _ < <(time_median "$b-$step-0")
     for n in "${all_sizes[@]}"; do
       read -r cpu wall < <(time_median "$b-$step-$n")
@@ -168,9 +177,10 @@ echo
 # shellcheck disable=SC2059
 printf "$fmt" "measurement (whole history)" "cpu s" "wall s" "vs git"
 echo '|------------------------------------|---------|----------|-----------|'
+per_loop() { awk -v n="$reps_n" '{ printf "%.4f %.4f\n", $1 / n, $2 / n }'; }
 for n in "${more_sizes[@]}"; do
-  read -r lcpu lwall < <(time_median "git-log-$n")
-  read -r fcpu fwall < <(time_median "git-fsck-$n")
+  read -r lcpu lwall < <(time_median "git-log-$n" | per_loop)
+  read -r fcpu fwall < <(time_median "git-fsck-$n" | per_loop)
   # shellcheck disable=SC2059
   printf "$fmt" "git log --oneline -n $n" "$lcpu" "$lwall" "1.00"
   # shellcheck disable=SC2059
@@ -178,11 +188,13 @@ for n in "${more_sizes[@]}"; do
   for b in "${bins[@]}"; do
     label=kaicoder
     [[ $b == old ]] && label="OLD kaicoder"
-    for step in list doctor show log; do
-      read -r cpu wall < <(time_median "$b-$step-$n")
+    for step in list pending doctor show log; do
+      read -r cpu wall < <(time_median "$b-$step-$n" | per_loop)
       case $step in list) vs=$(ratio "$cpu" "$lcpu") ;; doctor) vs=$(ratio "$cpu" "$fcpu") ;; *) vs="" ;; esac
+      name=$step
+      [[ $step == pending ]] && name="list --status pending"
       # shellcheck disable=SC2059
-      printf "$fmt" "$label $step, $n stored" "$cpu" "$wall" "$vs"
+      printf "$fmt" "$label $name, $n stored" "$cpu" "$wall" "$vs"
     done
   done
 done

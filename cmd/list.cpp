@@ -21,10 +21,16 @@ RunFn setup_list(CLI::App& sub) {
     auto ws = s.workspace();
     if (!ws) return report(s, ws.error());
     if (s.agent_side()) return agent_list(s, **ws, *status);
-    auto listing = list_proposals(**ws, *status);
+    // A row shows a few fields: archived proposals are read from their
+    // buckets' sealed listings. --json gives every field of every record.
+    auto listing = list_proposals(**ws, *status, s.json() ? Store::Detail::records : Store::Detail::listed);
     if (!listing) return report(s, listing.error());
     const std::vector<Proposal>& rows = listing->proposals;
     const auto& corrupt = listing->corrupt;
+    if (!listing->unlisted.empty())
+      err("kaicoder: note: {} archived proposals (from {}) were not read from their archive listing: it is missing "
+          "or does not verify\nhint: kaicoder doctor makes the listing again from the records\n",
+          listing->unlisted.size(), listing->unlisted.front());
     if (!listing->from_records.empty())
       err("kaicoder: note: {} archived proposals (from {}) were read from their records: their archive summary "
           "is missing or does not verify\nhint: kaicoder doctor makes the summary again from the records\n",
@@ -45,11 +51,14 @@ RunFn setup_list(CLI::App& sub) {
     }
     bool any_expired = false;
     print_list_header();
+    // The rows in one text, redacted and written once, not row by row.
+    std::string text;
     for (const auto& p : rows) {
       bool late = past_timeout(**ws, p);
       any_expired |= late;
-      print_list_row(p, late ? "expired*" : to_string(p.state));
+      text += list_row(p, late ? "expired*" : to_string(p.state));
     }
+    write_text(text);
     for (const auto& [id, why] : corrupt) out("{:>4}  {:<11}  {}\n", id, "corrupt", why);
     if (any_expired)
       out("* expired: past [approval] timeout, not recorded yet (the next propose or decision records it)\n");

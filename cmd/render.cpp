@@ -90,17 +90,20 @@ void print_list_header() {
       Trusted{padded("WHAT", k_list_what)}, "SUMMARY");
 }
 
-void print_list_row(const Proposal& p, std::string_view status) {
+std::string list_row(const Proposal& p, std::string_view status) {
   // Team mode: another clone's proposal says where it came from.
   std::string team;
   if (p.team.remote())
     team = fmt::format("[team {}/{}] ", p.team.origin, p.team.remote_id);
   else if (p.team.published())
     team = "[published] ";
-  out("{:>4}  {:<11}  {:<9}  {:<6}  {:<7}  {}  {}{}\n", p.id, status, to_string(p.kind),
-      p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), to_string(p.tier),
-      Trusted{padded(cut_to_length(list_subject(p), k_list_what), k_list_what)}, Trusted{team}, p.summary);
+  return detail::format_shown("{:>4}  {:<11}  {:<9}  {:<6}  {:<7}  {}  {}{}\n", p.id, status, to_string(p.kind),
+                              p.kind == Kind::run ? std::string_view("-") : to_string(p.risk), to_string(p.tier),
+                              Trusted{padded(cut_to_length(list_subject(p), k_list_what), k_list_what)},
+                              Trusted{team}, p.summary);
 }
+
+void print_list_row(const Proposal& p, std::string_view status) { write_text(list_row(p, status)); }
 
 void print_proposal_header(Session& s, const Proposal& p) {
   const char* bold = s.color() ? "\x1b[1m" : "";

@@ -26,6 +26,9 @@ void print_proposal_header(Session& s, const Proposal& p);
 // its column) and its summary.
 void print_list_header();
 void print_list_row(const Proposal& p, std::string_view status);
+// The row print_list_row prints, made visible, not redacted yet: a long
+// listing writes its rows at once (write_text redacts the whole text).
+std::string list_row(const Proposal& p, std::string_view status);
 void print_diff(Session& s, const Proposal& p, const FileDiff& d);
 // A changeset's files, one line each: op, path, lines added and removed,
 // and the verdicts on it (risk, tier, policy, validation).

@@ -239,15 +239,15 @@ namespace {
 // One that is missing, forged, stale or short of a live proposal is made
 // again from the records here when the store lock is free; the commands
 // that propose or decide also make it again when it is missing, forged or stale.
-void check_live_index(Workspace& ws, Checks& out) {
-  const std::string wrong = ws.store.check_live();
+void check_live_index(Workspace& ws, const Store::Audit& audit, Checks& out) {
+  const std::string wrong = ws.store.check_live(audit);
   if (wrong.empty()) {
     add(out, "live index", Level::ok, "names every pending and approved proposal");
     return;
   }
   if (ws.store.sealer().usable()) {
     if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) {
-      if (auto n = ws.store.rebuild_live()) {
+      if (auto n = ws.store.rebuild_live()) {  // read again under the lock
         add(out, "live index", Level::ok,
             fmt::format("{}; made again from the records ({} pending or approved)", wrong, *n));
         return;
@@ -259,17 +259,17 @@ void check_live_index(Workspace& ws, Checks& out) {
       "store lock is free");
 }
 
-// The archive's per-bucket summaries (lib/store/store catalog): made again
+// The archive's per-bucket summaries and listings (lib/store/store catalog): made again
 // from the records when one is missing, forged or disagrees, as the live index is.
-void check_archive(Workspace& ws, Checks& out) {
-  std::vector<std::string> wrong = ws.store.check_summaries(false);
+void check_archive(Workspace& ws, const Store::Audit& audit, Checks& out) {
+  std::vector<std::string> wrong = ws.store.check_summaries(audit, false);
   if (wrong.empty()) return;
-  const std::string what = fmt::format("the summaries of archive buckets {} disagree with their records (missing, "
-                                       "forged or cut short): list reads those records one by one",
+  const std::string what = fmt::format("the summaries of archive buckets {} (or their listings) disagree with their "
+                                       "records (missing, forged or cut short): list reads those records one by one",
                                        fmt::join(wrong, ", "));
   if (ws.store.sealer().usable()) {
     if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) {
-      (void)ws.store.check_summaries(true);
+      (void)ws.store.check_summaries(true);  // read again under the lock
       add(out, "archive", Level::ok, what + "; made again from the records");
       return;
     }
@@ -280,13 +280,15 @@ void check_archive(Workspace& ws, Checks& out) {
 }  // namespace
 
 void check_proposals(Workspace& ws, Checks& out) {
-  auto ids = ws.store.ids();
+  // One read of every record, shared by the checks below.
+  const Store::Audit audit = ws.store.audit();
   size_t pending = 0, expired = 0, approved = 0;
   std::vector<int> corrupt, failed, unverified;
   const std::vector<int> debris = ws.store.unrecorded();
-  for (int id : ids ? *ids : std::vector<int>{}) {
+  for (const auto& e : audit.entries) {
+    const int id = e.id;
     if (std::find(debris.begin(), debris.end(), id) != debris.end()) continue;
-    auto p = ws.store.load(id, Store::Payloads::none);
+    const auto& p = e.proposal;
     if (!p) {
       corrupt.push_back(id);
       continue;
@@ -305,8 +307,8 @@ void check_proposals(Workspace& ws, Checks& out) {
       ++pending;
   }
   add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
-  check_live_index(ws, out);
-  check_archive(ws, out);
+  check_live_index(ws, audit, out);
+  check_archive(ws, audit, out);
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
         "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "

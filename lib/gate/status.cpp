@@ -1,6 +1,7 @@
 #include "lib/gate/status.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -39,33 +40,41 @@ std::string shown_state(const Workspace& ws, const Proposal& p) {
   return past_timeout(ws, p) ? "timeout" : std::string(to_string(p.state));
 }
 
-Result<Listing> list_proposals(const Workspace& ws, const std::string& status) {
+Result<Listing> list_proposals(const Workspace& ws, const std::string& status, Store::Detail detail) {
   Listing out;
+  std::vector<Proposal> found;  // ascending id
   // What is pending or approved is the live set: read from the live index,
   // not from every proposal ever made.
   if (status == "pending" || status == "approved") {
     auto set = ws.store.live();
     if (!set) return set.error();
     out.corrupt = std::move(set->corrupt);
-    for (auto& p : set->proposals)
-      if (shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
-  }
-  // Everything else: staging/ from its records, the archive from its
-  // buckets' summaries (Store::catalog), never every record.
-  if (status != "pending" && status != "approved") {
-    auto all = ws.store.catalog();
+    found = std::move(set->proposals);
+  } else {
+    // Everything else: staging/ from its records, the archive from its
+    // buckets' listings or summaries (Store::catalog), never every record.
+    auto all = ws.store.catalog(detail);
     if (!all) return all.error();
     out.corrupt = std::move(all->corrupt);
     out.from_records = std::move(all->from_records);
-    for (auto& p : all->proposals)
-      if (status.empty() || shown_state(ws, p) == status) out.proposals.push_back(std::move(p));
+    out.unlisted = std::move(all->unlisted);
+    found = std::move(all->proposals);
   }
-  std::stable_sort(out.proposals.begin(), out.proposals.end(), [](const Proposal& x, const Proposal& y) {
-    bool px = x.state == State::pending || x.state == State::held,
-         py = y.state == State::pending || y.state == State::held;
-    if (px != py) return px;
-    return px ? x.id < y.id : x.id > y.id;
-  });
+  // Pending first, oldest first (they expire first), then the rest newest
+  // first. Reordered where they are, from the ascending ids: a second vector
+  // of whole records (and a sort of them) costs more than the listing itself.
+  auto pending = [](const Proposal& p) { return p.state == State::pending || p.state == State::held; };
+  if (!status.empty())
+    found.erase(std::remove_if(found.begin(), found.end(),
+                               [&](const Proposal& p) { return shown_state(ws, p) != status; }),
+                found.end());
+  std::vector<Proposal> first;  // the pending ones: few
+  for (auto& p : found)
+    if (pending(p)) first.push_back(std::move(p));
+  if (!first.empty()) found.erase(std::remove_if(found.begin(), found.end(), pending), found.end());
+  std::reverse(found.begin(), found.end());
+  found.insert(found.begin(), std::make_move_iterator(first.begin()), std::make_move_iterator(first.end()));
+  out.proposals = std::move(found);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/store/proposal.hpp"
+#include "lib/store/store.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -49,12 +50,19 @@ struct Listing {
   // Archived proposals read from their records because their summary line
   // was missing or did not verify (Store::catalog): doctor makes it again.
   std::vector<int> from_records;
+  // With Store::Detail::listed: archived proposals their bucket's listing
+  // did not vouch for (no line, or a listing that does not verify), read
+  // from the summary or the record instead: doctor makes it again.
+  std::vector<int> unlisted;
 };
 
 // Every proposal (or those whose shown_state is `status`), pending first
 // (oldest first: they expire first), then the rest newest first. Only
-// reads: never sweeps, never fails on a corrupt record.
-Result<Listing> list_proposals(const Workspace& ws, const std::string& status = {});
+// reads: never sweeps, never fails on a corrupt record. `detail`: how much
+// of an archived proposal is read (Store::catalog): every field, or only
+// what a list row shows.
+Result<Listing> list_proposals(const Workspace& ws, const std::string& status = {},
+                               Store::Detail detail = Store::Detail::records);
 
 // What a decided proposal means for its proposer: nothing (applied,
 // approved, rolled back; a run that ran, whatever its own exit code) or the

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/paths/beneath.hpp"
+#include "lib/store/listing.hpp"
 #include "lib/store/spool.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/fs.hpp"
@@ -288,12 +289,12 @@ Status Store::save(Proposal& p) const {
   // summary line goes first and comes back after, so a crash between
   // leaves the line missing (the listing reads the record), never stale.
   const bool archived = dir != staging_dir(p.id);
-  if (archived) KAI_TRY(put_summary_line(p.id, std::nullopt));
+  if (archived) KAI_TRY(put_summary_line(p.id, nullptr, nullptr));
   KAI_TRY(write_file_atomic(dir / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
   (void)mirror_status(m_dir, p.id, dir, *text, m_approval_timeout);  // the agent's view; the record above is what counts
   fault_point("after-record");
-  if (archived) KAI_TRY(put_summary_line(p.id, *text));
+  if (archived) KAI_TRY(put_summary_line(p.id, &p, &*text));
   return forget_decided({&p});
 }
 
@@ -320,7 +321,9 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   return forget_decided(saved);
 }
 
-Result<Proposal> Store::load(int id, Payloads payloads) const {
+Result<Proposal> Store::load(int id, Payloads payloads) const { return load(id, payloads, nullptr); }
+
+Result<Proposal> Store::load(int id, Payloads payloads, std::string* record) const {
   fs::path dir = folder(id);
   std::error_code ec;
   if (id < 1 || !fs::is_directory(dir, ec))
@@ -331,6 +334,7 @@ Result<Proposal> Store::load(int id, Payloads payloads) const {
   nlohmann::json j = parse_bounded_json(*text).value;
   if (j.is_discarded())
     return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
+  if (record) *record = j.dump();
   std::string mac;
   if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
   if (j.is_object()) j.erase("seal");
@@ -502,19 +506,30 @@ Result<size_t> Store::rebuild_live() const {
   return x.ids.size();
 }
 
-std::string Store::check_live() const {
+std::string Store::check_live() const { return check_live(audit()); }
+
+Store::LiveIndex Store::scan_live(const Audit& a) const {
+  LiveIndex x;
+  for (const auto& e : a.entries) {
+    x.next = std::max(x.next, e.id + 1);
+    // An unreadable record stays named, so listings keep saying it is there.
+    if (!e.proposal || live_state(e.proposal->state)) x.ids.push_back(e.id);
+  }
+  return x;
+}
+
+std::string Store::check_live(const Audit& a) const {
   std::error_code ec;
+  LiveIndex all = scan_live(a);
   if (!fs::exists(fs::symlink_status(m_dir / "staging" / "live", ec)))
-    return scan_live().ids.empty() ? "" : "it is missing";  // none yet: the first proposal makes it
+    return all.ids.empty() ? "" : "it is missing";  // none yet: the first proposal makes it
   auto x = read_live();
   if (!x) return "it does not verify, or is older than the proposals there are";
-  LiveIndex all = scan_live();
   std::vector<int> unnamed;
   std::set_difference(all.ids.begin(), all.ids.end(), x->ids.begin(), x->ids.end(), std::back_inserter(unnamed));
   if (!unnamed.empty()) return fmt::format("it does not name live proposals {}", fmt::join(unnamed, ", "));
   return "";
 }
-
 
 // ---- The archive: archive/<id / 1000>/<id>/ and each bucket's summary ----
 //
@@ -527,15 +542,29 @@ std::string Store::check_live() const {
 
 namespace {
 constexpr const char* k_summary = "summary";
+constexpr const char* k_listing = "listing";
+constexpr const char* k_listing_kind = "archive-listing";
 
-std::string summary_line(int id, const std::string& record, const std::string& command) {
-  nlohmann::json j = parse_bounded_json(record).value;
+// Whether a listing may vouch for `p`: its record verified, and a run's
+// command (a payload, which only a load of the payloads checks) was read
+// and matches the seal.
+bool listable(const Proposal& p) {
+  return p.sealed == SealCheck::ok && (p.kind != Kind::run || (p.payloads_loaded && !p.payload_changed));
+}
+
+// `compact`: the record as nlohmann's dump() writes it.
+std::string summary_line_of(int id, const std::string& compact, const std::string& command) {
   std::string cmd;
   if (!command.empty()) {
     nlohmann::json c = parse_bounded_json(command).value;
     if (c.is_object()) cmd = c.dump();
   }
-  return fmt::format("{}\t{}\t{}", id, j.is_discarded() ? std::string("{}") : j.dump(), cmd);
+  return fmt::format("{}\t{}\t{}", id, compact, cmd);
+}
+
+std::string summary_line(int id, const std::string& record, const std::string& command) {
+  nlohmann::json j = parse_bounded_json(record).value;
+  return summary_line_of(id, j.is_discarded() ? std::string("{}") : j.dump(), command);
 }
 }  // namespace
 
@@ -564,18 +593,58 @@ Status Store::write_summary(const fs::path& bucket, std::vector<std::pair<int, s
   return write_file_atomic(bucket / k_summary, all, 0600);
 }
 
-Status Store::put_summary_line(int id, const std::optional<std::string>& record) const {
+Status Store::put_summary_line(int id, const Proposal* p, const std::string* record) const {
   const fs::path bucket = bucket_of(m_dir, id);
   auto lines = read_summary(bucket);
   const size_t before = lines.size();
   lines.erase(std::remove_if(lines.begin(), lines.end(), [id](const auto& l) { return l.first == id; }), lines.end());
-  if (!record && lines.size() == before) return ok_status();
-  if (record) {
-    std::string command;
-    if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
-    lines.emplace_back(id, summary_line(id, *record, command));
+  if (record || lines.size() != before) {
+    if (record) {
+      std::string command;
+      if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
+      lines.emplace_back(id, summary_line(id, *record, command));
+    }
+    KAI_TRY(write_summary(bucket, std::move(lines)));
   }
-  return write_summary(bucket, std::move(lines));
+  // The listing as the summary: the line goes first, and comes back only
+  // for a record the listing may vouch for. A listing that no longer
+  // verifies keeps only what is written now (the rest is read from the
+  // summary until doctor makes it again).
+  auto listed = read_listing(bucket).value_or(std::vector<std::pair<int, std::string>>{});
+  const size_t had = listed.size();
+  listed.erase(std::remove_if(listed.begin(), listed.end(), [id](const auto& l) { return l.first == id; }),
+               listed.end());
+  const bool add = p && listable(*p);
+  if (!add && listed.size() == had) return ok_status();
+  if (add) listed.emplace_back(id, listing::line(*p));
+  return write_listing(bucket, std::move(listed));
+}
+
+std::optional<std::vector<std::pair<int, std::string>>> Store::read_listing(const fs::path& bucket) const {
+  auto text = read_owned(bucket / k_listing);
+  if (!text) return std::nullopt;
+  auto parts = listing::split(*text);
+  if (!parts) return std::nullopt;
+  const SealCheck verdict = m_seal.check(k_listing_kind, bucket.filename().string(), parts->body, parts->seal);
+  if (verdict != SealCheck::ok && verdict != SealCheck::no_key) return std::nullopt;
+  std::vector<std::pair<int, std::string>> out;
+  std::string_view body = parts->body;
+  while (!body.empty()) {
+    const size_t nl = body.find('\n');
+    const std::string_view l = body.substr(0, nl);
+    body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
+    if (auto id = listing::id_of(l)) out.emplace_back(*id, std::string(l));
+  }
+  return out;
+}
+
+Status Store::write_listing(const fs::path& bucket, std::vector<std::pair<int, std::string>> lines) const {
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string body;
+  for (const auto& [id, line] : lines) body += line + "\n";
+  auto mac = m_seal.seal(k_listing_kind, bucket.filename().string(), body);
+  if (!mac) return mac.error();
+  return write_file_atomic(bucket / k_listing, listing::file(*mac, body), 0600);
 }
 
 Result<Proposal> Store::from_line(int id, const std::string& line) const {
@@ -612,6 +681,7 @@ Result<size_t> Store::archive_decided() const {
   struct Move {
     int id;
     std::string line;
+    std::string listed;  // its listing line, "" when the listing cannot vouch for it
   };
   std::vector<Move> moves;
   for (int id : hot_ids()) {
@@ -619,6 +689,10 @@ Result<size_t> Store::archive_decided() const {
     auto p = load(id, Payloads::none);
     // What does not verify stays where doctor lists it and nothing acts on it.
     if (!p || live_state(p->state) || p->sealed != SealCheck::ok) continue;
+    // A run's command is a payload: checked against the seal before the
+    // listing vouches for it (once, here).
+    if (p->kind == Kind::run) p = load(id, Payloads::all);
+    if (!p) continue;
     std::error_code ec;
     if (fs::exists(fs::symlink_status(archive_dir(id), ec))) continue;  // a copy there already: left for doctor
     auto record = read_owned(staging_dir(id) / "meta.json");
@@ -626,7 +700,7 @@ Result<size_t> Store::archive_decided() const {
     std::string command;
     if (p->kind == Kind::run)
       if (auto c = read_owned(staging_dir(id) / "command")) command = std::move(*c);
-    moves.push_back({id, summary_line(id, *record, command)});
+    moves.push_back({id, summary_line(id, *record, command), listable(*p) ? listing::line(*p) : std::string()});
   }
   if (moves.empty()) return size_t{0};
   KAI_TRY(make_dirs(m_dir / "archive", 0700));
@@ -655,6 +729,20 @@ Result<size_t> Store::archive_decided() const {
     KAI_TRY(write_summary(bucket, std::move(lines)));
   }
   fault_point("after-archive-summary");
+  // Then each bucket's listing, as its summary: a line whose folder is
+  // still in staging/ is not read either.
+  for (int b : buckets) {
+    const fs::path bucket = m_dir / "archive" / std::to_string(b);
+    auto listed = read_listing(bucket).value_or(std::vector<std::pair<int, std::string>>{});
+    for (const Move& m : moves) {
+      if (m.id / k_bucket_size != b) continue;
+      listed.erase(std::remove_if(listed.begin(), listed.end(), [&m](const auto& l) { return l.first == m.id; }),
+                   listed.end());
+      if (!m.listed.empty()) listed.emplace_back(m.id, m.listed);
+    }
+    KAI_TRY(write_listing(bucket, std::move(listed)));
+  }
+  fault_point("after-archive-listing");
   size_t moved = 0;
   for (const Move& m : moves) {
     std::error_code ec;
@@ -669,7 +757,7 @@ Result<size_t> Store::archive_decided() const {
   return moved;
 }
 
-Result<Store::Catalog> Store::catalog() const {
+Result<Store::Catalog> Store::catalog(Detail detail) const {
   Catalog out;
   const std::vector<int> hot = hot_ids();
   auto take = [&out](int id, Result<Proposal> p) {
@@ -679,16 +767,69 @@ Result<Store::Catalog> Store::catalog() const {
       out.corrupt.emplace_back(id, p.error().message);
   };
   for (int id : hot) take(id, load(id, Payloads::none));  // a listing never reads payloads
+  const size_t hot_end = out.proposals.size();
+  // Without the owner's key nothing is checked, the listings no more than the records.
+  const SealCheck listed_as = m_seal.usable() ? SealCheck::ok : SealCheck::no_key;
+  // First each bucket's folders and listing (its seal checked once), so
+  // that the records are made in place, in room made once for all.
+  struct Bucket {
+    fs::path dir;
+    std::vector<int> ids;                // its archived folders, ascending
+    std::optional<std::string> listing;  // the listing's text, when its seal verifies
+    size_t body = 0;                     // where its lines start in `listing`
+  };
+  std::vector<Bucket> buckets;
+  size_t room = out.proposals.size();
   for (int b : numbered(m_dir / "archive")) {
-    const fs::path bucket = m_dir / "archive" / std::to_string(b);
-    if (!plain_dir(bucket)) continue;
-    auto lines = read_summary(bucket);
+    Bucket k{m_dir / "archive" / std::to_string(b), {}, std::nullopt, 0};
+    if (!plain_dir(k.dir)) continue;
+    for (int id : numbered(k.dir))
+      if (id > 0 && id / k_bucket_size == b && !std::binary_search(hot.begin(), hot.end(), id)) k.ids.push_back(id);
+    room += k.ids.size();
+    if (detail == Detail::listed) {
+      if (auto text = read_owned(k.dir / k_listing)) k.listing = std::move(*text);
+      auto parts = k.listing ? listing::split(*k.listing) : std::nullopt;
+      const SealCheck verdict =
+          parts ? m_seal.check(k_listing_kind, std::to_string(b), parts->body, parts->seal) : SealCheck::bad;
+      if (verdict == SealCheck::ok || verdict == SealCheck::no_key)
+        k.body = static_cast<size_t>(parts->body.data() - k.listing->data());
+      else
+        k.listing.reset();
+    }
+    buckets.push_back(std::move(k));
+  }
+  out.proposals.reserve(room);
+  for (Bucket& k : buckets) {
+    std::optional<std::vector<std::pair<int, std::string>>> lines;  // the summary, read when first needed
     size_t at = 0;
-    for (int id : numbered(bucket)) {
-      if (id <= 0 || id / k_bucket_size != b || std::binary_search(hot.begin(), hot.end(), id)) continue;
-      while (at < lines.size() && lines[at].first < id) ++at;
-      if (at < lines.size() && lines[at].first == id) {
-        if (auto p = from_line(id, lines[at].second)) {
+    // The listing's lines not passed yet.
+    std::string_view rest = k.listing ? std::string_view(*k.listing).substr(k.body) : std::string_view();
+    for (int id : k.ids) {
+      if (k.listing) {
+        bool listed = false;
+        // Lines and folders both ascend: step past the lines before `id`.
+        while (!rest.empty()) {
+          const size_t nl = rest.find('\n');
+          const std::string_view l = rest.substr(0, nl);
+          auto lid = listing::id_of(l);
+          if (lid && *lid > id) break;
+          rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+          if (!lid || *lid < id) continue;
+          Proposal& p = out.proposals.emplace_back();
+          if (listing::parse_into(l, p) && p.id == id) {
+            p.sealed = listed_as;
+            listed = true;
+            break;
+          }
+          out.proposals.pop_back();
+        }
+        if (listed) continue;
+      }
+      if (detail == Detail::listed) out.unlisted.push_back(id);
+      if (!lines) lines = read_summary(k.dir);
+      while (at < lines->size() && (*lines)[at].first < id) ++at;
+      if (at < lines->size() && (*lines)[at].first == id) {
+        if (auto p = from_line(id, (*lines)[at].second)) {
           out.proposals.push_back(std::move(*p));
           continue;
         }
@@ -698,31 +839,69 @@ Result<Store::Catalog> Store::catalog() const {
       take(id, load(id, Payloads::none));
     }
   }
-  std::sort(out.proposals.begin(), out.proposals.end(),
-            [](const Proposal& x, const Proposal& y) { return x.id < y.id; });
+  // Both runs are ascending (staging/'s ids, then the buckets' in order):
+  // merged, not sorted, and only when they interleave.
+  auto by_id = [](const Proposal& x, const Proposal& y) { return x.id < y.id; };
+  const auto mid = out.proposals.begin() + static_cast<std::ptrdiff_t>(hot_end);
+  if (mid != out.proposals.begin() && mid != out.proposals.end() && by_id(*mid, *(mid - 1)))
+    std::inplace_merge(out.proposals.begin(), mid, out.proposals.end(), by_id);
   return out;
 }
 
-std::vector<std::string> Store::check_summaries(bool write) const {
+std::vector<std::string> Store::check_summaries(bool write) const { return check_summaries(audit(), write); }
+
+Store::Audit Store::audit() const {
+  Audit a;
+  auto all = ids();
+  for (int id : all ? *all : std::vector<int>{}) {
+    Audit::Entry e;
+    e.id = id;
+    e.archived = !plain_dir(staging_dir(id));
+    std::string record;
+    auto p = load(id, Payloads::none, e.archived ? &record : nullptr);
+    // An archived run: its command is read and checked against the seal,
+    // as the listing vouches for it.
+    if (p && e.archived && p->kind == Kind::run) p = load(id, Payloads::all);
+    if (p)
+      e.proposal = std::move(*p);
+    else
+      e.error = p.error().message;
+    if (e.archived && !record.empty()) {
+      std::string command;
+      if (e.proposal && e.proposal->kind == Kind::run)
+        if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
+      e.summary_line = summary_line_of(id, record, command);
+    }
+    a.entries.push_back(std::move(e));
+  }
+  return a;
+}
+
+std::vector<std::string> Store::check_summaries(const Audit& a, bool write) const {
   std::vector<std::string> wrong;
+  auto entry = a.entries.begin();
   for (int b : numbered(m_dir / "archive")) {
     const fs::path bucket = m_dir / "archive" / std::to_string(b);
     if (!plain_dir(bucket)) continue;
-    const auto lines = read_summary(bucket);
-    std::vector<std::pair<int, std::string>> want;
-    for (int id : numbered(bucket)) {
-      if (id <= 0 || id / k_bucket_size != b || plain_dir(staging_dir(id))) continue;
-      // The line is the record as it is: one that does not verify makes a
-      // line that does not either, and the listing reads that record itself.
-      auto record = read_owned(archive_dir(id) / "meta.json");
-      if (!record) continue;
-      std::string command;
-      if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
-      want.emplace_back(id, summary_line(id, *record, command));
+    // The summary line is the record as it is: one that does not verify
+    // makes a line that does not either, and the listing reads that record
+    // itself. The listing names only what it may vouch for.
+    std::vector<std::pair<int, std::string>> want, want_listed;
+    while (entry != a.entries.end() && entry->id / k_bucket_size < b) ++entry;
+    for (; entry != a.entries.end() && entry->id / k_bucket_size == b; ++entry) {
+      if (!entry->archived || entry->summary_line.empty()) continue;
+      want.emplace_back(entry->id, entry->summary_line);
+      if (entry->proposal && listable(*entry->proposal))
+        want_listed.emplace_back(entry->id, listing::line(*entry->proposal));
     }
-    if (lines == want) continue;
+    const auto listed = read_listing(bucket);
+    const bool summary_ok = read_summary(bucket) == want;
+    const bool listing_ok = listed && *listed == want_listed;
+    if (summary_ok && listing_ok) continue;
     wrong.push_back(bucket.filename().string());
-    if (write) (void)write_summary(bucket, std::move(want));
+    if (!write) continue;
+    if (!summary_ok) (void)write_summary(bucket, std::move(want));
+    if (!listing_ok) (void)write_listing(bucket, std::move(want_listed));
   }
   return wrong;
 }

@@ -126,21 +126,52 @@ public:
 
   // Every proposal, metadata only, ascending id, for a full listing: the
   // folders in staging/ read from their records, the archived ones from
-  // their buckets' summaries (archive/<bucket>/summary: one line per
-  // archived proposal, its record as sealed, so a line verifies exactly as
-  // the record does). An archived folder whose line is missing or does not
-  // verify is read from its record instead and named in `from_records`.
+  // their buckets. Detail::records reads each bucket's summary
+  // (archive/<bucket>/summary: one line per archived proposal, its record
+  // as sealed, so a line verifies exactly as the record does): every field
+  // of every record, for `list --json`. Detail::listed reads each bucket's
+  // listing first (lib/store/listing: the fields a list row shows, the
+  // whole bucket under one seal), so an archived proposal then holds only
+  // those fields (and of a changeset's files, only the first few names);
+  // an archived id the listing does not vouch for (no line, or a listing
+  // that does not verify) is read as Detail::records reads it and named in
+  // `unlisted`. An archived folder whose summary line is missing or does
+  // not verify is read from its record instead and named in `from_records`.
+  enum class Detail { listed, records };
   struct Catalog {
     std::vector<Proposal> proposals;
     std::vector<std::pair<int, std::string>> corrupt;  // unreadable: id, why
     std::vector<int> from_records;
+    std::vector<int> unlisted;
   };
-  Result<Catalog> catalog() const;
-  // The archive buckets whose summary disagrees with their records
-  // (missing, a line that does not verify or says other than its record,
-  // a folder without a line); `write` (under the lock) makes each again
-  // from its records. doctor's check.
+  Result<Catalog> catalog(Detail detail = Detail::records) const;
+  // The archive buckets whose summary or listing disagrees with their
+  // records (missing, a line that does not verify or says other than its
+  // record, a folder without a line); `write` (under the lock) makes each
+  // again from its records (the listing from the records that verify).
+  // doctor's check.
   std::vector<std::string> check_summaries(bool write) const;
+
+  // One read of every record, shared by doctor's checks (the records'
+  // seals, the live index, the archive's summaries and listings): each id
+  // in staging/ and the archive, ascending, its record loaded (metadata
+  // only; an archived run's command read and checked too, as a listing
+  // vouches for it), and for an archived one the summary line its record
+  // makes.
+  struct Audit {
+    struct Entry {
+      int id = 0;
+      bool archived = false;
+      std::optional<Proposal> proposal;  // nullopt: unreadable (`error` says why)
+      std::string error;
+      std::string summary_line;  // archived: its record as its summary line copies it
+    };
+    std::vector<Entry> entries;
+  };
+  Audit audit() const;
+  // check_live() and check_summaries() from one audit().
+  std::string check_live(const Audit& a) const;
+  std::vector<std::string> check_summaries(const Audit& a, bool write) const;
   // The ids whose staging folder holds no record (meta.json, written last):
   // debris of a create() killed or cut short (a full disk). Ascending.
   std::vector<int> unrecorded() const;
@@ -181,13 +212,21 @@ private:
   std::optional<LiveIndex> read_live() const;
   // Every record's verdict: the ids that are live (or unreadable) and the next id.
   LiveIndex scan_live() const;
+  LiveIndex scan_live(const Audit& a) const;
+  // load(), and the record's compact text with its seal (what a summary line copies) in `record`.
+  Result<Proposal> load(int id, Payloads payloads, std::string* record) const;
   Result<LiveIndex> current_live() const;
   Status write_live(const LiveIndex& x) const;
   // The summary of archive bucket `bucket`: each line's text by id.
   std::vector<std::pair<int, std::string>> read_summary(const std::filesystem::path& bucket) const;
   Status write_summary(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
-  // Replace (or with nullopt drop) archived proposal `id`'s summary line.
-  Status put_summary_line(int id, const std::optional<std::string>& record) const;
+  // Replace (with nullptr drop) archived proposal `id`'s summary and listing
+  // lines: `record` is p's record as written.
+  Status put_summary_line(int id, const Proposal* p, const std::string* record) const;
+  // The listing of archive bucket `bucket`: each line by id, when its seal
+  // verifies; nullopt when it is missing or does not.
+  std::optional<std::vector<std::pair<int, std::string>>> read_listing(const std::filesystem::path& bucket) const;
+  Status write_listing(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
   // A summary line's record, seal-checked as load() checks meta.json.
   Result<Proposal> from_line(int id, const std::string& line) const;
   // After records were saved: drop the ones no longer live from the index.

@@ -122,21 +122,23 @@ Response App::login(const Request& r) {
 }
 
 Response App::list_page() {
-  // staging/ from its records, the archive from its summaries (Store::catalog).
-  auto all = m_ws->store.catalog();
+  // staging/ from its records, the archive from its sealed listings (Store::catalog).
+  auto all = m_ws->store.catalog(Store::Detail::listed);
   if (!all) return refused(all.error(), "/");
   std::vector<Row> rows;
   std::vector<std::pair<int, std::string>> corrupt = std::move(all->corrupt);
-  for (auto& p : all->proposals) {
-    const bool late = past_timeout(*m_ws, p);
-    rows.push_back({std::move(p), late});
-  }
-  // As `kaicoder list`: pending first (oldest first, they expire first), then the rest newest first.
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
-    bool px = x.proposal.state == State::pending && !x.expired, py = y.proposal.state == State::pending && !y.expired;
-    if (px != py) return px;
-    return px ? x.proposal.id < y.proposal.id : x.proposal.id > y.proposal.id;
-  });
+  // As `kaicoder list`: pending first (oldest first, they expire first), then
+  // the rest newest first; the catalog is in ascending id, so one pass each
+  // way places them, each record moved once.
+  std::vector<Proposal>& ps = all->proposals;
+  std::vector<char> late(ps.size());
+  for (size_t i = 0; i < ps.size(); ++i) late[i] = past_timeout(*m_ws, ps[i]);
+  auto waiting = [&](size_t i) { return ps[i].state == State::pending && !late[i]; };
+  rows.reserve(ps.size());
+  for (size_t i = 0; i < ps.size(); ++i)
+    if (waiting(i)) rows.push_back({std::move(ps[i]), late[i] != 0});
+  for (size_t i = ps.size(); i-- > 0;)
+    if (!waiting(i)) rows.push_back({std::move(ps[i]), late[i] != 0});
   return html_response(200, document({"Proposals", Live::swap}, list_main(*m_ws, rows, corrupt)));
 }
 
@@ -442,7 +444,7 @@ Response App::rollback(const Request& r, const std::string& id) {
 Response App::state_json() {
   nlohmann::json proposals = nlohmann::json::object();
   std::string all;
-  if (auto every = m_ws->store.catalog()) {
+  if (auto every = m_ws->store.catalog(Store::Detail::listed)) {
     for (const Proposal& q : every->proposals) {
       const Proposal* p = &q;
       const int id = q.id;

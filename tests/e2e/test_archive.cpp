@@ -102,16 +102,68 @@ TEST_CASE("a deleted or forged archive summary is refused, listed from the recor
   CHECK((all == std::map<int, std::string>{{1, "rejected"}, {2, "rejected"}, {3, "pending"}}));
   CHECK_THAT(r.err, Contains("read from their records"));
   CHECK_THAT(r.err, Contains("kaicoder doctor"));
-  CHECK(doctor_check(repo, "archive").rfind("ok: the summaries of archive buckets 0 disagree", 0) == 0);
+  CHECK(doctor_check(repo, "archive").rfind("ok: the summaries of archive buckets 0 (or their listings) disagree", 0) == 0);
   CHECK(repo.read(k_summary) == summary);
   listed(repo, &r);
   CHECK(r.err.find("note:") == std::string::npos);
 }
 
+TEST_CASE("an archive listing an agent edits is never believed: list reads the records, doctor makes it again",
+          "[e2e][archive][attack]") {
+  const std::string k_listing = ".kaicoder/archive/0/listing";
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  for (const char* n : {"1", "2"})
+    KAI_REQUIRE_EXIT(repo.kai({"propose", "--path", std::string("f") + n + ".txt", "--content-file", "-", "--why",
+                               "line", "--agent", "bot", "--summary", std::string("made f") + n},
+                              std::string(n) + "\n"),
+                     0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
+  KAI_REQUIRE_EXIT(propose_line(repo, "3"), 0);
+  REQUIRE(repo.exists(archived(2)));
+  const std::string listing = repo.read(k_listing);
+  Run before = repo.kai({"list"});
+  KAI_REQUIRE_EXIT(before, 0);
+  CHECK(before.err.find("note:") == std::string::npos);
+  auto forge = [&](const std::string& from, const std::string& to) {
+    std::string forged = listing;
+    const size_t at = forged.rfind(from);
+    REQUIRE(at != std::string::npos);
+    forged.replace(at, from.size(), to);
+    repo.write(k_listing, forged);
+  };
+  std::string lie;
+  SECTION("status: proposal 2 shown applied") {
+    forge("\trejected\t", "\tapplied\t");
+    lie = "applied";
+  }
+  SECTION("summary text") {
+    forge("made f2", "tests all pass, approved by the owner");
+    lie = "approved by the owner";
+  }
+  SECTION("author") {
+    forge("\tbot\t", "\tthe-owner\t");
+    lie = "the-owner";
+  }
+  Run r = repo.kai({"list"});
+  KAI_CHECK_EXIT(r, 0);
+  CHECK(r.out.find(lie) == std::string::npos);
+  CHECK(r.out == before.out);  // what the records say, row for row
+  CHECK_THAT(r.err, Contains("archive listing") && Contains("kaicoder doctor"));
+  CHECK(doctor_check(repo, "archive").rfind("ok: the summaries of archive buckets 0 (or their listings) disagree", 0) == 0);
+  CHECK(repo.read(k_listing) == listing);
+  Run again = repo.kai({"list"});
+  CHECK(again.err.find("note:") == std::string::npos);
+  CHECK(again.out == before.out);
+}
+
 TEST_CASE("the archive survives kill -9 at each step of the move", "[e2e][archive][crash]") {
   // after-archive-summary: the summary names them, no folder moved yet;
   // after-archive-move: the first folder moved, the rest still in staging/.
-  const std::string fault = GENERATE(std::string("after-archive-summary"), std::string("after-archive-move"));
+  // after-archive-listing: the summary and the listing name them, no folder moved yet.
+  const std::string fault = GENERATE(std::string("after-archive-summary"), std::string("after-archive-listing"),
+                                     std::string("after-archive-move"));
   INFO("fault " << fault);
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
@@ -130,6 +182,10 @@ TEST_CASE("the archive survives kill -9 at each step of the move", "[e2e][archiv
   Run r;
   CHECK(listed(repo, &r) == want);
   CHECK(r.err.find("note:") == std::string::npos);
+  Run rows = repo.kai({"list"});  // the rows, from the listing
+  KAI_CHECK_EXIT(rows, 0);
+  CHECK(rows.err.find("note:") == std::string::npos);
+  CHECK_THAT(rows.out, Contains("applied") && Contains("rejected") && Contains("pending"));
   CHECK(show_json(repo, 1).at("status") == "applied");
   CHECK(show_json(repo, 2).at("status") == "rejected");
   // The next command finishes the move.

@@ -153,3 +153,104 @@ TEST_CASE("a forged archived record is never believed, moved or summarised as ka
   CHECK(archive_now(*f.ws) == 0);
   CHECK(fs::exists(f.ws->store.staging_dir(2)));
 }
+
+namespace {
+fs::path listing_of(const Workspace& ws) { return ws.store.dir() / "archive" / "0" / "listing"; }
+}  // namespace
+
+TEST_CASE("a full listing reads each bucket's sealed listing, and a forged one is never believed", "[archive][attack]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 3; ++i) {
+    ProposeRequest r;
+    r.path = "f" + std::to_string(i) + ".txt";
+    r.content = std::to_string(i) + "\n";
+    r.why = "test";
+    r.agent = "bot-" + std::to_string(i);
+    // What an agent writes may hold tabs, newlines and backslashes: kept exactly.
+    r.summary = "made f" + std::to_string(i) + "\twith a tab\nand \\ a line";
+    REQUIRE(propose(*f.ws, r, f.dir.path(), DryRun::no, {}));
+  }
+  decide(*f.ws, 1, State::applied);
+  decide(*f.ws, 2, State::rejected);
+  CHECK(archive_now(*f.ws) == 2);
+  auto text = read_file(listing_of(*f.ws));
+  REQUIRE(text);
+  // Listed from the listing: the fields a row shows, nothing else read.
+  auto all = f.ws->store.catalog(Store::Detail::listed);
+  REQUIRE(all);
+  CHECK(ids_of(all->proposals) == std::vector<int>{1, 2, 3});
+  CHECK(all->unlisted.empty());
+  CHECK(all->from_records.empty());
+  auto full = f.ws->store.load(2, Store::Payloads::none);
+  REQUIRE(full);
+  const Proposal& row = all->proposals[1];
+  CHECK(row.state == State::rejected);
+  CHECK(row.summary == full->summary);
+  CHECK(row.summary == "made f2\twith a tab\nand \\ a line");
+  CHECK(row.agent == full->agent);
+  CHECK(row.path == full->path);
+  CHECK(row.kind == full->kind);
+  CHECK(row.created == full->created);
+  CHECK(f.ws->store.check_summaries(false).empty());
+
+  // The agent edits the listing: a status, a summary, an author; or cuts
+  // it, or copies a line under another id, or removes it.
+  auto swap = [&](const std::string& from, const std::string& to) {
+    std::string forged = *text;
+    const size_t at = forged.find(from);
+    REQUIRE(at != std::string::npos);
+    forged.replace(at, from.size(), to);
+    REQUIRE(write_file_atomic(listing_of(*f.ws), forged, 0600));
+  };
+  SECTION("status") { swap("\trejected\t", "\tapplied\t"); }
+  SECTION("summary text") { swap("made f2", "all tests pass"); }
+  SECTION("author") { swap("\t" + full->agent + "\t", "\tthe-owner\t"); }
+  SECTION("a line copied under another id") {
+    const size_t body = text->find('\n') + 1;
+    const std::string first = text->substr(body, text->find('\n', body) - body);
+    REQUIRE(write_file_atomic(listing_of(*f.ws), text->substr(0, body) + first + "\n2" + first.substr(1) + "\n", 0600));
+  }
+  SECTION("cut short") { REQUIRE(write_file_atomic(listing_of(*f.ws), text->substr(0, text->size() - 5), 0600)); }
+  SECTION("missing") { fs::remove(listing_of(*f.ws)); }
+
+  // Not believed: each is read as without the listing, and named.
+  all = f.ws->store.catalog(Store::Detail::listed);
+  REQUIRE(all);
+  CHECK(ids_of(all->proposals) == std::vector<int>{1, 2, 3});
+  CHECK(all->unlisted == std::vector<int>{1, 2});
+  CHECK(all->proposals[1].state == State::rejected);
+  CHECK(all->proposals[1].summary == full->summary);
+  CHECK(all->proposals[1].agent == full->agent);
+  CHECK(all->proposals[0].state == State::applied);
+  CHECK(f.ws->store.check_summaries(false) == std::vector<std::string>{"0"});
+  // doctor's repair makes it again from the records.
+  CHECK(f.ws->store.check_summaries(true) == std::vector<std::string>{"0"});
+  CHECK(f.ws->store.check_summaries(false).empty());
+  all = f.ws->store.catalog(Store::Detail::listed);
+  REQUIRE(all);
+  CHECK(all->unlisted.empty());
+  CHECK(all->proposals[1].state == State::rejected);
+}
+
+TEST_CASE("the listing follows an archived record saved again, and never vouches for a forged one", "[archive][attack]") {
+  WsFixture f{""};
+  REQUIRE(f.write("a.txt", "a\n"));
+  decide(*f.ws, 1, State::applied);
+  CHECK(archive_now(*f.ws) == 1);
+  decide(*f.ws, 1, State::rolled_back);
+  auto all = f.ws->store.catalog(Store::Detail::listed);
+  REQUIRE(all);
+  CHECK(all->unlisted.empty());
+  CHECK(all->proposals[0].state == State::rolled_back);
+  // A forged record: doctor's rebuild leaves it out of the listing.
+  auto meta = read_file(f.ws->store.archive_dir(1) / "meta.json");
+  REQUIRE(meta);
+  std::string forged = *meta;
+  forged.replace(forged.find("\"rolled-back\""), 13, "\"applied\"");
+  REQUIRE(write_file_atomic(f.ws->store.archive_dir(1) / "meta.json", forged, 0600));
+  REQUIRE(f.ws->store.check_summaries(true) == std::vector<std::string>{"0"});
+  all = f.ws->store.catalog(Store::Detail::listed);
+  REQUIRE(all);
+  CHECK(all->unlisted == std::vector<int>{1});
+  CHECK(all->proposals[0].sealed == SealCheck::bad);
+}
