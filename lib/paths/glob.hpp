@@ -40,6 +40,7 @@ public:
   struct FolderMemo {
     std::vector<std::string> folders;  // the last path's folders' names, top first
     std::vector<char> hit;             // hit[k]: a pattern matches one of folders[0..k]
+    std::vector<std::string_view> path;  // the path being asked about, split (kept to spare an allocation)
   };
   bool any(std::string_view rel_path, FolderMemo& memo) const;
 
