@@ -172,6 +172,14 @@ GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
     if (!literal && (p.text[last] == '*' || p.text[last] == '?')) tail = p.text.substr(last + 1);
     m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only,
                                  p.anchored, head, tail, literal});
+    if (p.dir_only) continue;
+    const auto at = static_cast<uint32_t>(m_patterns.size() - 1);
+    if (!p.anchored && !head.empty())
+      m_by_first[static_cast<unsigned char>(head.front())].push_back(at);
+    else if (!p.anchored && !tail.empty())
+      m_by_last[static_cast<unsigned char>(tail.back())].push_back(at);
+    else
+      m_always.push_back(at);
   }
 }
 
@@ -229,11 +237,18 @@ bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
 // The rest of match_parsed(): a pattern that is not for folders only, on
 // the whole path (the last component for one that is not anchored).
 bool GlobSet::name_any(const std::vector<std::string_view>& path) const {
-  for (const Pattern& x : m_patterns) {
-    if (x.dir_only) continue;
-    if (!x.anchored ? name_matches(x, path.back()) : match_segments(x.segs, 0, path, 0, path.size())) return true;
-  }
-  return false;
+  const std::string_view name = path.back();
+  auto matches = [&](uint32_t i) {
+    const Pattern& x = m_patterns[i];
+    return !x.anchored ? name_matches(x, name) : match_segments(x.segs, 0, path, 0, path.size());
+  };
+  // A pattern with a literal head matches only names that start with it,
+  // one with only a literal tail only names that end with it.
+  if (std::any_of(m_always.begin(), m_always.end(), matches)) return true;
+  if (name.empty()) return false;
+  const auto& first = m_by_first[static_cast<unsigned char>(name.front())];
+  const auto& last = m_by_last[static_cast<unsigned char>(name.back())];
+  return std::any_of(first.begin(), first.end(), matches) || std::any_of(last.begin(), last.end(), matches);
 }
 
 Status validate_glob(std::string_view pattern) {
