@@ -173,11 +173,21 @@ GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
     m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only,
                                  p.anchored, head, tail, literal});
     if (p.dir_only) continue;
+    // name_any() matches an anchored pattern against the whole path: its
+    // last segment against the last name, unless that segment is "**".
+    std::string_view name_head = head, name_tail = tail;
+    if (p.anchored) {
+      const std::string_view seg = m_patterns.back().segs.back();
+      const size_t f = seg.find_first_of("*?[\\"), l = seg.find_last_of("*?[]\\");
+      name_head = f == std::string_view::npos ? seg : seg.substr(0, f);
+      name_tail = f == std::string_view::npos || (seg[l] != '*' && seg[l] != '?') ? std::string_view() : seg.substr(l + 1);
+      if (seg == "**") name_head = name_tail = {};
+    }
     const auto at = static_cast<uint32_t>(m_patterns.size() - 1);
-    if (!p.anchored && !head.empty())
-      m_by_first[static_cast<unsigned char>(head.front())].push_back(at);
-    else if (!p.anchored && !tail.empty())
-      m_by_last[static_cast<unsigned char>(tail.back())].push_back(at);
+    if (!name_head.empty())
+      m_by_first[static_cast<unsigned char>(name_head.front())].push_back(at);
+    else if (!name_tail.empty())
+      m_by_last[static_cast<unsigned char>(name_tail.back())].push_back(at);
     else
       m_always.push_back(at);
   }
