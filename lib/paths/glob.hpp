@@ -69,8 +69,9 @@ private:
   std::vector<Pattern> m_patterns;
   // name_any()'s patterns (not for folders only) by what a name must have
   // to match one: those with a literal head by its first byte, those with
-  // none but a literal tail by its last byte; the rest (anchored, or all
-  // wildcard) always. Most names meet one or two patterns, not all.
+  // none but a literal tail by its last byte (for an anchored pattern, the
+  // head and tail of its last segment); the rest (all wildcard, or ending
+  // in **) always. Most names meet one or two patterns, not all.
   std::array<std::vector<uint32_t>, 256> m_by_first, m_by_last;
   std::vector<uint32_t> m_always;
 };
