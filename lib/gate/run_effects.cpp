@@ -102,17 +102,10 @@ public:
     std::error_code ec;
     fs::path rel = fs::weakly_canonical(root, ec).lexically_relative(fs::weakly_canonical(wd, ec));
     m_prefix = rel == "." ? "" : rel.generic_string() + "/";
-    git_index* idx = nullptr;
-    if (git_repository_index(&idx, repo) == 0) m_index.reset(idx);
+    // The index as this command read it already, when it did (one read a command).
+    if (auto entries = index_entries(root)) m_index = std::move(*entries);
   }
-  bool tracked(const std::string& rel) const {
-    if (!m_index) return false;
-    const std::string p = m_prefix + rel;
-    if (git_index_get_bypath(m_index.get(), p.c_str(), 0)) return true;
-    // A folder: some entry below it.
-    size_t at = 0;
-    return git_index_find_prefix(&at, m_index.get(), (p + "/").c_str()) == 0;
-  }
+  bool tracked(const std::string& rel) const { return m_index && m_index->tracked(m_prefix + rel); }
   bool ignored(const std::string& rel) const {
     if (!m_repo) return false;
     int ign = 0;
@@ -121,7 +114,7 @@ public:
 
 private:
   RepoPtr m_repo;
-  IndexPtr m_index;
+  std::shared_ptr<const IndexEntries> m_index;
   std::string m_prefix;
 };
 
@@ -174,11 +167,10 @@ EffectContext context_of(const Workspace& ws) {
 // ignored by git, that no row makes sensitive.
 std::vector<fs::path> direct_trees(const Workspace& ws, const EffectContext& ctx) {
   std::vector<fs::path> out;
-  GitLookup git(ws.root);
   for (const std::string& name : ws.cfg.direct) {
     struct stat st {};
     if (::lstat((ws.root / name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    if (!git.ignored(name) && !git.ignored(name + "/")) continue;
+    if (!ctx.ignored(name) && !ctx.ignored(name + "/")) continue;
     if (!ctx.never_rule(name).empty() || !ctx.confirm_reason(name).empty() || is_instruction_file(name)) continue;
     out.push_back(ws.root / name);
   }

@@ -172,6 +172,24 @@ GlobSet::GlobSet(const std::vector<std::string_view>& patterns) {
     if (!literal && (p.text[last] == '*' || p.text[last] == '?')) tail = p.text.substr(last + 1);
     m_patterns.push_back(Pattern{p.text, p.anchored ? split(p.text, "/") : std::vector<std::string_view>{}, p.dir_only,
                                  p.anchored, head, tail, literal});
+    if (p.dir_only) continue;
+    // name_any() matches an anchored pattern against the whole path: its
+    // last segment against the last name, unless that segment is "**".
+    std::string_view name_head = head, name_tail = tail;
+    if (p.anchored) {
+      const std::string_view seg = m_patterns.back().segs.back();
+      const size_t f = seg.find_first_of("*?[\\"), l = seg.find_last_of("*?[]\\");
+      name_head = f == std::string_view::npos ? seg : seg.substr(0, f);
+      name_tail = f == std::string_view::npos || (seg[l] != '*' && seg[l] != '?') ? std::string_view() : seg.substr(l + 1);
+      if (seg == "**") name_head = name_tail = {};
+    }
+    const auto at = static_cast<uint32_t>(m_patterns.size() - 1);
+    if (!name_head.empty())
+      m_by_first[static_cast<unsigned char>(name_head.front())].push_back(at);
+    else if (!name_tail.empty())
+      m_by_last[static_cast<unsigned char>(name_tail.back())].push_back(at);
+    else
+      m_always.push_back(at);
   }
 }
 
@@ -190,7 +208,14 @@ bool GlobSet::any(std::string_view rel_path) const {
 bool GlobSet::any(std::string_view rel_path, FolderMemo& memo) const {
   if (rel_path.empty()) return false;
   rel_path = without_leading_slashes(rel_path);
-  std::vector<std::string_view> path = split(rel_path, "/");
+  std::vector<std::string_view>& path = memo.path;
+  path.clear();
+  for (size_t start = 0;;) {
+    const size_t slash = rel_path.find('/', start);
+    path.push_back(rel_path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
   const size_t folders = path.size() - 1;
   // What the path's folders share with the last path's stands; the rest is
   // worked out one folder at a time, each from the one above it.
@@ -222,11 +247,18 @@ bool GlobSet::folder_any(const std::vector<std::string_view>& path) const {
 // The rest of match_parsed(): a pattern that is not for folders only, on
 // the whole path (the last component for one that is not anchored).
 bool GlobSet::name_any(const std::vector<std::string_view>& path) const {
-  for (const Pattern& x : m_patterns) {
-    if (x.dir_only) continue;
-    if (!x.anchored ? name_matches(x, path.back()) : match_segments(x.segs, 0, path, 0, path.size())) return true;
-  }
-  return false;
+  const std::string_view name = path.back();
+  auto matches = [&](uint32_t i) {
+    const Pattern& x = m_patterns[i];
+    return !x.anchored ? name_matches(x, name) : match_segments(x.segs, 0, path, 0, path.size());
+  };
+  // A pattern with a literal head matches only names that start with it,
+  // one with only a literal tail only names that end with it.
+  if (std::any_of(m_always.begin(), m_always.end(), matches)) return true;
+  if (name.empty()) return false;
+  const auto& first = m_by_first[static_cast<unsigned char>(name.front())];
+  const auto& last = m_by_last[static_cast<unsigned char>(name.back())];
+  return std::any_of(first.begin(), first.end(), matches) || std::any_of(last.begin(), last.end(), matches);
 }
 
 Status validate_glob(std::string_view pattern) {

@@ -3,6 +3,8 @@
 // leading slash): `*.sh`, `src/**`, `/top-only`, `node_modules/`, `**/x`,
 // `[abc]`, `?`. Used by the never-write/never-read lists, [paths] and policy.
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,7 @@ public:
   struct FolderMemo {
     std::vector<std::string> folders;  // the last path's folders' names, top first
     std::vector<char> hit;             // hit[k]: a pattern matches one of folders[0..k]
+    std::vector<std::string_view> path;  // the path being asked about, split (kept to spare an allocation)
   };
   bool any(std::string_view rel_path, FolderMemo& memo) const;
 
@@ -64,6 +67,13 @@ private:
   // match_name(x.text, name) for an unanchored pattern, its head and tail first.
   static bool name_matches(const Pattern& x, std::string_view name);
   std::vector<Pattern> m_patterns;
+  // name_any()'s patterns (not for folders only) by what a name must have
+  // to match one: those with a literal head by its first byte, those with
+  // none but a literal tail by its last byte (for an anchored pattern, the
+  // head and tail of its last segment); the rest (all wildcard, or ending
+  // in **) always. Most names meet one or two patterns, not all.
+  std::array<std::vector<uint32_t>, 256> m_by_first, m_by_last;
+  std::vector<uint32_t> m_always;
 };
 
 // usage error naming what is wrong (empty, NUL, unbalanced '[', '/' inside

@@ -251,6 +251,27 @@ std::string fold_name(std::string_view name) {
 }
 
 std::string fold_rel(std::string_view rel) {
+  // A path of ASCII bytes alone, without an empty name (what every walk of
+  // the tree asks about for each name) holds nothing HFS+ ignores: its
+  // names are folded in one pass, as fold_name() would.
+  const bool plain = !rel.empty() && rel.front() != '/' && rel.find("//") == std::string_view::npos &&
+                     std::all_of(rel.begin(), rel.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (plain) {
+    std::string out;
+    out.reserve(rel.size());
+    for (size_t start = 0;;) {
+      size_t slash = rel.find('/', start);
+      if (slash == std::string_view::npos) slash = rel.size();
+      const std::string_view part = rel.substr(start, slash - start);
+      const size_t keep = part.find_last_not_of(". ");
+      for (char c : part.substr(0, keep == std::string_view::npos ? part.size() : keep + 1))
+        out += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+      if (slash == rel.size()) break;
+      out += '/';
+      start = slash + 1;
+    }
+    return out;
+  }
   std::vector<std::string> parts = split_path(rel);
   for (std::string& part : parts) part = fold_name(part);
   return join(parts);
@@ -434,7 +455,10 @@ bool ReadCheck::readable(std::string_view rel) {
 
 // ---- names that are traps (kept apart from the never-write lists) ----
 
-Status check_name(const Guardrails& g, std::string_view rel) {
+namespace {
+
+// check_name()'s checks of hidden characters and shell syntax.
+Status unusual_name(const Guardrails& g, std::string_view rel) {
   if (auto h = find_hidden(rel, Allow::nothing)) return hidden_in(rel, *h);
   for (const std::string& part : split_path(rel)) {
     size_t at = part.find_first_of("$`;|&<>\\");
@@ -446,6 +470,20 @@ Status check_name(const Guardrails& g, std::string_view rel) {
                         "choose a plain name, or set [paths] allow_unusual_names = true in kaicoder.toml");
     }
   }
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_name(const Guardrails& g, std::string_view rel) {
+  // Printable ASCII without shell syntax and no name starting with '-'
+  // (nearly every name: a run's approval asks this of each tracked file)
+  // has nothing hidden and nothing of a trap; only its length is left.
+  const bool plain =
+      std::all_of(rel.begin(), rel.end(),
+                  [](char c) { return c >= 0x20 && c < 0x7f && std::strchr("$`;|&<>\\", c) == nullptr; }) &&
+      !rel.starts_with('-') && rel.find("/-") == std::string_view::npos;
+  if (!plain) KAI_TRY(unusual_name(g, rel));
   size_t slash = rel.rfind('/');
   std::string_view base = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
   if (base.size() + k_backup_suffix_max > k_name_max)

@@ -124,6 +124,15 @@ void guard_git_dir(const fs::path& git, SandboxLayout& l, int depth) {
 // ignored trees it listed are judged here instead, and only what it did not
 // enter is walked (folders guarded whole, nested repositories). The verdicts
 // are the same; tests/unit/test_sandbox.cpp compares the two ways.
+//
+// Without a snapshot (the overlay), the folders are read again. The names
+// the secret-file scan listed (Workspace::listed) hold no types: a folder
+// that scan did not list to its end (it stops after 256 secret files, which
+// a tree can plant, or could not open one) would pass for a file there, and
+// the secrets in it would go unhidden; telling a folder from a file would
+// take a stat of every name, which costs more than reading each folder
+// again. What both walks pay for each name is its verdict (ReadCheck), and
+// that is kept cheap for plain names (lib/paths).
 void scan_tree(const Workspace& ws, SandboxLayout& l, const Snapshot* seen) {
   constexpr size_t k_max_entries = 200000, k_max_mounts = 400;
   size_t mounts = 0;

@@ -428,16 +428,12 @@ std::string overlay_owner_problem(const std::filesystem::path& root, unsigned ui
     if (!found.empty()) return said(found);
   }
   // The tracked files, as git's index last saw them (no walk of the tree).
-  const fs::path index = root / ".git" / "index";
+  const std::filesystem::path index = root / ".git" / "index";
   if (::lstat(index.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
-  git_init_once();
-  git_index* idx = nullptr;
-  if (git_index_open(&idx, index.c_str()) != 0) return {};
-  IndexPtr own(idx);
-  for (size_t i = 0, n = git_index_entrycount(idx); i < n; ++i) {
-    const git_index_entry* e = git_index_get_byindex(idx, i);
-    if (e && (e->uid != uid || e->gid != gid) && (e->mode & 0170000) != 0120000) return said(e->path);
-  }
+  auto entries = index_entries(root);  // read once for every question of the command
+  if (!entries) return {};
+  for (const auto& e : (*entries)->entries)
+    if ((e.uid != uid || e.gid != gid) && (e.mode & 0170000) != 0120000) return said(e.path);
   return {};
 }
 

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include <mbedtls/md.h>
 
 #include "lib/util/fs.hpp"
+#include "lib/util/stat.hpp"
 
 namespace kai {
 
@@ -94,20 +97,62 @@ Result<std::string> blob_id_of_fd(int fd) {
   return h.finish();
 }
 
-Result<std::vector<std::string>> tracked_paths(const std::filesystem::path& root) {
+bool IndexEntries::tracked(std::string_view rel) const {
+  auto less = [](const Entry& e, std::string_view p) { return std::string_view(e.path) < p; };
+  auto at = std::lower_bound(entries.begin(), entries.end(), rel, less);
+  for (; at != entries.end() && at->path == rel; ++at)
+    if (at->stage == 0) return true;
+  // A folder: the first entry at or after "rel/" lies below it.
+  const std::string folder = std::string(rel) + "/";
+  at = std::lower_bound(at, entries.end(), std::string_view(folder), less);
+  return at != entries.end() && std::string_view(at->path).starts_with(folder);
+}
+
+Result<std::shared_ptr<const IndexEntries>> index_entries(const std::filesystem::path& root) {
   git_init_once();
-  std::vector<std::string> out;
+  auto none = std::make_shared<const IndexEntries>();
   git_repository* raw = nullptr;
-  if (git_repository_open_ext(&raw, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return out;
+  if (git_repository_open_ext(&raw, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return none;
   const GitOwned<git_repository, git_repository_free> repo(raw);
+  const std::string file = std::string(git_repository_path(raw)) + "index";
+  // The file's stat data before it is read: a change after shows next time.
+  struct stat st {};
+  const bool have = ::stat(file.c_str(), &st) == 0;
+  const StatKey key = have ? key_of(st) : StatKey{};
+  static std::mutex lock;
+  static std::map<std::string, std::pair<StatKey, std::shared_ptr<const IndexEntries>>> read;
+  if (have) {
+    std::lock_guard<std::mutex> held(lock);
+    if (auto it = read.find(file); it != read.end() && it->second.first == key) return it->second.second;
+  }
   git_index* raw_index = nullptr;
   KAI_TRY(git_check(git_repository_index(&raw_index, repo.get()), "open the git index"));
   const GitOwned<git_index, git_index_free> index(raw_index);
+  auto out = std::make_shared<IndexEntries>();
   const size_t n = git_index_entrycount(raw_index);
-  out.reserve(n);
+  out->entries.reserve(n);
   for (size_t i = 0; i < n; ++i)
-    if (const git_index_entry* e = git_index_get_byindex(raw_index, i); e && e->path && GIT_INDEX_ENTRY_STAGE(e) == 0)
-      out.emplace_back(e->path);
+    if (const git_index_entry* e = git_index_get_byindex(raw_index, i); e && e->path)
+      out->entries.push_back(IndexEntries::Entry{e->path, e->mode, e->uid, e->gid, GIT_INDEX_ENTRY_STAGE(e)});
+  auto by_path = [](const IndexEntries::Entry& a, const IndexEntries::Entry& b) {
+    return a.path != b.path ? a.path < b.path : a.stage < b.stage;
+  };
+  if (!std::is_sorted(out->entries.begin(), out->entries.end(), by_path))
+    std::sort(out->entries.begin(), out->entries.end(), by_path);
+  if (have) {
+    std::lock_guard<std::mutex> held(lock);
+    read[file] = {key, out};
+  }
+  return std::shared_ptr<const IndexEntries>(std::move(out));
+}
+
+Result<std::vector<std::string>> tracked_paths(const std::filesystem::path& root) {
+  auto index = index_entries(root);
+  if (!index) return index.error();
+  std::vector<std::string> out;
+  out.reserve((*index)->entries.size());
+  for (const auto& e : (*index)->entries)
+    if (e.stage == 0) out.push_back(e.path);
   return out;
 }
 

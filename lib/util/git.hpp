@@ -3,6 +3,7 @@
 // code goes through git_check(), which reads git_error_last().
 
 #include <filesystem>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,6 +32,29 @@ struct GitDeleter {
 };
 template <typename T, void (*F)(T*)>
 using GitOwned = std::unique_ptr<T, GitDeleter<T, F>>;
+
+// The entries of git's index at the top of a work tree, sorted by path
+// (bytes), with their stage (0, or 1 to 3 for a conflict). One process reads an index once per change of the file and
+// shares it (index_entries): git writes a new index beside the old one and
+// renames it over, so a changed index has new stat data (inode, ctime), and
+// a command that asks several times (the approval's check of names, the
+// overlay's check of owners, the effects' tracked paths) pays one read and
+// one checksum, not one for each question.
+struct IndexEntries {
+  struct Entry {
+    std::string path;
+    uint32_t mode = 0, uid = 0, gid = 0;
+    int stage = 0;
+  };
+  std::vector<Entry> entries;
+  // `rel` is an entry of stage 0, or a folder with an entry below it.
+  bool tracked(std::string_view rel) const;
+};
+
+// The index of the work tree whose top is `root`, read now or shared from
+// an earlier read of the same file (same stat data): no entries when `root`
+// is not the top of a git work tree; io when its index cannot be read.
+Result<std::shared_ptr<const IndexEntries>> index_entries(const std::filesystem::path& root);
 
 // The paths git's index at `root` names (stage 0), as their bytes: empty
 // when `root` is not the top of a git work tree; io when its index cannot

@@ -416,3 +416,44 @@ TEST_CASE("git's files mean refs, HEAD, the index and the stash: a commit of the
     CHECK(rules[".git/objects/cd/ef01"] == "objects");
   }
 }
+
+TEST_CASE("git's index is read once a command and again when it changes; tracked() knows files and folders",
+          "[effects][git]") {
+  TempDir t;
+  const std::string git = "cd '" + t.path().string() + "' && git -c user.name=t -c user.email=t@example.com ";
+  t.write("a.txt", "a\n");
+  t.write("src/b/c.txt", "c\n");
+  t.write("src-x.txt", "x\n");  // sorts between "src" and "src/"
+  sh(git + "init -q -b main . && " + git + "add a.txt src src-x.txt");
+  auto first = index_entries(t.path());
+  REQUIRE(first.ok());
+  const IndexEntries& ix = **first;
+  CHECK(ix.entries.size() == 3);
+  CHECK(ix.tracked("a.txt"));
+  CHECK(ix.tracked("src"));
+  CHECK(ix.tracked("src/b"));
+  CHECK(ix.tracked("src/b/c.txt"));
+  CHECK(ix.tracked("src-x.txt"));
+  CHECK_FALSE(ix.tracked("src/b/c"));
+  CHECK_FALSE(ix.tracked("sr"));
+  CHECK_FALSE(ix.tracked("b"));
+  // Unchanged: the same read, shared.
+  auto again = index_entries(t.path());
+  REQUIRE(again.ok());
+  CHECK(again->get() == first->get());
+  // Changed (git writes a new file and renames it over): read again.
+  t.write("d.txt", "d\n");
+  sh(git + "add d.txt");
+  auto after = index_entries(t.path());
+  REQUIRE(after.ok());
+  CHECK(after->get() != first->get());
+  CHECK((*after)->tracked("d.txt"));
+  CHECK_FALSE(ix.tracked("d.txt"));  // the first read stays as it was for whoever holds it
+  auto paths = tracked_paths(t.path());
+  REQUIRE(paths.ok());
+  CHECK(*paths == std::vector<std::string>{"a.txt", "d.txt", "src-x.txt", "src/b/c.txt"});
+  // Not a work tree's top: nothing.
+  auto none = index_entries(t.path() / "src");
+  REQUIRE(none.ok());
+  CHECK((*none)->entries.empty());
+}

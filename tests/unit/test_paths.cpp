@@ -783,6 +783,14 @@ TEST_CASE("ReadCheck gives check_read's verdict for each file of a walk, folder 
     INFO("path '" << rel << "'");
     CHECK(check.readable(rel) == kai::check_read(g, kai::RootPath{std::string(rel), {}}).ok());
   }
+  // Folded as a case-insensitive or forgiving file system would see a name
+  // (case, trailing dots and spaces, HFS+-ignorable code points), the plain
+  // ASCII names along their quicker way and the others along the long one.
+  for (std::string_view rel : {"A/.ENV"sv, "a/.env."sv, "a/.env. ."sv, "a/B/Id_RSA"sv, "x/.Docker/CONFIG.json"sv,
+                               ".SSH/x"sv, "a/.e\u200cnv"sv, "\u00e9/.ENV."sv, "PRIVATE/a"sv, "a/Y.Secret."sv})
+    CHECK_FALSE(check.readable(rel));
+  for (std::string_view rel : {"a/env."sv, "a/..."sv, "a/. ."sv, "A/README.md"sv, "\u00e9/readme"sv})
+    CHECK(check.readable(rel));
   CHECK_FALSE(check.readable(".ssh/config.example"));  // in a secret folder
   CHECK_FALSE(check.readable("private/b/c"));
   CHECK(check.readable("docs/.env.sample"));
