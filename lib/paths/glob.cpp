@@ -209,13 +209,7 @@ bool GlobSet::any(std::string_view rel_path, FolderMemo& memo) const {
   if (rel_path.empty()) return false;
   rel_path = without_leading_slashes(rel_path);
   std::vector<std::string_view>& path = memo.path;
-  path.clear();
-  for (size_t start = 0;;) {
-    const size_t slash = rel_path.find('/', start);
-    path.push_back(rel_path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
+  split_into(rel_path, "/", path);
   const size_t folders = path.size() - 1;
   // What the path's folders share with the last path's stands; the rest is
   // worked out one folder at a time, each from the one above it.

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <vector>
 
+#include "lib/util/strings.hpp"
+
 namespace kai::listing {
 namespace {
 
@@ -102,13 +104,7 @@ std::optional<Proposal> parse(std::string_view l) {
 
 bool parse_into(std::string_view l, Proposal& p) {
   thread_local std::vector<std::string_view> f;
-  f.clear();
-  for (size_t at = 0;;) {
-    const size_t tab = l.find('\t', at);
-    f.push_back(l.substr(at, tab == std::string_view::npos ? std::string_view::npos : tab - at));
-    if (tab == std::string_view::npos) break;
-    at = tab + 1;
-  }
+  split_into(l, "\t", f);
   if (f.size() < 16) return false;
   auto id = parse_proposal_id(f[0]);
   auto state = parse_state(f[1]);

@@ -18,12 +18,18 @@ std::string_view trim(std::string_view s, std::string_view chars) { return trim_
 
 std::vector<std::string_view> split(std::string_view s, std::string_view sep) {
   std::vector<std::string_view> out;
+  split_into(s, sep, out);
+  return out;
+}
+
+void split_into(std::string_view s, std::string_view sep, std::vector<std::string_view>& out) {
+  out.clear();
   size_t start = 0;
   for (;;) {
     size_t end = sep.empty() ? std::string_view::npos : s.find(sep, start);
     if (end == std::string_view::npos) {
       out.push_back(s.substr(start));
-      return out;
+      return;
     }
     out.push_back(s.substr(start, end - start));
     start = end + sep.size();

@@ -16,6 +16,9 @@ std::string_view trim(std::string_view s, std::string_view chars = " \t");
 // The pieces of `s` between each `sep`, empty ones included: "a//b" on "/"
 // is "a", "", "b"; "" is one empty piece.
 std::vector<std::string_view> split(std::string_view s, std::string_view sep);
+// The same into `out`, cleared first: a caller that splits many strings
+// keeps one vector's room.
+void split_into(std::string_view s, std::string_view sep, std::vector<std::string_view>& out);
 
 // `s` with ASCII letters lowered; other bytes (UTF-8 included) unchanged.
 std::string ascii_lower(std::string_view s);

@@ -24,6 +24,12 @@ TEST_CASE("split keeps empty pieces and takes separators of any length", "[strin
   CHECK(split("a::b::c", "::") == V{"a", "b", "c"});
   CHECK(split("a:b", "::") == V{"a:b"});
   CHECK(split("abc", "") == V{"abc"});
+  // split_into gives the same pieces, and nothing of what the vector held.
+  V out{"stale", "pieces", "here", "and", "more"};
+  split_into("a\tb", "\t", out);
+  CHECK(out == V{"a", "b"});
+  split_into("", "/", out);
+  CHECK(out == V{""});
 }
 
 TEST_CASE("ascii_lower lowers ASCII letters only", "[strings]") {
