@@ -46,6 +46,7 @@ RunFolder RunFolder::of(const Workspace& ws, int id) {
   f.work = f.dir / "work";
   f.objects = f.dir / "objects";
   f.scratch = f.dir / "scratch";
+  f.redirect = f.dir / "redirect";
   return f;
 }
 
@@ -817,6 +818,10 @@ Result<EffectsRun> start_effects(Workspace& ws, const Proposal& p, SandboxMode m
       r.way = EffectsWay::overlay;
       r.plan.upper = f.upper;
       r.plan.work = f.work;
+      if (o.redirect) {
+        KAI_TRY(write_file_exclusive(f.redirect, "trusted\n", 0600));
+        r.plan.redirect = true;
+      }
       r.plan.direct = direct_trees(ws, context_of(ws));
       return r;
     }
@@ -1111,7 +1116,17 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
   if (run.way == EffectsWay::overlay) {
     // Effects not all known never land: said, and the upper folder dropped
     // with everything in it (the tree is as it was before the run).
-    auto read = read_upper(f.upper, ws.root, run.start_ns, {ws.guards.state_dir});
+    const bool trusted = fs::exists(f.redirect);
+    // A moved folder's secrets and guarded files are not copied to its new
+    // place: they stay where they were.
+    auto keep_out = [&ws, &ctx](const std::string& rel) {
+      return !ctx.never_rule(rel).empty() || !check_read(ws.guards, RootPath{rel, ws.root / rel}).ok();
+    };
+    Status settled =
+        trusted ? settle_redirects(f.upper, ws.root, f.work, {ws.guards.state_dir}, keep_out) : ok_status();
+    auto read = settled ? read_upper(f.upper, ws.root, run.start_ns, {ws.guards.state_dir},
+                                     trusted ? OverlayXattrs::trusted : OverlayXattrs::user)
+                        : Result<Effects>(settled.error());
     if (!read)
       notes.push_back(fmt::format("no effect landed: {}", ws.redact(read.error().message)));
     else
@@ -1170,6 +1185,9 @@ Result<RunEffects> finish_effects(Workspace& ws, Proposal& p, EffectsRun& run, E
         if (x.after.type == NodeType::link) {
           std::error_code ec;
           x.after.text = fs::read_symlink(ws.root / c.rel, ec).string();
+        } else if (struct stat st {}; x.after.type == NodeType::file && ::lstat((ws.root / c.rel).c_str(), &st) == 0 &&
+                                      S_ISREG(st.st_mode)) {
+          x.after.size = static_cast<uint64_t>(st.st_size);  // a snapshot keeps no sizes: the tree as the run left it
         }
         sc.push_back(std::move(x));
       }

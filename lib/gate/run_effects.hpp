@@ -11,6 +11,9 @@
 //   started       made when the run starts: its change time is the run's start
 //   upper/ work/  the overlay of root (full level): what the command wrote;
 //                 after it, what is held waiting for CONFIRM
+//   redirect      made when root mounts that overlay with trusted
+//                 attributes and redirect_dir=on (folders of the tree can
+//                 be renamed): its moves are settled before it is read
 //   objects/      git's new objects (full level without an overlay)
 //   landing.json  the sealed intent of a landing under way (recover_runs
 //                 rolls it forward after a crash; each step is idempotent)
@@ -55,7 +58,7 @@
 namespace kai {
 
 struct RunFolder {
-  std::filesystem::path dir, upper, work, objects, scratch;
+  std::filesystem::path dir, upper, work, objects, scratch, redirect;
   static RunFolder of(const Workspace& ws, int id);
 };
 

@@ -268,15 +268,17 @@ Result<RunOutcome> execute_run(Workspace& ws, int id, const std::string& approve
   e.summary = summary;  // made visible and redacted with the effects added
   auto done = finish_effects(ws, p, *fx, e);
   if (!done) return done.error();
-  // Over the overlay the kernel refuses to rename a folder that was in the
-  // tree before the run (EXDEV: no redirect_dir in a user namespace). mv
-  // copies instead; git mv of a folder has no such fallback and fails.
+  // Over an ordinary user's overlay the kernel refuses to rename a folder
+  // that was in the tree before the run (EXDEV: no redirect_dir with
+  // userxattr; root's overlay has it). mv copies instead; git mv of a folder
+  // has no such fallback and fails.
   constexpr std::string_view k_exdev = "Invalid cross-device link";
   if (fx->way == EffectsWay::overlay && r->exit_code != 0 &&
       (r->out.find(k_exdev) != std::string::npos || r->err.find(k_exdev) != std::string::npos))
     done->notes.push_back(
         "the command met EXDEV: over the overlay a folder that was in the tree before the run cannot be renamed "
-        "(git mv of a folder fails); move it with mv, which copies, and then git add -A (kaicoder-run(1))");
+        "(git mv of a folder fails); move it with mv, which copies, and then git add -A, or have the owner set "
+        "[run] overlay = false, which reads a run's effects from snapshots (kaicoder-run(1))");
   queue_notify(ws, p, p.state == State::held ? "held" : "applied");
   Entry logged = done->entry;
   return RunOutcome{std::move(*r), std::move(logged), std::move(*done)};

@@ -273,6 +273,7 @@ void confine(const Workspace& ws, RunSpec& spec, const ConfineOptions& o) {
       spec.layout.overlay_root = ws.root;
       spec.layout.overlay_upper = fx.upper;
       spec.layout.overlay_work = fx.work;
+      spec.layout.overlay_redirect = fx.redirect;
       spec.layout.direct = fx.direct;
     } else if (!fx.objects.empty() && fs::is_directory(fs::symlink_status(objects, ec))) {
       // Existing objects read-only; new ones into the run's own folder.

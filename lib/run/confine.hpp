@@ -31,6 +31,10 @@ struct EffectsPlan {
   // An overlay of root (the full level where the kernel has one): the run
   // writes its upper folder, with work as overlayfs's scratch folder.
   std::filesystem::path upper, work;
+  // The overlay mounted by root with trusted extended attributes and
+  // redirect_dir=on (OverlayStatus::redirect): folders of the lower layer
+  // can be renamed.
+  bool redirect = false;
   // Folders in root bound past the overlay, written directly ([run] direct).
   std::vector<std::filesystem::path> direct;
   // No overlay, full level: .git/objects read-only and git's new objects

@@ -179,7 +179,7 @@ Result<Effects> effects_from_json(const nlohmann::json& j);
 // The effects an overlay's upper folder `upper` holds against the live
 // tree at `root` (lower): created, changed (bytes, mode, type) and deleted
 // entries, whiteouts (a character device 0/0) and opaque folders
-// (user.overlay.opaque = "y": every lower entry below is deleted) included;
+// (overlayfs's opaque attribute: every lower entry below is deleted) included;
 // a folder the run only wrote into is no effect of its own. Files are
 // hashed (blob ids) on both sides. Every live path an effect names whose
 // change time is at or after `start_ns` (CLOCK_REALTIME) is marked a
@@ -187,8 +187,33 @@ Result<Effects> effects_from_json(const nlohmann::json& j);
 // ".kaicoder/") are left out. io when the upper folder cannot be read;
 // usage when any folder in it cannot be read or folders nest more than
 // 3,000 deep (as the snapshots' walk): effects not all known are none.
+// `xattrs`: the namespace of overlayfs's own attributes the overlay was
+// mounted with (user.overlay.* with userxattr, trusted.overlay.* when root
+// mounted it); the other namespace's are ordinary attributes the command
+// may have set, and mean nothing here.
+enum class OverlayXattrs { user, trusted };
 Result<Effects> read_upper(const std::filesystem::path& upper, const std::filesystem::path& root, int64_t start_ns,
-                           const std::vector<std::string>& skip = {});
+                           const std::vector<std::string>& skip = {}, OverlayXattrs xattrs = OverlayXattrs::user);
+
+// Before read_upper of an overlay mounted with trusted attributes and
+// redirect_dir=on: a folder of the lower layer the run renamed is, in the
+// upper folder, a folder holding only what the run changed in it, with
+// trusted.overlay.redirect naming where it came from (the old name is a
+// whiteout). Each such folder, and every folder below it, is made whole:
+// the lower entries it does not hold are copied in (bytes, modes, owners,
+// times; through `work`, the overlay's work folder, each renamed in once
+// complete), it is marked opaque and its redirect removed. read_upper then
+// reads the move as what it is: every file deleted at the old path and
+// created at the new one (a rename, to the gate). Running it again after a
+// crash finishes the job. Entries under `skip`, and those `keep_out` names
+// (by their path in the tree: secrets, guarded paths), are not copied: the
+// move leaves them where they were (their deletion at the old path is then
+// an effect the decision table never lands). usage when a redirect is not a
+// plain path, a device node would be copied, or a folder cannot be read or
+// written: effects not all known are none.
+Status settle_redirects(const std::filesystem::path& upper, const std::filesystem::path& root,
+                        const std::filesystem::path& work, const std::vector<std::string>& skip = {},
+                        const std::function<bool(const std::string& rel)>& keep_out = {});
 
 // The modes of root's folders and the files of .git git writes in ordinary
 // work, captured before and after a run at the levels without an overlay.

@@ -5,6 +5,7 @@
 #include "lib/run/effects.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
@@ -103,16 +104,21 @@ bool has_xattr(int fd, const char* name, std::string_view want) {
   return n >= 0 && std::string_view(buf, static_cast<size_t>(n)) == want;
 }
 
-bool overlay_opaque(int dirfd) {
-  return has_xattr(dirfd, "user.overlay.opaque", "y") || has_xattr(dirfd, "trusted.overlay.opaque", "y");
+// overlayfs's own attributes, in the namespace the overlay was mounted with:
+// only that one, as only the kernel can write it (an overlay with trusted
+// attributes passes user.overlay.* through from the command like any other
+// attribute, so those mean nothing there).
+std::string overlay_attr(OverlayXattrs x, std::string_view name) {
+  return fmt::format("{}.overlay.{}", x == OverlayXattrs::trusted ? "trusted" : "user", name);
 }
 
-bool overlay_whiteout(int dirfd, const std::string& name, const struct stat& st) {
+bool overlay_opaque(int dirfd, OverlayXattrs x) { return has_xattr(dirfd, overlay_attr(x, "opaque").c_str(), "y"); }
+
+bool overlay_whiteout(int dirfd, const std::string& name, const struct stat& st, OverlayXattrs x) {
   if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) return true;
   if (!S_ISREG(st.st_mode) || st.st_size != 0) return false;
   Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  return fd.get() >= 0 && (::fgetxattr(fd.get(), "user.overlay.whiteout", nullptr, 0) >= 0 ||
-                           ::fgetxattr(fd.get(), "trusted.overlay.whiteout", nullptr, 0) >= 0);
+  return fd.get() >= 0 && ::fgetxattr(fd.get(), overlay_attr(x, "whiteout").c_str(), nullptr, 0) >= 0;
 }
 
 std::string child_rel(const std::string& prefix, const std::string& name) {
@@ -121,7 +127,8 @@ std::string child_rel(const std::string& prefix, const std::string& name) {
 
 class UpperReader {
 public:
-  UpperReader(int64_t start, const std::vector<std::string>& skip) : m_start(start), m_skip(skip) {}
+  UpperReader(int64_t start, const std::vector<std::string>& skip, OverlayXattrs x)
+      : m_start(start), m_skip(skip), m_xattrs(x) {}
 
   Effects fx;
 
@@ -170,7 +177,7 @@ public:
       // tree still holds it: it is what this one replaces.
       struct stat lst {};
       const bool had = lowerfd >= 0 && ::fstatat(lowerfd, n.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0;
-      if (overlay_whiteout(upperfd, n, ust)) {
+      if (overlay_whiteout(upperfd, n, ust, m_xattrs)) {
         if (had) deleted(lowerfd, n, r, lst);
         continue;
       }
@@ -183,7 +190,7 @@ public:
           --m_depth;
           continue;
         }
-        const bool op = is_opaque || overlay_opaque(up.get());
+        const bool op = is_opaque || overlay_opaque(up.get(), m_xattrs);
         Fd low;
         if (had && S_ISDIR(lst.st_mode)) {
           low = Fd(::openat(lowerfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -284,12 +291,13 @@ private:
   }
   int64_t m_start;
   const std::vector<std::string>& m_skip;
+  OverlayXattrs m_xattrs;
 };
 
 }  // namespace
 
 Result<Effects> read_upper(const fs::path& upper, const fs::path& root, int64_t start_ns,
-                           const std::vector<std::string>& skip) {
+                           const std::vector<std::string>& skip, OverlayXattrs xattrs) {
   Fd up(::open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (up.get() < 0)
     return make_error(Errc::io, fmt::format("cannot read the run's upper folder '{}': {}", upper.string(),
@@ -297,14 +305,240 @@ Result<Effects> read_upper(const fs::path& upper, const fs::path& root, int64_t 
   Fd low(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (low.get() < 0)
     return make_error(Errc::io, fmt::format("cannot read the root '{}': {}", root.string(), errno_text(errno)));
-  UpperReader r(start_ns, skip);
+  UpperReader r(start_ns, skip, xattrs);
   struct stat ust {}, lst {};
   if (::fstat(up.get(), &ust) == 0 && ::fstat(low.get(), &lst) == 0) r.root_mode(ust, lst, low.get());
-  run_with_stack(k_walk_stack, [&] { r.walk(up.get(), low.get(), "", overlay_opaque(up.get())); });
+  run_with_stack(k_walk_stack, [&] { r.walk(up.get(), low.get(), "", overlay_opaque(up.get(), xattrs)); });
   if (!r.failure.empty())
     return make_error(Errc::usage, fmt::format("the run's effects cannot all be read: {}", r.failure));
   std::stable_sort(r.fx.list.begin(), r.fx.list.end(), [](const Effect& a, const Effect& b) { return a.path < b.path; });
   return std::move(r.fx);
+}
+
+// ----- an overlay's folder moves ---------------------------------------------------
+
+namespace {
+
+constexpr const char* k_redirect = "trusted.overlay.redirect";
+
+// The folder's trusted.overlay.redirect: nullopt when it has none; "" when it
+// cannot be read (too long, or an error).
+std::optional<std::string> redirect_of(int dirfd) {
+  char buf[4096];
+  ssize_t n = ::fgetxattr(dirfd, k_redirect, buf, sizeof buf);
+  if (n < 0) return errno == ENODATA ? std::nullopt : std::optional<std::string>("");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// Makes each folder the run moved whole in the upper folder (see
+// settle_redirects in lib/run/effects.hpp).
+class Settler {
+public:
+  Settler(int lowerfd, int workfd, const std::vector<std::string>& skip,
+          const std::function<bool(const std::string&)>& keep_out)
+      : m_lower(lowerfd), m_work(workfd), m_skip(skip), m_keep_out(keep_out) {}
+
+  std::string failure;
+
+  // The upper folder `ufd` at `urel`, named `name` in a parent whose lower
+  // folder is `parent_lower` (root-relative, "" the root; nullopt: none, as
+  // under an opaque folder). `merging`: a folder at or below a moved one.
+  void visit(int ufd, const std::string& urel, const std::optional<std::string>& parent_lower,
+             const std::string& name, bool merging) {
+    std::optional<std::string> lower;
+    const std::optional<std::string> redirect = redirect_of(ufd);
+    if (has_xattr(ufd, "trusted.overlay.opaque", "y")) {
+      lower = std::nullopt;  // as overlayfs: an opaque folder's redirect is not followed
+    } else if (redirect) {
+      auto target = redirect_target(*redirect, parent_lower);
+      if (!target) return fail(fmt::format("the folder '{}' holds a move kaicoder cannot follow", urel));
+      lower = *target;
+      merging = true;
+    } else if (parent_lower) {
+      lower = child_rel(*parent_lower, name);
+    }
+    const std::vector<std::string> names = folder_names(ufd);
+    if (merging && lower && !skipped(*lower)) {
+      Fd low = open_lower(*lower);
+      if (low.get() >= 0) {
+        for (const std::string& n : folder_names(low.get())) {
+          if (std::binary_search(names.begin(), names.end(), n) || skipped(child_rel(*lower, n)) ||
+              (m_keep_out && m_keep_out(child_rel(*lower, n))))
+            continue;
+          // Whole in the work folder first, then renamed in: a crash leaves
+          // either the entry complete or nothing (this pass is run again).
+          const std::string tmp = fmt::format("settle-{}", m_counter++);
+          if (!copy_at(low.get(), n, m_work, tmp, child_rel(urel, n), child_rel(*lower, n))) return;
+          if (::renameat(m_work, tmp.c_str(), ufd, n.c_str()) != 0)
+            return fail(fmt::format("cannot move '{}' into the run's folder: {}", child_rel(urel, n), errno_text(errno)));
+        }
+      }
+    }
+    for (const std::string& n : names) {
+      struct stat st {};
+      if (::fstatat(ufd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+      if (!deeper(child_rel(urel, n))) return;
+      Fd sub(::openat(ufd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0) return fail(fmt::format("cannot read the folder '{}': {}", child_rel(urel, n), errno_text(errno)));
+      visit(sub.get(), child_rel(urel, n), lower, n, merging);
+      --m_depth;
+      if (!failure.empty()) return;
+    }
+    if (!merging) return;
+    // Whole now: nothing below it comes from the live tree any more.
+    if (::fsetxattr(ufd, "trusted.overlay.opaque", "y", 1, 0) != 0 ||
+        (redirect && ::fremovexattr(ufd, k_redirect) != 0 && errno != ENODATA))
+      fail(fmt::format("cannot mark the folder '{}': {}", urel, errno_text(errno)));
+  }
+
+private:
+  void fail(std::string why) {
+    if (failure.empty()) failure = std::move(why);
+  }
+  bool deeper(const std::string& rel) {
+    if (m_depth >= k_max_depth) {
+      fail(fmt::format("folders are nested more than {} deep under '{}'", k_max_depth,
+                       rel.substr(0, std::min<size_t>(rel.size(), 60))));
+      return false;
+    }
+    ++m_depth;
+    return true;
+  }
+  bool skipped(const std::string& rel) const {
+    for (const auto& s : m_skip)
+      if (rel == s || rel.starts_with(s + "/")) return true;
+    return false;
+  }
+  // Where a redirect points in the lower layer, as overlayfs reads it: an
+  // absolute one from the layer's top, a relative one (a name) beside the
+  // parent's lower folder. nullopt for one that is not plain.
+  static std::optional<std::string> redirect_target(const std::string& r,
+                                                    const std::optional<std::string>& parent_lower) {
+    if (r.empty() || r.find('\0') != std::string::npos) return std::nullopt;
+    std::string path;
+    if (r[0] == '/') {
+      path = r.substr(1);
+    } else {
+      if (r.find('/') != std::string::npos || !parent_lower) return std::nullopt;
+      path = child_rel(*parent_lower, r);
+    }
+    for (std::string_view rest = path; !rest.empty();) {
+      const size_t slash = rest.find('/');
+      std::string_view part = rest.substr(0, slash);
+      if (part.empty() || part == "." || part == "..") return std::nullopt;
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    }
+    return path;
+  }
+  // The lower folder at `rel`, each step without following a link, as
+  // overlayfs looks it up; -1 when there is none.
+  Fd open_lower(const std::string& rel) const {
+    Fd at(::fcntl(m_lower, F_DUPFD_CLOEXEC, 3));
+    for (std::string_view rest = rel; !rest.empty() && at.get() >= 0;) {
+      const size_t slash = rest.find('/');
+      const std::string part(rest.substr(0, slash));
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+      at = Fd(::openat(at.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    }
+    return at;
+  }
+  // A copy of the lower entry `name` in `from` as `to` in `dst`: bytes,
+  // mode, owner and times; a folder with everything in it. Extended
+  // attributes are not copied.
+  // `rel`: where it lands in the upper folder; `lower_rel`: where it is in
+  // the tree.
+  bool copy_at(int from, const std::string& name, int dst, const std::string& to, const std::string& rel,
+               const std::string& lower_rel) {
+    struct stat st {};
+    if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      return fail_copy(rel, errno_text(errno));
+    const mode_t mode = st.st_mode & 07777;
+    if (S_ISREG(st.st_mode)) {
+      Fd in(::openat(from, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      Fd out(::openat(dst, to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (in.get() < 0 || out.get() < 0) return fail_copy(rel, errno_text(errno));
+      for (off_t left = st.st_size; left > 0;) {
+        ssize_t n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, static_cast<size_t>(left), 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail_copy(rel, n == 0 ? "it shrank while it was copied" : errno_text(errno));
+        left -= n;
+      }
+      return finish(out.get(), st, mode, rel);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      const std::string target = link_text_at(from, name);
+      if (::symlinkat(target.c_str(), dst, to.c_str()) != 0) return fail_copy(rel, errno_text(errno));
+      (void)::fchownat(dst, to.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+      return true;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (!deeper(rel)) return false;
+      if (::mkdirat(dst, to.c_str(), 0700) != 0) return fail_copy(rel, errno_text(errno));
+      Fd src(::openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      Fd out(::openat(dst, to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (src.get() < 0 || out.get() < 0) return fail_copy(rel, errno_text(errno));
+      for (const std::string& n : folder_names(src.get())) {
+        if (m_keep_out && m_keep_out(child_rel(lower_rel, n))) continue;
+        if (!copy_at(src.get(), n, out.get(), n, child_rel(rel, n), child_rel(lower_rel, n))) return false;
+      }
+      --m_depth;
+      return finish(out.get(), st, mode, rel);
+    }
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      if (::mknodat(dst, to.c_str(), (st.st_mode & S_IFMT) | 0600, 0) != 0) return fail_copy(rel, errno_text(errno));
+      (void)::fchownat(dst, to.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+      (void)::fchmodat(dst, to.c_str(), mode, 0);
+      return true;
+    }
+    return fail_copy(rel, "a device node is not moved");
+  }
+  bool finish(int fd, const struct stat& st, mode_t mode, const std::string& rel) {
+    if (::fchown(fd, st.st_uid, st.st_gid) != 0 || ::fchmod(fd, mode) != 0) return fail_copy(rel, errno_text(errno));
+    const struct timespec times[2] = {st.st_atim, st.st_mtim};
+    (void)::futimens(fd, times);
+    return true;
+  }
+  bool fail_copy(const std::string& rel, const std::string& why) {
+    fail(fmt::format("cannot copy '{}' of a moved folder: {}", rel, why));
+    return false;
+  }
+  static constexpr int k_max_depth = 3000;  // as the reader's walk
+  int m_depth = 0;
+  int m_lower, m_work;
+  const std::vector<std::string>& m_skip;
+  const std::function<bool(const std::string&)>& m_keep_out;
+  unsigned m_counter = 0;
+};
+
+}  // namespace
+
+Status settle_redirects(const fs::path& upper, const fs::path& root, const fs::path& work,
+                        const std::vector<std::string>& skip, const std::function<bool(const std::string&)>& keep_out) {
+  Fd up(::open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  Fd low(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd wk(::open(work.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (up.get() < 0 || low.get() < 0 || wk.get() < 0)
+    return make_error(Errc::io, fmt::format("cannot read the run's overlay folders: {}", errno_text(errno)));
+  Settler s(low.get(), wk.get(), skip, keep_out);
+  run_with_stack(k_walk_stack, [&] {
+    // The root is never moved: its children are looked up beside the live tree.
+    for (const std::string& n : folder_names(up.get())) {
+      struct stat st {};
+      if (::fstatat(up.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+      Fd sub(::openat(up.get(), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0) {
+        s.failure = fmt::format("cannot read the folder '{}': {}", n, errno_text(errno));
+        return;
+      }
+      s.visit(sub.get(), n, has_xattr(up.get(), "trusted.overlay.opaque", "y") ? std::nullopt
+                                                                               : std::optional<std::string>(""),
+              n, false);
+      if (!s.failure.empty()) return;
+    }
+  });
+  if (!s.failure.empty())
+    return make_error(Errc::usage, fmt::format("the run's effects cannot all be read: {}", s.failure));
+  return ok_status();
 }
 
 // ----- the levels without an overlay ---------------------------------------------

@@ -179,6 +179,13 @@ struct SandboxLayout {
   // on the root's file system). Empty: no overlay. Everything below binds
   // the overlay, not the live tree, where it names a path in root.
   std::filesystem::path overlay_root, overlay_upper, overlay_work;
+  // Mount it with trusted extended attributes and redirect_dir=on: made by
+  // this process (root, in the first user namespace) as a detached mount in
+  // prepare(), attached in the run's mount namespace. A folder of the lower
+  // layer can then be renamed; the upper folder records the move in
+  // trusted.overlay.redirect, which settle_redirects (lib/run/effects.hpp)
+  // resolves before the effects are read. Only where OverlayStatus::redirect.
+  bool overlay_redirect = false;
   // Folders in root bound from the live tree past the overlay, writable
   // ([run] direct: build trees whose outputs never go through it).
   std::vector<std::filesystem::path> direct;
@@ -192,6 +199,10 @@ struct SandboxLayout {
 struct OverlayStatus {
   bool ok = false;
   std::string detail;
+  // Root only: an overlay mounted by this process with trusted extended
+  // attributes and redirect_dir=on, attached in a user namespace, renames a
+  // folder of its lower layer (SandboxLayout::overlay_redirect).
+  bool redirect = false;
 };
 OverlayStatus overlay_status(const std::filesystem::path& scratch_parent);
 
@@ -231,13 +242,14 @@ public:
   // with 126: nothing runs unconfined.
   void enter(int report_fd, const LandlockRuleset& ruleset) const noexcept;
 
-  // "namespaces: user, mount, pid, net (network off); an overlay of root; 12 guarded paths read-only, 2 hidden"
+  // "namespaces: user, mount, pid, net (network off); an overlay of root (0 tree(s) written directly); 12 guarded
+  // paths read-only, 2 hidden"; root's overlay is "an overlay of root that moves folders"
   std::string note() const;
 
   struct Op {
-    enum Kind { private_root, reopen, tmpfs, bind, remount_ro, remount_rw, mkdir, touch, symlink, proc, overlay } kind;
+    enum Kind { private_root, reopen, tmpfs, bind, remount_ro, remount_rw, mkdir, touch, symlink, proc, overlay, attach } kind;
     std::string a, b;  // target; or source and target
-    unsigned long flags = 0;
+    unsigned long flags = 0;  // mount flags; the descriptor of reopen and attach
     std::string what;  // "kaicoder: the sandbox cannot hide '/x': " for the report
   };
 
@@ -248,6 +260,7 @@ private:
   std::string m_uid_map, m_gid_map;
   bool m_network = false;
   bool m_overlay = false;
+  bool m_redirect = false;  // the overlay is root's, with redirect_dir (folders of the tree can be renamed)
   size_t m_read_only = 0, m_hidden = 0, m_direct = 0;
 };
 

@@ -20,12 +20,14 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "lib/run/sandbox_proc.hpp"
+#include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
 
 namespace kai {
@@ -105,6 +107,14 @@ int apply(const Op& op) noexcept {
     case Op::proc:
       return ::mount("proc", op.a.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0 ? 0 : errno;
     case Op::overlay: return ::mount("overlay", op.a.c_str(), "overlay", op.flags, op.b.c_str()) == 0 ? 0 : errno;
+    case Op::attach: {
+      // The detached overlay prepare() made, put in place; its descriptor
+      // goes with it, before any command runs.
+      const int fd = static_cast<int>(op.flags);
+      int err = ::move_mount(fd, "", AT_FDCWD, op.a.c_str(), MOVE_MOUNT_F_EMPTY_PATH) == 0 ? 0 : errno;
+      ::close(fd);
+      return err;
+    }
   }
   return EINVAL;
 }
@@ -125,6 +135,7 @@ NamespacePlan::NamespacePlan(NamespacePlan&& o) noexcept
       m_gid_map(std::move(o.m_gid_map)),
       m_network(o.m_network),
       m_overlay(o.m_overlay),
+      m_redirect(o.m_redirect),
       m_read_only(o.m_read_only),
       m_hidden(o.m_hidden),
       m_direct(o.m_direct) {}
@@ -139,6 +150,7 @@ NamespacePlan& NamespacePlan::operator=(NamespacePlan&& o) noexcept {
     m_gid_map = std::move(o.m_gid_map);
     m_network = o.m_network;
     m_overlay = o.m_overlay;
+    m_redirect = o.m_redirect;
     m_read_only = o.m_read_only;
     m_hidden = o.m_hidden;
     m_direct = o.m_direct;
@@ -222,6 +234,81 @@ std::string overlay_options(const fs::path& lower, const fs::path& upper, const 
   return fmt::format("lowerdir={},upperdir={},workdir={},userxattr", lower.string(), upper.string(), work.string());
 }
 
+// An overlay of `lower` with trusted extended attributes and redirect_dir=on,
+// made by this process (root, in the first user namespace) and not yet
+// attached anywhere: a descriptor (close-on-exec) that move_mount() puts in
+// place inside a run's mount namespace, or errno.
+Result<int> detached_overlay(const fs::path& lower, const fs::path& upper, const fs::path& work) {
+  int fs = ::fsopen("overlay", FSOPEN_CLOEXEC);
+  if (fs < 0) return make_error(Errc::io, fmt::format("fsopen: {}", errno_text(errno)));
+  Fd ctx(fs);
+  auto set = [&](const char* key, const std::string& value) {
+    return ::fsconfig(fs, FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
+  };
+  if (!set("lowerdir", lower.string()) || !set("upperdir", upper.string()) || !set("workdir", work.string()) ||
+      !set("redirect_dir", "on") || ::fsconfig(fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0)
+    return make_error(Errc::io, fmt::format("overlayfs refused the options: {}", errno_text(errno)));
+  int m = ::fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (m < 0) return make_error(Errc::io, fmt::format("fsmount: {}", errno_text(errno)));
+  return m;
+}
+
+// Whether root's overlay with trusted extended attributes, attached inside a
+// user namespace as a run's is, renames a folder of its lower layer and
+// records it (trusted.overlay.redirect): empty, or why not.
+std::string probe_redirect(const fs::path& dir) {
+  const fs::path lower = dir / "redirect", upper = lower / "upper", work = lower / "work";
+  std::error_code ec;
+  fs::create_directories(lower / "moved", ec);
+  fs::create_directories(upper, ec);
+  fs::create_directories(work, ec);
+  if (ec) return "cannot make a scratch folder: " + ec.message();
+  auto m = detached_overlay(lower, upper, work);
+  if (!m) return m.error().message;
+  Fd mount_fd(*m);
+  const std::string id_map = fmt::format("{} {} 1\n", ::geteuid(), ::geteuid());
+  const std::string gid_map = fmt::format("{} {} 1\n", ::getegid(), ::getegid());
+  const std::string from = (lower / "moved").string(), to = (lower / "renamed").string();
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return "cannot create a pipe: " + errno_text(errno);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    auto step = [&](bool ok) {
+      if (!ok) {
+        int err = errno;
+        ssize_t ignored = ::write(p[1], &err, sizeof err);
+        (void)ignored;
+        ::_exit(1);
+      }
+    };
+    step(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+    step(write_proc("/proc/self/setgroups", "deny"));
+    step(write_proc("/proc/self/uid_map", id_map));
+    step(write_proc("/proc/self/gid_map", gid_map));
+    step(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
+    step(::move_mount(mount_fd.get(), "", AT_FDCWD, lower.c_str(), MOVE_MOUNT_F_EMPTY_PATH) == 0);
+    step(::rename(from.c_str(), to.c_str()) == 0);
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  if (pid < 0) {
+    ::close(p[0]);
+    return "cannot fork: " + errno_text(errno);
+  }
+  int err = 0;
+  ssize_t got = ::read(p[0], &err, sizeof err);
+  ::close(p[0]);
+  int st = 0;
+  wait_for(pid, &st);
+  if (got > 0) return fmt::format("a folder of the lower layer could not be renamed ({})", errno_text(err));
+  char buf[64];
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+      ::lgetxattr((upper / "renamed").c_str(), "trusted.overlay.redirect", buf, sizeof buf) <= 0)
+    return "the probe's rename left no redirect";
+  return {};
+}
+
 }  // namespace
 
 OverlayStatus overlay_status(const fs::path& scratch_parent) {
@@ -284,8 +371,11 @@ OverlayStatus overlay_status(const fs::path& scratch_parent) {
     int st = 0;
     wait_for(pid, &st);
     struct stat landed {};
-    if (got <= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && ::lstat((upper / "probe").c_str(), &landed) == 0)
+    if (got <= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && ::lstat((upper / "probe").c_str(), &landed) == 0) {
+      if (::geteuid() == 0 && probe_redirect(dir).empty())
+        return {true, "an overlay of the root (overlayfs, mounted by root with redirect_dir)", true};
       return {true, "an overlay of the root (overlayfs in a user namespace)"};
+    }
     if (got > 0) return {false, fmt::format("overlayfs cannot be mounted here ({})", errno_text(err))};
     return {false, "overlayfs cannot be mounted here (the probe failed)"};
   };
@@ -474,9 +564,18 @@ Result<NamespacePlan> NamespacePlan::prepare(const SandboxLayout& layout) {
   if (!over.empty()) {
     if (!overlay_safe(over) || !overlay_safe(layout.overlay_upper) || !overlay_safe(layout.overlay_work))
       return make_error(Errc::io, "cannot mount the run's overlay: the root's path holds ',' ':' or '\\'");
-    head.push_back(Op{Op::overlay, over.string(),
-                      overlay_options(over, layout.overlay_upper, layout.overlay_work),
-                      MS_NOSUID | MS_NODEV, "kaicoder: the sandbox cannot mount the overlay of the root: "});
+    if (layout.overlay_redirect) {
+      auto m = detached_overlay(over, layout.overlay_upper, layout.overlay_work);
+      if (!m) return make_error(Errc::io, fmt::format("cannot mount the run's overlay: {}", m.error().message));
+      plan.m_fds.push_back(*m);  // closed by the plan in this process; by attach in the child
+      head.push_back(Op{Op::attach, over.string(), "", static_cast<unsigned long>(*m),
+                        "kaicoder: the sandbox cannot attach the overlay of the root: "});
+      plan.m_redirect = true;
+    } else {
+      head.push_back(Op{Op::overlay, over.string(),
+                        overlay_options(over, layout.overlay_upper, layout.overlay_work),
+                        MS_NOSUID | MS_NODEV, "kaicoder: the sandbox cannot mount the overlay of the root: "});
+    }
     head.insert(head.end(), reopen_late.begin(), reopen_late.end());
     // The overlay's files are not the ones the ruleset was opened on.
     plan.m_private.push_back(over.string());
@@ -572,7 +671,9 @@ void NamespacePlan::enter(int report_fd, const LandlockRuleset& ruleset) const n
 std::string NamespacePlan::note() const {
   return fmt::format("namespaces: user, mount, pid{} ({}); {}{} guarded path(s) read-only, {} hidden",
                      m_network ? "" : ", net", m_network ? "network on" : "network off",
-                     m_overlay ? fmt::format("an overlay of root ({} tree(s) written directly); ", m_direct) : "",
+                     m_overlay ? fmt::format("an overlay of root{} ({} tree(s) written directly); ",
+                                             m_redirect ? " that moves folders" : "", m_direct)
+                               : "",
                      m_read_only, m_hidden);
 }
 

@@ -5,20 +5,23 @@
 // is among them. A toolchain that is not installed here (cargo, go, npm) is
 // skipped with a message: these tests never install anything.
 //
-// `git mv` of a folder that is in the tree before the run is the documented
-// limit (kaicoder-run(1), "A run's effects"): over the overlay the kernel
-// answers EXDEV to the rename of a folder of the lower layer (overlayfs
-// moves one only with redirect_dir, which an overlay mounted in a user
-// namespace, with userxattr, cannot have), git has no fallback, and the run
-// ends with git's exit 128, its tree untouched, and a note that says what
-// works instead: mv, which copies, then git add -A. Both are shown below.
+// `git mv` of a folder that is in the tree before the run: root's overlay
+// is mounted with redirect_dir and moves it (the effects read settles the
+// move first, lib/run/effects.hpp); an ordinary user's overlay, mounted in a
+// user namespace with userxattr, cannot have redirect_dir, the kernel
+// answers EXDEV, git fails with exit 128 having changed nothing, and the
+// run's result says what works instead (kaicoder-run(1)); with [run]
+// overlay = false the snapshots see the move as any tree would.
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "lib/run/sandbox.hpp"
 #include "tests/support/checks.hpp"
+#include "tests/support/throwaway_user.hpp"
 
 namespace {
 using namespace kai::test;
@@ -111,37 +114,129 @@ TEST_CASE("a run of git mv of a file renames it in the tree and the index", "[e2
   CHECK(git_of(repo, {"diff", "--cached", "--name-status", "-M"}) == "R100\told.txt\tnew.txt");
 }
 
-TEST_CASE("a run of git mv of a folder from before the run fails with EXDEV over the overlay and says what works",
+TEST_CASE("a run of git mv of a folder from before the run renames it in the tree and the index",
+          "[e2e][effects][tools]") {
+  if (!full_level_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}, {"src/one.txt", "one\n"}, {"src/two.txt", "two\n"}, {"src/deep/three.txt", "3\n"}};
+  repo.write("src/tool", "#!/bin/sh\n");
+  fs::permissions(repo.path() / "src/tool", fs::perms::owner_exec, fs::perm_options::add);
+  fs::create_symlink("one.txt", repo.path() / "src/link");
+  init_and_commit(repo);
+  Run r = run_approved(repo, 1, {"git", "mv", "src", "lib"});
+  if (r.all().find("an overlay of root that moves folders") == std::string::npos &&
+      r.all().find("an overlay of root") != std::string::npos) {
+    WARN("SKIPPED: only root's overlay moves a folder (an ordinary user's case is below)");
+    return;
+  }
+  CHECK_FALSE(repo.exists("src"));
+  CHECK(repo.read("lib/one.txt") == "one\n");
+  CHECK(repo.read("lib/deep/three.txt") == "3\n");
+  CHECK((fs::status(repo.path() / "lib/tool").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  CHECK(fs::read_symlink(repo.path() / "lib/link") == "one.txt");
+  CHECK(git_of(repo, {"diff", "--cached", "--name-status", "-M"}) ==
+        "R100\tsrc/deep/three.txt\tlib/deep/three.txt\nR100\tsrc/link\tlib/link\n"
+        "R100\tsrc/one.txt\tlib/one.txt\nR100\tsrc/tool\tlib/tool\nR100\tsrc/two.txt\tlib/two.txt");
+  CHECK(git_of(repo, {"status", "--porcelain", "--untracked-files=all", "--", "src", "lib"}).find("??") ==
+        std::string::npos);
+  // One rollback puts the folder back where it was.
+  Run back = repo.kai_tty({"rollback", "last"}, "y");
+  INFO(back.all());
+  KAI_CHECK_EXIT(back, 0);
+  CHECK(repo.read("src/one.txt") == "one\n");
+  CHECK(repo.read("src/deep/three.txt") == "3\n");
+  CHECK_FALSE(repo.exists("lib/one.txt"));
+}
+
+TEST_CASE("a run that moves a folder, adds to it and moves a folder out of it lands what the command left",
+          "[e2e][effects][tools]") {
+  if (!full_level_or_warn()) return;
+  TempRepo repo{{"a.txt", "a\n"}, {"src/one.txt", "one\n"}, {"src/two.txt", "two\n"}, {"src/deep/three.txt", "3\n"},
+                {"src/deep/more/four.txt", "4\n"}};
+  init_and_commit(repo);
+  run_approved(repo, 1,
+               {"sh", "-c",
+                "mv src lib && echo more > lib/added.txt && mkdir out && mv lib/deep out/deeper && "
+                "echo new > out/deeper/more/five.txt && git add -A"});
+  CHECK_FALSE(repo.exists("src"));
+  CHECK(repo.read("lib/one.txt") == "one\n");
+  CHECK_FALSE(repo.exists("lib/deep"));
+  CHECK(repo.read("lib/two.txt") == "two\n");
+  CHECK(repo.read("lib/added.txt") == "more\n");
+  CHECK(repo.read("out/deeper/three.txt") == "3\n");
+  CHECK(repo.read("out/deeper/more/four.txt") == "4\n");
+  CHECK(repo.read("out/deeper/more/five.txt") == "new\n");
+  // The index is the tree as the command left it: nothing unstaged, nothing untracked.
+  CHECK(git_of(repo, {"diff", "--name-only"}).empty());
+  CHECK(git_of(repo, {"ls-files", "--", "lib", "out", "src"}) ==
+        "lib/added.txt\nlib/one.txt\nlib/two.txt\nout/deeper/more/five.txt\nout/deeper/more/four.txt\n"
+        "out/deeper/three.txt");
+}
+
+TEST_CASE("with [run] overlay = false a run of git mv of a folder renames it from snapshots",
           "[e2e][effects][tools]") {
   if (!full_level_or_warn()) return;
   TempRepo repo{{"a.txt", "a\n"}, {"src/one.txt", "one\n"}, {"src/two.txt", "two\n"}};
   init_and_commit(repo);
+  std::string toml = repo.read("kaicoder.toml");
+  REQUIRE(toml.find("\noverlay = true\n") != std::string::npos);
+  toml.replace(toml.find("\noverlay = true\n"), 16, "\noverlay = false\n");
+  repo.write("kaicoder.toml", toml);
+  repo.trust();
+  Run r = run_approved(repo, 1, {"git", "mv", "src", "lib"});
+  CHECK_THAT(r.all(), !Contains("an overlay of root"));
+  CHECK_FALSE(repo.exists("src"));
+  CHECK(repo.read("lib/two.txt") == "two\n");
+  CHECK(git_of(repo, {"diff", "--cached", "--name-status", "-M"}) ==
+        "R100\tsrc/one.txt\tlib/one.txt\nR100\tsrc/two.txt\tlib/two.txt");
+}
+
+TEST_CASE("as an ordinary user a run of git mv of a folder from before the run meets EXDEV and says what works",
+          "[e2e][effects][tools][users]") {
+  if (!full_level_or_warn() || !UnprivilegedUser::available()) return;
+  TempRepo repo{{"a.txt", "a\n"}, {"src/one.txt", "one\n"}, {"src/two.txt", "two\n"},
+                {"gitmv.sh", "git mv src lib\n"}, {"move.sh", "mv src lib && git add -A src lib\n"}};
+  init_and_commit(repo);
+  repo.write("kaicoder.toml", repo.read("kaicoder.toml") +
+                                  "\n[[policy.rule]]\naction = \"run\"\ncommand = \"sh gitmv.sh\"\n"
+                                  "decision = \"allow\"\n[[policy.rule]]\naction = \"run\"\n"
+                                  "command = \"sh move.sh\"\ndecision = \"allow\"\n");
+  repo.trust();
+  repo.git({"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "rules", "kaicoder.toml"});
   const std::string index_before = git_of(repo, {"ls-files", "-s"});
-  KAI_REQUIRE_EXIT(repo.kai({"run", "--why", "everyday tools", "--", "git", "mv", "src", "lib"}), 0);
-  TtyProcess p = repo.spawn_kai_tty({"approve", "1"});
-  REQUIRE(p.wait_for_prompt());
-  p.answer(show_json(repo, 1).at("tier") == "confirm" ? "CONFIRM" : "y");
-  Run r = p.finish(std::chrono::seconds(60));
-  INFO(r.all());
-  const auto shown = show_json(repo, 1);
-  if (r.all().find("an overlay of root") == std::string::npos) {
-    // No overlay here (an older kernel, or root's files owned by another
-    // user): the snapshot level renames the folder as any tree would.
-    WARN("SKIPPED: the run did not use the overlay here");
+  UnprivilegedUser user(repo);
+  // The user's group too, in the index as well: an overlay in a user
+  // namespace copies only what it can map.
+  const std::string chown = "chown -R " + user.name + ":nogroup '" + repo.path().parent_path().string() + "'";
+  REQUIRE(std::system(chown.c_str()) == 0);
+  repo.git({"-c", "safe.directory=*", "update-index", "-q", "--really-refresh"});
+  REQUIRE(std::system(chown.c_str()) == 0);
+  const fs::path out = repo.path().parent_path() / "run.out";
+  auto as_user = [&](const std::vector<std::string>& argv) {
+    std::string cmd =
+        "cd '" + repo.path().string() + "' && " + user.shell(argv) + " </dev/null >'" + out.string() + "' 2>&1";
+    (void)std::system(cmd.c_str());
+    std::ifstream in(out);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string seen = as_user({kaicoder_bin(), "run", "--why", "t", "--", "sh", "gitmv.sh"});
+  INFO(seen);
+  if (seen.find("an overlay of root") == std::string::npos) {
+    WARN("SKIPPED: the run did not use the overlay here: " << seen);
     return;
   }
-  CHECK(shown.at("result") == "exit 128");  // git's own exit: it did not move the folder
-  CHECK_THAT(r.all(), Contains("Invalid cross-device link") && Contains("the command met EXDEV") &&
-                          Contains("move it with mv, which copies, and then git add -A"));
+  CHECK_THAT(seen, Contains("Invalid cross-device link") && Contains("the command met EXDEV") &&
+                       Contains("move it with mv, which copies, and then git add -A") &&
+                       Contains("[run] overlay = false"));
   CHECK(repo.read("src/one.txt") == "one\n");
   CHECK_FALSE(repo.exists("lib"));
-  CHECK(git_of(repo, {"ls-files", "-s"}) == index_before);
+  CHECK(git_of(repo, {"-c", "safe.directory=*", "ls-files", "-s"}) == index_before);
   // What the note says works: mv copies the folder, git add -A records the move.
-  run_approved(repo, 2, {"sh", "-c", "mv src lib && git add -A src lib"});
+  const std::string moved = as_user({kaicoder_bin(), "run", "--why", "t", "--", "sh", "move.sh"});
+  INFO(moved);
   CHECK_FALSE(repo.exists("src"));
   CHECK(repo.read("lib/one.txt") == "one\n");
-  CHECK(repo.read("lib/two.txt") == "two\n");
-  CHECK(git_of(repo, {"diff", "--cached", "--name-status", "-M"}) == "R100\tsrc/one.txt\tlib/one.txt\nR100\tsrc/two.txt\tlib/two.txt");
+  CHECK(git_of(repo, {"-c", "safe.directory=*", "diff", "--cached", "--name-status", "-M"}) ==
+        "R100\tsrc/one.txt\tlib/one.txt\nR100\tsrc/two.txt\tlib/two.txt");
 }
 
 TEST_CASE("a run of git checkout -b makes the branch at the current commit and moves HEAD to it",

@@ -5,6 +5,8 @@
 #include "unit/temp_dir.hpp"
 
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <set>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -278,6 +280,104 @@ TEST_CASE("an upper folder's entries, whiteouts and opaque folders are read agai
   REQUIRE(late);
   for (const Effect& e : late->list)
     if (e.path == "src/a.txt") CHECK(e.conflict);
+}
+
+namespace {
+
+// What read_upper makes of `up` over `root`, as "path" -> "kind;…".
+std::map<std::string, std::string> kinds_of(const fs::path& up, const fs::path& root, OverlayXattrs x) {
+  auto fx = read_upper(up, root, INT64_MAX, {}, x);
+  REQUIRE(fx);
+  std::map<std::string, std::string> seen;
+  for (const Effect& e : fx->list) seen[e.path] += std::string(to_string(e.kind)) + ";";
+  return seen;
+}
+
+bool trusted_xattrs_or_warn(const fs::path& dir) {
+  if (::geteuid() == 0 && ::setxattr(dir.c_str(), "trusted.overlay.probe", "y", 1, 0) == 0) {
+    ::removexattr(dir.c_str(), "trusted.overlay.probe");
+    return true;
+  }
+  WARN("SKIPPED: trusted extended attributes need root and a file system that takes them");
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a folder root's overlay moved is made whole before its effects are read: a rename, not a loss",
+          "[effects]") {
+  TempDir t;
+  const fs::path root = t.path() / "root", up = t.path() / "upper", work = t.path() / "work";
+  t.write("root/src/a.txt", "a\n");
+  t.write("root/src/b.txt", "b\n");
+  t.write("root/src/sub/c.txt", "c\n");
+  t.write("root/src/sub/d.txt", "d\n");
+  t.write("root/src/.env", "TOKEN=1\n");
+  REQUIRE(::chmod((root / "src/b.txt").c_str(), 0755) == 0);
+  fs::create_directories(up);
+  fs::create_directories(work);
+  if (!trusted_xattrs_or_warn(up)) return;
+  // As overlayfs leaves `mv src lib; echo n > lib/n.txt; mv lib/sub out;
+  // rm out/d.txt`: lib/ names src (relative), out/ names /src/sub (absolute),
+  // and whiteouts where things were.
+  t.write("upper/lib/n.txt", "n\n");
+  REQUIRE(::setxattr((up / "lib").c_str(), "trusted.overlay.redirect", "src", 3, 0) == 0);
+  REQUIRE(::mknod((up / "src").c_str(), S_IFCHR | 0000, makedev(0, 0)) == 0);
+  REQUIRE(::mknod((up / "lib/sub").c_str(), S_IFCHR | 0000, makedev(0, 0)) == 0);
+  fs::create_directories(up / "out");
+  REQUIRE(::setxattr((up / "out").c_str(), "trusted.overlay.redirect", "/src/sub", 8, 0) == 0);
+  REQUIRE(::mknod((up / "out/d.txt").c_str(), S_IFCHR | 0000, makedev(0, 0)) == 0);
+  // A command may set user.overlay.* on its own files over root's overlay:
+  // an ordinary attribute there.
+  t.write("upper/plain/x.txt", "x\n");
+  t.write("root/plain/kept.txt", "kept\n");
+  REQUIRE(::setxattr((up / "plain").c_str(), "user.overlay.opaque", "y", 1, 0) == 0);
+
+  auto keep_out = [](const std::string& rel) { return rel.ends_with("/.env"); };
+  REQUIRE(settle_redirects(up, root, work, {}, keep_out));
+  CHECK(t.read("upper/lib/a.txt") == "a\n");
+  CHECK(t.read("upper/lib/b.txt") == "b\n");
+  struct stat st {};
+  REQUIRE(::stat((up / "lib/b.txt").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0755);
+  CHECK(t.read("upper/out/c.txt") == "c\n");
+  CHECK_FALSE(fs::exists(up / "lib/.env"));  // a secret stays where it was
+  char buf[8];
+  CHECK(::getxattr((up / "lib").c_str(), "trusted.overlay.redirect", buf, sizeof buf) < 0);
+  CHECK(::getxattr((up / "lib").c_str(), "trusted.overlay.opaque", buf, sizeof buf) == 1);
+  // Again (after a crash): nothing more to do, nothing changes.
+  REQUIRE(settle_redirects(up, root, work, {}, keep_out));
+
+  auto seen = kinds_of(up, root, OverlayXattrs::trusted);
+  CHECK(seen["src/a.txt"] == "file-deleted;");
+  CHECK(seen["src/sub/c.txt"] == "file-deleted;");
+  CHECK(seen["src/.env"] == "file-deleted;");  // the decision table never lands it
+  CHECK(seen["lib"] == "folder-created;");
+  CHECK(seen["lib/a.txt"] == "file-created;");
+  CHECK(seen["lib/b.txt"] == "file-created;");
+  CHECK(seen["lib/n.txt"] == "file-created;");
+  CHECK(seen.count("lib/sub") == 0);
+  CHECK(seen.count("lib/.env") == 0);
+  CHECK(seen["out/c.txt"] == "file-created;");
+  CHECK(seen.count("out/d.txt") == 0);
+  CHECK(seen["plain/x.txt"] == "file-created;");
+  CHECK(seen.count("plain/kept.txt") == 0);  // user.overlay.opaque means nothing here
+}
+
+TEST_CASE("a move kaicoder cannot follow leaves none of a run's effects known", "[effects]") {
+  TempDir t;
+  const fs::path root = t.path() / "root", up = t.path() / "upper", work = t.path() / "work";
+  t.write("root/src/a.txt", "a\n");
+  fs::create_directories(up / "lib");
+  fs::create_directories(work);
+  if (!trusted_xattrs_or_warn(up)) return;
+  for (const char* bad : {"../outside", "/src/../..", "a/b", "/src//a"}) {
+    REQUIRE(::setxattr((up / "lib").c_str(), "trusted.overlay.redirect", bad, std::strlen(bad), 0) == 0);
+    Status s = settle_redirects(up, root, work);
+    INFO(bad);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.error().message, Catch::Matchers::Contains("cannot follow"));
+  }
 }
 
 TEST_CASE("git's files mean refs, HEAD, the index and the stash: a commit of the tree's own content lands, a "

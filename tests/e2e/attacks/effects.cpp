@@ -492,3 +492,49 @@ TEST_CASE("attack: below the overlay, a run in a tree with a tracked name that i
     CHECK(repo.read("keep.txt") == "new\n");
   }
 }
+
+TEST_CASE("attack: overlay attributes a run sets on its own files are read as nothing but attributes",
+          "[e2e][attack][effects]") {
+  if (!overlay_or_warn()) return;
+  // Over root's overlay (trusted attributes) user.overlay.* passes through
+  // to the upper folder like any attribute; over an ordinary user's
+  // (userxattr) the kernel refuses it. Either way the folder is not read as
+  // opaque (its tracked files deleted) nor the empty file as a whiteout.
+  TempRepo repo{{"src/a.txt", "a\n"}, {"src/b.txt", "b\n"}, {"empty.txt", "was here\n"}};
+  with_tool(repo, R"(import os
+open('src/new.txt', 'w').write('new\n')
+open('empty.txt', 'w').close()
+for path, name, value in [('src', 'user.overlay.opaque', b'y'), ('empty.txt', 'user.overlay.whiteout', b'y')]:
+    try:
+        os.setxattr(path, name, value)
+    except OSError as e:
+        print('refused:', path, e)
+)");
+  Run r = run_and_answer(repo, "no");
+  KAI_CHECK_EXIT(r, 0);
+  CHECK_THAT(r.all(), !Contains("Keep the held effects") && !Contains("src/a.txt deleted"));
+  CHECK(repo.read("src/a.txt") == "a\n");
+  CHECK(repo.read("src/b.txt") == "b\n");
+  CHECK(repo.read("src/new.txt") == "new\n");
+  CHECK(repo.exists("empty.txt"));
+  CHECK(repo.read("empty.txt").empty());
+}
+
+TEST_CASE("attack: a run that moves a folder holding a secret file leaves the secret where it was",
+          "[e2e][attack][effects]") {
+  if (!overlay_or_warn()) return;
+  constexpr const char* k_secret = "API_KEY=sk-live-8f3a9c2e71d54b06a1e2\n";
+  TempRepo repo{{"conf/app.toml", "port = 1\n"}, {".gitignore", ".env\n"}};
+  repo.write("conf/.env", k_secret);
+  with_tool(repo, "import os\nos.rename('conf', 'lib')\nprint('moved')\n");
+  Run r = run_and_answer(repo, "no");
+  if (r.all().find("an overlay of root that moves folders") == std::string::npos) {
+    WARN("SKIPPED: only root's overlay moves a folder that was in the tree");
+    return;
+  }
+  CHECK_THAT(r.all(), Contains("moved") && !Contains("sk-live-8f3a9c2e71d54b06a1e2"));
+  CHECK(repo.read("conf/.env") == k_secret);
+  CHECK_FALSE(repo.exists("lib/.env"));
+  CHECK(repo.read("lib/app.toml") == "port = 1\n");
+  CHECK_FALSE(repo.exists("conf/app.toml"));
+}

@@ -589,58 +589,6 @@ TEST_CASE("at the landlock level a run that forges signed approvals is undone an
                           Contains("kaicoder-approvals/a.toml.sig: restored"));
 }
 
-namespace {
-
-// A throwaway user, for the cases that run kaicoder as an unprivileged user
-// (root is needed to make one). Its home in the password database is the
-// case's home, so the root trusted there and its key are that user's own;
-// it owns the case's folder, and is removed at the end. Cases that make one
-// are tagged [users]: ctest runs them one at a time (tests/CMakeLists.txt).
-struct UnprivilegedUser {
-  std::string name;
-  fs::path home;
-  bool made = false;
-
-  static bool available() {
-    if (::geteuid() == 0 && std::system("command -v setpriv useradd userdel >/dev/null 2>&1") == 0) return true;
-    WARN("SKIPPED: needs root, setpriv, useradd and userdel to become a throwaway user");
-    return false;
-  }
-  explicit UnprivilegedUser(const TempRepo& repo)
-      : name("kaisbx" + std::to_string(::getpid() % 100000)), home(repo.home()) {
-    REQUIRE(std::system(("useradd -M -N -d '" + home.string() + "' -s /bin/sh " + name).c_str()) == 0);
-    made = true;
-    REQUIRE(std::system(("chown -R " + name + " '" + repo.path().parent_path().string() + "'").c_str()) == 0);
-  }
-  UnprivilegedUser(const UnprivilegedUser&) = delete;
-  UnprivilegedUser& operator=(const UnprivilegedUser&) = delete;
-  ~UnprivilegedUser() {
-    if (made) remove_user(name);
-  }
-  // argv that runs `argv` as this user, no groups, with a minimal environment.
-  std::vector<std::string> as(const std::vector<std::string>& argv) const {
-    std::vector<std::string> out = {"setpriv",
-                                    "--reuid=" + name,
-                                    "--regid=nogroup",
-                                    "--clear-groups",
-                                    "env",
-                                    "-i",
-                                    "HOME=" + home.string(),
-                                    "PATH=/usr/local/bin:/usr/bin:/bin",
-                                    "TERM=xterm"};
-    out.insert(out.end(), argv.begin(), argv.end());
-    return out;
-  }
-  // The same as a shell command line (the words single-quoted).
-  std::string shell(const std::vector<std::string>& argv) const {
-    std::string cmd;
-    for (const auto& w : as(argv)) cmd += (cmd.empty() ? "'" : " '") + w + "'";
-    return cmd;
-  }
-};
-
-}  // namespace
-
 TEST_CASE("as an unprivileged user the full sandbox refuses the probe just the same", "[attack][runs][users]") {
   if (!full_sandbox_or_warn() || !UnprivilegedUser::available()) return;
   TempRepo repo{{"probe.py", k_probe}, {"a.txt", "a\n"}};
