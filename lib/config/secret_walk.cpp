@@ -246,48 +246,36 @@ struct Walker {
   }
 
   void read(int fd, const std::string& prefix, const StatKey& key) {
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
+    ++out.folders_read;
+    if (cut) {  // a bound stopped the walk: nothing more is read
       ::close(fd);
       return;
     }
-    ++out.folders_read;
     Folder f{key, 0, {}, false};
     std::vector<std::string> names;
-    bool whole = false;
-    while (!cut && left > 0) {
-      const dirent* e = ::readdir(d);
-      if (!e) {
-        whole = true;
-        break;
-      }
-      const std::string_view name = e->d_name;
-      if (name == "." || name == "..") continue;
-      if (listed) names.emplace_back(name);
-      --left;
-      ++f.count;
-      unsigned type = e->d_type;
-      if (type == DT_UNKNOWN) {
-        struct stat st;
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = IFTODT(st.st_mode);
-      }
-      if (type == DT_DIR) {
-        if (walk_skips(g, name)) continue;
-        f.items.emplace_back('d', std::string(name));
-        f.has_folders = true;
-        enter(::dirfd(d), std::string(name), prefix);
-      } else if (type == DT_REG) {
-        std::string rel = prefix + std::string(name);
-        if (check.readable(rel)) continue;
-        f.items.emplace_back('s', std::string(name));
-        found(rel);
-      }
-    }
+    const bool whole = read_folder(
+        fd, left,
+        [&](int dirfd, const char* name, unsigned type) {
+          // What this folder takes of `left` when it is kept from the cache
+          // (an entry gone while it was read changed the folder: it is read again).
+          ++f.count;
+          if (type == DT_DIR) {
+            if (walk_skips(g, name)) return true;
+            f.items.emplace_back('d', name);
+            f.has_folders = true;
+            enter(dirfd, name, prefix);
+          } else if (type == DT_REG) {
+            std::string rel = prefix + name;
+            if (check.readable(rel)) return true;
+            f.items.emplace_back('s', name);
+            found(rel);
+          }
+          return !cut;
+        },
+        listed ? &names : nullptr);
     if (!whole) cut = true;
     if (whole && listed) listed->folders.push_back(ListedFolders::Folder{prefix, key, std::move(names)});
     if (whole) fresh.emplace_back(prefix, std::move(f));
-    ::closedir(d);
   }
 };
 

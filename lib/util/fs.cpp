@@ -212,46 +212,58 @@ struct TreeWalk {
 
   // `fd` (owned) is the folder at root-relative `prefix` ("" or "a/b/").
   void folder(int fd, const std::string& prefix) {
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-      ::close(fd);
-      return;
-    }
     struct stat before;
-    const bool listing = listed && ::fstat(::dirfd(d), &before) == 0;
+    const bool listing = listed && ::fstat(fd, &before) == 0;
     std::vector<std::string> names;
-    bool whole = false;  // read to its end
-    while (!stopped && left > 0) {
-      const dirent* e = ::readdir(d);
-      if (!e) {
-        whole = true;
-        break;
-      }
-      const std::string_view name = e->d_name;
-      if (name == "." || name == "..") continue;
-      if (listing) names.emplace_back(name);
-      --left;
-      unsigned type = e->d_type;
-      if (type == DT_UNKNOWN) {
-        struct stat st;
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = IFTODT(st.st_mode);
-      }
-      if (type == DT_LNK) continue;
-      if (type == DT_DIR) {
-        if (!enter(name)) continue;
-        int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) folder(sub, prefix + std::string(name) + "/");
-        continue;
-      }
-      if (!file(prefix + std::string(name), ::dirfd(d), e->d_name, type)) stopped = true;
-    }
+    const bool whole = read_folder(
+        fd, left,
+        [&](int dirfd, const char* name, unsigned type) {
+          if (type == DT_LNK) return true;
+          if (type == DT_DIR) {
+            if (!enter(name)) return true;
+            int sub = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) folder(sub, prefix + name + "/");
+            return !stopped;
+          }
+          if (!file(prefix + name, dirfd, name, type)) stopped = true;
+          return !stopped;
+        },
+        listing ? &names : nullptr);
     if (listing && whole) listed(prefix, before, names);
-    ::closedir(d);
   }
 };
 
 }  // namespace
+
+bool read_folder(int fd, size_t& left, const std::function<bool(int dirfd, const char* name, unsigned type)>& each,
+                 std::vector<std::string>* names) {
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return false;
+  }
+  bool whole = false;
+  while (left > 0) {
+    const dirent* e = ::readdir(d);
+    if (!e) {
+      whole = true;
+      break;
+    }
+    const std::string_view name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (names) names->emplace_back(name);
+    --left;
+    unsigned type = e->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st;
+      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = IFTODT(st.st_mode);
+    }
+    if (!each(::dirfd(d), e->d_name, type)) break;
+  }
+  ::closedir(d);
+  return whole;
+}
 
 void walk_tree(const std::filesystem::path& root, size_t max_entries,
                const std::function<bool(std::string_view)>& enter,

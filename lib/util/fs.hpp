@@ -76,6 +76,17 @@ std::string errno_text(int err);
 // in it but "." and "..", in the order read.
 using FolderListed =
     std::function<void(const std::string& prefix, const struct stat& before, std::vector<std::string>& names)>;
+
+// One folder of such a walk: reads the folder `fd` (owned, closed at the
+// end) entry by entry while `left` (counted down once per name but "." and
+// "..") lasts, hands each entry to `each` with its folder's descriptor and
+// its DT_* type (from the listing; a stat only where the file system gives
+// none; an entry gone meanwhile is skipped) until `each` returns false, and
+// puts every name read into `names` when given. `each` may read other
+// folders the same way (they share `left`). Returns whether the folder was
+// read to its end.
+bool read_folder(int fd, size_t& left, const std::function<bool(int dirfd, const char* name, unsigned type)>& each,
+                 std::vector<std::string>* names = nullptr);
 void walk_tree(const std::filesystem::path& root, size_t max_entries,
                const std::function<bool(std::string_view)>& enter,
                const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file,
