@@ -12,6 +12,7 @@
 
 #include "lib/two_user/agent_user.hpp"
 #include "lib/gate/apply.hpp"
+#include "lib/gate/run_effects.hpp"
 #include "lib/paths/beneath.hpp"
 #include "lib/certify/certify.hpp"
 #include "lib/run/confine.hpp"
@@ -143,6 +144,23 @@ void check_sandbox(const Workspace& ws, Checks& out) {
                                 "the run (it holds the store lock)",
                                 guarded)
                   : "anything this user can write");
+  if (full) {
+    // How a run's effects are read: over an overlay (its cost in proportion
+    // to what the run wrote) or from snapshots of the tree before and after.
+    const OverlayStatus o = overlay_for_runs(ws);
+    if (!ws.cfg.overlay)
+      line("effects", true, "read from snapshots of the tree before and after each run ([run] overlay = false)");
+    else if (!o.ok)
+      line("effects", false,
+           fmt::format("read from snapshots of the tree before and after each run: no overlay ({})", o.detail));
+    else if (o.redirect)
+      line("effects", true, "read from an overlay of root, mounted by root with redirect_dir: folders can be moved");
+    else
+      line("effects", true,
+           "read from an overlay of root in the run's user namespace: a folder that was in the tree cannot be "
+           "renamed there (EXDEV: git mv of a folder fails; mv copies); [run] overlay = false reads them from "
+           "snapshots instead");
+  }
   line("reads", full,
        full ? "root minus its secret files; the system; from home only the toolchains and [run] readable; no /run, no "
               "owner's kaicoder folder, no other process"

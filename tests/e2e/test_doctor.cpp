@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <unistd.h>
 #include <thread>
 
 #include "lib/run/sandbox.hpp"
@@ -447,6 +448,10 @@ TEST_CASE("doctor reports the guardrail self-test, the sandbox and the isolation
     verdict(d, "sandbox: process lifetime", "ok", "PID namespace");
     verdict(d, "sandbox: capabilities", "ok", "bounding set empty");
     verdict(d, "sandbox: hard links", "ok", "EXDEV");
+    // How a run's effects are read; root's overlay moves folders.
+    CHECK(level(d, "sandbox: effects") != "(missing)");
+    if (::geteuid() == 0 && kai::overlay_status(repo.path() / ".kaicoder" / "runs").redirect)
+      verdict(d, "sandbox: effects", "ok", "folders can be moved");
     // The guarded paths by name, signed approvals included.
     verdict(d, "sandbox: writes", "ok",
             "read-only (mounts): .kaicoder/, kaicoder.toml, KAI-CODER-CHANGELOG.md, kaicoder-approvals/");
