@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <optional>
 #include <poll.h>
 #include <sched.h>
@@ -234,6 +235,54 @@ std::string overlay_options(const fs::path& lower, const fs::path& upper, const 
   return fmt::format("lowerdir={},upperdir={},workdir={},userxattr", lower.string(), upper.string(), work.string());
 }
 
+// Runs `body` in a forked child that has entered new user and mount
+// namespaces mapping only this user, with / made private. `ok` when every
+// step and `body` succeeded; otherwise `err` is the errno of the first that
+// failed, or `why` says what else went wrong.
+struct ProbeResult {
+  bool ok = false;
+  int err = 0;
+  std::string why;
+};
+ProbeResult probe_in_user_namespace(const std::function<bool()>& body) {
+  const std::string uid_map = fmt::format("{} {} 1\n", ::geteuid(), ::geteuid());
+  const std::string gid_map = fmt::format("{} {} 1\n", ::getegid(), ::getegid());
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return {false, 0, "cannot create a pipe: " + errno_text(errno)};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    auto step = [&](bool ok) {
+      if (!ok) {
+        int err = errno;
+        ssize_t ignored = ::write(p[1], &err, sizeof err);
+        (void)ignored;
+        ::_exit(1);
+      }
+    };
+    step(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+    step(write_proc("/proc/self/setgroups", "deny"));
+    step(write_proc("/proc/self/uid_map", uid_map));
+    step(write_proc("/proc/self/gid_map", gid_map));
+    step(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
+    step(body());
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  if (pid < 0) {
+    ::close(p[0]);
+    return {false, 0, "cannot fork: " + errno_text(errno)};
+  }
+  int err = 0;
+  ssize_t got = ::read(p[0], &err, sizeof err);
+  ::close(p[0]);
+  int st = 0;
+  wait_for(pid, &st);
+  if (got > 0) return {false, err, ""};
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return {false, 0, "the probe failed"};
+  return {true, 0, ""};
+}
+
 // An overlay of `lower` with trusted extended attributes and redirect_dir=on,
 // made by this process (root, in the first user namespace) and not yet
 // attached anywhere: a descriptor (close-on-exec) that move_mount() puts in
@@ -266,45 +315,15 @@ std::string probe_redirect(const fs::path& dir) {
   auto m = detached_overlay(lower, upper, work);
   if (!m) return m.error().message;
   Fd mount_fd(*m);
-  const std::string id_map = fmt::format("{} {} 1\n", ::geteuid(), ::geteuid());
-  const std::string gid_map = fmt::format("{} {} 1\n", ::getegid(), ::getegid());
   const std::string from = (lower / "moved").string(), to = (lower / "renamed").string();
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) return "cannot create a pipe: " + errno_text(errno);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(p[0]);
-    auto step = [&](bool ok) {
-      if (!ok) {
-        int err = errno;
-        ssize_t ignored = ::write(p[1], &err, sizeof err);
-        (void)ignored;
-        ::_exit(1);
-      }
-    };
-    step(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
-    step(write_proc("/proc/self/setgroups", "deny"));
-    step(write_proc("/proc/self/uid_map", id_map));
-    step(write_proc("/proc/self/gid_map", gid_map));
-    step(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
-    step(::move_mount(mount_fd.get(), "", AT_FDCWD, lower.c_str(), MOVE_MOUNT_F_EMPTY_PATH) == 0);
-    step(::rename(from.c_str(), to.c_str()) == 0);
-    ::_exit(0);
-  }
-  ::close(p[1]);
-  if (pid < 0) {
-    ::close(p[0]);
-    return "cannot fork: " + errno_text(errno);
-  }
-  int err = 0;
-  ssize_t got = ::read(p[0], &err, sizeof err);
-  ::close(p[0]);
-  int st = 0;
-  wait_for(pid, &st);
-  if (got > 0) return fmt::format("a folder of the lower layer could not be renamed ({})", errno_text(err));
+  ProbeResult r = probe_in_user_namespace([&] {
+    return ::move_mount(mount_fd.get(), "", AT_FDCWD, lower.c_str(), MOVE_MOUNT_F_EMPTY_PATH) == 0 &&
+           ::rename(from.c_str(), to.c_str()) == 0;
+  });
+  if (!r.ok && r.err != 0) return fmt::format("a folder of the lower layer could not be renamed ({})", errno_text(r.err));
+  if (!r.ok) return r.why;
   char buf[64];
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-      ::lgetxattr((upper / "renamed").c_str(), "trusted.overlay.redirect", buf, sizeof buf) <= 0)
+  if (::lgetxattr((upper / "renamed").c_str(), "trusted.overlay.redirect", buf, sizeof buf) <= 0)
     return "the probe's rename left no redirect";
   return {};
 }
@@ -333,51 +352,22 @@ OverlayStatus overlay_status(const fs::path& scratch_parent) {
     if (ec) return {false, "cannot make a scratch folder: " + ec.message()};
     if (!overlay_safe(dir)) return {false, "the state folder's path holds ',' ':' or '\\'"};
     const std::string opts = overlay_options(lower, upper, work);
-    const std::string uid_map = fmt::format("{} {} 1\n", ::geteuid(), ::geteuid());
-    const std::string gid_map = fmt::format("{} {} 1\n", ::getegid(), ::getegid());
     const std::string probe_file = (lower / "probe").string();
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) return {false, "cannot create a pipe: " + errno_text(errno)};
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(p[0]);
-      auto step = [&](bool ok) {
-        if (!ok) {
-          int err = errno;
-          ssize_t ignored = ::write(p[1], &err, sizeof err);
-          (void)ignored;
-          ::_exit(1);
-        }
-      };
-      step(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
-      step(write_proc("/proc/self/setgroups", "deny"));
-      step(write_proc("/proc/self/uid_map", uid_map));
-      step(write_proc("/proc/self/gid_map", gid_map));
-      step(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
-      step(::mount("overlay", lower.c_str(), "overlay", MS_NOSUID | MS_NODEV, opts.c_str()) == 0);
+    ProbeResult r = probe_in_user_namespace([&] {
+      if (::mount("overlay", lower.c_str(), "overlay", MS_NOSUID | MS_NODEV, opts.c_str()) != 0) return false;
       int fd = ::open(probe_file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-      step(fd >= 0);
+      if (fd < 0) return false;
       ::close(fd);
-      ::_exit(0);
-    }
-    ::close(p[1]);
-    if (pid < 0) {
-      ::close(p[0]);
-      return {false, "cannot fork: " + errno_text(errno)};
-    }
-    int err = 0;
-    ssize_t got = ::read(p[0], &err, sizeof err);
-    ::close(p[0]);
-    int st = 0;
-    wait_for(pid, &st);
+      return true;
+    });
     struct stat landed {};
-    if (got <= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && ::lstat((upper / "probe").c_str(), &landed) == 0) {
+    if (r.ok && ::lstat((upper / "probe").c_str(), &landed) == 0) {
       if (::geteuid() == 0 && probe_redirect(dir).empty())
         return {true, "an overlay of the root (overlayfs, mounted by root with redirect_dir)", true};
       return {true, "an overlay of the root (overlayfs in a user namespace)"};
     }
-    if (got > 0) return {false, fmt::format("overlayfs cannot be mounted here ({})", errno_text(err))};
-    return {false, "overlayfs cannot be mounted here (the probe failed)"};
+    if (r.err != 0) return {false, fmt::format("overlayfs cannot be mounted here ({})", errno_text(r.err))};
+    return {false, fmt::format("overlayfs cannot be mounted here ({})", r.why.empty() ? "the probe failed" : r.why)};
   };
   OverlayStatus s = probe();
   cached[scratch_parent.string()] = s;
