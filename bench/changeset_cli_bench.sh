@@ -11,7 +11,8 @@
 #   bench/changeset_cli_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
 # FILES sets how many files the patch changes (default 330), RUNS the
-# rounds (default 5). The tree and the patch come from bench/changeset_driver
+# rounds (default 5). OLD=path/to/kaicoder also times that binary (an older
+# build) in the same rounds, on a tree of its own, for a before/after. The tree and the patch come from bench/changeset_driver
 # (gen, edit: a few lines of every file changed). Needs `script` and
 # unshare (root or unprivileged user namespaces): kaicoder runs over a
 # scratch home in a private mount namespace, so the owner's real
@@ -33,6 +34,7 @@ source "$root/bench/common.sh"
 bench_setup changeset-cli "$build" changeset_driver git sync script unshare jq
 cmake --build "$build" --target kaicoder -j"$(nproc)" >/dev/null
 kai=$build/kaicoder
+old_kai=${OLD:+$(realpath "$OLD")}
 
 bench_private_home
 
@@ -47,6 +49,10 @@ cp -a "$work/base" "$work/want" && git_ -C "$work/want" apply "$work/change.patc
 # each rollback brings it back to the base, and its backups are removed.
 cp -a "$work/base" "$work/t"
 (cd "$work/t" && printf 'y\n' | "${home_ns[@]}" script -qec "$kai init" /dev/null >/dev/null)
+if [[ -n $old_kai ]]; then
+  cp -a "$work/base" "$work/t_old"
+  (cd "$work/t_old" && printf 'y\n' | "${home_ns[@]}" script -qec "$old_kai init" /dev/null >/dev/null)
+fi
 patch_files=$(grep -c '^diff --git' "$work/change.patch")
 patch_kb=$(($(stat -c %s "$work/change.patch") / 1024))
 
@@ -61,9 +67,38 @@ sum_runs() {
   paste -d' ' "${files[@]}" | awk '{ c = 0; w = 0; for (i = 1; i <= NF; i += 2) { c += $i; w += $(i + 1) } printf "%.2f %.2f\n", c, w }' >"$out"
 }
 
+# kai_round BIN TREE SUFFIX: one propose + approve + rollback of BIN on TREE,
+# timed as propose$SUFFIX, approve$SUFFIX, rollback$SUFFIX.
+kai_round() {
+  local bin=$1 tree=$2 sfx=$3 id
+  time_cmd "propose$sfx" "$tree" "${home_ns[@]}" "$bin" --json propose --patch "$work/change.patch" --why bench
+  id=$(jq -r '.id' "$work/propose$sfx.out")
+  typed_answer y
+  time_cmd "approve$sfx" "$tree" "${home_ns[@]}" script -qec "$bin approve $id" /dev/null <"$typed"
+  end_typed_answer
+  # The trees must agree, or the comparison means nothing.
+  if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$tree" >/dev/null; then
+    echo "changeset-cli: kaicoder's tree differs from git apply's" >&2
+    diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$tree" | head >&2
+    exit 1
+  fi
+  sync
+  typed_answer y
+  time_cmd "rollback$sfx" "$tree" "${home_ns[@]}" script -qec "$bin rollback last" /dev/null <"$typed"
+  end_typed_answer
+  find "$tree" -name '*.bak-kaicoder-*' -delete
+  if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$tree" >/dev/null; then
+    echo "changeset-cli: rollback did not restore the tree" >&2
+    diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$tree" | head >&2
+    exit 1
+  fi
+}
+
 rm -f "$work"/*.times
+hows=(git kai)
+if [[ -n $old_kai ]]; then hows+=(old); fi
 for ((r = 0; r < runs; r++)); do
-  for how in git kai; do
+  for how in "${hows[@]}"; do
     sync
     case $how in
       git)
@@ -77,32 +112,16 @@ for ((r = 0; r < runs; r++)); do
         time_cmd gitRsync "$work/g" sh -c "git apply -R '$work/change.patch' && sync"
         ;;
       kai)
-        time_cmd propose "$work/t" "${home_ns[@]}" "$kai" --json propose --patch "$work/change.patch" --why bench
-        id=$(jq -r '.id' "$work/propose.out")
-        typed_answer y
-        time_cmd approve "$work/t" "${home_ns[@]}" script -qec "$kai approve $id" /dev/null <"$typed"
-        end_typed_answer
-        # The trees must agree, or the comparison means nothing.
-        if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$work/t" >/dev/null; then
-          echo "changeset-cli: kaicoder's tree differs from git apply's" >&2
-          diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore -x '*.bak-kaicoder-*' "$work/want" "$work/t" | head >&2
-          exit 1
-        fi
-        sync
-        typed_answer y
-        time_cmd rollback "$work/t" "${home_ns[@]}" script -qec "$kai rollback last" /dev/null <"$typed"
-        end_typed_answer
-        find "$work/t" -name '*.bak-kaicoder-*' -delete
-        if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$work/t" >/dev/null; then
-          echo "changeset-cli: rollback did not restore the tree" >&2
-          diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$work/t" | head >&2
-          exit 1
-        fi
+        kai_round "$kai" "$work/t" ""
+        ;;
+      old)
+        kai_round "$old_kai" "$work/t_old" _old
         ;;
     esac
   done
 done
 sum_runs propose approve
+if [[ -n $old_kai ]]; then sum_runs propose_old approve_old; fi
 
 echo "# a $patch_files-file, $patch_kb KiB patch: kaicoder propose --patch + approve (CLI, at a pseudo-terminal) vs git apply"
 echo "# $(nproc) cores, $(uname -sr); $(git --version); file system: $(stat -f -c %T "$work");" \
@@ -127,3 +146,9 @@ row "kaicoder propose + approve" propose+all "$gc" "$sw"
 row "git apply -R" gitR "$gRc" "$sRw"
 row "git apply -R && sync" gitRsync "$gRc" "$sRw"
 row "kaicoder rollback" rollback "$gRc" "$sRw"
+if [[ -n $old_kai ]]; then
+  row "OLD propose --patch" propose_old "$gc" "$sw"
+  row "OLD approve (applies)" approve_old "$gc" "$sw"
+  row "OLD propose + approve" propose_old+all "$gc" "$sw"
+  row "OLD rollback" rollback_old "$gRc" "$sRw"
+fi

@@ -153,6 +153,7 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
   t.rec.time = iso_utc(now);
   t.rec.proposal = p.id;
   t.proposal = p.id;
+  t.live = &p;  // loaded sealed, or saved, under the lock: its status is not read again
   const std::string dir = dir_of(tg->rel);
   auto fresh = ws.journal.fresh_id(now, [&](const std::string& id) { return backup_taken(tg->dir, tg->name, id); });
   if (!fresh) return fail(fresh.error());

@@ -1,11 +1,16 @@
 // Applying an approved changeset: one transaction over all its files.
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
 #include "lib/gate/changeset.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/git.hpp"
 #include "lib/run/snapshot.hpp"
 #include "lib/gate/txn.hpp"
@@ -23,30 +28,45 @@ Error stale(const Proposal& p, const std::string& rel, std::string_view what) {
                     "propose the changeset again against the files as they are now");
 }
 
-// `rel` as it is now, without creating anything: not there when its folder is missing.
-Result<FileState> state_now(Workspace& ws, const std::string& rel) {
+// `rel`'s stat data now (there or not, its mode), without reading it or
+// creating anything: not there when its folder is missing. A symlink is
+// refused as read_at() refuses it.
+Result<FileState> stat_now(Workspace& ws, const std::string& rel) {
   auto d = open_parent(ws.root, rel, CreateDirs::no);
   if (!d) {
     if (d.error().code == Errc::conflict) return FileState{};
     return d.error();
   }
-  return read_at(*d, base_of(rel));
+  FileState out;
+  struct stat st {};
+  if (::fstatat(d->fd(), base_of(rel).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return out;
+    return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", rel, errno_text(errno)));
+  }
+  if (S_ISLNK(st.st_mode))
+    return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", rel));
+  out.exists = true;
+  out.regular = S_ISREG(st.st_mode);
+  out.mode = st.st_mode & 07777;
+  out.nlink = st.st_nlink;
+  return out;
 }
 
 // Every file of `p` as it was at propose, by what a stat tells (there or
-// not, its mode), before any folder is made; its content is hashed once,
-// as it is opened for the write (apply_changeset_proposal).
+// not, its mode), before any folder is made and without reading a byte;
+// its content is read and hashed once, as it is opened for the write
+// (apply_changeset_proposal).
 Status check_bases(Workspace& ws, const Proposal& p) {
   for (const Change& c : p.changes) {
     auto rp = resolve(ws.root, ws.root, c.path);
     if (!rp) return rp.error();
     KAI_TRY(check_write(ws.guards, *rp));
-    auto cur = state_now(ws, c.path);
+    auto cur = stat_now(ws, c.path);
     if (!cur) return cur.error();
     if (c.base.exists != cur->exists) return stale(p, c.path, !c.base.exists ? "was created" : "was removed");
     if (cur->exists && (cur->mode & 07777u) != (c.base.mode & 07777u)) return stale(p, c.path, "changed");
     if (c.op == "rename") {
-      auto there = state_now(ws, c.to);
+      auto there = stat_now(ws, c.to);
       if (!there) return there.error();
       if (there->exists) return stale(p, c.to, "was created");
     }
@@ -98,6 +118,7 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   t.rec.time = iso_utc(now);
   t.rec.proposal = p.id;
   t.proposal = p.id;
+  t.live = &p;  // loaded sealed, or saved, under the lock: its status is not read again
   auto fresh = fresh_txn_id(ws, now, targets);
   if (!fresh) return fresh.error();
   t.rec.id = std::move(*fresh);

@@ -348,17 +348,31 @@ Status injected(const std::string& what) {
 }
 
 // What the proposal's status was before `t`, so that an undo can put it back.
+// t.live when it is the proposal of `t` and sealed, else null.
+const Proposal* held_live(const Txn& t) {
+  return t.live && t.live->id == t.proposal && t.live->sealed == SealCheck::ok ? t.live : nullptr;
+}
+
 void remember_status(Workspace& ws, Txn& t) {
   if (t.proposal <= 0 || t.was) return;
+  auto before = [&t](const Proposal& p) {
+    t.was = Txn::Before{std::string(to_string(p.state)), p.rollback_id, p.backup, p.result, p.outcome_code};
+  };
+  if (const Proposal* live = held_live(t)) return before(*live);
   auto p = ws.store.load(t.proposal, Store::Payloads::none);
-  if (p && p->sealed == SealCheck::ok)
-    t.was = Txn::Before{std::string(to_string(p->state)), p->rollback_id, p->backup, p->result, p->outcome_code};
+  if (p && p->sealed == SealCheck::ok) before(*p);
 }
 
 // The proposal's status once `t` is done (`done`) or undone (!done).
 Status record_status(Workspace& ws, const Txn& t, bool done) {
   if (t.proposal <= 0) return ok_status();
-  auto p = ws.store.load(t.proposal, Store::Payloads::none);
+  // Done: from the record the caller holds under the lock. Undone (or
+  // recovered): as the store has it now, which may be the done one.
+  const Proposal* live = done ? held_live(t) : nullptr;
+  auto p = live ? Result<Proposal>(*live) : ws.store.load(t.proposal, Store::Payloads::none);
+  // Saved as a record loaded without its payloads is: with the payload
+  // digest it was sealed with (the payloads did not change under the lock).
+  if (live) p->payloads_loaded = false;
   // A record that does not verify is left as it is, never sealed anew.
   if (!p || p->sealed != SealCheck::ok) return ok_status();
   if (!done) {

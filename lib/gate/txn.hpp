@@ -141,6 +141,12 @@ struct Txn {
   Record rec;
   Entry entry;
   int proposal = 0;  // proposal whose status follows the outcome
+  // That proposal's record as the caller holds it under the store lock,
+  // loaded sealed or just saved (apply_proposal): its status is taken from
+  // here and written from a copy of it, not read and verified again (a
+  // changeset's record is hundreds of KB). Null: read from the store, as
+  // recovery does.
+  const Proposal* live = nullptr;
   State done_state = State::applied;
   // The proposal's status before the transaction (execute() notes it), put
   // back when the transaction is undone after it wrote the new one.

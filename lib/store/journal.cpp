@@ -11,6 +11,7 @@
 #include "lib/store/proposal.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/fault.hpp"
 #include "lib/util/json_bounded.hpp"
 
 namespace kai {
@@ -85,17 +86,29 @@ Status Journal::write_record(const Record& r) const {
 
 Status Journal::point_to(const Record& r) const {
   KAI_TRY(make_dirs(m_dir / "paths", 0700));
-  // The pointers, all synced at once (a changeset has hundreds of files).
-  std::vector<std::pair<fs::path, std::string>> pointers;
+  // Each pointer that is there already is rewritten in place (a changeset
+  // moves hundreds of them, and a new inode per path was most of the
+  // kernel's cost of an apply); one that is not is made whole by a rename.
+  // All synced at once. A pointer torn by a power cut does not verify and
+  // is read as unknown (latest_for() then asks the records).
+  std::vector<std::pair<fs::path, std::string>> fresh;
+  auto put = [&](fs::path p, std::string text) -> Status {
+    auto done = overwrite_in_place(p, text, 0600);
+    if (!done) return done.error();
+    if (!*done) fresh.emplace_back(std::move(p), std::move(text));
+    fault_point("after-pointer");
+    return ok_status();
+  };
   for (const auto& f : r.files) {
     auto pm = m_seal.seal("journal-path", f.rel, r.id);
     if (!pm) return pm.error();
-    pointers.emplace_back(m_dir / "paths" / blob_id(f.rel), r.id + "\n" + *pm + "\n");
+    KAI_TRY(put(m_dir / "paths" / blob_id(f.rel), r.id + "\n" + *pm + "\n"));
   }
-  KAI_TRY(write_files_atomic(pointers, 0600));
   auto lm = m_seal.seal("journal-last", "LAST", r.id);
   if (!lm) return lm.error();
-  return write_file_atomic(m_dir / "LAST", r.id + "\n" + *lm + "\n", 0600);
+  KAI_TRY(put(m_dir / "LAST", r.id + "\n" + *lm + "\n"));
+  if (!fresh.empty()) return write_files_atomic(fresh, 0600);  // its syncs take the writes in place too
+  return sync_file_system(m_dir);
 }
 
 Status Journal::remove(const std::string& id) const {
@@ -213,11 +226,17 @@ std::vector<std::string> Journal::ids() const {
 
 std::string Journal::latest_for(const std::string& rel) const {
   auto text = read_owned(m_dir / "paths" / blob_id(rel));
-  if (!text) return {};
-  auto [id, mac] = pointer_lines(*text);
-  if (m_seal.check("journal-path", rel, id, mac) != SealCheck::ok) return {};
-  if (has(id)) return id;
-  // It named a transaction that was undone: the newest record that touched `rel`.
+  if (!text) {
+    std::error_code ec;
+    // No pointer: nothing touched `rel` (pointers are written with their record).
+    if (!fs::exists(fs::symlink_status(m_dir / "paths" / blob_id(rel), ec))) return {};
+  } else {
+    auto [id, mac] = pointer_lines(*text);
+    if (m_seal.check("journal-path", rel, id, mac) == SealCheck::ok && has(id)) return id;
+  }
+  // A pointer that does not verify (torn by a power cut, or forged), or one
+  // naming a transaction that was undone: the newest sealed record that
+  // touched `rel` says it.
   for (const std::string& other : ids_newest_first()) {
     auto r = load(other);
     if (!r) continue;

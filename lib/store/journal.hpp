@@ -3,12 +3,17 @@
 // <state>/journal/<rollback-id>.json. It is what makes rollback exact (blob
 // ids and modes before and after, the backup's blob id) and cheap: finding an
 // entry by id is one file open, `last` is one pointer file, and "which entry
-// touched this path last" is one file per path — none of it grows with history.
+// touched this path last" is one file per path (paths/<blob id of the path>)
+// — none of it grows with history. A pointer that is there is rewritten in
+// place (lib/util/fs, overwrite_in_place: no new inode per path, which was
+// most of the kernel's cost of a changeset); a new one is made by a rename.
 //
 // Every record carries a "seal" (lib/store/mac) over the rest of it, bound to the
 // root and its rollback id; each pointer file holds the id and, on a second
-// line, a seal bound to what it points from (LAST, or the path). load(),
-// last() and latest_for() refuse or ignore what does not verify.
+// line, a seal bound to what it points from (LAST, or the path); bytes after
+// the second line count for nothing. load() and last() refuse what does not
+// verify; latest_for() reads a path pointer that does not verify (forged, or
+// torn by a power cut mid-write) from the sealed records instead.
 
 #include <filesystem>
 #include <functional>
@@ -85,7 +90,9 @@ public:
   // The newest record, or not_found when there is none; conflict when the
   // pointer's seal does not verify.
   Result<std::string> last() const;
-  // The newest record that touched `rel`, empty when none or unverified.
+  // The newest record that touched `rel`, empty when none (no pointer). A
+  // pointer that does not verify, or names a record that is gone, is
+  // answered from the sealed records, newest first.
   std::string latest_for(const std::string& rel) const;
   // Every record's id, newest first (rollback_id_newer). Listed from the
   // names on disk: load() still judges each record.

@@ -164,6 +164,39 @@ Status write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& f
   return sync_folder(dir, true);  // and the renames
 }
 
+Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t mode) {
+  if (data.size() > k_in_place_max) return false;
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", p.string(), errno_text(errno)));
+  }
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != ::geteuid()) return false;
+  // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the open.
+  int fd = ::open(p.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == EISDIR) return false;
+    return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
+  }
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino ||
+      !S_ISREG(opened.st_mode) || opened.st_nlink != 1 || opened.st_uid != ::geteuid()) {
+    ::close(fd);
+    return false;
+  }
+  const auto len = static_cast<off_t>(data.size());
+  bool ok = ::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()) &&
+            (opened.st_size <= len || ::ftruncate(fd, len) == 0) &&
+            ((opened.st_mode & 07777) == (mode & 07777) || ::fchmod(fd, mode & 07777) == 0);
+  int err = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));
+  return true;
+}
+
 Status write_file_atomic(const fs::path& p, std::string_view data, mode_t mode) {
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   fs::path tmp;

@@ -38,6 +38,20 @@ Status write_file_atomic(const std::filesystem::path& p, std::string_view data, 
 // after a crash some may be replaced and others not.
 Status write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files, mode_t mode = 0644);
 
+// A small file (at most k_in_place_max bytes: one disk sector) rewritten
+// where it is, without a new inode: when `p` is a plain file of this user
+// with one link, `data` goes over its first bytes in one write(2) and the
+// file is cut to that length, its mode set to `mode`. A process killed at
+// any point leaves it whole old or whole new (one write; any bytes past the
+// new end count for nothing to a reader that stops at the content's own
+// end); a machine that loses power mid-write may tear it, so its reader must
+// take an unreadable one as unknown. Not synced: the caller syncs a batch
+// (sync_file_system). false, with nothing written, when there is no such
+// file there (missing, a symlink, a folder, a FIFO, another owner's, or one
+// with more links): replace that one whole (write_file_atomic).
+inline constexpr size_t k_in_place_max = 512;
+Result<bool> overwrite_in_place(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
+
 // Create `p` exclusively (O_EXCL|O_NOFOLLOW), write, fsync. conflict if it exists.
 Status write_file_exclusive(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
 

@@ -446,7 +446,10 @@ std::vector<std::string> crash_points() {
   std::vector<std::string> out{"after-intent"};
   for (const char* p : {"after-backup", "after-replace"})
     for (int n = 1; n <= 3; ++n) out.push_back(fmt::format("{}:{}", p, n));
-  for (const char* p : {"after-journal", "after-changelog", "after-status"}) out.push_back(p);
+  out.push_back("after-journal");
+  // Between the journal's pointers: some name the new entry, some the old.
+  for (int n = 1; n <= 2; ++n) out.push_back(fmt::format("after-pointer:{}", n));
+  for (const char* p : {"after-changelog", "after-status"}) out.push_back(p);
   return out;
 }
 

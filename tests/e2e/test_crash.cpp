@@ -13,8 +13,8 @@ namespace {
 using namespace kai::test;
 using json = nlohmann::json;
 
-const char* const k_points[] = {"after-intent",  "after-backup",    "after-replace",
-                                "after-journal", "after-changelog", "after-status"};
+const char* const k_points[] = {"after-intent",  "after-backup",  "after-replace", "after-journal",
+                                "after-pointer", "after-changelog", "after-status"};
 
 const std::string k_original = "line one\nline two\nline three\n";
 

@@ -504,6 +504,91 @@ TEST_CASE("the search for a free rollback id is bounded and stops at an error", 
   CHECK(*third == "20260709T141530Z-3");
 }
 
+namespace {
+kai::Record record_of(const std::string& id, std::vector<std::string> paths) {
+  kai::Record r;
+  r.id = id;
+  r.kind = "changeset";
+  r.time = "2026-07-09T14:15:30Z";
+  for (auto& p : paths) r.files.push_back({std::move(p), {true, kai::blob_id("a\n"), 0644}, {true, kai::blob_id("b\n"), 0644}, "", ""});
+  return r;
+}
+ino_t inode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  REQUIRE(::lstat(p.c_str(), &st) == 0);
+  return st.st_ino;
+}
+}  // namespace
+
+TEST_CASE("the journal's pointers move in place, and a torn or forged one is read from the records",
+          "[apply][journal]") {
+  ApplyFixture f;
+  kai::Journal& j = f.ws->journal;
+  const std::string pa = ".kaicoder/journal/paths/" + kai::blob_id("a.txt");
+  const std::string pb = ".kaicoder/journal/paths/" + kai::blob_id("src/b.txt");
+  REQUIRE(j.write(record_of("20260709T141530Z-10", {"a.txt", "src/b.txt"})));
+  CHECK(j.latest_for("a.txt") == "20260709T141530Z-10");
+  const ino_t a_was = inode_of(f.dir / pa), last_was = inode_of(f.dir / ".kaicoder/journal/LAST");
+  REQUIRE(j.write(record_of("20260709T141531Z", {"a.txt"})));
+  SECTION("a pointer that is there is rewritten where it is: no new file, and nothing of the longer old id left") {
+    CHECK(inode_of(f.dir / pa) == a_was);
+    CHECK(inode_of(f.dir / ".kaicoder/journal/LAST") == last_was);
+    const std::string text = f.dir.read(pa);
+    CHECK(text.starts_with("20260709T141531Z\n"));
+    CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+    CHECK(j.latest_for("a.txt") == "20260709T141531Z");
+    CHECK(j.latest_for("src/b.txt") == "20260709T141530Z-10");
+    CHECK(*j.last() == "20260709T141531Z");
+    CHECK(j.latest_for("never.txt").empty());
+  }
+  SECTION("a torn pointer (a power cut mid-write) is read from the sealed records") {
+    const std::string whole = f.dir.read(pa);
+    for (size_t n : {size_t{0}, size_t{5}, whole.size() - 3}) {
+      f.dir.write(pa, whole.substr(0, n));
+      CHECK(j.latest_for("a.txt") == "20260709T141531Z");
+    }
+    // An old pointer's tail behind a whole new one counts for nothing.
+    f.dir.write(pa, whole + "20260709T141530Z-10\n");
+    CHECK(j.latest_for("a.txt") == "20260709T141531Z");
+  }
+  SECTION("a forged pointer, or one sealed for another path, is not believed") {
+    f.dir.write(pa, "20260709T141530Z-10\n" + std::string(64, '0') + "\n");
+    CHECK(j.latest_for("a.txt") == "20260709T141531Z");
+    f.dir.write(pa, f.dir.read(pb));  // b's pointer, sealed for b
+    CHECK(j.latest_for("a.txt") == "20260709T141531Z");
+    // And a forged pointer is mended by the next change of its path.
+    REQUIRE(j.write(record_of("20260709T141532Z", {"a.txt"})));
+    CHECK(j.latest_for("a.txt") == "20260709T141532Z");
+  }
+  SECTION("a symlink, a hard link or a folder at a pointer's name is replaced, never written through") {
+    f.dir.write("outside.txt", "keep\n");
+    std::filesystem::remove(f.dir / pa);
+    f.dir.symlink(pa, (f.dir / "outside.txt").string());
+    std::filesystem::remove(f.dir / pb);
+    f.dir.hardlink(pb, "outside.txt");
+    std::filesystem::remove(f.dir / ".kaicoder/journal/LAST");
+    f.dir.mkdir(".kaicoder/journal/LAST");
+    auto wrote = j.write(record_of("20260709T141532Z", {"a.txt", "src/b.txt"}));
+    CHECK(f.dir.read("outside.txt") == "keep\n");
+    if (wrote) {  // a folder is not renamed over: the write fails, and says so
+      CHECK(std::filesystem::is_regular_file(std::filesystem::symlink_status(f.dir / pa)));
+      CHECK(j.latest_for("a.txt") == "20260709T141532Z");
+      CHECK(j.latest_for("src/b.txt") == "20260709T141532Z");
+    }
+    std::filesystem::remove(f.dir / ".kaicoder/journal/LAST");
+    REQUIRE(j.write(record_of("20260709T141533Z", {"a.txt", "src/b.txt"})));
+    CHECK(f.dir.read("outside.txt") == "keep\n");
+    CHECK(std::filesystem::is_regular_file(std::filesystem::symlink_status(f.dir / pa)));
+    CHECK(j.latest_for("a.txt") == "20260709T141533Z");
+    CHECK(j.latest_for("src/b.txt") == "20260709T141533Z");
+    CHECK(*j.last() == "20260709T141533Z");
+  }
+  SECTION("a removed pointer reads as untouched, as before") {
+    std::filesystem::remove(f.dir / pa);
+    CHECK(j.latest_for("a.txt").empty());
+  }
+}
+
 TEST_CASE("a diff cut for display takes CONFIRM, a whole one y", "[apply][gate]") {
   kai::Proposal p;
   p.kind = kai::Kind::write;
