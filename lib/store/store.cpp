@@ -1236,18 +1236,6 @@ std::vector<int> Store::unrecorded() const {
   return out;
 }
 
-Result<std::vector<int>> Store::remove_unrecorded() const {
-  std::vector<int> gone = unrecorded();
-  for (int id : gone) {
-    std::error_code ec;
-    fs::remove_all(staging_dir(id), ec);
-    if (ec)
-      return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
-                                              staging_dir(id).string(), ec.message()));
-  }
-  return gone;
-}
-
 }  // namespace kai
 
 namespace kai {

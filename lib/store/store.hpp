@@ -181,9 +181,6 @@ public:
   // The ids whose staging folder holds no record (meta.json, written last):
   // debris of a create() killed or cut short (a full disk). Ascending.
   std::vector<int> unrecorded() const;
-  // Remove the folders unrecorded() names and return their ids. Only under
-  // the lock: create() runs under it too, so none of them is in the making.
-  Result<std::vector<int>> remove_unrecorded() const;
 
   // The live set: every proposal pending, approved or held, metadata only
   // (Payloads::none), ascending id, each loaded and seal-checked by load().
@@ -240,8 +237,9 @@ public:
   // The sweep's check for a create cut short: each id the index names that
   // this process has not checked since it last wrote the index (those past
   // its `swept` mark) whose folder is missing or has no record. Removes
-  // such folders (as remove_unrecorded) and drops their entries. Caller
-  // holds the lock. Returns the ids of the folders removed.
+  // such folders and drops their entries. Caller
+  // holds the lock (create() runs under it too, so none of them is in the
+  // making). Returns the ids of the folders removed.
   Result<std::vector<int>> settle_created() const;
 
   // Make the index again from every record and write it (doctor). Caller
