@@ -32,6 +32,13 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
   return ws.redact(std::move(e));
 }
 
+bool past_timeout(const Workspace& ws, const Store::LiveEntry& e) {
+  if (!e.readable || (e.state != State::pending && e.state != State::held) || e.clock == '-') return false;
+  const int64_t now = unix_seconds(ws.clock->now());
+  if (e.clock == 'a') return now > e.at;
+  return now - e.at > ws.cfg.timeout;
+}
+
 bool past_timeout(const Workspace& ws, const Proposal& p) {
   if (p.state != State::pending && p.state != State::held) return false;
   TimePoint since;
@@ -77,6 +84,10 @@ Status not_team_remote(const Proposal& p) {
 }
 
 namespace {
+
+bool live_state_of(const Proposal& p) {
+  return p.state == State::pending || p.state == State::approved || p.state == State::held;
+}
 
 Status expire(Workspace& ws, Proposal& p) {
   p.state = State::timeout;
@@ -156,8 +167,9 @@ Status expire_burst(Workspace& ws, std::vector<Proposal>& due) {
 
 namespace {
 
-// The sweep proper: expire what is due; `live` keeps what is still live.
-Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) {
+// The sweep proper: expire what is due; `live` keeps what is still live,
+// as the live index says it (no record read but those due).
+Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Store::LiveEntry>& live) {
   if (const std::string& before = ws.store.replaced(); !before.empty())
     ws.notices.push_back(fmt::format(
         "the state dir {} was made anew: the records of the store before it are gone, and proposal ids start "
@@ -169,7 +181,8 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) 
   if (auto runs = recover_runs(ws); !runs) return runs.error();
   // Staging folders a command left without a record (killed, or cut short
   // by a full disk): the lock is held, so none of them is being written.
-  auto debris = ws.store.remove_unrecorded();
+  // Only the ids made since the index was last swept are looked at.
+  auto debris = ws.store.settle_created();
   if (!debris) return debris.error();
   for (int id : *debris)
     ws.notices.push_back(fmt::format(
@@ -179,13 +192,27 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) 
   // next command lists there is the work in flight (an old store's whole
   // history moves here once, at its first sweep).
   if (auto moved = ws.store.archive_decided(); !moved) return moved.error();
-  // The live set only, metadata only: expiring never needs a payload, and
-  // decided proposals never expire.
-  auto set = ws.store.live(Store::Refresh::write);
+  // The live set as the index says it: expiring never needs a payload, and
+  // decided proposals never expire. Only a proposal the index says is due
+  // (or made in the future) has its record read, and the record decides.
+  auto set = ws.store.live_index(Store::Refresh::write);
   if (!set) return set.error();
   std::vector<Proposal> due;
   const TimePoint now = ws.clock->now();
-  for (auto& p : set->proposals) {
+  const int64_t now_s = unix_seconds(now);
+  for (auto& e : set->entries) {
+    const bool candidate = e.readable && e.state == State::pending && e.clock == 'r' &&
+                           (past_timeout(ws, e) || e.at - now_s > k_clock_skew.count());
+    if (!candidate) {
+      live.push_back(std::move(e));
+      continue;
+    }
+    auto loaded = ws.store.load(e.id, Store::Payloads::none);
+    if (!loaded) {
+      if (loaded.error().code != Errc::not_found) live.push_back(std::move(e));  // doctor reports it
+      continue;
+    }
+    Proposal& p = *loaded;
     // A record that does not verify is not kaicoder's to change; doctor
     // reports it. A team proposal of another clone expires at its origin,
     // which logs it: here it only reads as expired.
@@ -201,8 +228,10 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) 
     }
     if (mine && past_timeout(ws, p))
       due.push_back(std::move(p));
-    else
-      live.push_back(std::move(p));
+    else if (p.sealed == SealCheck::ok && live_state_of(p))
+      live.push_back(live_entry(p));
+    else if (p.sealed != SealCheck::ok)
+      live.push_back(std::move(e));  // the index's word, not a record's that does not verify
   }
   if (due.size() == 1)
     KAI_TRY(expire(ws, due.front()));
@@ -217,7 +246,7 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Proposal>& live) 
 }  // namespace
 
 Result<std::vector<int>> sweep(Workspace& ws) {
-  std::vector<Proposal> live;
+  std::vector<Store::LiveEntry> live;
   return sweep_into(ws, live);
 }
 

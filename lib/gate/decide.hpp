@@ -110,18 +110,19 @@ Result<Approved> apply_approved(Workspace& ws, int id, const Decider& who, Force
 // event. Reads metadata only. Returns the ids that expired. Never run by
 // list, show or log: they only read, so a cloned tree's hooks never run
 // because someone looked at it.
-// Reads the live set (Store::live, which rebuilds the live index when it
-// is missing, forged or stale), never the whole store.
+// Reads the live index (Store::live_index, which rebuilds it when it is
+// missing, forged or stale), and the records only of what is due.
 Result<std::vector<int>> sweep(Workspace& ws);
 
 // What one sweep leaves: the store lock (held for as long as this lives)
 // and the live set after expiry — the proposals pending and not past
-// timeout, and those approved — metadata only, each seal-checked. The
-// twin and the pending limit are read from it, so proposing reads the
-// live set once.
+// timeout, those approved and those held — as the sealed live index says
+// them (Store::live_index: the agent, the request's key, the state, the
+// time), no record read. The twin and the pending limit are read from it,
+// so proposing reads the index once and no record but a twin's.
 struct Swept {
   FileLock lock;
-  std::vector<Proposal> live;
+  std::vector<Store::LiveEntry> live;
 };
 Result<Swept> lock_and_sweep_live(Workspace& ws);
 
@@ -137,6 +138,8 @@ namespace kai {
 // reading commands (list, show, log, completion) show such a proposal as
 // expired without recording it; sweep() records it.
 bool past_timeout(const Workspace& ws, const Proposal& p);
+// The same from what the live index says of one (Store::LiveEntry).
+bool past_timeout(const Workspace& ws, const Store::LiveEntry& e);
 // How far ahead of the clock a proposal's created time may be before
 // sweep() takes it for a clock that ran ahead and counts it from now.
 inline constexpr std::chrono::seconds k_clock_skew{300};

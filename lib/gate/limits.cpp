@@ -46,10 +46,10 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
                     "split the change into smaller proposals; nothing was staged");
 }
 
-Status check_pending_limit(const Workspace& ws, const std::vector<Proposal>& live, const std::string& agent) {
+Status check_pending_limit(const Workspace& ws, const std::vector<Store::LiveEntry>& live, const std::string& agent) {
   long pending = 0;
-  for (const Proposal& p : live)
-    if (p.state == State::pending && p.agent == agent && !past_timeout(ws, p)) ++pending;
+  for (const Store::LiveEntry& e : live)
+    if (e.readable && e.state == State::pending && e.agent == agent && !past_timeout(ws, e)) ++pending;
   if (pending < ws.cfg.limits.pending) return ok_status();
   return make_error(Errc::denied,
                     fmt::format("{} already has {} proposals waiting for a decision ([limits] pending is {})",
@@ -59,15 +59,21 @@ Status check_pending_limit(const Workspace& ws, const std::vector<Proposal>& liv
                     "wait until the person decides some (kaicoder list --status pending); nothing was staged");
 }
 
-std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Proposal>& live, const Proposal& p) {
+std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Store::LiveEntry>& live,
+                                     const Proposal& p) {
   const std::string want = digest(p);
-  for (const Proposal& q : live) {
-    if (q.state != State::pending || q.sealed != SealCheck::ok || past_timeout(ws, q)) continue;
+  const std::string key = live_key(p, want);
+  for (const Store::LiveEntry& e : live) {
+    if (!e.readable || e.state != State::pending || e.agent != p.agent || e.key != key || past_timeout(ws, e))
+      continue;
+    // The index only says where to look: the record, its own seal checked, decides.
+    auto q = ws.store.load(e.id, Store::Payloads::none);
+    if (!q || q->state != State::pending || q->sealed != SealCheck::ok || past_timeout(ws, *q)) continue;
     // The same base too: a retry after the file changed is a new proposal,
     // not one whose approval would now fail as stale.
-    const bool same_base = q.base.exists == p.base.exists && q.base.blob == p.base.blob;
-    if (q.agent == p.agent && q.kind == p.kind && q.path == p.path && same_base && q.sealed_payload_digest == want)
-      return q;
+    const bool same_base = q->base.exists == p.base.exists && q->base.blob == p.base.blob;
+    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && same_base && q->sealed_payload_digest == want)
+      return std::move(*q);
   }
   return std::nullopt;
 }

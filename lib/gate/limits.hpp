@@ -20,6 +20,7 @@
 
 #include "lib/config/config.hpp"
 #include "lib/store/proposal.hpp"
+#include "lib/store/store.hpp"
 #include "lib/result.hpp"
 
 namespace kai {
@@ -40,15 +41,18 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
 
 // denied when `agent` (as recorded: redacted, "" for none) already has
 // [limits] pending proposals pending that have not expired. Counts in
-// `live`, the live set a sweep left (lib/gate/decide lock_and_sweep_live),
-// under the store lock that sweep took.
-Status check_pending_limit(const Workspace& ws, const std::vector<Proposal>& live, const std::string& agent);
+// `live`, the live index's entries a sweep left (lib/gate/decide
+// lock_and_sweep_live), under the store lock that sweep took: no record read.
+Status check_pending_limit(const Workspace& ws, const std::vector<Store::LiveEntry>& live, const std::string& agent);
 
 // The pending proposal from the same proposer (`p.agent` as recorded) that
 // `p` repeats: same kind, path and base (the file as it was), and a sealed
 // record whose payload digest is digest(p) — a retry of a request still waiting for the person. Reads
 // metadata only; expired and unsealed records never match. Looks in `live`,
-// as check_pending_limit does.
-std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Proposal>& live, const Proposal& p);
+// as check_pending_limit does, for an entry of the same agent and request
+// key (Store live_key), and reads only such a candidate's record, which
+// decides.
+std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Store::LiveEntry>& live,
+                                     const Proposal& p);
 
 }  // namespace kai

@@ -16,7 +16,17 @@ constexpr size_t k_named_bytes = 96;
 // No line lists more files than this (a bound on what a line can make).
 constexpr size_t k_max_changes = 100'000;
 
-void put(std::string& out, std::string_view s) {
+template <typename T>
+std::optional<T> number(std::string_view s) {
+  T v{};
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+void put_field(std::string& out, std::string_view s) {
   out += '\t';
   for (char c : s) {
     switch (c) {
@@ -29,7 +39,7 @@ void put(std::string& out, std::string_view s) {
   }
 }
 
-std::optional<std::string> unescape(std::string_view s) {
+std::optional<std::string> unescape_field(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -49,43 +59,34 @@ std::optional<std::string> unescape(std::string_view s) {
   return out;
 }
 
-template <typename T>
-std::optional<T> number(std::string_view s) {
-  T v{};
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-}  // namespace
 
 std::string line(const Proposal& p) {
   std::string out = std::to_string(p.id);
-  put(out, to_string(p.state));
-  put(out, to_string(p.kind));
-  put(out, to_string(p.risk));
-  put(out, to_string(p.tier));
-  put(out, p.created);
-  put(out, p.agent);
-  put(out, p.path);
-  put(out, p.summary);
-  put(out, p.team.role);
-  put(out, p.team.origin);
-  put(out, std::to_string(p.team.remote_id));
-  put(out, p.shell);
-  put(out, std::to_string(p.argv.size()));
-  for (const auto& a : p.argv) put(out, a);
+  put_field(out, to_string(p.state));
+  put_field(out, to_string(p.kind));
+  put_field(out, to_string(p.risk));
+  put_field(out, to_string(p.tier));
+  put_field(out, p.created);
+  put_field(out, p.agent);
+  put_field(out, p.path);
+  put_field(out, p.summary);
+  put_field(out, p.team.role);
+  put_field(out, p.team.origin);
+  put_field(out, std::to_string(p.team.remote_id));
+  put_field(out, p.shell);
+  put_field(out, std::to_string(p.argv.size()));
+  for (const auto& a : p.argv) put_field(out, a);
   size_t named = 0, bytes = 0;
   while (named < p.changes.size() && (named < k_named_files || bytes <= k_named_bytes)) {
     bytes += p.changes[named].path.size() + p.changes[named].to.size() + 4;
     ++named;
   }
-  put(out, std::to_string(p.changes.size()));
-  put(out, std::to_string(named));
+  put_field(out, std::to_string(p.changes.size()));
+  put_field(out, std::to_string(named));
   for (size_t i = 0; i < named; ++i) {
-    put(out, p.changes[i].op);
-    put(out, p.changes[i].path);
-    put(out, p.changes[i].to);
+    put_field(out, p.changes[i].op);
+    put_field(out, p.changes[i].path);
+    put_field(out, p.changes[i].to);
   }
   return out;
 }
@@ -122,16 +123,16 @@ bool parse_into(std::string_view l, Proposal& p) {
   p.team.remote_id = *remote_id;
   std::string* text[] = {&p.created, &p.agent, &p.path, &p.summary, &p.team.role, &p.team.origin};
   for (size_t i = 0; i < 6; ++i) {
-    auto s = unescape(f[5 + i]);
+    auto s = unescape_field(f[5 + i]);
     if (!s) return false;
     *text[i] = std::move(*s);
   }
-  auto shell = unescape(f[12]);
+  auto shell = unescape_field(f[12]);
   if (!shell) return false;
   p.shell = std::move(*shell);
   size_t at = 14;
   for (size_t i = 0; i < *argc; ++i) {
-    auto a = unescape(f[at++]);
+    auto a = unescape_field(f[at++]);
     if (!a) return false;
     p.argv.push_back(std::move(*a));
   }
@@ -142,7 +143,7 @@ bool parse_into(std::string_view l, Proposal& p) {
     return false;
   p.changes.resize(*changes);
   for (size_t i = 0; i < *named; ++i) {
-    auto op = unescape(f[at]), path = unescape(f[at + 1]), to = unescape(f[at + 2]);
+    auto op = unescape_field(f[at]), path = unescape_field(f[at + 1]), to = unescape_field(f[at + 2]);
     if (!op || !path || !to) return false;
     p.changes[i].op = std::move(*op);
     p.changes[i].path = std::move(*path);

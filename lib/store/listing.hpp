@@ -33,6 +33,11 @@ std::optional<Proposal> parse(std::string_view line);
 // The same into `p`, a Proposal as default-constructed (a listing of many
 // fills them where they are kept); false, `p` partly set, when malformed.
 bool parse_into(std::string_view line, Proposal& p);
+// A tab, then `s` escaped as a line's field is ('\\', tab, newline and
+// carriage return); and a field read back (nullopt: a stray backslash).
+// The live index's lines (lib/store/store) escape their text fields the same way.
+void put_field(std::string& out, std::string_view s);
+std::optional<std::string> unescape_field(std::string_view s);
 // The id a line starts with; nullopt when it does not.
 std::optional<int> id_of(std::string_view line);
 

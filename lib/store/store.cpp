@@ -5,6 +5,9 @@
 #include <charconv>
 #include <cstdlib>
 #include <iterator>
+#include <mutex>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -15,8 +18,10 @@
 #include "lib/store/listing.hpp"
 #include "lib/store/spool.hpp"
 #include "lib/util/fault.hpp"
+#include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json_bounded.hpp"
+#include "lib/util/time.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -216,10 +221,16 @@ Status Store::create(Proposal& p) const {
   // leaves an entry with no folder (dropped at the next refresh), never a
   // live proposal the index does not name.
   {
+    // Named settled, with what its record will say: a create cut short
+    // leaves no record, which the next sweep finds (settle_created).
     auto x = current_live();
     if (!x) return x.error();
-    if (!std::binary_search(x->ids.begin(), x->ids.end(), p.id))
-      x->ids.insert(std::upper_bound(x->ids.begin(), x->ids.end(), p.id), p.id);
+    auto at = std::lower_bound(x->named.begin(), x->named.end(), p.id,
+                               [](const Named& n, int id) { return n.entry.id < id; });
+    if (at != x->named.end() && at->entry.id == p.id)
+      *at = {live_entry(p), false};
+    else
+      x->named.insert(at, {live_entry(p), false});
     x->next = std::max(x->next, p.id + 1);
     KAI_TRY(write_live(*x));
   }
@@ -290,12 +301,16 @@ Status Store::save(Proposal& p) const {
   // leaves the line missing (the listing reads the record), never stale.
   const bool archived = dir != staging_dir(p.id);
   if (archived) KAI_TRY(put_summary_line(p.id, nullptr, nullptr));
+  // What the live index says of it is marked unsettled first when it is
+  // to change, and settled after: a crash between leaves it read from the
+  // record, never believed stale.
+  KAI_TRY(tell_live({&p}, false));
   KAI_TRY(write_file_atomic(dir / "meta.json", *text, 0600));
   p.sealed = SealCheck::ok;
   (void)mirror_status(m_dir, p.id, dir, *text, m_approval_timeout);  // the agent's view; the record above is what counts
   fault_point("after-record");
   if (archived) KAI_TRY(put_summary_line(p.id, &p, &*text));
-  return forget_decided({&p});
+  return tell_live({&p}, true);
 }
 
 Status Store::save_all(std::vector<Proposal>& ps) const {
@@ -307,18 +322,19 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   }
   std::vector<std::pair<fs::path, std::string>> files;
   files.reserve(ps.size());
+  std::vector<const Proposal*> saved;
   for (auto& p : ps) {
     auto text = sealed_record(p);
     if (!text) return text.error();
     files.emplace_back(staging_dir(p.id) / "meta.json", std::move(*text));
+    saved.push_back(&p);
   }
+  KAI_TRY(tell_live(saved, false));  // as save()
   KAI_TRY(write_files_atomic(files, 0600));
   for (auto& p : ps) p.sealed = SealCheck::ok;
   for (size_t i = 0; i < ps.size(); ++i) (void)mirror_status(m_dir, ps[i].id, staging_dir(ps[i].id), files[i].second, m_approval_timeout);
   fault_point("after-record");
-  std::vector<const Proposal*> saved;
-  for (const auto& p : ps) saved.push_back(&p);
-  return forget_decided(saved);
+  return tell_live(saved, true);
 }
 
 Result<Proposal> Store::load(int id, Payloads payloads) const { return load(id, payloads, nullptr); }
@@ -408,30 +424,216 @@ Result<std::vector<int>> Store::ids() const {
 namespace {
 // held: a run's effects still wait for a person (lib/gate/run_effects).
 bool live_state(State s) { return s == State::pending || s == State::approved || s == State::held; }
-constexpr const char* k_live_kind = "live-index";
+// The index's seal kind: "-2" since its entries carry what the passes
+// read (an index of the first format, ids only, does not verify: made again).
+constexpr const char* k_live_kind = "live-index-2";
 constexpr const char* k_live_id = "live";
+constexpr std::string_view k_live_head = "kaicoder-live-2 ";
+// A key is a candidate filter (the twin's record is compared in full), so
+// 64 bits of it are plenty and keep a line short.
+constexpr size_t k_key_chars = 16;
+
+template <typename T>
+std::optional<T> number_of(std::string_view s) {
+  T v{};
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// A line of the index: id, state ("?": unreadable), mark ("=" settled,
+// "?" unsettled), clock and time ("r<secs>", "a<secs>" or "-"), key, agent.
+void put_line(std::string& out, const Store::LiveEntry& e, bool unsettled) {
+  out += std::to_string(e.id);
+  out += '\t';
+  out += e.readable ? std::string(to_string(e.state)) : std::string("?");
+  out += unsettled ? "\t?\t" : "\t=\t";
+  if (e.clock == '-')
+    out += '-';
+  else
+    out += fmt::format("{}{}", e.clock, e.at);
+  listing::put_field(out, e.key);
+  listing::put_field(out, e.agent);
+  out += '\n';
+}
+
+std::optional<std::pair<Store::LiveEntry, bool>> parse_line(std::string_view l) {
+  std::string_view f[6];
+  size_t n = 0;
+  while (n < 6) {
+    const size_t tab = l.find('\t');
+    f[n++] = l.substr(0, tab);
+    if (tab == std::string_view::npos) break;
+    l.remove_prefix(tab + 1);
+  }
+  if (n != 6 || l.find('\t') != std::string_view::npos) return std::nullopt;
+  Store::LiveEntry e;
+  auto id = number_of<int>(f[0]);
+  if (!id || *id < 1) return std::nullopt;
+  e.id = *id;
+  if (f[1] == "?") {
+    e.readable = false;
+  } else {
+    auto st = parse_state(f[1]);
+    if (!st || !live_state(*st)) return std::nullopt;
+    e.state = *st;
+  }
+  if (f[2] != "=" && f[2] != "?") return std::nullopt;
+  if (f[3] == "-") {
+    e.clock = '-';
+  } else {
+    if (f[3].empty() || (f[3][0] != 'r' && f[3][0] != 'a')) return std::nullopt;
+    auto at = number_of<int64_t>(f[3].substr(1));
+    if (!at) return std::nullopt;
+    e.clock = f[3][0];
+    e.at = *at;
+  }
+  auto key = listing::unescape_field(f[4]);
+  auto agent = listing::unescape_field(f[5]);
+  if (!key || !agent) return std::nullopt;
+  e.key = std::move(*key);
+  e.agent = std::move(*agent);
+  return std::make_pair(std::move(e), f[2] == "?");
+}
+
+Store::LiveEntry unreadable_entry(int id) {
+  Store::LiveEntry e;
+  e.id = id;
+  e.readable = false;
+  return e;
+}
 }  // namespace
 
-std::optional<Store::LiveIndex> Store::read_live() const {
-  auto text = read_owned(m_dir / "staging" / "live");
-  if (!text) return std::nullopt;
-  nlohmann::json j = parse_bounded_json(*text).value;
-  if (!j.is_object() || !j.contains("seal") || !j["seal"].is_string()) return std::nullopt;
-  const std::string mac = j["seal"].get<std::string>();
-  j.erase("seal");
-  if (m_seal.check(k_live_kind, k_live_id, j.dump(), mac) != SealCheck::ok) return std::nullopt;
-  LiveIndex x;
-  try {
-    x.next = j.at("next").get<int>();
-    x.ids = j.at("ids").get<std::vector<int>>();
-  } catch (const std::exception&) {
-    return std::nullopt;
+std::string live_key(const Proposal& p, const std::string& payload_digest) {
+  // What pending_twin compares besides the agent and the state: kind, path,
+  // base (existence and blob) and the payloads' digest, length-prefixed.
+  std::string s;
+  for (std::string_view v : {to_string(p.kind), std::string_view(p.path), std::string_view(p.base.exists ? "1" : "0"),
+                             std::string_view(p.base.blob), std::string_view(payload_digest)})
+    s += fmt::format("{}:", v.size()).append(v).append("\n");
+  return blob_id(s).substr(0, k_key_chars);
+}
+
+Store::LiveEntry live_entry(const Proposal& p) {
+  Store::LiveEntry e;
+  e.id = p.id;
+  e.state = p.state;
+  e.agent = p.agent;
+  e.key = live_key(p, p.payloads_loaded ? digest(p) : p.sealed_payload_digest);
+  // The time past_timeout reads: a team proposal of another clone ends at
+  // its origin's time; held effects wait from when they were held.
+  TimePoint t;
+  if (p.team.remote()) {
+    if (parse_iso_utc(p.team.expires, t)) e.clock = 'a';
+  } else if (parse_iso_utc(p.state == State::held ? p.held_since : p.created, t)) {
+    e.clock = 'r';
   }
-  if (x.next < 1 || !std::is_sorted(x.ids.begin(), x.ids.end())) return std::nullopt;
+  if (e.clock != '-') e.at = unix_seconds(t);
+  return e;
+}
+
+namespace store_detail {
+// What says a file is the one read before: its first line (the index's
+// head, seal included; up to 256 bytes) and its stat data. Opened as
+// read_owned opens: a regular file, never through a symlink. Empty when it
+// cannot be read.
+struct FileMark {
+  std::string head;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileMark&) const = default;
+};
+
+FileMark mark_of(const fs::path& file) {
+  FileMark m;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return m;
+  char buf[256];
+  struct stat st {};
+  ssize_t n = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd, buf, sizeof buf) : -1;
+  ::close(fd);
+  if (n <= 0) return m;
+  std::string_view s(buf, static_cast<size_t>(n));
+  const size_t nl = s.find('\n');
+  if (nl == std::string_view::npos) return m;
+  m.head = std::string(s.substr(0, nl + 1));
+  m.dev = st.st_dev;
+  m.ino = st.st_ino;
+  m.size = st.st_size;
+  m.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+  m.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  return m;
+}
+}  // namespace store_detail
+using store_detail::FileMark;
+using store_detail::mark_of;
+
+struct Store::LiveCache {
+  std::mutex mutex;
+  FileMark mark;  // the file as read or written last: its head (with the seal) and stat data
+  LiveIndex index;
+};
+
+Store::Store(fs::path state_dir) : m_dir(std::move(state_dir)), m_live_cache(std::make_shared<LiveCache>()) {}
+
+std::optional<Store::LiveIndex> Store::read_live() const {
+  const fs::path file = m_dir / "staging" / "live";
+  std::optional<LiveIndex> x;
+  {
+    // The index this process read or wrote last, while the file still has
+    // its seal: a change by any other command changes the seal (a forged
+    // file that copies the head is never believed either way: what is kept
+    // is what verified).
+    std::lock_guard<std::mutex> hold(m_live_cache->mutex);
+    if (!m_live_cache->mark.head.empty() && mark_of(file) == m_live_cache->mark) x = m_live_cache->index;
+  }
+  if (!x) {
+    const FileMark mark = mark_of(file);
+    auto text = read_owned(file);
+    if (!text || !text->starts_with(k_live_head)) return std::nullopt;
+    const size_t nl = text->find('\n');
+    if (nl == std::string::npos) return std::nullopt;
+    const std::string_view head = std::string_view(*text).substr(0, nl + 1);
+    const std::string_view mac = head.substr(k_live_head.size(), head.size() - k_live_head.size() - 1);
+    std::string_view body = std::string_view(*text).substr(nl + 1);
+    if (m_seal.check(k_live_kind, k_live_id, body, mac) != SealCheck::ok) return std::nullopt;
+    // "next N swept S", then the entries, ascending.
+    const size_t first = body.find('\n');
+    if (first == std::string_view::npos) return std::nullopt;
+    std::string_view top = body.substr(0, first);
+    body.remove_prefix(first + 1);
+    LiveIndex got;
+    const size_t sp = top.find(" swept ");
+    if (!top.starts_with("next ") || sp == std::string_view::npos) return std::nullopt;
+    auto next = number_of<int>(top.substr(5, sp - 5));
+    auto swept = number_of<int>(top.substr(sp + 7));
+    if (!next || !swept || *next < 1) return std::nullopt;
+    got.next = *next;
+    got.swept = *swept;
+    while (!body.empty()) {
+      const size_t end = body.find('\n');
+      if (end == std::string_view::npos) return std::nullopt;
+      auto e = parse_line(body.substr(0, end));
+      body.remove_prefix(end + 1);
+      if (!e || (!got.named.empty() && got.named.back().entry.id >= e->first.id)) return std::nullopt;
+      got.named.push_back({std::move(e->first), e->second});
+    }
+    // Kept only when the file read is the one marked (no write between).
+    std::lock_guard<std::mutex> hold(m_live_cache->mutex);
+    if (mark.head == head && mark_of(file) == mark) {
+      m_live_cache->mark = mark;
+      m_live_cache->index = got;
+    } else {
+      m_live_cache->mark = FileMark{};
+    }
+    x = std::move(got);
+  }
   // Older than the store: a proposal was made after this index was written
   // (a sealed copy put back), so it may not name every live one.
   std::error_code ec;
-  if (fs::exists(fs::symlink_status(staging_dir(x.next), ec)) || fs::exists(fs::symlink_status(archive_dir(x.next), ec)))
+  if (fs::exists(fs::symlink_status(staging_dir(x->next), ec)) || fs::exists(fs::symlink_status(archive_dir(x->next), ec)))
     return std::nullopt;
   return x;
 }
@@ -443,7 +645,10 @@ Store::LiveIndex Store::scan_live() const {
     x.next = std::max(x.next, id + 1);
     auto p = load(id, Payloads::none);
     // An unreadable record stays named, so listings keep saying it is there.
-    if (!p || live_state(p->state)) x.ids.push_back(id);
+    if (!p)
+      x.named.push_back({unreadable_entry(id), false});
+    else if (live_state(p->state))
+      x.named.push_back({live_entry(*p), false});
   }
   return x;
 }
@@ -456,24 +661,107 @@ Result<Store::LiveIndex> Store::current_live() const {
 }
 
 Status Store::write_live(const LiveIndex& x) const {
-  nlohmann::json j = {{"next", x.next}, {"ids", x.ids}};
-  auto mac = m_seal.seal(k_live_kind, k_live_id, j.dump());
+  std::string body = fmt::format("next {} swept {}\n", x.next, std::max(x.swept, m_swept_below));
+  body.reserve(body.size() + x.named.size() * 64);
+  for (const Named& n : x.named) put_line(body, n.entry, n.unsettled);
+  auto mac = m_seal.seal(k_live_kind, k_live_id, body);
   if (!mac) return mac.error();
-  j["seal"] = *mac;
-  return write_file_atomic(m_dir / "staging" / "live", j.dump() + "\n", 0600);
+  const std::string head = fmt::format("{}{}\n", k_live_head, *mac);
+  KAI_TRY(write_file_atomic(m_dir / "staging" / "live", head + body, 0600));
+  std::lock_guard<std::mutex> hold(m_live_cache->mutex);
+  m_live_cache->mark = mark_of(m_dir / "staging" / "live");
+  if (m_live_cache->mark.head != head) m_live_cache->mark = FileMark{};  // changed already: read it
+  m_live_cache->index = x;
+  m_live_cache->index.swept = std::max(x.swept, m_swept_below);
+  return ok_status();
 }
 
-Status Store::forget_decided(const std::vector<const Proposal*>& ps) const {
-  if (std::all_of(ps.begin(), ps.end(), [](const Proposal* p) { return live_state(p->state); })) return ok_status();
-  auto x = read_live();
-  if (!x) {  // made again from the records, which already say decided
-    KAI_TRY(current_live());
-    return ok_status();
+std::optional<Store::LiveEntry> Store::settle(const Named& n) const {
+  if (!n.unsettled) return n.entry;
+  auto p = load(n.entry.id, Payloads::none);
+  if (!p && p.error().code == Errc::not_found) return std::nullopt;
+  if (!p) return unreadable_entry(n.entry.id);
+  if (!live_state(p->state)) return std::nullopt;
+  // A record that does not verify is not believed over the index's word.
+  return p->sealed == SealCheck::ok ? live_entry(*p) : n.entry;
+}
+
+Status Store::tell_live(const std::vector<const Proposal*>& ps, bool settled) const {
+  auto x = current_live();
+  if (!x) return x.error();
+  LiveIndex was = *x;
+  for (const Proposal* p : ps) {
+    auto at = std::lower_bound(x->named.begin(), x->named.end(), p->id,
+                               [](const Named& n, int id) { return n.entry.id < id; });
+    const bool there = at != x->named.end() && at->entry.id == p->id;
+    const bool live = live_state(p->state);
+    if (!settled) {
+      // Before the record: its entry may change, so it is read from the
+      // record until it is settled (a crash between leaves it so).
+      if (there) {
+        if (at->unsettled || !live || !(at->entry == live_entry(*p))) at->unsettled = true;
+      } else if (live) {
+        x->named.insert(at, {live_entry(*p), true});
+      }
+      continue;
+    }
+    if (!live && there) x->named.erase(at);
+    if (live && there) *at = {live_entry(*p), false};
+    if (live && !there) x->named.insert(at, {live_entry(*p), false});
   }
-  const size_t before = x->ids.size();
-  for (const Proposal* p : ps)
-    if (!live_state(p->state)) x->ids.erase(std::remove(x->ids.begin(), x->ids.end(), p->id), x->ids.end());
-  return x->ids.size() == before ? ok_status() : write_live(*x);
+  return *x == was ? ok_status() : write_live(*x);
+}
+
+Result<Store::LiveView> Store::live_index(Refresh refresh) const {
+  LiveView out;
+  std::optional<LiveIndex> x = read_live();
+  if (!x) {
+    x = scan_live();
+    out.rebuilt = true;
+  }
+  bool changed = false;
+  LiveIndex kept{x->next, x->swept, {}};
+  for (const Named& n : x->named) {
+    std::optional<LiveEntry> e = settle(n);
+    changed = changed || n.unsettled;
+    if (!e) continue;
+    kept.named.push_back({*e, false});
+    out.entries.push_back(std::move(*e));
+  }
+  if (refresh == Refresh::write && (out.rebuilt || changed)) KAI_TRY(write_live(kept));
+  return out;
+}
+
+Result<std::vector<int>> Store::settle_created() const {
+  auto x = current_live();
+  if (!x) return x.error();
+  std::vector<int> gone;
+  LiveIndex kept = *x;
+  kept.named.clear();
+  for (const Named& n : x->named) {
+    if (n.entry.id < x->swept) {
+      kept.named.push_back(n);
+      continue;
+    }
+    const fs::path dir = staging_dir(n.entry.id);
+    struct stat st {};
+    const bool folder = ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    if (folder && ::lstat((dir / "meta.json").c_str(), &st) != 0 && errno == ENOENT) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      if (ec)
+        return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
+                                                dir.string(), ec.message()));
+      gone.push_back(n.entry.id);
+      continue;
+    }
+    // Neither folder nor archived one: a create cut short before its folder.
+    if (!folder && !plain_dir(archive_dir(n.entry.id)) && ::lstat(dir.c_str(), &st) != 0) continue;
+    kept.named.push_back(n);
+  }
+  m_swept_below = std::max(m_swept_below, x->next);
+  if (kept.named.size() != x->named.size()) KAI_TRY(write_live(kept));
+  return gone;
 }
 
 Result<Store::Live> Store::live(Refresh refresh) const {
@@ -483,27 +771,32 @@ Result<Store::Live> Store::live(Refresh refresh) const {
     x = scan_live();
     out.rebuilt = true;
   }
-  LiveIndex kept{x->next, {}};
-  for (int id : x->ids) {
+  LiveIndex kept{x->next, x->swept, {}};
+  for (const Named& n : x->named) {
+    const int id = n.entry.id;
     auto p = load(id, Payloads::none);
     if (!p && p.error().code == Errc::not_found) continue;  // a create cut short before its folder
     if (!p) {
       out.corrupt.emplace_back(id, p.error().message);
-      kept.ids.push_back(id);
+      kept.named.push_back({unreadable_entry(id), false});
       continue;
     }
     if (!live_state(p->state)) continue;  // decided since it was named
-    kept.ids.push_back(id);
+    // The record's word settles an entry a save left unsettled; a record
+    // that does not verify is not believed over a settled one.
+    Named keep = n;
+    if (n.unsettled) keep = {p->sealed == SealCheck::ok ? live_entry(*p) : n.entry, false};
+    kept.named.push_back(std::move(keep));
     out.proposals.push_back(std::move(*p));
   }
-  if (refresh == Refresh::write && (out.rebuilt || kept.ids.size() != x->ids.size())) KAI_TRY(write_live(kept));
+  if (refresh == Refresh::write && (out.rebuilt || !(kept == *x))) KAI_TRY(write_live(kept));
   return out;
 }
 
 Result<size_t> Store::rebuild_live() const {
   LiveIndex x = scan_live();
   KAI_TRY(write_live(x));
-  return x.ids.size();
+  return x.named.size();
 }
 
 std::string Store::check_live() const { return check_live(audit()); }
@@ -513,7 +806,10 @@ Store::LiveIndex Store::scan_live(const Audit& a) const {
   for (const auto& e : a.entries) {
     x.next = std::max(x.next, e.id + 1);
     // An unreadable record stays named, so listings keep saying it is there.
-    if (!e.proposal || live_state(e.proposal->state)) x.ids.push_back(e.id);
+    if (!e.proposal)
+      x.named.push_back({unreadable_entry(e.id), false});
+    else if (live_state(e.proposal->state))
+      x.named.push_back({live_entry(*e.proposal), false});
   }
   return x;
 }
@@ -522,12 +818,23 @@ std::string Store::check_live(const Audit& a) const {
   std::error_code ec;
   LiveIndex all = scan_live(a);
   if (!fs::exists(fs::symlink_status(m_dir / "staging" / "live", ec)))
-    return all.ids.empty() ? "" : "it is missing";  // none yet: the first proposal makes it
+    return all.named.empty() ? "" : "it is missing";  // none yet: the first proposal makes it
   auto x = read_live();
   if (!x) return "it does not verify, or is older than the proposals there are";
-  std::vector<int> unnamed;
-  std::set_difference(all.ids.begin(), all.ids.end(), x->ids.begin(), x->ids.end(), std::back_inserter(unnamed));
+  std::vector<int> unnamed, differ;
+  for (const Named& want : all.named) {
+    auto at = std::lower_bound(x->named.begin(), x->named.end(), want.entry.id,
+                               [](const Named& n, int id) { return n.entry.id < id; });
+    if (at == x->named.end() || at->entry.id != want.entry.id)
+      unnamed.push_back(want.entry.id);
+    else if (!at->unsettled && !(at->entry == want.entry))
+      differ.push_back(want.entry.id);
+  }
   if (!unnamed.empty()) return fmt::format("it does not name live proposals {}", fmt::join(unnamed, ", "));
+  // What its entries say (the agent, the request's key, the state, the
+  // time) must be what each record says: the sweep, the twin and the limit
+  // believe them.
+  if (!differ.empty()) return fmt::format("its entries for proposals {} say other than their records", fmt::join(differ, ", "));
   return "";
 }
 
@@ -678,6 +985,10 @@ Result<Proposal> Store::from_line(int id, const std::string& line) const {
 
 Result<size_t> Store::archive_decided() const {
   const auto index = read_live();
+  struct ById {
+    bool operator()(const Named& n, int id) const { return n.entry.id < id; }
+    bool operator()(int id, const Named& n) const { return id < n.entry.id; }
+  } by_id;
   struct Move {
     int id;
     std::string line;
@@ -685,7 +996,7 @@ Result<size_t> Store::archive_decided() const {
   };
   std::vector<Move> moves;
   for (int id : hot_ids()) {
-    if (index && std::binary_search(index->ids.begin(), index->ids.end(), id)) continue;  // live: stays
+    if (index && std::binary_search(index->named.begin(), index->named.end(), id, by_id)) continue;  // live: stays
     auto p = load(id, Payloads::none);
     // What does not verify stays where doctor lists it and nothing acts on it.
     if (!p || live_state(p->state) || p->sealed != SealCheck::ok) continue;
@@ -912,7 +1223,7 @@ std::vector<int> Store::unrecorded() const {
   std::vector<int> out;
   std::vector<int> named;
   if (auto x = read_live()) {
-    named = x->ids;
+    for (const Named& n : x->named) named.push_back(n.entry.id);
   } else {
     named = hot_ids();
   }
@@ -923,18 +1234,6 @@ std::vector<int> Store::unrecorded() const {
     if (::lstat((dir / "meta.json").c_str(), &st) != 0 && errno == ENOENT) out.push_back(id);
   }
   return out;
-}
-
-Result<std::vector<int>> Store::remove_unrecorded() const {
-  std::vector<int> gone = unrecorded();
-  for (int id : gone) {
-    std::error_code ec;
-    fs::remove_all(staging_dir(id), ec);
-    if (ec)
-      return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
-                                              staging_dir(id).string(), ec.message()));
-  }
-  return gone;
 }
 
 }  // namespace kai

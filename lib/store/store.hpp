@@ -15,11 +15,17 @@
 // live(). It is sealed like a record and only ever says where to look; each
 // proposal it names is loaded and its own seal checked as before.
 //
+// live_key(p, payload digest): what the index keeps of a request to find its
+// twin (kind, path, base and payloads), short; the twin is then read from its
+// record and compared in full. live_entry(p): p's entry, from p as sealed.
+//
 // Usage: Store s{state_dir}; s.use(Sealer{owner_dir, root}); s.ensure();
 //        auto l = s.lock();
 //        Proposal p = …; p.id = *s.next_id(); s.create(p); … s.save(p);
 
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -51,7 +57,7 @@ Result<StoreIdentity> store_identity(const std::filesystem::path& state_dir, con
 
 class Store {
 public:
-  explicit Store(std::filesystem::path state_dir) : m_dir(std::move(state_dir)) {}
+  explicit Store(std::filesystem::path state_dir);
 
   // Create the state dir layout (0700 state dir). Idempotent.
   Status ensure() const;
@@ -175,9 +181,6 @@ public:
   // The ids whose staging folder holds no record (meta.json, written last):
   // debris of a create() killed or cut short (a full disk). Ascending.
   std::vector<int> unrecorded() const;
-  // Remove the folders unrecorded() names and return their ids. Only under
-  // the lock: create() runs under it too, so none of them is in the making.
-  Result<std::vector<int>> remove_unrecorded() const;
 
   // The live set: every proposal pending, approved or held, metadata only
   // (Payloads::none), ascending id, each loaded and seal-checked by load().
@@ -195,18 +198,69 @@ public:
   };
   enum class Refresh { read_only, write };
   Result<Live> live(Refresh refresh = Refresh::read_only) const;
+
+  // What the live index says of one live proposal, under the index's seal:
+  // what the sweep (expiry), the pending twin and the per-agent pending
+  // limit need, so that they read the index and no record.
+  struct LiveEntry {
+    int id = 0;
+    bool readable = true;  // false: named, but its record did not read (nothing else is known)
+    State state = State::pending;
+    // When its wait ends: 'r' — `at` is when it began (created, or held_since
+    // for held effects) and [approval] timeout counts from it; 'a' — `at` is
+    // the end itself (a team proposal of another clone); '-' — never (no
+    // time that parses, as past_timeout reads it).
+    char clock = '-';
+    int64_t at = 0;  // unix seconds
+    // live_key() of the request: a retry of the same request has the same.
+    std::string key;
+    std::string agent;  // as recorded
+    bool operator==(const LiveEntry&) const = default;
+  };
+  struct LiveView {
+    std::vector<LiveEntry> entries;  // ascending id
+    bool rebuilt = false;            // made again from every record (as live() says)
+  };
+  // The live set as the index says it, no record read: what propose's one
+  // pass (the sweep, the twin, the limit) reads. An entry a save cut short
+  // left unsettled (marked before its record was written, not settled
+  // after) is read from its record instead, as are all when the index is
+  // missing, does not verify or is old (then `rebuilt`). Refresh::write
+  // (under the lock) writes back what was made again or settled.
+  // In one process the index read or written last is kept, and used again
+  // while the file is the same one: its first line (with the seal, one
+  // short read) and its stat data (device, inode, size, times) unchanged.
+  // Any other write (another command's, or a hand's) changes them, and the
+  // file is read and its seal checked again: memory is never believed over
+  // a changed file.
+  Result<LiveView> live_index(Refresh refresh = Refresh::read_only) const;
+  // The sweep's check for a create cut short: each id the index names that
+  // this process has not checked since it last wrote the index (those past
+  // its `swept` mark) whose folder is missing or has no record. Removes
+  // such folders and drops their entries. Caller
+  // holds the lock (create() runs under it too, so none of them is in the
+  // making). Returns the ids of the folders removed.
+  Result<std::vector<int>> settle_created() const;
+
   // Make the index again from every record and write it (doctor). Caller
   // holds the lock. Returns how many proposals it names.
   Result<size_t> rebuild_live() const;
   // Whether the index on disk verifies, is current, and names every live
-  // record there is (a full scan: doctor's check). Empty when it does; else
-  // what is wrong with it.
+  // record there is, with what the record says (a full scan: doctor's
+  // check). Empty when it does; else what is wrong with it.
   std::string check_live() const;
 
 private:
+  struct Named {
+    LiveEntry entry;
+    bool unsettled = false;  // its record may say otherwise: read it
+    bool operator==(const Named&) const = default;
+  };
   struct LiveIndex {
-    int next = 1;          // the id the next proposal gets at the earliest
-    std::vector<int> ids;  // ascending
+    int next = 1;   // the id the next proposal gets at the earliest
+    int swept = 0;  // every id named below it was found with its record by a sweep
+    std::vector<Named> named;  // ascending id
+    bool operator==(const LiveIndex&) const = default;
   };
   // The index when it verifies and is current; nullopt otherwise.
   std::optional<LiveIndex> read_live() const;
@@ -217,6 +271,13 @@ private:
   Result<Proposal> load(int id, Payloads payloads, std::string* record) const;
   Result<LiveIndex> current_live() const;
   Status write_live(const LiveIndex& x) const;
+  // After records were saved, or before (`settled` false: their entries
+  // marked unsettled), what the index says of them.
+  Status tell_live(const std::vector<const Proposal*>& ps, bool settled) const;
+  // An unsettled entry read from its record: nullopt when it has none (a create cut short).
+  std::optional<LiveEntry> settle(const Named& n) const;
+  // The index read last in this process, by its seal (live_index()).
+  struct LiveCache;
   // The summary of archive bucket `bucket`: each line's text by id.
   std::vector<std::pair<int, std::string>> read_summary(const std::filesystem::path& bucket) const;
   Status write_summary(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
@@ -229,8 +290,6 @@ private:
   Status write_listing(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
   // A summary line's record, seal-checked as load() checks meta.json.
   Result<Proposal> from_line(int id, const std::string& line) const;
-  // After records were saved: drop the ones no longer live from the index.
-  Status forget_decided(const std::vector<const Proposal*>& ps) const;
   // create()'s writes into the new folder `dir`.
   Status fill(Proposal& p, const std::filesystem::path& dir) const;
   // meta.json's text for `p`: the record, its payloads' digest and its seal.
@@ -242,7 +301,12 @@ private:
   long m_approval_timeout = 0;
   mutable bool m_fresh = false;
   mutable std::string m_replaced;
+  std::shared_ptr<LiveCache> m_live_cache;  // shared by copies: one store
+  mutable int m_swept_below = 0;  // this process checked every id named below it (settle_created)
 };
+
+std::string live_key(const Proposal& p, const std::string& payload_digest);
+Store::LiveEntry live_entry(const Proposal& p);
 
 // The refusal for acting on proposal `p` when its record did not verify or
 // its payloads changed since it was sealed (conflict, or denied without a

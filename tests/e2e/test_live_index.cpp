@@ -5,6 +5,7 @@
 // proposals stay readable by show, log and rollback.
 
 #include <csignal>
+#include <sstream>
 
 #include "tests/support/checks.hpp"
 
@@ -25,9 +26,46 @@ std::vector<int> listed(const TempRepo& repo, const std::string& status) {
   return out;
 }
 
+// The index's lines as written: its head, "next N swept S", then one
+// entry a line (id, state, mark, time, key, agent; tab-separated).
+std::vector<std::string> index_lines(const TempRepo& repo) {
+  std::vector<std::string> out;
+  std::istringstream in(repo.read(k_index));
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
 // The ids the index on disk names (whether or not it verifies).
 std::vector<int> indexed(const TempRepo& repo) {
-  return json::parse(repo.read(k_index)).at("ids").get<std::vector<int>>();
+  std::vector<int> out;
+  const auto lines = index_lines(repo);
+  for (size_t i = 2; i < lines.size(); ++i) out.push_back(std::stoi(lines[i].substr(0, lines[i].find('\t'))));
+  return out;
+}
+
+// The index with field `field` (0: the id; 3: the time, 4: the request's
+// key, 5: the agent) of proposal `id`'s entry set to `value`: its seal kept,
+// as an agent that cannot seal would forge it.
+std::string forge_entry(const TempRepo& repo, int id, size_t field, const std::string& value) {
+  std::string out;
+  for (const std::string& l : index_lines(repo)) {
+    std::vector<std::string> f;  // the last field (the agent) may be empty
+    size_t at = 0;
+    for (size_t tab = l.find('\t'); tab != std::string::npos; tab = l.find('\t', at)) {
+      f.push_back(l.substr(at, tab - at));
+      at = tab + 1;
+    }
+    f.push_back(l.substr(at));
+    if (f.size() == 6 && f[0] == std::to_string(id)) {
+      f[field] = value;
+      std::string line;
+      for (size_t i = 0; i < f.size(); ++i) line += (i ? "\t" : "") + f[i];
+      out += line + "\n";
+    } else {
+      out += l + "\n";
+    }
+  }
+  return out;
 }
 
 std::string doctor_live(const TempRepo& repo) {
@@ -168,4 +206,81 @@ TEST_CASE("the live index survives kill -9 at each step of proposing and decidin
   // Ids are never handed out twice.
   KAI_REQUIRE_EXIT(propose_line(repo, "10"), 0);
   CHECK(show_json(repo, listed(repo, "pending").back()).at("path") == "f10.txt");
+}
+
+TEST_CASE("a forged index entry cannot dodge the per-agent limit or the twin check", "[e2e][live][attack]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  std::string config = repo.read("kaicoder.toml");
+  const size_t limit = config.find("\npending = 100\n");
+  REQUIRE(limit != std::string::npos);
+  config.replace(limit, 15, "\npending = 3\n");
+  repo.write("kaicoder.toml", config);
+  repo.trust();
+  for (const char* n : {"1", "2", "3"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
+  REQUIRE(indexed(repo) == std::vector<int>{1, 2, 3});
+
+  struct Forgery {
+    std::string what;
+    size_t field;
+    std::string value;
+  };
+  const Forgery forgery = GENERATE(Forgery{"the agent, to dodge the per-agent limit", 5, "someone-else"},
+                                   Forgery{"the request's key, to dodge the twin check", 4, std::string(16, '0')},
+                                   Forgery{"the state, to dodge both", 1, "approved"},
+                                   Forgery{"the time, to make it read as expired", 3, "r0"});
+  INFO("forged: " << forgery.what);
+  const std::string good = repo.read(k_index);
+  auto forge = [&] {
+    repo.write(k_index, good);
+    for (int id : {1, 2, 3}) repo.write(k_index, forge_entry(repo, id, forgery.field, forgery.value));
+    REQUIRE(repo.read(k_index) != good);
+  };
+
+  // Not believed: made again from the records, so the agent still has 3 waiting.
+  forge();
+  Run over = propose_line(repo, "4");
+  KAI_CHECK_EXIT(over, 3);
+  CHECK_THAT(over.err, Contains("already has 3 proposals waiting"));
+  CHECK_FALSE(repo.exists(".kaicoder/staging/4"));
+  // And a retry of a waiting request still gets its id, no new proposal.
+  forge();
+  Run again = propose_line(repo, "2");
+  KAI_CHECK_EXIT(again, 0);
+  CHECK_FALSE(repo.exists(".kaicoder/staging/4"));
+  CHECK(listed(repo, "pending") == std::vector<int>{1, 2, 3});
+  // Nothing expired on the forged time's word.
+  for (int id : {1, 2, 3}) CHECK(show_json(repo, id).at("status") == "pending");
+  CHECK(indexed(repo) == std::vector<int>{1, 2, 3});
+  {  // made again: each entry as the records say, as before the forgery
+    const auto now = index_lines(repo);
+    std::istringstream in(good);
+    std::vector<std::string> was;
+    for (std::string l; std::getline(in, l);) was.push_back(l);
+    CHECK(std::vector<std::string>(now.begin() + 2, now.end()) == std::vector<std::string>(was.begin() + 2, was.end()));
+  }
+  // doctor says what was wrong and makes it again.
+  forge();
+  CHECK_THAT(doctor_live(repo), Contains("does not verify") && Contains("made again"));
+  CHECK(doctor_live(repo).rfind("ok: names every", 0) == 0);
+}
+
+TEST_CASE("doctor makes a deleted or forged index again, with every entry's fields", "[e2e][live]") {
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  for (const char* n : {"1", "2"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "2", "--no-apply"}, "y"), 0);
+  const std::string good = repo.read(k_index);
+  SECTION("deleted") { repo.remove(k_index); }
+  SECTION("an entry's agent forged") { repo.write(k_index, forge_entry(repo, 1, 5, "other")); }
+  SECTION("an entry's state forged") { repo.write(k_index, forge_entry(repo, 2, 1, "pending")); }
+  CHECK_THAT(doctor_live(repo), Contains("made again from the records"));
+  CHECK(doctor_live(repo).rfind("ok: names every", 0) == 0);
+  // Made again from the records: the same entries as before, in another seal or the same.
+  const auto now = index_lines(repo);
+  std::istringstream in(good);
+  std::vector<std::string> was;
+  for (std::string l; std::getline(in, l);) was.push_back(l);
+  REQUIRE(now.size() == was.size());
+  for (size_t i = 2; i < now.size(); ++i) CHECK(now[i] == was[i]);
 }

@@ -126,6 +126,12 @@ inline void write_sealed_record(const TempRepo& repo, int id, nlohmann::json met
   if (!mac) throw std::runtime_error("cannot seal: " + mac.error().message);
   meta["seal"] = *mac;
   repo.write(".kaicoder/staging/" + std::to_string(id) + "/meta.json", meta.dump(2));
+  // The live index keeps each live record's state and time under its own
+  // seal; a record rewritten behind its back (time passing) leaves it
+  // saying the old ones, so it goes too and the next command makes it again
+  // from the records, as kaicoder does with an index it cannot believe.
+  std::error_code ec;
+  std::filesystem::remove(repo.abs(".kaicoder/staging/live"), ec);
 }
 
 }  // namespace kai::test
