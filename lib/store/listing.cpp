@@ -16,14 +16,6 @@ constexpr size_t k_named_bytes = 96;
 // No line lists more files than this (a bound on what a line can make).
 constexpr size_t k_max_changes = 100'000;
 
-template <typename T>
-std::optional<T> number(std::string_view s) {
-  T v{};
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 }  // namespace
 
 void put_field(std::string& out, std::string_view s) {
@@ -112,8 +104,8 @@ bool parse_into(std::string_view l, Proposal& p) {
   auto kind = parse_kind(f[2]);
   auto risk = parse_risk(f[3]);
   auto tier = parse_tier(f[4]);
-  auto remote_id = number<int>(f[11]);
-  auto argc = number<size_t>(f[13]);
+  auto remote_id = parse_number<int>(f[11]);
+  auto argc = parse_number<size_t>(f[13]);
   if (!id || !state || !kind || !risk || !tier || !remote_id || !argc || *argc > f.size() - 16) return false;
   p.id = *id;
   p.state = *state;
@@ -136,8 +128,8 @@ bool parse_into(std::string_view l, Proposal& p) {
     if (!a) return false;
     p.argv.push_back(std::move(*a));
   }
-  auto changes = number<size_t>(f[at]);
-  auto named = number<size_t>(f[at + 1]);
+  auto changes = parse_number<size_t>(f[at]);
+  auto named = parse_number<size_t>(f[at + 1]);
   at += 2;
   if (!changes || !named || *changes > k_max_changes || *named > *changes || f.size() != at + 3 * *named)
     return false;

@@ -17,6 +17,7 @@
 #include "lib/paths/beneath.hpp"
 #include "lib/store/listing.hpp"
 #include "lib/store/spool.hpp"
+#include "lib/util/strings.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
@@ -433,14 +434,6 @@ constexpr std::string_view k_live_head = "kaicoder-live-2 ";
 // 64 bits of it are plenty and keep a line short.
 constexpr size_t k_key_chars = 16;
 
-template <typename T>
-std::optional<T> number_of(std::string_view s) {
-  T v{};
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // A line of the index: id, state ("?": unreadable), mark ("=" settled,
 // "?" unsettled), clock and time ("r<secs>", "a<secs>" or "-"), key, agent.
 void put_line(std::string& out, const Store::LiveEntry& e, bool unsettled) {
@@ -468,7 +461,7 @@ std::optional<std::pair<Store::LiveEntry, bool>> parse_line(std::string_view l) 
   }
   if (n != 6 || l.find('\t') != std::string_view::npos) return std::nullopt;
   Store::LiveEntry e;
-  auto id = number_of<int>(f[0]);
+  auto id = parse_number<int>(f[0]);
   if (!id || *id < 1) return std::nullopt;
   e.id = *id;
   if (f[1] == "?") {
@@ -483,7 +476,7 @@ std::optional<std::pair<Store::LiveEntry, bool>> parse_line(std::string_view l) 
     e.clock = '-';
   } else {
     if (f[3].empty() || (f[3][0] != 'r' && f[3][0] != 'a')) return std::nullopt;
-    auto at = number_of<int64_t>(f[3].substr(1));
+    auto at = parse_number<int64_t>(f[3].substr(1));
     if (!at) return std::nullopt;
     e.clock = f[3][0];
     e.at = *at;
@@ -607,8 +600,8 @@ std::optional<Store::LiveIndex> Store::read_live() const {
     LiveIndex got;
     const size_t sp = top.find(" swept ");
     if (!top.starts_with("next ") || sp == std::string_view::npos) return std::nullopt;
-    auto next = number_of<int>(top.substr(5, sp - 5));
-    auto swept = number_of<int>(top.substr(sp + 7));
+    auto next = parse_number<int>(top.substr(5, sp - 5));
+    auto swept = parse_number<int>(top.substr(sp + 7));
     if (!next || !swept || *next < 1) return std::nullopt;
     got.next = *next;
     got.swept = *swept;

@@ -2,6 +2,8 @@
 // The small string helpers every room uses, once. Prefixes and suffixes are
 // std::string_view's own starts_with and ends_with.
 
+#include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,5 +44,15 @@ std::vector<std::string> closest_words(std::string_view word, const std::vector<
 
 // "1 line", "2 lines": `n` and the noun, plural unless n is 1.
 std::string count_of(size_t n, std::string_view singular, std::string_view plural = {});
+
+// `s` as a number of type T, the whole of it (no blank, nothing after it);
+// nullopt otherwise, or when it does not fit.
+template <typename T>
+std::optional<T> parse_number(std::string_view s) {
+  T v{};
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 }  // namespace kai

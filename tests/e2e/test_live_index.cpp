@@ -10,11 +10,22 @@
 #include "tests/support/checks.hpp"
 
 namespace {
+
 using namespace kai::test;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
 
 const std::string k_index = ".kaicoder/staging/live";
+
+// Sets [limits] pending = 3 and trusts the changed config, as the owner does.
+void limit_pending_to_three(const TempRepo& repo) {
+  std::string config = repo.read("kaicoder.toml");
+  const size_t limit = config.find("\npending = 100\n");
+  REQUIRE(limit != std::string::npos);
+  config.replace(limit, 15, "\npending = 3\n");
+  repo.write("kaicoder.toml", config);
+  repo.trust();
+}
 
 // The ids `list --status <status>` prints, in its order.
 std::vector<int> listed(const TempRepo& repo, const std::string& status) {
@@ -123,12 +134,7 @@ TEST_CASE("a deleted, forged or old live index is made again from the records", 
   // Reading commands see every pending proposal without writing anything.
   CHECK(listed(repo, "pending") == all);
   // The per-agent limit still counts all three (the index cannot hide one).
-  std::string config = repo.read("kaicoder.toml");
-  const size_t limit = config.find("\npending = 100\n");
-  REQUIRE(limit != std::string::npos);
-  config.replace(limit, 15, "\npending = 3\n");
-  repo.write("kaicoder.toml", config);
-  repo.trust();
+  limit_pending_to_three(repo);
   Run over = propose_line(repo, "4");
   KAI_CHECK_EXIT(over, 3);
   CHECK_THAT(over.err, Contains("already has 3 proposals waiting"));
@@ -211,12 +217,7 @@ TEST_CASE("the live index survives kill -9 at each step of proposing and decidin
 TEST_CASE("a forged index entry cannot dodge the per-agent limit or the twin check", "[e2e][live][attack]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
-  std::string config = repo.read("kaicoder.toml");
-  const size_t limit = config.find("\npending = 100\n");
-  REQUIRE(limit != std::string::npos);
-  config.replace(limit, 15, "\npending = 3\n");
-  repo.write("kaicoder.toml", config);
-  repo.trust();
+  limit_pending_to_three(repo);
   for (const char* n : {"1", "2", "3"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
   REQUIRE(indexed(repo) == std::vector<int>{1, 2, 3});
 
