@@ -14,6 +14,7 @@
 
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/stack.hpp"
 #include "lib/version.hpp"
 
 namespace kai {
@@ -299,7 +300,8 @@ SecretWalk walk_secret_files(const fs::path& root, const Guardrails& g, const Se
   out.cache_used = old.has_value();
   secret_walk_detail::Walker w(g, old ? &*old : nullptr, listed, out);
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) w.folder(fd, "");
+  // The tree sets the depth of the recursion: on a stack of its own.
+  if (fd >= 0) run_with_stack(k_walk_stack, [&] { w.folder(fd, ""); });
   if (!file.empty() && !w.cut && fd >= 0 && w.out.folders_read > 0)
     out.cache_written = secret_walk_detail::save(file, sealer, secret_walk_detail::encode(config, now, w.fresh));
   return out;

@@ -195,7 +195,9 @@ struct SandboxLayout {
 // namespace, with its upper folder inside its lower one as a run's is:
 // `ok`, or why not (an old kernel, ENODEV, EPERM, ELOOP). Probed once per
 // process by a child, in a scratch folder made under `scratch_parent` (on
-// the file system the runs' upper folders live on), removed again.
+// the file system the runs' upper folders live on), removed again. Root
+// probes its own overlay (`redirect`) first, and the user-namespace one
+// only where that fails: one probe either way where the kernel allows it.
 struct OverlayStatus {
   bool ok = false;
   std::string detail;

@@ -351,6 +351,10 @@ OverlayStatus overlay_status(const fs::path& scratch_parent) {
     fs::create_directories(work, ec);
     if (ec) return {false, "cannot make a scratch folder: " + ec.message()};
     if (!overlay_safe(dir)) return {false, "the state folder's path holds ',' ':' or '\\'"};
+    // Root tries its own overlay first, the one that moves folders: one
+    // probe, as for any user, where the kernel allows it.
+    if (::geteuid() == 0 && probe_redirect(dir).empty())
+      return {true, "an overlay of the root (overlayfs, mounted by root with redirect_dir)", true};
     const std::string opts = overlay_options(lower, upper, work);
     const std::string probe_file = (lower / "probe").string();
     ProbeResult r = probe_in_user_namespace([&] {
@@ -361,11 +365,8 @@ OverlayStatus overlay_status(const fs::path& scratch_parent) {
       return true;
     });
     struct stat landed {};
-    if (r.ok && ::lstat((upper / "probe").c_str(), &landed) == 0) {
-      if (::geteuid() == 0 && probe_redirect(dir).empty())
-        return {true, "an overlay of the root (overlayfs, mounted by root with redirect_dir)", true};
+    if (r.ok && ::lstat((upper / "probe").c_str(), &landed) == 0)
       return {true, "an overlay of the root (overlayfs in a user namespace)"};
-    }
     if (r.err != 0) return {false, fmt::format("overlayfs cannot be mounted here ({})", errno_text(r.err))};
     return {false, fmt::format("overlayfs cannot be mounted here ({})", r.why.empty() ? "the probe failed" : r.why)};
   };

@@ -1,4 +1,5 @@
 #include "lib/util/fs.hpp"
+#include "lib/util/stack.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -303,7 +304,8 @@ void walk_tree(const std::filesystem::path& root, size_t max_entries,
                const std::function<bool(const std::string& rel, int dirfd, const char* name, unsigned type)>& file,
                const FolderListed& listed) {
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) TreeWalk{max_entries, enter, file, listed}.folder(fd, "");
+  // The tree sets the depth of the recursion: on a stack of its own.
+  if (fd >= 0) run_with_stack(k_walk_stack, [&] { TreeWalk{max_entries, enter, file, listed}.folder(fd, ""); });
 }
 
 }  // namespace kai
