@@ -20,11 +20,6 @@
 namespace kai::cmd {
 namespace {
 
-std::string user_name() {
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
-  return fmt::format("uid{}", ::getuid());
-}
-
 Env make_env(const Options& o) {
   Env env;
   std::error_code ec;
@@ -32,13 +27,16 @@ Env make_env(const Options& o) {
   if (!o.root.empty()) env.root_override = o.root;
   if (!o.config.empty()) env.config_override = o.config;
   // The owner's folder comes from the password database: $HOME and XDG_*
-  // are set by whoever started us, which may be the agent.
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir)
+  // are set by whoever started us, which may be the agent. One look-up.
+  const uid_t uid = ::getuid();
+  const passwd* pw = ::getpwuid(uid);
+  if (pw && pw->pw_dir && *pw->pw_dir) {
+    env.home = pw->pw_dir;
     env.user_config_dir = std::filesystem::path(pw->pw_dir) / ".config" / "kaicoder";
-  else
+  } else {
     env.user_config_dir = "/nonexistent/kaicoder";  // no home: no owner config, nothing trusted
-  env.user = user_name();
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir) env.home = pw->pw_dir;
+  }
+  env.user = pw && pw->pw_name ? std::string(pw->pw_name) : fmt::format("uid{}", uid);
   env.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
@@ -80,14 +78,18 @@ int run_main(int argc, char** argv, std::span<const CommandSpec> commands) {
   app.add_option("--color", opts.color, "colour output: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
-  std::vector<std::pair<CLI::App*, RunFn>> subs;
   std::vector<std::string> verbs;
+  for (const auto& c : commands) verbs.emplace_back(c.name);
+  Invocation inv = read_invocation(argc, argv, verbs);
+  // Every command is named (the overview lists them, and a mistyped one is
+  // matched against them), but only the one typed has its options built:
+  // a process runs one command, and building every command's options is
+  // most of what starting the parser costs.
+  std::vector<std::pair<CLI::App*, RunFn>> subs;
   for (const auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
-    subs.emplace_back(sub, c.setup(*sub));
-    verbs.emplace_back(c.name);
+    if (c.name == inv.typed) subs.emplace_back(sub, c.setup(*sub));
   }
-  Invocation inv = read_invocation(argc, argv, verbs);
   // A usage error names the word that was typed, in the envelope too
   // (SPEC §2): what an agent typed is quoted, never obeyed.
   auto usage_failure = [&](const Error& e) {

@@ -55,7 +55,7 @@ if command -v npm >/dev/null; then
 else
   echo "no npm: the MCP SDK client cannot be installed; its cases are skipped only when node is absent too"
 fi
-# intercept_strstr=0: see tests/CMakeLists.txt (libgit2's CA bundle at start).
+# intercept_strstr=0: see tests/CMakeLists.txt (libgit2's CA bundle, in a build with shared libraries).
 export ASAN_OPTIONS=detect_leaks=1:intercept_strstr=0 UBSAN_OPTIONS=print_stacktrace=1
 # The fuzz targets are a clang build of their own: it fills the cores the
 # waiting cases leave idle, at a lower priority than the cases.

@@ -427,6 +427,35 @@ std::map<std::string, Handler> handlers() {
   return h;
 }
 
+// The text toml++ is given: `text` with each comment line emptied, when that
+// cannot change what the file means or whether it parses. A config is mostly
+// comments (the example mostly is), and toml++ reads a
+// comment character by character, decoding and placing each one: emptying
+// them first makes parsing the config several times cheaper, in every
+// command. A line is emptied only when its first non-blank character is '#'
+// and every byte of it is a tab or printable ASCII, which TOML accepts in
+// any comment; and only when the text has no multi-line string (no """ or
+// '''), the one place such a line could be a value. Line numbers stay: the
+// newline stays. Otherwise the text is parsed as it is.
+std::string_view without_comment_lines(std::string_view text, std::string& room) {
+  if (text.find("\"\"\"") != std::string_view::npos || text.find("'''") != std::string_view::npos) return text;
+  room.clear();
+  room.reserve(text.size());
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(at, end - at);
+    const size_t first = line.find_first_not_of(" \t");
+    const bool comment = first != std::string_view::npos && line[first] == '#' &&
+                         std::all_of(line.begin(), line.end(), [](char ch) { return ch == '\t' || (ch >= 0x20 && ch < 0x7f); });
+    if (!comment) room.append(line);
+    if (end < text.size()) room.push_back('\n');
+    at = end + 1;
+  }
+  return room;
+}
+
 Error parse_failure(const std::string& file, const toml::parse_error& e) {
   return make_error(Errc::usage, fmt::format("{}:{}: {}", file, e.source().begin.line, e.description()),
                     "fix the file; see kaicoder.toml(5) for every key");
@@ -460,7 +489,8 @@ Result<Config> load_config(const std::vector<ConfigFile>& files) {
     if (!file.text && !fs::exists(f, ec)) continue;
     toml::table t;
     try {
-      t = file.text ? toml::parse(*file.text, f.string()) : toml::parse_file(f.string());
+      std::string room;
+      t = file.text ? toml::parse(without_comment_lines(*file.text, room), f.string()) : toml::parse_file(f.string());
     } catch (const toml::parse_error& e) {
       return parse_failure(f.string(), e);
     }
@@ -475,7 +505,8 @@ Result<Config> parse_config_text(std::string_view text, const std::string& origi
   Config cfg;
   toml::table t;
   try {
-    t = toml::parse(text, origin);
+    std::string room;
+    t = toml::parse(without_comment_lines(text, room), origin);
   } catch (const toml::parse_error& e) {
     return parse_failure(origin, e);
   }

@@ -64,9 +64,10 @@ private:
 
 std::string blob_id(std::string_view bytes) {
   // git's blob id (SHA-1 of "blob <size>\0" and the bytes), hashed with
-  // mbedTLS rather than through libgit2: libgit2's initialisation reads
-  // and parses the system's CA bundle, which a command that only hashes
-  // (every command finds its config's digest) never needs. An id here only
+  // mbedTLS rather than through libgit2, so a command that only hashes
+  // (every command finds its config's digest) never initialises libgit2
+  // (whose initialisation, linked with shared libraries, reads and parses
+  // the system's CA bundle: lib/util/network_absent.cpp). An id here only
   // says whether a file is still what a person saw; what lands is the
   // staged bytes themselves, never looked up by id.
   BlobHasher h(bytes.size());

@@ -322,3 +322,41 @@ TEST_CASE("an exact rule matches the whole command; a bound rule only the files 
   CHECK(kai::decide(*c, "run", "python3 tools/gen.py").decision == Decision::ask);
   CHECK(kai::has_bound_rules(*c));
 }
+
+TEST_CASE("emptying comment lines before parsing changes neither meaning, acceptance nor line numbers", "[config]") {
+  const auto given = [](const std::string& text) {
+    return kai::load_config({{"kaicoder.toml", kai::ConfigRole::trusted, text}});
+  };
+  TempDir d;
+  SECTION("the shipped example reads the same from its text as from its file") {
+    auto from_text = given(kai::default_config_text());
+    auto from_file = load_text(d, kai::default_config_text());
+    REQUIRE(from_text);
+    REQUIRE(from_file);
+    CHECK(from_text->timeout == from_file->timeout);
+    CHECK(from_text->confirm == from_file->confirm);
+    CHECK(from_text->defaults == from_file->defaults);
+  }
+  SECTION("a comment line inside an array is a comment") {
+    auto c = given("[paths]\nconfirm = [\n  # \"*.not-a-value\",\n  \"*.sh\",\n]\n");
+    REQUIRE(c);
+    CHECK(std::find(c->confirm.begin(), c->confirm.end(), "*.sh") != c->confirm.end());
+    CHECK(std::find(c->confirm.begin(), c->confirm.end(), "*.not-a-value") == c->confirm.end());
+  }
+  SECTION("a line starting with # inside a multi-line string stays in the value") {
+    auto c = given("# a comment\n[approval]\ntimeout = 30\n[paths]\nconfirm = [\'\'\'\n#kept\'\'\']\n");
+    REQUIRE(c);
+    CHECK(c->timeout == 30);
+    CHECK(std::find(c->confirm.begin(), c->confirm.end(), "#kept") != c->confirm.end());
+  }
+  SECTION("an error after comment lines names its own line") {
+    auto c = given("# one\n# two\n\n[approval]\n# four\ntimeout = \"x\"\n");
+    REQUIRE_FALSE(c);
+    CHECK(c.error().message.find("kaicoder.toml:6: approval.timeout") == 0);
+  }
+  SECTION("a comment TOML refuses is still refused") {
+    auto c = given("# a control character \x01 here\n[approval]\ntimeout = 30\n");
+    REQUIRE_FALSE(c);
+    CHECK(c.error().message.find("kaicoder.toml:1:") == 0);
+  }
+}
