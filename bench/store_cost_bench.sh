@@ -2,7 +2,7 @@
 # What a person sees as the store grows: the whole `kaicoder propose` and
 # `kaicoder approve` of a 1-line change (a surgical edit, approved at a
 # terminal and applied) on an empty store and on stores that already hold N
-# decided proposals, CPU time (user + system) of each whole process, and
+# decided proposals (and as many changelog entries), CPU time (user + system) of each whole process, and
 # the ratio to the empty store (the goal: at most 1.2 at N = 10,000). Also
 # the start-up of a process: `kaicoder --version` against `git --version`
 # (the goal: at most 3). And what reads the whole history, at each size N:
@@ -51,7 +51,7 @@ bins=(kai)
 [[ -n $old_kai ]] && bins+=(old)
 bin_of() { if [[ $1 == old ]]; then echo "$old_kai"; else echo "$kai"; fi; }
 
-# make_repo BIN N: $work/BIN-N, initialised, holding N decided proposals.
+# make_repo BIN N: $work/BIN-N, initialised, holding N decided proposals and N changelog entries.
 make_repo() {
   local dir=$work/$1-$2 n=$2
   mkdir -p "$dir"

@@ -1,8 +1,11 @@
 // Fills a kaicoder store with N decided proposals for bench/store_cost_bench.sh:
 // each one created and sealed through lib/store exactly as `kaicoder
 // propose` and a decision write them (Store::create under the store lock),
-// so the store the timed CLI commands find is one a year of agent work
-// would leave. Only the filling uses the library; what is timed is the CLI.
+// and the changelog with an entry for each (Changelog::prepend, with the
+// default keep of 500: the oldest entries rotate into changelog-archive/ as
+// they do in use), so the store the timed CLI commands find is one a year of
+// agent work would leave. Only the filling uses the library; what is timed
+// is the CLI.
 //
 //   store_fill ROOT OWNER_DIR N [staging]
 //       ROOT already `kaicoder init`-ed; OWNER_DIR holds the owner's key
@@ -18,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/store/changelog.hpp"
 #include "lib/store/mac.hpp"
 #include "lib/store/store.hpp"
 
@@ -44,6 +48,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "store_fill: %s\n", lock.error().message.c_str());
     return 1;
   }
+  // Where a workspace keeps its changelog with the default config (lib/config/workspace).
+  kai::Changelog log{root / "KAI-CODER-CHANGELOG.md", root / ".kaicoder" / "changelog-archive"};
   // Rejected and expired ones: decided, with nothing in the tree to undo.
   for (int i = 0; i < n; ++i) {
     kai::Proposal p;
@@ -65,6 +71,19 @@ int main(int argc, char** argv) {
     p.id = *id;
     if (auto s = store.create(p); !s) {
       std::fprintf(stderr, "store_fill: %s\n", s.error().message.c_str());
+      return 1;
+    }
+    kai::Entry e;
+    e.time = "2026-01-01T00:00:00Z";
+    e.kind = i % 2 ? "rejected" : "timeout";
+    e.files = {(root / p.path).string()};
+    e.action = "write_file";
+    e.summary = fmt::format("proposal {}: {}", p.id, p.summary);
+    e.why = p.why;
+    e.approver = p.decided_by;
+    e.result = p.result;
+    if (auto s = log.prepend(e); !s) {
+      std::fprintf(stderr, "store_fill: changelog: %s\n", s.error().message.c_str());
       return 1;
     }
   }
