@@ -47,8 +47,9 @@ TEST_CASE("attack: one MCP line cannot end the server or lose a wait in flight",
   const auto before = tree_but_log(repo);
   // A proposal and a wait on it, then the lines that ended the server
   // before: 1.5 million '[' (3 MB, under the line limit), a number where
-  // "2.0" belongs, null, an array; then a ping. The input stays open past
-  // the wait's own timeout, so the wait is answered, not cut by the end of input.
+  // "2.0" belongs, null, an array; then a ping. The input stays open until
+  // the wait has been answered (its own timeout, 2 s), however slow the
+  // machine, so the wait is answered, not cut by the end of input.
   const std::string deep = R"({"jsonrpc":"2.0","id":90,"method":"tools/call","params":{"name":"read_file","arguments":{"path":)" +
                            std::string(1500000, '[') + "}}}\n";
   const std::string lines =
@@ -66,13 +67,19 @@ TEST_CASE("attack: one MCP line cannot end the server or lose a wait in flight",
     std::ofstream f(input, std::ios::binary);
     f << lines;
   }
+  const auto replies = repo.home() / "mcp-replies.txt";
   Process server = repo.spawn(
-      {"/bin/sh", "-c", "{ cat '" + input.string() + "'; sleep 5; } | '" + std::string(kaicoder_bin()) + "' mcp"});
-  Run r = server.finish(std::chrono::seconds(60));
+      {"/bin/sh", "-c",
+       "{ cat '" + input.string() + "'; i=0; while [ $i -lt 600 ] && ! grep -qE '\"id\":3[,}]' '" +
+           replies.string() + "'; do sleep 0.1; i=$((i+1)); done; } | '" + std::string(kaicoder_bin()) + "' mcp >'" +
+           replies.string() + "'"});
+  Run r = server.finish(std::chrono::seconds(90));
   INFO(r.err.substr(0, 2000));
   KAI_CHECK_EXIT(r, 0);
   CHECK(r.term_signal == 0);
-  const auto all = line_replies(r.out);
+  std::ifstream replied(replies, std::ios::binary);
+  const std::string out((std::istreambuf_iterator<char>(replied)), std::istreambuf_iterator<char>());
+  const auto all = line_replies(out);
   // The deep line: a parse error naming why, with no id (none was read).
   bool deep_answered = false;
   for (const auto& reply : all)
