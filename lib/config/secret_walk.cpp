@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <dirent.h>
+#include <functional>
 #include <fcntl.h>
 #include <optional>
 #include <sys/stat.h>
@@ -150,6 +151,55 @@ std::optional<Cache> load(const fs::path& file, const Sealer& sealer, const std:
   const std::string_view mac = std::string_view(*text).substr(0, nl), body = std::string_view(*text).substr(nl + 1);
   if (sealer.check(k_seal_kind, "", body, mac) != SealCheck::ok) return std::nullopt;
   return decode(body, config);
+}
+
+// How many roots' caches the owner's walk-cache folder keeps, and how old a
+// temp file left there must be before it is taken for a crash's leftover.
+constexpr size_t k_caches_kept = 64;
+constexpr uint64_t k_stale_temp_ns = uint64_t{600} * 1'000'000'000;
+
+bool hex_name(std::string_view name) {
+  return name.size() >= 32 && std::all_of(name.begin(), name.end(), [](char ch) {
+           return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+         });
+}
+
+// Keeps the folder of caches bounded: a cache is named by its root and
+// store, so a store made anew (or a root no longer used) leaves its old one
+// behind, and a crash leaves a temp file. Removes the temp files older than
+// k_stale_temp_ns and, past k_caches_kept caches, the least recently written
+// (never `kept`, the one just written): a root whose cache went is walked
+// in full once, as without one. Only names kaicoder gives (hex, or hex and
+// ".tmp-PID") and only regular files; best effort, silent.
+void prune(const fs::path& folder, const std::string& kept, uint64_t now) {
+  Fd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) return;
+  std::vector<std::pair<uint64_t, std::string>> caches;
+  size_t left = 4 * k_caches_kept + 4096;
+  const int listing = ::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0);  // read_folder closes the one it reads
+  if (listing < 0) return;
+  (void)read_folder(listing, left, [&](int dirfd, const char* name, unsigned type) {
+    if (type != DT_REG) return true;
+    const std::string_view n(name);
+    const size_t dot = n.find(".tmp-");
+    const bool temp = dot != std::string_view::npos && hex_name(n.substr(0, dot)) &&
+                      n.size() > dot + 5 && std::all_of(n.begin() + static_cast<std::ptrdiff_t>(dot + 5), n.end(),
+                                                          [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!temp && (!hex_name(n) || n == kept)) return true;
+    struct stat st;
+    if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return true;
+    const uint64_t mtime = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+                           static_cast<uint64_t>(st.st_mtim.tv_nsec);
+    if (temp) {
+      if (now > mtime && now - mtime > k_stale_temp_ns) (void)::unlinkat(dirfd, name, 0);
+    } else {
+      caches.emplace_back(mtime, std::string(n));
+    }
+    return true;
+  });
+  if (caches.size() + 1 <= k_caches_kept) return;
+  std::sort(caches.begin(), caches.end(), std::greater<>());
+  for (size_t i = k_caches_kept - 1; i < caches.size(); ++i) (void)::unlinkat(dir.get(), caches[i].second.c_str(), 0);
 }
 
 // Replace `file` by a temp file renamed over it; no fsync: a cache torn by a
@@ -304,6 +354,7 @@ SecretWalk walk_secret_files(const fs::path& root, const Guardrails& g, const Se
   if (fd >= 0) run_with_stack(k_walk_stack, [&] { w.folder(fd, ""); });
   if (!file.empty() && !w.cut && fd >= 0 && w.out.folders_read > 0)
     out.cache_written = secret_walk_detail::save(file, sealer, secret_walk_detail::encode(config, now, w.fresh));
+  if (out.cache_written) secret_walk_detail::prune(file.parent_path(), file.filename().string(), now);
   return out;
 }
 

@@ -22,7 +22,9 @@
 // verify, or was written by another version or under other guardrails, is
 // not used: the walk reads every folder, as without a cache. Read-only
 // commands refresh it there too (they write nothing in the tree); a failure
-// to write it is silent, the walk's result stands.
+// to write it is silent, the walk's result stands. Writing one also keeps
+// the folder bounded: a crash's old temp files go, and past 64 caches the
+// least recently written (another root then walks in full once).
 //
 // Usage: SecretWalk w = walk_secret_files(root, guards, sealer, owner_dir, &listed, now_ns());
 //        for (auto& rel : w.files) ... read each (beneath root, never following a symlink)

@@ -4,8 +4,13 @@
 #include "unit/temp_dir.hpp"
 
 #include <algorithm>
+#include <ctime>
+#include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
 
 #include "lib/config/secret_walk.hpp"
 #include "lib/store/mac.hpp"
@@ -227,4 +232,39 @@ TEST_CASE("secret walk: a walk cut short by its bounds writes no cache", "[secre
   auto w = t.walk(5);
   CHECK(w.files.size() == kai::k_secret_walk_files);
   CHECK_FALSE(w.cache_written);
+}
+
+TEST_CASE("secret walk: the owner's cache folder keeps the newest caches and drops a crash's old temp files",
+          "[secret_walk]") {
+  WalkTree t;
+  const fs::path folder = t.cache().parent_path();
+  fs::create_directories(folder);
+  const auto hex_name = [](int i) { return fmt::format("{:064x}", i + 1); };
+  const auto aged = [&](const std::string& name, int64_t seconds_ago) {
+    put_walk_cache(folder / name, "old");
+    const timespec when[2] = {{static_cast<time_t>(::time(nullptr) - seconds_ago), 0},
+                              {static_cast<time_t>(::time(nullptr) - seconds_ago), 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (folder / name).c_str(), when, 0) == 0);
+  };
+  // 70 other roots' caches, cache i written i minutes ago.
+  for (int i = 0; i < 70; ++i) aged(hex_name(i), 60 * (i + 1));
+  aged(hex_name(100) + ".tmp-123", 3600);  // a crash's, an hour ago
+  aged(hex_name(101) + ".tmp-456", 5);     // another writer's, just now
+  aged("notes.txt", 7200);                 // not a name kaicoder gives
+  put_walk_cache(t.d.path() / "outside.txt", "not the cache's");
+  fs::create_symlink(t.d.path() / "outside.txt", folder / hex_name(102));
+
+  auto w = t.walk(2);
+  REQUIRE(w.cache_written);
+  CHECK(fs::exists(t.cache()));
+  // 64 caches stay: the one just written and the 63 newest others.
+  for (int i = 0; i < 63; ++i) CHECK(fs::exists(folder / hex_name(i)));
+  for (int i = 63; i < 70; ++i) CHECK_FALSE(fs::exists(folder / hex_name(i)));
+  CHECK_FALSE(fs::exists(folder / (hex_name(100) + ".tmp-123")));
+  CHECK(fs::exists(folder / (hex_name(101) + ".tmp-456")));
+  CHECK(fs::exists(folder / "notes.txt"));
+  CHECK(fs::is_symlink(folder / hex_name(102)));
+  CHECK(fs::exists(t.d.path() / "outside.txt"));
+  // The walk's own result is unchanged by the pruning.
+  CHECK(sorted_files(w.files) == k_walk_secrets);
 }
