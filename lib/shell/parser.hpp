@@ -115,6 +115,7 @@ private:
   void read_double(Word& w);
   void read_quoted_char(Word& w, bool dquote);
   void read_dollar(Word& w, bool in_dq);
+  bool read_paren_body(Seg& seg, const char* unterminated);
   void read_subst(Word& w, bool in_dq);
   bool arith_closes() const;
   void read_arith(Word& w, bool in_dq);

@@ -241,22 +241,28 @@ void Parser::read_dollar(Word& w, bool in_dq) {
   }
 }
 
-void Parser::read_subst(Word& w, bool in_dq) {
-  m_pos += 2;
-  Seg seg;
-  seg.kind = SegKind::subst;
-  seg.quoted = in_dq;
+// The command list of `$(...)` or `<(...)`, read into `seg` up to its
+// closing parenthesis; false (nothing read) past the nesting limit.
+bool Parser::read_paren_body(Seg& seg, const char* unterminated) {
   Guard g(*this);
-  if (!g.ok) return;
+  if (!g.ok) return false;
   Stops stops;
   stops.paren = true;
   seg.subs.push_back(std::make_shared<Script>(parse_list(stops)));
   if (cur() == ')') {
     ++m_pos;
   } else if (!m_st.too_deep) {
-    error("unterminated $(");
+    error(unterminated);
   }
-  w.segs.push_back(std::move(seg));
+  return true;
+}
+
+void Parser::read_subst(Word& w, bool in_dq) {
+  m_pos += 2;
+  Seg seg;
+  seg.kind = SegKind::subst;
+  seg.quoted = in_dq;
+  if (read_paren_body(seg, "unterminated $(")) w.segs.push_back(std::move(seg));
 }
 
 // `$((` starts arithmetic only when its parentheses close with `))`;
@@ -395,17 +401,7 @@ void Parser::read_procsub(Word& w) {
   seg.kind = SegKind::procsub;
   seg.text = std::string(1, cur());
   m_pos += 2;
-  Guard g(*this);
-  if (!g.ok) return;
-  Stops stops;
-  stops.paren = true;
-  seg.subs.push_back(std::make_shared<Script>(parse_list(stops)));
-  if (cur() == ')') {
-    ++m_pos;
-  } else if (!m_st.too_deep) {
-    error("unterminated process substitution");
-  }
-  w.segs.push_back(std::move(seg));
+  if (read_paren_body(seg, "unterminated process substitution")) w.segs.push_back(std::move(seg));
 }
 
 void Parser::read_ansi_c(Word& w) {

@@ -190,6 +190,26 @@ void fill_status(Run& run, int status) {
   }
 }
 
+// The child `pid` leads its own session and group: all of it, and the
+// child itself in case it had not got that far.
+void kill_child_group(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+}
+
+// Reaps `pid` (waitpid's `flags`) into `run` once; whether it has been.
+bool reap_child(pid_t pid, int flags, Run& run, bool& reaped) {
+  if (reaped) return true;
+  int status = 0;
+  pid_t r;
+  do r = ::waitpid(pid, &status, flags);
+  while (r < 0 && errno == EINTR);
+  if (r != pid) return false;
+  fill_status(run, status);
+  reaped = true;
+  return true;
+}
+
 // Terminal output without carriage returns and colour escapes.
 std::string clean_terminal(const std::string& s) {
   std::string out;
@@ -250,22 +270,9 @@ Process::~Process() {
   close_fd(m_err);
 }
 
-void Process::kill_group() {
-  ::kill(-m_pid, SIGKILL);  // the child leads its own session and group
-  ::kill(m_pid, SIGKILL);   // in case it had not got that far
-}
+void Process::kill_group() { kill_child_group(m_pid); }
 
-bool Process::reap(int flags) {
-  if (m_reaped) return true;
-  int status = 0;
-  pid_t r;
-  do r = ::waitpid(m_pid, &status, flags);
-  while (r < 0 && errno == EINTR);
-  if (r != m_pid) return false;
-  fill_status(m_run, status);
-  m_reaped = true;
-  return true;
-}
+bool Process::reap(int flags) { return reap_child(m_pid, flags, m_run, m_reaped); }
 
 void Process::pump(int timeout_ms) {
   pollfd fds[3];
@@ -353,22 +360,9 @@ TtyProcess::~TtyProcess() {
   close_fd(m_err);
 }
 
-void TtyProcess::kill_group() {
-  ::kill(-m_pid, SIGKILL);
-  ::kill(m_pid, SIGKILL);
-}
+void TtyProcess::kill_group() { kill_child_group(m_pid); }
 
-bool TtyProcess::reap(int flags) {
-  if (m_reaped) return true;
-  int status = 0;
-  pid_t r;
-  do r = ::waitpid(m_pid, &status, flags);
-  while (r < 0 && errno == EINTR);
-  if (r != m_pid) return false;
-  fill_status(m_run, status);
-  m_reaped = true;
-  return true;
-}
+bool TtyProcess::reap(int flags) { return reap_child(m_pid, flags, m_run, m_reaped); }
 
 void TtyProcess::pump(int timeout_ms) {
   pollfd fds[3];
