@@ -258,7 +258,9 @@ TEST_CASE("attack: a state dir or changelog folder planted as a symlink takes no
     repo.init();
     OutsideDir far;
     // As a cloned repository could commit it: the folder is a link elsewhere.
-    fs::rename(repo.abs(".kaicoder" + sub), far.path / "state");
+    // Copied, then removed: the cases' temp folder may be another file system than /var/tmp.
+    fs::copy(repo.abs(".kaicoder" + sub), far.path / "state", fs::copy_options::recursive);
+    fs::remove_all(repo.abs(".kaicoder" + sub));
     repo.symlink(".kaicoder" + sub, (far.path / "state").string());
     auto outside_before = [&] {
       std::vector<std::string> names;
