@@ -206,7 +206,12 @@ Result<RootPath> resolve(const fs::path& root_in, const fs::path& cwd_in, std::s
 
   // Relative paths are taken from the real working folder, as the kernel would.
   fs::path cwd = cwd_in.is_absolute() ? cwd_in : root / cwd_in;
-  if (fs::path real = fs::weakly_canonical(cwd, ec); !ec) cwd = real;
+  // From the root itself (a stored root-relative path), the real folder is
+  // the root just made canonical: no second walk of the same folders.
+  if (cwd_in.is_absolute() && cwd_in == root_in)
+    cwd = root;
+  else if (fs::path real = fs::weakly_canonical(cwd, ec); !ec)
+    cwd = real;
   fs::path user_path{std::string(user)};
   fs::path lexical = (user_path.is_absolute() ? user_path : cwd / user_path).lexically_normal();
   if (lexical.string().size() >= k_path_max)

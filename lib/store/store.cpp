@@ -338,6 +338,14 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   return tell_live(saved, true);
 }
 
+struct Store::LoadCache {
+  std::mutex mutex;
+  int id = 0;
+  std::string text;    // meta.json's bytes as read
+  Proposal meta;       // parsed from them: no payloads, its verdict and sealed digest set
+  std::string record;  // the compact record with its seal, when a caller asked for it
+};
+
 Result<Proposal> Store::load(int id, Payloads payloads) const { return load(id, payloads, nullptr); }
 
 Result<Proposal> Store::load(int id, Payloads payloads, std::string* record) const {
@@ -348,15 +356,8 @@ Result<Proposal> Store::load(int id, Payloads payloads, std::string* record) con
   auto text = read_owned(dir / "meta.json");
   if (!text)
     return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
-  nlohmann::json j = parse_bounded_json(*text).value;
-  if (j.is_discarded())
-    return make_error(Errc::io, fmt::format("proposal {} has a corrupt record '{}'", id, (dir / "meta.json").string()));
-  if (record) *record = j.dump();
-  std::string mac;
-  if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
-  if (j.is_object()) j.erase("seal");
-  auto p = from_json(j);
-  if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
+  auto p = parse_record(id, std::move(*text), record);
+  if (!p) return p.error();
   for (const char* name : k_payloads) {
     if (payloads == Payloads::none) {
       if (!fs::exists(fs::symlink_status(dir / name, ec)))
@@ -395,14 +396,41 @@ Result<Proposal> Store::load(int id, Payloads payloads, std::string* record) con
       split_failed = split_failed || at != all->size();
     }
   }
+  p->payloads_loaded = payloads == Payloads::all;
+  p->payload_changed =
+      p->sealed == SealCheck::ok && p->payloads_loaded && (split_failed || p->sealed_payload_digest != digest(*p));
+  return p;
+}
+
+Result<Proposal> Store::parse_record(int id, std::string text, std::string* record) const {
+  LoadCache& cache = *m_load_cache;
+  {
+    std::lock_guard<std::mutex> hold(cache.mutex);
+    if (cache.id == id && cache.text == text && (!record || !cache.record.empty())) {
+      if (record) *record = cache.record;
+      return cache.meta;
+    }
+  }
+  nlohmann::json j = parse_bounded_json(text).value;
+  if (j.is_discarded())
+    return make_error(Errc::io,
+                      fmt::format("proposal {} has a corrupt record '{}'", id, (folder(id) / "meta.json").string()));
+  if (record) *record = j.dump();
+  std::string mac;
+  if (j.is_object() && j.contains("seal") && j["seal"].is_string()) mac = j["seal"].get<std::string>();
+  if (j.is_object()) j.erase("seal");
+  auto p = from_json(j);
+  if (!p) return make_error(Errc::io, fmt::format("proposal {}: {}", id, p.error().message));
   // The folder names the id: a record copied from another folder keeps its
   // own id inside, and its seal is bound to that one.
   p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), j.dump(), mac);
   p->sealed_payload_digest = j.value("payload_digest", "");
-  p->payloads_loaded = payloads == Payloads::all;
-  p->payload_changed =
-      p->sealed == SealCheck::ok && p->payloads_loaded && (split_failed || p->sealed_payload_digest != digest(*p));
   p->id = id;
+  std::lock_guard<std::mutex> hold(cache.mutex);
+  cache.id = id;
+  cache.text = std::move(text);
+  cache.meta = *p;
+  cache.record = record ? *record : std::string();
   return p;
 }
 
@@ -569,7 +597,14 @@ struct Store::LiveCache {
   LiveIndex index;
 };
 
-Store::Store(fs::path state_dir) : m_dir(std::move(state_dir)), m_live_cache(std::make_shared<LiveCache>()) {}
+Store::Store(fs::path state_dir)
+    : m_dir(std::move(state_dir)), m_live_cache(std::make_shared<LiveCache>()),
+      m_load_cache(std::make_shared<LoadCache>()) {}
+
+void Store::use(Sealer s) {
+  m_seal = std::move(s);
+  m_load_cache = std::make_shared<LoadCache>();  // verdicts were another sealer's
+}
 
 std::optional<Store::LiveIndex> Store::read_live() const {
   const fs::path file = m_dir / "staging" / "live";

@@ -74,7 +74,7 @@ public:
   std::filesystem::path folder(int id) const;
 
   // Seal and check records with `s` (Workspace::open sets the owner's).
-  void use(Sealer s) { m_seal = std::move(s); }
+  void use(Sealer s);
   // There is no store yet: ensure() writes s's store id (StoreIdentity)
   // before it makes the store's folders.
   void make_identity(bool fresh) { m_fresh = fresh; }
@@ -269,6 +269,9 @@ private:
   LiveIndex scan_live(const Audit& a) const;
   // load(), and the record's compact text with its seal (what a summary line copies) in `record`.
   Result<Proposal> load(int id, Payloads payloads, std::string* record) const;
+  // meta.json's bytes `text` as a proposal without its payloads, its seal
+  // checked (Proposal::sealed, sealed_payload_digest), through LoadCache.
+  Result<Proposal> parse_record(int id, std::string text, std::string* record) const;
   Result<LiveIndex> current_live() const;
   Status write_live(const LiveIndex& x) const;
   // After records were saved, or before (`settled` false: their entries
@@ -278,6 +281,12 @@ private:
   std::optional<LiveEntry> settle(const Named& n) const;
   // The index read last in this process, by its seal (live_index()).
   struct LiveCache;
+  // The record load() parsed and checked last, by its exact bytes: the same
+  // bytes read again are the same record with the same verdict, so loading
+  // one proposal again (approve: its peek, before the question, after the
+  // pause) reads the file but parses it and checks its seal once. Any byte
+  // changed on disk misses. A new sealer (use()) starts an empty one.
+  struct LoadCache;
   // The summary of archive bucket `bucket`: each line's text by id.
   std::vector<std::pair<int, std::string>> read_summary(const std::filesystem::path& bucket) const;
   Status write_summary(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
@@ -302,6 +311,7 @@ private:
   mutable bool m_fresh = false;
   mutable std::string m_replaced;
   std::shared_ptr<LiveCache> m_live_cache;  // shared by copies: one store
+  std::shared_ptr<LoadCache> m_load_cache;  // shared by copies with this sealer
   mutable int m_swept_below = 0;  // this process checked every id named below it (settle_created)
 };
 

@@ -144,6 +144,35 @@ TEST_CASE("a changeset staged through the library: its payload bytes are bound, 
     f.dir.write(".kaicoder/staging/" + std::to_string(id) + "/changes", "ONE\n");  // shorter: cannot be split
     CHECK(f.ws->store.load(id)->payload_changed);
   }
+  SECTION("a record loaded once and changed on disk is checked again, byte for byte") {
+    // A command loads one proposal several times (approve: before the
+    // question and after the pause); what it parsed first is reused only
+    // for the very same bytes.
+    const std::string meta = ".kaicoder/staging/" + std::to_string(id) + "/meta.json";
+    const std::string sealed = f.dir.read(meta);
+    std::string forged = sealed;
+    const size_t at = forged.find("two files");
+    REQUIRE(at != std::string::npos);
+    forged[at] = 'T';  // same size, still well-formed JSON
+    f.dir.write(meta, forged);
+    auto after = f.ws->store.load(id);
+    REQUIRE(after);
+    CHECK(after->sealed == kai::SealCheck::bad);
+    CHECK(after->why == "Two files");
+    f.dir.write(meta, sealed);
+    auto back = f.ws->store.load(id, kai::Store::Payloads::none);
+    REQUIRE(back);
+    CHECK(back->sealed == kai::SealCheck::ok);
+    CHECK(back->why == "two files");
+    CHECK(back->changes[0].after == std::string(4, '\0'));  // its size only: no payload bytes carried over
+    // A copy of the store with another sealer checks again too.
+    kai::Store other = f.ws->store;
+    other.use(kai::Sealer{});
+    auto unkeyed = other.load(id);
+    REQUIRE(unkeyed);
+    CHECK(unkeyed->sealed != kai::SealCheck::ok);
+    CHECK(f.ws->store.load(id)->sealed == kai::SealCheck::ok);
+  }
   SECTION("approved and applied through the gate") {
     const kai::gate::Decider who{"tester", kai::gate::Channel::terminal};
     auto rv = kai::gate::prepare_approval(*f.ws, id, who, {});
