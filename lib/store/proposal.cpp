@@ -1,7 +1,6 @@
 #include "lib/store/proposal.hpp"
 
 #include <array>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -84,11 +83,14 @@ std::string loaded_digest(const Proposal& p) {
   return digest(p);
 }
 
-namespace {
-// digest()'s input, field by field, to `put(field, value)`: each file's new
-// bytes in place of their blob id (`with_bytes`), or as digest() hashes it.
-template <class Put>
-void digest_fields(const Proposal& p, bool with_bytes, Put&& put) {
+std::string digest(const Proposal& p) {
+  // Length prefixes keep "ab"+"c" and "a"+"bc" apart.
+  std::string s;
+  auto put = [&s](std::string_view field, std::string_view v) {
+    s += fmt::format("{}:{}:", field, v.size());
+    s += v;
+    s += '\n';
+  };
   put("kind", to_string(p.kind));
   put("path", p.path);
   put("target", p.target);
@@ -106,72 +108,9 @@ void digest_fields(const Proposal& p, bool with_bytes, Put&& put) {
     put("file", c.path);
     put("to", c.to);
     put("base", fmt::format("{} {} {:o}", c.base.exists, c.base.blob, c.base.mode));
-    if (with_bytes) {
-      put("after", fmt::format("{} {:o}", c.after_exists, c.after_mode));
-      put("bytes", c.after_exists ? std::string_view(c.after) : std::string_view());
-    } else {
-      put("after", fmt::format("{} {} {:o}", c.after_exists, c.after_exists ? blob_id(c.after) : "", c.after_mode));
-    }
+    put("after", fmt::format("{} {} {:o}", c.after_exists, c.after_exists ? blob_id(c.after) : "", c.after_mode));
   }
-}
-
-// Length prefixes keep "ab"+"c" and "a"+"bc" apart.
-std::string field_head(std::string_view field, std::string_view v) { return fmt::format("{}:{}:", field, v.size()); }
-
-std::string digest_input(const Proposal& p, bool with_bytes) {
-  std::string s;
-  digest_fields(p, with_bytes, [&s](std::string_view field, std::string_view v) {
-    s += field_head(field, v);
-    s += v;
-    s += '\n';
-  });
-  return s;
-}
-
-// Whether digest_input(p, true) would be `want`, compared in place: no copy
-// of the payloads is made to find out.
-bool same_input(const Proposal& p, const std::string& want) {
-  size_t at = 0;
-  bool same = true;
-  auto eat = [&](std::string_view s) {
-    same = same && want.size() - at >= s.size() && want.compare(at, s.size(), s) == 0;
-    if (same) at += s.size();
-  };
-  digest_fields(p, true, [&](std::string_view field, std::string_view v) {
-    if (!same) return;
-    eat(field_head(field, v));
-    eat(v);
-    eat("\n");
-  });
-  return same && at == want.size();
-}
-
-// The last digest computed in this process, by its whole input (every
-// payload byte): one command that loads, checks, indexes and saves a
-// proposal several times hashes each file's new bytes once. A different
-// input, by one byte, misses.
-struct DigestMemo {
-  std::mutex mutex;
-  std::string input, value;
-};
-DigestMemo& digest_memo() {
-  static DigestMemo memo;
-  return memo;
-}
-}  // namespace
-
-std::string digest(const Proposal& p) {
-  DigestMemo& memo = digest_memo();
-  {
-    std::lock_guard<std::mutex> hold(memo.mutex);
-    if (!memo.value.empty() && same_input(p, memo.input)) return memo.value;
-  }
-  std::string value = blob_id(digest_input(p, false));
-  std::string key = digest_input(p, true);
-  std::lock_guard<std::mutex> hold(memo.mutex);
-  memo.input = std::move(key);
-  memo.value = value;
-  return value;
+  return blob_id(s);
 }
 
 json to_json(const Validation& v) {
