@@ -122,7 +122,7 @@ Result<std::vector<int>> sweep(Workspace& ws);
 // so proposing reads the index once and no record but a twin's.
 struct Swept {
   FileLock lock;
-  std::vector<Store::LiveEntry> live;
+  Store::LiveView live;
 };
 Result<Swept> lock_and_sweep_live(Workspace& ws);
 

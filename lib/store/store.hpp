@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -217,9 +218,18 @@ public:
     std::string agent;  // as recorded
     bool operator==(const LiveEntry&) const = default;
   };
+  // The index as this process keeps it (never copied). A holder sees the
+  // changes this process makes to it later: take what is needed before.
+  struct LiveIndex;
   struct LiveView {
-    std::vector<LiveEntry> entries;  // ascending id
-    bool rebuilt = false;            // made again from every record (as live() says)
+    std::shared_ptr<const LiveIndex> index;  // its settled entries, but those in `left_out`
+    std::vector<int> left_out;               // ascending
+    std::vector<LiveEntry> extra;            // read from their records
+    bool rebuilt = false;                    // made again from every record (as live() says)
+    // Each entry, the index's (ascending id) then `extra`, until `f` returns false.
+    void each(const std::function<bool(const LiveEntry&)>& f) const;
+    // Every entry, copied, ascending id (doctor's and the tests' view).
+    std::vector<LiveEntry> entries() const;
   };
   // The live set as the index says it, no record read: what propose's one
   // pass (the sweep, the twin, the limit) reads. An entry a save cut short
@@ -256,21 +266,55 @@ private:
     bool unsettled = false;  // its record may say otherwise: read it
     bool operator==(const Named&) const = default;
   };
+public:
   struct LiveIndex {
     int next = 1;   // the id the next proposal gets at the earliest
     int swept = 0;  // every id named below it was found with its record by a sweep
     std::vector<Named> named;  // ascending id
+    // Ids that left the live set (decided, or a create cut short) and may
+    // still be in staging/: what the archiver looks at (archive_decided),
+    // so it never lists staging/. Ascending.
+    std::vector<int> due;
     bool operator==(const LiveIndex&) const = default;
   };
-  // The index when it verifies and is current; nullopt otherwise.
-  std::optional<LiveIndex> read_live() const;
+
+private:
+  // One change to the index, appended to its file as one sealed line
+  // (chained to the line before it): an entry put (made or replaced), an
+  // entry dropped (its id then due for the archiver), the `next` and
+  // `swept` marks set, or ids the archiver has looked at (no longer due).
+  struct LiveChange {
+    enum class What { put, drop, marks, archived } what = What::put;
+    Named named;              // put
+    int id = 0;               // drop
+    int next = 0, swept = 0;  // marks
+    std::vector<int> ids;     // archived, ascending
+  };
+  using LiveRef = std::shared_ptr<const LiveIndex>;
+  static LiveChange put_change(LiveEntry e, bool unsettled);
+  static LiveChange drop_change(int id);
+  static LiveChange marks_change(int next, int swept);
+  // A change's line as sealed ("put\t<entry>", "drop\t<id>", "marks\t<next>\t<swept>"), and back.
+  static std::string change_text(const LiveChange& c);
+  static std::optional<LiveChange> parse_change(std::string_view text);
+  static void apply_change(LiveIndex& x, const LiveChange& c);
+  // The index when it verifies and is current; null otherwise. The one
+  // this process keeps (never copied): valid while the caller holds it.
+  LiveRef read_live() const;
+  // The index as its file says when it verifies, current or not.
+  LiveRef load_live() const;
   // Every record's verdict: the ids that are live (or unreadable) and the next id.
   LiveIndex scan_live() const;
   LiveIndex scan_live(const Audit& a) const;
   // load(), and the record's compact text with its seal (what a summary line copies) in `record`.
   Result<Proposal> load(int id, Payloads payloads, std::string* record) const;
-  Result<LiveIndex> current_live() const;
-  Status write_live(const LiveIndex& x) const;
+  Result<LiveRef> current_live() const;
+  // The whole index written again (a rebuild, or the file compacted).
+  Status write_live(LiveIndex x) const;
+  // `changes` made to the current index: appended to its file, one sealed
+  // line each, or the whole file written again when there is no current
+  // index to append to or the appended lines outgrow the entries.
+  Status change_live(const std::vector<LiveChange>& changes) const;
   // After records were saved, or before (`settled` false: their entries
   // marked unsettled), what the index says of them.
   Status tell_live(const std::vector<const Proposal*>& ps, bool settled) const;
