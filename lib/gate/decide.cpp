@@ -33,8 +33,11 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
 }
 
 bool past_timeout(const Workspace& ws, const Store::LiveEntry& e) {
+  return past_timeout(ws, e, unix_seconds(ws.clock->now()));
+}
+
+bool past_timeout(const Workspace& ws, const Store::LiveEntry& e, int64_t now) {
   if (!e.readable || (e.state != State::pending && e.state != State::held) || e.clock == '-') return false;
-  const int64_t now = unix_seconds(ws.clock->now());
   if (e.clock == 'a') return now > e.at;
   return now - e.at > ws.cfg.timeout;
 }
@@ -205,7 +208,7 @@ Result<std::vector<int>> sweep_into(Workspace& ws, Store::LiveView& live) {
   std::vector<Store::LiveEntry> candidates;
   live.each([&](const Store::LiveEntry& e) {
     if (e.readable && e.state == State::pending && e.clock == 'r' &&
-        (past_timeout(ws, e) || e.at - now_s > k_clock_skew.count()))
+        (past_timeout(ws, e, now_s) || e.at - now_s > k_clock_skew.count()))
       candidates.push_back(e);
     return true;
   });

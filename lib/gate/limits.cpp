@@ -4,6 +4,7 @@
 
 #include "lib/gate/decide.hpp"
 #include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
 #include "lib/config/workspace.hpp"
 
 namespace kai {
@@ -48,8 +49,9 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
 
 Status check_pending_limit(const Workspace& ws, const Store::LiveView& live, const std::string& agent) {
   long pending = 0;
+  const int64_t now = unix_seconds(ws.clock->now());
   live.each([&](const Store::LiveEntry& e) {
-    if (e.readable && e.state == State::pending && e.agent == agent && !past_timeout(ws, e)) ++pending;
+    if (e.readable && e.state == State::pending && e.agent == agent && !past_timeout(ws, e, now)) ++pending;
     return true;
   });
   if (pending < ws.cfg.limits.pending) return ok_status();
@@ -66,8 +68,10 @@ std::optional<Proposal> pending_twin(const Workspace& ws, const Store::LiveView&
   const std::string want = digest(p);
   const std::string key = live_key(p, want);
   std::optional<Proposal> found;
+  const int64_t now = unix_seconds(ws.clock->now());
   live.each([&](const Store::LiveEntry& e) {
-    if (!e.readable || e.state != State::pending || e.agent != p.agent || e.key != key || past_timeout(ws, e))
+    // The key first: it tells requests apart where the agent mostly does not.
+    if (e.key != key || !e.readable || e.state != State::pending || e.agent != p.agent || past_timeout(ws, e, now))
       return true;
     // The index only says where to look: the record, its own seal checked, decides.
     auto q = ws.store.load(e.id, Store::Payloads::none);

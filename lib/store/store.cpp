@@ -959,20 +959,6 @@ Status Store::tell_live(const std::vector<const Proposal*>& ps, bool settled) co
   return change_live(changes);
 }
 
-void Store::LiveView::each(const std::function<bool(const LiveEntry&)>& f) const {
-  if (index) {
-    auto out = left_out.begin();
-    for (const Named& n : index->named) {
-      if (n.unsettled) continue;
-      while (out != left_out.end() && *out < n.entry.id) ++out;
-      if (out != left_out.end() && *out == n.entry.id) continue;
-      if (!f(n.entry)) return;
-    }
-  }
-  for (const LiveEntry& e : extra)
-    if (!f(e)) return;
-}
-
 std::vector<Store::LiveEntry> Store::LiveView::entries() const {
   std::vector<LiveEntry> out;
   each([&out](const LiveEntry& e) {

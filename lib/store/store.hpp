@@ -25,7 +25,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -226,8 +225,10 @@ public:
     std::vector<int> left_out;               // ascending
     std::vector<LiveEntry> extra;            // read from their records
     bool rebuilt = false;                    // made again from every record (as live() says)
-    // Each entry, the index's (ascending id) then `extra`, until `f` returns false.
-    void each(const std::function<bool(const LiveEntry&)>& f) const;
+    // Each entry, the index's (ascending id) then `extra`, until `f`
+    // (bool(const LiveEntry&)) returns false.
+    template <class F>
+    void each(F&& f) const;
     // Every entry, copied, ascending id (doctor's and the tests' view).
     std::vector<LiveEntry> entries() const;
   };
@@ -348,6 +349,21 @@ private:
   std::shared_ptr<LiveCache> m_live_cache;  // shared by copies: one store
   mutable int m_swept_below = 0;  // this process checked every id named below it (settle_created)
 };
+
+template <class F>
+void Store::LiveView::each(F&& f) const {
+  if (index) {
+    auto out = left_out.begin();
+    for (const Named& n : index->named) {
+      if (n.unsettled) continue;
+      while (out != left_out.end() && *out < n.entry.id) ++out;
+      if (out != left_out.end() && *out == n.entry.id) continue;
+      if (!f(n.entry)) return;
+    }
+  }
+  for (const LiveEntry& e : extra)
+    if (!f(e)) return;
+}
 
 std::string live_key(const Proposal& p, const std::string& payload_digest);
 Store::LiveEntry live_entry(const Proposal& p);
