@@ -880,8 +880,10 @@ Status Store::change_live(const std::vector<LiveChange>& changes) const {
     m_live_cache->mark = FileMark{};
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", file.string(), errno_text(err)));
   }
-  // The kept index changes in place: a LiveRef held elsewhere sees it.
+  // The kept index changes in place when no one else holds it (another
+  // thread may be reading it: MCP calls run side by side), else a copy.
   current->reset();
+  if (m_live_cache->index.use_count() > 1) m_live_cache->index = std::make_shared<LiveIndex>(*m_live_cache->index);
   for (const LiveChange& c : changes) apply_change(*m_live_cache->index, c);
   m_live_cache->tail = std::move(tail);
   m_live_cache->appended += changes.size();

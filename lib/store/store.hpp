@@ -217,8 +217,9 @@ public:
     std::string agent;  // as recorded
     bool operator==(const LiveEntry&) const = default;
   };
-  // The index as this process keeps it (never copied). A holder sees the
-  // changes this process makes to it later: take what is needed before.
+  // The index as this process keeps it (never copied while it is read: a
+  // change made while a LiveRef to it is held goes to a copy, so let go
+  // of the view before changing the store, or the change copies it).
   struct LiveIndex;
   struct LiveView {
     std::shared_ptr<const LiveIndex> index;  // its settled entries, but those in `left_out`
