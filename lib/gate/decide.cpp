@@ -33,8 +33,11 @@ Entry unreversible_entry(const Workspace& ws, const Proposal& p, const std::stri
 }
 
 bool past_timeout(const Workspace& ws, const Store::LiveEntry& e) {
+  return past_timeout(ws, e, unix_seconds(ws.clock->now()));
+}
+
+bool past_timeout(const Workspace& ws, const Store::LiveEntry& e, int64_t now) {
   if (!e.readable || (e.state != State::pending && e.state != State::held) || e.clock == '-') return false;
-  const int64_t now = unix_seconds(ws.clock->now());
   if (e.clock == 'a') return now > e.at;
   return now - e.at > ws.cfg.timeout;
 }
@@ -169,7 +172,7 @@ namespace {
 
 // The sweep proper: expire what is due; `live` keeps what is still live,
 // as the live index says it (no record read but those due).
-Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Store::LiveEntry>& live) {
+Result<std::vector<int>> sweep_into(Workspace& ws, Store::LiveView& live) {
   if (const std::string& before = ws.store.replaced(); !before.empty())
     ws.notices.push_back(fmt::format(
         "the state dir {} was made anew: the records of the store before it are gone, and proposal ids start "
@@ -197,19 +200,23 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Store::LiveEntry>
   // (or made in the future) has its record read, and the record decides.
   auto set = ws.store.live_index(Store::Refresh::write);
   if (!set) return set.error();
+  live = std::move(*set);
   std::vector<Proposal> due;
   const TimePoint now = ws.clock->now();
   const int64_t now_s = unix_seconds(now);
-  for (auto& e : set->entries) {
-    const bool candidate = e.readable && e.state == State::pending && e.clock == 'r' &&
-                           (past_timeout(ws, e) || e.at - now_s > k_clock_skew.count());
-    if (!candidate) {
-      live.push_back(std::move(e));
-      continue;
-    }
+  // Only a candidate is taken out of the set and read from its record.
+  std::vector<Store::LiveEntry> candidates;
+  live.each([&](const Store::LiveEntry& e) {
+    if (e.readable && e.state == State::pending && e.clock == 'r' &&
+        (past_timeout(ws, e, now_s) || e.at - now_s > k_clock_skew.count()))
+      candidates.push_back(e);
+    return true;
+  });
+  std::vector<Store::LiveEntry> keep;
+  for (auto& e : candidates) {
     auto loaded = ws.store.load(e.id, Store::Payloads::none);
     if (!loaded) {
-      if (loaded.error().code != Errc::not_found) live.push_back(std::move(e));  // doctor reports it
+      if (loaded.error().code != Errc::not_found) keep.push_back(std::move(e));  // doctor reports it
       continue;
     }
     Proposal& p = *loaded;
@@ -229,10 +236,18 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Store::LiveEntry>
     if (mine && past_timeout(ws, p))
       due.push_back(std::move(p));
     else if (p.sealed == SealCheck::ok && live_state_of(p))
-      live.push_back(live_entry(p));
+      keep.push_back(live_entry(p));
     else if (p.sealed != SealCheck::ok)
-      live.push_back(std::move(e));  // the index's word, not a record's that does not verify
+      keep.push_back(std::move(e));  // the index's word, not a record's that does not verify
   }
+  // The candidates leave the set; what stays live comes back as read.
+  for (const auto& e : candidates) live.left_out.push_back(e.id);
+  std::sort(live.left_out.begin(), live.left_out.end());
+  std::vector<Store::LiveEntry> extra;
+  for (auto& e : live.extra)
+    if (!std::binary_search(live.left_out.begin(), live.left_out.end(), e.id)) extra.push_back(std::move(e));
+  for (auto& e : keep) extra.push_back(std::move(e));
+  live.extra = std::move(extra);
   if (due.size() == 1)
     KAI_TRY(expire(ws, due.front()));
   else if (due.size() > 1)
@@ -246,7 +261,7 @@ Result<std::vector<int>> sweep_into(Workspace& ws, std::vector<Store::LiveEntry>
 }  // namespace
 
 Result<std::vector<int>> sweep(Workspace& ws) {
-  std::vector<Store::LiveEntry> live;
+  Store::LiveView live;
   return sweep_into(ws, live);
 }
 

@@ -5,6 +5,7 @@
 // the person saw is still what is staged.
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <functional>
 #include <string>
@@ -122,7 +123,7 @@ Result<std::vector<int>> sweep(Workspace& ws);
 // so proposing reads the index once and no record but a twin's.
 struct Swept {
   FileLock lock;
-  std::vector<Store::LiveEntry> live;
+  Store::LiveView live;
 };
 Result<Swept> lock_and_sweep_live(Workspace& ws);
 
@@ -140,6 +141,8 @@ namespace kai {
 bool past_timeout(const Workspace& ws, const Proposal& p);
 // The same from what the live index says of one (Store::LiveEntry).
 bool past_timeout(const Workspace& ws, const Store::LiveEntry& e);
+// The same at `now` (unix seconds): for a pass over many entries.
+bool past_timeout(const Workspace& ws, const Store::LiveEntry& e, int64_t now);
 // How far ahead of the clock a proposal's created time may be before
 // sweep() takes it for a clock that ran ahead and counts it from now.
 inline constexpr std::chrono::seconds k_clock_skew{300};

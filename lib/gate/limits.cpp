@@ -4,6 +4,7 @@
 
 #include "lib/gate/decide.hpp"
 #include "lib/util/text.hpp"
+#include "lib/util/time.hpp"
 #include "lib/config/workspace.hpp"
 
 namespace kai {
@@ -46,10 +47,13 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
                     "split the change into smaller proposals; nothing was staged");
 }
 
-Status check_pending_limit(const Workspace& ws, const std::vector<Store::LiveEntry>& live, const std::string& agent) {
+Status check_pending_limit(const Workspace& ws, const Store::LiveView& live, const std::string& agent) {
   long pending = 0;
-  for (const Store::LiveEntry& e : live)
-    if (e.readable && e.state == State::pending && e.agent == agent && !past_timeout(ws, e)) ++pending;
+  const int64_t now = unix_seconds(ws.clock->now());
+  live.each([&](const Store::LiveEntry& e) {
+    if (e.readable && e.state == State::pending && e.agent == agent && !past_timeout(ws, e, now)) ++pending;
+    return true;
+  });
   if (pending < ws.cfg.limits.pending) return ok_status();
   return make_error(Errc::denied,
                     fmt::format("{} already has {} proposals waiting for a decision ([limits] pending is {})",
@@ -59,23 +63,29 @@ Status check_pending_limit(const Workspace& ws, const std::vector<Store::LiveEnt
                     "wait until the person decides some (kaicoder list --status pending); nothing was staged");
 }
 
-std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Store::LiveEntry>& live,
+std::optional<Proposal> pending_twin(const Workspace& ws, const Store::LiveView& live,
                                      const Proposal& p) {
   const std::string want = digest(p);
   const std::string key = live_key(p, want);
-  for (const Store::LiveEntry& e : live) {
-    if (!e.readable || e.state != State::pending || e.agent != p.agent || e.key != key || past_timeout(ws, e))
-      continue;
+  std::optional<Proposal> found;
+  const int64_t now = unix_seconds(ws.clock->now());
+  live.each([&](const Store::LiveEntry& e) {
+    // The key first: it tells requests apart where the agent mostly does not.
+    if (e.key != key || !e.readable || e.state != State::pending || e.agent != p.agent || past_timeout(ws, e, now))
+      return true;
     // The index only says where to look: the record, its own seal checked, decides.
     auto q = ws.store.load(e.id, Store::Payloads::none);
-    if (!q || q->state != State::pending || q->sealed != SealCheck::ok || past_timeout(ws, *q)) continue;
+    if (!q || q->state != State::pending || q->sealed != SealCheck::ok || past_timeout(ws, *q)) return true;
     // The same base too: a retry after the file changed is a new proposal,
     // not one whose approval would now fail as stale.
     const bool same_base = q->base.exists == p.base.exists && q->base.blob == p.base.blob;
-    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && same_base && q->sealed_payload_digest == want)
-      return std::move(*q);
-  }
-  return std::nullopt;
+    if (q->agent == p.agent && q->kind == p.kind && q->path == p.path && same_base && q->sealed_payload_digest == want) {
+      found = std::move(*q);
+      return false;
+    }
+    return true;
+  });
+  return found;
 }
 
 }  // namespace kai

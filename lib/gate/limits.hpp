@@ -43,7 +43,7 @@ Status check_payload_limit(const Config::Limits& l, std::string_view what, size_
 // [limits] pending proposals pending that have not expired. Counts in
 // `live`, the live index's entries a sweep left (lib/gate/decide
 // lock_and_sweep_live), under the store lock that sweep took: no record read.
-Status check_pending_limit(const Workspace& ws, const std::vector<Store::LiveEntry>& live, const std::string& agent);
+Status check_pending_limit(const Workspace& ws, const Store::LiveView& live, const std::string& agent);
 
 // The pending proposal from the same proposer (`p.agent` as recorded) that
 // `p` repeats: same kind, path and base (the file as it was), and a sealed
@@ -52,7 +52,7 @@ Status check_pending_limit(const Workspace& ws, const std::vector<Store::LiveEnt
 // as check_pending_limit does, for an entry of the same agent and request
 // key (Store live_key), and reads only such a candidate's record, which
 // decides.
-std::optional<Proposal> pending_twin(const Workspace& ws, const std::vector<Store::LiveEntry>& live,
+std::optional<Proposal> pending_twin(const Workspace& ws, const Store::LiveView& live,
                                      const Proposal& p);
 
 }  // namespace kai

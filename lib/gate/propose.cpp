@@ -187,6 +187,7 @@ Status stage(Workspace& ws, Staged& out, const Verdict& v) {
     }
     KAI_TRY(check_pending_limit(ws, swept->live, out.proposal.agent));
   }
+  swept->live = {};  // done with: the index is changed in place, not copied
   auto id = ws.store.next_id();
   if (!id) return id.error();
   out.proposal.id = *id;

@@ -162,6 +162,7 @@ Result<StagedRun> propose_run(Workspace& ws, const RunRequest& req, const fs::pa
       out.existing = true;
     } else {
       if (!runs_now) KAI_TRY(check_pending_limit(ws, swept->live, p.agent));
+      swept->live = {};  // done with: the index is changed in place, not copied
       auto id = ws.store.next_id();
       if (!id) return id.error();
       p.id = *id;

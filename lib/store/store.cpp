@@ -226,14 +226,9 @@ Status Store::create(Proposal& p) const {
     // leaves no record, which the next sweep finds (settle_created).
     auto x = current_live();
     if (!x) return x.error();
-    auto at = std::lower_bound(x->named.begin(), x->named.end(), p.id,
-                               [](const Named& n, int id) { return n.entry.id < id; });
-    if (at != x->named.end() && at->entry.id == p.id)
-      *at = {live_entry(p), false};
-    else
-      x->named.insert(at, {live_entry(p), false});
-    x->next = std::max(x->next, p.id + 1);
-    KAI_TRY(write_live(*x));
+    const int next = std::max((*x)->next, p.id + 1), swept = std::max((*x)->swept, m_swept_below);
+    x->reset();
+    KAI_TRY(change_live({put_change(live_entry(p), false), marks_change(next, swept)}));
   }
   fault_point("after-live-index");
   std::error_code ec;
@@ -453,11 +448,13 @@ Result<std::vector<int>> Store::ids() const {
 namespace {
 // held: a run's effects still wait for a person (lib/gate/run_effects).
 bool live_state(State s) { return s == State::pending || s == State::approved || s == State::held; }
-// The index's seal kind: "-2" since its entries carry what the passes
-// read (an index of the first format, ids only, does not verify: made again).
-constexpr const char* k_live_kind = "live-index-2";
+// The index's seal kinds: "-3" since changes are appended to it, each line
+// sealed and chained to the one before (an index of an older format, a
+// whole file under one seal, does not verify: made again, never misread).
+constexpr const char* k_live_kind = "live-index-3";
+constexpr const char* k_live_change_kind = "live-index-3-change";
 constexpr const char* k_live_id = "live";
-constexpr std::string_view k_live_head = "kaicoder-live-2 ";
+constexpr std::string_view k_live_head = "kaicoder-live-3 ";
 // A key is a candidate filter (the twin's record is compared in full), so
 // 64 bits of it are plenty and keep a line short.
 constexpr size_t k_key_chars = 16;
@@ -515,6 +512,20 @@ std::optional<std::pair<Store::LiveEntry, bool>> parse_line(std::string_view l) 
   e.key = std::move(*key);
   e.agent = std::move(*agent);
   return std::make_pair(std::move(e), f[2] == "?");
+}
+
+// "<id> <id> …", ascending, each at least 1 ("" for none).
+std::optional<std::vector<int>> parse_ids(std::string_view text) {
+  std::vector<int> out;
+  while (!text.empty()) {
+    const size_t sp = text.find(' ');
+    auto id = parse_number<int>(text.substr(0, sp));
+    if (!id || *id < 1 || (!out.empty() && out.back() >= *id)) return std::nullopt;
+    out.push_back(*id);
+    text = sp == std::string_view::npos ? std::string_view() : text.substr(sp + 1);
+    if (sp != std::string_view::npos && text.empty()) return std::nullopt;
+  }
+  return out;
 }
 
 Store::LiveEntry unreadable_entry(int id) {
@@ -594,7 +605,9 @@ using store_detail::mark_of;
 struct Store::LiveCache {
   std::mutex mutex;
   FileMark mark;  // the file as read or written last: its head (with the seal) and stat data
-  LiveIndex index;
+  std::shared_ptr<LiveIndex> index;  // null: nothing kept
+  std::string tail;     // the seal of its last line: what the next appended line is chained to
+  size_t appended = 0;  // lines appended after its snapshot
 };
 
 Store::Store(fs::path state_dir)
@@ -606,69 +619,204 @@ void Store::use(Sealer s) {
   m_load_cache = std::make_shared<LoadCache>();  // verdicts were another sealer's
 }
 
-std::optional<Store::LiveIndex> Store::read_live() const {
-  const fs::path file = m_dir / "staging" / "live";
-  std::optional<LiveIndex> x;
-  {
-    // The index this process read or wrote last, while the file still has
-    // its seal: a change by any other command changes the seal (a forged
-    // file that copies the head is never believed either way: what is kept
-    // is what verified).
-    std::lock_guard<std::mutex> hold(m_live_cache->mutex);
-    if (!m_live_cache->mark.head.empty() && mark_of(file) == m_live_cache->mark) x = m_live_cache->index;
+// One change as its line's text (before its seal).
+std::string Store::change_text(const LiveChange& c) {
+  std::string out;
+  if (c.what == LiveChange::What::put) {
+    out = "put\t";
+    put_line(out, c.named.entry, c.named.unsettled);
+    out.pop_back();  // its newline
+  } else if (c.what == LiveChange::What::drop) {
+    out = fmt::format("drop\t{}", c.id);
+  } else if (c.what == LiveChange::What::archived) {
+    out = fmt::format("archived\t{}", fmt::join(c.ids, " "));
+  } else {
+    out = fmt::format("marks\t{}\t{}", c.next, c.swept);
   }
-  if (!x) {
-    const FileMark mark = mark_of(file);
-    auto text = read_owned(file);
-    if (!text || !text->starts_with(k_live_head)) return std::nullopt;
-    const size_t nl = text->find('\n');
-    if (nl == std::string::npos) return std::nullopt;
-    const std::string_view head = std::string_view(*text).substr(0, nl + 1);
-    const std::string_view mac = head.substr(k_live_head.size(), head.size() - k_live_head.size() - 1);
-    std::string_view body = std::string_view(*text).substr(nl + 1);
-    if (m_seal.check(k_live_kind, k_live_id, body, mac) != SealCheck::ok) return std::nullopt;
-    // "next N swept S", then the entries, ascending.
-    const size_t first = body.find('\n');
-    if (first == std::string_view::npos) return std::nullopt;
-    std::string_view top = body.substr(0, first);
-    body.remove_prefix(first + 1);
-    LiveIndex got;
-    const size_t sp = top.find(" swept ");
-    if (!top.starts_with("next ") || sp == std::string_view::npos) return std::nullopt;
-    auto next = parse_number<int>(top.substr(5, sp - 5));
-    auto swept = parse_number<int>(top.substr(sp + 7));
+  return out;
+}
+
+void Store::apply_change(LiveIndex& x, const LiveChange& c) {
+  auto at = std::lower_bound(x.named.begin(), x.named.end(), c.what == LiveChange::What::put ? c.named.entry.id : c.id,
+                             [](const Named& n, int id) { return n.entry.id < id; });
+  const int id = c.what == LiveChange::What::put ? c.named.entry.id : c.id;
+  const bool there = at != x.named.end() && at->entry.id == id;
+  switch (c.what) {
+    case LiveChange::What::put:
+      if (there)
+        *at = c.named;
+      else
+        x.named.insert(at, c.named);
+      break;
+    case LiveChange::What::drop: {
+      if (there) x.named.erase(at);
+      auto d = std::lower_bound(x.due.begin(), x.due.end(), c.id);
+      if (d == x.due.end() || *d != c.id) x.due.insert(d, c.id);
+      break;
+    }
+    case LiveChange::What::archived: {
+      std::vector<int> left;
+      left.reserve(x.due.size());
+      std::set_difference(x.due.begin(), x.due.end(), c.ids.begin(), c.ids.end(), std::back_inserter(left));
+      x.due = std::move(left);
+      break;
+    }
+    case LiveChange::What::marks:
+      x.next = c.next;
+      x.swept = c.swept;
+      break;
+  }
+}
+
+std::optional<Store::LiveChange> Store::parse_change(std::string_view text) {
+  LiveChange c;
+  if (text.starts_with("put\t")) {
+    auto e = parse_line(text.substr(4));
+    if (!e) return std::nullopt;
+    c.what = LiveChange::What::put;
+    c.named = {std::move(e->first), e->second};
+    return c;
+  }
+  if (text.starts_with("drop\t")) {
+    auto id = parse_number<int>(text.substr(5));
+    if (!id || *id < 1) return std::nullopt;
+    c.what = LiveChange::What::drop;
+    c.id = *id;
+    return c;
+  }
+  if (text.starts_with("archived\t")) {
+    c.what = LiveChange::What::archived;
+    auto ids = parse_ids(text.substr(9));
+    if (!ids) return std::nullopt;
+    c.ids = std::move(*ids);
+    return c;
+  }
+  if (text.starts_with("marks\t")) {
+    text.remove_prefix(6);
+    const size_t tab = text.find('\t');
+    if (tab == std::string_view::npos) return std::nullopt;
+    auto next = parse_number<int>(text.substr(0, tab));
+    auto swept = parse_number<int>(text.substr(tab + 1));
     if (!next || !swept || *next < 1) return std::nullopt;
-    got.next = *next;
-    got.swept = *swept;
-    while (!body.empty()) {
-      const size_t end = body.find('\n');
-      if (end == std::string_view::npos) return std::nullopt;
-      auto e = parse_line(body.substr(0, end));
-      body.remove_prefix(end + 1);
-      if (!e || (!got.named.empty() && got.named.back().entry.id >= e->first.id)) return std::nullopt;
-      got.named.push_back({std::move(e->first), e->second});
-    }
-    // Kept only when the file read is the one marked (no write between).
-    std::lock_guard<std::mutex> hold(m_live_cache->mutex);
-    if (mark.head == head && mark_of(file) == mark) {
-      m_live_cache->mark = mark;
-      m_live_cache->index = got;
-    } else {
-      m_live_cache->mark = FileMark{};
-    }
-    x = std::move(got);
+    c.what = LiveChange::What::marks;
+    c.next = *next;
+    c.swept = *swept;
+    return c;
   }
+  return std::nullopt;
+}
+
+// The file: "kaicoder-live-3 <snapshot bytes> <seal>\n", the snapshot
+// ("next N swept S\n", then one line per entry, ascending) under the head's
+// seal, then the changes appended since, each "<change>\t<seal>\n" sealed
+// (kind k_live_change_kind) with the seal of the line before it (the
+// head's, for the first) as its identity: a line dropped, reordered,
+// replayed from elsewhere in the file or from another store, forged or
+// torn breaks the chain from there on, and the whole file is not believed.
+Store::LiveRef Store::load_live() const {
+  const fs::path file = m_dir / "staging" / "live";
+  {
+    // The index this process read or wrote last, while the file is still
+    // the one it read or wrote: a change by any other command changes its
+    // size, times or inode (a forged file that copies them is never
+    // believed either way: what is kept is what verified).
+    std::lock_guard<std::mutex> hold(m_live_cache->mutex);
+    if (m_live_cache->index && !m_live_cache->mark.head.empty() && mark_of(file) == m_live_cache->mark)
+      return m_live_cache->index;
+  }
+  const FileMark mark = mark_of(file);
+  auto text = read_owned(file);
+  if (!text || !text->starts_with(k_live_head)) return nullptr;
+  const size_t nl = text->find('\n');
+  if (nl == std::string::npos) return nullptr;
+  const std::string_view head = std::string_view(*text).substr(0, nl + 1);
+  std::string_view fields = head.substr(k_live_head.size(), head.size() - k_live_head.size() - 1);
+  const size_t sp = fields.find(' ');
+  if (sp == std::string_view::npos) return nullptr;
+  auto size = parse_number<size_t>(fields.substr(0, sp));
+  const std::string_view mac = fields.substr(sp + 1);
+  if (!size || *size > text->size() - nl - 1) return nullptr;
+  std::string_view body = std::string_view(*text).substr(nl + 1, *size);
+  std::string_view changes = std::string_view(*text).substr(nl + 1 + *size);
+  if (m_seal.check(k_live_kind, k_live_id, body, mac) != SealCheck::ok) return nullptr;
+  // "next N swept S", then the entries, ascending.
+  const size_t first = body.find('\n');
+  if (first == std::string_view::npos) return nullptr;
+  std::string_view top = body.substr(0, first);
+  body.remove_prefix(first + 1);
+  auto got = std::make_shared<LiveIndex>();
+  const size_t sw = top.find(" swept ");
+  if (!top.starts_with("next ") || sw == std::string_view::npos) return nullptr;
+  auto next = parse_number<int>(top.substr(5, sw - 5));
+  auto swept = parse_number<int>(top.substr(sw + 7));
+  if (!next || !swept || *next < 1) return nullptr;
+  got->next = *next;
+  got->swept = *swept;
+  // "due <id> …": left the live set, maybe not archived yet.
+  const size_t due_end = body.find('\n');
+  if (due_end == std::string_view::npos || !body.starts_with("due")) return nullptr;
+  const std::string_view due = body.substr(0, due_end);
+  auto due_ids = due.size() == 3 ? std::optional<std::vector<int>>(std::vector<int>{})
+                                 : due[3] == ' ' ? parse_ids(due.substr(4)) : std::nullopt;
+  if (!due_ids) return nullptr;
+  got->due = std::move(*due_ids);
+  body.remove_prefix(due_end + 1);
+  while (!body.empty()) {
+    const size_t end = body.find('\n');
+    if (end == std::string_view::npos) return nullptr;
+    auto e = parse_line(body.substr(0, end));
+    body.remove_prefix(end + 1);
+    if (!e || (!got->named.empty() && got->named.back().entry.id >= e->first.id)) return nullptr;
+    got->named.push_back({std::move(e->first), e->second});
+  }
+  // The appended changes, each chained to the seal before it.
+  std::string tail(mac);
+  size_t appended = 0;
+  while (!changes.empty()) {
+    const size_t end = changes.find('\n');
+    if (end == std::string_view::npos) return nullptr;  // torn: cut short mid-line
+    const std::string_view line = changes.substr(0, end);
+    changes.remove_prefix(end + 1);
+    const size_t tab = line.rfind('\t');
+    if (tab == std::string_view::npos) return nullptr;
+    const std::string_view what = line.substr(0, tab), seal = line.substr(tab + 1);
+    if (m_seal.check(k_live_change_kind, tail, what, seal) != SealCheck::ok) return nullptr;
+    auto c = parse_change(what);
+    if (!c) return nullptr;
+    apply_change(*got, *c);
+    tail.assign(seal);
+    ++appended;
+  }
+  // Kept only when the file read is the one marked (no write between).
+  std::lock_guard<std::mutex> hold(m_live_cache->mutex);
+  if (mark.head == head && mark_of(file) == mark) {
+    m_live_cache->mark = mark;
+    m_live_cache->index = got;
+    m_live_cache->tail = std::move(tail);
+    m_live_cache->appended = appended;
+  } else {
+    m_live_cache->mark = FileMark{};
+    m_live_cache->index.reset();
+  }
+  return got;
+}
+
+Store::LiveRef Store::read_live() const {
+  LiveRef x = load_live();
+  if (!x) return nullptr;
   // Older than the store: a proposal was made after this index was written
-  // (a sealed copy put back), so it may not name every live one.
+  // (a sealed copy put back, or its last lines cut off), so it may not name
+  // every live one.
   std::error_code ec;
   if (fs::exists(fs::symlink_status(staging_dir(x->next), ec)) || fs::exists(fs::symlink_status(archive_dir(x->next), ec)))
-    return std::nullopt;
+    return nullptr;
   return x;
 }
 
 Store::LiveIndex Store::scan_live() const {
   LiveIndex x;
   auto all = ids();
+  const std::vector<int> hot = hot_ids();
   for (int id : all ? *all : std::vector<int>{}) {
     x.next = std::max(x.next, id + 1);
     auto p = load(id, Payloads::none);
@@ -677,30 +825,105 @@ Store::LiveIndex Store::scan_live() const {
       x.named.push_back({unreadable_entry(id), false});
     else if (live_state(p->state))
       x.named.push_back({live_entry(*p), false});
+    else if (std::binary_search(hot.begin(), hot.end(), id))
+      x.due.push_back(id);  // decided, still in staging/: the archiver's to move
   }
   return x;
 }
 
-Result<Store::LiveIndex> Store::current_live() const {
-  if (auto x = read_live()) return *x;
-  LiveIndex x = scan_live();
-  KAI_TRY(write_live(x));
-  return x;
+Result<Store::LiveRef> Store::current_live() const {
+  if (auto x = read_live()) return x;
+  KAI_TRY(write_live(scan_live()));
+  std::lock_guard<std::mutex> hold(m_live_cache->mutex);
+  if (m_live_cache->index) return LiveRef(m_live_cache->index);
+  return make_error(Errc::io, "the live index changed while it was written");
 }
 
-Status Store::write_live(const LiveIndex& x) const {
-  std::string body = fmt::format("next {} swept {}\n", x.next, std::max(x.swept, m_swept_below));
+Status Store::write_live(LiveIndex x) const {
+  x.swept = std::max(x.swept, m_swept_below);
+  std::string body = fmt::format("next {} swept {}\ndue{}{}\n", x.next, x.swept, x.due.empty() ? "" : " ",
+                                 fmt::join(x.due, " "));
   body.reserve(body.size() + x.named.size() * 64);
   for (const Named& n : x.named) put_line(body, n.entry, n.unsettled);
   auto mac = m_seal.seal(k_live_kind, k_live_id, body);
   if (!mac) return mac.error();
-  const std::string head = fmt::format("{}{}\n", k_live_head, *mac);
+  const std::string head = fmt::format("{}{} {}\n", k_live_head, body.size(), *mac);
   KAI_TRY(write_file_atomic(m_dir / "staging" / "live", head + body, 0600));
   std::lock_guard<std::mutex> hold(m_live_cache->mutex);
   m_live_cache->mark = mark_of(m_dir / "staging" / "live");
-  if (m_live_cache->mark.head != head) m_live_cache->mark = FileMark{};  // changed already: read it
-  m_live_cache->index = x;
-  m_live_cache->index.swept = std::max(x.swept, m_swept_below);
+  m_live_cache->index = std::make_shared<LiveIndex>(std::move(x));
+  m_live_cache->tail = *mac;
+  m_live_cache->appended = 0;
+  if (m_live_cache->mark.head != head) {  // changed already: read it
+    m_live_cache->mark = FileMark{};
+    m_live_cache->index.reset();
+  }
+  return ok_status();
+}
+
+Status Store::change_live(const std::vector<LiveChange>& changes) const {
+  if (changes.empty()) return ok_status();
+  auto current = current_live();
+  if (!current) return current.error();
+  const fs::path file = m_dir / "staging" / "live";
+  std::unique_lock<std::mutex> hold(m_live_cache->mutex);
+  // Appended to the index this process holds, when the file is still that
+  // one and its lines have not outgrown its entries (then written whole:
+  // what a reader parses stays within a few times the live set).
+  const bool kept = m_live_cache->index && m_live_cache->index == *current;
+  const size_t room = 2 * (*current)->named.size() + 64;
+  if (!kept || m_live_cache->appended + changes.size() > room) {
+    LiveIndex x = **current;
+    hold.unlock();
+    current->reset();
+    for (const LiveChange& c : changes) apply_change(x, c);
+    return write_live(std::move(x));
+  }
+  std::string lines;
+  std::string tail = m_live_cache->tail;
+  for (const LiveChange& c : changes) {
+    std::string what = change_text(c);
+    auto mac = m_seal.seal(k_live_change_kind, tail, what);
+    if (!mac) return mac.error();
+    lines += what;
+    lines += '\t';
+    lines += *mac;
+    lines += '\n';
+    tail = std::move(*mac);
+  }
+  // Only onto the file this process read or wrote last: a plain file with
+  // one link, never through a symlink, its stat data as marked.
+  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st {};
+  const FileMark& m = m_live_cache->mark;
+  const bool same = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+                    st.st_dev == m.dev && st.st_ino == m.ino && st.st_size == m.size;
+  if (!same) {
+    if (fd >= 0) ::close(fd);
+    LiveIndex x = **current;
+    m_live_cache->index.reset();
+    hold.unlock();
+    current->reset();
+    for (const LiveChange& c : changes) apply_change(x, c);
+    return write_live(std::move(x));
+  }
+  const bool written = write_all(fd, lines) && ::fdatasync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!written) {
+    m_live_cache->index.reset();
+    m_live_cache->mark = FileMark{};
+    return make_error(Errc::io, fmt::format("cannot write '{}': {}", file.string(), errno_text(err)));
+  }
+  // The kept index changes in place when no one else holds it (another
+  // thread may be reading it: MCP calls run side by side), else a copy.
+  current->reset();
+  if (m_live_cache->index.use_count() > 1) m_live_cache->index = std::make_shared<LiveIndex>(*m_live_cache->index);
+  for (const LiveChange& c : changes) apply_change(*m_live_cache->index, c);
+  m_live_cache->tail = std::move(tail);
+  m_live_cache->appended += changes.size();
+  m_live_cache->mark = mark_of(file);
+  if (m_live_cache->mark.head.empty()) m_live_cache->index.reset();
   return ok_status();
 }
 
@@ -714,119 +937,211 @@ std::optional<Store::LiveEntry> Store::settle(const Named& n) const {
   return p->sealed == SealCheck::ok ? live_entry(*p) : n.entry;
 }
 
+Store::LiveChange Store::put_change(LiveEntry e, bool unsettled) {
+  LiveChange c;
+  c.what = LiveChange::What::put;
+  c.named.entry = std::move(e);
+  c.named.unsettled = unsettled;
+  return c;
+}
+
+Store::LiveChange Store::drop_change(int id) {
+  LiveChange c;
+  c.what = LiveChange::What::drop;
+  c.id = id;
+  return c;
+}
+
+Store::LiveChange Store::marks_change(int next, int swept) {
+  LiveChange c;
+  c.what = LiveChange::What::marks;
+  c.next = next;
+  c.swept = swept;
+  return c;
+}
+
 Status Store::tell_live(const std::vector<const Proposal*>& ps, bool settled) const {
-  auto x = current_live();
-  if (!x) return x.error();
-  LiveIndex was = *x;
-  for (const Proposal* p : ps) {
-    auto at = std::lower_bound(x->named.begin(), x->named.end(), p->id,
-                               [](const Named& n, int id) { return n.entry.id < id; });
-    const bool there = at != x->named.end() && at->entry.id == p->id;
-    const bool live = live_state(p->state);
-    if (!settled) {
-      // Before the record: its entry may change, so it is read from the
-      // record until it is settled (a crash between leaves it so).
-      if (there) {
-        if (at->unsettled || !live || !(at->entry == live_entry(*p))) at->unsettled = true;
-      } else if (live) {
-        x->named.insert(at, {live_entry(*p), true});
+  std::vector<LiveChange> changes;
+  {
+    auto x = current_live();
+    if (!x) return x.error();
+    const LiveIndex& in = **x;
+    for (const Proposal* p : ps) {
+      auto at = std::lower_bound(in.named.begin(), in.named.end(), p->id,
+                                 [](const Named& n, int id) { return n.entry.id < id; });
+      const bool there = at != in.named.end() && at->entry.id == p->id;
+      const bool live = live_state(p->state);
+      if (!settled) {
+        // Before the record: its entry may change, so it is read from the
+        // record until it is settled (a crash between leaves it so).
+        if (there) {
+          if (!at->unsettled && (!live || !(at->entry == live_entry(*p)))) {
+            changes.push_back(put_change(at->entry, true));
+          }
+        } else if (live) {
+          changes.push_back(put_change(live_entry(*p), true));
+        }
+        continue;
       }
-      continue;
+      // Decided: due for the archiver (also when the index no longer named
+      // it, while its folder is in staging/).
+      if (!live && (there || (!std::binary_search(in.due.begin(), in.due.end(), p->id) && plain_dir(staging_dir(p->id)))))
+        changes.push_back(drop_change(p->id));
+      if (live) {
+        Named want{live_entry(*p), false};
+        if (!there || !(*at == want)) changes.push_back(put_change(std::move(want.entry), false));
+      }
     }
-    if (!live && there) x->named.erase(at);
-    if (live && there) *at = {live_entry(*p), false};
-    if (live && !there) x->named.insert(at, {live_entry(*p), false});
   }
-  return *x == was ? ok_status() : write_live(*x);
+  return change_live(changes);
+}
+
+std::vector<Store::LiveEntry> Store::LiveView::entries() const {
+  std::vector<LiveEntry> out;
+  each([&out](const LiveEntry& e) {
+    out.push_back(e);
+    return true;
+  });
+  std::sort(out.begin(), out.end(), [](const LiveEntry& a, const LiveEntry& b) { return a.id < b.id; });
+  return out;
 }
 
 Result<Store::LiveView> Store::live_index(Refresh refresh) const {
   LiveView out;
-  std::optional<LiveIndex> x = read_live();
+  LiveRef x = read_live();
+  std::optional<LiveIndex> scanned;
   if (!x) {
-    x = scan_live();
+    scanned = scan_live();
     out.rebuilt = true;
   }
-  bool changed = false;
-  LiveIndex kept{x->next, x->swept, {}};
-  for (const Named& n : x->named) {
+  const LiveIndex& in = x ? *x : *scanned;
+  std::vector<LiveChange> changes;
+  for (const Named& n : in.named) {
+    if (!n.unsettled) continue;
     std::optional<LiveEntry> e = settle(n);
-    changed = changed || n.unsettled;
-    if (!e) continue;
-    kept.named.push_back({*e, false});
-    out.entries.push_back(std::move(*e));
+    if (!e) {
+      changes.push_back(drop_change(n.entry.id));
+      continue;
+    }
+    changes.push_back(put_change(*e, false));
+    out.extra.push_back(std::move(*e));
   }
-  if (refresh == Refresh::write && (out.rebuilt || changed)) KAI_TRY(write_live(kept));
+  if (refresh == Refresh::write) {
+    if (out.rebuilt) {
+      LiveIndex kept = std::move(*scanned);
+      for (const LiveChange& c : changes) apply_change(kept, c);
+      KAI_TRY(write_live(std::move(kept)));
+      // As written: every entry settled.
+      auto now = current_live();
+      if (!now) return now.error();
+      out.index = std::move(*now);
+      out.extra.clear();
+      return out;
+    }
+    x.reset();
+    KAI_TRY(change_live(changes));
+    // The kept index, its entries settled now (extra read from it).
+    auto now = current_live();
+    if (!now) return now.error();
+    out.index = std::move(*now);
+    out.extra.clear();
+    return out;
+  }
+  if (x) {
+    out.index = std::move(x);
+  } else {
+    for (const Named& n : scanned->named) out.extra.push_back(n.entry);
+  }
   return out;
 }
 
 Result<std::vector<int>> Store::settle_created() const {
-  auto x = current_live();
-  if (!x) return x.error();
   std::vector<int> gone;
-  LiveIndex kept = *x;
-  kept.named.clear();
-  for (const Named& n : x->named) {
-    if (n.entry.id < x->swept) {
-      kept.named.push_back(n);
-      continue;
+  std::vector<LiveChange> changes;
+  int next = 0, swept = 0;
+  {
+    auto x = current_live();
+    if (!x) return x.error();
+    const LiveIndex& in = **x;
+    next = in.next;
+    swept = in.swept;
+    auto from = std::lower_bound(in.named.begin(), in.named.end(), std::max(in.swept, m_swept_below),
+                                 [](const Named& n, int id) { return n.entry.id < id; });
+    for (auto n = from; n != in.named.end(); ++n) {
+      const fs::path dir = staging_dir(n->entry.id);
+      struct stat st {};
+      const bool folder = ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+      if (folder && ::lstat((dir / "meta.json").c_str(), &st) != 0 && errno == ENOENT) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        if (ec)
+          return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
+                                                  dir.string(), ec.message()));
+        gone.push_back(n->entry.id);
+        changes.push_back(drop_change(n->entry.id));
+        continue;
+      }
+      // Neither folder nor archived one: a create cut short before its folder.
+      if (!folder && !plain_dir(archive_dir(n->entry.id)) && ::lstat(dir.c_str(), &st) != 0)
+        changes.push_back(drop_change(n->entry.id));
     }
-    const fs::path dir = staging_dir(n.entry.id);
-    struct stat st {};
-    const bool folder = ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    if (folder && ::lstat((dir / "meta.json").c_str(), &st) != 0 && errno == ENOENT) {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      if (ec)
-        return make_error(Errc::io, fmt::format("cannot remove '{}', left without a record by an interrupted command: {}",
-                                                dir.string(), ec.message()));
-      gone.push_back(n.entry.id);
-      continue;
-    }
-    // Neither folder nor archived one: a create cut short before its folder.
-    if (!folder && !plain_dir(archive_dir(n.entry.id)) && ::lstat(dir.c_str(), &st) != 0) continue;
-    kept.named.push_back(n);
   }
-  m_swept_below = std::max(m_swept_below, x->next);
-  if (kept.named.size() != x->named.size()) KAI_TRY(write_live(kept));
+  m_swept_below = std::max(m_swept_below, next);
+  if (changes.empty()) return gone;
+  changes.push_back(marks_change(next, std::max(swept, m_swept_below)));
+  KAI_TRY(change_live(changes));
   return gone;
 }
 
 Result<Store::Live> Store::live(Refresh refresh) const {
   Live out;
-  std::optional<LiveIndex> x = read_live();
+  LiveRef x = read_live();
+  std::optional<LiveIndex> scanned;
   if (!x) {
-    x = scan_live();
+    scanned = scan_live();
     out.rebuilt = true;
   }
-  LiveIndex kept{x->next, x->swept, {}};
-  for (const Named& n : x->named) {
+  const LiveIndex& in = x ? *x : *scanned;
+  std::vector<LiveChange> changes;
+  for (const Named& n : in.named) {
     const int id = n.entry.id;
     auto p = load(id, Payloads::none);
-    if (!p && p.error().code == Errc::not_found) continue;  // a create cut short before its folder
-    if (!p) {
-      out.corrupt.emplace_back(id, p.error().message);
-      kept.named.push_back({unreadable_entry(id), false});
+    if (!p && p.error().code == Errc::not_found) {  // a create cut short before its folder
+      changes.push_back(drop_change(id));
       continue;
     }
-    if (!live_state(p->state)) continue;  // decided since it was named
+    if (!p) {
+      out.corrupt.emplace_back(id, p.error().message);
+      if (n.unsettled || n.entry.readable) changes.push_back(put_change(unreadable_entry(id), false));
+      continue;
+    }
+    if (!live_state(p->state)) {  // decided since it was named
+      changes.push_back(drop_change(id));
+      continue;
+    }
     // The record's word settles an entry a save left unsettled; a record
     // that does not verify is not believed over a settled one.
-    Named keep = n;
-    if (n.unsettled) keep = {p->sealed == SealCheck::ok ? live_entry(*p) : n.entry, false};
-    kept.named.push_back(std::move(keep));
+    if (n.unsettled) changes.push_back(put_change(p->sealed == SealCheck::ok ? live_entry(*p) : n.entry, false));
     out.proposals.push_back(std::move(*p));
   }
-  if (refresh == Refresh::write && (out.rebuilt || !(kept == *x))) KAI_TRY(write_live(kept));
+  if (refresh != Refresh::write) return out;
+  if (out.rebuilt) {
+    LiveIndex kept = std::move(*scanned);
+    for (const LiveChange& c : changes) apply_change(kept, c);
+    KAI_TRY(write_live(std::move(kept)));
+  } else {
+    x.reset();
+    KAI_TRY(change_live(changes));
+  }
   return out;
 }
 
 Result<size_t> Store::rebuild_live() const {
   LiveIndex x = scan_live();
-  KAI_TRY(write_live(x));
-  return x.named.size();
+  const size_t n = x.named.size();
+  KAI_TRY(write_live(std::move(x)));
+  return n;
 }
-
 std::string Store::check_live() const { return check_live(audit()); }
 
 Store::LiveIndex Store::scan_live(const Audit& a) const {
@@ -1012,19 +1327,23 @@ Result<Proposal> Store::from_line(int id, const std::string& line) const {
 }
 
 Result<size_t> Store::archive_decided() const {
-  const auto index = read_live();
-  struct ById {
-    bool operator()(const Named& n, int id) const { return n.entry.id < id; }
-    bool operator()(int id, const Named& n) const { return id < n.entry.id; }
-  } by_id;
+  // Only the ids the live index says left the live set since they were
+  // last looked at: staging/ is never listed (it holds the live set).
+  std::vector<int> due;
+  {
+    auto index = current_live();
+    if (!index) return index.error();
+    due = (*index)->due;
+  }
+  if (due.empty()) return size_t{0};
   struct Move {
     int id;
     std::string line;
     std::string listed;  // its listing line, "" when the listing cannot vouch for it
   };
   std::vector<Move> moves;
-  for (int id : hot_ids()) {
-    if (index && std::binary_search(index->named.begin(), index->named.end(), id, by_id)) continue;  // live: stays
+  for (int id : due) {
+    if (!plain_dir(staging_dir(id))) continue;  // moved already, or never made
     auto p = load(id, Payloads::none);
     // What does not verify stays where doctor lists it and nothing acts on it.
     if (!p || live_state(p->state) || p->sealed != SealCheck::ok) continue;
@@ -1041,7 +1360,15 @@ Result<size_t> Store::archive_decided() const {
       if (auto c = read_owned(staging_dir(id) / "command")) command = std::move(*c);
     moves.push_back({id, summary_line(id, *record, command), listable(*p) ? listing::line(*p) : std::string()});
   }
-  if (moves.empty()) return size_t{0};
+  // Every id looked at leaves the due list once the moves are done (a
+  // crash before leaves them due: the next sweep finds them moved).
+  LiveChange looked;
+  looked.what = LiveChange::What::archived;
+  looked.ids = std::move(due);
+  if (moves.empty()) {
+    KAI_TRY(change_live({looked}));
+    return size_t{0};
+  }
   KAI_TRY(make_dirs(m_dir / "archive", 0700));
   // Each bucket's summary names its new proposals before they move: a line
   // whose folder is still in staging/ is not read (the folder wins), so a
@@ -1093,6 +1420,7 @@ Result<size_t> Store::archive_decided() const {
   }
   (void)fsync_dir(m_dir / "staging");
   for (int b : buckets) (void)fsync_dir(m_dir / "archive" / std::to_string(b));
+  KAI_TRY(change_live({looked}));
   return moved;
 }
 

@@ -217,9 +217,21 @@ public:
     std::string agent;  // as recorded
     bool operator==(const LiveEntry&) const = default;
   };
+  // The index as this process keeps it (never copied while it is read: a
+  // change made while a LiveRef to it is held goes to a copy, so let go
+  // of the view before changing the store, or the change copies it).
+  struct LiveIndex;
   struct LiveView {
-    std::vector<LiveEntry> entries;  // ascending id
-    bool rebuilt = false;            // made again from every record (as live() says)
+    std::shared_ptr<const LiveIndex> index;  // its settled entries, but those in `left_out`
+    std::vector<int> left_out;               // ascending
+    std::vector<LiveEntry> extra;            // read from their records
+    bool rebuilt = false;                    // made again from every record (as live() says)
+    // Each entry, the index's (ascending id) then `extra`, until `f`
+    // (bool(const LiveEntry&)) returns false.
+    template <class F>
+    void each(F&& f) const;
+    // Every entry, copied, ascending id (doctor's and the tests' view).
+    std::vector<LiveEntry> entries() const;
   };
   // The live set as the index says it, no record read: what propose's one
   // pass (the sweep, the twin, the limit) reads. An entry a save cut short
@@ -256,14 +268,43 @@ private:
     bool unsettled = false;  // its record may say otherwise: read it
     bool operator==(const Named&) const = default;
   };
+public:
   struct LiveIndex {
     int next = 1;   // the id the next proposal gets at the earliest
     int swept = 0;  // every id named below it was found with its record by a sweep
     std::vector<Named> named;  // ascending id
+    // Ids that left the live set (decided, or a create cut short) and may
+    // still be in staging/: what the archiver looks at (archive_decided),
+    // so it never lists staging/. Ascending.
+    std::vector<int> due;
     bool operator==(const LiveIndex&) const = default;
   };
-  // The index when it verifies and is current; nullopt otherwise.
-  std::optional<LiveIndex> read_live() const;
+
+private:
+  // One change to the index, appended to its file as one sealed line
+  // (chained to the line before it): an entry put (made or replaced), an
+  // entry dropped (its id then due for the archiver), the `next` and
+  // `swept` marks set, or ids the archiver has looked at (no longer due).
+  struct LiveChange {
+    enum class What { put, drop, marks, archived } what = What::put;
+    Named named;              // put
+    int id = 0;               // drop
+    int next = 0, swept = 0;  // marks
+    std::vector<int> ids;     // archived, ascending
+  };
+  using LiveRef = std::shared_ptr<const LiveIndex>;
+  static LiveChange put_change(LiveEntry e, bool unsettled);
+  static LiveChange drop_change(int id);
+  static LiveChange marks_change(int next, int swept);
+  // A change's line as sealed ("put\t<entry>", "drop\t<id>", "marks\t<next>\t<swept>"), and back.
+  static std::string change_text(const LiveChange& c);
+  static std::optional<LiveChange> parse_change(std::string_view text);
+  static void apply_change(LiveIndex& x, const LiveChange& c);
+  // The index when it verifies and is current; null otherwise. The one
+  // this process keeps (never copied): valid while the caller holds it.
+  LiveRef read_live() const;
+  // The index as its file says when it verifies, current or not.
+  LiveRef load_live() const;
   // Every record's verdict: the ids that are live (or unreadable) and the next id.
   LiveIndex scan_live() const;
   LiveIndex scan_live(const Audit& a) const;
@@ -272,8 +313,13 @@ private:
   // meta.json's bytes `text` as a proposal without its payloads, its seal
   // checked (Proposal::sealed, sealed_payload_digest), through LoadCache.
   Result<Proposal> parse_record(int id, std::string text, std::string* record) const;
-  Result<LiveIndex> current_live() const;
-  Status write_live(const LiveIndex& x) const;
+  Result<LiveRef> current_live() const;
+  // The whole index written again (a rebuild, or the file compacted).
+  Status write_live(LiveIndex x) const;
+  // `changes` made to the current index: appended to its file, one sealed
+  // line each, or the whole file written again when there is no current
+  // index to append to or the appended lines outgrow the entries.
+  Status change_live(const std::vector<LiveChange>& changes) const;
   // After records were saved, or before (`settled` false: their entries
   // marked unsettled), what the index says of them.
   Status tell_live(const std::vector<const Proposal*>& ps, bool settled) const;
@@ -314,6 +360,21 @@ private:
   std::shared_ptr<LoadCache> m_load_cache;  // shared by copies with this sealer
   mutable int m_swept_below = 0;  // this process checked every id named below it (settle_created)
 };
+
+template <class F>
+void Store::LiveView::each(F&& f) const {
+  if (index) {
+    auto out = left_out.begin();
+    for (const Named& n : index->named) {
+      if (n.unsettled) continue;
+      while (out != left_out.end() && *out < n.entry.id) ++out;
+      if (out != left_out.end() && *out == n.entry.id) continue;
+      if (!f(n.entry)) return;
+    }
+  }
+  for (const LiveEntry& e : extra)
+    if (!f(e)) return;
+}
 
 std::string live_key(const Proposal& p, const std::string& payload_digest);
 Store::LiveEntry live_entry(const Proposal& p);

@@ -171,9 +171,11 @@ TEST_CASE("the archive survives kill -9 at each step of the move", "[e2e][archiv
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
   // Both decided and in staging/ for one batch (1 was archived by the
-  // reject's sweep: put back, as an old store keeps it).
+  // reject's sweep: put back, as an old store keeps it, whose live index is
+  // of a format before this one: it does not verify, as if missing).
   std::filesystem::rename(repo.abs(archived(1)), repo.abs(staged(1)));
   std::filesystem::remove_all(repo.abs(".kaicoder/archive"));
+  repo.write(".kaicoder/staging/live", "kaicoder-live-2 " + std::string(64, '0') + "\nnext 4 swept 0\n");
   Run crashed = propose_line(repo, "4", {{"KAICODER_FAULT", fault}});
   REQUIRE(crashed.killed_by(SIGKILL));
   // Each proposal in exactly one place, each listed once, show reads each.
@@ -206,10 +208,12 @@ TEST_CASE("an old store with every proposal in staging/ is archived at its first
   for (const char* n : {"1", "2", "3"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
-  // As a store made before the archive: decided folders in staging/, no archive.
+  // As a store made before the archive: decided folders in staging/, no
+  // archive, a live index of a format before this one (it does not verify).
   REQUIRE(repo.exists(archived(1)));
   std::filesystem::rename(repo.abs(archived(1)), repo.abs(staged(1)));
   std::filesystem::remove_all(repo.abs(".kaicoder/archive"));
+  repo.write(".kaicoder/staging/live", "kaicoder-live-2 " + std::string(64, '0') + "\nnext 4 swept 0\n");
   CHECK(listed(repo).size() == 3);
   KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "3"}, "y"), 0);
   // Its sweep moved what was decided before it; 3, decided after, waits for the next.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/support/checks.hpp"
+#include "tests/support/live_file.hpp"
 
 namespace {
 
@@ -37,20 +38,17 @@ std::vector<int> listed(const TempRepo& repo, const std::string& status) {
   return out;
 }
 
-// The index's lines as written: its head, "next N swept S", then one
-// entry a line (id, state, mark, time, key, agent; tab-separated).
-std::vector<std::string> index_lines(const TempRepo& repo) {
-  std::vector<std::string> out;
-  std::istringstream in(repo.read(k_index));
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 // The ids the index on disk names (whether or not it verifies).
 std::vector<int> indexed(const TempRepo& repo) {
   std::vector<int> out;
-  const auto lines = index_lines(repo);
-  for (size_t i = 2; i < lines.size(); ++i) out.push_back(std::stoi(lines[i].substr(0, lines[i].find('\t'))));
+  for (const auto& [id, line] : kai::test::live_file_entries(repo.read(k_index))) out.push_back(id);
+  return out;
+}
+
+// The index's entries as they stand after its last line.
+std::vector<std::string> entries(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& [id, line] : kai::test::live_file_entries(text)) out.push_back(line);
   return out;
 }
 
@@ -58,25 +56,7 @@ std::vector<int> indexed(const TempRepo& repo) {
 // key, 5: the agent) of proposal `id`'s entry set to `value`: its seal kept,
 // as an agent that cannot seal would forge it.
 std::string forge_entry(const TempRepo& repo, int id, size_t field, const std::string& value) {
-  std::string out;
-  for (const std::string& l : index_lines(repo)) {
-    std::vector<std::string> f;  // the last field (the agent) may be empty
-    size_t at = 0;
-    for (size_t tab = l.find('\t'); tab != std::string::npos; tab = l.find('\t', at)) {
-      f.push_back(l.substr(at, tab - at));
-      at = tab + 1;
-    }
-    f.push_back(l.substr(at));
-    if (f.size() == 6 && f[0] == std::to_string(id)) {
-      f[field] = value;
-      std::string line;
-      for (size_t i = 0; i < f.size(); ++i) line += (i ? "\t" : "") + f[i];
-      out += line + "\n";
-    } else {
-      out += l + "\n";
-    }
-  }
-  return out;
+  return kai::test::forge_live_field(repo.read(k_index), id, field, value);
 }
 
 std::string doctor_live(const TempRepo& repo) {
@@ -253,13 +233,8 @@ TEST_CASE("a forged index entry cannot dodge the per-agent limit or the twin che
   // Nothing expired on the forged time's word.
   for (int id : {1, 2, 3}) CHECK(show_json(repo, id).at("status") == "pending");
   CHECK(indexed(repo) == std::vector<int>{1, 2, 3});
-  {  // made again: each entry as the records say, as before the forgery
-    const auto now = index_lines(repo);
-    std::istringstream in(good);
-    std::vector<std::string> was;
-    for (std::string l; std::getline(in, l);) was.push_back(l);
-    CHECK(std::vector<std::string>(now.begin() + 2, now.end()) == std::vector<std::string>(was.begin() + 2, was.end()));
-  }
+  // made again: each entry as the records say, as before the forgery
+  CHECK(entries(repo.read(k_index)) == entries(good));
   // doctor says what was wrong and makes it again.
   forge();
   CHECK_THAT(doctor_live(repo), Contains("does not verify") && Contains("made again"));
@@ -278,10 +253,5 @@ TEST_CASE("doctor makes a deleted or forged index again, with every entry's fiel
   CHECK_THAT(doctor_live(repo), Contains("made again from the records"));
   CHECK(doctor_live(repo).rfind("ok: names every", 0) == 0);
   // Made again from the records: the same entries as before, in another seal or the same.
-  const auto now = index_lines(repo);
-  std::istringstream in(good);
-  std::vector<std::string> was;
-  for (std::string l; std::getline(in, l);) was.push_back(l);
-  REQUIRE(now.size() == was.size());
-  for (size_t i = 2; i < now.size(); ++i) CHECK(now[i] == was[i]);
+  CHECK(entries(repo.read(k_index)) == entries(good));
 }
