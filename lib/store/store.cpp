@@ -616,7 +616,9 @@ Store::Store(fs::path state_dir)
 
 void Store::use(Sealer s) {
   m_seal = std::move(s);
-  m_load_cache = std::make_shared<LoadCache>();  // verdicts were another sealer's
+  // Verdicts were another sealer's: the record and the index are checked again.
+  m_load_cache = std::make_shared<LoadCache>();
+  m_live_cache = std::make_shared<LiveCache>();
 }
 
 // One change as its line's text (before its seal).

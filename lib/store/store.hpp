@@ -356,7 +356,7 @@ private:
   long m_approval_timeout = 0;
   mutable bool m_fresh = false;
   mutable std::string m_replaced;
-  std::shared_ptr<LiveCache> m_live_cache;  // shared by copies: one store
+  std::shared_ptr<LiveCache> m_live_cache;  // shared by copies with this sealer
   std::shared_ptr<LoadCache> m_load_cache;  // shared by copies with this sealer
   mutable int m_swept_below = 0;  // this process checked every id named below it (settle_created)
 };
