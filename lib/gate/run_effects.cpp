@@ -726,13 +726,16 @@ std::unique_ptr<RunUndo> restore_before(const Workspace& ws, const RunFolder& f,
   auto u = std::make_unique<RunUndo>(RunUndo{snapshots_of(ws), Snapshot{}, std::to_string(id), nullptr, {}, {}});
   u->before->tree = j.value("tree", "");
   u->before->git = j.value("git", false);
-  for (const auto& [rel, mode] : j.value("dirs", json::object()).items()) {
+  // Each object named before it is iterated: items() of a temporary would
+  // outlive it (the loop keeps the proxy, not the value it points into).
+  const json dirs = j.value("dirs", json::object()), setid = j.value("setid", json::object()),
+             objects = j.value("objects", json::object());
+  for (const auto& [rel, mode] : dirs.items()) {
     u->dirs[rel] = mode.get<unsigned>();
     if (!rel.empty()) u->before->dirs.insert(rel);
   }
-  for (const auto& [rel, mode] : j.value("setid", json::object()).items()) u->before->setid[rel] = mode.get<unsigned>();
-  for (const auto& [rel, stamp] : j.value("objects", json::object()).items())
-    u->git.objects[rel] = stamp.get<std::string>();
+  for (const auto& [rel, mode] : setid.items()) u->before->setid[rel] = mode.get<unsigned>();
+  for (const auto& [rel, stamp] : objects.items()) u->git.objects[rel] = stamp.get<std::string>();
   std::error_code ec;
   const fs::path git = f.dir / "git-before";
   for (auto it = fs::recursive_directory_iterator(git, ec); !ec && it != fs::recursive_directory_iterator();
