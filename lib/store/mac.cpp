@@ -11,6 +11,7 @@
 
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -147,13 +148,7 @@ std::string mac_hex(const MacKey& key, std::string_view bytes) {
   unsigned char out[32];
   mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), key.bytes.data(), key.bytes.size(),
                   reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex(64, '0');
-  for (size_t i = 0; i < sizeof out; ++i) {
-    hex[2 * i] = digits[out[i] >> 4];
-    hex[2 * i + 1] = digits[out[i] & 0xf];
-  }
-  return hex;
+  return lower_hex(std::string_view(reinterpret_cast<const char*>(out), sizeof out));
 }
 
 bool same_mac(std::string_view a, std::string_view b) {

@@ -13,6 +13,7 @@
 
 #include "lib/util/fs.hpp"
 #include "lib/util/stat.hpp"
+#include "lib/util/strings.hpp"
 
 namespace kai {
 
@@ -22,16 +23,6 @@ void git_init_once() {
 }
 
 namespace {
-
-std::string hex_of(const unsigned char (&sum)[20]) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string out(40, '0');
-  for (size_t i = 0; i < 20; ++i) {
-    out[2 * i] = k_hex[sum[i] >> 4];
-    out[2 * i + 1] = k_hex[sum[i] & 0xf];
-  }
-  return out;
-}
 
 // One SHA-1 over git's blob header and the bytes `feed` hands it.
 class BlobHasher {
@@ -52,7 +43,7 @@ public:
   std::string finish() {
     unsigned char sum[20] = {};
     if (m_ok) (void)mbedtls_md_finish(&m_ctx, sum);
-    return hex_of(sum);
+    return lower_hex(std::string_view(reinterpret_cast<const char*>(sum), sizeof sum));
   }
 
 private:

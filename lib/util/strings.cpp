@@ -85,4 +85,15 @@ std::string count_of(size_t n, std::string_view singular, std::string_view plura
   return s.append(singular).append("s");
 }
 
+std::string lower_hex(std::string_view bytes) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out(2 * bytes.size(), '0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = k_hex[b >> 4];
+    out[2 * i + 1] = k_hex[b & 0xf];
+  }
+  return out;
+}
+
 }  // namespace kai

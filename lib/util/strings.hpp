@@ -25,6 +25,9 @@ void split_into(std::string_view s, std::string_view sep, std::vector<std::strin
 // `s` with ASCII letters lowered; other bytes (UTF-8 included) unchanged.
 std::string ascii_lower(std::string_view s);
 
+// `bytes` as lowercase hex, two digits a byte (a digest, a MAC).
+std::string lower_hex(std::string_view bytes);
+
 // A folder of generated or downloaded files by its name: node_modules,
 // target, dist, build. kaicoder never writes under one (lib/paths), a run
 // may (lib/gate/runs), the walks over the tree pass them by (lib/paths
