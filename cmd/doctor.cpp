@@ -7,9 +7,13 @@
 
 namespace kai::cmd {
 
-RunFn setup_doctor(CLI::App&) {
-  return [](Session& s) {
+RunFn setup_doctor(CLI::App& sub) {
+  auto full = std::make_shared<bool>(false);
+  sub.add_flag("--full", *full,
+               "read every record, also those in archive buckets unchanged since doctor last read them");
+  return [full](Session& s) {
     DoctorInput in;
+    in.full = *full;
     in.env = s.env();
     in.clock = &s.clock();
     for (const char* d : {"/usr/local/share/man", "/usr/share/man"}) in.man_dirs.emplace_back(d);

@@ -40,6 +40,7 @@ _kaicoder_command_options() {
         integrate) echo "--check --user" ;;
         mcp) echo "--agent" ;;
         intake) echo "--watch --interval" ;;
+        doctor) echo "--full" ;;
     esac
 }
 

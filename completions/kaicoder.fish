@@ -265,6 +265,7 @@ complete -c kaicoder -n '__kaicoder_using_command mcp' -l agent -x -d 'Name reco
 # intake
 complete -c kaicoder -n '__kaicoder_using_command intake' -l watch -d 'Keep taking entries in as they arrive, until interrupted'
 complete -c kaicoder -n '__kaicoder_using_command intake' -l interval -x -d 'Seconds between looks at the spool with --watch'
+complete -c kaicoder -n '__kaicoder_using_command doctor' -l full -d 'Read every record, also archive folders unchanged since the last doctor'
 
 # agent-user
 complete -c kaicoder -n '__kaicoder_using_command agent-user' -a 'setup check' -d 'Two-user mode action'

@@ -386,7 +386,7 @@ std::vector<Check> run_doctor(const DoctorInput& in) {
   doctor::check_key(*ws, out);
   doctor::check_changelog(*ws, out);
   doctor::check_backups(*ws, in.progress, out);
-  doctor::check_proposals(*ws, out);
+  doctor::check_proposals(*ws, in.full, out);
   doctor::check_intents(*ws, out);
   check_git(*ws, out);
   check_certify(*ws, out);

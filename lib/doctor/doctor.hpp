@@ -29,6 +29,10 @@ struct DoctorInput {
   std::vector<std::filesystem::path> man_dirs;          // where kaicoder.1 may be installed
   std::vector<std::filesystem::path> completion_files;  // installed completion files to look for
   Progress progress;  // told about the backup scan, which walks the whole tree; may be empty
+  // Read every record. Otherwise an archive bucket nothing touched since
+  // doctor last read it whole, and found in order, is not read again
+  // (lib/store/store.hpp Store::audit, Depth::changed).
+  bool full = false;
 };
 
 // Runs every check. Never fails; problems are Checks with Level::fail.

@@ -261,9 +261,10 @@ void check_live_index(Workspace& ws, const Store::Audit& audit, Checks& out) {
 
 // The archive's per-bucket summaries and listings (lib/store/store catalog): made again
 // from the records when one is missing, forged or disagrees, as the live index is.
-void check_archive(Workspace& ws, const Store::Audit& audit, Checks& out) {
+// Returns the buckets that disagreed.
+std::vector<std::string> check_archive(Workspace& ws, const Store::Audit& audit, Checks& out) {
   std::vector<std::string> wrong = ws.store.check_summaries(audit, false);
-  if (wrong.empty()) return;
+  if (wrong.empty()) return wrong;
   const std::string what = fmt::format("the summaries of archive buckets {} (or their listings) disagree with their "
                                        "records (missing, forged or cut short): list reads those records one by one",
                                        fmt::join(wrong, ", "));
@@ -271,17 +272,19 @@ void check_archive(Workspace& ws, const Store::Audit& audit, Checks& out) {
     if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) {
       (void)ws.store.check_summaries(true);  // read again under the lock
       add(out, "archive", Level::ok, what + "; made again from the records");
-      return;
+      return wrong;
     }
   }
   add(out, "archive", Level::warn, what, "run kaicoder doctor when the store lock is free");
+  return wrong;
 }
 
 }  // namespace
 
-void check_proposals(Workspace& ws, Checks& out) {
-  // One read of every record, shared by the checks below.
-  const Store::Audit audit = ws.store.audit();
+void check_proposals(Workspace& ws, bool full, Checks& out) {
+  // One read of every record, shared by the checks below; unless `full`,
+  // not of an archive bucket unchanged since an earlier doctor read it whole.
+  const Store::Audit audit = ws.store.audit(full ? Store::Depth::full : Store::Depth::changed);
   size_t pending = 0, expired = 0, approved = 0;
   std::vector<int> corrupt, failed, unverified;
   const std::vector<int> debris = ws.store.unrecorded();
@@ -306,9 +309,17 @@ void check_proposals(Workspace& ws, Checks& out) {
     else
       ++pending;
   }
-  add(out, "proposals", Level::ok, fmt::format("{} pending, {} approved and not applied yet", pending, approved));
+  std::string read = fmt::format("{} records read", audit.entries.size());
+  if (!audit.vouched.empty())
+    read += fmt::format(", {} unchanged since doctor last read them (doctor --full reads them too)",
+                        audit.vouched.size() == 1 ? fmt::format("archive bucket {}", audit.vouched.front())
+                                                  : fmt::format("archive buckets {}", fmt::join(audit.vouched, ", ")));
+  add(out, "proposals", Level::ok,
+      fmt::format("{} pending, {} approved and not applied yet; {}", pending, approved, read));
   check_live_index(ws, audit, out);
-  check_archive(ws, audit, out);
+  // The buckets read whole and found in order are not read again until
+  // something in them changes.
+  (void)ws.store.vouch(audit, check_archive(ws, audit, out));
   if (expired)
     add(out, "expired proposals", Level::warn, fmt::format("{} pending proposals are past approval.timeout", expired),
         "the next command that proposes or decides (propose, run, approve, reject, apply, rollback) marks them "

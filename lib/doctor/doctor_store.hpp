@@ -26,7 +26,7 @@ void check_changelog(Workspace& ws, Checks& out);
 // Backups named by journal records, and backup files nobody names (a walk
 // over the tree, told to `progress`).
 void check_backups(Workspace& ws, const Progress& progress, Checks& out);
-void check_proposals(Workspace& ws, Checks& out);
+void check_proposals(Workspace& ws, bool full, Checks& out);
 void check_intents(Workspace& ws, Checks& out);
 
 }  // namespace kai::doctor

@@ -8,7 +8,6 @@
 namespace kai::listing {
 namespace {
 
-constexpr std::string_view k_head = "kaicoder-listing-1 ";
 // A changeset row names its first files until their names are this long
 // (and at least this many): what a list row or the review page shows.
 constexpr size_t k_named_files = 3;
@@ -146,21 +145,21 @@ bool parse_into(std::string_view l, Proposal& p) {
   return true;
 }
 
-std::string file(std::string_view seal, std::string_view body) {
+std::string file(std::string_view seal, std::string_view body, std::string_view head) {
   std::string out;
-  out.reserve(k_head.size() + seal.size() + 1 + body.size());
-  out += k_head;
+  out.reserve(head.size() + seal.size() + 1 + body.size());
+  out += head;
   out += seal;
   out += '\n';
   out += body;
   return out;
 }
 
-std::optional<Parts> split(std::string_view text) {
-  if (!text.starts_with(k_head)) return std::nullopt;
+std::optional<Parts> split(std::string_view text, std::string_view head) {
+  if (!text.starts_with(head)) return std::nullopt;
   const size_t nl = text.find('\n');
   if (nl == std::string_view::npos) return std::nullopt;
-  return Parts{text.substr(k_head.size(), nl - k_head.size()), text.substr(nl + 1)};
+  return Parts{text.substr(head.size(), nl - head.size()), text.substr(nl + 1)};
 }
 
 }  // namespace kai::listing

@@ -42,12 +42,14 @@ std::optional<std::string> unescape_field(std::string_view s);
 std::optional<int> id_of(std::string_view line);
 
 // The file: "kaicoder-listing-1 <seal>\n" then the body (the lines, each
-// ending in a newline). The seal covers the body's bytes.
-std::string file(std::string_view seal, std::string_view body);
+// ending in a newline). The seal covers the body's bytes. `head` names
+// another sealed file of the same shape (doctor's audit of a bucket).
+inline constexpr std::string_view k_head = "kaicoder-listing-1 ";
+std::string file(std::string_view seal, std::string_view body, std::string_view head = k_head);
 struct Parts {
   std::string_view seal, body;
 };
 // nullopt when `text` has no header line of that form.
-std::optional<Parts> split(std::string_view text);
+std::optional<Parts> split(std::string_view text, std::string_view head = k_head);
 
 }  // namespace kai::listing

@@ -4,11 +4,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <ctime>
 #include <iterator>
 #include <mutex>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -1519,31 +1522,297 @@ Result<Store::Catalog> Store::catalog(Detail detail) const {
 
 std::vector<std::string> Store::check_summaries(bool write) const { return check_summaries(audit(), write); }
 
-Store::Audit Store::audit() const {
+namespace {
+// ---- doctor's audit: archive/audit/<bucket> ----
+//
+// Kept beside the buckets, not in them: writing it in a bucket would move
+// the bucket folder's own stamp. "kaicoder-audited-1 <seal>\n" and a body of lines, the whole body under
+// the seal (kind "archive-audit", bound to the bucket's number, the root
+// and the store as every seal is):
+//   bucket <stamp>               the bucket's folder
+//   summary <stamp>              its summary
+//   listing <stamp>              its listing
+//   <id> <stamp> <stamp> <stamp> the record's folder, meta.json, and a
+//                                run's command ("-" for no command)
+// A stamp is the stat data, comma-separated decimals: device, inode, size,
+// mode, modification time (seconds, nanoseconds), change time (seconds,
+// nanoseconds).
+constexpr const char* k_audited_kind = "archive-audit";
+constexpr std::string_view k_audited_head = "kaicoder-audited-1 ";
+
+Store::Stamp stamp_from(const struct stat& st) {
+  Store::Stamp s;
+  s.dev = static_cast<std::uint64_t>(st.st_dev);
+  s.ino = static_cast<std::uint64_t>(st.st_ino);
+  s.size = static_cast<std::uint64_t>(st.st_size);
+  s.mode = static_cast<std::uint64_t>(st.st_mode);
+  s.mtime_s = st.st_mtim.tv_sec;
+  s.mtime_ns = st.st_mtim.tv_nsec;
+  s.ctime_s = st.st_ctim.tv_sec;
+  s.ctime_ns = st.st_ctim.tv_nsec;
+  return s;
+}
+
+std::optional<Store::Stamp> stamp_at(int dirfd, const char* name) {
+  struct stat st {};
+  if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  return stamp_from(st);
+}
+
+std::optional<Store::Stamp> stamp_of(const fs::path& p) { return stamp_at(AT_FDCWD, p.c_str()); }
+
+std::string stamp_text(const Store::Stamp& s) {
+  return fmt::format("{},{},{},{},{},{},{},{}", s.dev, s.ino, s.size, s.mode, s.mtime_s, s.mtime_ns, s.ctime_s,
+                     s.ctime_ns);
+}
+
+std::optional<Store::Stamp> parse_stamp(std::string_view t) {
+  Store::Stamp s;
+  std::uint64_t* u[] = {&s.dev, &s.ino, &s.size, &s.mode};
+  std::int64_t* i[] = {&s.mtime_s, &s.mtime_ns, &s.ctime_s, &s.ctime_ns};
+  for (int k = 0; k < 8; ++k) {
+    const size_t comma = k < 7 ? t.find(',') : t.size();
+    if (comma == std::string_view::npos || comma == 0) return std::nullopt;
+    const char* b = t.data();
+    const char* e = t.data() + comma;
+    auto r = k < 4 ? std::from_chars(b, e, *u[k]) : std::from_chars(b, e, *i[k - 4]);
+    if (r.ec != std::errc() || r.ptr != e) return std::nullopt;
+    t.remove_prefix(k < 7 ? comma + 1 : comma);
+  }
+  return s;
+}
+
+// The newest change time among `s`, in nanoseconds since the epoch.
+std::int64_t changed_ns(const Store::Stamp& s) { return s.ctime_s * 1'000'000'000 + s.ctime_ns; }
+
+// What an `audited` file vouches for, once its seal verified.
+struct Vouched {
+  Store::Stamp dir, summary, listing;
+  struct Record {
+    int id = 0;
+    Store::Stamp folder, record;
+    std::optional<Store::Stamp> command;
+  };
+  std::vector<Record> records;
+};
+
+std::optional<Vouched> parse_vouched(std::string_view body) {
+  Vouched v;
+  auto next = [&body]() {
+    const size_t nl = body.find('\n');
+    std::string_view l = body.substr(0, nl);
+    body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
+    return l;
+  };
+  auto named = [](std::string_view l, std::string_view name) -> std::optional<Store::Stamp> {
+    if (!l.starts_with(name) || l.size() <= name.size() || l[name.size()] != ' ') return std::nullopt;
+    return parse_stamp(l.substr(name.size() + 1));
+  };
+  auto dir = named(next(), "bucket");
+  auto summary = named(next(), "summary");
+  auto listing = named(next(), "listing");
+  if (!dir || !summary || !listing) return std::nullopt;
+  v.dir = *dir;
+  v.summary = *summary;
+  v.listing = *listing;
+  while (!body.empty()) {
+    std::string_view l = next();
+    std::string_view f[4];
+    for (int k = 0; k < 4; ++k) {
+      const size_t sp = k < 3 ? l.find(' ') : l.size();
+      if (sp == std::string_view::npos) return std::nullopt;
+      f[k] = l.substr(0, sp);
+      l.remove_prefix(k < 3 ? sp + 1 : sp);
+    }
+    Vouched::Record r;
+    auto id = parse_proposal_id(std::string(f[0]));
+    auto folder = parse_stamp(f[1]);
+    auto record = parse_stamp(f[2]);
+    if (!id || *id < 1 || !folder || !record) return std::nullopt;
+    r.id = *id;
+    r.folder = *folder;
+    r.record = *record;
+    if (f[3] != "-") {
+      r.command = parse_stamp(f[3]);
+      if (!r.command) return std::nullopt;
+    }
+    v.records.push_back(r);
+  }
+  return v;
+}
+
+// Whether only the kernel sets change times on the file system that holds
+// `dir`: the local ones whose ctime follows every change. Elsewhere (vfat
+// keeps none and shows the modification time; a FUSE file system says what
+// it likes) no bucket is vouched for.
+bool change_times_kept(const fs::path& dir) {
+  struct statfs s {};
+  if (::statfs(dir.c_str(), &s) != 0) return false;
+  switch (static_cast<unsigned long>(s.f_type)) {
+    case EXT4_SUPER_MAGIC:  // ext2, ext3 and ext4
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case 0x2fc12fc1UL:  // zfs
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether every file `v` names is as it was, the bucket's own folder first
+// (its stamp moves when a name in it is added, removed or renamed), and no
+// id it vouches for has a folder in staging/ (which would be read instead).
+bool unchanged(int bucket_fd, const Vouched& v, const std::vector<int>& hot) {
+  if (stamp_at(bucket_fd, ".") != v.dir || stamp_at(bucket_fd, k_summary) != v.summary ||
+      stamp_at(bucket_fd, k_listing) != v.listing)
+    return false;
+  std::string name;
+  for (const Vouched::Record& r : v.records) {
+    if (std::binary_search(hot.begin(), hot.end(), r.id)) return false;
+    name = std::to_string(r.id);
+    const size_t n = name.size();
+    if (stamp_at(bucket_fd, name.c_str()) != r.folder) return false;
+    name += "/meta.json";
+    if (stamp_at(bucket_fd, name.c_str()) != r.record) return false;
+    if (r.command) {
+      name.resize(n);
+      name += "/command";
+      if (stamp_at(bucket_fd, name.c_str()) != r.command) return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+Store::Audit Store::audit(Depth depth) const {
   Audit a;
-  auto all = ids();
-  for (int id : all ? *all : std::vector<int>{}) {
+  const std::vector<int> hot = hot_ids();
+  for (int id : hot) {
     Audit::Entry e;
     e.id = id;
-    e.archived = !plain_dir(staging_dir(id));
-    std::string record;
-    auto p = load(id, Payloads::none, e.archived ? &record : nullptr);
-    // An archived run: its command is read and checked against the seal,
-    // as the listing vouches for it.
-    if (p && e.archived && p->kind == Kind::run) p = load(id, Payloads::all);
+    auto p = load(id, Payloads::none);
     if (p)
       e.proposal = std::move(*p);
     else
       e.error = p.error().message;
-    if (e.archived && !record.empty()) {
-      std::string command;
-      if (e.proposal && e.proposal->kind == Kind::run)
-        if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
-      e.summary_line = summary_line_of(id, record, command);
-    }
     a.entries.push_back(std::move(e));
   }
+  const size_t hot_end = a.entries.size();
+  const bool may_skip = depth == Depth::changed && change_times_kept(m_dir / "archive");
+  for (int b : numbered(m_dir / "archive")) {
+    const fs::path bucket = m_dir / "archive" / std::to_string(b);
+    if (may_skip) {
+      const int fd = ::open(bucket.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0) {
+        bool same = false;
+        if (auto text = read_owned(m_dir / "archive" / "audit" / std::to_string(b))) {
+          if (auto parts = listing::split(*text, k_audited_head);
+              parts && m_seal.check(k_audited_kind, std::to_string(b), parts->body, parts->seal) == SealCheck::ok)
+            if (auto v = parse_vouched(parts->body)) same = unchanged(fd, *v, hot);
+        }
+        ::close(fd);
+        if (same) {
+          a.vouched.push_back(b);
+          continue;
+        }
+      }
+    }
+    // Read whole: each stamp taken before what it describes is read, so a
+    // change made after it moves the stamp and the next check reads again.
+    Audit::Bucket read;
+    read.number = b;
+    read.dir = stamp_of(bucket);
+    read.summary = stamp_of(bucket / k_summary);
+    read.listing = stamp_of(bucket / k_listing);
+    a.read.push_back(read);
+    for (int id : numbered(bucket)) {
+      if (id < 1 || id / k_bucket_size != b || std::binary_search(hot.begin(), hot.end(), id)) continue;
+      Audit::Entry e;
+      e.id = id;
+      e.archived = true;
+      const fs::path dir = bucket / std::to_string(id);
+      e.folder = stamp_of(dir);
+      e.record = stamp_of(dir / "meta.json");
+      std::string record;
+      auto p = load(id, Payloads::none, &record);
+      // An archived run: its command is read and checked against the seal,
+      // as the listing vouches for it.
+      if (p && p->kind == Kind::run) {
+        e.command = stamp_of(dir / "command");
+        p = load(id, Payloads::all);
+      }
+      if (p)
+        e.proposal = std::move(*p);
+      else
+        e.error = p.error().message;
+      if (!record.empty()) {
+        std::string command;
+        if (e.proposal && e.proposal->kind == Kind::run)
+          if (auto c = read_owned(dir / "command")) command = std::move(*c);
+        e.summary_line = summary_line_of(id, record, command);
+      }
+      a.entries.push_back(std::move(e));
+    }
+  }
+  // staging/'s ids, then the buckets' in order: merged when they interleave.
+  auto by_id = [](const Audit::Entry& x, const Audit::Entry& y) { return x.id < y.id; };
+  const auto mid = a.entries.begin() + static_cast<std::ptrdiff_t>(hot_end);
+  if (mid != a.entries.begin() && mid != a.entries.end() && by_id(*mid, *(mid - 1)))
+    std::inplace_merge(a.entries.begin(), mid, a.entries.end(), by_id);
   return a;
+}
+
+size_t Store::vouch(const Audit& a, const std::vector<std::string>& wrong) const {
+  if (a.read.empty() || !m_seal.usable() || !change_times_kept(m_dir / "archive")) return 0;
+  // Stat data as fresh as the clock's tick could still change unseen.
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const std::int64_t settled = (now.tv_sec - 2) * 1'000'000'000 + now.tv_nsec;
+  size_t written = 0;
+  auto entry = a.entries.begin();
+  for (const Audit::Bucket& b : a.read) {
+    const fs::path file = m_dir / "archive" / "audit" / std::to_string(b.number);
+    bool in_order = b.dir && b.summary && b.listing &&
+                    std::find(wrong.begin(), wrong.end(), std::to_string(b.number)) == wrong.end();
+    std::vector<Store::Stamp> stamps;
+    std::string body;
+    if (in_order) {
+      body += fmt::format("bucket {}\nsummary {}\nlisting {}\n", stamp_text(*b.dir), stamp_text(*b.summary),
+                          stamp_text(*b.listing));
+      stamps = {*b.dir, *b.summary, *b.listing};
+    }
+    while (entry != a.entries.end() && entry->id / k_bucket_size < b.number) ++entry;
+    for (; entry != a.entries.end() && entry->id / k_bucket_size == b.number; ++entry) {
+      if (!entry->archived || !in_order) continue;
+      const auto& p = entry->proposal;
+      // Only what doctor would pass over: a record that verified (a run's
+      // command too), decided, not failed.
+      if (!p || !listable(*p) || live_state(p->state) || p->state == State::failed || !entry->folder ||
+          !entry->record || (p->kind == Kind::run) != entry->command.has_value()) {
+        in_order = false;
+        continue;
+      }
+      body += fmt::format("{} {} {} {}\n", entry->id, stamp_text(*entry->folder), stamp_text(*entry->record),
+                          entry->command ? stamp_text(*entry->command) : std::string("-"));
+      stamps.push_back(*entry->folder);
+      stamps.push_back(*entry->record);
+      if (entry->command) stamps.push_back(*entry->command);
+    }
+    for (const Store::Stamp& s : stamps) in_order = in_order && changed_ns(s) < settled;
+    std::error_code ec;
+    if (!in_order) {
+      fs::remove(file, ec);
+      continue;
+    }
+    auto mac = m_seal.seal(k_audited_kind, std::to_string(b.number), body);
+    if (mac && make_dirs(file.parent_path(), 0700) &&
+        write_file_atomic(file, listing::file(*mac, body, k_audited_head), 0600))
+      ++written;
+  }
+  return written;
 }
 
 std::vector<std::string> Store::check_summaries(const Audit& a, bool write) const {
@@ -1551,7 +1820,7 @@ std::vector<std::string> Store::check_summaries(const Audit& a, bool write) cons
   auto entry = a.entries.begin();
   for (int b : numbered(m_dir / "archive")) {
     const fs::path bucket = m_dir / "archive" / std::to_string(b);
-    if (!plain_dir(bucket)) continue;
+    if (!plain_dir(bucket) || std::binary_search(a.vouched.begin(), a.vouched.end(), b)) continue;
     // The summary line is the record as it is: one that does not verify
     // makes a line that does not either, and the listing reads that record
     // itself. The listing names only what it may vouch for.

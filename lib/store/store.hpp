@@ -164,6 +164,23 @@ public:
   // only; an archived run's command read and checked too, as a listing
   // vouches for it), and for an archived one the summary line its record
   // makes.
+  //
+  // Depth::changed leaves out an archive bucket that nothing touched since
+  // a whole check found it in order: the bucket's `audited` file, sealed,
+  // holds the stat data (device, inode, size, mode, modification and
+  // change times to the nanosecond) of every file and folder that check
+  // read, and each is as it was. A change of any of them (a record
+  // rewritten, renamed over, a folder added or removed, a summary or
+  // listing edited) moves its change time, which no one but the kernel
+  // sets; stat data taken in the last two seconds before a check ended is
+  // never vouched for, so a change in the same clock tick cannot hide.
+  // Such a bucket is named in `vouched`, its entries not read. Depth::full
+  // reads every record (doctor --full).
+  struct Stamp {
+    std::uint64_t dev = 0, ino = 0, size = 0, mode = 0;
+    std::int64_t mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
+    bool operator==(const Stamp&) const = default;
+  };
   struct Audit {
     struct Entry {
       int id = 0;
@@ -171,13 +188,31 @@ public:
       std::optional<Proposal> proposal;  // nullopt: unreadable (`error` says why)
       std::string error;
       std::string summary_line;  // archived: its record as its summary line copies it
+      // archived: what was read, taken before it was read (absent: unreadable)
+      std::optional<Stamp> folder, record, command;
     };
     std::vector<Entry> entries;
+    // Archive buckets read whole, with their own stat data taken before
+    // they were listed and read.
+    struct Bucket {
+      int number = 0;
+      std::optional<Stamp> dir, summary, listing;
+    };
+    std::vector<Bucket> read;
+    std::vector<int> vouched;  // buckets left out as unchanged (Depth::changed)
   };
-  Audit audit() const;
+  enum class Depth { full, changed };
+  Audit audit(Depth depth = Depth::full) const;
   // check_live() and check_summaries() from one audit().
   std::string check_live(const Audit& a) const;
   std::vector<std::string> check_summaries(const Audit& a, bool write) const;
+  // Writes the `audited` file of each bucket `a` read whole and found in
+  // order: every record there verified (a run's command too), none of them
+  // live, and the bucket not among `wrong` (check_summaries' answer). A
+  // bucket that is not in order loses its file. Best effort: a store that
+  // cannot be written (read-only, full, no key) keeps what it has, and the
+  // next check reads the bucket whole again. Returns how many were written.
+  size_t vouch(const Audit& a, const std::vector<std::string>& wrong) const;
   // The ids whose staging folder holds no record (meta.json, written last):
   // debris of a create() killed or cut short (a full disk). Ascending.
   std::vector<int> unrecorded() const;

@@ -3,6 +3,9 @@
 // stat, and a full listing reads their buckets' summaries instead of every
 // record; a summary line is believed only when its seal verifies.
 
+#include <chrono>
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "lib/gate/decide.hpp"
@@ -80,6 +83,58 @@ TEST_CASE("decided proposals move to the archive and are still loaded, saved and
     REQUIRE(next);
     CHECK(*next == 7);
   }
+}
+
+TEST_CASE("doctor's audit leaves out a bucket unchanged since a whole check found it in order", "[archive][attack]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 4; ++i) REQUIRE(f.write("f" + std::to_string(i) + ".txt", std::to_string(i) + "\n"));
+  decide(*f.ws, 1, State::rejected);
+  decide(*f.ws, 2, State::applied);
+  decide(*f.ws, 3, State::rejected);
+  CHECK(archive_now(*f.ws) == 3);
+  const Store& store = f.ws->store;
+  const fs::path file = store.dir() / "archive" / "audit" / "0";
+  auto entry_ids = [](const Store::Audit& a) {
+    std::vector<int> out;
+    for (const auto& e : a.entries) out.push_back(e.id);
+    return out;
+  };
+  auto vouch = [&store](const Store::Audit& a) { return store.vouch(a, store.check_summaries(a, false)); };
+  // Stat data younger than two seconds is never vouched for.
+  CHECK(vouch(store.audit()) == 0);
+  CHECK_FALSE(fs::exists(file));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  const Store::Audit whole = store.audit();
+  REQUIRE(whole.read.size() == 1);
+  CHECK(entry_ids(whole) == std::vector<int>{1, 2, 3, 4});
+  CHECK(vouch(whole) == 1);
+  REQUIRE(fs::exists(file));
+  // Unchanged: left out, and nothing it holds is missed by the checks.
+  const Store::Audit changed = store.audit(Store::Depth::changed);
+  CHECK(changed.vouched == std::vector<int>{0});
+  CHECK(changed.read.empty());
+  CHECK(entry_ids(changed) == std::vector<int>{4});
+  CHECK(store.check_summaries(changed, false).empty());
+  CHECK(store.check_live(changed).empty());
+  CHECK(store.audit(Store::Depth::full).vouched.empty());
+  // Another sealer (another owner's key) does not believe it.
+  {
+    const fs::path owner = f.dir.path() / ".other-owner";
+    REQUIRE(kai::create_key(owner));
+    Sealer other{owner, f.ws->root};
+    REQUIRE(other.usable());
+    Store elsewhere{store.dir()};
+    elsewhere.use(other);
+    CHECK(elsewhere.audit(Store::Depth::changed).vouched.empty());
+  }
+  // A record saved again (rolled back from the archive) moves its stamp:
+  // the bucket is read whole, and loses its file until it settles.
+  decide(*f.ws, 2, State::rolled_back);
+  const Store::Audit again = store.audit(Store::Depth::changed);
+  CHECK(again.vouched.empty());
+  CHECK(entry_ids(again) == std::vector<int>{1, 2, 3, 4});
+  CHECK(vouch(again) == 0);
+  CHECK_FALSE(fs::exists(file));
 }
 
 TEST_CASE("the sweep archives, and a forged, cut or missing summary is refused and made again", "[archive][attack]") {
