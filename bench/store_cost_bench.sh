@@ -7,9 +7,10 @@
 # the start-up of a process: `kaicoder --version` against `git --version`
 # (the goal: at most 3). And what reads the whole history, at each size N:
 # a full `kaicoder list` against `git log --oneline -n N` and `kaicoder
-# doctor` against `git fsck`, each git command on a repository of N commits
-# (the goal: at most 2), with `list --status pending`, `show`, `log` and
-# `rollback` beside them for the growth table.
+# doctor` (and `doctor --full`, which reads every record) against `git fsck`,
+# each git command on a repository of N commits (the goal: at most 2), with
+# `list --status pending`, `show`, `log` and `rollback` beside them for the
+# growth table.
 #
 #   bench/store_cost_bench.sh [BUILD_DIR]      default BUILD_DIR: ./build
 #
@@ -123,7 +124,10 @@ for ((r = 0; r < runs; r++)); do
       time_cmd "$b-show-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' show 1 >/dev/null")"
       time_cmd "$b-log-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' log >/dev/null")"
       # doctor says what it finds about the bench's home (exit 1 on a failed check): timed all the same.
+      # The first run after a round's commands reads the bucket they changed; the rest read none (doctor
+      # leaves out a bucket unchanged since it read it whole). --full reads every record each time.
       time_cmd "$b-doctor-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' doctor >/dev/null 2>&1 || true")"
+      time_cmd "$b-doctorfull-$n" "$work/$b-$n" "${home_ns[@]}" sh -c "$(loops "'$k' doctor --full >/dev/null 2>&1 || true")"
     done
   done
   if [[ -n $old_kai ]]; then
@@ -188,11 +192,12 @@ for n in "${more_sizes[@]}"; do
   for b in "${bins[@]}"; do
     label=kaicoder
     [[ $b == old ]] && label="OLD kaicoder"
-    for step in list pending doctor show log; do
+    for step in list pending doctor doctorfull show log; do
       read -r cpu wall < <(time_median "$b-$step-$n" | per_loop)
-      case $step in list) vs=$(ratio "$cpu" "$lcpu") ;; doctor) vs=$(ratio "$cpu" "$fcpu") ;; *) vs="" ;; esac
+      case $step in list) vs=$(ratio "$cpu" "$lcpu") ;; doctor | doctorfull) vs=$(ratio "$cpu" "$fcpu") ;; *) vs="" ;; esac
       name=$step
       [[ $step == pending ]] && name="list --status pending"
+      [[ $step == doctorfull ]] && name="doctor --full"
       # shellcheck disable=SC2059
       printf "$fmt" "$label $name, $n stored" "$cpu" "$wall" "$vs"
     done
