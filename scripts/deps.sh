@@ -10,7 +10,7 @@ packages=(build-essential cmake pkg-config git util-linux
           libcpp-httplib-dev)  # the HTTP server of `kaicoder serve`
 if [ "${1:-}" = "--test" ]; then
   # python3-jsonschema checks every --json output against schemas/.
-  packages+=(mandoc bash-completion zsh fish time clang ninja-build ccache python3-jsonschema)
+  packages+=(mandoc bash-completion zsh fish time ninja-build ccache python3-jsonschema)
   # setfacl: the two-user case that grants the agent user a file through an ACL.
   # pkill: the cases that make a throwaway user end its processes before userdel.
   packages+=(acl procps)
@@ -21,6 +21,11 @@ if [ "${1:-}" = "--test" ]; then
   if ! command -v node >/dev/null && ! command -v npm >/dev/null; then
     packages+=(nodejs npm)
   fi
+fi
+# `deps.sh --fuzz`: the test packages and clang, whose libFuzzer the fuzz
+# targets link (scripts/fuzz.sh).
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(mandoc bash-completion zsh fish time ninja-build ccache clang)
 fi
 # `deps.sh --tidy`: clang-tidy too (scripts/tidy.sh), which parses lib/ with
 # the same headers a build needs.

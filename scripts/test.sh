@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # Builds kaicoder with AddressSanitizer and UndefinedBehaviorSanitizer,
-# warnings as errors and the crash-test fault points, runs every test (unit,
-# end-to-end, crash and browser tests), then fuzzes the shell tokenizer, the import
-# scanners and the patch parsers for a bounded time, split between them.
-# Installs what is missing first.
+# warnings as errors and the crash-test fault points, and runs every test
+# (unit, end-to-end, crash and browser tests). Installs what is missing
+# first.
 #
 #   scripts/test.sh            the above (what CI runs)
-#   scripts/test.sh --plain    a plain build instead: quicker to build, no fuzzing
-#   FUZZ_SECONDS=N             fuzz for N seconds (default 30; 0 skips it)
+#   scripts/test.sh --plain    a plain build instead: quicker to build
+#   FUZZ_SECONDS=N             then fuzz the shell classifier, the import
+#                              scanners, the patch parsers and MCP sessions
+#                              for N seconds in all (default 0: CI runs
+#                              scripts/fuzz.sh on its own, after the package)
 #
 # One sanitized build runs everything: building the tree twice would cost
 # more than all the tests together on a two-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
+# clang, only to fuzz after the tests (FUZZ_SECONDS).
+if [ "${FUZZ_SECONDS:-0}" != 0 ] && [ "${1:-}" != "--plain" ]; then scripts/deps.sh --fuzz; fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
-fuzz_seconds=${FUZZ_SECONDS:-30}
+fuzz_seconds=${FUZZ_SECONDS:-0}
 dir=build-asan
 flags=(-DKAICODER_SANITIZE=address,undefined)
 if [ "${1:-}" = "--plain" ]; then

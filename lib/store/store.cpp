@@ -1689,10 +1689,17 @@ bool unchanged(int bucket_fd, const Vouched& v, const std::vector<int>& hot) {
 
 Store::Audit Store::audit(Depth depth) const {
   Audit a;
-  const std::vector<int> hot = hot_ids();
-  for (int id : hot) {
+  std::vector<int> hot;  // folders in staging/: each wins over an archived copy
+  for (int id : hot_ids()) {
+    const bool dir = plain_dir(staging_dir(id));
+    struct stat st {};
+    if (dir)
+      hot.push_back(id);
+    else if (::lstat(archive_dir(id).c_str(), &st) == 0)
+      continue;  // read with its bucket
     Audit::Entry e;
     e.id = id;
+    e.archived = !dir;
     auto p = load(id, Payloads::none);
     if (p)
       e.proposal = std::move(*p);

@@ -175,51 +175,57 @@ TEST_CASE("doctor reads again a bucket it vouched for once anything in it change
   KAI_REQUIRE_EXIT(propose_line(repo, "3"), 0);  // the sweep moves 1 and 2
   REQUIRE(repo.exists(archived(1) + "/meta.json"));
   const std::string audit = ".kaicoder/archive/audit/0";
+  const std::string unchanged = "archive bucket 0 unchanged since doctor last read them";
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2200)); };
   // Stat data younger than two seconds is never vouched for.
   CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
   CHECK_FALSE(repo.exists(audit));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  settle();
   CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
   REQUIRE(repo.exists(audit));
-  const std::string unchanged = "archive bucket 0 unchanged since doctor last read them";
   CHECK_THAT(doctor_check(repo, "proposals"), Contains("1 records read, " + unchanged));
   // --full reads every record.
   Run full = repo.kai({"--json", "doctor", "--full"});
   KAI_CHECK_EXIT(full, 0);
   CHECK_THAT(full.out, Contains("3 records read") && !Contains(unchanged));
 
-  SECTION("an audit file edited under its seal is not believed") {
-    std::string forged = repo.read(audit);
-    const size_t at = forged.find("\n1 ");
-    REQUIRE(at != std::string::npos);
-    forged[at + 3] = forged[at + 3] == '9' ? '8' : '9';  // the folder's device
-    repo.write(audit, forged);
-    CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
-  }
-  SECTION("a record rewritten with its times put back") {
-    const fs::path meta = repo.abs(archived(1) + "/meta.json");
-    struct stat before {};
-    REQUIRE(::stat(meta.c_str(), &before) == 0);
-    std::string text = repo.read(archived(1) + "/meta.json");
-    const size_t at = text.find("line 1");
-    REQUIRE(at != std::string::npos);
-    text.replace(at, 6, "line 9");  // same size, same inode
-    repo.write(archived(1) + "/meta.json", text);
-    const struct timespec times[2] = {before.st_atim, before.st_mtim};
-    REQUIRE(::utimensat(AT_FDCWD, meta.c_str(), times, 0) == 0);
-    Run r = repo.kai({"--json", "doctor"});
-    CHECK_THAT(r.out, Contains("3 records read") && !Contains(unchanged));
-    CHECK_THAT(doctor_check(repo, "unverified proposals"), Contains("1"));
-    CHECK_FALSE(repo.exists(audit));  // a bucket out of order loses its file
-  }
-  SECTION("a folder added to the bucket") {
-    fs::create_directory(repo.abs(archived(7)));
-    CHECK_THAT(doctor_check(repo, "proposals"), !Contains(unchanged));
-  }
-  SECTION("a record's folder in staging/ again") {
-    fs::create_directory(repo.abs(staged(1)));
-    CHECK_THAT(doctor_check(repo, "proposals"), !Contains(unchanged));
-  }
+  // An audit file edited under its seal is not believed: the bucket is read
+  // whole, and its file written again.
+  std::string forged = repo.read(audit);
+  const size_t at = forged.find("\n1 ");
+  REQUIRE(at != std::string::npos);
+  forged[at + 3] = forged[at + 3] == '9' ? '8' : '9';  // the folder's device
+  repo.write(audit, forged);
+  CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
+  CHECK_THAT(doctor_check(repo, "proposals"), Contains(unchanged));
+
+  // A folder in staging/ for an archived id would be read instead.
+  fs::create_directory(repo.abs(staged(1)));
+  CHECK_THAT(doctor_check(repo, "proposals"), !Contains(unchanged));
+  fs::remove(repo.abs(staged(1)));
+  // A name added to the bucket.
+  fs::create_directory(repo.abs(archived(7)));
+  CHECK_THAT(doctor_check(repo, "proposals"), !Contains(unchanged));
+  fs::remove(repo.abs(archived(7)));
+  settle();
+  CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
+  REQUIRE_THAT(doctor_check(repo, "proposals"), Contains(unchanged));
+
+  // A record rewritten in place, same size, its times put back.
+  const fs::path meta = repo.abs(archived(1) + "/meta.json");
+  struct stat before {};
+  REQUIRE(::stat(meta.c_str(), &before) == 0);
+  std::string text = repo.read(archived(1) + "/meta.json");
+  const size_t why = text.find("line 1");
+  REQUIRE(why != std::string::npos);
+  text.replace(why, 6, "line 9");
+  repo.write(archived(1) + "/meta.json", text);
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, meta.c_str(), times, 0) == 0);
+  Run r = repo.kai({"--json", "doctor"});
+  CHECK_THAT(r.out, Contains("3 records read") && !Contains(unchanged));
+  CHECK_THAT(doctor_check(repo, "unverified proposals"), Contains("1"));
+  CHECK_FALSE(repo.exists(audit));  // a bucket out of order loses its file
 }
 
 TEST_CASE("the archive survives kill -9 at each step of the move", "[e2e][archive][crash]") {

@@ -9,7 +9,8 @@
 #
 #   tests/fuzz/run.sh [SECONDS]      default 60, shared by the targets
 #   tests/fuzz/run.sh --build        only build them (scripts/test.sh does
-#                                    this while the other tests run)
+#                                    this while the other tests run, when
+#                                    FUZZ_SECONDS asks it to fuzz)
 #   FUZZ_TARGETS="shell deps patch mcp_session"  which targets (default all)
 #
 # FUZZ_OUT (default <repo>/build-fuzz) holds the binaries and the corpora,
@@ -46,7 +47,7 @@ mkdir -p "$out/artifacts"
 
 # A clang build of the fuzz targets only, in $out; ninja and ccache when
 # they are there, so that a second run rebuilds only what changed. A unity
-# build, as scripts/test.sh's: it builds from scratch in CI.
+# build, as scripts/test.sh's: it builds from scratch in CI (scripts/fuzz.sh).
 configure() {
   local gen=() launcher=()
   command -v ninja >/dev/null && gen=(-G Ninja)
