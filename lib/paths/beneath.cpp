@@ -381,7 +381,7 @@ Result<std::string> read_owned(const fs::path& path) {
         Errc::denied,
         fmt::format("'{}' has {} hard links; kaicoder's own files have one name", path.string(), st.st_nlink),
         "replace it by a copy of itself");
-  auto bytes = read_all(file.fd());
+  auto bytes = read_all(file.fd(), SIZE_MAX - 1, &st);
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", path.string(), bytes.error().message));
   return bytes;
 }

@@ -351,6 +351,11 @@ Result<Proposal> Store::load(int id, Payloads payloads, std::string* record) con
   std::error_code ec;
   if (id < 1 || !fs::is_directory(dir, ec))
     return make_error(Errc::not_found, fmt::format("no proposal {}", id), "see 'kaicoder list' for the ids there are");
+  return load_in(dir, id, payloads, record);
+}
+
+Result<Proposal> Store::load_in(const fs::path& dir, int id, Payloads payloads, std::string* record) const {
+  std::error_code ec;
   auto text = read_owned(dir / "meta.json");
   if (!text)
     return make_error(Errc::io, fmt::format("proposal {} has no readable record: {}", id, text.error().message));
@@ -1743,13 +1748,15 @@ Store::Audit Store::audit(Depth depth) const {
       const fs::path dir = bucket / std::to_string(id);
       e.folder = stamp_of(dir);
       e.record = stamp_of(dir / "meta.json");
+      // A plain folder, and no folder in staging/ for it: where load() would look.
+      const bool plain = e.folder && S_ISDIR(e.folder->mode);
       std::string record;
-      auto p = load(id, Payloads::none, &record);
+      auto p = plain ? load_in(dir, id, Payloads::none, &record) : load(id, Payloads::none, &record);
       // An archived run: its command is read and checked against the seal,
       // as the listing vouches for it.
       if (p && p->kind == Kind::run) {
         e.command = stamp_of(dir / "command");
-        p = load(id, Payloads::all);
+        p = plain ? load_in(dir, id, Payloads::all, nullptr) : load(id, Payloads::all);
       }
       if (p)
         e.proposal = std::move(*p);

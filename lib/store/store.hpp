@@ -345,6 +345,9 @@ private:
   LiveIndex scan_live(const Audit& a) const;
   // load(), and the record's compact text with its seal (what a summary line copies) in `record`.
   Result<Proposal> load(int id, Payloads payloads, std::string* record) const;
+  // load() from `dir`, the folder the id's record is in, already found (a
+  // plain folder, as folder() finds it).
+  Result<Proposal> load_in(const std::filesystem::path& dir, int id, Payloads payloads, std::string* record) const;
   // meta.json's bytes `text` as a proposal without its payloads, its seal
   // checked (Proposal::sealed, sealed_payload_digest), through LoadCache.
   Result<Proposal> parse_record(int id, std::string text, std::string* record) const;

@@ -30,25 +30,35 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-Result<std::string> read_all(int fd, size_t max) {
+Result<std::string> read_all(int fd, size_t max, const struct stat* known) {
   std::string out;
   // A regular file says its size: the bytes are read straight into a buffer
   // that already holds them (and one more, to see the end or a file that
   // grew), not into one that is copied each time it doubles.
   struct stat st {};
+  if (known)
+    st = *known;
+  else if (::fstat(fd, &st) != 0)
+    st = {};
+  const bool regular = S_ISREG(st.st_mode);
   size_t room = 65536;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-    room = std::min(static_cast<size_t>(st.st_size), max) + 1;
+  if (regular && st.st_size > 0) room = std::min(static_cast<size_t>(st.st_size), max) + 1;
   size_t used = 0;
   while (used <= max) {
     if (out.size() == used) out.resize(std::min(std::max(used + room, 2 * used), max + 1));
-    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+    const size_t asked = out.size() - used;
+    ssize_t n = ::read(fd, out.data() + used, asked);
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(Errc::io, fmt::format("cannot read: {}", errno_text(errno)));
     }
     if (n == 0) break;
     used += static_cast<size_t>(n);
+    // A regular file that gave exactly the size it said it had, and less
+    // than was asked for, is at its end: no second read to be told so.
+    // Anything else (a file that grew or shrank, one that reports no size,
+    // a short read elsewhere) reads on to the end as before.
+    if (regular && st.st_size > 0 && used == static_cast<size_t>(st.st_size) && static_cast<size_t>(n) < asked) break;
   }
   out.resize(used);
   return out;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <filesystem>
 #include <functional>
@@ -72,7 +73,11 @@ Status make_dirs(const std::filesystem::path& dir, mode_t mode = 0755);
 // write(2) until done, retrying on EINTR.
 bool write_all(int fd, std::string_view data);
 // read(2) until EOF, or until more than `max` bytes (max + 1) were read.
-Result<std::string> read_all(int fd, size_t max = SIZE_MAX - 1);
+// `known`: the descriptor's stat data, when the caller has it already. A
+// regular file that gave exactly the size it said it had, and less than
+// was asked for (its size and one byte more), is at its end: no second
+// read to be told so.
+Result<std::string> read_all(int fd, size_t max = SIZE_MAX - 1, const struct stat* known = nullptr);
 
 std::string errno_text(int err);
 
