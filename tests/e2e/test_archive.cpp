@@ -49,6 +49,15 @@ Run propose_line(const TempRepo& repo, const std::string& n, const EnvOverrides&
   return repo.kai({"propose", "--path", "f" + n + ".txt", "--content-file", "-", "--why", "line " + n}, n + "\n", env);
 }
 
+// Proposals 1 and 2 rejected and moved to the archive by the sweep of a
+// third proposal, 3, which stays pending.
+void two_archived(const TempRepo& repo) {
+  for (const char* n : {"1", "2"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
+  KAI_REQUIRE_EXIT(propose_line(repo, "3"), 0);
+}
+
 }  // namespace
 
 TEST_CASE("decided proposals move to the archive and show, log, list and rollback still read them",
@@ -91,10 +100,7 @@ TEST_CASE("a deleted or forged archive summary is refused, listed from the recor
           "[e2e][archive][attack]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
-  for (const char* n : {"1", "2"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
-  KAI_REQUIRE_EXIT(propose_line(repo, "3"), 0);
+  two_archived(repo);
   REQUIRE(repo.exists(archived(2)));
   const std::string summary = repo.read(k_summary);
 
@@ -169,10 +175,7 @@ TEST_CASE("doctor reads again a bucket it vouched for once anything in it change
           "[e2e][archive][attack]") {
   TempRepo repo{{"a.txt", "old\n"}};
   repo.init();
-  for (const char* n : {"1", "2"}) KAI_REQUIRE_EXIT(propose_line(repo, n), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "1"}, "y"), 0);
-  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
-  KAI_REQUIRE_EXIT(propose_line(repo, "3"), 0);  // the sweep moves 1 and 2
+  two_archived(repo);
   REQUIRE(repo.exists(archived(1) + "/meta.json"));
   const std::string audit = ".kaicoder/archive/audit/0";
   const std::string unchanged = "archive bucket 0 unchanged since doctor last read them";
