@@ -368,7 +368,7 @@ Status write_owned(const fs::path& path, std::string_view data, mode_t mode) {
   return replace_at(Dir(fd), path.filename().string(), data, mode);
 }
 
-Result<std::string> read_owned(const fs::path& path) {
+Result<std::string> read_owned(const fs::path& path, size_t max) {
   int got = open_no_symlinks(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (got < 0) return owned_open_error(errno, path);
   Dir file(got);  // closes it
@@ -381,8 +381,11 @@ Result<std::string> read_owned(const fs::path& path) {
         Errc::denied,
         fmt::format("'{}' has {} hard links; kaicoder's own files have one name", path.string(), st.st_nlink),
         "replace it by a copy of itself");
-  auto bytes = read_all(file.fd(), SIZE_MAX - 1, &st);
+  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > max)
+    return make_error(Errc::io, fmt::format("'{}' is larger than {} bytes", path.string(), max));
+  auto bytes = read_all(file.fd(), max, &st);
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", path.string(), bytes.error().message));
+  if (bytes->size() > max) return make_error(Errc::io, fmt::format("'{}' is larger than {} bytes", path.string(), max));
   return bytes;
 }
 

@@ -110,8 +110,9 @@ Status chmod_at(const Dir& dir, std::string_view name, mode_t mode);
 // `path` is absolute beneath a canonical root, so any symlink on the way was
 // planted and is refused (openat2 RESOLVE_NO_SYMLINKS, else a walk from `/`
 // with O_NOFOLLOW), and so is anything but a regular file with one link
-// (denied). not_found when it is missing; io otherwise.
-Result<std::string> read_owned(const std::filesystem::path& path);
+// (denied). not_found when it is missing; io otherwise, and for a file of
+// more than `max` bytes (none of it is kept).
+Result<std::string> read_owned(const std::filesystem::path& path, size_t max = SIZE_MAX - 1);
 
 // Atomic replace (replace_at) of such a file, its folder opened the same
 // way: a symlinked folder on the way is refused (denied), never written into.

@@ -1544,6 +1544,9 @@ namespace {
 // nanoseconds).
 constexpr const char* k_audited_kind = "archive-audit";
 constexpr std::string_view k_audited_head = "kaicoder-audited-1 ";
+// A bucket's file at its largest: three stamps for each of its 1,000
+// records, each under 120 bytes. A larger one is not read (nor believed).
+constexpr size_t k_audited_max = 1 << 20;
 
 Store::Stamp stamp_from(const struct stat& st) {
   Store::Stamp s;
@@ -1720,7 +1723,7 @@ Store::Audit Store::audit(Depth depth) const {
       const int fd = ::open(bucket.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0) {
         bool same = false;
-        if (auto text = read_owned(m_dir / "archive" / "audit" / std::to_string(b))) {
+        if (auto text = read_owned(m_dir / "archive" / "audit" / std::to_string(b), k_audited_max)) {
           if (auto parts = listing::split(*text, k_audited_head);
               parts && m_seal.check(k_audited_kind, std::to_string(b), parts->body, parts->seal) == SealCheck::ok)
             if (auto v = parse_vouched(parts->body)) same = unchanged(fd, *v, hot);

@@ -127,6 +127,14 @@ TEST_CASE("doctor's audit leaves out a bucket unchanged since a whole check foun
     elsewhere.use(other);
     CHECK(elsewhere.audit(Store::Depth::changed).vouched.empty());
   }
+  // One larger than a bucket's file can be is not read, nor believed.
+  {
+    const std::string kept = *read_file(file);
+    REQUIRE(write_file_atomic(file, kept + std::string(1 << 20, '\n'), 0600));
+    CHECK(store.audit(Store::Depth::changed).vouched.empty());
+    REQUIRE(write_file_atomic(file, kept, 0600));
+    CHECK(store.audit(Store::Depth::changed).vouched == std::vector<int>{0});
+  }
   // A record saved again (rolled back from the archive) moves its stamp:
   // the bucket is read whole, and loses its file until it settles.
   decide(*f.ws, 2, State::rolled_back);

@@ -434,3 +434,31 @@ TEST_CASE("read_all reads a file whole, a pipe whole, and never more than max + 
   REQUIRE(piped);
   CHECK(*piped == big);
 }
+
+TEST_CASE("read_owned reads a file of kaicoder's whole, at one read past its size, and refuses one over its bound",
+          "[beneath]") {
+  TempDir t;
+  const std::string bytes(5000, 'x');
+  t.write("f", bytes);
+  auto all = kai::read_owned(t.path() / "f");
+  REQUIRE(all);
+  CHECK(*all == bytes);
+  auto at_bound = kai::read_owned(t.path() / "f", 5000);
+  REQUIRE(at_bound);
+  CHECK(at_bound->size() == 5000);
+  auto over = kai::read_owned(t.path() / "f", 4999);
+  REQUIRE_FALSE(over);
+  CHECK(over.error().code == Errc::io);
+  CHECK(over.error().message.find("larger than 4999 bytes") != std::string::npos);
+  t.write("empty", "");
+  auto empty = kai::read_owned(t.path() / "empty");
+  REQUIRE(empty);
+  CHECK(empty->empty());
+  // A file that says it has no size (as /proc's do) is read to its end.
+  int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  auto proc = kai::read_all(fd);
+  ::close(fd);
+  REQUIRE(proc);
+  CHECK(proc->find("VmRSS") != std::string::npos);
+}
