@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <ctime>
 #include <iterator>
 #include <mutex>
 #include <fcntl.h>
@@ -580,9 +579,7 @@ namespace store_detail {
 struct FileMark {
   std::string head;
   dev_t dev = 0;
-  ino_t ino = 0;
-  off_t size = 0;
-  int64_t mtime_ns = 0, ctime_ns = 0;
+  StatKey key;
   bool operator==(const FileMark&) const = default;
 };
 
@@ -600,10 +597,7 @@ FileMark mark_of(const fs::path& file) {
   if (nl == std::string_view::npos) return m;
   m.head = std::string(s.substr(0, nl + 1));
   m.dev = st.st_dev;
-  m.ino = st.st_ino;
-  m.size = st.st_size;
-  m.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-  m.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  m.key = key_of(st);
   return m;
 }
 }  // namespace store_detail
@@ -907,7 +901,8 @@ Status Store::change_live(const std::vector<LiveChange>& changes) const {
   struct stat st {};
   const FileMark& m = m_live_cache->mark;
   const bool same = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-                    st.st_dev == m.dev && st.st_ino == m.ino && st.st_size == m.size;
+                    st.st_dev == m.dev && static_cast<uint64_t>(st.st_ino) == m.key.ino &&
+                    static_cast<uint64_t>(st.st_size) == m.key.size;
   if (!same) {
     if (fd >= 0) ::close(fd);
     LiveIndex x = **current;
@@ -1539,67 +1534,50 @@ namespace {
 //   listing <stamp>              its listing
 //   <id> <stamp> <stamp> <stamp> the record's folder, meta.json, and a
 //                                run's command ("-" for no command)
-// A stamp is the stat data, comma-separated decimals: device, inode, size,
-// mode, modification time (seconds, nanoseconds), change time (seconds,
-// nanoseconds).
+// A stamp is the stat data (lib/util/stat.hpp StatKey), comma-separated
+// decimals: size, modification time, change time (nanoseconds), inode, mode.
 constexpr const char* k_audited_kind = "archive-audit";
 constexpr std::string_view k_audited_head = "kaicoder-audited-1 ";
 // A bucket's file at its largest: three stamps for each of its 1,000
 // records, each under 120 bytes. A larger one is not read (nor believed).
 constexpr size_t k_audited_max = 1 << 20;
 
-Store::Stamp stamp_from(const struct stat& st) {
-  Store::Stamp s;
-  s.dev = static_cast<std::uint64_t>(st.st_dev);
-  s.ino = static_cast<std::uint64_t>(st.st_ino);
-  s.size = static_cast<std::uint64_t>(st.st_size);
-  s.mode = static_cast<std::uint64_t>(st.st_mode);
-  s.mtime_s = st.st_mtim.tv_sec;
-  s.mtime_ns = st.st_mtim.tv_nsec;
-  s.ctime_s = st.st_ctim.tv_sec;
-  s.ctime_ns = st.st_ctim.tv_nsec;
-  return s;
-}
-
-std::optional<Store::Stamp> stamp_at(int dirfd, const char* name) {
+std::optional<StatKey> stamp_at(int dirfd, const char* name) {
   struct stat st {};
   if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
-  return stamp_from(st);
+  return key_of(st);
 }
 
-std::optional<Store::Stamp> stamp_of(const fs::path& p) { return stamp_at(AT_FDCWD, p.c_str()); }
+std::optional<StatKey> stamp_of(const fs::path& p) { return stamp_at(AT_FDCWD, p.c_str()); }
 
-std::string stamp_text(const Store::Stamp& s) {
-  return fmt::format("{},{},{},{},{},{},{},{}", s.dev, s.ino, s.size, s.mode, s.mtime_s, s.mtime_ns, s.ctime_s,
-                     s.ctime_ns);
+std::string stamp_text(const StatKey& k) {
+  return fmt::format("{},{},{},{},{}", k.size, k.mtime_ns, k.ctime_ns, k.ino, k.mode);
 }
 
-std::optional<Store::Stamp> parse_stamp(std::string_view t) {
-  Store::Stamp s;
-  std::uint64_t* u[] = {&s.dev, &s.ino, &s.size, &s.mode};
-  std::int64_t* i[] = {&s.mtime_s, &s.mtime_ns, &s.ctime_s, &s.ctime_ns};
-  for (int k = 0; k < 8; ++k) {
-    const size_t comma = k < 7 ? t.find(',') : t.size();
+std::optional<StatKey> parse_stamp(std::string_view t) {
+  StatKey k;
+  uint64_t mode = 0;
+  uint64_t* field[] = {&k.size, &k.mtime_ns, &k.ctime_ns, &k.ino, &mode};
+  for (size_t i = 0; i < std::size(field); ++i) {
+    const bool last = i + 1 == std::size(field);
+    const size_t comma = last ? t.size() : t.find(',');
     if (comma == std::string_view::npos || comma == 0) return std::nullopt;
-    const char* b = t.data();
-    const char* e = t.data() + comma;
-    auto r = k < 4 ? std::from_chars(b, e, *u[k]) : std::from_chars(b, e, *i[k - 4]);
-    if (r.ec != std::errc() || r.ptr != e) return std::nullopt;
-    t.remove_prefix(k < 7 ? comma + 1 : comma);
+    auto r = std::from_chars(t.data(), t.data() + comma, *field[i]);
+    if (r.ec != std::errc() || r.ptr != t.data() + comma) return std::nullopt;
+    t.remove_prefix(last ? comma : comma + 1);
   }
-  return s;
+  if (mode > UINT32_MAX) return std::nullopt;
+  k.mode = static_cast<uint32_t>(mode);
+  return k;
 }
-
-// The newest change time among `s`, in nanoseconds since the epoch.
-std::int64_t changed_ns(const Store::Stamp& s) { return s.ctime_s * 1'000'000'000 + s.ctime_ns; }
 
 // What an `audited` file vouches for, once its seal verified.
 struct Vouched {
-  Store::Stamp dir, summary, listing;
+  StatKey dir, summary, listing;
   struct Record {
     int id = 0;
-    Store::Stamp folder, record;
-    std::optional<Store::Stamp> command;
+    StatKey folder, record;
+    std::optional<StatKey> command;
   };
   std::vector<Record> records;
 };
@@ -1612,7 +1590,7 @@ std::optional<Vouched> parse_vouched(std::string_view body) {
     body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
     return l;
   };
-  auto named = [](std::string_view l, std::string_view name) -> std::optional<Store::Stamp> {
+  auto named = [](std::string_view l, std::string_view name) -> std::optional<StatKey> {
     if (!l.starts_with(name) || l.size() <= name.size() || l[name.size()] != ' ') return std::nullopt;
     return parse_stamp(l.substr(name.size() + 1));
   };
@@ -1697,6 +1675,7 @@ bool unchanged(int bucket_fd, const Vouched& v, const std::vector<int>& hot) {
 
 Store::Audit Store::audit(Depth depth) const {
   Audit a;
+  a.began = now_ns();
   std::vector<int> hot;  // folders in staging/: each wins over an archived copy
   for (int id : hot_ids()) {
     const bool dir = plain_dir(staging_dir(id));
@@ -1784,17 +1763,16 @@ Store::Audit Store::audit(Depth depth) const {
 
 size_t Store::vouch(const Audit& a, const std::vector<std::string>& wrong) const {
   if (a.read.empty() || !m_seal.usable() || !change_times_kept(m_dir / "archive")) return 0;
-  // Stat data as fresh as the clock's tick could still change unseen.
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const std::int64_t settled = (now.tv_sec - 2) * 1'000'000'000 + now.tv_nsec;
+  // Stat data in the racy window (a change within it could leave the
+  // times as they were) is never vouched for, as the secret-file walk's.
+  const uint64_t settled = a.began - std::min(a.began, k_racy_ns);
   size_t written = 0;
   auto entry = a.entries.begin();
   for (const Audit::Bucket& b : a.read) {
     const fs::path file = m_dir / "archive" / "audit" / std::to_string(b.number);
     bool in_order = b.dir && b.summary && b.listing &&
                     std::find(wrong.begin(), wrong.end(), std::to_string(b.number)) == wrong.end();
-    std::vector<Store::Stamp> stamps;
+    std::vector<StatKey> stamps;
     std::string body;
     if (in_order) {
       body += fmt::format("bucket {}\nsummary {}\nlisting {}\n", stamp_text(*b.dir), stamp_text(*b.summary),
@@ -1818,7 +1796,7 @@ size_t Store::vouch(const Audit& a, const std::vector<std::string>& wrong) const
       stamps.push_back(*entry->record);
       if (entry->command) stamps.push_back(*entry->command);
     }
-    for (const Store::Stamp& s : stamps) in_order = in_order && changed_ns(s) < settled;
+    for (const StatKey& k : stamps) in_order = in_order && std::max(k.mtime_ns, k.ctime_ns) < settled;
     std::error_code ec;
     if (!in_order) {
       fs::remove(file, ec);

@@ -35,6 +35,7 @@
 #include "lib/store/proposal.hpp"
 #include "lib/result.hpp"
 #include "lib/util/lock.hpp"
+#include "lib/util/stat.hpp"
 
 namespace kai {
 
@@ -166,21 +167,16 @@ public:
   // makes.
   //
   // Depth::changed leaves out an archive bucket that nothing touched since
-  // a whole check found it in order: the bucket's `audited` file, sealed,
-  // holds the stat data (device, inode, size, mode, modification and
-  // change times to the nanosecond) of every file and folder that check
-  // read, and each is as it was. A change of any of them (a record
-  // rewritten, renamed over, a folder added or removed, a summary or
-  // listing edited) moves its change time, which no one but the kernel
-  // sets; stat data taken in the last two seconds before a check ended is
-  // never vouched for, so a change in the same clock tick cannot hide.
+  // a whole check found it in order: `archive/audit/<bucket>`, sealed,
+  // holds the stat data (lib/util/stat.hpp StatKey: size, inode, mode,
+  // modification and change times to the nanosecond) of every file and
+  // folder that check read, and each is as it was. A change of any of them
+  // (a record rewritten, renamed over, a folder added or removed, a summary
+  // or listing edited) moves its change time, which no one but the kernel
+  // sets; stat data in the racy window (k_racy_ns before the check began)
+  // is never vouched for, so a change in the same clock tick cannot hide.
   // Such a bucket is named in `vouched`, its entries not read. Depth::full
   // reads every record (doctor --full).
-  struct Stamp {
-    std::uint64_t dev = 0, ino = 0, size = 0, mode = 0;
-    std::int64_t mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
-    bool operator==(const Stamp&) const = default;
-  };
   struct Audit {
     struct Entry {
       int id = 0;
@@ -189,16 +185,17 @@ public:
       std::string error;
       std::string summary_line;  // archived: its record as its summary line copies it
       // archived: what was read, taken before it was read (absent: unreadable)
-      std::optional<Stamp> folder, record, command;
+      std::optional<StatKey> folder, record, command;
     };
     std::vector<Entry> entries;
     // Archive buckets read whole, with their own stat data taken before
     // they were listed and read.
     struct Bucket {
       int number = 0;
-      std::optional<Stamp> dir, summary, listing;
+      std::optional<StatKey> dir, summary, listing;
     };
     std::vector<Bucket> read;
+    std::uint64_t began = 0;  // the wall clock (ns) before anything was read
     std::vector<int> vouched;  // buckets left out as unchanged (Depth::changed)
   };
   enum class Depth { full, changed };

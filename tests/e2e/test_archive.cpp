@@ -179,8 +179,8 @@ TEST_CASE("doctor reads again a bucket it vouched for once anything in it change
   REQUIRE(repo.exists(archived(1) + "/meta.json"));
   const std::string audit = ".kaicoder/archive/audit/0";
   const std::string unchanged = "archive bucket 0 unchanged since doctor last read them";
-  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2200)); };
-  // Stat data younger than two seconds is never vouched for.
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1200)); };
+  // Stat data in the racy window (a second before the doctor) is never vouched for.
   CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
   CHECK_FALSE(repo.exists(audit));
   settle();
@@ -197,7 +197,7 @@ TEST_CASE("doctor reads again a bucket it vouched for once anything in it change
   std::string forged = repo.read(audit);
   const size_t at = forged.find("\n1 ");
   REQUIRE(at != std::string::npos);
-  forged[at + 3] = forged[at + 3] == '9' ? '8' : '9';  // the folder's device
+  forged[at + 3] = forged[at + 3] == '9' ? '8' : '9';  // the folder's size
   repo.write(audit, forged);
   CHECK_THAT(doctor_check(repo, "proposals"), Contains("3 records read"));
   CHECK_THAT(doctor_check(repo, "proposals"), Contains(unchanged));
