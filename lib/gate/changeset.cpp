@@ -315,7 +315,8 @@ std::string default_summary(const Proposal& p) {
 }
 
 // A change built from one applied op of the patch model.
-Change change_of(const FileOp& op) {
+// Takes the op's new bytes: the record keeps them, the op is not read again.
+Change change_of(FileOp& op) {
   Change c;
   c.path = op.kind == FileOpKind::copy ? op.to : op.path;
   switch (op.kind) {
@@ -333,8 +334,8 @@ Change change_of(const FileOp& op) {
   else
     c.base = {false, "", 0644};
   c.after_exists = op.after.has_value();
-  c.after = op.after.value_or("");
-  c.after_mode = op.after ? op.after_mode : 0;
+  if (op.after) c.after = std::move(*op.after);
+  c.after_mode = c.after_exists ? op.after_mode : 0;
   c.binary = c.after.find('\0') != std::string::npos || (op.before && op.before->find('\0') != std::string::npos);
   return c;
 }
@@ -421,10 +422,10 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
   p.proposer_uid = req.proposer_uid;
   p.created = iso_utc(ws.clock->now());
   std::vector<std::optional<std::string>> befores;
-  for (const FileOp& op : cs.ops) {
+  for (FileOp& op : cs.ops) {
     Change c = change_of(op);
     std::optional<std::string> before;
-    if (op.kind != FileOpKind::copy) before = op.before;
+    if (op.kind != FileOpKind::copy) before = std::move(op.before);
     KAI_TRY(check_change(ws, c, before));
     p.changes.push_back(std::move(c));
     befores.push_back(std::move(before));
@@ -440,7 +441,7 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
   p.decision_rule = verdict->rule;
   p.summary =
       ws.redact(req.summary.empty() ? cut_to_length(default_summary(p), static_cast<size_t>(l.summary)) : req.summary);
-  Staged out{p, std::move(*diff), std::nullopt};
+  Staged out{std::move(p), std::move(*diff), std::nullopt};
   if (dry == DryRun::yes) return out;
   out.proposal.review = review_proposal(ws, out.proposal, out.diff);  // slow: before the lock
   auto staged = stage(ws, out, *verdict);

@@ -247,8 +247,7 @@ Status Store::create(Proposal& p) const {
 }
 
 Status Store::fill(Proposal& p, const fs::path& dir) const {
-  Proposal copy = p;
-  for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(copy, name), 0600));
+  for (const char* name : k_payloads) KAI_TRY(write_file_exclusive(dir / name, *payload(p, name), 0600));
   // A command is a payload too: it runs exactly as staged, so it is kept
   // raw beside the metadata (which is redacted), never inside it.
   if (p.kind == Kind::run) {
@@ -260,6 +259,9 @@ Status Store::fill(Proposal& p, const fs::path& dir) const {
   // sync, however many files it changes.
   if (p.kind == Kind::changeset) {
     std::string all;
+    size_t size = 0;
+    for (const Change& c : p.changes) size += c.after.size();
+    all.reserve(size);
     for (const Change& c : p.changes) all += c.after;
     KAI_TRY(write_file_exclusive(dir / "changes", all, 0600));
   }
