@@ -196,13 +196,48 @@ Status no_reentry(const fs::path& root, const fs::path& start, const fs::path& u
   return ok_status();
 }
 
+// `root_in` made canonical. fs::canonical walks every component of the
+// root, a system call or two each, and a command resolves every path it
+// touches against the same root (a changeset, three times for each file).
+// So the answer is kept, per thread, with the folder it named: while
+// `root_in` still leads to that folder and the answer still names it
+// (stat(2): same device and inode; a folder moved elsewhere fails the
+// second), it is given again; otherwise the root is made canonical anew.
+Result<fs::path> canonical_root(const fs::path& root_in) {
+  struct Kept {
+    std::string in;
+    fs::path root;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  static thread_local Kept kept;
+  const auto names_kept = [](const fs::path& p) {
+    struct stat now {};
+    return ::stat(p.c_str(), &now) == 0 && now.st_dev == kept.dev && now.st_ino == kept.ino;
+  };
+  // A root given canonical (every workspace's is) is one path: one stat.
+  if (!kept.in.empty() && kept.in == root_in.native() && names_kept(root_in) &&
+      (kept.root == root_in || names_kept(kept.root)))
+    return kept.root;
+  std::error_code ec;
+  fs::path root = fs::canonical(root_in, ec);
+  if (ec) return make_error(Errc::io, fmt::format("cannot resolve the root '{}': {}", root_in.string(), ec.message()));
+  // The folder the canonical path names, taken after it was made: what a
+  // later stat of `root_in` must find again.
+  struct stat st {};
+  if (::stat(root.c_str(), &st) == 0) kept = Kept{root_in.native(), root, st.st_dev, st.st_ino};
+  else kept = Kept{};
+  return root;
+}
+
 }  // namespace
 
 Result<RootPath> resolve(const fs::path& root_in, const fs::path& cwd_in, std::string_view user) {
   KAI_TRY(check_text(user));
+  auto canonical = canonical_root(root_in);
+  if (!canonical) return canonical.error();
+  const fs::path root = std::move(*canonical);
   std::error_code ec;
-  fs::path root = fs::canonical(root_in, ec);
-  if (ec) return make_error(Errc::io, fmt::format("cannot resolve the root '{}': {}", root_in.string(), ec.message()));
 
   // Relative paths are taken from the real working folder, as the kernel would.
   fs::path cwd = cwd_in.is_absolute() ? cwd_in : root / cwd_in;

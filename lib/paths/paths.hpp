@@ -40,7 +40,8 @@ inline constexpr std::string_view k_approvals_dir = "kaicoder-approvals";
 constexpr size_t k_backup_suffix_max = 14 + 24;
 
 // Resolve `user_path` (relative to `cwd`, or absolute) against `root`, which
-// must be canonical. Refuses with Errc::denied and a message naming the rule:
+// must be canonical (it is made canonical again, but that answer is kept per
+// thread while `root` and it lead to the same folder). Refuses with Errc::denied and a message naming the rule:
 // outside root (lexically, or on disk through a symlinked ancestor: realpath of
 // the nearest existing ancestor must stay inside root), the root itself,
 // `~` expansion attempts, control, bidi, zero-width and line-separator

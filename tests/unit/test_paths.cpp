@@ -717,6 +717,34 @@ TEST_CASE("resolve accepts a root given through a symlink", "[paths]") {
   CHECK(r->abs == t / "real" / "a.txt");
 }
 
+TEST_CASE("resolve makes the root canonical again once its path leads to another folder", "[paths]") {
+  kai::test::TempDir t;
+  t.write("one/a.txt", "1");
+  t.write("two/a.txt", "2");
+  t.symlink("alias", "one");
+  for (int i = 0; i < 2; ++i) {  // the second time from what the first kept
+    kai::Result<kai::RootPath> r = kai::resolve(t / "alias", t / "alias", "a.txt");
+    REQUIRE(r.ok());
+    CHECK(r->abs == t / "one" / "a.txt");
+  }
+  std::filesystem::remove(t / "alias");
+  t.symlink("alias", "two");
+  kai::Result<kai::RootPath> r = kai::resolve(t / "alias", t / "alias", "a.txt");
+  REQUIRE(r.ok());
+  CHECK(r->abs == t / "two" / "a.txt");
+  // The same folder moved, the alias following it: its new path.
+  std::filesystem::remove(t / "alias");
+  std::filesystem::rename(t / "two", t / "moved");
+  t.symlink("alias", "moved");
+  r = kai::resolve(t / "alias", t / "alias", "a.txt");
+  REQUIRE(r.ok());
+  CHECK(r->abs == t / "moved" / "a.txt");
+  std::filesystem::remove(t / "alias");
+  r = kai::resolve(t / "alias", t / "alias", "a.txt");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == kai::Errc::io);
+}
+
 TEST_CASE("a relative cwd is taken from the root", "[paths]") {
   kai::test::TempDir t;
   t.mkdir("src");
