@@ -224,7 +224,7 @@ struct Walker {
       : g(guards),
         check(guards),
         old(cache),
-        racy(cache ? cache->read_after - std::min(cache->read_after, k_racy_ns) : 0),
+        racy(cache ? racy_from(cache->read_after) : 0),
         listed(l),
         out(o) {}
 
@@ -249,7 +249,7 @@ struct Walker {
   const Folder* cached(const std::string& prefix, const StatKey& key) const {
     if (!old) return nullptr;
     auto it = old->folders.find(prefix);
-    if (it == old->folders.end() || !(it->second.key == key) || std::max(key.mtime_ns, key.ctime_ns) >= racy ||
+    if (it == old->folders.end() || !(it->second.key == key) || !settled_before(key, racy) ||
         it->second.count > left)
       return nullptr;
     return &it->second;

@@ -76,7 +76,7 @@ public:
         m_progress(progress),
         m_watch(watch),
         m_trusted(watch && trusted),
-        m_racy(now_ns() - k_racy_ns) {
+        m_racy(racy_from(now_ns())) {
     fresh.reserve(m_old.size());
   }
 
@@ -185,7 +185,7 @@ Status Builder::file(int dirfd, const char* name, const std::string& rel, const 
                   : (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
                                            : GIT_FILEMODE_BLOB;
   git_oid id;
-  bool cacheable = std::max(k.mtime_ns, k.ctime_ns) < m_racy;
+  bool cacheable = settled_before(k, m_racy);
   if (st.st_mode & (S_ISUID | S_ISGID)) m_out.setid[rel] = st.st_mode & 07777;
   if (cached && cached->usable && cached->st == k && cached->git_mode == mode) {
     id = cached->id;
@@ -315,7 +315,7 @@ Status Builder::walk(int fd, const std::string& prefix, std::optional<git_oid>& 
   // Kept only out of the racy window (a change within the same clock tick
   // could leave ctime as it was). Moving the vector keeps its strings where
   // they are, so `entries` still points at them.
-  if (names == &read && have_self && std::max(self_key.mtime_ns, self_key.ctime_ns) < m_racy)
+  if (names == &read && have_self && settled_before(self_key, m_racy))
     listings.emplace(prefix, StatCache::Listing{self_key, std::move(read), {}, {}});
   std::vector<TreeItem> into;
   for (const Entry& e : entries) {
@@ -446,9 +446,9 @@ void Builder::guard_git() {
 void SnapshotStore::seed(ListedFolders& listed) const {
   if (!m_cache) m_cache = std::make_shared<StatCache>();
   // Only names read well after the folder's last change count.
-  const uint64_t racy = listed.read_after - k_racy_ns;
+  const uint64_t racy = racy_from(listed.read_after);
   for (auto& f : listed.folders) {
-    if (std::max(f.key.mtime_ns, f.key.ctime_ns) >= racy) continue;
+    if (!settled_before(f.key, racy)) continue;
     std::erase(f.names, ".git");  // as a snapshot's walk lists a folder
     m_cache->listings.try_emplace(std::move(f.prefix), StatCache::Listing{f.key, std::move(f.names), {}, {}});
   }

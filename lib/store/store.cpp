@@ -1767,7 +1767,7 @@ size_t Store::vouch(const Audit& a, const std::vector<std::string>& wrong) const
   if (a.read.empty() || !m_seal.usable() || !change_times_kept(m_dir / "archive")) return 0;
   // Stat data in the racy window (a change within it could leave the
   // times as they were) is never vouched for, as the secret-file walk's.
-  const uint64_t settled = a.began - std::min(a.began, k_racy_ns);
+  const uint64_t racy = racy_from(a.began);
   size_t written = 0;
   auto entry = a.entries.begin();
   for (const Audit::Bucket& b : a.read) {
@@ -1798,7 +1798,7 @@ size_t Store::vouch(const Audit& a, const std::vector<std::string>& wrong) const
       stamps.push_back(*entry->record);
       if (entry->command) stamps.push_back(*entry->command);
     }
-    for (const StatKey& k : stamps) in_order = in_order && std::max(k.mtime_ns, k.ctime_ns) < settled;
+    for (const StatKey& k : stamps) in_order = in_order && settled_before(k, racy);
     std::error_code ec;
     if (!in_order) {
       fs::remove(file, ec);

@@ -3,6 +3,7 @@
 // it, and the folder listings a walk of root hands to the next walk (the
 // secret-file scan every command makes, then the snapshot before a run).
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ StatKey key_of(const struct stat& st);
 // within a second of a reading could leave a file's times as they were.
 uint64_t now_ns();
 inline constexpr uint64_t k_racy_ns = 1000000000ull;
+// Where the racy window of a reading that began at `began` (now_ns) starts.
+inline uint64_t racy_from(uint64_t began) { return began - std::min(began, k_racy_ns); }
+// Whether `k` was last changed, in its bytes or its attributes, before
+// `racy` (racy_from): only then may what was read of it be kept or vouched for.
+inline bool settled_before(const StatKey& k, uint64_t racy) { return std::max(k.mtime_ns, k.ctime_ns) < racy; }
 
 // Each folder's names as a walk of root read them before a snapshot (the
 // secret-file scan every command makes, lib/config/secret_walk), with the folder's
