@@ -103,6 +103,7 @@ TEST_CASE("attack: one MCP line cannot end the server or lose a wait in flight",
   CHECK(ping->at("result") == json::object());
   const json* wait = line_reply_to(all, 3);
   REQUIRE(wait);
+  INFO("the wait's reply: " << wait->dump().substr(0, 2000));
   CHECK(wait->at("result").at("structuredContent").at("decided") == false);
   CHECK(json_of(repo.kai({"--json", "show", "1"})).at("proposal").at("status") == "pending");
   // Nothing in the tree changed.
