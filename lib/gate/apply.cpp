@@ -264,10 +264,12 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     return false;
   };
   MadeFolders made(ws);  // for files it brings back
+  Folders folders(ws);   // each folder opened once, for its files and their backups
   auto add_target = [&](size_t i, bool compare) -> Status {
     const FileChange& f = rec->files[i];
     if (f.before.exists) made.add(f.rel);
-    auto tg = open_target(ws, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, guard, Read::or_hash);
+    auto tg = open_target(ws, folders, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, guard,
+                          Read::or_hash);
     if (!tg) return tg.error();
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
@@ -279,7 +281,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
                           b.error().hint);
       after.push_back(std::move(*b));
     } else if (f.before.exists) {
-      auto b = read_backup(ws, f);
+      auto b = read_backup(ws, f, &folders);
       if (!b || !b->exists || !b->regular || blob_id(b->bytes) != f.backup_blob)
         return make_error(Errc::conflict,
                           fmt::format("cannot roll back {}: backup '{}' is {}", id, f.backup_rel,

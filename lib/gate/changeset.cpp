@@ -29,8 +29,9 @@ Error whole(const Error& e) {
 }
 
 // The file at root-relative `rel` as it is now, its guardrails checked:
-// nullopt when it (or its folder) does not exist.
-Result<std::optional<CurrentFile>> read_checked(Workspace& ws, const std::string& rel) {
+// nullopt when it (or its folder) does not exist. Its folder is opened
+// once for all the files of one look at the changeset (`folders`).
+Result<std::optional<CurrentFile>> read_checked(Workspace& ws, txn::Folders& folders, const std::string& rel) {
   // The guardrail's refusal, as a single file's (check_name): such a name
   // can neither be shown as it is nor stored in a record.
   if (auto bad = not_utf8(fmt::format("the path '{}'", make_visible(rel)), rel))
@@ -39,7 +40,7 @@ Result<std::optional<CurrentFile>> read_checked(Workspace& ws, const std::string
   auto rp = resolve(ws.root, ws.root, rel);
   if (!rp) return rp.error();
   KAI_TRY(check_write(ws.guards, *rp));
-  auto d = open_parent(ws.root, rp->rel, CreateDirs::no);
+  auto d = folders.parent(rp->rel, CreateDirs::no);
   if (!d) {
     if (d.error().code == Errc::conflict) return std::optional<CurrentFile>{};  // its folder is missing
     return d.error();
@@ -379,9 +380,10 @@ Result<Staged> propose_changeset(Workspace& ws, const ChangesetRequest& req, con
     return make_error(Errc::usage, "a changeset is a patch or a list of changes, not both and not neither");
 
   std::map<std::string, std::optional<CurrentFile>> seen;
+  txn::Folders folders(ws);
   auto read = [&](const std::string& rel) -> Result<std::optional<CurrentFile>> {
     if (auto it = seen.find(rel); it != seen.end()) return it->second;
-    auto cur = read_checked(ws, rel);
+    auto cur = read_checked(ws, folders, rel);
     if (!cur) return whole(cur.error());
     seen.emplace(rel, *cur);
     return cur;
@@ -460,10 +462,11 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
   std::vector<Change> shown;
   std::vector<size_t> index;  // of each shown change in p.changes
   std::vector<std::optional<std::string>> befores;
+  txn::Folders folders(ws);  // closed before the question is asked
   for (const Change& c : p.changes) {
     if (only && *only != c.path && *only != c.to) continue;
     index.push_back(static_cast<size_t>(&c - p.changes.data()));
-    auto cur = read_checked(ws, c.path);
+    auto cur = read_checked(ws, folders, c.path);
     if (!cur) return cur.error();
     const bool same =
         c.base.exists ? (*cur && blob_id((*cur)->bytes) == c.base.blob && (*cur)->mode == c.base.mode) : !*cur;
@@ -474,7 +477,7 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
                       p.id),
           "propose the changeset again against the files as they are now");
     if (c.op == "rename") {
-      auto there = read_checked(ws, c.to);
+      auto there = read_checked(ws, folders, c.to);
       if (!there) return there.error();
       if (*there)
         return make_error(Errc::conflict,

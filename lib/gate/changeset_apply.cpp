@@ -31,8 +31,8 @@ Error stale(const Proposal& p, const std::string& rel, std::string_view what) {
 // `rel`'s stat data now (there or not, its mode), without reading it or
 // creating anything: not there when its folder is missing. A symlink is
 // refused as read_at() refuses it.
-Result<FileState> stat_now(Workspace& ws, const std::string& rel) {
-  auto d = open_parent(ws.root, rel, CreateDirs::no);
+Result<FileState> stat_now(Folders& folders, const std::string& rel) {
+  auto d = folders.parent(rel, CreateDirs::no);
   if (!d) {
     if (d.error().code == Errc::conflict) return FileState{};
     return d.error();
@@ -55,57 +55,67 @@ Result<FileState> stat_now(Workspace& ws, const std::string& rel) {
 // Every file of `p` as it was at propose, by what a stat tells (there or
 // not, its mode), before any folder is made and without reading a byte;
 // its content is read and hashed once, as it is opened for the write
-// (apply_changeset_proposal).
-Status check_bases(Workspace& ws, const Proposal& p) {
+// (apply_changeset_proposal). Each path is resolved and checked against
+// the guardrails here, once: the answer, one per change, is what the
+// write uses.
+Result<std::vector<std::string>> check_bases(Workspace& ws, Folders& folders, const Proposal& p) {
+  std::vector<std::string> checked;
+  checked.reserve(p.changes.size());
   for (const Change& c : p.changes) {
-    auto rp = resolve(ws.root, ws.root, c.path);
-    if (!rp) return rp.error();
-    KAI_TRY(check_write(ws.guards, *rp));
-    auto cur = stat_now(ws, c.path);
+    auto rel = target_rel(ws, c.path);
+    if (!rel) return rel.error();
+    auto cur = stat_now(folders, *rel);
     if (!cur) return cur.error();
     if (c.base.exists != cur->exists) return stale(p, c.path, !c.base.exists ? "was created" : "was removed");
     if (cur->exists && (cur->mode & 07777u) != (c.base.mode & 07777u)) return stale(p, c.path, "changed");
     if (c.op == "rename") {
-      auto there = stat_now(ws, c.to);
+      auto there = stat_now(folders, c.to);
       if (!there) return there.error();
       if (there->exists) return stale(p, c.to, "was created");
     }
+    checked.push_back(std::move(*rel));
   }
-  return ok_status();
+  return checked;
 }
 
 }  // namespace
 
 Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::string& approver, bool forced) {
-  KAI_TRY(check_bases(ws, p));
+  Folders folders(ws);
+  auto checked = check_bases(ws, folders, p);
+  if (!checked) return checked.error();
   const auto now = ws.clock->now();
   // What each file becomes, in the order of the record's file entries.
   struct Step {
     std::string rel;
     std::optional<std::string> after;
     unsigned after_mode = 0644;
-    FileSide base;  // what the file must still be when it is opened
+    FileSide base;        // what the file must still be when it is opened
+    std::string checked;  // rel as check_bases resolved it; empty: resolved as it is opened
   };
   std::vector<Step> steps;
   MadeFolders made(ws);            // folders created for new files
   std::set<std::string> emptied;  // folders of removed files, perhaps empty afterwards
-  for (const Change& c : p.changes) {
+  for (size_t ci = 0; ci < p.changes.size(); ++ci) {
+    const Change& c = p.changes[ci];
     const bool moves = c.op == "rename";
     const FileSide base{c.base.exists, c.base.blob, c.base.mode};
     if (c.op == "delete" || moves) {
-      steps.push_back({c.path, std::nullopt, 0, base});
+      steps.push_back({c.path, std::nullopt, 0, base, (*checked)[ci]});
       for (std::string d = dir_of(c.path); !d.empty(); d = dir_of(d.substr(0, d.size() - 1)))
         emptied.insert(d.substr(0, d.size() - 1));
     } else {
-      steps.push_back({c.path, c.after, c.after_mode, base});
+      steps.push_back({c.path, c.after, c.after_mode, base, (*checked)[ci]});
     }
-    if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}});
+    if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}, ""});
     if (c.op == "create" || moves) made.add(moves ? c.to : c.path);
   }
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
   for (Step& s : steps) {
-    auto tg = open_target(ws, s.rel, s.after ? CreateDirs::yes : CreateDirs::no);
+    const CreateDirs create = s.after ? CreateDirs::yes : CreateDirs::no;
+    auto tg = s.checked.empty() ? open_target(ws, folders, s.rel, create)
+                                : open_checked(ws, folders, s.rel, s.checked, create);
     if (!tg) return tg.error();
     // Read again as it is opened and hashed once: still what was shown.
     hash_once(tg->current);

@@ -111,8 +111,9 @@ Result<Dir> backup_parent(const Workspace& ws, const FileChange& f, CreateDirs c
 }
 }  // namespace
 
-Result<FileState> read_backup(const Workspace& ws, const FileChange& f) {
-  auto d = backup_parent(ws, f, CreateDirs::no);
+Result<FileState> read_backup(const Workspace& ws, const FileChange& f, Folders* folders) {
+  auto d = !folders ? backup_parent(ws, f, CreateDirs::no)
+                    : folders->parent(dir_of(f.backup_rel) == dir_of(f.rel) ? f.rel : f.backup_rel, CreateDirs::no);
   if (!d) {
     if (d.error().code == Errc::conflict) return FileState{};  // its folder is gone
     return d.error();
@@ -138,17 +139,28 @@ bool mode_matters(const FileChange& f) {
   return f.before.exists && f.after.exists && (f.before.mode & 07777u) != (f.after.mode & 07777u);
 }
 
-Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard, Read read) {
-  std::string r = rel;
-  if (!rel.starts_with(k_home)) {
-    auto rp = resolve(ws.root, ws.root, rel);
-    if (!rp) return rp.error();
-    if (guard != Guard::own_config || rp->rel != k_root_config) KAI_TRY(check_write(ws.guards, *rp));
-    r = rp->rel;
-  }
-  auto d = parent_of(ws, r, create);
+Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guard) {
+  if (rel.starts_with(k_home)) return rel;
+  auto rp = resolve(ws.root, ws.root, rel);
+  if (!rp) return rp.error();
+  if (guard != Guard::own_config || rp->rel != k_root_config) KAI_TRY(check_write(ws.guards, *rp));
+  return std::move(rp->rel);
+}
+
+Result<Dir> Folders::parent(const std::string& rel, CreateDirs create) {
+  const std::string key = dir_of(rel);
+  if (auto it = m_open.find(key); it != m_open.end()) return it->second.share();
+  auto d = parent_of(m_ws, rel, create);
   if (!d) return d.error();
-  Target t{r, base_of(r), std::move(*d), {}};
+  if (m_open.size() < k_keep_max) m_open.emplace(key, d->share());
+  return d;
+}
+
+Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& rel, const std::string& checked_rel,
+                            CreateDirs create, Read read) {
+  auto d = folders.parent(checked_rel, create);
+  if (!d) return d.error();
+  Target t{checked_rel, base_of(checked_rel), std::move(*d), {}};
   auto st = read == Read::whole ? read_at(t.dir, t.name) : read_or_hash_at(t.dir, t.name, k_whole_max);
   if (!st) return st.error();
   if (st->exists && !st->regular)
@@ -157,6 +169,18 @@ Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs cre
   if (st->exists) KAI_TRY(check_links(ws.guards, rel, st->nlink));
   t.current = std::move(*st);
   return t;
+}
+
+Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create, Guard guard,
+                           Read read) {
+  auto r = target_rel(ws, rel, guard);
+  if (!r) return r.error();
+  return open_checked(ws, folders, rel, *r, create, read);
+}
+
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard, Read read) {
+  Folders once(ws);
+  return open_target(ws, once, rel, create, guard, read);
 }
 
 FileChange change_of(const Target& tg, const std::optional<std::string>& after, unsigned mode, const std::string& id) {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,8 +66,10 @@ std::string temp_name(const std::string& name, const std::string& id);
 std::string kept_dir(const Workspace& ws, const std::string& id);
 std::string kept_backup(const Workspace& ws, const std::string& id, const std::string& rel);
 
-// The backup `f` names, as it is now (beside the file, or kept in the state dir).
-Result<FileState> read_backup(const Workspace& ws, const FileChange& f);
+// The backup `f` names, as it is now (beside the file, or kept in the state
+// dir), its folder taken from `folders` when given.
+class Folders;
+Result<FileState> read_backup(const Workspace& ws, const FileChange& f, Folders* folders = nullptr);
 
 // Whether anything holds the backup name or the temp name for `id` beside
 // `name` in `dir`.
@@ -103,6 +106,38 @@ enum class Read { whole, or_hash };
 inline constexpr size_t k_whole_max = size_t{64} << 20;
 Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard = Guard::tree,
                            Read read = Read::whole);
+
+// The folders of one transaction's files, each opened beneath its base
+// once and shared by every file in it (Dir::share): one descriptor a
+// folder, however many files, and no folder walked again for each file.
+// Held for one look at a proposal's files (its diff, before the question)
+// or for one transaction (after the answer), never across the question:
+// what the write uses is opened after the person said yes. A folder that
+// does not exist is not kept: a later call may create it. At most
+// k_keep_max folders are kept open; beyond that each is opened for its
+// file alone. (A transaction's targets still hold one descriptor for each
+// folder they lie in until it is done.)
+class Folders {
+public:
+  explicit Folders(const Workspace& ws) : m_ws(ws) {}
+  // The folder holding `rel` (as target_rel returns it, or a backup's name).
+  Result<Dir> parent(const std::string& rel, CreateDirs create);
+  static constexpr size_t k_keep_max = 256;
+
+private:
+  const Workspace& m_ws;
+  std::map<std::string, Dir> m_open;  // by the folder's name, as dir_of gives it
+};
+// open_target with the folders of its transaction.
+Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create,
+                           Guard guard = Guard::tree, Read read = Read::whole);
+// open_target in two halves, for a caller that looks at a file's stat data
+// before it reads it (a changeset, after the person's answer): `rel`
+// resolved beneath root (a user settings file by name) and the guardrails
+// checked; then, with that answer, the file read in its folder.
+Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree);
+Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& rel, const std::string& checked_rel,
+                            CreateDirs create, Read read = Read::whole);
 
 // The record of `tg` becoming `after` (nullopt: removed) with permission
 // bits `mode`, its backup named for transaction `id` when it exists now.

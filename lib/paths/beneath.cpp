@@ -19,18 +19,11 @@
 namespace kai {
 namespace fs = std::filesystem;
 
-Dir& Dir::operator=(Dir&& o) noexcept {
-  if (this != &o) {
-    if (m_fd >= 0) ::close(m_fd);
-    m_fd = o.m_fd;
-    o.m_fd = -1;
-  }
-  return *this;
+Dir::Dir(int fd) {
+  if (fd >= 0) m_held = std::make_shared<Held>(fd);
 }
 
-Dir::~Dir() {
-  if (m_fd >= 0) ::close(m_fd);
-}
+Dir::Held::~Held() { ::close(fd); }
 
 namespace {
 
@@ -76,28 +69,52 @@ Result<Dir> open_root(const fs::path& root) {
   return Dir(fd);
 }
 
-// The mount a descriptor lies on: its device and, where the kernel says
-// (statx STATX_MNT_ID, Linux 5.8), its mount id, which also tells a bind
-// mount of the same filesystem apart.
-struct Mount {
-  dev_t dev = 0;
-  uint64_t id = 0;
-  bool has_id = false;
-};
+using Mount = Dir::Mount;
+
+// One statx of an open descriptor: its stat data and the mount it lies on
+// (the mount id where the kernel gives it). False, errno set, when neither
+// statx nor fstat answers.
+bool stat_open(int fd, struct stat& st, Mount& m) {
+  constexpr unsigned k_need = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_INO | STATX_SIZE;
+  struct statx sx {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID, &sx) == 0 &&
+      (sx.stx_mask & k_need) == k_need) {
+    st = {};
+    st.st_dev = ::makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    st.st_ino = sx.stx_ino;
+    st.st_mode = sx.stx_mode;
+    st.st_nlink = sx.stx_nlink;
+    st.st_uid = sx.stx_uid;
+    st.st_gid = sx.stx_gid;
+    st.st_size = static_cast<off_t>(sx.stx_size);
+    m = {st.st_dev, sx.stx_mnt_id, (sx.stx_mask & STATX_MNT_ID) != 0};
+    return true;
+  }
+  if (::fstat(fd, &st) != 0) return false;
+  m = {st.st_dev, 0, false};
+  return true;
+}
 
 Mount mount_of(int fd) {
-  Mount m;
-  struct statx sx {};
-  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0) {
-    m.dev = ::makedev(sx.stx_dev_major, sx.stx_dev_minor);
-    m.has_id = (sx.stx_mask & STATX_MNT_ID) != 0;
-    m.id = sx.stx_mnt_id;
-    return m;
-  }
   struct stat st {};
-  if (::fstat(fd, &st) == 0) m.dev = st.st_dev;
+  Mount m;
+  if (!stat_open(fd, st, m)) m = {};
   return m;
 }
+
+}  // namespace
+
+const Dir::Mount& Dir::mount() const {
+  static const Mount none{};
+  if (!m_held) return none;
+  if (!m_held->mount_known) {
+    m_held->mount = mount_of(m_held->fd);
+    m_held->mount_known = true;
+  }
+  return m_held->mount;
+}
+
+namespace {
 
 bool same_mount(const Mount& a, const Mount& b) { return a.dev == b.dev && (!a.has_id || !b.has_id || a.id == b.id); }
 
@@ -141,7 +158,7 @@ Error walk_error(int err, int dirfd, const std::string& name, std::string_view r
 // path is ever re-resolved from the top, and each must lie on root's mount.
 Result<Dir> walk(Dir cur, const std::vector<std::string>& parts, std::string_view rel, CreateDirs create) {
   constexpr int k_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  const Mount root_mount = mount_of(cur.fd());
+  const Mount root_mount = cur.mount();
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     const std::string& name = parts[i];
     int fd = ::openat(cur.fd(), name.c_str(), k_flags);
@@ -161,7 +178,7 @@ Result<Dir> walk(Dir cur, const std::vector<std::string>& parts, std::string_vie
       return walk_error(err, cur.fd(), name, rel, joined(parts, i + 1));
     }
     cur = Dir(fd);
-    if (!same_mount(mount_of(cur.fd()), root_mount)) return crosses_mount(rel, joined(parts, i + 1));
+    if (!same_mount(cur.mount(), root_mount)) return crosses_mount(rel, joined(parts, i + 1));
   }
   return cur;
 }
@@ -242,13 +259,14 @@ Result<FileState> read_or_hash(const Dir& dir, std::string_view name_in, size_t 
     return make_error(Errc::io, fmt::format("cannot read '{}': {}", name, errno_text(errno)));
   }
   struct stat opened {};
-  if (::fstat(fd, &opened) != 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino ||
+  Mount on;
+  if (!stat_open(fd, opened, on) || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino ||
       !S_ISREG(opened.st_mode)) {
     ::close(fd);
     return make_error(Errc::conflict, fmt::format("'{}' changed while it was being read", name));
   }
   // A file bind-mounted over a name inside root is someone else's file.
-  if (!same_mount(mount_of(fd), mount_of(dir.fd()))) {
+  if (!same_mount(on, dir.mount())) {
     ::close(fd);
     return crosses_mount(name, name);
   }
@@ -263,7 +281,7 @@ Result<FileState> read_or_hash(const Dir& dir, std::string_view name_in, size_t 
     out.blob = std::move(*id);
     return out;
   }
-  auto bytes = read_all(fd, max);
+  auto bytes = read_all(fd, max, &opened);
   ::close(fd);
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", name, bytes.error().message));
   out.bytes = std::move(*bytes);

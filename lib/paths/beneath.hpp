@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -23,19 +24,48 @@ namespace kai {
 
 enum class CreateDirs { no, yes };
 
+// An open folder. Closed when the last Dir that holds it goes; share()
+// hands out another Dir of the same descriptor, so that every file of one
+// transaction in a folder uses the folder opened once (one descriptor a
+// folder, not a file: thousands of files stay within the open-file limit).
 class Dir {
 public:
   Dir() = default;
-  explicit Dir(int fd) : m_fd(fd) {}
-  Dir(Dir&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
-  Dir& operator=(Dir&& o) noexcept;
+  explicit Dir(int fd);
+  Dir(Dir&&) noexcept = default;
+  Dir& operator=(Dir&&) noexcept = default;
   Dir(const Dir&) = delete;
   Dir& operator=(const Dir&) = delete;
-  ~Dir();
-  int fd() const { return m_fd; }
+  ~Dir() = default;
+  int fd() const { return m_held ? m_held->fd : -1; }
+  Dir share() const {
+    Dir d;
+    d.m_held = m_held;
+    return d;
+  }
+
+  // The mount the folder lies on: its device and, where the kernel says
+  // (statx STATX_MNT_ID, Linux 5.8), its mount id, which also tells a bind
+  // mount of the same file system apart. Asked of the kernel once per
+  // descriptor: an open descriptor never moves to another mount.
+  struct Mount {
+    dev_t dev = 0;
+    uint64_t id = 0;
+    bool has_id = false;
+  };
+  const Mount& mount() const;
 
 private:
-  int m_fd = -1;
+  struct Held {
+    explicit Held(int f) : fd(f) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held();
+    int fd;
+    Mount mount;
+    bool mount_known = false;
+  };
+  std::shared_ptr<Held> m_held;
 };
 
 struct FileState {

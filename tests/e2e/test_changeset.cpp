@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include <sys/resource.h>
+
 #include <fmt/format.h>
 
 #include "tests/support/checks.hpp"
@@ -685,4 +687,52 @@ TEST_CASE("approve pages a changeset longer than the screen before it asks", "[e
   CHECK(seen.find("paged: +B") < seen.find("Apply proposal 1 to all 2 files?"));
   CHECK(repo.read("a.txt") == "A\n");
   CHECK(repo.read("b.txt") == "B\n");
+}
+
+namespace {
+// The soft limit on open files lowered for the commands this process
+// starts (they inherit it), and put back after.
+class OpenFileLimit {
+public:
+  explicit OpenFileLimit(rlim_t soft) {
+    ::getrlimit(RLIMIT_NOFILE, &m_was);
+    struct rlimit lowered = m_was;
+    lowered.rlim_cur = std::min<rlim_t>(soft, m_was.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &lowered);
+  }
+  OpenFileLimit(const OpenFileLimit&) = delete;
+  OpenFileLimit& operator=(const OpenFileLimit&) = delete;
+  ~OpenFileLimit() { ::setrlimit(RLIMIT_NOFILE, &m_was); }
+
+private:
+  struct rlimit m_was {};
+};
+}  // namespace
+
+TEST_CASE("a changeset of more files than the open-file limit applies and rolls back: one descriptor a folder",
+          "[e2e][changeset]") {
+  // 400 files in 8 folders under a limit of 128 open files: a descriptor
+  // held per file ran out of them ("Too many open files") part-way.
+  TempRepo repo;
+  json changes = json::array();
+  std::map<std::string, std::string> before, after;
+  for (int f = 0; f < 400; ++f) {
+    const std::string rel = fmt::format("d{}/f{}.txt", f % 8, f);
+    before[rel] = fmt::format("file {} as it was\n", f);
+    after[rel] = fmt::format("file {} as the changeset makes it\n", f);
+    repo.write(rel, before[rel]);
+    changes.push_back({{"op", "write"}, {"path", rel}, {"content", after[rel]}});
+  }
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "many files"}, {"changes", changes}}.dump()), 0);
+  {
+    OpenFileLimit limit(128);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  }
+  for (const auto& [rel, bytes] : after) REQUIRE(repo.read(rel) == bytes);
+  {
+    OpenFileLimit limit(128);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  }
+  for (const auto& [rel, bytes] : before) REQUIRE(repo.read(rel) == bytes);
 }
