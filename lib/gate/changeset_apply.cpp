@@ -55,14 +55,15 @@ Result<FileState> stat_now(Folders& folders, const std::string& rel) {
 // Every file of `p` as it was at propose, by what a stat tells (there or
 // not, its mode), before any folder is made and without reading a byte;
 // its content is read and hashed once, as it is opened for the write
-// (apply_changeset_proposal). Each path is resolved and checked against
-// the guardrails here, once: the answer, one per change, is what the
-// write uses.
+// (apply_changeset_proposal). Each path is checked against the guardrails
+// here, once, as the sealed record holds it (stored_rel): resolved when it
+// was proposed and when its diff was shown; its folder, opened here, refuses
+// a symlink or mount planted since.
 Result<std::vector<std::string>> check_bases(Workspace& ws, Folders& folders, const Proposal& p) {
   std::vector<std::string> checked;
   checked.reserve(p.changes.size());
   for (const Change& c : p.changes) {
-    auto rel = target_rel(ws, c.path);
+    auto rel = stored_rel(ws, c.path);
     if (!rel) return rel.error();
     auto cur = stat_now(folders, *rel);
     if (!cur) return cur.error();

@@ -147,6 +147,13 @@ Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guar
   return std::move(rp->rel);
 }
 
+Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard) {
+  if (rel.starts_with(k_home)) return rel;
+  if (guard == Guard::own_config && rel == k_root_config) return rel;
+  KAI_TRY(check_write(ws.guards, RootPath{rel, ws.root / rel}));
+  return rel;
+}
+
 Result<Dir> Folders::parent(const std::string& rel, CreateDirs create) {
   const std::string key = dir_of(rel);
   if (auto it = m_open.find(key); it != m_open.end()) return it->second.share();

@@ -136,6 +136,12 @@ Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& r
 // resolved beneath root (a user settings file by name) and the guardrails
 // checked; then, with that answer, the file read in its folder.
 Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree);
+// A root-relative path as kaicoder stored it in a sealed record (resolved
+// when it was proposed, and again when the diff was shown), checked against
+// the guardrails as it stands and not walked on disk a second time: the
+// folder that is opened for it (open_parent: no symlink followed, no mount
+// crossed) refuses a symlink or mount planted since.
+Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree);
 Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& rel, const std::string& checked_rel,
                             CreateDirs create, Read read = Read::whole);
 

@@ -177,21 +177,22 @@ Status write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& f
 
 Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t mode) {
   if (data.size() > k_in_place_max) return false;
-  struct stat st {};
-  if (::lstat(p.c_str(), &st) != 0) {
-    if (errno == ENOENT) return false;
-    return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", p.string(), errno_text(errno)));
-  }
-  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != ::geteuid()) return false;
-  // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the open.
+  // Opened first and judged by what was opened: no name looked at twice.
+  // Nothing is written until the descriptor is known to be a regular file of
+  // this user with one name. O_NONBLOCK: a FIFO there must not hang the
+  // open (without a reader it fails with ENXIO; with one, fstat tells it).
+  // An open for writing has no effect of its own on a regular file (no
+  // O_TRUNC), and a device node is nothing an unprivileged process can make.
   int fd = ::open(p.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == EISDIR) return false;
+    if (errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == EISDIR || errno == EACCES ||
+        errno == EPERM || errno == ETXTBSY)
+      return false;
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
   }
   struct stat opened {};
-  if (::fstat(fd, &opened) != 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino ||
-      !S_ISREG(opened.st_mode) || opened.st_nlink != 1 || opened.st_uid != ::geteuid()) {
+  if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_nlink != 1 ||
+      opened.st_uid != ::geteuid()) {
     ::close(fd);
     return false;
   }

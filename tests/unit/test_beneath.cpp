@@ -462,3 +462,73 @@ TEST_CASE("read_owned reads a file of kaicoder's whole, at one read past its siz
   REQUIRE(proc);
   CHECK(proc->find("VmRSS") != std::string::npos);
 }
+
+TEST_CASE("overwrite_in_place writes only a regular file of this user with one name, judged by what it opened",
+          "[beneath][fs]") {
+  TempDir d;
+  d.write("own", "old bytes of a longer pointer\n");
+  SECTION("a regular file of its own: rewritten where it is, the old tail cut") {
+    struct stat before {};
+    REQUIRE(::stat((d / "own").c_str(), &before) == 0);
+    auto r = kai::overwrite_in_place(d / "own", "new\n", 0600);
+    REQUIRE(r);
+    CHECK(*r);
+    CHECK(d.read("own") == "new\n");
+    struct stat after {};
+    REQUIRE(::stat((d / "own").c_str(), &after) == 0);
+    CHECK(after.st_ino == before.st_ino);
+    CHECK((after.st_mode & 07777) == 0600);
+  }
+  SECTION("nothing there: false, nothing made") {
+    auto r = kai::overwrite_in_place(d / "missing", "new\n");
+    REQUIRE(r);
+    CHECK_FALSE(*r);
+    CHECK_FALSE(fs::exists(d / "missing"));
+  }
+  SECTION("a symlink: false, and what it points at is untouched") {
+    fs::create_symlink(d / "own", d / "link");
+    auto r = kai::overwrite_in_place(d / "link", "new\n");
+    REQUIRE(r);
+    CHECK_FALSE(*r);
+    CHECK(d.read("own") == "old bytes of a longer pointer\n");
+  }
+  SECTION("a file with a second name: false, both names keep their bytes") {
+    REQUIRE(::link((d / "own").c_str(), (d / "second").c_str()) == 0);
+    auto r = kai::overwrite_in_place(d / "own", "new\n");
+    REQUIRE(r);
+    CHECK_FALSE(*r);
+    CHECK(d.read("second") == "old bytes of a longer pointer\n");
+  }
+  SECTION("a FIFO, with or without a reader: false, and the open never hangs") {
+    REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+    auto r = kai::overwrite_in_place(d / "fifo", "new\n");
+    REQUIRE(r);
+    CHECK_FALSE(*r);
+    const int reader = ::open((d / "fifo").c_str(), O_RDONLY | O_NONBLOCK);
+    REQUIRE(reader >= 0);
+    auto with_reader = kai::overwrite_in_place(d / "fifo", "new\n");
+    char got[8];
+    const ssize_t n = ::read(reader, got, sizeof got);
+    ::close(reader);
+    REQUIRE(with_reader);
+    CHECK_FALSE(*with_reader);
+    CHECK(n <= 0);  // nothing was written into it
+  }
+  SECTION("another user's file: false, its bytes kept (as root, which may open it)") {
+    if (::geteuid() == 0) {
+      REQUIRE(::chown((d / "own").c_str(), 65534, 65534) == 0);
+      auto r = kai::overwrite_in_place(d / "own", "new\n");
+      REQUIRE(r);
+      CHECK_FALSE(*r);
+      CHECK(d.read("own") == "old bytes of a longer pointer\n");
+    } else {
+      WARN("not root: another user's file cannot be made here");
+    }
+  }
+  SECTION("a folder: false") {
+    fs::create_directory(d / "folder");
+    auto r = kai::overwrite_in_place(d / "folder", "new\n");
+    REQUIRE(r);
+    CHECK_FALSE(*r);
+  }
+}
