@@ -268,8 +268,12 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   auto add_target = [&](size_t i, bool compare) -> Status {
     const FileChange& f = rec->files[i];
     if (f.before.exists) made.add(f.rel);
-    auto tg = open_target(ws, folders, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, guard,
-                          Read::or_hash);
+    // The path as the sealed record holds it, the guardrails checked on it
+    // and its folder opened with no symlink followed (stored_rel).
+    auto rel = stored_rel(ws, f.rel, guard);
+    if (!rel) return rel.error();
+    auto tg = open_checked(ws, folders, f.rel, *rel, f.before.exists ? CreateDirs::yes : CreateDirs::no,
+                           Read::or_hash);
     if (!tg) return tg.error();
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
