@@ -423,6 +423,13 @@ bool is_secret_file(std::string_view rel) {
 
 Status check_write(const Guardrails& g, const RootPath& p) {
   KAI_TRY(check_name(g, p.rel));
+  // kaicoder's records name the owner's home "~/" (a harness's user
+  // settings, integrate --user): a folder named '~' at the root would spell
+  // a path of the tree the same way, and a write or rollback of it would go
+  // to the home instead.
+  if (p.rel == "~" || p.rel.starts_with("~/"))
+    return never_write(p, "is under a folder named '~' at the root, the name kaicoder's records give your home "
+                          "folder (never written)");
   std::string folded = fold_rel(p.rel);
   if (auto e = own_files_rule(g, p, folded)) return *e;
   std::vector<std::string> parts = split_path(folded);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "lib/gate/decide.hpp"
 #include "lib/store/mac.hpp"
@@ -695,6 +696,13 @@ TEST_CASE("refusals name the rule that fired", "[paths]") {
         "'kaicoder-approvals/x.toml' is under kaicoder-approvals/, where only `kaicoder certify` writes signed "
         "approvals");
   CHECK(write_msg("kaicoder.toml") == "'kaicoder.toml' is kaicoder's own config, which kaicoder never writes");
+  // A folder named '~' at the root spells the owner's home in kaicoder's
+  // records; one deeper, or a name that only starts with '~', is ordinary.
+  for (std::string_view rel : {"~"sv, "~/.claude.json"sv, "~/.codex/config.toml"sv, "~/src/a.c"sv})
+    CHECK(write_msg(rel) == fmt::format("'{}' is under a folder named '~' at the root, the name kaicoder's records "
+                                        "give your home folder (never written)",
+                                        rel));
+  for (std::string_view rel : {"a/~/x"sv, "~x/y"sv, "x~"sv}) CHECK(write_msg(rel) == "ok");
   CHECK(write_msg("a.bak") == "ok");  // a new file; an existing one is someone's backup
   t.write("r/a.bak", "x\n");
   CHECK(write_msg("a.bak") == "'a.bak' is an existing backup (*.bak*), which kaicoder never writes");
