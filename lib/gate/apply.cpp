@@ -280,6 +280,11 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       if (rel.starts_with(l + "/")) return true;
     return false;
   };
+  {
+    std::vector<std::string> rels;
+    for (const FileChange& f : rec->files) rels.push_back(f.rel);
+    KAI_TRY(folder_room(rels, fmt::format("the rollback of {}", id)));
+  }
   MadeFolders made(ws);  // for files it brings back
   Folders folders(ws);   // each folder opened once, for its files and their backups
   auto add_target = [&](size_t i, bool compare) -> Status {
@@ -287,7 +292,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     if (f.before.exists) made.add(f.rel);
     // The path as the sealed record holds it, the guardrails checked on it
     // and its folder opened with no symlink followed (stored_rel).
-    auto rel = stored_rel(ws, f.rel, guard);
+    auto rel = stored_rel(ws, f.rel, guard, Home::yes);
     if (!rel) return rel.error();
     auto tg = open_checked(ws, folders, f.rel, *rel, f.before.exists ? CreateDirs::yes : CreateDirs::no,
                            Read::or_hash);

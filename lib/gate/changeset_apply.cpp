@@ -82,6 +82,14 @@ Result<std::vector<std::string>> check_bases(Workspace& ws, Folders& folders, co
 }  // namespace
 
 Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::string& approver, bool forced) {
+  {
+    std::vector<std::string> rels;
+    for (const Change& c : p.changes) {
+      rels.push_back(c.path);
+      if (c.op == "rename") rels.push_back(c.to);
+    }
+    KAI_TRY(folder_room(rels, fmt::format("proposal {}", p.id)));
+  }
   Folders folders(ws);
   auto checked = check_bases(ws, folders, p);
   if (!checked) return checked.error();

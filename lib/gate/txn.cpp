@@ -1,6 +1,7 @@
 #include "lib/gate/txn.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -147,19 +148,35 @@ Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guar
   return std::move(rp->rel);
 }
 
-Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard) {
-  if (rel.starts_with(k_home)) return rel;
+Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard, Home home) {
+  if (rel.starts_with(k_home) && home == Home::yes) return rel;
   if (guard == Guard::own_config && rel == k_root_config) return rel;
   KAI_TRY(check_write(ws.guards, RootPath{rel, ws.root / rel}));
   return rel;
 }
+
+Status folder_room(const std::vector<std::string>& rels, std::string_view what) {
+  std::set<std::string> folders;
+  for (const auto& r : rels) folders.insert(dir_of(r));
+  const DescriptorRoom room = room_for_descriptors(folders.size());
+  if (room.enough) return ok_status();
+  return make_error(Errc::io,
+                    fmt::format("{} touches files in {} folders, and this process may hold only {} open files: it "
+                                "would run out of them part-way; nothing was changed",
+                                what, folders.size(), room.limit),
+                    "raise the limit on open files (ulimit -n; its hard limit is set by root, or a service's "
+                    "LimitNOFILE), or make the change in parts");
+}
+
+Folders::Folders(const Workspace& ws)
+    : m_ws(ws), m_keep_max(static_cast<size_t>(std::min<uint64_t>(k_keep_max, open_file_limit() / 4))) {}
 
 Result<Dir> Folders::parent(const std::string& rel, CreateDirs create) {
   const std::string key = dir_of(rel);
   if (auto it = m_open.find(key); it != m_open.end()) return it->second.share();
   auto d = parent_of(m_ws, rel, create);
   if (!d) return d.error();
-  if (m_open.size() < k_keep_max) m_open.emplace(key, d->share());
+  if (m_open.size() < m_keep_max) m_open.emplace(key, d->share());
   return d;
 }
 

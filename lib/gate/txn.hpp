@@ -114,20 +114,27 @@ Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs cre
 // or for one transaction (after the answer), never across the question:
 // what the write uses is opened after the person said yes. A folder that
 // does not exist is not kept: a later call may create it. At most
-// k_keep_max folders are kept open; beyond that each is opened for its
-// file alone. (A transaction's targets still hold one descriptor for each
-// folder they lie in until it is done.)
+// k_keep_max folders are kept open, and no more than a quarter of the
+// open-file limit; beyond that each is opened for its file alone. (A
+// transaction's targets still hold one descriptor for each folder they lie
+// in until it is done: folder_room makes room for them first.)
 class Folders {
 public:
-  explicit Folders(const Workspace& ws) : m_ws(ws) {}
+  explicit Folders(const Workspace& ws);
   // The folder holding `rel` (as target_rel returns it, or a backup's name).
   Result<Dir> parent(const std::string& rel, CreateDirs create);
   static constexpr size_t k_keep_max = 256;
 
 private:
   const Workspace& m_ws;
+  size_t m_keep_max;
   std::map<std::string, Dir> m_open;  // by the folder's name, as dir_of gives it
 };
+// Room for a transaction over `rels` to hold one open folder for each
+// folder they lie in until it is done (room_for_descriptors, lib/util/fs):
+// io, before anything is opened or changed, when the hard limit on open
+// files is too low for them.
+Status folder_room(const std::vector<std::string>& rels, std::string_view what);
 // open_target with the folders of its transaction.
 Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create,
                            Guard guard = Guard::tree, Read read = Read::whole);
@@ -141,7 +148,11 @@ Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guar
 // the guardrails as it stands and not walked on disk a second time: the
 // folder that is opened for it (open_parent: no symlink followed, no mount
 // crossed) refuses a symlink or mount planted since.
-Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree);
+// `home`: whether a "~/" name may stand for the owner's home (a
+// transaction of integrate --user, and its rollback); a proposal's never.
+enum class Home { no, yes };
+Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree,
+                               Home home = Home::no);
 Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& rel, const std::string& checked_rel,
                             CreateDirs create, Read read = Read::whole);
 

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <random>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,6 +174,24 @@ Status write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& f
       return make_error(Errc::io, fmt::format("cannot replace '{}': {}", files[i].first.string(), errno_text(err)));
     }
   return sync_folder(dir, true);  // and the renames
+}
+
+uint64_t open_file_limit() {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  return static_cast<uint64_t>(lim.rlim_cur);
+}
+
+DescriptorRoom room_for_descriptors(size_t n) {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return {true, 0};  // unknown: the opens will tell
+  const rlim_t want = static_cast<rlim_t>(n) + k_descriptor_margin;
+  if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= want) return {true, static_cast<uint64_t>(lim.rlim_cur)};
+  const bool enough = lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= want;
+  struct rlimit raised = lim;
+  raised.rlim_cur = enough ? want : lim.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &raised) != 0) return {false, static_cast<uint64_t>(lim.rlim_cur)};
+  return {enough, static_cast<uint64_t>(raised.rlim_cur)};
 }
 
 Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t mode) {

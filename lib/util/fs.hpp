@@ -39,6 +39,22 @@ Status write_file_atomic(const std::filesystem::path& p, std::string_view data, 
 // after a crash some may be replaced and others not.
 Status write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files, mode_t mode = 0644);
 
+// Room to hold `n` descriptors open at once besides a margin for
+// everything else (k_descriptor_margin): when the soft limit on open files
+// is lower, it is raised toward the hard limit (never past it), for the
+// rest of the process. The one process setting lib/ changes: a transaction
+// holds one open folder per folder it touches until it is done, and a
+// changeset may touch thousands. `enough` false when even the hard limit is
+// too low; `limit` is the soft limit after.
+struct DescriptorRoom {
+  bool enough = true;
+  uint64_t limit = 0;
+};
+inline constexpr size_t k_descriptor_margin = 64;
+DescriptorRoom room_for_descriptors(size_t n);
+// The soft limit on open files now (UINT64_MAX when there is none).
+uint64_t open_file_limit();
+
 // A small file (at most k_in_place_max bytes: one disk sector) rewritten
 // where it is, without a new inode: when `p` is a plain file of this user
 // with one link, `data` goes over its first bytes in one write(2) and the

@@ -736,3 +736,59 @@ TEST_CASE("a changeset of more files than the open-file limit applies and rolls 
   }
   for (const auto& [rel, bytes] : before) REQUIRE(repo.read(rel) == bytes);
 }
+
+TEST_CASE("a changeset over more folders than the soft open-file limit raises it toward the hard one and applies",
+          "[e2e][changeset]") {
+  // 300 folders, one file each, under a soft limit of 128: the transaction
+  // holds a folder open for each until it is done.
+  TempRepo repo;
+  json changes = json::array();
+  for (int f = 0; f < 300; ++f) {
+    const std::string rel = fmt::format("d{}/f.txt", f);
+    repo.write(rel, fmt::format("file {} as it was\n", f));
+    changes.push_back({{"op", "write"}, {"path", rel}, {"content", fmt::format("file {} changed\n", f)}});
+  }
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "many folders"}, {"changes", changes}}.dump()),
+                   0);
+  {
+    OpenFileLimit limit(128);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  }
+  for (int f = 0; f < 300; ++f) REQUIRE(repo.read(fmt::format("d{}/f.txt", f)) == fmt::format("file {} changed\n", f));
+  {
+    OpenFileLimit limit(128);
+    KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  }
+  for (int f = 0; f < 300; ++f)
+    REQUIRE(repo.read(fmt::format("d{}/f.txt", f)) == fmt::format("file {} as it was\n", f));
+}
+
+TEST_CASE("a changeset over more folders than the hard open-file limit allows is refused before any file changes",
+          "[e2e][changeset][refusal]") {
+  TempRepo repo;
+  json changes = json::array();
+  for (int f = 0; f < 300; ++f) {
+    const std::string rel = fmt::format("d{}/f.txt", f);
+    repo.write(rel, "as it was\n");
+    changes.push_back({{"op", "write"}, {"path", rel}, {"content", "changed\n"}});
+  }
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "many folders"}, {"changes", changes}}.dump()),
+                   0);
+  auto before = repo.tree_snapshot();
+  before.erase("KAI-CODER-CHANGELOG.md");
+  // prlimit sets both limits for kaicoder alone: no raising past 128.
+  TtyProcess approver =
+      repo.spawn_tty({"prlimit", "--nofile=128:128", "--", std::string(kaicoder_bin()), "approve", "1"});
+  REQUIRE(approver.wait_for_prompt());
+  approver.answer("y");
+  Run r = approver.finish();
+  KAI_CHECK_EXIT(r, 1);
+  CHECK_THAT(r.err, Contains("300 folders") && Contains("128 open files") && Contains("nothing was changed"));
+  CHECK_THAT(r.err, Contains("ulimit -n"));
+  auto after = repo.tree_snapshot();
+  after.erase("KAI-CODER-CHANGELOG.md");
+  CHECK(after == before);
+  CHECK(repo.find(".bak-kaicoder-").empty());
+}
