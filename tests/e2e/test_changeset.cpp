@@ -737,11 +737,10 @@ TEST_CASE("a changeset of more files than the open-file limit applies and rolls 
   for (const auto& [rel, bytes] : before) REQUIRE(repo.read(rel) == bytes);
 }
 
-TEST_CASE("a changeset over more folders than the soft open-file limit raises it toward the hard one and applies",
-          "[e2e][changeset]") {
-  // 300 folders, one file each, under a soft limit of 128: the transaction
-  // holds a folder open for each until it is done.
-  TempRepo repo;
+namespace {
+// Files in 300 folders, one each, and proposal 1 rewriting every one of
+// them: a transaction holds a folder open for each until it is done.
+void propose_in_300_folders(const TempRepo& repo) {
   json changes = json::array();
   for (int f = 0; f < 300; ++f) {
     const std::string rel = fmt::format("d{}/f.txt", f);
@@ -751,6 +750,13 @@ TEST_CASE("a changeset over more folders than the soft open-file limit raises it
   repo.init();
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "many folders"}, {"changes", changes}}.dump()),
                    0);
+}
+}  // namespace
+
+TEST_CASE("a changeset over more folders than the soft open-file limit raises it toward the hard one and applies",
+          "[e2e][changeset]") {
+  TempRepo repo;
+  propose_in_300_folders(repo);  // under a soft limit of 128
   {
     OpenFileLimit limit(128);
     KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
@@ -767,15 +773,7 @@ TEST_CASE("a changeset over more folders than the soft open-file limit raises it
 TEST_CASE("a changeset over more folders than the hard open-file limit allows is refused before any file changes",
           "[e2e][changeset][refusal]") {
   TempRepo repo;
-  json changes = json::array();
-  for (int f = 0; f < 300; ++f) {
-    const std::string rel = fmt::format("d{}/f.txt", f);
-    repo.write(rel, "as it was\n");
-    changes.push_back({{"op", "write"}, {"path", rel}, {"content", "changed\n"}});
-  }
-  repo.init();
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "many folders"}, {"changes", changes}}.dump()),
-                   0);
+  propose_in_300_folders(repo);
   auto before = repo.tree_snapshot();
   before.erase("KAI-CODER-CHANGELOG.md");
   // prlimit sets both limits for kaicoder alone: no raising past 128.

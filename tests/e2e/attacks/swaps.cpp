@@ -16,12 +16,6 @@ using namespace kai::test;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string bytes_at(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 TEST_CASE("attack: a folder swapped for a symlink while the person reads a changeset takes no write through it",
@@ -51,7 +45,7 @@ TEST_CASE("attack: a folder swapped for a symlink while the person reads a chang
   KAI_CHECK_EXIT(r, 3);
   CHECK_THAT(r.err, Contains("'src/a.txt'") && Contains("symlink 'src'"));
   // Nothing was written through the link, and nothing of the changeset landed.
-  CHECK(bytes_at(outside / "a.txt") == "a as it was\n");
+  CHECK(read_outside(outside / "a.txt") == "a as it was\n");
   CHECK(std::distance(fs::directory_iterator(outside), fs::directory_iterator{}) == 1);
   auto after = repo.tree_snapshot();
   after.erase("KAI-CODER-CHANGELOG.md");

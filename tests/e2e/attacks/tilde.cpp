@@ -17,12 +17,6 @@ using namespace kai::test;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string home_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 TEST_CASE("attack: a root folder named ~ does not lead a write to the owner's home settings, even under allow",
@@ -62,7 +56,7 @@ TEST_CASE("attack: a root folder named ~ does not lead a write to the owner's ho
   KAI_CHECK_EXIT(p, 3);
   CHECK_THAT(p.err, Contains("~/.claude.json"));
   // Nothing staged, nothing written: not in the tree, not in the home.
-  CHECK(home_bytes(settings) == "{\"hooks\":{}}\n");
+  CHECK(read_outside(settings) == "{\"hooks\":{}}\n");
   CHECK_FALSE(fs::exists(repo.home() / ".codex" / "config.toml"));
   CHECK(repo.tree_snapshot() == before);
   CHECK(json_of(repo.kai({"--json", "list"})).at("proposals").empty());
