@@ -52,27 +52,36 @@ TEST_CASE("attack: one MCP line cannot end the server or lose a wait in flight",
   // machine, so the wait is answered, not cut by the end of input.
   const std::string deep = R"({"jsonrpc":"2.0","id":90,"method":"tools/call","params":{"name":"read_file","arguments":{"path":)" +
                            std::string(1500000, '[') + "}}}\n";
-  const std::string lines =
+  // Tool calls run side by side (lib/mcp/dispatch), so the wait is sent
+  // once the proposal it waits on is answered, as a client that learns the
+  // id from that answer sends it.
+  const std::string first =
       line_rpc(1, "initialize",
           {{"protocolVersion", "2025-06-18"},
            {"capabilities", json::object()},
            {"clientInfo", {{"name", "attacker"}, {"version", "1"}}}}) +
       json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump() + "\n" +
-      line_tool_call(2, "propose_edit", {{"path", "a.txt"}, {"old_text", "old"}, {"new_text", "new"}, {"why", "t"}}) +
+      line_tool_call(2, "propose_edit", {{"path", "a.txt"}, {"old_text", "old"}, {"new_text", "new"}, {"why", "t"}});
+  const std::string then =
       line_tool_call(3, "wait_for_decision", {{"id", 1}, {"timeout_s", 2}}) + deep +
       R"({"jsonrpc":2,"id":4,"method":"ping"})" "\n" + "null\n" + "[]\n" + R"([{"jsonrpc":"2.0","id":5,"method":"ping"}])" "\n" +
       R"({"jsonrpc":"2.0","id":6,"method":"ping"})" "\n";
   const auto input = repo.home() / "mcp-lines.txt";
+  const auto input_then = repo.home() / "mcp-lines-then.txt";
   {
-    std::ofstream f(input, std::ios::binary);
-    f << lines;
+    std::ofstream(input, std::ios::binary) << first;
+    std::ofstream(input_then, std::ios::binary) << then;
   }
   const auto replies = repo.home() / "mcp-replies.txt";
-  Process server = repo.spawn(
-      {"/bin/sh", "-c",
-       "{ cat '" + input.string() + "'; i=0; while [ $i -lt 600 ] && ! grep -qE '\"id\":3[,}]' '" +
-           replies.string() + "'; do sleep 0.1; i=$((i+1)); done; } | '" + std::string(kaicoder_bin()) + "' mcp >'" +
-           replies.string() + "'"});
+  // The shell waits (up to 60 s) for the answer to `id`.
+  auto until_id = [&](int id) {
+    return "i=0; while [ $i -lt 600 ] && ! grep -qE '\"id\":" + std::to_string(id) + "[,}]' '" + replies.string() +
+           "'; do sleep 0.1; i=$((i+1)); done; ";
+  };
+  Process server = repo.spawn({"/bin/sh", "-c",
+                               "{ cat '" + input.string() + "'; " + until_id(2) + "cat '" + input_then.string() +
+                                   "'; " + until_id(3) + "} | '" + std::string(kaicoder_bin()) + "' mcp >'" +
+                                   replies.string() + "'"});
   Run r = server.finish(std::chrono::seconds(90));
   INFO(r.err.substr(0, 2000));
   KAI_CHECK_EXIT(r, 0);
