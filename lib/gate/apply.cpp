@@ -108,14 +108,6 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
     if (!o) return fail(o.error());
     return o;
   }
-  // A proposal names a file of the tree, never the owner's home (a "~/"
-  // name is a transaction's for integrate --user alone): one staged before
-  // check_write refused a root folder named '~' is not carried out there.
-  if (p.path.starts_with("~/"))
-    return fail(make_error(Errc::denied,
-                           fmt::format("proposal {} names '{}', which kaicoder's records read as your home folder",
-                                       p.id, p.path),
-                           "reject it; a file under a folder named '~' at the root is changed by hand"));
   MadeFolders made(ws);  // for a new file: recorded, so that its rollback removes them again
   if (create == CreateDirs::yes) made.add(p.path);
   auto tg = open_target(ws, p.path, create);
@@ -251,15 +243,6 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   auto rec = ws.journal.load(id);
   if (!rec) return rec.error();
-  // A run changes the tree alone: a "~/" name in its record is a root
-  // folder named '~' (recorded before check_write refused one), never the
-  // owner's home, where a rollback would read it.
-  if (rec->kind == "run")
-    for (const FileChange& f : rec->files)
-      if (f.rel.starts_with("~/"))
-        return make_error(Errc::denied,
-                          fmt::format("{} names '{}', which kaicoder's records read as your home folder", id, f.rel),
-                          "put the files under the root's folder named '~' back by hand");
   KAI_TRY(ws.changelog.check_readable());
   // Only what kaicoder's own "always allow" wrote may put kaicoder.toml back.
   const Guard guard = writes_own_config(ws, *rec) ? Guard::own_config : Guard::tree;
@@ -290,12 +273,11 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   auto add_target = [&](size_t i, bool compare) -> Status {
     const FileChange& f = rec->files[i];
     if (f.before.exists) made.add(f.rel);
-    // The path as the sealed record holds it, the guardrails checked on it
-    // and its folder opened with no symlink followed (stored_rel).
-    auto rel = stored_rel(ws, f.rel, guard, Home::yes);
-    if (!rel) return rel.error();
-    auto tg = open_checked(ws, folders, f.rel, *rel, f.before.exists ? CreateDirs::yes : CreateDirs::no,
-                           Read::or_hash);
+    // The path as the sealed record holds it (check_stored). A run changes
+    // the tree alone: a "~/" name in its record is a folder named '~' at the
+    // root, never the owner's home.
+    KAI_TRY(check_stored(ws, f.rel, guard, rec->kind == "run" ? Home::no : Home::yes));
+    auto tg = open_stored(ws, folders, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, Read::or_hash);
     if (!tg) return tg.error();
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {

@@ -56,27 +56,24 @@ Result<FileState> stat_now(Folders& folders, const std::string& rel) {
 // not, its mode), before any folder is made and without reading a byte;
 // its content is read and hashed once, as it is opened for the write
 // (apply_changeset_proposal). Each path is checked against the guardrails
-// here, once, as the sealed record holds it (stored_rel): resolved when it
-// was proposed and when its diff was shown; its folder, opened here, refuses
-// a symlink or mount planted since.
-Result<std::vector<std::string>> check_bases(Workspace& ws, Folders& folders, const Proposal& p) {
-  std::vector<std::string> checked;
-  checked.reserve(p.changes.size());
+// as the sealed record holds it (check_stored): resolved when it was
+// proposed and when its diff was shown; its folder, opened here, refuses a
+// symlink or mount planted since.
+Status check_bases(Workspace& ws, Folders& folders, const Proposal& p) {
   for (const Change& c : p.changes) {
-    auto rel = stored_rel(ws, c.path);
-    if (!rel) return rel.error();
-    auto cur = stat_now(folders, *rel);
+    KAI_TRY(check_stored(ws, c.path));
+    auto cur = stat_now(folders, c.path);
     if (!cur) return cur.error();
     if (c.base.exists != cur->exists) return stale(p, c.path, !c.base.exists ? "was created" : "was removed");
     if (cur->exists && (cur->mode & 07777u) != (c.base.mode & 07777u)) return stale(p, c.path, "changed");
     if (c.op == "rename") {
+      KAI_TRY(check_stored(ws, c.to));
       auto there = stat_now(folders, c.to);
       if (!there) return there.error();
       if (there->exists) return stale(p, c.to, "was created");
     }
-    checked.push_back(std::move(*rel));
   }
-  return checked;
+  return ok_status();
 }
 
 }  // namespace
@@ -91,40 +88,35 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
     KAI_TRY(folder_room(rels, fmt::format("proposal {}", p.id)));
   }
   Folders folders(ws);
-  auto checked = check_bases(ws, folders, p);
-  if (!checked) return checked.error();
+  KAI_TRY(check_bases(ws, folders, p));
   const auto now = ws.clock->now();
   // What each file becomes, in the order of the record's file entries.
   struct Step {
     std::string rel;
     std::optional<std::string> after;
     unsigned after_mode = 0644;
-    FileSide base;        // what the file must still be when it is opened
-    std::string checked;  // rel as check_bases resolved it; empty: resolved as it is opened
+    FileSide base;  // what the file must still be when it is opened
   };
   std::vector<Step> steps;
   MadeFolders made(ws);            // folders created for new files
   std::set<std::string> emptied;  // folders of removed files, perhaps empty afterwards
-  for (size_t ci = 0; ci < p.changes.size(); ++ci) {
-    const Change& c = p.changes[ci];
+  for (const Change& c : p.changes) {
     const bool moves = c.op == "rename";
     const FileSide base{c.base.exists, c.base.blob, c.base.mode};
     if (c.op == "delete" || moves) {
-      steps.push_back({c.path, std::nullopt, 0, base, (*checked)[ci]});
+      steps.push_back({c.path, std::nullopt, 0, base});
       for (std::string d = dir_of(c.path); !d.empty(); d = dir_of(d.substr(0, d.size() - 1)))
         emptied.insert(d.substr(0, d.size() - 1));
     } else {
-      steps.push_back({c.path, c.after, c.after_mode, base, (*checked)[ci]});
+      steps.push_back({c.path, c.after, c.after_mode, base});
     }
-    if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}, ""});
+    if (moves) steps.push_back({c.to, c.after, c.after_mode, FileSide{}});
     if (c.op == "create" || moves) made.add(moves ? c.to : c.path);
   }
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
   for (Step& s : steps) {
-    const CreateDirs create = s.after ? CreateDirs::yes : CreateDirs::no;
-    auto tg = s.checked.empty() ? open_target(ws, folders, s.rel, create)
-                                : open_checked(ws, folders, s.rel, s.checked, create);
+    auto tg = open_stored(ws, folders, s.rel, s.after ? CreateDirs::yes : CreateDirs::no);
     if (!tg) return tg.error();
     // Read again as it is opened and hashed once: still what was shown.
     hash_once(tg->current);

@@ -1,8 +1,8 @@
 #include "lib/gate/txn.hpp"
 
 #include <algorithm>
-#include <set>
 #include <cerrno>
+#include <set>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -140,19 +140,23 @@ bool mode_matters(const FileChange& f) {
   return f.before.exists && f.after.exists && (f.before.mode & 07777u) != (f.after.mode & 07777u);
 }
 
-Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guard) {
-  if (rel.starts_with(k_home)) return rel;
+namespace {
+// `rel` resolved beneath root with the guardrails checked (a "~/" name, the
+// owner's home, only where `home` says so: then by name, place_of).
+Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guard, Home home) {
+  if (rel.starts_with(k_home) && home == Home::yes) return rel;
   auto rp = resolve(ws.root, ws.root, rel);
   if (!rp) return rp.error();
   if (guard != Guard::own_config || rp->rel != k_root_config) KAI_TRY(check_write(ws.guards, *rp));
   return std::move(rp->rel);
 }
 
-Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard, Home home) {
-  if (rel.starts_with(k_home) && home == Home::yes) return rel;
-  if (guard == Guard::own_config && rel == k_root_config) return rel;
-  KAI_TRY(check_write(ws.guards, RootPath{rel, ws.root / rel}));
-  return rel;
+}  // namespace
+
+Status check_stored(Workspace& ws, const std::string& rel, Guard guard, Home home) {
+  if (rel.starts_with(k_home) && home == Home::yes) return ok_status();
+  if (guard == Guard::own_config && rel == k_root_config) return ok_status();
+  return check_write(ws.guards, RootPath{rel, ws.root / rel});
 }
 
 Status folder_room(const std::vector<std::string>& rels, std::string_view what) {
@@ -180,6 +184,7 @@ Result<Dir> Folders::parent(const std::string& rel, CreateDirs create) {
   return d;
 }
 
+namespace {
 Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& rel, const std::string& checked_rel,
                             CreateDirs create, Read read) {
   auto d = folders.parent(checked_rel, create);
@@ -195,16 +200,23 @@ Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& 
   return t;
 }
 
+}  // namespace
+
+Result<Target> open_stored(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create, Read read) {
+  return open_checked(ws, folders, rel, rel, create, read);
+}
+
 Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create, Guard guard,
-                           Read read) {
-  auto r = target_rel(ws, rel, guard);
+                           Read read, Home home) {
+  auto r = target_rel(ws, rel, guard, home);
   if (!r) return r.error();
   return open_checked(ws, folders, rel, *r, create, read);
 }
 
-Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard, Read read) {
+Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard, Read read,
+                           Home home) {
   Folders once(ws);
-  return open_target(ws, once, rel, create, guard, read);
+  return open_target(ws, once, rel, create, guard, read, home);
 }
 
 FileChange change_of(const Target& tg, const std::optional<std::string>& after, unsigned mode, const std::string& id) {

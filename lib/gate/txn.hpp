@@ -104,8 +104,12 @@ inline constexpr std::string_view k_root_config = "kaicoder.toml";
 // file of any size, and undoing it must not take that much memory).
 enum class Read { whole, or_hash };
 inline constexpr size_t k_whole_max = size_t{64} << 20;
+// Whether a "~/" name stands for the owner's home: only in a transaction of
+// integrate --user (and its rollback). Anywhere else it is a path of the
+// tree under a folder named '~', which check_write refuses.
+enum class Home { no, yes };
 Result<Target> open_target(Workspace& ws, const std::string& rel, CreateDirs create, Guard guard = Guard::tree,
-                           Read read = Read::whole);
+                           Read read = Read::whole, Home home = Home::no);
 
 // The folders of one transaction's files, each opened beneath its base
 // once and shared by every file in it (Dir::share): one descriptor a
@@ -137,24 +141,16 @@ private:
 Status folder_room(const std::vector<std::string>& rels, std::string_view what);
 // open_target with the folders of its transaction.
 Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create,
-                           Guard guard = Guard::tree, Read read = Read::whole);
-// open_target in two halves, for a caller that looks at a file's stat data
-// before it reads it (a changeset, after the person's answer): `rel`
-// resolved beneath root (a user settings file by name) and the guardrails
-// checked; then, with that answer, the file read in its folder.
-Result<std::string> target_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree);
-// A root-relative path as kaicoder stored it in a sealed record (resolved
-// when it was proposed, and again when the diff was shown), checked against
-// the guardrails as it stands and not walked on disk a second time: the
-// folder that is opened for it (open_parent: no symlink followed, no mount
-// crossed) refuses a symlink or mount planted since.
-// `home`: whether a "~/" name may stand for the owner's home (a
-// transaction of integrate --user, and its rollback); a proposal's never.
-enum class Home { no, yes };
-Result<std::string> stored_rel(Workspace& ws, const std::string& rel, Guard guard = Guard::tree,
-                               Home home = Home::no);
-Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& rel, const std::string& checked_rel,
-                            CreateDirs create, Read read = Read::whole);
+                           Guard guard = Guard::tree, Read read = Read::whole, Home home = Home::no);
+// A path as kaicoder stored it in a sealed record (a changeset's, resolved
+// when it was proposed and again for its question; a journal record's,
+// when the change was made), checked against the guardrails as it stands
+// and not walked on disk a second time: the folder opened for it
+// (open_parent: no symlink followed, no mount crossed) refuses a symlink or
+// mount planted since. open_stored then reads it in that folder.
+Status check_stored(Workspace& ws, const std::string& rel, Guard guard = Guard::tree, Home home = Home::no);
+Result<Target> open_stored(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create,
+                           Read read = Read::whole);
 
 // The record of `tg` becoming `after` (nullopt: removed) with permission
 // bits `mode`, its backup named for transaction `id` when it exists now.

@@ -108,7 +108,7 @@ Result<Written> write_user(Workspace& ws, const IntegratePlan& plan, const gate:
   std::vector<std::optional<std::string>> after;
   for (const SettingsFile& f : plan.files) {
     if (!f.changes()) continue;
-    auto tg = open_target(ws, f.rel, CreateDirs::yes);
+    auto tg = open_target(ws, f.rel, CreateDirs::yes, Guard::tree, Read::whole, Home::yes);
     if (!tg) {
       undo_made();
       return tg.error();
