@@ -236,6 +236,9 @@ struct Walker {
   SecretWalk& out;
   size_t left = k_secret_walk_entries;
   bool cut = false;  // a bound stopped the walk
+  size_t max_depth = 0;  // folders below root it may go down; 0: no bound
+  size_t depth = 0;
+  bool too_deep = false;  // it stopped at max_depth (and is cut)
   std::vector<std::pair<std::string, Folder>> fresh;
 
   bool found(const std::string& rel) {
@@ -256,6 +259,16 @@ struct Walker {
   }
 
   void enter(int parent, const std::string& name, const std::string& prefix) {
+    if (max_depth != 0 && depth >= max_depth) {
+      too_deep = cut = true;
+      return;
+    }
+    ++depth;
+    descend(parent, name, prefix);
+    --depth;
+  }
+
+  void descend(int parent, const std::string& name, const std::string& prefix) {
     const std::string sub = prefix + name + "/";
     // A cached folder with no folder in it is known from its stat data alone:
     // one fstatat, never opened.
@@ -347,13 +360,26 @@ SecretWalk walk_secret_files(const fs::path& root, const Guardrails& g, const Se
   const std::string config = file.empty() ? std::string() : secret_walk_detail::config_key(g);
   std::optional<secret_walk_detail::Cache> old =
       file.empty() ? std::nullopt : secret_walk_detail::load(file, sealer, config);
-  out.cache_used = old.has_value();
-  secret_walk_detail::Walker w(g, old ? &*old : nullptr, listed, out);
-  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  // The tree sets the depth of the recursion: on a stack of its own.
-  if (fd >= 0) run_with_stack(k_walk_stack, [&] { w.folder(fd, ""); });
-  if (!file.empty() && !w.cut && fd >= 0 && w.out.folders_read > 0)
-    out.cache_written = secret_walk_detail::save(file, sealer, secret_walk_detail::encode(config, now, w.fresh));
+  // The tree sets the depth of the recursion: a tree deeper than
+  // k_shallow_depth is walked again from the start on a stack of its own.
+  bool opened = false, cut = false;
+  std::vector<std::pair<std::string, secret_walk_detail::Folder>> fresh;
+  run_shallow_first(k_walk_stack, [&](size_t max_depth) {
+    out = SecretWalk{};
+    out.cache_used = old.has_value();
+    if (listed) listed->folders.clear();
+    secret_walk_detail::Walker w(g, old ? &*old : nullptr, listed, out);
+    w.max_depth = max_depth;
+    const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    opened = fd >= 0;
+    if (opened) w.folder(fd, "");
+    if (w.too_deep) return false;
+    cut = w.cut;
+    fresh = std::move(w.fresh);
+    return true;
+  });
+  if (!file.empty() && !cut && opened && out.folders_read > 0)
+    out.cache_written = secret_walk_detail::save(file, sealer, secret_walk_detail::encode(config, now, fresh));
   if (out.cache_written) secret_walk_detail::prune(file.parent_path(), file.filename().string(), now);
   return out;
 }

@@ -1,6 +1,7 @@
 #include "lib/util/stack.hpp"
 
 #include <pthread.h>
+#include <sys/resource.h>
 
 namespace kai {
 
@@ -8,6 +9,13 @@ namespace {
 void* call(void* arg) {
   (*static_cast<const std::function<void()>*>(arg))();
   return nullptr;
+}
+
+// The caller's stack is big enough for k_shallow_depth levels of a walk
+// (a few KiB each, more under the sanitizers) with room to spare.
+bool roomy_stack() {
+  rlimit l{};
+  return ::getrlimit(RLIMIT_STACK, &l) == 0 && (l.rlim_cur == RLIM_INFINITY || l.rlim_cur >= (rlim_t{1} << 20));
 }
 }  // namespace
 
@@ -20,6 +28,11 @@ void run_with_stack(std::size_t bytes, const std::function<void()>& f) {
   ::pthread_attr_destroy(&attr);
   if (!made) return f();
   ::pthread_join(t, nullptr);
+}
+
+void run_shallow_first(std::size_t bytes, const std::function<bool(std::size_t max_depth)>& walk) {
+  if (roomy_stack() && walk(k_shallow_depth)) return;
+  run_with_stack(bytes, [&] { (void)walk(0); });
 }
 
 }  // namespace kai

@@ -14,6 +14,7 @@
 
 #include "lib/config/secret_walk.hpp"
 #include "lib/store/mac.hpp"
+#include "lib/util/stack.hpp"
 #include "lib/util/stat.hpp"
 
 namespace {
@@ -88,6 +89,33 @@ TEST_CASE("secret walk: a second walk of an unchanged tree reads no folder", "[s
   CHECK(second.folders_kept == 3);
   CHECK_FALSE(second.cache_written);  // nothing new to note
   CHECK(again.folders.empty());
+}
+
+TEST_CASE("secret walk: a tree deeper than the caller's stack is meant for is walked whole, once", "[secret_walk]") {
+  // Past k_shallow_depth levels the walk starts again on a stack of its
+  // own; what it finds and what it caches are those of one walk.
+  WalkTree t;
+  std::string deep = "root/chain";
+  for (size_t i = 0; i < 4 * kai::k_shallow_depth; ++i) deep += "/n";
+  t.d.write(deep + "/.env", "TOKEN=deep\n");
+  t.d.write("root/chain/shallow/.env", "TOKEN=shallow\n");
+  const std::string bottom = deep.substr(std::string("root/").size()) + "/.env";
+  const size_t folders = 3 + 2 + 4 * kai::k_shallow_depth;  // root, src, conf; chain, shallow; the n's
+
+  kai::ListedFolders listed;
+  auto first = t.walk(5, &listed);
+  CHECK(std::count(first.files.begin(), first.files.end(), bottom) == 1);
+  CHECK(std::count(first.files.begin(), first.files.end(), "chain/shallow/.env") == 1);
+  CHECK(first.files.size() == k_walk_secrets.size() + 2);
+  CHECK(first.folders_read == folders);
+  CHECK(listed.folders.size() == folders);  // each folder handed over once, not once per try
+  CHECK(first.cache_written);
+
+  auto second = t.walk(6);
+  CHECK(second.files == first.files);
+  CHECK(second.cache_used);
+  CHECK(second.folders_read == 0);
+  CHECK(second.folders_kept == folders);
 }
 
 TEST_CASE("secret walk: a changed folder is read again, the rest kept", "[secret_walk]") {
