@@ -81,12 +81,15 @@ int run_main(int argc, char** argv, std::span<const CommandSpec> commands) {
   std::vector<std::string> verbs;
   for (const auto& c : commands) verbs.emplace_back(c.name);
   Invocation inv = read_invocation(argc, argv, verbs);
-  // Every command is named (the overview lists them, and a mistyped one is
-  // matched against them), but only the one typed has its options built:
-  // a process runs one command, and building every command's options is
-  // most of what starting the parser costs.
+  // A process runs one command: only the one typed is made, with its
+  // options. With none typed (the overview, or a usage error) every command
+  // is named, without options, for the overview's list. A word that names
+  // no command is refused before this (read_invocation matches it against
+  // `verbs`). Making a command's parser costs about as much as the rest of
+  // a dry run's work, so the other two dozen are not made.
   std::vector<std::pair<CLI::App*, RunFn>> subs;
   for (const auto& c : commands) {
+    if (!inv.typed.empty() && c.name != inv.typed) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     if (c.name == inv.typed) subs.emplace_back(sub, c.setup(*sub));
   }
