@@ -1,6 +1,7 @@
 #include "lib/store/proposal.hpp"
 
 #include <array>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -83,13 +84,19 @@ std::string loaded_digest(const Proposal& p) {
   return digest(p);
 }
 
-std::string digest(const Proposal& p) {
+namespace {
+
+// What digest() hashes, in one length-prefixed form, handed to `out` piece
+// by piece. With `raw`, a change's result is given as its bytes (the memo's
+// form below) instead of its blob id (the digest's own).
+template <class Out>
+void digest_input(const Proposal& p, bool raw, Out&& out) {
   // Length prefixes keep "ab"+"c" and "a"+"bc" apart.
-  std::string s;
-  auto put = [&s](std::string_view field, std::string_view v) {
-    s += fmt::format("{}:{}:", field, v.size());
-    s += v;
-    s += '\n';
+  auto put = [&out](std::string_view field, std::string_view head, std::string_view body = {}) {
+    out(fmt::format("{}:{}:", field, head.size() + body.size()));
+    out(head);
+    out(body);
+    out("\n");
   };
   put("kind", to_string(p.kind));
   put("path", p.path);
@@ -108,9 +115,67 @@ std::string digest(const Proposal& p) {
     put("file", c.path);
     put("to", c.to);
     put("base", fmt::format("{} {} {:o}", c.base.exists, c.base.blob, c.base.mode));
-    put("after", fmt::format("{} {} {:o}", c.after_exists, c.after_exists ? blob_id(c.after) : "", c.after_mode));
+    if (raw)
+      put("after", fmt::format("{} {:o} ", c.after_exists, c.after_mode),
+          c.after_exists ? std::string_view(c.after) : std::string_view());
+    else
+      put("after", fmt::format("{} {} {:o}", c.after_exists, c.after_exists ? blob_id(c.after) : "", c.after_mode));
   }
-  return blob_id(s);
+}
+
+// The last digest computed, with its input in the raw form (each change's
+// resulting bytes as they are, not their blob id): one command digests the
+// same proposal several times (loaded, sealed, indexed, loaded again after
+// the question), and comparing its bytes where they lie costs a small part
+// of hashing them. Equal bytes, equal digest: nothing is assumed of the
+// callers. One entry, shared by the threads of a server; an input over
+// k_digest_memo_bytes is not kept.
+struct DigestMemo {
+  std::mutex mutex;
+  std::string input;
+  std::string digest;
+};
+constexpr size_t k_digest_memo_bytes = size_t{64} << 20;
+
+DigestMemo& digest_memo() {
+  static DigestMemo m;
+  return m;
+}
+
+// Whether p's raw input is `input`, compared piece by piece, unbuilt.
+bool same_input(const Proposal& p, std::string_view input) {
+  size_t at = 0;
+  bool same = true;
+  digest_input(p, true, [&](std::string_view v) {
+    if (!same) return;
+    same = input.size() - at >= v.size() && input.compare(at, v.size(), v) == 0;
+    at += v.size();
+  });
+  return same && at == input.size();
+}
+
+}  // namespace
+
+std::string digest(const Proposal& p) {
+  DigestMemo& memo = digest_memo();
+  {
+    std::lock_guard<std::mutex> hold(memo.mutex);
+    if (!memo.digest.empty() && same_input(p, memo.input)) return memo.digest;
+  }
+  std::string in;
+  digest_input(p, false, [&in](std::string_view v) { in.append(v); });
+  std::string d = blob_id(in);
+  size_t size = 0;
+  digest_input(p, true, [&size](std::string_view v) { size += v.size(); });
+  if (size <= k_digest_memo_bytes) {
+    std::string raw;
+    raw.reserve(size);
+    digest_input(p, true, [&raw](std::string_view v) { raw.append(v); });
+    std::lock_guard<std::mutex> hold(memo.mutex);
+    memo.input = std::move(raw);
+    memo.digest = d;
+  }
+  return d;
 }
 
 json to_json(const Validation& v) {

@@ -174,7 +174,9 @@ struct Proposal {
 // command, cwd, timeout and a network request, a replace-all and its count,
 // and for a changeset every file's op, paths, base (existence, blob id,
 // mode) and result (existence, blob id, mode), hashed as a git blob of a
-// length-prefixed serialisation.
+// length-prefixed serialisation. The last one computed is kept with its
+// input as bytes (the results themselves, not their ids): the same
+// proposal digested again compares bytes instead of hashing them.
 std::string digest(const Proposal& p);
 // digest(p) of a record as Store::load read it: the sealed payload digest,
 // which the load already compared with digest(p) (payload_changed), when
