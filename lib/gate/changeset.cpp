@@ -28,24 +28,37 @@ Error whole(const Error& e) {
   return make_error(e.code, fmt::format("{}; the whole changeset is refused", e.message), e.hint);
 }
 
+// Where a path to read comes from: given (an agent's, at propose: resolved
+// on disk) or stored (a sealed record's, resolved when it was proposed:
+// checked as it stands, txn::check_stored, and not walked again).
+enum class PathFrom { given, stored };
+
 // The file at root-relative `rel` as it is now, its guardrails checked:
 // nullopt when it (or its folder) does not exist. Its folder is opened
-// once for all the files of one look at the changeset (`folders`).
-Result<std::optional<CurrentFile>> read_checked(Workspace& ws, txn::Folders& folders, const std::string& rel) {
+// once for all the files of one look at the changeset (`folders`), beneath
+// root with no symlink followed and no mount crossed.
+Result<std::optional<CurrentFile>> read_checked(Workspace& ws, txn::Folders& folders, const std::string& given,
+                                                PathFrom from = PathFrom::given) {
   // The guardrail's refusal, as a single file's (check_name): such a name
   // can neither be shown as it is nor stored in a record.
-  if (auto bad = not_utf8(fmt::format("the path '{}'", make_visible(rel)), rel))
+  if (auto bad = not_utf8(fmt::format("the path '{}'", make_visible(given)), given))
     return make_error(Errc::denied, *bad, "rename the file by hand if it must change");
-  KAI_TRY(check_path_limits(ws.cfg.limits, fmt::format("the path '{}'", rel), rel));
-  auto rp = resolve(ws.root, ws.root, rel);
-  if (!rp) return rp.error();
-  KAI_TRY(check_write(ws.guards, *rp));
-  auto d = folders.parent(rp->rel, CreateDirs::no);
+  KAI_TRY(check_path_limits(ws.cfg.limits, fmt::format("the path '{}'", given), given));
+  std::string rel = given;
+  if (from == PathFrom::stored) {
+    KAI_TRY(txn::check_stored(ws, rel));
+  } else {
+    auto rp = resolve(ws.root, ws.root, given);
+    if (!rp) return rp.error();
+    KAI_TRY(check_write(ws.guards, *rp));
+    rel = std::move(rp->rel);
+  }
+  auto d = folders.parent(rel, CreateDirs::no);
   if (!d) {
     if (d.error().code == Errc::conflict) return std::optional<CurrentFile>{};  // its folder is missing
     return d.error();
   }
-  auto st = read_at(*d, txn::base_of(rp->rel));
+  auto st = read_at(*d, txn::base_of(rel));
   if (!st) return st.error();
   if (!st->exists) return std::optional<CurrentFile>{};
   if (!st->regular)
@@ -463,10 +476,14 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
   std::vector<size_t> index;  // of each shown change in p.changes
   std::vector<std::optional<std::string>> befores;
   txn::Folders folders(ws);  // closed before the question is asked
+  // A sealed record's paths were resolved when it was proposed; any other
+  // record's (one that does not verify, shown for what it is) are resolved
+  // here as an agent's would be.
+  const PathFrom from = p.sealed == SealCheck::ok ? PathFrom::stored : PathFrom::given;
   for (const Change& c : p.changes) {
     if (only && *only != c.path && *only != c.to) continue;
     index.push_back(static_cast<size_t>(&c - p.changes.data()));
-    auto cur = read_checked(ws, folders, c.path);
+    auto cur = read_checked(ws, folders, c.path, from);
     if (!cur) return cur.error();
     const bool same =
         c.base.exists ? (*cur && blob_id((*cur)->bytes) == c.base.blob && (*cur)->mode == c.base.mode) : !*cur;
@@ -477,7 +494,7 @@ Result<FileDiff> changeset_diff(Workspace& ws, const Proposal& p, const DiffOpti
                       p.id),
           "propose the changeset again against the files as they are now");
     if (c.op == "rename") {
-      auto there = read_checked(ws, folders, c.to);
+      auto there = read_checked(ws, folders, c.to, from);
       if (!there) return there.error();
       if (*there)
         return make_error(Errc::conflict,

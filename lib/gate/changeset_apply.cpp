@@ -57,8 +57,8 @@ Result<FileState> stat_now(Folders& folders, const std::string& rel) {
 // its content is read and hashed once, as it is opened for the write
 // (apply_changeset_proposal). Each path is checked against the guardrails
 // as the sealed record holds it (check_stored): resolved when it was
-// proposed and when its diff was shown; its folder, opened here, refuses a
-// symlink or mount planted since.
+// proposed; its folder, opened here, refuses a symlink or mount planted
+// since.
 Status check_bases(Workspace& ws, Folders& folders, const Proposal& p) {
   for (const Change& c : p.changes) {
     KAI_TRY(check_stored(ws, c.path));

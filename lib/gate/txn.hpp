@@ -143,8 +143,8 @@ Status folder_room(const std::vector<std::string>& rels, std::string_view what);
 Result<Target> open_target(Workspace& ws, Folders& folders, const std::string& rel, CreateDirs create,
                            Guard guard = Guard::tree, Read read = Read::whole, Home home = Home::no);
 // A path as kaicoder stored it in a sealed record (a changeset's, resolved
-// when it was proposed and again for its question; a journal record's,
-// when the change was made), checked against the guardrails as it stands
+// when it was proposed; a journal record's, when the change was made),
+// checked against the guardrails as it stands
 // and not walked on disk a second time: the folder opened for it
 // (open_parent: no symlink followed, no mount crossed) refuses a symlink or
 // mount planted since. open_stored then reads it in that folder.

@@ -1,8 +1,9 @@
-// What the agent changes while the person reads the question: a changeset's
-// folders are opened again after the answer, beneath root, with no symlink
-// followed and no mount crossed, so a folder swapped for a symlink while the
-// question is on the screen takes no write through it, and nothing of the
-// changeset lands.
+// What the agent changes between propose and the write: a changeset's
+// folders are opened for its question and again after the answer, each time
+// beneath root, with no symlink followed and no mount crossed, so a folder
+// swapped for a symlink before the question is refused there, one swapped
+// while the question is on the screen takes no write through it, and
+// nothing of the changeset lands.
 
 #include <filesystem>
 #include <fstream>
@@ -55,4 +56,40 @@ TEST_CASE("attack: a folder swapped for a symlink while the person reads a chang
   CHECK(repo.read("docs/c.txt") == "c as it was\n");
   CHECK(repo.find(".bak-kaicoder-").empty());
   CHECK(json_of(repo.kai({"--json", "show", "1"})).at("proposal").at("status") != "applied");
+}
+
+TEST_CASE("attack: a folder swapped for a symlink after a changeset is proposed is refused before the question",
+          "[e2e][attack][swaps]") {
+  // The paths of a sealed changeset are resolved once, when it is proposed;
+  // its diff for the question opens each folder again beneath root, with no
+  // symlink followed, so a swap made between propose and approve is refused
+  // there, before the person is asked, and nothing is read through it.
+  TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
+  repo.init();
+  const fs::path outside = repo.home() / "outside";
+  fs::create_directories(outside);
+  {
+    std::ofstream(outside / "a.txt", std::ios::binary) << "a as it was\n";
+  }
+  json changes = json::array({json{{"op", "write"}, {"path", "docs/c.txt"}, {"content", "c as approved\n"}},
+                              json{{"op", "write"}, {"path", "src/a.txt"}, {"content", "a as approved\n"}}});
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "two files"}, {"changes", changes}}.dump()), 0);
+  fs::rename(repo.abs("src"), repo.abs("src.moved"));
+  fs::create_directory_symlink(outside, repo.abs("src"));
+  auto before = repo.tree_snapshot();
+  before.erase("KAI-CODER-CHANGELOG.md");
+  Run r = repo.kai_tty({"approve", "1"}, "y");
+  KAI_CHECK_EXIT(r, 3);
+  CHECK_THAT(r.err, Contains("'src/a.txt'") && Contains("symlink 'src'"));
+  CHECK(r.tty.find("[y/N]") == std::string::npos);  // never asked
+  CHECK(read_outside(outside / "a.txt") == "a as it was\n");
+  CHECK(std::distance(fs::directory_iterator(outside), fs::directory_iterator{}) == 1);
+  auto after = repo.tree_snapshot();
+  after.erase("KAI-CODER-CHANGELOG.md");
+  CHECK(after == before);
+  CHECK(repo.read("docs/c.txt") == "c as it was\n");
+  CHECK(repo.find(".bak-kaicoder-").empty());
+  // show refuses it the same way: nothing of the folder outside is shown.
+  Run s = repo.kai({"show", "1"});
+  CHECK(s.out.find("a as it was") == std::string::npos);
 }
