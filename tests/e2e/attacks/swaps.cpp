@@ -93,3 +93,31 @@ TEST_CASE("attack: a folder swapped for a symlink after a changeset is proposed 
   Run s = repo.kai({"show", "1"});
   CHECK(s.out.find("a as it was") == std::string::npos);
 }
+
+TEST_CASE("attack: a backup rewritten while the person reads a rollback's question is not what lands",
+          "[e2e][attack][swaps]") {
+  // A rollback's check reads each backup before the question and verifies
+  // it against the sealed journal record; what lands after the answer is
+  // those verified bytes, not the backup as the agent left it meanwhile.
+  TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
+  repo.init();
+  json changes = json::array({json{{"op", "write"}, {"path", "docs/c.txt"}, {"content", "c as approved\n"}},
+                              json{{"op", "write"}, {"path", "src/a.txt"}, {"content", "a as approved\n"}}});
+  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "two files"}, {"changes", changes}}.dump()), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  REQUIRE(repo.read("src/a.txt") == "a as approved\n");
+  std::string backup;
+  for (const auto& b : repo.find(".bak-kaicoder-"))
+    if (b.starts_with("src/a.txt")) backup = b;
+  REQUIRE_FALSE(backup.empty());
+  TtyProcess rollback = repo.spawn_kai_tty({"rollback", "last"});
+  REQUIRE(rollback.wait_for_prompt());
+  {
+    std::ofstream(repo.abs(backup), std::ios::binary | std::ios::trunc) << "the agent's bytes\n";
+  }
+  rollback.answer("y");
+  Run r = rollback.finish();
+  KAI_CHECK_EXIT(r, 0);
+  CHECK(repo.read("src/a.txt") == "a as it was\n");
+  CHECK(repo.read("docs/c.txt") == "c as it was\n");
+}
