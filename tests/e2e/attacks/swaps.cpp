@@ -17,14 +17,12 @@ using namespace kai::test;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-}  // namespace
 
-TEST_CASE("attack: a folder swapped for a symlink while the person reads a changeset takes no write through it",
-          "[e2e][attack][swaps]") {
-  TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
+// A tree of two files and, outside root, a folder that looks like src/
+// from a stat (the same name, the same mode, the same bytes); proposal 1
+// writes both files as one changeset. Returns the folder outside.
+fs::path propose_two_files(TempRepo& repo) {
   repo.init();
-  // Outside root, a folder that looks like src/ from a stat: the same name,
-  // the same mode, the same bytes.
   const fs::path outside = repo.home() / "outside";
   fs::create_directories(outside);
   {
@@ -33,12 +31,23 @@ TEST_CASE("attack: a folder swapped for a symlink while the person reads a chang
   json changes = json::array({json{{"op", "write"}, {"path", "docs/c.txt"}, {"content", "c as approved\n"}},
                               json{{"op", "write"}, {"path", "src/a.txt"}, {"content", "a as approved\n"}}});
   KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "two files"}, {"changes", changes}}.dump()), 0);
-  TtyProcess approver = repo.spawn_kai_tty({"approve", "1"});
-  REQUIRE(approver.wait_for_prompt());
-  // While the question is on the screen: src/ goes, and a symlink to the
-  // folder outside takes its name.
+  return outside;
+}
+
+// src/ goes, and a symlink to the folder outside takes its name.
+void swap_src(TempRepo& repo, const fs::path& outside) {
   fs::rename(repo.abs("src"), repo.abs("src.moved"));
   fs::create_directory_symlink(outside, repo.abs("src"));
+}
+}  // namespace
+
+TEST_CASE("attack: a folder swapped for a symlink while the person reads a changeset takes no write through it",
+          "[e2e][attack][swaps]") {
+  TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
+  const fs::path outside = propose_two_files(repo);
+  TtyProcess approver = repo.spawn_kai_tty({"approve", "1"});
+  REQUIRE(approver.wait_for_prompt());
+  swap_src(repo, outside);  // while the question is on the screen
   auto before = repo.tree_snapshot();
   before.erase("KAI-CODER-CHANGELOG.md");
   approver.answer("y");
@@ -65,17 +74,8 @@ TEST_CASE("attack: a folder swapped for a symlink after a changeset is proposed 
   // symlink followed, so a swap made between propose and approve is refused
   // there, before the person is asked, and nothing is read through it.
   TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
-  repo.init();
-  const fs::path outside = repo.home() / "outside";
-  fs::create_directories(outside);
-  {
-    std::ofstream(outside / "a.txt", std::ios::binary) << "a as it was\n";
-  }
-  json changes = json::array({json{{"op", "write"}, {"path", "docs/c.txt"}, {"content", "c as approved\n"}},
-                              json{{"op", "write"}, {"path", "src/a.txt"}, {"content", "a as approved\n"}}});
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "two files"}, {"changes", changes}}.dump()), 0);
-  fs::rename(repo.abs("src"), repo.abs("src.moved"));
-  fs::create_directory_symlink(outside, repo.abs("src"));
+  const fs::path outside = propose_two_files(repo);
+  swap_src(repo, outside);
   auto before = repo.tree_snapshot();
   before.erase("KAI-CODER-CHANGELOG.md");
   Run r = repo.kai_tty({"approve", "1"}, "y");
@@ -100,10 +100,7 @@ TEST_CASE("attack: a backup rewritten while the person reads a rollback's questi
   // it against the sealed journal record; what lands after the answer is
   // those verified bytes, not the backup as the agent left it meanwhile.
   TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
-  repo.init();
-  json changes = json::array({json{{"op", "write"}, {"path", "docs/c.txt"}, {"content", "c as approved\n"}},
-                              json{{"op", "write"}, {"path", "src/a.txt"}, {"content", "a as approved\n"}}});
-  KAI_REQUIRE_EXIT(repo.kai({"propose", "--json-input"}, json{{"why", "two files"}, {"changes", changes}}.dump()), 0);
+  (void)propose_two_files(repo);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
   REQUIRE(repo.read("src/a.txt") == "a as approved\n");
   std::string backup;
