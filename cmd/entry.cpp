@@ -85,8 +85,8 @@ int run_main(int argc, char** argv, std::span<const CommandSpec> commands) {
   // options. With none typed (the overview, or a usage error) every command
   // is named, without options, for the overview's list. A word that names
   // no command is refused before this (read_invocation matches it against
-  // `verbs`). Making a command's parser costs about as much as the rest of
-  // a dry run's work, so the other two dozen are not made.
+  // `verbs`). Naming the other two dozen cost a fifth of a dry run's
+  // instructions.
   std::vector<std::pair<CLI::App*, RunFn>> subs;
   for (const auto& c : commands) {
     if (!inv.typed.empty() && c.name != inv.typed) continue;

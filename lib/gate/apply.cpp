@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <map>
-#include <mutex>
 #include <fcntl.h>
 #include <optional>
 #include <sys/stat.h>
@@ -207,48 +205,6 @@ Status check_link(Workspace& ws, const std::string& id, const FileChange& f, For
   return ok_status();
 }
 
-// The bytes of the backups a rollback's check (CheckOnly::yes, before the
-// question) read and found to be what its sealed record says they are
-// (backup_blob), by that blob id: the rollback after the answer restores
-// these bytes instead of reading each backup again. What lands is what the
-// record says the file was, which the check verified, whatever happens to
-// the backup files in between. Each check starts it afresh; past
-// k_verified_bytes, backups are read again after the answer.
-class VerifiedBackups {
-public:
-  void clear() {
-    std::lock_guard<std::mutex> hold(m_mutex);
-    m_bytes.clear();
-    m_total = 0;
-  }
-  void put(const std::string& blob, const std::string& bytes) {
-    std::lock_guard<std::mutex> hold(m_mutex);
-    if (m_total + bytes.size() > k_verified_bytes || m_bytes.count(blob)) return;
-    m_total += bytes.size();
-    m_bytes.emplace(blob, bytes);
-  }
-  std::optional<std::string> take(const std::string& blob) {
-    std::lock_guard<std::mutex> hold(m_mutex);
-    auto it = m_bytes.find(blob);
-    if (it == m_bytes.end()) return std::nullopt;
-    std::optional<std::string> out(std::move(it->second));
-    m_total -= out->size();
-    m_bytes.erase(it);
-    return out;
-  }
-
-private:
-  static constexpr size_t k_verified_bytes = size_t{64} << 20;
-  std::mutex m_mutex;
-  std::map<std::string, std::string> m_bytes;
-  size_t m_total = 0;
-};
-
-VerifiedBackups& verified_backups() {
-  static VerifiedBackups v;
-  return v;
-}
-
 Status remove_link(Workspace& ws, const std::string& rel) {
   auto d = open_parent(ws.root, rel, CreateDirs::no);
   if (!d) return d.error().code == Errc::conflict ? ok_status() : Status(d.error());
@@ -314,7 +270,6 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
   }
   MadeFolders made(ws);  // for files it brings back
   Folders folders(ws);   // each folder opened once, for its files and their backups
-  if (check == CheckOnly::yes) verified_backups().clear();
   auto add_target = [&](size_t i, bool compare) -> Status {
     const FileChange& f = rec->files[i];
     if (f.before.exists) made.add(f.rel);
@@ -334,12 +289,6 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
                           b.error().hint);
       after.push_back(std::move(*b));
     } else if (f.before.exists) {
-      if (auto verified = check == CheckOnly::no ? verified_backups().take(f.backup_blob) : std::nullopt) {
-        after.push_back(std::move(*verified));
-        targets.push_back(std::move(*tg));
-        origin.push_back(i);
-        return ok_status();
-      }
       auto b = read_backup(ws, f, &folders);
       if (!b || !b->exists || !b->regular || blob_id(b->bytes) != f.backup_blob)
         return make_error(Errc::conflict,
@@ -348,7 +297,6 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
                                       : !b->exists ? "missing"
                                                    : "changed since it was taken"),
                           "kaicoder restores only a backup whose bytes it recorded; restore by hand if you trust it");
-      if (check == CheckOnly::yes) verified_backups().put(f.backup_blob, b->bytes);
       after.push_back(std::move(b->bytes));
     } else {
       after.push_back(std::nullopt);

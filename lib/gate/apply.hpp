@@ -58,10 +58,7 @@ enum class CheckOnly { no, yes };
 bool writes_own_config(const Workspace& ws, const Record& r);
 
 // Undo the entry `id` ("last" = newest reversible entry). CheckOnly::yes
-// runs every check (conflicts, backups, guardrails) and changes nothing;
-// the backup bytes it verified against the sealed record are kept in the
-// process, by blob id, and the rollback after the answer restores those
-// instead of reading the backups again.
+// runs every check (conflicts, backups, guardrails) and changes nothing.
 Result<Outcome> rollback_entry(Workspace& ws, const std::string& id, const std::string& decider, Force force,
                                CheckOnly check = CheckOnly::no);
 

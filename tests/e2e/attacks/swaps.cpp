@@ -94,11 +94,13 @@ TEST_CASE("attack: a folder swapped for a symlink after a changeset is proposed 
   CHECK(s.out.find("a as it was") == std::string::npos);
 }
 
-TEST_CASE("attack: a backup rewritten while the person reads a rollback's question is not what lands",
+TEST_CASE("attack: a backup rewritten while the person reads a rollback's question is refused after the answer",
           "[e2e][attack][swaps]") {
-  // A rollback's check reads each backup before the question and verifies
-  // it against the sealed journal record; what lands after the answer is
-  // those verified bytes, not the backup as the agent left it meanwhile.
+  // A rollback reads each backup again after the answer and restores it
+  // only while its bytes are those the sealed journal record holds (SPEC
+  // §5): a backup the agent rewrote while the question was on the screen
+  // is refused with code 6, and the person learns of it; neither its bytes
+  // nor anything else of the rollback land.
   TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
   (void)propose_two_files(repo);
   KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
@@ -114,7 +116,8 @@ TEST_CASE("attack: a backup rewritten while the person reads a rollback's questi
   }
   rollback.answer("y");
   Run r = rollback.finish();
-  KAI_CHECK_EXIT(r, 0);
-  CHECK(repo.read("src/a.txt") == "a as it was\n");
-  CHECK(repo.read("docs/c.txt") == "c as it was\n");
+  KAI_CHECK_EXIT(r, 6);
+  CHECK_THAT(r.err, Contains(backup) && Contains("changed since it was taken"));
+  CHECK(repo.read("src/a.txt") == "a as approved\n");
+  CHECK(repo.read("docs/c.txt") == "c as approved\n");
 }
