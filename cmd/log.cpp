@@ -46,6 +46,7 @@ RunFn setup_log(CLI::App& sub) {
     }
     Pager pager(s, a->no_pager ? Paging::off : Paging::automatic);
     if (entries->empty()) out("no changelog entries\n");
+    Batch batch;  // a line per entry
     for (const auto& e : *entries) {
       if (a->full) {
         out("{}", Lines{format_entry(e)});

@@ -25,6 +25,7 @@ RunFn setup_ls(CLI::App& sub) {
       emit(s, {{"entries", arr}, {"cut", r->cut}});
       return k_exit_ok;
     }
+    Batch batch;  // a line per entry
     for (const auto& e : r->entries) out("{}  {:>10}  {}{}\n", e.type, e.size, e.path, e.type == 'd' ? "/" : "");
     if (r->cut) err("[listing cut at {} entries; narrow it with a folder or --glob]\n", r->entries.size());
     return k_exit_ok;

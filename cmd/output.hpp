@@ -78,6 +78,20 @@ void write_text(std::string_view text);
 // unchanged, where a program reads them. fd 1 follows send_text_to_stderr.
 void write_content(std::string_view bytes, int fd = 1);
 
+// While one is alive, what is printed is held and leaves in one write when
+// the outermost one ends, or as soon as something goes to the other stream,
+// so the order stays. A terminal's stdout is line-buffered: a changeset's
+// list of 300 files was 300 writes, each waking the terminal's reader. Ends
+// before anything that waits for a person (a prompt flushes what it
+// follows).
+class Batch {
+public:
+  Batch();
+  ~Batch();
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+};
+
 template <typename... T>
 void out(fmt::format_string<detail::shown_t<T>...> f, T&&... args) {
   write_text(detail::format_shown<T...>(f, std::forward<T>(args)...));

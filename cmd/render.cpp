@@ -163,6 +163,7 @@ void print_diffstat(Session& s, const Proposal& p) {
     removed += c.removed;
   }
   width = std::min<size_t>(width, 60);
+  Batch batch;  // a line per file
   const char* bold = s.color() ? "\x1b[1m" : "";
   const char* reset = s.color() ? "\x1b[0m" : "";
   out("\n{}{} file{} changed, +{} \u2212{} lines{}\n", Trusted{bold}, p.changes.size(),
@@ -208,6 +209,7 @@ void print_outcome(Session&, const Proposal& p, const Outcome& o) {
     return;
   }
   if (p.kind == Kind::changeset) {
+    Batch batch;  // a line per file
     out("applied proposal {}: changeset of {} file{}\n", p.id, p.changes.size(), p.changes.size() == 1 ? "" : "s");
     for (size_t i = 0; i < o.entry.files.size(); ++i) out("  {}\n", o.entry.files[i]);
     out("  backups:     {}\n", o.backup.empty() ? "\u2014 (new files only)" : o.backup);
@@ -319,13 +321,16 @@ void print_effects(Session& s, const Proposal& p, const Effects& fx, const std::
     out("\n{}effects:{} none\n", Trusted{bold}, Trusted{reset});
     return;
   }
-  out("\n{}{}:{}\n", Trusted{bold}, only_held ? "held for CONFIRM" : "effects", Trusted{reset});
-  for (const Effect* e : shown) {
-    out("  {:<8}  {}\n", verdict_label(*e), describe(*e));
-    if (e->verdict != EffectVerdict::lands && !e->conflict)
-      out("            {}: {}\n", e->rule, effect_rule(e->rule).text);
+  {
+    Batch batch;  // a line or two per effect
+    out("\n{}{}:{}\n", Trusted{bold}, only_held ? "held for CONFIRM" : "effects", Trusted{reset});
+    for (const Effect* e : shown) {
+      out("  {:<8}  {}\n", verdict_label(*e), describe(*e));
+      if (e->verdict != EffectVerdict::lands && !e->conflict)
+        out("            {}: {}\n", e->rule, effect_rule(e->rule).text);
+    }
+    for (const auto& n : notes) out("  note:     {}\n", n);
   }
-  for (const auto& n : notes) out("  note:     {}\n", n);
   if (!diff.empty()) {
     FileDiff d;
     d.text = diff;

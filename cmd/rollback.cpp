@@ -3,6 +3,8 @@
 // entry is named as git names commits: its rollback id, last, last~N, or
 // the proposal whose change it was (lib/gate resolve_entry).
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
@@ -39,6 +41,7 @@ RunFn setup_rollback(CLI::App& sub) {
       if (!s.json()) {
         Pager pager(s, Paging::before_prompt);  // a run's entry may list many files
         const Record& rec = rv->record;
+        std::optional<Batch> batch(std::in_place);  // a line per file, until the question
         out("rollback of {} ({}{}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back,
             rec.proposal > 0 ? fmt::format(", proposal {}", rec.proposal) : "");
         for (const auto& f : rec.files) {
@@ -53,6 +56,7 @@ RunFn setup_rollback(CLI::App& sub) {
               : f.backup_rel.empty() ? fmt::format("{} from snapshot {}", f.rel, id)
                                      : fmt::format("{} \u2192 {}", f.backup_rel, f.rel));
         }
+        batch.reset();
         std::fflush(stdout);
       }
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);
