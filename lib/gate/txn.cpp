@@ -238,9 +238,11 @@ void MadeFolders::add(const std::string& rel) {
   for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
     std::error_code ec;
     std::string dir = rel.substr(0, slash);
-    if (fs::symlink_status(m_ws.root / dir, ec).type() == fs::file_type::not_found &&
-        std::find(m_made.begin(), m_made.end(), dir) == m_made.end())
+    if (m_there.contains(dir) || std::find(m_made.begin(), m_made.end(), dir) != m_made.end()) continue;
+    if (fs::symlink_status(m_ws.root / dir, ec).type() == fs::file_type::not_found)
       m_made.push_back(dir);
+    else
+      m_there.insert(std::move(dir));
   }
 }
 

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,7 @@ public:
 private:
   Workspace& m_ws;
   std::vector<std::string> m_made;
+  std::set<std::string> m_there;  // folders found there: a changeset's files share few
   bool m_keep = false;
 };
 
