@@ -476,12 +476,8 @@ Status finish(Workspace& ws, const Txn& t) {
   KAI_TRY(injected(fmt::format("the status of proposal {}", t.proposal)));
   KAI_TRY(record_status(ws, t, true));
   fault_point("after-status");
-  auto logged = ws.changelog.live_contains(t.rec.id);
-  if (!logged) return logged.error();
-  if (!*logged) {
-    KAI_TRY(injected("the changelog"));
-    KAI_TRY(ws.changelog.prepend(t.entry));
-  }
+  // Logged already when finished again; read once to tell and to add.
+  KAI_TRY(ws.changelog.prepend_once(t.entry, [] { return injected("the changelog"); }));
   fault_point("after-changelog");
   // An apply happens once (lib/store/mac, Sealer::spend); losing the note only
   // loses that guard, so it never fails the change that already landed.

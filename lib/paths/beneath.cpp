@@ -206,8 +206,10 @@ Status sync_dir(const Dir& dir, std::string_view what) {
 }
 
 // Write, fsync and close `fd`; the caller unlinks `name` on failure.
-Status fill(int fd, std::string_view name, std::string_view data, mode_t mode, Sync sync) {
-  bool ok = ::fchmod(fd, mode & 07777) == 0 && write_all(fd, data) && (sync == Sync::later || ::fsync(fd) == 0);
+Status fill(int fd, std::string_view name, std::span<const std::string_view> pieces, mode_t mode, Sync sync) {
+  bool ok = ::fchmod(fd, mode & 07777) == 0;
+  for (size_t i = 0; ok && i < pieces.size(); ++i) ok = write_all(fd, pieces[i]);
+  ok = ok && (sync == Sync::later || ::fsync(fd) == 0);
   int err = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -306,7 +308,7 @@ Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_
     return make_error(Errc::io, fmt::format("cannot create '{}': {}", name, errno_text(errno)));
   }
   fault_point("after-exclusive-create");  // a crash here leaves an empty file (backups: see apply's recovery)
-  if (auto s = fill(fd, name, data, mode, sync); !s) {
+  if (auto s = fill(fd, name, std::span<const std::string_view>(&data, 1), mode, sync); !s) {
     ::unlinkat(dir.fd(), name.c_str(), 0);  // no half-written file left behind
     return s;
   }
@@ -314,6 +316,11 @@ Status write_exclusive_at(const Dir& dir, std::string_view name_in, std::string_
 }
 
 Status replace_at(const Dir& dir, std::string_view name_in, std::string_view data, mode_t mode, Sync sync) {
+  return replace_at(dir, name_in, std::span<const std::string_view>(&data, 1), mode, sync);
+}
+
+Status replace_at(const Dir& dir, std::string_view name_in, std::span<const std::string_view> pieces, mode_t mode,
+                  Sync sync) {
   if (!valid_name(name_in)) return bad_name(name_in);
   std::string name(name_in);
   struct stat st {};
@@ -334,7 +341,7 @@ Status replace_at(const Dir& dir, std::string_view name_in, std::string_view dat
   }
   if (fd < 0)
     return make_error(Errc::io, fmt::format("cannot create a temp file for '{}': {}", name, errno_text(errno)));
-  if (auto s = fill(fd, name, data, mode, sync); !s) {
+  if (auto s = fill(fd, name, pieces, mode, sync); !s) {
     ::unlinkat(dir.fd(), tmp.c_str(), 0);
     return s;
   }
@@ -381,16 +388,22 @@ Error owned_open_error(int err, const fs::path& path) {
 }  // namespace
 
 Status write_owned(const fs::path& path, std::string_view data, mode_t mode) {
-  int fd = open_no_symlinks(path.parent_path(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return owned_open_error(errno, path.parent_path());
-  return replace_at(Dir(fd), path.filename().string(), data, mode);
+  return write_owned(path, std::span<const std::string_view>(&data, 1), mode);
 }
 
-Result<std::string> read_owned(const fs::path& path, size_t max) {
+Status write_owned(const fs::path& path, std::span<const std::string_view> pieces, mode_t mode) {
+  int fd = open_no_symlinks(path.parent_path(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return owned_open_error(errno, path.parent_path());
+  return replace_at(Dir(fd), path.filename().string(), pieces, mode);
+}
+
+namespace {
+// `path` opened as read_owned() opens it, and its stat data: a regular file
+// with one name, reached through no symlink.
+Result<Dir> open_owned(const fs::path& path, struct stat& st) {
   int got = open_no_symlinks(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (got < 0) return owned_open_error(errno, path);
   Dir file(got);  // closes it
-  struct stat st {};
   if (::fstat(file.fd(), &st) != 0)
     return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", path.string(), errno_text(errno)));
   if (!S_ISREG(st.st_mode)) return make_error(Errc::denied, fmt::format("'{}' is not a regular file", path.string()));
@@ -399,9 +412,24 @@ Result<std::string> read_owned(const fs::path& path, size_t max) {
         Errc::denied,
         fmt::format("'{}' has {} hard links; kaicoder's own files have one name", path.string(), st.st_nlink),
         "replace it by a copy of itself");
+  return file;
+}
+}  // namespace
+
+Status check_owned(const fs::path& path) {
+  struct stat st {};
+  auto file = open_owned(path, st);
+  if (!file) return file.error();
+  return ok_status();
+}
+
+Result<std::string> read_owned(const fs::path& path, size_t max) {
+  struct stat st {};
+  auto file = open_owned(path, st);
+  if (!file) return file.error();
   if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > max)
     return make_error(Errc::io, fmt::format("'{}' is larger than {} bytes", path.string(), max));
-  auto bytes = read_all(file.fd(), max, &st);
+  auto bytes = read_all(file->fd(), max, &st);
   if (!bytes) return make_error(Errc::io, fmt::format("cannot read '{}': {}", path.string(), bytes.error().message));
   if (bytes->size() > max) return make_error(Errc::io, fmt::format("'{}' is larger than {} bytes", path.string(), max));
   return bytes;

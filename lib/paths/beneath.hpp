@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -112,6 +113,10 @@ Status write_exclusive_at(const Dir& dir, std::string_view name, std::string_vie
 // Atomic replace: temp in `dir`, write, fsync, chmod to `mode`, renameat over
 // `name`, fsync `dir`. The old file is wholly there or wholly replaced.
 Status replace_at(const Dir& dir, std::string_view name, std::string_view data, mode_t mode, Sync sync = Sync::now);
+// The same with the new bytes given as pieces, written one after another:
+// a file rewritten around an insertion is never copied whole first.
+Status replace_at(const Dir& dir, std::string_view name, std::span<const std::string_view> pieces, mode_t mode,
+                  Sync sync = Sync::now);
 
 // unlinkat + fsync dir. Missing is not an error.
 Status unlink_at(const Dir& dir, std::string_view name, Sync sync = Sync::now);
@@ -143,9 +148,13 @@ Status chmod_at(const Dir& dir, std::string_view name, mode_t mode);
 // (denied). not_found when it is missing; io otherwise, and for a file of
 // more than `max` bytes (none of it is kept).
 Result<std::string> read_owned(const std::filesystem::path& path, size_t max = SIZE_MAX - 1);
+// ok when read_owned() would read `path`, found without reading it: its
+// errors, but for the size.
+Status check_owned(const std::filesystem::path& path);
 
 // Atomic replace (replace_at) of such a file, its folder opened the same
 // way: a symlinked folder on the way is refused (denied), never written into.
 Status write_owned(const std::filesystem::path& path, std::string_view data, mode_t mode = 0644);
+Status write_owned(const std::filesystem::path& path, std::span<const std::string_view> pieces, mode_t mode = 0644);
 
 }  // namespace kai

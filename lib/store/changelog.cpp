@@ -376,7 +376,28 @@ Parsed parse_changelog(std::string_view text) {
 Changelog::Changelog(fs::path live, fs::path archive_dir, size_t keep)
     : m_live(std::move(live)), m_archive_dir(std::move(archive_dir)), m_keep(keep == 0 ? 1 : keep) {}
 
+namespace {
+// Whether the changelog text `live` holds an entry with this rollback id.
+// Text that does not hold the id anywhere holds no such entry, and is not
+// parsed.
+bool holds_id(std::string_view live, std::string_view rollback_id) {
+  if (rollback_id.empty() || live.find(rollback_id) == std::string_view::npos) return false;
+  bool found = false;
+  scan(live, nullptr, [&](Entry& x) { return !(found = x.rollback_id == rollback_id); });
+  return found;
+}
+}  // namespace
+
 Status Changelog::prepend(const Entry& e) {
+  KAI_TRY(add(e, false, {}));
+  return ok_status();
+}
+
+Result<bool> Changelog::prepend_once(const Entry& e, const std::function<Status()>& before_write) {
+  return add(e, true, before_write);
+}
+
+Result<bool> Changelog::add(const Entry& e, bool once, const std::function<Status()>& before_write) {
   std::string entry = format_entry(e);
   // Refuse to write what could not be read back: the file is the audit trail.
   Parsed self = parse_changelog(entry);
@@ -392,6 +413,8 @@ Status Changelog::prepend(const Entry& e) {
   } else if (cur.error().code != Errc::not_found) {
     return cur.error();
   }
+  if (once && holds_id(text, e.rollback_id)) return false;
+  if (before_write) KAI_TRY(before_write());
   if (text.empty()) text = title_block(m_live, m_archive_dir);
 
   // Only the live file is scanned, so this costs O(keep), not O(history).
@@ -401,23 +424,27 @@ Status Changelog::prepend(const Entry& e) {
     if (!text.ends_with('\n')) text += '\n';
     if (!text.ends_with("\n\n")) text += '\n';
   }
-  size_t at = heads.empty() ? text.size() : heads.front();
-  text.insert(at, entry);
-  for (size_t& h : heads) h += entry.size();
-  heads.insert(heads.begin(), at);
-
-  if (heads.size() > 2 * m_keep) {
+  // The new file is what comes before the first entry, the new entry, and
+  // the entries kept, written as those three pieces: the live file (a
+  // changeset's entry names every file and backup) is never copied whole.
+  const size_t at = heads.empty() ? text.size() : heads.front();
+  size_t end = text.size();
+  // With the new one, more than 2*keep entries: the oldest keep go.
+  if (heads.size() + 1 > 2 * m_keep) {
     // Archive first: a crash before the live file is replaced leaves the
     // entries in both places (readers skip the copy), never in neither.
-    size_t split = heads[heads.size() - m_keep];
-    KAI_TRY(write_archive(m_archive_dir, std::string_view(text).substr(split), name_key(self.entries.front())));
-    text.resize(split);
+    end = heads[heads.size() - m_keep];
+    KAI_TRY(write_archive(m_archive_dir, std::string_view(text).substr(end), name_key(self.entries.front())));
   }
-  return write_owned(m_live, text, mode);
+  const std::string_view all(text);
+  const std::string_view pieces[] = {all.substr(0, at), entry, all.substr(at, end - at)};
+  KAI_TRY(write_owned(m_live, pieces, mode));
+  return true;
 }
 
 Status Changelog::check_readable() const {
-  Result<std::string> live = read_owned(m_live);
+  // Opened and checked, not read: the file may be megabytes.
+  Status live = check_owned(m_live);
   if (!live && live.error().code != Errc::not_found) return live.error();
   return ok_status();
 }
@@ -452,9 +479,7 @@ Result<bool> Changelog::live_contains(std::string_view rollback_id) const {
     if (live.error().code == Errc::not_found) return false;
     return live.error();
   }
-  bool found = false;
-  scan(*live, nullptr, [&](Entry& e) { return !(found = e.rollback_id == rollback_id); });
-  return found;
+  return holds_id(*live, rollback_id);
 }
 
 Result<Parsed> Changelog::parse_live() const {

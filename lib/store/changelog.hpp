@@ -82,6 +82,12 @@ public:
   // entry (title, notes) is kept where it was. Errors: usage when the entry
   // would not parse back (bad time, kind or id); io.
   Status prepend(const Entry& e);
+  // prepend(e), unless the live file already holds an entry with e's
+  // rollback id (a change being finished again after a crash): the file
+  // is read once for both. `before_write`, when given, runs once the entry
+  // is to be added, before anything is written; its error is returned.
+  // true when the entry was added.
+  Result<bool> prepend_once(const Entry& e, const std::function<Status()>& before_write = {});
 
   // Up to `n` newest entries passing `keep_if`, newest first: the live file,
   // then archives newest-first, read only until `n` are found. n == 0 means
@@ -110,6 +116,8 @@ public:
   const std::filesystem::path& path() const { return m_live; }
 
 private:
+  Result<bool> add(const Entry& e, bool once, const std::function<Status()>& before_write);
+
   std::filesystem::path m_live;
   std::filesystem::path m_archive_dir;
   size_t m_keep;

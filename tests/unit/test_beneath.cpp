@@ -463,6 +463,24 @@ TEST_CASE("read_owned reads a file of kaicoder's whole, at one read past its siz
   CHECK(proc->find("VmRSS") != std::string::npos);
 }
 
+TEST_CASE("write_owned writes its pieces one after another, and check_owned judges a file as read_owned would",
+          "[beneath]") {
+  TempDir t;
+  const std::string big(100000, 'b');
+  const std::string_view pieces[] = {"head\n", "", big, "tail\n"};
+  REQUIRE(kai::write_owned(t.path() / "f", pieces, 0640).ok());
+  CHECK(t.read("f") == "head\n" + big + "tail\n");
+  CHECK(mode_of(t.path() / "f") == 0640);
+  CHECK(entries(t.path()) == 1);  // no temp file left behind
+  CHECK(kai::check_owned(t.path() / "f").ok());
+  CHECK(kai::check_owned(t.path() / "missing").error().code == Errc::not_found);
+  fs::create_hard_link(t.path() / "f", t.path() / "g");
+  CHECK(kai::check_owned(t.path() / "f").error().code == Errc::denied);
+  fs::create_symlink(t.path() / "f", t.path() / "link");
+  CHECK(kai::check_owned(t.path() / "link").error().code == Errc::denied);
+  CHECK(kai::check_owned(t.path()).error().code == Errc::denied);  // not a regular file
+}
+
 TEST_CASE("overwrite_in_place writes only a regular file of this user with one name, judged by what it opened",
           "[beneath][fs]") {
   TempDir d;

@@ -294,6 +294,46 @@ TEST_CASE("rotation keeps the live file short and loses nothing", "[changelog]")
   CHECK(parsed->front().parsed.entries.front().rollback_id == nth_entry(14).rollback_id);
 }
 
+TEST_CASE("prepend_once adds an entry once, and runs before_write only when it will write", "[changelog]") {
+  TempDir dir;
+  fs::path live = dir.path() / "log.md";
+  kai::Changelog log{live, dir.path() / "archive", 2};
+  for (int i = 0; i < 3; ++i) REQUIRE(log.prepend(nth_entry(i)).ok());
+  int asked = 0;
+  auto ask = [&] {
+    ++asked;
+    return kai::ok_status();
+  };
+  // Already logged (a change finished again): nothing written, nothing asked.
+  const std::string before = slurp(live);
+  auto again = log.prepend_once(nth_entry(2), ask);
+  REQUIRE(again.ok());
+  CHECK_FALSE(*again);
+  CHECK(asked == 0);
+  CHECK(slurp(live) == before);
+  // Its id inside another entry's text (a backup's name) is not its entry.
+  Entry e = nth_entry(3);
+  Entry other = nth_entry(4);
+  other.backup = "/home/me/proj/a.c.bak-kaicoder-" + e.rollback_id;
+  REQUIRE(log.prepend(other).ok());
+  auto added = log.prepend_once(e, ask);  // five entries: the oldest two rotate out
+  REQUIRE(added.ok());
+  CHECK(*added);
+  CHECK(asked == 1);
+  CHECK(*log.live_contains(e.rollback_id));
+  CHECK(count_headings(slurp(live)) == 3);
+  auto all = log.newest(0);
+  REQUIRE(all.ok());
+  CHECK(all->size() == 5);
+  // What before_write says wrong is returned, and nothing is written.
+  const std::string now = slurp(live);
+  auto refused =
+      log.prepend_once(nth_entry(5), [] { return kai::Status(kai::make_error(kai::Errc::io, "no room")); });
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "no room");
+  CHECK(slurp(live) == now);
+}
+
 TEST_CASE("newest reads archives only when the live file has too few", "[changelog]") {
   TempDir dir;
   fs::path archive = dir.path() / "archive";
