@@ -130,7 +130,7 @@ int agent_wait(Session& s, Workspace& ws, const std::string& id_or_ticket, std::
         done ? outcome_error(p)
              : std::optional<Error>(
                    make_error(Errc::pending, fmt::format("proposal {} is still waiting for the owner", p.id)));
-    return emit(s, j, rc, run && p.state == State::applied ? std::nullopt : e);
+    return emit(s, std::move(j), rc, run && p.state == State::applied ? std::nullopt : e);
   }
   write_content(so, 1);
   write_content(se, 2);
@@ -180,7 +180,7 @@ int agent_show(Session& s, Workspace& ws, const std::string& id_or_ticket, const
     if (c->expired) j["expired"] = true;
     j["diff"] = diff.value_or("");
     if (!note.empty()) j["diff_note"] = note;
-    return emit(s, j);
+    return emit(s, std::move(j));
   }
   if (p.kind == Kind::run)
     print_run_header(s, p);

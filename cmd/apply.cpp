@@ -36,7 +36,7 @@ RunFn setup_apply(CLI::App& sub) {
       if (s.json()) {
         nlohmann::json j = ran_json(r->proposal, *r->ran);
         if (held.kept) j["held_kept"] = *held.kept;
-        return emit(s, j, held.rc, held.error);
+        return emit(s, std::move(j), held.rc, held.error);
       }
       if (held.error && held.error->code != Errc::rejected) return report(s, *held.error);
       return held.rc;

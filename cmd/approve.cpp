@@ -139,7 +139,7 @@ RunFn setup_approve(CLI::App& sub) {
         nlohmann::json j = with_proposal(r->proposal);
         j["held_kept"] = true;
         if (r->kept) j["rollback_id"] = r->kept->rollback_id;
-        return emit(s, j);
+        return emit(s, std::move(j));
       }
       out("kept the held effects of proposal {}{}\n", p.id,
           r->kept && !r->kept->rollback_id.empty()
@@ -206,7 +206,7 @@ RunFn setup_approve(CLI::App& sub) {
         nlohmann::json j = ran_json(r->proposal, *r->ran);
         if (held.kept) j["held_kept"] = *held.kept;
         if (!rule_entry.empty()) j["always_allow"] = always_json(*always, rule_entry);
-        return emit(s, j, held.rc, held.error);
+        return emit(s, std::move(j), held.rc, held.error);
       }
       if (held.error && held.error->code != Errc::rejected) return report(s, *held.error);
       return held.rc;

@@ -116,12 +116,15 @@ int emit(Session& s, nlohmann::json j, int rc, const std::optional<Error>& e) {
     j["error"] =
         rc >= 1 && rc <= 8 ? error_object(make_error(static_cast<Errc>(rc), "the command failed")) : exit_error(rc);
   }
-  print_json(j);
+  print_json(std::move(j));
   return rc;
 }
 
-void print_json(const nlohmann::json& j) {
-  write_stdout(redacted_json(j).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+void print_json(nlohmann::json j) {
+  // Moved, never copied: a changeset's object holds every file's diff.
+  std::string text = redacted_json(std::move(j)).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  text += '\n';
+  write_stdout(text);
 }
 
 }  // namespace kai::cmd

@@ -90,7 +90,7 @@ nlohmann::json exit_error(int rc);
 // The envelope of a failure before any command ran (a usage error).
 nlohmann::json failure_envelope(const std::string& command, const Error& e);
 // One JSON object on stdout, as it is.
-void print_json(const nlohmann::json& j);
+void print_json(nlohmann::json j);
 
 // An option check: a whole number from `lo` to `hi` written in digits (no
 // sign, no overflow), else a usage error that says so.

@@ -137,8 +137,8 @@ int print_staged(Session& s, const Staged& st, bool dry,
     j["existing"] = st.existing;
     if (st.applied) j["applied"] = outcome_object(*st.applied);
     if (published && *published) j["published"] = team::published_object(**published);
-    if (published && !*published) return emit(s, j, exit_code(published->error().code), published->error());
-    return emit(s, j);
+    if (published && !*published) return emit(s, std::move(j), exit_code(published->error().code), published->error());
+    return emit(s, std::move(j));
   }
   if (dry) out("dry run: nothing staged\n");
   if (st.existing)

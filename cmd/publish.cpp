@@ -23,7 +23,7 @@ RunFn setup_publish(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json j = with_proposal(r->proposal);
       j["published"] = team::published_object(*r);
-      return emit(s, j);
+      return emit(s, std::move(j));
     }
     print_published(*r);
     return k_exit_ok;

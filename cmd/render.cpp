@@ -275,7 +275,7 @@ int wait_and_report(Session& s, Workspace& ws, int id, std::optional<std::chrono
           fmt::format("wait for it again with: kaicoder wait {}", p->id));
     else if (!ran && rc != k_exit_ok)
       e = outcome_error(*p);
-    return emit(s, j, rc, e);
+    return emit(s, std::move(j), rc, e);
   }
   if (run) {
     write_content(captured.out, 1);
@@ -370,8 +370,8 @@ int report_team_decision(Session& s, const team::Decided& d, std::string_view ve
   if (s.json()) {
     nlohmann::json j = with_proposal(d.proposal);
     j["team_decision"] = {{"commit", d.decision}, {"signer", d.signer}, {"pushed", !d.push_error}};
-    if (d.push_error) return emit(s, j, exit_code(d.push_error->code), d.push_error);
-    return emit(s, j);
+    if (d.push_error) return emit(s, std::move(j), exit_code(d.push_error->code), d.push_error);
+    return emit(s, std::move(j));
   }
   out("{} team proposal {}: decision {} signed by {}\n", verb, d.proposal.id, d.decision.substr(0, 12), d.signer);
   if (d.push_error) return report(s, *d.push_error);

@@ -95,11 +95,11 @@ RunFn setup_run(CLI::App& sub) {
         j["effects"] = effects_json(st->ran->effects.fx, st->ran->effects.diff, st->ran->effects.notes);
       if (!(a->wait && p.id && !st->ran)) {
         if (blocked)
-          return emit(s, j, exit_code(Errc::denied),
+          return emit(s, std::move(j), exit_code(Errc::denied),
                       make_error(Errc::denied, "the command is blocked and was not staged", "see 'reasons'"));
         const int rc = st->ran ? st->ran->result.exit_code : k_exit_ok;
         if (rc != k_exit_ok) j["error"] = exit_error(rc);
-        return emit(s, j, rc);
+        return emit(s, std::move(j), rc);
       }
     } else {
       out("{} \u00b7 {}\n",

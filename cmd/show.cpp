@@ -54,7 +54,7 @@ RunFn setup_show(CLI::App& sub) {
         j["stdout"] = captured.out;
         j["stderr"] = captured.err;
         if (kept) j["effects"] = effects_json(kept->fx, kept->diff, kept->fx.notes);
-        return emit(s, j);
+        return emit(s, std::move(j));
       }
       print_run_header(s, *p);
       if (late) out("{}", k_expired_note);
@@ -103,7 +103,7 @@ RunFn setup_show(CLI::App& sub) {
       j["diff"] = d ? d->text : "";
       if (d) j["diff_info"] = diff_object(*d);
       if (!diff_note.empty()) j["diff_note"] = diff_note;
-      return emit(s, j);
+      return emit(s, std::move(j));
     }
     print_proposal_header(s, *p);
     if (late) out("{}", k_expired_note);

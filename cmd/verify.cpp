@@ -32,7 +32,7 @@ RunFn setup_verify(CLI::App& sub) {
     if (s.json()) {
       nlohmann::json j = certification_json(*c);
       if (bad > 0)
-        return emit(s, j, exit_code(Errc::conflict),
+        return emit(s, std::move(j), exit_code(Errc::conflict),
                     make_error(Errc::conflict,
                                fmt::format("{} to certified paths {} a signed approval", count_of(bad, "change"),
                                            bad == 1 ? "lacks" : "lack"),

@@ -56,7 +56,11 @@ json outcome_object(const Outcome& o) {
 }
 
 json redacted_json(json j, const Redactor& r) {
-  if (j.is_string()) return r.apply(j.get<std::string>());
+  if (j.is_string()) {
+    auto& text = j.get_ref<std::string&>();
+    text = r.apply(text);
+    return j;
+  }
   if (j.is_array() || j.is_object())
     for (auto& v : j) v = redacted_json(std::move(v), r);
   return j;
