@@ -54,8 +54,8 @@ Result<FileState> stat_now(Folders& folders, const std::string& rel) {
 
 // Every file of `p` as it was at propose, by what a stat tells (there or
 // not, its mode), before any folder is made and without reading a byte;
-// its content is read and hashed once, as it is opened for the write
-// (apply_changeset_proposal). Each path is checked against the guardrails
+// its content is read and hashed once, from the backup the transaction
+// links before any file changes (take_backup). Each path is checked against the guardrails
 // as the sealed record holds it (check_stored): resolved when it was
 // proposed; its folder, opened here, refuses a symlink or mount planted
 // since.
@@ -116,10 +116,15 @@ Result<Outcome> apply_changeset_proposal(Workspace& ws, Proposal& p, const std::
   std::vector<Target> targets;
   std::vector<std::optional<std::string>> after;
   for (Step& s : steps) {
-    auto tg = open_stored(ws, folders, s.rel, s.after ? CreateDirs::yes : CreateDirs::no);
+    auto tg = open_stored(ws, folders, s.rel, s.after ? CreateDirs::yes : CreateDirs::no, Read::stat);
     if (!tg) return tg.error();
-    // Read again as it is opened and hashed once: still what was shown.
-    hash_once(tg->current);
+    // Still there or not, and of the mode shown, by what a stat tells. Its
+    // bytes are read once, where the backup takes them: the file's name
+    // must hold those shown when it is linked, or nothing is applied.
+    if (tg->current.exists) {
+      tg->current.blob = s.base.blob;
+      tg->check_at_backup = true;
+    }
     if (!same(s.base, tg->current, true)) return stale(p, s.rel, "changed");
     targets.push_back(std::move(*tg));
     after.push_back(std::move(s.after));

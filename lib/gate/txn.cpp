@@ -190,7 +190,9 @@ Result<Target> open_checked(Workspace& ws, Folders& folders, const std::string& 
   auto d = folders.parent(checked_rel, create);
   if (!d) return d.error();
   Target t{checked_rel, base_of(checked_rel), std::move(*d), {}};
-  auto st = read == Read::whole ? read_at(t.dir, t.name) : read_or_hash_at(t.dir, t.name, k_whole_max);
+  auto st = read == Read::whole  ? read_at(t.dir, t.name)
+            : read == Read::stat ? stat_at(t.dir, t.name)
+                                 : read_or_hash_at(t.dir, t.name, k_whole_max);
   if (!st) return st.error();
   if (st->exists && !st->regular)
     return make_error(Errc::denied, fmt::format("'{}' is not a regular file", rel),
@@ -650,6 +652,12 @@ Status reserve(Workspace& ws, const Txn& t, uint64_t intent_bytes) {
   return make_error(Errc::io, fmt::format("cannot reserve room in '{}': {}", at.string(), errno_text(err)));
 }
 
+Error changed_since_shown(const FileChange& f) {
+  return make_error(Errc::conflict,
+                    fmt::format("'{}' changed since it was shown (stale base)", f.rel),
+                    "propose the change again against the file as it is now");
+}
+
 // The backup of `tg`: a second name for the file as it is (link(2), no new
 // space), beside it or, for a file the transaction removes that it keeps in
 // the state dir, there; a copy where the file system takes no link. The
@@ -666,6 +674,13 @@ Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sy
   const std::string bname = base_of(f.backup_rel);
   Status s = link_at(tg.dir, tg.name, bd, bname, sync);
   if (!s && s.error().code == Errc::usage) {
+    if (tg.check_at_backup) {
+      // No second name: a copy, of the bytes read and checked now.
+      auto now = read_at(tg.dir, tg.name);
+      if (!now) return now.error();
+      if (!now->regular || blob_id(now->bytes) != f.before.blob) return changed_since_shown(f);
+      return write_exclusive_at(bd, bname, now->bytes, tg.current.mode & ~mode_t{06000}, sync);
+    }
     if (tg.current.hashed)
       return make_error(Errc::io,
                         fmt::format("cannot keep '{}': its file system takes no second name for a file, and it is "
@@ -675,6 +690,15 @@ Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sy
     return write_exclusive_at(bd, bname, tg.current.bytes, tg.current.mode & ~mode_t{06000}, sync);
   }
   if (!s) return s;
+  if (tg.check_at_backup) {
+    // The backup is a second name for what the file's name held when it was
+    // linked: the bytes the file is replaced from must be those shown.
+    auto b = read_at(bd, bname);
+    if (b && b->regular && blob_id(b->bytes) == f.before.blob) return ok_status();
+    (void)unlink_at(bd, bname, Sync::later);
+    if (!b) return b.error();
+    return changed_since_shown(f);
+  }
   auto b = tg.current.hashed ? read_or_hash_at(bd, bname, k_whole_max) : read_at(bd, bname);
   if (!b || !b->regular || b->hashed != tg.current.hashed || b->bytes != tg.current.bytes ||
       (tg.current.hashed && b->blob != tg.current.blob)) {

@@ -91,6 +91,10 @@ struct Target {
   std::string rel, name;
   Dir dir;
   FileState current;
+  // Opened with Read::stat: `current` holds what a stat tells and, as its
+  // blob, the one it must still have; its bytes are read and checked once,
+  // from the backup that takes them (take_backup), before any file changes.
+  bool check_at_backup = false;
 };
 // Which guardrails a target passes. tree: every one (SPEC §7). own_config:
 // the same, except that the root's kaicoder.toml itself may be written:
@@ -102,8 +106,11 @@ inline constexpr std::string_view k_root_config = "kaicoder.toml";
 // How a target's current bytes are read: whole (every change that edits
 // them), or hashed as a stream when larger than k_whole_max (a rollback,
 // which only compares the file and moves it aside: a run may have left a
-// file of any size, and undoing it must not take that much memory).
-enum class Read { whole, or_hash };
+// file of any size, and undoing it must not take that much memory), or not
+// yet (stat: a changeset after the answer, whose files are replaced whole;
+// each is read once, as its backup, and refused there when it is not what
+// was shown).
+enum class Read { whole, or_hash, stat };
 inline constexpr size_t k_whole_max = size_t{64} << 20;
 // Whether a "~/" name stands for the owner's home: only in a transaction of
 // integrate --user (and its rollback). Anywhere else it is a path of the

@@ -237,21 +237,29 @@ Result<Dir> open_parent_walk(const fs::path& root, std::string_view rel, CreateD
 }
 
 namespace {
-Result<FileState> read_or_hash(const Dir& dir, std::string_view name_in, size_t max, size_t whole_max) {
-  if (!valid_name(name_in)) return bad_name(name_in);
-  std::string name(name_in);
-  FileState out;
-  struct stat st {};
+// What a stat of `name` tells, into `out`; `st` its stat data.
+Status stat_name(const Dir& dir, const std::string& name, FileState& out, struct stat& st) {
   if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return out;
+    if (errno == ENOENT) return ok_status();
     return make_error(Errc::io, fmt::format("cannot inspect '{}': {}", name, errno_text(errno)));
   }
   if (S_ISLNK(st.st_mode))
     return make_error(Errc::denied, fmt::format("'{}' is a symlink, which kaicoder never follows", name));
   out.exists = true;
+  out.regular = S_ISREG(st.st_mode);
   out.mode = st.st_mode & 07777;
   out.nlink = st.st_nlink;
-  if (!S_ISREG(st.st_mode)) return out;
+  return ok_status();
+}
+
+Result<FileState> read_or_hash(const Dir& dir, std::string_view name_in, size_t max, size_t whole_max) {
+  if (!valid_name(name_in)) return bad_name(name_in);
+  std::string name(name_in);
+  FileState out;
+  struct stat st {};
+  KAI_TRY(stat_name(dir, name, out, st));
+  if (!out.regular) return out;
+  out.regular = false;  // until it is opened and found so
 
   // O_NONBLOCK: if a fifo is swapped in after the fstatat, the open must not hang.
   int fd = ::openat(dir.fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -290,6 +298,14 @@ Result<FileState> read_or_hash(const Dir& dir, std::string_view name_in, size_t 
   return out;
 }
 }  // namespace
+
+Result<FileState> stat_at(const Dir& dir, std::string_view name_in) {
+  if (!valid_name(name_in)) return bad_name(name_in);
+  FileState out;
+  struct stat st {};
+  KAI_TRY(stat_name(dir, std::string(name_in), out, st));
+  return out;
+}
 
 Result<FileState> read_at(const Dir& dir, std::string_view name, size_t max) {
   return read_or_hash(dir, name, max, SIZE_MAX);

@@ -99,6 +99,10 @@ Result<FileState> read_at(const Dir& dir, std::string_view name, size_t max = SI
 // `bytes` stays empty. For the callers that only compare and move a file
 // (a rollback), so a file of any size costs constant memory.
 Result<FileState> read_or_hash_at(const Dir& dir, std::string_view name, size_t whole_max);
+// What a stat of `name` tells (there or not, regular or not, its mode and
+// links), read_at()'s refusals of a symlink and a bad name included; no
+// byte is read.
+Result<FileState> stat_at(const Dir& dir, std::string_view name);
 
 // When the writes below reach the disk: now (the file and its folder are
 // fsynced before the call returns), or later (nothing is synced: the caller

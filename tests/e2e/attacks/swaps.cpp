@@ -48,8 +48,7 @@ TEST_CASE("attack: a folder swapped for a symlink while the person reads a chang
   TtyProcess approver = repo.spawn_kai_tty({"approve", "1"});
   REQUIRE(approver.wait_for_prompt());
   swap_src(repo, outside);  // while the question is on the screen
-  auto before = repo.tree_snapshot();
-  before.erase("KAI-CODER-CHANGELOG.md");
+  auto before = tree_but_log(repo);
   approver.answer("y");
   Run r = approver.finish();
   KAI_CHECK_EXIT(r, 3);
@@ -57,8 +56,7 @@ TEST_CASE("attack: a folder swapped for a symlink while the person reads a chang
   // Nothing was written through the link, and nothing of the changeset landed.
   CHECK(read_outside(outside / "a.txt") == "a as it was\n");
   CHECK(std::distance(fs::directory_iterator(outside), fs::directory_iterator{}) == 1);
-  auto after = repo.tree_snapshot();
-  after.erase("KAI-CODER-CHANGELOG.md");
+  auto after = tree_but_log(repo);
   CHECK(after == before);
   // The failure is logged, naming the file and why.
   CHECK_THAT(repo.read("KAI-CODER-CHANGELOG.md"), Contains("failed: 'src/a.txt'") && Contains("symlink 'src'"));
@@ -76,16 +74,14 @@ TEST_CASE("attack: a folder swapped for a symlink after a changeset is proposed 
   TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
   const fs::path outside = propose_two_files(repo);
   swap_src(repo, outside);
-  auto before = repo.tree_snapshot();
-  before.erase("KAI-CODER-CHANGELOG.md");
+  auto before = tree_but_log(repo);
   Run r = repo.kai_tty({"approve", "1"}, "y");
   KAI_CHECK_EXIT(r, 3);
   CHECK_THAT(r.err, Contains("'src/a.txt'") && Contains("symlink 'src'"));
   CHECK(r.tty.find("[y/N]") == std::string::npos);  // never asked
   CHECK(read_outside(outside / "a.txt") == "a as it was\n");
   CHECK(std::distance(fs::directory_iterator(outside), fs::directory_iterator{}) == 1);
-  auto after = repo.tree_snapshot();
-  after.erase("KAI-CODER-CHANGELOG.md");
+  auto after = tree_but_log(repo);
   CHECK(after == before);
   CHECK(repo.read("docs/c.txt") == "c as it was\n");
   CHECK(repo.find(".bak-kaicoder-").empty());
@@ -120,4 +116,38 @@ TEST_CASE("attack: a backup rewritten while the person reads a rollback's questi
   CHECK_THAT(r.err, Contains(backup) && Contains("changed since it was taken"));
   CHECK(repo.read("src/a.txt") == "a as approved\n");
   CHECK(repo.read("docs/c.txt") == "c as approved\n");
+}
+
+TEST_CASE("attack: a file rewritten in place while the person reads a changeset, its stat data kept, is refused",
+          "[e2e][attack][swaps]") {
+  // After the answer a changeset's files are judged first by what a stat
+  // tells; each file's bytes are read once, from the backup linked before
+  // any file changes. The agent rewrites a file in place while the question
+  // is on the screen: the same inode, size and mode, and its time put back.
+  // Its bytes are not those shown: code 6, and nothing of the changeset
+  // lands, neither file, nor a backup, nor the agent's bytes overwritten.
+  TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
+  (void)propose_two_files(repo);
+  TtyProcess approver = repo.spawn_kai_tty({"approve", "1"});
+  REQUIRE(approver.wait_for_prompt());
+  const auto when = fs::last_write_time(repo.abs("src/a.txt"));
+  {
+    std::ofstream(repo.abs("src/a.txt"), std::ios::binary | std::ios::in | std::ios::out) << "a AS IT WAS";
+  }
+  fs::last_write_time(repo.abs("src/a.txt"), when);
+  REQUIRE(repo.read("src/a.txt") == "a AS IT WAS\n");
+  auto before = tree_but_log(repo);
+  approver.answer("y");
+  Run r = approver.finish();
+  KAI_CHECK_EXIT(r, 6);
+  CHECK_THAT(r.err, Contains("'src/a.txt'") && Contains("stale"));
+  auto after = tree_but_log(repo);
+  CHECK(after == before);
+  CHECK(repo.read("src/a.txt") == "a AS IT WAS\n");
+  CHECK(repo.read("docs/c.txt") == "c as it was\n");
+  CHECK(repo.find(".bak-kaicoder-").empty());
+  CHECK(repo.find(".kaicoder-tmp").empty());
+  CHECK(json_of(repo.kai({"--json", "show", "1"})).at("proposal").at("status") != "applied");
+  // Nothing is left to finish or undo.
+  CHECK(repo.ls(".kaicoder/intents").empty());
 }
