@@ -1225,43 +1225,73 @@ std::string summary_line(int id, const std::string& record, const std::string& c
 }
 }  // namespace
 
-std::vector<std::pair<int, std::string>> Store::read_summary(const fs::path& bucket) const {
-  std::vector<std::pair<int, std::string>> out;
-  auto text = read_owned(bucket / k_summary);
-  if (!text) return out;
+namespace {
+using SummaryLines = std::vector<std::pair<int, std::string_view>>;
+
+// The lines of a summary's text that name a proposal, as views into it.
+SummaryLines summary_lines(std::string_view text) {
+  SummaryLines out;
   size_t at = 0;
-  while (at < text->size()) {
-    size_t end = text->find('\n', at);
-    if (end == std::string::npos) end = text->size();
-    std::string_view line(text->data() + at, end - at);
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
     at = end + 1;
     const size_t tab = line.find('\t');
     if (tab == std::string_view::npos) continue;
     auto id = parse_proposal_id(std::string(line.substr(0, tab)));
-    if (id && *id > 0) out.emplace_back(*id, std::string(line));
+    if (id && *id > 0) out.emplace_back(*id, line);
   }
   return out;
 }
 
-Status Store::write_summary(const fs::path& bucket, std::vector<std::pair<int, std::string>> lines) const {
+// Sorted by id (the same id keeps its order) and written as pieces: a
+// bucket's summary holds every record whole (a changeset's names each of
+// its files), and is never copied whole to be written.
+Status write_summary_lines(const fs::path& file, SummaryLines lines) {
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string all;
-  for (const auto& [id, line] : lines) all += line + "\n";
-  return write_file_atomic(bucket / k_summary, all, 0600);
+  std::vector<std::string_view> pieces;
+  pieces.reserve(2 * lines.size());
+  for (const auto& l : lines) {
+    pieces.push_back(l.second);
+    pieces.push_back("\n");
+  }
+  return write_file_atomic(file, pieces, 0600);
+}
+}  // namespace
+
+std::vector<std::pair<int, std::string>> Store::read_summary(const fs::path& bucket) const {
+  std::vector<std::pair<int, std::string>> out;
+  auto text = read_owned(bucket / k_summary);
+  if (!text) return out;
+  for (const auto& [id, line] : summary_lines(*text)) out.emplace_back(id, std::string(line));
+  return out;
+}
+
+Status Store::write_summary(const fs::path& bucket, std::vector<std::pair<int, std::string>> lines) const {
+  SummaryLines views;
+  views.reserve(lines.size());
+  for (const auto& [id, line] : lines) views.emplace_back(id, line);
+  return write_summary_lines(bucket / k_summary, std::move(views));
 }
 
 Status Store::put_summary_line(int id, const Proposal* p, const std::string* record) const {
   const fs::path bucket = bucket_of(m_dir, id);
-  auto lines = read_summary(bucket);
+  // One proposal's line changes: the others are written from where they
+  // were read.
+  auto text = read_owned(bucket / k_summary);
+  SummaryLines lines = text ? summary_lines(*text) : SummaryLines{};
   const size_t before = lines.size();
-  lines.erase(std::remove_if(lines.begin(), lines.end(), [id](const auto& l) { return l.first == id; }), lines.end());
+  std::erase_if(lines, [id](const auto& l) { return l.first == id; });
+  std::string added;
   if (record || lines.size() != before) {
     if (record) {
       std::string command;
       if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
-      lines.emplace_back(id, summary_line(id, *record, command));
+      added = summary_line(id, *record, command);
+      lines.emplace_back(id, added);
     }
-    KAI_TRY(write_summary(bucket, std::move(lines)));
+    KAI_TRY(write_summary_lines(bucket / k_summary, std::move(lines)));
   }
   // The listing as the summary: the line goes first, and comes back only
   // for a record the listing may vouch for. A listing that no longer

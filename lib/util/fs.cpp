@@ -107,8 +107,10 @@ Status make_dirs(const fs::path& dir, mode_t mode) {
   return ok_status();
 }
 
-static Status write_fd(int fd, const fs::path& p, std::string_view data, bool sync = true) {
-  if (!write_all(fd, data) || (sync && ::fsync(fd) != 0)) {
+static Status write_fd(int fd, const fs::path& p, std::span<const std::string_view> pieces, bool sync = true) {
+  bool ok = true;
+  for (size_t i = 0; ok && i < pieces.size(); ++i) ok = write_all(fd, pieces[i]);
+  if (!ok || (sync && ::fsync(fd) != 0)) {
     int err = errno;
     ::close(fd);
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));
@@ -116,6 +118,10 @@ static Status write_fd(int fd, const fs::path& p, std::string_view data, bool sy
   if (::close(fd) != 0)
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
   return ok_status();
+}
+
+static Status write_fd(int fd, const fs::path& p, std::string_view data, bool sync = true) {
+  return write_fd(fd, p, std::span<const std::string_view>(&data, 1), sync);
 }
 
 Status write_file_exclusive(const fs::path& p, std::string_view data, mode_t mode) {
@@ -229,11 +235,15 @@ Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t
 }
 
 Status write_file_atomic(const fs::path& p, std::string_view data, mode_t mode) {
+  return write_file_atomic(p, std::span<const std::string_view>(&data, 1), mode);
+}
+
+Status write_file_atomic(const fs::path& p, std::span<const std::string_view> pieces, mode_t mode) {
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   fs::path tmp;
   int fd = open_temp_beside(p, mode, tmp);
   if (fd < 0) return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
-  if (auto s = write_fd(fd, tmp, data); !s) {
+  if (auto s = write_fd(fd, tmp, pieces); !s) {
     ::unlink(tmp.c_str());
     return s;
   }

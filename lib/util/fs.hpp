@@ -4,6 +4,7 @@
 // which resolves every component without following symlinks.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <sys/stat.h>
@@ -32,6 +33,9 @@ Result<std::string> read_file(const std::filesystem::path& p, size_t max = SIZE_
 // Replace `p` atomically: temp file in the same folder, fsync, rename, fsync
 // the folder. `mode` is applied to the new file.
 Status write_file_atomic(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
+// The same with the bytes given as pieces, written one after another.
+Status write_file_atomic(const std::filesystem::path& p, std::span<const std::string_view> pieces,
+                         mode_t mode = 0644);
 
 // Many files replaced as write_file_atomic does, all on one file system,
 // with two syncs of that file system in all instead of two per file (a
