@@ -373,8 +373,9 @@ Parsed parse_changelog(std::string_view text) {
   return out;
 }
 
-Changelog::Changelog(fs::path live, fs::path archive_dir, size_t keep)
-    : m_live(std::move(live)), m_archive_dir(std::move(archive_dir)), m_keep(keep == 0 ? 1 : keep) {}
+Changelog::Changelog(fs::path live, fs::path archive_dir, size_t keep, size_t max_bytes)
+    : m_live(std::move(live)), m_archive_dir(std::move(archive_dir)), m_keep(keep == 0 ? 1 : keep),
+      m_max_bytes(max_bytes) {}
 
 namespace {
 // Whether the changelog text `live` holds an entry with this rollback id.
@@ -428,12 +429,23 @@ Result<bool> Changelog::add(const Entry& e, bool once, const std::function<Statu
   // the entries kept, written as those three pieces: the live file (a
   // changeset's entry names every file and backup) is never copied whole.
   const size_t at = heads.empty() ? text.size() : heads.front();
+  // How many of the entries there stay: with the new one, more than 2*keep
+  // entries, and the oldest keep go; larger than max_bytes, and the oldest
+  // go until what stays is half of that.
+  size_t stay = heads.size();
+  if (heads.size() + 1 > 2 * m_keep) stay = heads.size() - m_keep;
+  // The live file's size with the first k entries there staying.
+  auto size_with = [&](size_t k) { return (k < heads.size() ? heads[k] : text.size()) + entry.size(); };
+  if (size_with(heads.size()) > m_max_bytes) {
+    size_t k = 0;
+    while (k < stay && size_with(k + 1) <= m_max_bytes / 2) ++k;
+    stay = k;
+  }
   size_t end = text.size();
-  // With the new one, more than 2*keep entries: the oldest keep go.
-  if (heads.size() + 1 > 2 * m_keep) {
+  if (stay < heads.size()) {
     // Archive first: a crash before the live file is replaced leaves the
     // entries in both places (readers skip the copy), never in neither.
-    end = heads[heads.size() - m_keep];
+    end = heads[stay];
     KAI_TRY(write_archive(m_archive_dir, std::string_view(text).substr(end), name_key(self.entries.front())));
   }
   const std::string_view all(text);

@@ -4,10 +4,15 @@
 // Cost does not grow with history: when a prepend leaves the live file with
 // more than 2*keep entries, the oldest `keep` (with any notes between them)
 // move, unchanged and newest-first, to one archive file
-// `<archive_dir>/<oldest-id>--<newest-id>.md` that is never rewritten. The
-// live file therefore holds at most 2*keep entries, and an append rewrites at
-// most 2*keep+1. The archive is written before the live file, so a crash in
-// between duplicates entries (readers skip the copies) and never loses any.
+// `<archive_dir>/<oldest-id>--<newest-id>.md` that is never rewritten. Nor
+// does it grow with the size of entries (a changeset's names each of its
+// files and backups): when a prepend would leave the live file larger than
+// max_bytes, the oldest entries move until it holds at most half of that,
+// the new entry always staying. The live file therefore holds at most
+// 2*keep entries and max_bytes (or one entry larger than that), and an
+// append rewrites no more. The archive is written before the live file, so
+// a crash in between duplicates entries (readers skip the copies) and never
+// loses any.
 // Finding an entry by id needs the journal (lib/store/journal.hpp), not this file.
 //
 // Usage: Changelog log{live, archive_dir, keep};
@@ -75,7 +80,9 @@ struct ArchiveFile {
 class Changelog {
 public:
   // keep == 0 is taken as 1.
-  Changelog(std::filesystem::path live, std::filesystem::path archive_dir, size_t keep = 500);
+  static constexpr size_t k_max_bytes = size_t{4} << 20;
+  Changelog(std::filesystem::path live, std::filesystem::path archive_dir, size_t keep = 500,
+            size_t max_bytes = k_max_bytes);
 
   // Adds `e` before the first entry (atomic replace of the live file; a new
   // file starts with a title block), rotating as above. Text that is not an
@@ -121,6 +128,7 @@ private:
   std::filesystem::path m_live;
   std::filesystem::path m_archive_dir;
   size_t m_keep;
+  size_t m_max_bytes;
 };
 
 }  // namespace kai

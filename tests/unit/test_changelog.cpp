@@ -334,6 +334,42 @@ TEST_CASE("prepend_once adds an entry once, and runs before_write only when it w
   CHECK(slurp(live) == now);
 }
 
+TEST_CASE("the live file stays within its size in bytes whatever the size of its entries", "[changelog]") {
+  TempDir dir;
+  fs::path live = dir.path() / "log.md";
+  fs::path archive = dir.path() / "archive";
+  constexpr size_t k_max = 20000;
+  kai::Changelog log{live, archive, 500, k_max};  // 500: only the size moves entries
+  // A changeset's entry names each of its files and backups.
+  auto big = [](int i, size_t files) {
+    Entry e = nth_entry(i);
+    e.files.clear();
+    for (size_t f = 0; f < files; ++f) e.files.push_back("/home/me/proj/src/module/file" + std::to_string(f) + ".c");
+    return e;
+  };
+  for (int i = 0; i < 60; ++i) {
+    REQUIRE(log.prepend(big(i, 40)).ok());
+    CHECK(fs::file_size(live) <= k_max);
+  }
+  CHECK(count_headings(slurp(live)) < 60);
+  CHECK_FALSE(archive_files(archive).empty());
+  auto all = log.newest(0);
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 60);
+  for (int i = 0; i < 60; ++i) CHECK((*all)[static_cast<size_t>(i)].rollback_id == nth_entry(59 - i).rollback_id);
+  // One entry larger than the bound stays, alone, and the next one moves it.
+  REQUIRE(log.prepend(big(60, 600)).ok());
+  CHECK(count_headings(slurp(live)) == 1);
+  REQUIRE(log.prepend(nth_entry(61)).ok());
+  CHECK(count_headings(slurp(live)) == 1);
+  CHECK(fs::file_size(live) <= k_max);
+  all = log.newest(0);
+  REQUIRE(all.ok());
+  CHECK(all->size() == 62);
+  CHECK(all->front().rollback_id == nth_entry(61).rollback_id);
+  CHECK((*all)[1].rollback_id == nth_entry(60).rollback_id);
+}
+
 TEST_CASE("newest reads archives only when the live file has too few", "[changelog]") {
   TempDir dir;
   fs::path archive = dir.path() / "archive";
