@@ -3,8 +3,6 @@
 // entry is named as git names commits: its rollback id, last, last~N, or
 // the proposal whose change it was (lib/gate resolve_entry).
 
-#include <optional>
-
 #include <fmt/format.h>
 
 #include "cmd/cli.hpp"
@@ -41,22 +39,23 @@ RunFn setup_rollback(CLI::App& sub) {
       if (!s.json()) {
         Pager pager(s, Paging::before_prompt);  // a run's entry may list many files
         const Record& rec = rv->record;
-        std::optional<Batch> batch(std::in_place);  // a line per file, until the question
-        out("rollback of {} ({}{}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back,
-            rec.proposal > 0 ? fmt::format(", proposal {}", rec.proposal) : "");
-        for (const auto& f : rec.files) {
-          if (f.after.mode == k_mode_dir) {
-            out("  rmdir    {}/ (if empty)\n", f.rel);
-            continue;
+        {
+          Batch batch;  // a line per file, until the question
+          out("rollback of {} ({}{}{}):\n", id, rec.kind, rec.rolls_back.empty() ? "" : " of " + rec.rolls_back,
+              rec.proposal > 0 ? fmt::format(", proposal {}", rec.proposal) : "");
+          for (const auto& f : rec.files) {
+            if (f.after.mode == k_mode_dir) {
+              out("  rmdir    {}/ (if empty)\n", f.rel);
+              continue;
+            }
+            if (f.after.mode == k_mode_link) out("  unlink   {} (a symlink the run made)\n", f.rel);
+            if (f.after.mode == k_mode_link && !f.before.exists) continue;
+            out("  {}  {}\n", f.before.exists ? "restore" : "delete ",
+                !f.before.exists       ? f.rel
+                : f.backup_rel.empty() ? fmt::format("{} from snapshot {}", f.rel, id)
+                                       : fmt::format("{} \u2192 {}", f.backup_rel, f.rel));
           }
-          if (f.after.mode == k_mode_link) out("  unlink   {} (a symlink the run made)\n", f.rel);
-          if (f.after.mode == k_mode_link && !f.before.exists) continue;
-          out("  {}  {}\n", f.before.exists ? "restore" : "delete ",
-              !f.before.exists       ? f.rel
-              : f.backup_rel.empty() ? fmt::format("{} from snapshot {}", f.rel, id)
-                                     : fmt::format("{} \u2192 {}", f.backup_rel, f.rel));
         }
-        batch.reset();
         std::fflush(stdout);
       }
       auto yes = ask_on_terminal(fmt::format("Roll back {}{}?", id, a->force ? " (forced)" : ""), Tier::normal);

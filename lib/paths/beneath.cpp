@@ -207,9 +207,7 @@ Status sync_dir(const Dir& dir, std::string_view what) {
 
 // Write, fsync and close `fd`; the caller unlinks `name` on failure.
 Status fill(int fd, std::string_view name, std::span<const std::string_view> pieces, mode_t mode, Sync sync) {
-  bool ok = ::fchmod(fd, mode & 07777) == 0;
-  for (size_t i = 0; ok && i < pieces.size(); ++i) ok = write_all(fd, pieces[i]);
-  ok = ok && (sync == Sync::later || ::fsync(fd) == 0);
+  bool ok = ::fchmod(fd, mode & 07777) == 0 && write_all(fd, pieces) && (sync == Sync::later || ::fsync(fd) == 0);
   int err = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;

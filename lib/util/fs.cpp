@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <random>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -27,6 +29,33 @@ bool write_all(int fd, std::string_view data) {
       return false;
     }
     data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+bool write_all(int fd, std::span<const std::string_view> pieces) {
+  std::vector<struct iovec> iov;
+  iov.reserve(std::min<size_t>(pieces.size(), IOV_MAX));
+  size_t next = 0;  // the first piece not yet in iov
+  while (next < pieces.size() || !iov.empty()) {
+    while (next < pieces.size() && iov.size() < IOV_MAX) {
+      const std::string_view p = pieces[next++];
+      if (!p.empty()) iov.push_back({const_cast<char*>(p.data()), p.size()});
+    }
+    if (iov.empty()) break;
+    ssize_t n = ::writev(fd, iov.data(), static_cast<int>(iov.size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    // Drop what was written; a piece written in part keeps its rest.
+    size_t done = static_cast<size_t>(n), gone = 0;
+    while (gone < iov.size() && done >= iov[gone].iov_len) done -= iov[gone++].iov_len;
+    iov.erase(iov.begin(), iov.begin() + static_cast<std::ptrdiff_t>(gone));
+    if (!iov.empty() && done > 0) {
+      iov.front().iov_base = static_cast<char*>(iov.front().iov_base) + done;
+      iov.front().iov_len -= done;
+    }
   }
   return true;
 }
@@ -108,9 +137,7 @@ Status make_dirs(const fs::path& dir, mode_t mode) {
 }
 
 static Status write_fd(int fd, const fs::path& p, std::span<const std::string_view> pieces, bool sync = true) {
-  bool ok = true;
-  for (size_t i = 0; ok && i < pieces.size(); ++i) ok = write_all(fd, pieces[i]);
-  if (!ok || (sync && ::fsync(fd) != 0)) {
+  if (!write_all(fd, pieces) || (sync && ::fsync(fd) != 0)) {
     int err = errno;
     ::close(fd);
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));

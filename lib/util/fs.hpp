@@ -92,6 +92,9 @@ Status make_dirs(const std::filesystem::path& dir, mode_t mode = 0755);
 
 // write(2) until done, retrying on EINTR.
 bool write_all(int fd, std::string_view data);
+// The pieces one after another, as few writev(2) calls as the kernel takes
+// (a file written from where its lines were read is thousands of pieces).
+bool write_all(int fd, std::span<const std::string_view> pieces);
 // read(2) until EOF, or until more than `max` bytes (max + 1) were read.
 // `known`: the descriptor's stat data, when the caller has it already. A
 // regular file that gave exactly the size it said it had, and less than

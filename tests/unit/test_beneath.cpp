@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -479,6 +480,22 @@ TEST_CASE("write_owned writes its pieces one after another, and check_owned judg
   fs::create_symlink(t.path() / "f", t.path() / "link");
   CHECK(kai::check_owned(t.path() / "link").error().code == Errc::denied);
   CHECK(kai::check_owned(t.path()).error().code == Errc::denied);  // not a regular file
+}
+
+TEST_CASE("write_all writes thousands of pieces in order, past the pieces one call takes", "[beneath]") {
+  TempDir t;
+  std::vector<std::string> lines;
+  std::vector<std::string_view> pieces;
+  std::string want;
+  for (int i = 0; i < 3000; ++i) lines.push_back("line " + std::to_string(i));
+  for (const auto& l : lines) {
+    pieces.push_back(l);
+    pieces.push_back("");
+    pieces.push_back("\n");
+    want += l + "\n";
+  }
+  REQUIRE(kai::write_file_atomic(t.path() / "f", pieces, 0600).ok());
+  CHECK(t.read("f") == want);
 }
 
 TEST_CASE("overwrite_in_place writes only a regular file of this user with one name, judged by what it opened",
