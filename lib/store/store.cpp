@@ -1228,28 +1228,51 @@ std::string summary_line(int id, const std::string& record, const std::string& c
 namespace {
 using SummaryLines = std::vector<std::pair<int, std::string_view>>;
 
-// The lines of a summary's text that name a proposal, as views into it.
-SummaryLines summary_lines(std::string_view text) {
-  SummaryLines out;
+// A drop line, "<id>\t-": the id has no line (its record says).
+constexpr std::string_view k_dropped = "-";
+
+// What a summary's text says, as views into it: each id's last line (the
+// file is appended to: a later line is the newer word, and a drop line says
+// there is none), ascending by id. A last line without its newline was cut
+// short by a crash mid-append and is not read. `lines` counts every line
+// that names an id, superseded and drop lines too: more than the ids left
+// means the file holds lines no reader needs (doctor compacts it).
+struct SummaryText {
+  SummaryLines lines;
+  size_t raw = 0;
+};
+
+SummaryText summary_lines(std::string_view text) {
+  SummaryText out;
   size_t at = 0;
   while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
+    const size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) break;
     std::string_view line = text.substr(at, end - at);
     at = end + 1;
     const size_t tab = line.find('\t');
     if (tab == std::string_view::npos) continue;
     auto id = parse_proposal_id(std::string(line.substr(0, tab)));
-    if (id && *id > 0) out.emplace_back(*id, line);
+    if (id && *id > 0) out.lines.emplace_back(*id, line);
   }
+  out.raw = out.lines.size();
+  std::stable_sort(out.lines.begin(), out.lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t kept = 0;
+  for (size_t i = 0; i < out.lines.size(); ++i) {
+    if (i + 1 < out.lines.size() && out.lines[i + 1].first == out.lines[i].first) continue;  // superseded
+    const std::string_view line = out.lines[i].second;
+    if (line.substr(line.find('\t') + 1) == k_dropped) continue;
+    out.lines[kept++] = out.lines[i];
+  }
+  out.lines.resize(kept);
   return out;
 }
 
-// Sorted by id (the same id keeps its order) and written as pieces: a
-// bucket's summary holds every record whole (a changeset's names each of
-// its files), and is never copied whole to be written.
-Status write_summary_lines(const fs::path& file, SummaryLines lines) {
-  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+// Written whole, ascending by id, as pieces: a bucket's summary holds every
+// record whole (a changeset's names each of its files), and is never copied
+// whole to be written. Lines are in `lines`' order (already ascending, as
+// summary_lines() gives them and a repair makes them).
+Status write_summary_lines(const fs::path& file, const SummaryLines& lines) {
   std::vector<std::string_view> pieces;
   pieces.reserve(2 * lines.size());
   for (const auto& l : lines) {
@@ -1258,41 +1281,66 @@ Status write_summary_lines(const fs::path& file, SummaryLines lines) {
   }
   return write_file_atomic(file, pieces, 0600);
 }
+
+// `added` (whole lines, each ending in a newline) put at the end of the
+// bucket's summary: appended to it, or, when it is missing or not a plain
+// file of this user with one name, the summary written whole from what it
+// says and `added` after. Moving a proposal into the archive, or changing
+// an archived one's line, costs that line, not the bucket's thousand
+// records.
+Status add_summary_lines(const fs::path& file, const std::vector<std::string>& added) {
+  std::vector<std::string_view> pieces(added.begin(), added.end());
+  auto appended = append_lines_to(file, pieces);
+  if (!appended) return appended.error();
+  if (*appended) return ok_status();
+  std::string text;
+  if (auto read = read_owned(file)) text = std::move(*read);
+  SummaryText kept = summary_lines(text);
+  std::vector<std::string_view> whole;
+  whole.reserve(2 * kept.lines.size() + pieces.size());
+  for (const auto& l : kept.lines) {
+    whole.push_back(l.second);
+    whole.push_back("\n");
+  }
+  whole.insert(whole.end(), pieces.begin(), pieces.end());
+  return write_file_atomic(file, whole, 0600);
+}
 }  // namespace
 
-std::vector<std::pair<int, std::string>> Store::read_summary(const fs::path& bucket) const {
+std::vector<std::pair<int, std::string>> Store::read_summary(const fs::path& bucket, size_t* raw) const {
   std::vector<std::pair<int, std::string>> out;
+  if (raw) *raw = 0;
   auto text = read_owned(bucket / k_summary);
   if (!text) return out;
-  for (const auto& [id, line] : summary_lines(*text)) out.emplace_back(id, std::string(line));
+  SummaryText read = summary_lines(*text);
+  if (raw) *raw = read.raw;
+  out.reserve(read.lines.size());
+  for (const auto& [id, line] : read.lines) out.emplace_back(id, std::string(line));
   return out;
 }
 
 Status Store::write_summary(const fs::path& bucket, std::vector<std::pair<int, std::string>> lines) const {
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   SummaryLines views;
   views.reserve(lines.size());
   for (const auto& [id, line] : lines) views.emplace_back(id, line);
-  return write_summary_lines(bucket / k_summary, std::move(views));
+  return write_summary_lines(bucket / k_summary, views);
 }
 
 Status Store::put_summary_line(int id, const Proposal* p, const std::string* record) const {
   const fs::path bucket = bucket_of(m_dir, id);
-  // One proposal's line changes: the others are written from where they
-  // were read.
-  auto text = read_owned(bucket / k_summary);
-  SummaryLines lines = text ? summary_lines(*text) : SummaryLines{};
-  const size_t before = lines.size();
-  std::erase_if(lines, [id](const auto& l) { return l.first == id; });
+  // One proposal's line changes: its new line (or a drop line) is appended,
+  // and the last line of an id is its word.
   std::string added;
-  if (record || lines.size() != before) {
-    if (record) {
-      std::string command;
-      if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
-      added = summary_line(id, *record, command);
-      lines.emplace_back(id, added);
-    }
-    KAI_TRY(write_summary_lines(bucket / k_summary, std::move(lines)));
+  if (record) {
+    std::string command;
+    if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
+    added = summary_line(id, *record, command);
+  } else {
+    added = fmt::format("{}\t{}", id, k_dropped);
   }
+  added += '\n';
+  KAI_TRY(add_summary_lines(bucket / k_summary, {added}));
   // The listing as the summary: the line goes first, and comes back only
   // for a record the listing may vouch for. A listing that no longer
   // verifies keeps only what is written now (the rest is read from the
@@ -1422,14 +1470,12 @@ Result<size_t> Store::archive_decided() const {
                                                   bucket.string()),
                         "the archive's folders must be real folders inside the state dir; remove it");
     KAI_TRY(make_dirs(bucket, 0700));
-    auto lines = read_summary(bucket);
-    for (const Move& m : moves) {
-      if (m.id / k_bucket_size != b) continue;
-      lines.erase(std::remove_if(lines.begin(), lines.end(), [&m](const auto& l) { return l.first == m.id; }),
-                  lines.end());
-      lines.emplace_back(m.id, m.line);
-    }
-    KAI_TRY(write_summary(bucket, std::move(lines)));
+    // Appended: a line already there for one of them (a sweep killed after
+    // it wrote) is superseded by the newer one.
+    std::vector<std::string> added;
+    for (const Move& m : moves)
+      if (m.id / k_bucket_size == b) added.push_back(m.line + "\n");
+    KAI_TRY(add_summary_lines(bucket / k_summary, added));
   }
   fault_point("after-archive-summary");
   // Then each bucket's listing, as its summary: a line whose folder is
@@ -1552,7 +1598,9 @@ Result<Store::Catalog> Store::catalog(Detail detail) const {
   return out;
 }
 
-std::vector<std::string> Store::check_summaries(bool write) const { return check_summaries(audit(), write); }
+std::vector<std::string> Store::check_summaries(bool write, std::vector<std::string>* untidy) const {
+  return check_summaries(audit(), write, untidy);
+}
 
 namespace {
 // ---- doctor's audit: archive/audit/<bucket> ----
@@ -1842,7 +1890,7 @@ size_t Store::vouch(const Audit& a, const std::vector<std::string>& wrong) const
   return written;
 }
 
-std::vector<std::string> Store::check_summaries(const Audit& a, bool write) const {
+std::vector<std::string> Store::check_summaries(const Audit& a, bool write, std::vector<std::string>* untidy) const {
   std::vector<std::string> wrong;
   auto entry = a.entries.begin();
   for (int b : numbered(m_dir / "archive")) {
@@ -1860,12 +1908,23 @@ std::vector<std::string> Store::check_summaries(const Audit& a, bool write) cons
         want_listed.emplace_back(entry->id, listing::line(*entry->proposal));
     }
     const auto listed = read_listing(bucket);
-    const bool summary_ok = read_summary(bucket) == want;
+    size_t raw = 0;
+    const bool summary_ok = read_summary(bucket, &raw) == want;
     const bool listing_ok = listed && *listed == want_listed;
-    if (summary_ok && listing_ok) continue;
+    // Lines superseded by newer ones (a rollback of an archived proposal
+    // appends its new line) are no disagreement, only room: a repair
+    // writes the summary compact.
+    const bool compact = raw == want.size();
+    if (summary_ok && listing_ok) {
+      if (!compact) {
+        if (untidy) untidy->push_back(bucket.filename().string());
+        if (write) (void)write_summary(bucket, std::move(want));
+      }
+      continue;
+    }
     wrong.push_back(bucket.filename().string());
     if (!write) continue;
-    if (!summary_ok) (void)write_summary(bucket, std::move(want));
+    if (!summary_ok || !compact) (void)write_summary(bucket, std::move(want));
     if (!listing_ok) (void)write_listing(bucket, std::move(want_listed));
   }
   return wrong;

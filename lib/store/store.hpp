@@ -156,8 +156,11 @@ public:
   // records (missing, a line that does not verify or says other than its
   // record, a folder without a line); `write` (under the lock) makes each
   // again from its records (the listing from the records that verify).
-  // doctor's check.
-  std::vector<std::string> check_summaries(bool write) const;
+  // doctor's check. A summary is appended to (a bucket's new proposals, an
+  // archived one's new line): the last line of an id is its word. One that
+  // agrees but holds superseded lines is no disagreement; it is named in
+  // `untidy`, and `write` writes it compact.
+  std::vector<std::string> check_summaries(bool write, std::vector<std::string>* untidy = nullptr) const;
 
   // One read of every record, shared by doctor's checks (the records'
   // seals, the live index, the archive's summaries and listings): each id
@@ -202,7 +205,8 @@ public:
   Audit audit(Depth depth = Depth::full) const;
   // check_live() and check_summaries() from one audit().
   std::string check_live(const Audit& a) const;
-  std::vector<std::string> check_summaries(const Audit& a, bool write) const;
+  std::vector<std::string> check_summaries(const Audit& a, bool write,
+                                           std::vector<std::string>* untidy = nullptr) const;
   // Writes the `audited` file of each bucket `a` read whole and found in
   // order: every record there verified (a run's command too), none of them
   // live, and the bucket not among `wrong` (check_summaries' answer). A
@@ -368,11 +372,14 @@ private:
   // pause) reads the file but parses it and checks its seal once. Any byte
   // changed on disk misses. A new sealer (use()) starts an empty one.
   struct LoadCache;
-  // The summary of archive bucket `bucket`: each line's text by id.
-  std::vector<std::pair<int, std::string>> read_summary(const std::filesystem::path& bucket) const;
+  // The summary of archive bucket `bucket`: each id's last line, ascending
+  // (`raw`: how many lines the file holds, superseded and drop lines too).
+  std::vector<std::pair<int, std::string>> read_summary(const std::filesystem::path& bucket,
+                                                        size_t* raw = nullptr) const;
   Status write_summary(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
   // Replace (with nullptr drop) archived proposal `id`'s summary and listing
-  // lines: `record` is p's record as written.
+  // lines: `record` is p's record as written. The summary's new line (or a
+  // drop line, "<id>\t-") is appended; the listing is written again.
   Status put_summary_line(int id, const Proposal* p, const std::string* record) const;
   // The listing of archive bucket `bucket`: each line by id, when its seal
   // verifies; nullopt when it is missing or does not.

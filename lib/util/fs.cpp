@@ -227,31 +227,35 @@ DescriptorRoom room_for_descriptors(size_t n) {
   return {enough, static_cast<uint64_t>(raised.rlim_cur)};
 }
 
-Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t mode) {
-  if (data.size() > k_in_place_max) return false;
-  // Opened first and judged by what was opened: no name looked at twice.
-  // Nothing is written until the descriptor is known to be a regular file of
-  // this user with one name. O_NONBLOCK: a FIFO there must not hang the
-  // open (without a reader it fails with ENXIO; with one, fstat tells it).
-  // An open for writing has no effect of its own on a regular file (no
-  // O_TRUNC), and a device node is nothing an unprivileged process can make.
-  int fd = ::open(p.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+namespace {
+// `p` opened for writing (`flags` besides O_NOFOLLOW, O_NONBLOCK and
+// O_CLOEXEC) when it is a plain file of this user with one name: its
+// descriptor, its stat data in `opened`; -1 when there is no such file
+// there. Opened first and judged by what was opened: no name looked at
+// twice. Nothing is written until the descriptor is known to be a regular
+// file of this user with one name. O_NONBLOCK: a FIFO there must not hang
+// the open (without a reader it fails with ENXIO; with one, fstat tells
+// it). An open for writing has no effect of its own on a regular file (no
+// O_TRUNC), and a device node is nothing an unprivileged process can make.
+Result<int> open_own_plain(const fs::path& p, int flags, struct stat& opened) {
+  int fd = ::open(p.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == EISDIR || errno == EACCES ||
         errno == EPERM || errno == ETXTBSY)
-      return false;
+      return -1;
     return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(errno)));
   }
-  struct stat opened {};
   if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_nlink != 1 ||
       opened.st_uid != ::geteuid()) {
     ::close(fd);
-    return false;
+    return -1;
   }
-  const auto len = static_cast<off_t>(data.size());
-  bool ok = ::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()) &&
-            (opened.st_size <= len || ::ftruncate(fd, len) == 0) &&
-            ((opened.st_mode & 07777) == (mode & 07777) || ::fchmod(fd, mode & 07777) == 0);
+  return fd;
+}
+
+// `fd` closed after a write that went as `ok` says: true, or the error
+// (errno of the write, or of the close).
+Result<bool> closed_after(int fd, bool ok, const fs::path& p) {
   int err = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -259,6 +263,35 @@ Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t
   }
   if (!ok) return make_error(Errc::io, fmt::format("cannot write '{}': {}", p.string(), errno_text(err)));
   return true;
+}
+}  // namespace
+
+Result<bool> overwrite_in_place(const fs::path& p, std::string_view data, mode_t mode) {
+  if (data.size() > k_in_place_max) return false;
+  struct stat opened {};
+  auto own = open_own_plain(p, O_WRONLY, opened);
+  if (!own) return own.error();
+  if (*own < 0) return false;
+  const int fd = *own;
+  const auto len = static_cast<off_t>(data.size());
+  bool ok = ::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()) &&
+            (opened.st_size <= len || ::ftruncate(fd, len) == 0) &&
+            ((opened.st_mode & 07777) == (mode & 07777) || ::fchmod(fd, mode & 07777) == 0);
+  return closed_after(fd, ok, p);
+}
+
+Result<bool> append_lines_to(const fs::path& p, std::span<const std::string_view> pieces) {
+  // Read too: its last byte says whether its last line was ended.
+  struct stat opened {};
+  auto own = open_own_plain(p, O_RDWR | O_APPEND, opened);
+  if (!own) return own.error();
+  if (*own < 0) return false;
+  const int fd = *own;
+  // Unknown (a read that fails) is taken as cut short: an empty line is no line.
+  char last = '\n';
+  if (opened.st_size > 0 && ::pread(fd, &last, 1, opened.st_size - 1) != 1) last = 0;
+  bool ok = (last == '\n' || write_all(fd, std::string_view("\n"))) && write_all(fd, pieces) && ::fdatasync(fd) == 0;
+  return closed_after(fd, ok, p);
 }
 
 Status write_file_atomic(const fs::path& p, std::string_view data, mode_t mode) {

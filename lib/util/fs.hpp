@@ -73,6 +73,17 @@ uint64_t open_file_limit();
 inline constexpr size_t k_in_place_max = 512;
 Result<bool> overwrite_in_place(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
 
+// Lines added at the end of `p`, a file of lines (O_APPEND, one writev(2)
+// for all of `pieces`, then fdatasync), when it is a plain file of this
+// user with one link, never through a symlink. A last line that a crash cut
+// short (the file does not end in a newline) is ended first, so the new
+// lines start on their own; its reader takes that line for what it is. A
+// file killed mid-append keeps its lines before, and at most a last line cut
+// short. false, with nothing written, when there is no such file there
+// (missing, a symlink, a folder, a FIFO, another owner's, or one with more
+// links): write it whole (write_file_atomic).
+Result<bool> append_lines_to(const std::filesystem::path& p, std::span<const std::string_view> pieces);
+
 // Create `p` exclusively (O_EXCL|O_NOFOLLOW), write, fsync. conflict if it exists.
 Status write_file_exclusive(const std::filesystem::path& p, std::string_view data, mode_t mode = 0644);
 

@@ -33,6 +33,7 @@ std::vector<int> ids_of(const std::vector<Proposal>& ps) {
 }
 
 fs::path summary_of(const Workspace& ws) { return ws.store.dir() / "archive" / "0" / "summary"; }
+size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace
 
@@ -83,6 +84,112 @@ TEST_CASE("decided proposals move to the archive and are still loaded, saved and
     REQUIRE(next);
     CHECK(*next == 7);
   }
+}
+
+TEST_CASE("a bucket's summary is appended to: the last line of an id is its word, and doctor writes it compact",
+          "[archive]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 4; ++i) REQUIRE(f.write("f" + std::to_string(i) + ".txt", std::to_string(i) + "\n"));
+  decide(*f.ws, 1, State::applied);
+  decide(*f.ws, 2, State::rejected);
+  CHECK(archive_now(*f.ws) == 2);
+  const Store& store = f.ws->store;
+  auto before = read_file(summary_of(*f.ws));
+  REQUIRE(before);
+  CHECK(lines_of(*before) == 2);
+
+  // A rollback of an archived proposal: a drop line, then its new line,
+  // both added at the end; nothing before them is written again.
+  decide(*f.ws, 1, State::rolled_back);
+  auto after = read_file(summary_of(*f.ws));
+  REQUIRE(after);
+  REQUIRE(after->size() > before->size());
+  CHECK(after->compare(0, before->size(), *before) == 0);
+  CHECK(after->find("\n1\t-\n") != std::string::npos);
+  CHECK(lines_of(*after) == 4);
+  auto all = store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records.empty());
+  CHECK(all->proposals[0].state == State::rolled_back);
+  CHECK(all->proposals[1].state == State::rejected);
+
+  // The next sweep appends too.
+  decide(*f.ws, 3, State::rejected);
+  CHECK(archive_now(*f.ws) == 1);
+  CHECK(lines_of(*read_file(summary_of(*f.ws))) == 5);
+
+  // In order, only longer than it needs: not a disagreement; a repair
+  // writes it compact, and it reads the same.
+  std::vector<std::string> untidy;
+  CHECK(store.check_summaries(false, &untidy).empty());
+  CHECK(untidy == std::vector<std::string>{"0"});
+  CHECK(store.check_summaries(true).empty());
+  CHECK(lines_of(*read_file(summary_of(*f.ws))) == 3);
+  untidy.clear();
+  CHECK(store.check_summaries(false, &untidy).empty());
+  CHECK(untidy.empty());
+  all = store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records.empty());
+  CHECK(ids_of(all->proposals) == std::vector<int>{1, 2, 3, 4});
+}
+
+TEST_CASE("a summary's last line cut short by a crash is not read, and the next line starts on its own",
+          "[archive][crash]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 3; ++i) REQUIRE(f.write("f" + std::to_string(i) + ".txt", std::to_string(i) + "\n"));
+  decide(*f.ws, 1, State::applied);
+  CHECK(archive_now(*f.ws) == 1);
+  const Store& store = f.ws->store;
+  auto text = read_file(summary_of(*f.ws));
+  REQUIRE(text);
+  // An append of proposal 1's new line, killed halfway.
+  const std::string line = text->substr(0, text->find('\n'));
+  REQUIRE(append_file(summary_of(*f.ws), line.substr(0, line.size() / 2), 0600));
+  auto all = store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records.empty());  // the cut line is not read: proposal 1's whole line stands
+  CHECK(all->proposals[0].state == State::applied);
+  // The next append ends the cut line first: it is then a line that does
+  // not verify, so proposal 1 is read from its record (never believed
+  // from it), and proposal 2's line is whole.
+  decide(*f.ws, 2, State::rejected);
+  CHECK(archive_now(*f.ws) == 1);
+  all = store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records == std::vector<int>{1});
+  CHECK(all->proposals[0].state == State::applied);
+  CHECK(all->proposals[1].state == State::rejected);
+  CHECK(store.check_summaries(false) == std::vector<std::string>{"0"});
+  CHECK(store.check_summaries(true) == std::vector<std::string>{"0"});
+  all = store.catalog();
+  REQUIRE(all);
+  CHECK(all->from_records.empty());
+}
+
+TEST_CASE("an archive summary linked to a file elsewhere is never written through", "[archive][attack]") {
+  WsFixture f{""};
+  for (int i = 1; i <= 3; ++i) REQUIRE(f.write("f" + std::to_string(i) + ".txt", std::to_string(i) + "\n"));
+  decide(*f.ws, 1, State::applied);
+  CHECK(archive_now(*f.ws) == 1);
+  const fs::path victim = f.dir.path() / "victim.txt";
+  auto text = read_file(summary_of(*f.ws));
+  REQUIRE(text);
+  REQUIRE(write_file_atomic(victim, *text, 0600));
+  fs::remove(summary_of(*f.ws));
+  SECTION("a hard link") { fs::create_hard_link(victim, summary_of(*f.ws)); }
+  SECTION("a symlink") { fs::create_symlink(victim, summary_of(*f.ws)); }
+  decide(*f.ws, 1, State::rolled_back);
+  decide(*f.ws, 2, State::rejected);
+  CHECK(archive_now(*f.ws) == 1);
+  // The file elsewhere holds what it held; the summary is a file of its own.
+  CHECK(*read_file(victim) == *text);
+  CHECK(fs::is_regular_file(fs::symlink_status(summary_of(*f.ws))));
+  CHECK(fs::hard_link_count(summary_of(*f.ws)) == 1);
+  auto all = f.ws->store.catalog();
+  REQUIRE(all);
+  CHECK(all->proposals[0].state == State::rolled_back);
+  CHECK(all->proposals[1].state == State::rejected);
 }
 
 TEST_CASE("doctor's audit leaves out a bucket unchanged since a whole check found it in order", "[archive][attack]") {

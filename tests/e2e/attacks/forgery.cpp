@@ -515,3 +515,43 @@ TEST_CASE("a secret file planted after the tree's walk was cached is found by th
   CHECK(r.out.find(secret) == std::string::npos);
   CHECK_THAT(r.out, Contains("[REDACTED"));
 }
+
+TEST_CASE("an archive summary linked to a file outside root is never written through", "[e2e][attack][forgery]") {
+  // The agent swaps an archive bucket's summary for a hard link (or a
+  // symlink) to a file elsewhere, and waits for kaicoder to add a line to it:
+  // a sweep moving a proposal there, or a rollback of an archived one.
+  TempRepo repo{{"a.txt", "old\n"}};
+  repo.init();
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "new")), 0);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "new", "newer")), 0);  // its sweep archives 1
+  const fs::path summary = repo.path() / ".kaicoder/archive/0/summary";
+  REQUIRE(fs::is_regular_file(summary));
+  const fs::path victim = repo.path().parent_path() / "victim.txt";
+  const std::string kept = "export PATH=/usr/bin\n";
+  {
+    std::ofstream out(victim, std::ios::binary);
+    out << kept;
+  }
+  fs::remove(summary);
+  const bool hard = GENERATE(true, false);
+  INFO((hard ? "a hard link" : "a symlink"));
+  if (hard)
+    fs::create_hard_link(victim, summary);
+  else
+    fs::create_symlink(victim, summary);
+
+  // The person rolls back proposal 1 (archived), and rejects 2 (archived by the next sweep).
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", "last"}, "y"), 0);
+  CHECK(repo.read("a.txt") == "old\n");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"reject", "2"}, "y"), 0);
+  KAI_REQUIRE_EXIT(repo.kai(edit("a.txt", "old", "third")), 0);
+  std::ifstream in(victim, std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == kept);
+  CHECK(fs::is_regular_file(fs::symlink_status(summary)));
+  CHECK(fs::hard_link_count(summary) == 1);
+  const json listing = json_of(repo.kai({"--json", "list"}));
+  std::map<int, std::string> states;
+  for (const auto& p : listing.at("proposals")) states[p.at("id").get<int>()] = p.at("status").get<std::string>();
+  CHECK((states == std::map<int, std::string>{{1, "rolled-back"}, {2, "rejected"}, {3, "pending"}}));
+}
