@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -136,12 +137,31 @@ std::vector<std::string> Journal::ids_newest_first() const {
   return out;
 }
 
+struct Journal::LoadCache {
+  std::mutex mutex;
+  std::string id;
+  std::string text;  // the record's bytes as read
+  Record record;     // parsed from them, its seal verified
+};
+
+Journal::Journal(fs::path dir) : m_dir(std::move(dir)), m_load_cache(std::make_shared<LoadCache>()) {}
+
+void Journal::use(Sealer s) {
+  m_seal = std::move(s);
+  m_load_cache = std::make_shared<LoadCache>();
+}
+
 Result<Record> Journal::load(const std::string& id) const {
   if (!has(id))
     return make_error(Errc::not_found, fmt::format("no changelog entry with rollback id '{}'", id),
                       "see 'kaicoder log' for the rollback ids there are");
   auto text = read_owned(m_dir / (id + ".json"));
   if (!text) return text.error();
+  LoadCache& cache = *m_load_cache;
+  {
+    std::lock_guard<std::mutex> hold(cache.mutex);
+    if (cache.id == id && cache.text == *text) return cache.record;
+  }
   json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::io, fmt::format("the journal record of '{}' is corrupt", id));
@@ -169,6 +189,11 @@ Result<Record> Journal::load(const std::string& id) const {
     c.backup_blob = f.value("backup_blob", "");
     r.files.push_back(std::move(c));
   }
+  // Only a record that verified is kept.
+  std::lock_guard<std::mutex> hold(cache.mutex);
+  cache.id = id;
+  cache.text = std::move(*text);
+  cache.record = r;
   return r;
 }
 

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,9 +60,9 @@ bool rollback_id_shape(std::string_view s);
 
 class Journal {
 public:
-  explicit Journal(std::filesystem::path dir) : m_dir(std::move(dir)) {}
+  explicit Journal(std::filesystem::path dir);
   // Seal and check records with `s` (Workspace::open sets the owner's).
-  void use(Sealer s) { m_seal = std::move(s); }
+  void use(Sealer s);
 
   // A rollback id for time `t` not used yet: 20260709T142530Z, then -2, -3…
   // up to -999 (ids stay within the 24 characters lib/paths counts on).
@@ -85,7 +86,11 @@ public:
   Status remove(const std::string& id) const;
   bool has(const std::string& id) const;
   // not_found for an unknown id; conflict when its seal does not verify
-  // (denied without a key); io when it is corrupt.
+  // (denied without a key); io when it is corrupt. The file is read each
+  // time; the bytes read last, when the same again, are not parsed and
+  // checked again (LoadCache: a rollback reads its record before the
+  // question, after the answer and as it applies, a changeset's naming each
+  // of its files).
   Result<Record> load(const std::string& id) const;
   // The newest record, or not_found when there is none; conflict when the
   // pointer's seal does not verify.
@@ -103,6 +108,10 @@ private:
   std::vector<std::string> ids_newest_first() const;
   std::filesystem::path m_dir;
   Sealer m_seal;
+  // The record loaded last, by its exact bytes: any byte changed on disk
+  // misses; a new sealer (use()) starts an empty one.
+  struct LoadCache;
+  std::shared_ptr<LoadCache> m_load_cache;  // shared by copies with this sealer
 };
 
 }  // namespace kai

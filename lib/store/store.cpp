@@ -280,7 +280,7 @@ namespace {
 // alone can be told from a record kaicoder did not write.
 }  // namespace
 
-Result<std::string> Store::sealed_record(Proposal& p) const {
+Result<std::string> Store::sealed_record(Proposal& p, std::string* compact) const {
   nlohmann::json j = to_json(p);
   // A record loaded without its payloads keeps the digest it was sealed with.
   // Kept in `p` too: loaded_digest(p) is then the digest of what was sealed.
@@ -289,17 +289,19 @@ Result<std::string> Store::sealed_record(Proposal& p) const {
   auto mac = m_seal.seal("proposal", std::to_string(p.id), j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
+  if (compact) *compact = j.dump();
   return j.dump(2) + "\n";
 }
 
 Status Store::save(Proposal& p) const {
-  auto text = sealed_record(p);
-  if (!text) return text.error();
   const fs::path dir = folder(p.id);
   // An archived record changing (an applied proposal rolled back): its
   // summary line goes first and comes back after, so a crash between
   // leaves the line missing (the listing reads the record), never stale.
   const bool archived = dir != staging_dir(p.id);
+  std::string compact;  // the record as its summary line copies it
+  auto text = sealed_record(p, archived ? &compact : nullptr);
+  if (!text) return text.error();
   if (archived) KAI_TRY(put_summary_line(p.id, nullptr, nullptr));
   // What the live index says of it is marked unsettled first when it is
   // to change, and settled after: a crash between leaves it read from the
@@ -309,7 +311,7 @@ Status Store::save(Proposal& p) const {
   p.sealed = SealCheck::ok;
   (void)mirror_status(m_dir, p.id, dir, *text, m_approval_timeout);  // the agent's view; the record above is what counts
   fault_point("after-record");
-  if (archived) KAI_TRY(put_summary_line(p.id, &p, &*text));
+  if (archived) KAI_TRY(put_summary_line(p.id, &p, &compact));
   return tell_live({&p}, true);
 }
 
@@ -1218,11 +1220,6 @@ std::string summary_line_of(int id, const std::string& compact, const std::strin
   }
   return fmt::format("{}\t{}\t{}", id, compact, cmd);
 }
-
-std::string summary_line(int id, const std::string& record, const std::string& command) {
-  nlohmann::json j = parse_bounded_json(record).value;
-  return summary_line_of(id, j.is_discarded() ? std::string("{}") : j.dump(), command);
-}
 }  // namespace
 
 namespace {
@@ -1335,7 +1332,7 @@ Status Store::put_summary_line(int id, const Proposal* p, const std::string* rec
   if (record) {
     std::string command;
     if (auto c = read_owned(archive_dir(id) / "command")) command = std::move(*c);
-    added = summary_line(id, *record, command);
+    added = summary_line_of(id, *record, command);
   } else {
     added = fmt::format("{}\t{}", id, k_dropped);
   }
@@ -1429,7 +1426,8 @@ Result<size_t> Store::archive_decided() const {
   std::vector<Move> moves;
   for (int id : due) {
     if (!plain_dir(staging_dir(id))) continue;  // moved already, or never made
-    auto p = load(id, Payloads::none);
+    std::string record;  // as it verified, compact: what its summary line copies
+    auto p = load(id, Payloads::none, &record);
     // What does not verify stays where doctor lists it and nothing acts on it.
     if (!p || live_state(p->state) || p->sealed != SealCheck::ok) continue;
     // A run's command is a payload: checked against the seal before the
@@ -1438,12 +1436,10 @@ Result<size_t> Store::archive_decided() const {
     if (!p) continue;
     std::error_code ec;
     if (fs::exists(fs::symlink_status(archive_dir(id), ec))) continue;  // a copy there already: left for doctor
-    auto record = read_owned(staging_dir(id) / "meta.json");
-    if (!record) continue;
     std::string command;
     if (p->kind == Kind::run)
       if (auto c = read_owned(staging_dir(id) / "command")) command = std::move(*c);
-    moves.push_back({id, summary_line(id, *record, command), listable(*p) ? listing::line(*p) : std::string()});
+    moves.push_back({id, summary_line_of(id, record, command), listable(*p) ? listing::line(*p) : std::string()});
   }
   // Every id looked at leaves the due list once the moves are done (a
   // crash before leaves them due: the next sweep finds them moved).

@@ -378,7 +378,8 @@ private:
                                                         size_t* raw = nullptr) const;
   Status write_summary(const std::filesystem::path& bucket, std::vector<std::pair<int, std::string>> lines) const;
   // Replace (with nullptr drop) archived proposal `id`'s summary and listing
-  // lines: `record` is p's record as written. The summary's new line (or a
+  // lines: `record` is p's record as sealed, compact (sealed_record()'s
+  // `compact`). The summary's new line (or a
   // drop line, "<id>\t-") is appended; the listing is written again.
   Status put_summary_line(int id, const Proposal* p, const std::string* record) const;
   // The listing of archive bucket `bucket`: each line by id, when its seal
@@ -389,8 +390,9 @@ private:
   Result<Proposal> from_line(int id, const std::string& line) const;
   // create()'s writes into the new folder `dir`.
   Status fill(Proposal& p, const std::filesystem::path& dir) const;
-  // meta.json's text for `p`: the record, its payloads' digest and its seal.
-  Result<std::string> sealed_record(Proposal& p) const;
+  // meta.json's text for `p`: the record, its payloads' digest and its seal
+  // (and in `compact`, the same record on one line: what a summary line copies).
+  Result<std::string> sealed_record(Proposal& p, std::string* compact = nullptr) const;
   // Write <state>/store-id (exclusively) for a new store.
   Status write_identity() const;
   std::filesystem::path m_dir;

@@ -476,6 +476,36 @@ TEST_CASE("propose refuses a file with more than one hard link", "[apply][paths]
   CHECK(outside.read("a.txt") == "old\n");
 }
 
+TEST_CASE("a journal record loaded again is believed only while its bytes are the ones that verified",
+          "[apply][journal][attack]") {
+  ApplyFixture f;
+  f.dir.write("a.txt", "one\n");
+  auto r = f.approve(f.stage(edit("a.txt", "one", "two")));
+  REQUIRE(r);
+  REQUIRE(r->applied);
+  const std::string id = r->applied->rollback_id;
+  const std::string rel = ".kaicoder/journal/" + id + ".json";
+  auto first = f.ws->journal.load(id);
+  REQUIRE(first);
+  auto again = f.ws->journal.load(id);  // the same bytes: the record kept from the first load
+  REQUIRE(again);
+  CHECK(again->files.at(0).backup_blob == first->files.at(0).backup_blob);
+  // The agent edits the record after it was loaded: the next load reads
+  // the file again and its seal does not verify.
+  std::string text = f.dir.read(rel);
+  const size_t at = text.find(first->files.at(0).backup_blob);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 40, kai::blob_id("forged\n"));
+  f.dir.write(rel, text);
+  auto forged = f.ws->journal.load(id);
+  REQUIRE_FALSE(forged);
+  CHECK(forged.error().code == kai::Errc::conflict);
+  // Put back, it verifies again.
+  text.replace(at, 40, first->files.at(0).backup_blob);
+  f.dir.write(rel, text);
+  CHECK(f.ws->journal.load(id));
+}
+
 TEST_CASE("the search for a free rollback id is bounded and stops at an error", "[apply][journal]") {
   TempDir t;
   kai::Journal j(t.path() / "journal");
