@@ -268,10 +268,9 @@ std::vector<std::string> check_archive(Workspace& ws, const Store::Audit& audit,
   if (wrong.empty() && !untidy.empty()) {
     // Appended to (an archived proposal's new line after a rollback): in
     // order, only longer than it needs to be. Written compact when the lock
-    // is free, as housekeeping: nothing to report either way.
-    if (ws.store.sealer().usable())
-      if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock"))
-        (void)ws.store.check_summaries(true);  // read again under the lock
+    // is free, as housekeeping (each summary read again under the lock, no
+    // record read): nothing to report either way.
+    if (auto lock = FileLock::try_acquire(ws.store.dir() / "lock")) (void)ws.store.compact_summaries(untidy);
     return wrong;
   }
   if (wrong.empty()) return wrong;

@@ -1594,6 +1594,20 @@ Result<Store::Catalog> Store::catalog(Detail detail) const {
   return out;
 }
 
+size_t Store::compact_summaries(const std::vector<std::string>& buckets) const {
+  size_t written = 0;
+  for (const std::string& b : buckets) {
+    auto n = parse_proposal_id(b);
+    if (!n || *n < 0) continue;
+    const fs::path bucket = m_dir / "archive" / std::to_string(*n);
+    if (!plain_dir(bucket)) continue;
+    size_t raw = 0;
+    auto lines = read_summary(bucket, &raw);
+    if (raw > lines.size() && write_summary(bucket, std::move(lines))) ++written;
+  }
+  return written;
+}
+
 std::vector<std::string> Store::check_summaries(bool write, std::vector<std::string>* untidy) const {
   return check_summaries(audit(), write, untidy);
 }

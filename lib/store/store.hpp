@@ -161,6 +161,11 @@ public:
   // agrees but holds superseded lines is no disagreement; it is named in
   // `untidy`, and `write` writes it compact.
   std::vector<std::string> check_summaries(bool write, std::vector<std::string>* untidy = nullptr) const;
+  // Each of `buckets` (numbers, as check_summaries names them) whose
+  // summary holds superseded lines written again without them, each id's
+  // last line kept as it is (no record read). Caller holds the lock.
+  // Returns how many were written.
+  size_t compact_summaries(const std::vector<std::string>& buckets) const;
 
   // One read of every record, shared by doctor's checks (the records'
   // seals, the live index, the archive's summaries and listings): each id
