@@ -1231,7 +1231,7 @@ constexpr std::string_view k_dropped = "-";
 // What a summary's text says, as views into it: each id's last line (the
 // file is appended to: a later line is the newer word, and a drop line says
 // there is none), ascending by id. A last line without its newline was cut
-// short by a crash mid-append and is not read. `lines` counts every line
+// short by a crash mid-append and is not read. `raw` counts every line
 // that names an id, superseded and drop lines too: more than the ids left
 // means the file holds lines no reader needs (doctor compacts it).
 struct SummaryText {
