@@ -390,15 +390,15 @@ bool holds_id(std::string_view live, std::string_view rollback_id) {
 }  // namespace
 
 Status Changelog::prepend(const Entry& e) {
-  KAI_TRY(add(e, false, {}));
+  KAI_TRY(add(e, Once::no, {}));
   return ok_status();
 }
 
 Result<bool> Changelog::prepend_once(const Entry& e, const std::function<Status()>& before_write) {
-  return add(e, true, before_write);
+  return add(e, Once::yes, before_write);
 }
 
-Result<bool> Changelog::add(const Entry& e, bool once, const std::function<Status()>& before_write) {
+Result<bool> Changelog::add(const Entry& e, Once once, const std::function<Status()>& before_write) {
   std::string entry = format_entry(e);
   // Refuse to write what could not be read back: the file is the audit trail.
   Parsed self = parse_changelog(entry);
@@ -414,7 +414,7 @@ Result<bool> Changelog::add(const Entry& e, bool once, const std::function<Statu
   } else if (cur.error().code != Errc::not_found) {
     return cur.error();
   }
-  if (once && holds_id(text, e.rollback_id)) return false;
+  if (once == Once::yes && holds_id(text, e.rollback_id)) return false;
   if (before_write) KAI_TRY(before_write());
   if (text.empty()) text = title_block(m_live, m_archive_dir);
 

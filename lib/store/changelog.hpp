@@ -123,7 +123,9 @@ public:
   const std::filesystem::path& path() const { return m_live; }
 
 private:
-  Result<bool> add(const Entry& e, bool once, const std::function<Status()>& before_write);
+  // Once::yes: not when the live file holds e's rollback id already.
+  enum class Once { no, yes };
+  Result<bool> add(const Entry& e, Once once, const std::function<Status()>& before_write);
 
   std::filesystem::path m_live;
   std::filesystem::path m_archive_dir;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 #include "lib/util/fs.hpp"
 #include "lib/util/fault.hpp"
 #include "lib/util/json_bounded.hpp"
+#include "lib/util/last_read.hpp"
 
 namespace kai {
 namespace fs = std::filesystem;
@@ -137,12 +137,7 @@ std::vector<std::string> Journal::ids_newest_first() const {
   return out;
 }
 
-struct Journal::LoadCache {
-  std::mutex mutex;
-  std::string id;
-  std::string text;  // the record's bytes as read
-  Record record;     // parsed from them, its seal verified
-};
+struct Journal::LoadCache : LastRead<std::string, Record> {};
 
 Journal::Journal(fs::path dir) : m_dir(std::move(dir)), m_load_cache(std::make_shared<LoadCache>()) {}
 
@@ -157,11 +152,7 @@ Result<Record> Journal::load(const std::string& id) const {
                       "see 'kaicoder log' for the rollback ids there are");
   auto text = read_owned(m_dir / (id + ".json"));
   if (!text) return text.error();
-  LoadCache& cache = *m_load_cache;
-  {
-    std::lock_guard<std::mutex> hold(cache.mutex);
-    if (cache.id == id && cache.text == *text) return cache.record;
-  }
+  if (auto hit = m_load_cache->find(id, *text)) return std::move(*hit);
   json j = parse_bounded_json(*text).value;
   if (j.is_discarded() || !j.is_object())
     return make_error(Errc::io, fmt::format("the journal record of '{}' is corrupt", id));
@@ -189,11 +180,7 @@ Result<Record> Journal::load(const std::string& id) const {
     c.backup_blob = f.value("backup_blob", "");
     r.files.push_back(std::move(c));
   }
-  // Only a record that verified is kept.
-  std::lock_guard<std::mutex> hold(cache.mutex);
-  cache.id = id;
-  cache.text = std::move(*text);
-  cache.record = r;
+  m_load_cache->keep(id, std::move(*text), r);  // only a record that verified
   return r;
 }
 

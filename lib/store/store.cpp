@@ -24,6 +24,7 @@
 #include "lib/util/git.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json_bounded.hpp"
+#include "lib/util/last_read.hpp"
 #include "lib/util/time.hpp"
 
 namespace kai {
@@ -339,13 +340,12 @@ Status Store::save_all(std::vector<Proposal>& ps) const {
   return tell_live(saved, true);
 }
 
-struct Store::LoadCache {
-  std::mutex mutex;
-  int id = 0;
-  std::string text;    // meta.json's bytes as read
-  Proposal meta;       // parsed from them: no payloads, its verdict and sealed digest set
+// What one meta.json's bytes parse to.
+struct LoadedRecord {
+  Proposal meta;       // no payloads, its verdict and sealed digest set
   std::string record;  // the compact record with its seal, when a caller asked for it
 };
+struct Store::LoadCache : LastRead<int, LoadedRecord> {};
 
 Result<Proposal> Store::load(int id, Payloads payloads) const { return load(id, payloads, nullptr); }
 
@@ -410,12 +410,9 @@ Result<Proposal> Store::load_in(const fs::path& dir, int id, Payloads payloads, 
 
 Result<Proposal> Store::parse_record(int id, std::string text, std::string* record) const {
   LoadCache& cache = *m_load_cache;
-  {
-    std::lock_guard<std::mutex> hold(cache.mutex);
-    if (cache.id == id && cache.text == text && (!record || !cache.record.empty())) {
-      if (record) *record = cache.record;
-      return cache.meta;
-    }
+  if (auto hit = cache.find(id, text); hit && (!record || !hit->record.empty())) {
+    if (record) *record = std::move(hit->record);
+    return std::move(hit->meta);
   }
   nlohmann::json j = parse_bounded_json(text).value;
   if (j.is_discarded())
@@ -432,11 +429,7 @@ Result<Proposal> Store::parse_record(int id, std::string text, std::string* reco
   p->sealed = p->id != id ? SealCheck::bad : m_seal.check("proposal", std::to_string(id), j.dump(), mac);
   p->sealed_payload_digest = j.value("payload_digest", "");
   p->id = id;
-  std::lock_guard<std::mutex> hold(cache.mutex);
-  cache.id = id;
-  cache.text = std::move(text);
-  cache.meta = *p;
-  cache.record = record ? *record : std::string();
+  cache.keep(id, std::move(text), LoadedRecord{*p, record ? *record : std::string()});
   return p;
 }
 
@@ -1265,42 +1258,36 @@ SummaryText summary_lines(std::string_view text) {
   return out;
 }
 
-// Written whole, ascending by id, as pieces: a bucket's summary holds every
-// record whole (a changeset's names each of its files), and is never copied
-// whole to be written. Lines are in `lines`' order (already ascending, as
+// Written whole, ascending by id, as pieces, and `after` (whole lines)
+// following them: a bucket's summary holds every record whole (a
+// changeset's names each of its files), and is never copied whole to be
+// written. Lines are in `lines`' order (already ascending, as
 // summary_lines() gives them and a repair makes them).
-Status write_summary_lines(const fs::path& file, const SummaryLines& lines) {
+Status write_summary_lines(const fs::path& file, const SummaryLines& lines,
+                           std::span<const std::string_view> after = {}) {
   std::vector<std::string_view> pieces;
-  pieces.reserve(2 * lines.size());
+  pieces.reserve(2 * lines.size() + after.size());
   for (const auto& l : lines) {
     pieces.push_back(l.second);
     pieces.push_back("\n");
   }
+  pieces.insert(pieces.end(), after.begin(), after.end());
   return write_file_atomic(file, pieces, 0600);
 }
 
-// `added` (whole lines, each ending in a newline) put at the end of the
-// bucket's summary: appended to it, or, when it is missing or not a plain
-// file of this user with one name, the summary written whole from what it
-// says and `added` after. Moving a proposal into the archive, or changing
-// an archived one's line, costs that line, not the bucket's thousand
-// records.
-Status add_summary_lines(const fs::path& file, const std::vector<std::string>& added) {
-  std::vector<std::string_view> pieces(added.begin(), added.end());
-  auto appended = append_lines_to(file, pieces);
+// `added` (pieces of whole lines, each ended by a newline) put at the end
+// of the bucket's summary: appended to it, or, when it is missing or not a
+// plain file of this user with one name, the summary written whole from
+// what it says and `added` after. Moving a proposal into the archive, or
+// changing an archived one's line, costs that line, not the bucket's
+// thousand records.
+Status add_summary_lines(const fs::path& file, std::span<const std::string_view> added) {
+  auto appended = append_lines_to(file, added);
   if (!appended) return appended.error();
   if (*appended) return ok_status();
   std::string text;
   if (auto read = read_owned(file)) text = std::move(*read);
-  SummaryText kept = summary_lines(text);
-  std::vector<std::string_view> whole;
-  whole.reserve(2 * kept.lines.size() + pieces.size());
-  for (const auto& l : kept.lines) {
-    whole.push_back(l.second);
-    whole.push_back("\n");
-  }
-  whole.insert(whole.end(), pieces.begin(), pieces.end());
-  return write_file_atomic(file, whole, 0600);
+  return write_summary_lines(file, summary_lines(text).lines, added);
 }
 }  // namespace
 
@@ -1336,8 +1323,8 @@ Status Store::put_summary_line(int id, const Proposal* p, const std::string* rec
   } else {
     added = fmt::format("{}\t{}", id, k_dropped);
   }
-  added += '\n';
-  KAI_TRY(add_summary_lines(bucket / k_summary, {added}));
+  const std::string_view line[] = {added, "\n"};
+  KAI_TRY(add_summary_lines(bucket / k_summary, line));
   // The listing as the summary: the line goes first, and comes back only
   // for a record the listing may vouch for. A listing that no longer
   // verifies keeps only what is written now (the rest is read from the
@@ -1468,9 +1455,9 @@ Result<size_t> Store::archive_decided() const {
     KAI_TRY(make_dirs(bucket, 0700));
     // Appended: a line already there for one of them (a sweep killed after
     // it wrote) is superseded by the newer one.
-    std::vector<std::string> added;
+    std::vector<std::string_view> added;
     for (const Move& m : moves)
-      if (m.id / k_bucket_size == b) added.push_back(m.line + "\n");
+      if (m.id / k_bucket_size == b) added.insert(added.end(), {m.line, "\n"});
     KAI_TRY(add_summary_lines(bucket / k_summary, added));
   }
   fault_point("after-archive-summary");
