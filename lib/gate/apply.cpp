@@ -279,6 +279,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     KAI_TRY(check_stored(ws, f.rel, guard, rec->kind == "run" ? Home::no : Home::yes));
     auto tg = open_stored(ws, folders, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, Read::or_hash);
     if (!tg) return tg.error();
+    hash_once(tg->current);  // compared here, recorded as its `before` below: hashed once
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
       // A run's files have no backups beside them: their bytes before the
@@ -398,7 +399,9 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       continue;
     (void)::fchmodat(d->fd(), base_of(it->first).c_str(), it->second, 0);
   }
-  if (t.proposal > 0)
+  // The proposal as saved now (a notifier is told its new state), read
+  // only when a notifier is set: a changeset's record is hundreds of KB.
+  if (t.proposal > 0 && notify_wanted(ws))
     if (auto q = ws.store.load(t.proposal, Store::Payloads::none)) queue_notify(ws, *q, "rolled-back");
   bool backup = !t.rec.files.empty() && !t.rec.files[0].backup_rel.empty();
   return Outcome{t.rec.id, backup ? abs_path(ws, t.rec.files[0].backup_rel).string() : "", false, t.entry};

@@ -69,8 +69,10 @@ std::string last_line(std::string_view text) {
 
 }  // namespace
 
+bool notify_wanted(const Workspace& ws) { return !ws.cfg.notify.empty(); }
+
 void queue_notify(Workspace& ws, const Proposal& p, std::string_view event) {
-  if (ws.cfg.notify.empty()) return;
+  if (!notify_wanted(ws)) return;
   json j = proposal_object(p);
   j["event"] = event;
   j["root"] = ws.root.string();
@@ -79,7 +81,7 @@ void queue_notify(Workspace& ws, const Proposal& p, std::string_view event) {
 }
 
 void queue_notify_burst(Workspace& ws, std::string_view event, const std::vector<int>& ids) {
-  if (ws.cfg.notify.empty() || ids.empty()) return;
+  if (!notify_wanted(ws) || ids.empty()) return;
   json j = {{"event", event}, {"root", ws.root.string()}, {"ids", ids}};
   std::string list;
   for (int id : ids) {

@@ -35,6 +35,9 @@ namespace kai {
 extern const char* const k_review_instructions;
 
 void queue_notify(Workspace& ws, const Proposal& p, std::string_view event);
+// Whether [hooks] notify is set: a caller that must read something only to
+// queue an event asks first.
+bool notify_wanted(const Workspace& ws);
 // One event for many proposals (an expiry burst): the document holds
 // "event", "root" and "ids", and KAICODER_PROPOSAL the ids, comma-separated.
 void queue_notify_burst(Workspace& ws, std::string_view event, const std::vector<int>& ids);
