@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <fnmatch.h>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -56,15 +59,51 @@ namespace {
 bool tier_match(const std::string& pattern, std::string_view rel) {
   return glob_match(ascii_lower(pattern), ascii_lower(rel));
 }
+
+// A configuration's tier patterns (protected, then confirm), lowered and
+// taken apart once: a changeset asks about each of its hundreds of paths,
+// and most paths match none. Kept for the lists asked about last, compared
+// whole each time (a process holds one configuration; MCP calls run side
+// by side).
+struct TierPatterns {
+  std::vector<std::string> protected_paths, confirm;  // as configured: what it was made from
+  std::vector<std::string> lowered;                   // both lists, lowered; `set` keeps views of them
+  std::optional<GlobSet> set;
+};
+
+std::shared_ptr<const TierPatterns> tier_patterns(const Config& cfg) {
+  static std::mutex mutex;
+  static std::shared_ptr<const TierPatterns> last;
+  std::lock_guard<std::mutex> hold(mutex);
+  if (last && last->protected_paths == cfg.protected_paths && last->confirm == cfg.confirm) return last;
+  auto made = std::make_shared<TierPatterns>();
+  made->protected_paths = cfg.protected_paths;
+  made->confirm = cfg.confirm;
+  for (const auto* list : {&cfg.protected_paths, &cfg.confirm})
+    for (const auto& g : *list) made->lowered.push_back(ascii_lower(g));
+  made->set.emplace(std::vector<std::string_view>(made->lowered.begin(), made->lowered.end()));
+  last = made;
+  return last;
+}
+
+// Whether any tier pattern matches `rel`: when none does (GlobSet::any
+// answers as glob_match over the list), the lists need not be walked one
+// by one for the first that does.
+bool any_tier(const Config& cfg, std::string_view rel) {
+  if (cfg.protected_paths.empty() && cfg.confirm.empty()) return false;
+  return tier_patterns(cfg)->set->any(ascii_lower(rel));
+}
 }  // namespace
 
 bool is_protected(const Config& cfg, std::string_view rel) {
+  if (!any_tier(cfg, rel)) return false;
   for (const auto& g : cfg.protected_paths)
     if (tier_match(g, rel)) return true;
   return false;
 }
 
 Tier path_tier(const Config& cfg, std::string_view rel, std::string* why) {
+  if (!any_tier(cfg, rel)) return Tier::normal;
   for (const auto& g : cfg.protected_paths)
     if (tier_match(g, rel)) {
       if (why) *why = fmt::format("protected path ({})", g);
