@@ -1,7 +1,10 @@
 #include "lib/paths/redact.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cctype>
+#include <cstdint>
 
 #include "lib/util/strings.hpp"
 
@@ -43,6 +46,9 @@ constexpr Shape k_shapes[] = {
     {"pypi-", 50, "_-", "PYPI_TOKEN"},
 };
 
+// How a private key block begins.
+constexpr std::string_view k_key_begin = "-----BEGIN ";
+
 void replace_shapes(std::string& text) {
   for (const Shape& s : k_shapes) {
     for (size_t at = text.find(s.prefix); at != std::string::npos; at = text.find(s.prefix, at + 1)) {
@@ -58,7 +64,7 @@ void replace_shapes(std::string& text) {
 }
 
 void replace_private_keys(std::string& text) {
-  const std::string_view begin = "-----BEGIN ", end_mark = "-----END ";
+  const std::string_view begin = k_key_begin, end_mark = "-----END ";
   for (size_t at = text.find(begin); at != std::string::npos; at = text.find(begin, at + 1)) {
     size_t eol = text.find("-----", at + begin.size());
     if (eol == std::string::npos) break;
@@ -73,6 +79,21 @@ void replace_private_keys(std::string& text) {
   }
 }
 
+// For each byte, the prefixes (bit i: k_shapes[i]; bit 31: the start of a
+// private key block) that have it first, and those that have it second.
+constexpr uint32_t k_key_bit = uint32_t{1} << 31;
+static_assert(std::size(k_shapes) < 31);
+static_assert(std::all_of(std::begin(k_shapes), std::end(k_shapes), [](const Shape& s) { return s.prefix.size() > 2; }) &&
+              k_key_begin.size() > 2);
+using ByteBits = std::array<uint32_t, 256>;
+constexpr ByteBits prefix_bytes(size_t at) {
+  ByteBits t{};
+  for (size_t i = 0; i < std::size(k_shapes); ++i) t[static_cast<unsigned char>(k_shapes[i].prefix[at])] |= uint32_t{1} << i;
+  t[static_cast<unsigned char>(k_key_begin[at])] |= k_key_bit;
+  return t;
+}
+constexpr ByteBits k_first = prefix_bytes(0), k_second = prefix_bytes(1);
+
 // Whether apply() could change `text` at all: a known value, the start of a
 // private key block or a token shape's prefix occurs in it. Every step of
 // apply() begins with one of these finds, so when none occurs it returns
@@ -80,9 +101,18 @@ void replace_private_keys(std::string& text) {
 bool may_hide(const std::vector<std::pair<std::string, std::string>>& secrets, std::string_view text) {
   for (const auto& [name, value] : secrets)
     if (text.find(value) != std::string_view::npos) return true;
-  if (text.find("-----BEGIN ") != std::string_view::npos) return true;
-  for (const Shape& s : k_shapes)
-    if (text.find(s.prefix) != std::string_view::npos) return true;
+  // One pass over the text for every prefix at once (a changeset's files
+  // are megabytes): only where two bytes begin one are they compared.
+  // Every prefix is longer than two bytes, so none begins at the last.
+  for (size_t at = 0; at + 1 < text.size(); ++at) {
+    uint32_t bits = k_first[static_cast<unsigned char>(text[at])] & k_second[static_cast<unsigned char>(text[at + 1])];
+    if (bits == 0) continue;
+    const std::string_view rest = text.substr(at);
+    if ((bits & k_key_bit) && rest.starts_with(k_key_begin)) return true;
+    bits &= ~k_key_bit;
+    for (; bits != 0; bits &= bits - 1)
+      if (rest.starts_with(k_shapes[std::countr_zero(bits)].prefix)) return true;
+  }
   return false;
 }
 

@@ -116,6 +116,32 @@ TEST_CASE("hidden() counts what apply() hides, in a large text too", "[redact]")
   CHECK(r.hidden(big + "[REDACTED:X] and hunter2hunter2\n") == 1);
 }
 
+TEST_CASE("hidden() finds every token shape wherever it stands in the text", "[redact]") {
+  kai::Redactor r;
+  // One token of each shape, its tail long enough; and text around it full
+  // of the bytes the prefixes begin with.
+  const std::vector<std::string> tokens = {
+      "ghp_" + std::string(30, 'a'),     "gho_" + std::string(30, 'b'),     "ghu_" + std::string(30, 'c'),
+      "ghs_" + std::string(30, 'd'),     "ghr_" + std::string(30, 'e'),     "github_pat_" + std::string(30, 'f'),
+      "glpat-" + std::string(20, 'g'),   "AKIA" + std::string(16, 'H'),     "ASIA" + std::string(16, 'J'),
+      "xoxb-" + std::string(10, '1'),    "xoxp-" + std::string(10, '2'),    "xoxa-" + std::string(10, '3'),
+      "xoxs-" + std::string(10, '4'),    "sk-ant-" + std::string(20, 'k'),  "sk-proj-" + std::string(20, 'm'),
+      "sk-" + std::string(32, 'n'),      "AIza" + std::string(35, 'p'),     "npm_" + std::string(36, 'q'),
+      "pypi-" + std::string(50, 'r')};
+  std::string noise;
+  for (int i = 0; i < 200; ++i) noise += "gh sk- xox AI npm pyp --- gl ASI AKI github_ sk-an g x s n p A - ";
+  CHECK(r.hidden(noise) == 0);
+  for (const auto& t : tokens) {
+    INFO(t);
+    CHECK(r.hidden(t) == 1);
+    CHECK(r.hidden(noise + t) == 1);
+    CHECK(r.hidden(t + " " + noise) == 1);
+    CHECK(r.hidden(noise + t + " " + noise) == 1);
+    // One byte short of its tail: nothing to hide.
+    CHECK(r.hidden(noise + t.substr(0, t.size() - 1) + " ") == 0);
+  }
+}
+
 TEST_CASE("a workspace redacts the values of secret files anywhere in root, not in the trees it skips", "[redact]") {
   const std::string big(2 << 20, 'x');
   kai::test::WsFixture f("", {{"services/api/config/.env", "DEEP_TOKEN=deep-value-4d5e6f\n"},
