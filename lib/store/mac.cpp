@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <mbedtls/md.h>
 
 #include "lib/util/fd.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/sha.hpp"
 #include "lib/util/strings.hpp"
 
 namespace kai {
@@ -145,10 +145,8 @@ Result<MacKey> random_key() {
 }
 
 std::string mac_hex(const MacKey& key, std::string_view bytes) {
-  unsigned char out[32];
-  mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), key.bytes.data(), key.bytes.size(),
-                  reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out);
-  return lower_hex(std::string_view(reinterpret_cast<const char*>(out), sizeof out));
+  const auto out = hmac_sha256(std::string_view(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size()), bytes);
+  return lower_hex(std::string_view(reinterpret_cast<const char*>(out.data()), out.size()));
 }
 
 bool same_mac(std::string_view a, std::string_view b) {

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 #include <git2.h>
-#include <mbedtls/md.h>
 
 #include "lib/util/fs.hpp"
+#include "lib/util/sha.hpp"
 #include "lib/util/stat.hpp"
 #include "lib/util/strings.hpp"
 
@@ -28,27 +28,17 @@ namespace {
 class BlobHasher {
 public:
   explicit BlobHasher(uint64_t size) {
-    mbedtls_md_init(&m_ctx);
-    m_ok = mbedtls_md_setup(&m_ctx, mbedtls_md_info_from_type(MBEDTLS_MD_SHA1), 0) == 0 &&
-           mbedtls_md_starts(&m_ctx) == 0;
     const std::string header = fmt::format("blob {}", size);
     update(std::string_view(header.c_str(), header.size() + 1));  // the header ends with its NUL
   }
-  ~BlobHasher() { mbedtls_md_free(&m_ctx); }
-  BlobHasher(const BlobHasher&) = delete;
-  BlobHasher& operator=(const BlobHasher&) = delete;
-  void update(std::string_view bytes) {
-    if (m_ok) (void)mbedtls_md_update(&m_ctx, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-  }
+  void update(std::string_view bytes) { m_sha.update(bytes); }
   std::string finish() {
-    unsigned char sum[20] = {};
-    if (m_ok) (void)mbedtls_md_finish(&m_ctx, sum);
-    return lower_hex(std::string_view(reinterpret_cast<const char*>(sum), sizeof sum));
+    const auto sum = m_sha.finish();
+    return lower_hex(std::string_view(reinterpret_cast<const char*>(sum.data()), sum.size()));
   }
 
 private:
-  mbedtls_md_context_t m_ctx;
-  bool m_ok = false;
+  Sha1 m_sha;
 };
 
 }  // namespace
