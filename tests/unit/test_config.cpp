@@ -265,6 +265,23 @@ TEST_CASE("protected and confirm paths put a proposal in the confirm tier", "[po
   CHECK(kai::path_tier(c, "src/a.c") == kai::Tier::normal);
   CHECK(kai::path_tier(c, "ORACLE.html") == kai::Tier::confirm);
   CHECK(kai::is_protected(c, "Oracle.HTML"));
+  // The first pattern that matches names the reason: protected before confirm.
+  c.confirm.push_back("oracle.*");
+  CHECK(kai::path_tier(c, "oracle.html", &why) == kai::Tier::confirm);
+  CHECK(why == "protected path (oracle.html)");
+  CHECK(kai::path_tier(c, "oracle.txt", &why) == kai::Tier::confirm);
+  CHECK(why == "confirm path (oracle.*)");
+  // Another configuration's lists are asked about as they are, not as the
+  // last ones were.
+  kai::Config other;
+  other.confirm = {"src/**"};
+  CHECK(kai::path_tier(other, "src/a.c") == kai::Tier::confirm);
+  CHECK(kai::path_tier(other, "tools/run.sh") == kai::Tier::normal);
+  CHECK(kai::path_tier(c, "src/a.c") == kai::Tier::normal);
+  CHECK(kai::path_tier(c, "tools/run.sh") == kai::Tier::confirm);
+  other.confirm.clear();
+  CHECK(kai::path_tier(other, "src/a.c") == kai::Tier::normal);
+  CHECK_FALSE(kai::is_protected(other, "oracle.html"));
 }
 
 TEST_CASE("a run rule bound to files is validated strictly", "[config][always]") {
