@@ -8,8 +8,8 @@
 #include <mbedtls/sha256.h>
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/platform/x86.h>
 #define KAI_SHA_X86 1
 #endif
 
@@ -40,14 +40,9 @@ constexpr auto sha256_blocks_portable = blocks_portable<mbedtls_sha256_context, 
 
 #define KAI_SHA_TARGET __attribute__((target("sha,sse4.1,ssse3")))
 
-bool cpu_has_sha() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-  const bool ssse3 = (c & (1u << 9)) != 0, sse41 = (c & (1u << 19)) != 0;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  const bool sha = (b & (1u << 29)) != 0;
-  return ssse3 && sse41 && sha;
-}
+// What glibc found at start (no `cpuid` of our own: each is a trip to
+// the hypervisor on a virtual machine).
+bool cpu_has_sha() { return CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) && CPU_FEATURE_ACTIVE(SSE4_1); }
 
 // SHA-1 with the SHA extensions, four rounds an instruction. Message words
 // in groups of four, W[i] for rounds 4i..4i+3, in a ring of four:
