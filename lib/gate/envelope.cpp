@@ -55,14 +55,22 @@ json outcome_object(const Outcome& o) {
           {"entry", entry_object(o.entry)}};
 }
 
-json redacted_json(json j, const Redactor& r) {
+namespace {
+// Every string value of `j`, where it is: only one that could hold a secret
+// is copied (an answer holds a changeset's files, hundreds of strings).
+void redact_in_place(json& j, const Redactor& r) {
   if (j.is_string()) {
     auto& text = j.get_ref<std::string&>();
-    text = r.apply(text);
-    return j;
+    if (r.could_hide(text)) text = r.apply(text);
+    return;
   }
   if (j.is_array() || j.is_object())
-    for (auto& v : j) v = redacted_json(std::move(v), r);
+    for (auto& v : j) redact_in_place(v, r);
+}
+}  // namespace
+
+json redacted_json(json j, const Redactor& r) {
+  redact_in_place(j, r);
   return j;
 }
 

@@ -162,10 +162,12 @@ void Redactor::add_secret_file(std::string_view label, std::string_view content)
   }
 }
 
+bool Redactor::could_hide(std::string_view text) const { return may_hide(m_secrets, text); }
+
 size_t Redactor::hidden(std::string_view text) const {
   // The common case, megabytes of content with no secret in them: scanned,
   // not copied.
-  if (!may_hide(m_secrets, text)) return 0;
+  if (!could_hide(text)) return 0;
   auto marks = [](std::string_view s) {
     size_t n = 0;
     for (size_t at = s.find("[REDACTED:"); at != std::string_view::npos; at = s.find("[REDACTED:", at + 1)) ++n;
@@ -177,6 +179,7 @@ size_t Redactor::hidden(std::string_view text) const {
 
 std::string Redactor::apply(std::string_view text) const {
   std::string out(text);
+  if (!could_hide(text)) return out;
   for (const auto& [name, value] : m_secrets) {
     const std::string mark = "[REDACTED:" + name + "]";
     for (size_t at = out.find(value); at != std::string::npos; at = out.find(value, at + mark.size()))

@@ -30,6 +30,10 @@ public:
   std::string apply(std::string_view text) const;
   // How many values apply() hides in `text`.
   size_t hidden(std::string_view text) const;
+  // Whether apply() could change `text` at all (a known value, a token
+  // shape's prefix or a private key block's start occurs in it): when not,
+  // apply() returns it as it is, so a caller need not copy it.
+  bool could_hide(std::string_view text) const;
   bool empty() const { return m_secrets.empty(); }
 
   static bool secret_name(std::string_view name);

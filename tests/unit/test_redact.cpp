@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "lib/gate/envelope.hpp"
 #include "lib/paths/redact.hpp"
 #include "lib/util/text.hpp"
 
@@ -155,4 +156,25 @@ TEST_CASE("a workspace redacts the values of secret files anywhere in root, not 
   // Skipped: a dependency tree, and a secret file over the 1 MiB read limit.
   CHECK(text.find("skipped-value-1a2b3c") != std::string::npos);
   CHECK(text.find("big-value-0f0e0d") != std::string::npos);
+}
+
+TEST_CASE("a JSON answer has every string redacted where it stands, and nothing else changed", "[redact]") {
+  kai::Redactor r;
+  r.add("MY_API_KEY", "hunter2hunter2");
+  const nlohmann::json in = {
+      {"summary", "uses hunter2hunter2"},
+      {"files", {{{"path", "a.txt"}, {"after", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here"}},
+                 {{"path", "b.txt"}, {"after", "nothing to hide"}, {"lines", 3}}}},
+      {"hunter2hunter2", true},  // a key is not a value: left as it is
+      {"list", {"plain", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", 7}}};
+  const nlohmann::json out = kai::redacted_json(in, r);
+  CHECK(out["summary"] == "uses [REDACTED:MY_API_KEY]");
+  CHECK(out["files"][0]["after"] == "token [REDACTED:GITHUB_TOKEN] here");
+  CHECK(out["files"][1] == in["files"][1]);
+  CHECK(out["hunter2hunter2"] == true);
+  CHECK(out["list"][0] == "plain");
+  CHECK(out["list"][1] == "[REDACTED:PRIVATE_KEY]");
+  CHECK(out["list"][2] == 7);
+  CHECK(r.could_hide("has -----BEGIN here"));
+  CHECK_FALSE(r.could_hide("nothing at all"));
 }
