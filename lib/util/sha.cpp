@@ -8,8 +8,8 @@
 #include <mbedtls/sha256.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/platform/x86.h>
 #define KAI_SHA_X86 1
 #endif
 
@@ -40,9 +40,17 @@ constexpr auto sha256_blocks_portable = blocks_portable<mbedtls_sha256_context, 
 
 #define KAI_SHA_TARGET __attribute__((target("sha,sse4.1,ssse3")))
 
-// What glibc found at start (no `cpuid` of our own: each is a trip to
-// the hypervisor on a virtual machine).
-bool cpu_has_sha() { return CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) && CPU_FEATURE_ACTIVE(SSE4_1); }
+// Asked of the CPU once, three questions (each a trip to the hypervisor
+// on a virtual machine: microseconds). glibc knows it too, but its header
+// for that is C only.
+bool cpu_has_sha() {
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __cpuid(1, a, b, c, d);
+  const bool ssse3 = (c & (1u << 9)) != 0, sse41 = (c & (1u << 19)) != 0;
+  __cpuid_count(7, 0, a, b, c, d);
+  return ssse3 && sse41 && (b & (1u << 29)) != 0;
+}
 
 // SHA-1 with the SHA extensions, four rounds an instruction. Message words
 // in groups of four, W[i] for rounds 4i..4i+3, in a ring of four:
@@ -148,16 +156,12 @@ KAI_SHA_TARGET void sha256_blocks_x86(uint32_t* state, const unsigned char* data
 
 #undef KAI_SHA_TARGET
 
-#else
-
-bool cpu_has_sha() { return false; }
-
-#endif
-
 bool has_sha_instructions() {
   static const bool has = cpu_has_sha();
   return has;
 }
+
+#endif
 
 using ShaBlocks = void (*)(uint32_t*, const unsigned char*, size_t);
 
