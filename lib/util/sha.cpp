@@ -21,7 +21,7 @@ constexpr std::array<uint32_t, 5> k_sha1_initial = {0x67452301u, 0xEFCDAB89u, 0x
 constexpr std::array<uint32_t, 8> k_sha256_initial = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
                                                       0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
 
-// mbedTLS's block step, over a context of its that holds only the state.
+// mbedTLS's block step, over a context of its own that holds only the state.
 template <typename Ctx, void (*Init)(Ctx*), void (*Free)(Ctx*), int (*Process)(Ctx*, const unsigned char*)>
 void blocks_portable(uint32_t* state, const unsigned char* data, size_t blocks) {
   Ctx c;
