@@ -94,28 +94,6 @@ constexpr ByteBits prefix_bytes(size_t at) {
 }
 constexpr ByteBits k_first = prefix_bytes(0), k_second = prefix_bytes(1);
 
-// Whether apply() could change `text` at all: a known value, the start of a
-// private key block or a token shape's prefix occurs in it. Every step of
-// apply() begins with one of these finds, so when none occurs it returns
-// `text` as it is.
-bool may_hide(const std::vector<std::pair<std::string, std::string>>& secrets, std::string_view text) {
-  for (const auto& [name, value] : secrets)
-    if (text.find(value) != std::string_view::npos) return true;
-  // One pass over the text for every prefix at once (a changeset's files
-  // are megabytes): only where two bytes begin one are they compared.
-  // Every prefix is longer than two bytes, so none begins at the last.
-  for (size_t at = 0; at + 1 < text.size(); ++at) {
-    uint32_t bits = k_first[static_cast<unsigned char>(text[at])] & k_second[static_cast<unsigned char>(text[at + 1])];
-    if (bits == 0) continue;
-    const std::string_view rest = text.substr(at);
-    if ((bits & k_key_bit) && rest.starts_with(k_key_begin)) return true;
-    bits &= ~k_key_bit;
-    for (; bits != 0; bits &= bits - 1)
-      if (rest.starts_with(k_shapes[std::countr_zero(bits)].prefix)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool Redactor::secret_name(std::string_view name) {
@@ -162,7 +140,27 @@ void Redactor::add_secret_file(std::string_view label, std::string_view content)
   }
 }
 
-bool Redactor::could_hide(std::string_view text) const { return may_hide(m_secrets, text); }
+// Whether apply() could change `text` at all: a known value, the start of a
+// private key block or a token shape's prefix occurs in it. Every step of
+// apply() begins with one of these finds, so when none occurs it returns
+// `text` as it is.
+bool Redactor::could_hide(std::string_view text) const {
+  for (const auto& [name, value] : m_secrets)
+    if (text.find(value) != std::string_view::npos) return true;
+  // One pass over the text for every prefix at once (a changeset's files
+  // are megabytes): only where two bytes begin one are they compared.
+  // Every prefix is longer than two bytes, so none begins at the last.
+  for (size_t at = 0; at + 1 < text.size(); ++at) {
+    uint32_t bits = k_first[static_cast<unsigned char>(text[at])] & k_second[static_cast<unsigned char>(text[at + 1])];
+    if (bits == 0) continue;
+    const std::string_view rest = text.substr(at);
+    if ((bits & k_key_bit) && rest.starts_with(k_key_begin)) return true;
+    bits &= ~k_key_bit;
+    for (; bits != 0; bits &= bits - 1)
+      if (rest.starts_with(k_shapes[std::countr_zero(bits)].prefix)) return true;
+  }
+  return false;
+}
 
 size_t Redactor::hidden(std::string_view text) const {
   // The common case, megabytes of content with no secret in them: scanned,

@@ -156,30 +156,29 @@ KAI_SHA_TARGET void sha256_blocks_x86(uint32_t* state, const unsigned char* data
 
 #undef KAI_SHA_TARGET
 
-bool has_sha_instructions() {
-  static const bool has = cpu_has_sha();
-  return has;
-}
-
 #endif
 
 using ShaBlocks = void (*)(uint32_t*, const unsigned char*, size_t);
 
-ShaBlocks sha1_blocks(ShaEngine engine) {
+// The block step `engine` asks for: `fast` (the CPU's instructions) where
+// the CPU has them, else `portable`.
+ShaBlocks blocks_for(ShaEngine engine, ShaBlocks fast, ShaBlocks portable) {
 #ifdef KAI_SHA_X86
-  if (engine == ShaEngine::best && has_sha_instructions()) return sha1_blocks_x86;
+  static const bool has = cpu_has_sha();
+  if (engine == ShaEngine::best && has) return fast;
+#else
+  (void)engine, (void)fast;
 #endif
-  (void)engine;
-  return sha1_blocks_portable;
+  return portable;
 }
 
-ShaBlocks sha256_blocks(ShaEngine engine) {
 #ifdef KAI_SHA_X86
-  if (engine == ShaEngine::best && has_sha_instructions()) return sha256_blocks_x86;
+ShaBlocks sha1_blocks(ShaEngine engine) { return blocks_for(engine, sha1_blocks_x86, sha1_blocks_portable); }
+ShaBlocks sha256_blocks(ShaEngine engine) { return blocks_for(engine, sha256_blocks_x86, sha256_blocks_portable); }
+#else
+ShaBlocks sha1_blocks(ShaEngine engine) { return blocks_for(engine, nullptr, sha1_blocks_portable); }
+ShaBlocks sha256_blocks(ShaEngine engine) { return blocks_for(engine, nullptr, sha256_blocks_portable); }
 #endif
-  (void)engine;
-  return sha256_blocks_portable;
-}
 
 }  // namespace
 
