@@ -46,7 +46,13 @@ mkdir -p "$work/base"
 (cd "$work/base" && git_ diff >"$work/change.patch" && git_ checkout -q -- .)
 cp -a "$work/base" "$work/want" && git_ -C "$work/want" apply "$work/change.patch"
 # kaicoder's tree: one, initialised once (its trust is bound to its path);
-# each rollback brings it back to the base, and its backups are removed.
+# each rollback brings it back to the base. Nothing the rounds made is
+# removed until the end: kaicoder's backups are moved out of its tree by
+# rename, and git gets a fresh copy of the tree for each apply. On ext4
+# without a journal every file created skips the inodes freed in the last
+# minute (find_inode_bit -> recently_deleted, an inode table read each),
+# so removing hundreds of files a round would charge the next round's
+# creations for the benchmark's own cleanup.
 cp -a "$work/base" "$work/t"
 (cd "$work/t" && printf 'y\n' | "${home_ns[@]}" script -qec "$kai init" /dev/null >/dev/null)
 if [[ -n $old_kai ]]; then
@@ -86,7 +92,9 @@ kai_round() {
   typed_answer y
   time_cmd "rollback$sfx" "$tree" "${home_ns[@]}" script -qec "$bin rollback last" /dev/null <"$typed"
   end_typed_answer
-  find "$tree" -name '*.bak-kaicoder-*' -delete
+  # The backups leave the tree by rename, which frees no inode (above).
+  mkdir -p "$work/held"
+  find "$tree" -name '*.bak-kaicoder-*' -exec mv --backup=numbered -t "$work/held" {} +
   if ! diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$tree" >/dev/null; then
     echo "changeset-cli: rollback did not restore the tree" >&2
     diff -r -q -x .git -x .kaicoder -x KAI-CODER-CHANGELOG.md -x kaicoder.toml -x .gitignore "$work/base" "$tree" | head >&2
@@ -102,14 +110,14 @@ for ((r = 0; r < runs; r++)); do
     sync
     case $how in
       git)
-        rm -rf "$work/g" && cp -a "$work/base" "$work/g" && sync
-        time_cmd git "$work/g" git apply "$work/change.patch"
-        rm -rf "$work/g" && cp -a "$work/base" "$work/g" && sync
-        time_cmd gitsync "$work/g" sh -c "git apply '$work/change.patch' && sync"
+        # A fresh copy of the tree for each apply, kept to the end (above).
+        cp -a "$work/base" "$work/g$r.1" && cp -a "$work/base" "$work/g$r.2" && sync
+        time_cmd git "$work/g$r.1" git apply "$work/change.patch"
+        time_cmd gitsync "$work/g$r.2" sh -c "git apply '$work/change.patch' && sync"
         sync
-        time_cmd gitR "$work/g" git apply -R "$work/change.patch"
-        git_ -C "$work/g" apply "$work/change.patch" && sync
-        time_cmd gitRsync "$work/g" sh -c "git apply -R '$work/change.patch' && sync"
+        time_cmd gitR "$work/g$r.1" git apply -R "$work/change.patch"
+        sync
+        time_cmd gitRsync "$work/g$r.2" sh -c "git apply -R '$work/change.patch' && sync"
         ;;
       kai)
         kai_round "$kai" "$work/t" ""

@@ -277,8 +277,20 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
     // the tree alone: a "~/" name in its record is a folder named '~' at the
     // root, never the owner's home.
     KAI_TRY(check_stored(ws, f.rel, guard, rec->kind == "run" ? Home::no : Home::yes));
-    auto tg = open_stored(ws, folders, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no, Read::or_hash);
+    // Before the question each file is read and compared, to say what is
+    // wrong before the person is asked. After the answer it is judged by
+    // what a stat tells, and its bytes are read once, where its backup is
+    // linked: the file's name must hold what the entry wrote when it is
+    // moved aside, or nothing is rolled back (take_backup). --force, and a
+    // file recorded behind a link the run made, read it as it is.
+    const bool at_backup = check == CheckOnly::no && compare && force == Force::no;
+    auto tg = open_stored(ws, folders, f.rel, f.before.exists ? CreateDirs::yes : CreateDirs::no,
+                          at_backup ? Read::stat : Read::or_hash);
     if (!tg) return tg.error();
+    if (at_backup && tg->current.exists && f.after.exists) {
+      tg->current.blob = f.after.blob;
+      tg->check_at_backup = true;
+    }
     hash_once(tg->current);  // compared here, recorded as its `before` below: hashed once
     if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {

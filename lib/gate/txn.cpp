@@ -652,17 +652,30 @@ Status reserve(Workspace& ws, const Txn& t, uint64_t intent_bytes) {
   return make_error(Errc::io, fmt::format("cannot reserve room in '{}': {}", at.string(), errno_text(err)));
 }
 
-Error changed_since_shown(const FileChange& f) {
+Error changed_since_shown(const Txn& t, const FileChange& f) {
+  if (t.rec.kind == "rollback")
+    return make_error(Errc::conflict,
+                      fmt::format("cannot roll back {}: '{}' changed since the rollback was asked for", t.rec.rolls_back,
+                                  f.rel),
+                      fmt::format("look at it, then run kaicoder rollback {} again", t.rec.rolls_back));
   return make_error(Errc::conflict,
                     fmt::format("'{}' changed since it was shown (stale base)", f.rel),
                     "propose the change again against the file as it is now");
+}
+
+Error too_large_to_copy(const FileChange& f) {
+  return make_error(Errc::io,
+                    fmt::format("cannot keep '{}': its file system takes no second name for a file, and it is too "
+                                "large to copy",
+                                f.rel),
+                    "move it aside by hand, then try again");
 }
 
 // The backup of `tg`: a second name for the file as it is (link(2), no new
 // space), beside it or, for a file the transaction removes that it keeps in
 // the state dir, there; a copy where the file system takes no link. The
 // name must still hold the bytes that were read and checked.
-Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sync) {
+Status take_backup(Workspace& ws, const Txn& t, const Target& tg, const FileChange& f, Sync sync) {
   const bool beside = dir_of(f.backup_rel) == dir_of(f.rel);
   Dir kept;
   if (!beside) {
@@ -676,28 +689,26 @@ Status take_backup(Workspace& ws, const Target& tg, const FileChange& f, Sync sy
   if (!s && s.error().code == Errc::usage) {
     if (tg.check_at_backup) {
       // No second name: a copy, of the bytes read and checked now.
-      auto now = read_at(tg.dir, tg.name);
+      auto now = read_or_hash_at(tg.dir, tg.name, k_whole_max);
       if (!now) return now.error();
-      if (!now->regular || blob_id(now->bytes) != f.before.blob) return changed_since_shown(f);
+      if (!now->regular || blob_of(*now) != f.before.blob) return changed_since_shown(t, f);
+      if (now->hashed) return too_large_to_copy(f);
       return write_exclusive_at(bd, bname, now->bytes, tg.current.mode & ~mode_t{06000}, sync);
     }
-    if (tg.current.hashed)
-      return make_error(Errc::io,
-                        fmt::format("cannot keep '{}': its file system takes no second name for a file, and it is "
-                                    "too large to copy",
-                                    f.rel),
-                        "move it aside by hand, then try again");
+    if (tg.current.hashed) return too_large_to_copy(f);
     return write_exclusive_at(bd, bname, tg.current.bytes, tg.current.mode & ~mode_t{06000}, sync);
   }
   if (!s) return s;
   if (tg.check_at_backup) {
     // The backup is a second name for what the file's name held when it was
     // linked: the bytes the file is replaced from must be those shown.
-    auto b = read_at(bd, bname);
-    if (b && b->regular && blob_id(b->bytes) == f.before.blob) return ok_status();
+    // Hashed as a stream past k_whole_max: a rollback may meet a file of
+    // any size a run left.
+    auto b = read_or_hash_at(bd, bname, k_whole_max);
+    if (b && b->regular && blob_of(*b) == f.before.blob) return ok_status();
     (void)unlink_at(bd, bname, Sync::later);
     if (!b) return b.error();
-    return changed_since_shown(f);
+    return changed_since_shown(t, f);
   }
   auto b = tg.current.hashed ? read_or_hash_at(bd, bname, k_whole_max) : read_at(bd, bname);
   if (!b || !b->regular || b->hashed != tg.current.hashed || b->bytes != tg.current.bytes ||
@@ -768,7 +779,7 @@ Status execute(Workspace& ws, Txn& t, std::vector<Target>& targets,
     const Target& tg = targets[i++];
     if (!f.backup_rel.empty()) {
       Status s = injected(fmt::format("the backup of '{}'", f.rel));
-      if (s) s = take_backup(ws, tg, f, sync);
+      if (s) s = take_backup(ws, t, tg, f, sync);
       if (!s) return abandon(ws, t, s.error());
     }
     fault_point("after-backup");  // each file's turn, a new file's too

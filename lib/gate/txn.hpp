@@ -107,9 +107,9 @@ inline constexpr std::string_view k_root_config = "kaicoder.toml";
 // them), or hashed as a stream when larger than k_whole_max (a rollback,
 // which only compares the file and moves it aside: a run may have left a
 // file of any size, and undoing it must not take that much memory), or not
-// yet (stat: a changeset after the answer, whose files are replaced whole;
-// each is read once, as its backup, and refused there when it is not what
-// was shown).
+// yet (stat: a changeset or a rollback after the answer, whose files are
+// replaced whole; each is read once, as its backup, and refused there when
+// it is not what was shown, hashed as a stream past k_whole_max).
 enum class Read { whole, or_hash, stat };
 inline constexpr size_t k_whole_max = size_t{64} << 20;
 // Whether a "~/" name stands for the owner's home: only in a transaction of

@@ -11,6 +11,7 @@ namespace {
 using namespace kai::test;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 std::string git_out(const TempRepo& repo, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"git"};
@@ -261,4 +262,24 @@ TEST_CASE("a run in a tree with a tracked file whose name is not UTF-8 says befo
   KAI_REQUIRE_EXIT(plain.kai({"run", "--why", "w", "--shell", "printf 'new\\n' > keep.txt"}), 0);
   Run b = plain.kai_tty({"approve", "1"}, "n");
   CHECK_THAT(b.all(), !Contains("restore:"));
+}
+
+TEST_CASE("a file larger than kaicoder reads whole, made by a run, is rolled back without reading it whole",
+          "[e2e][run][rollback]") {
+  // Its rollback judges it by a stat after the answer and hashes it as a
+  // stream where it is moved aside (take_backup): 72 MiB, past the 64 MiB
+  // kaicoder reads whole.
+  TempRepo repo{{"edit.txt", "old\n"}};
+  init_and_commit(repo);
+  std::string id = run_confirmed(repo, "head -c 75497472 /dev/zero > big.bin; printf 'new\\n' > edit.txt");
+  REQUIRE(fs::file_size(repo.abs("big.bin")) == 75497472u);
+  Run r = repo.kai_tty({"rollback", id}, "y");
+  KAI_REQUIRE_EXIT(r, 0);
+  CHECK_FALSE(repo.exists("big.bin"));
+  CHECK(repo.read("edit.txt") == "old\n");
+  // Undone again: the big file comes back from where the rollback kept it.
+  std::string rid = log_entries(repo).at(0).at("rollback_id");
+  KAI_REQUIRE_EXIT(repo.kai_tty({"rollback", rid}, "y"), 0);
+  CHECK(fs::file_size(repo.abs("big.bin")) == 75497472u);
+  CHECK(repo.read("edit.txt") == "new\n");
 }

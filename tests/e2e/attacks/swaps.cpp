@@ -39,6 +39,29 @@ void swap_src(TempRepo& repo, const fs::path& outside) {
   fs::rename(repo.abs("src"), repo.abs("src.moved"));
   fs::create_directory_symlink(outside, repo.abs("src"));
 }
+
+// The agent's rewrite in place: `text` over the start of `rel`, the same
+// inode, size and mode, and its modification time put back.
+void rewrite_in_place(TempRepo& repo, const std::string& rel, const std::string& text) {
+  const auto when = fs::last_write_time(repo.abs(rel));
+  {
+    std::ofstream(repo.abs(rel), std::ios::binary | std::ios::in | std::ios::out) << text;
+  }
+  fs::last_write_time(repo.abs(rel), when);
+}
+
+// `args` at a terminal, src/a.txt rewritten in place with `text` while its
+// question is on the screen, then answered yes; `before` is the tree as the
+// answer found it.
+Run rewritten_while_asked(TempRepo& repo, const std::vector<std::string>& args, const std::string& text,
+                          std::map<std::string, std::string>& before) {
+  TtyProcess asked = repo.spawn_kai_tty(args);
+  REQUIRE(asked.wait_for_prompt());
+  rewrite_in_place(repo, "src/a.txt", text);
+  before = tree_but_log(repo);
+  asked.answer("y");
+  return asked.finish();
+}
 }  // namespace
 
 TEST_CASE("attack: a folder swapped for a symlink while the person reads a changeset takes no write through it",
@@ -128,17 +151,8 @@ TEST_CASE("attack: a file rewritten in place while the person reads a changeset,
   // lands, neither file, nor a backup, nor the agent's bytes overwritten.
   TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
   (void)propose_two_files(repo);
-  TtyProcess approver = repo.spawn_kai_tty({"approve", "1"});
-  REQUIRE(approver.wait_for_prompt());
-  const auto when = fs::last_write_time(repo.abs("src/a.txt"));
-  {
-    std::ofstream(repo.abs("src/a.txt"), std::ios::binary | std::ios::in | std::ios::out) << "a AS IT WAS";
-  }
-  fs::last_write_time(repo.abs("src/a.txt"), when);
-  REQUIRE(repo.read("src/a.txt") == "a AS IT WAS\n");
-  auto before = tree_but_log(repo);
-  approver.answer("y");
-  Run r = approver.finish();
+  std::map<std::string, std::string> before;
+  Run r = rewritten_while_asked(repo, {"approve", "1"}, "a AS IT WAS", before);
   KAI_CHECK_EXIT(r, 6);
   CHECK_THAT(r.err, Contains("'src/a.txt'") && Contains("stale"));
   auto after = tree_but_log(repo);
@@ -150,4 +164,39 @@ TEST_CASE("attack: a file rewritten in place while the person reads a changeset,
   CHECK(json_of(repo.kai({"--json", "show", "1"})).at("proposal").at("status") != "applied");
   // Nothing is left to finish or undo.
   CHECK(repo.ls(".kaicoder/intents").empty());
+}
+
+TEST_CASE("attack: a file rewritten in place while the person reads a rollback's question, its stat data kept, is "
+          "refused",
+          "[e2e][attack][swaps][rollback]") {
+  // After the answer a rollback judges each file first by what a stat
+  // tells and reads its bytes once, from the backup linked before any file
+  // changes: the name must hold what the entry wrote. The agent rewrites a
+  // file in place while the question is on the screen, the same inode,
+  // size and mode, its time put back: code 6, the rollback named, and
+  // nothing of the rollback lands (neither file, nor a backup of its own,
+  // nor the agent's bytes overwritten).
+  TempRepo repo{{"src/a.txt", "a as it was\n"}, {"docs/c.txt", "c as it was\n"}};
+  (void)propose_two_files(repo);
+  KAI_REQUIRE_EXIT(repo.kai_tty({"approve", "1"}, "y"), 0);
+  const std::string entry = log_entries(repo).at(0).at("rollback_id");
+  const auto backups = repo.find(".bak-kaicoder-");
+  std::map<std::string, std::string> before;
+  Run r = rewritten_while_asked(repo, {"rollback", "last"}, "A AS APPROVED", before);
+  KAI_CHECK_EXIT(r, 6);
+  CHECK_THAT(r.err, Contains("cannot roll back " + entry) && Contains("'src/a.txt'") &&
+                        Contains("changed since the rollback was asked for"));
+  auto after = tree_but_log(repo);
+  CHECK(after == before);
+  CHECK(repo.read("src/a.txt") == "A AS APPROVED\n");
+  CHECK(repo.read("docs/c.txt") == "c as approved\n");
+  CHECK(repo.find(".bak-kaicoder-") == backups);
+  CHECK(repo.find(".kaicoder-tmp").empty());
+  CHECK(repo.ls(".kaicoder/intents").empty());
+  CHECK(json_of(repo.kai({"--json", "show", "1"})).at("proposal").at("status") == "applied");
+  // Asked again, the rollback says what is wrong before the question.
+  Run again = repo.kai_tty({"rollback", "last"}, "y");
+  KAI_CHECK_EXIT(again, 6);
+  CHECK_THAT(again.err, Contains("'src/a.txt' was changed by hand"));
+  CHECK(again.tty.find("[y/N]") == std::string::npos);
 }
