@@ -179,18 +179,6 @@ Result<Outcome> apply_proposal(Workspace& ws, Proposal& p, const std::string& ap
 
 namespace {
 
-Error changed_since(Workspace& ws, const std::string& id, const FileChange& f, const FileState& cur) {
-  std::string later = ws.journal.latest_for(f.rel);
-  std::string what = later != id && !later.empty() ? fmt::format("'{}' was changed by a later entry {}", f.rel, later)
-                                                   : fmt::format("'{}' was changed by hand since {} ({})", f.rel, id,
-                                                                 cur.exists ? "its content differs" : "it was removed");
-  std::string hint =
-      later != id && !later.empty()
-          ? fmt::format("roll back {} first, or pass --force to overwrite it (a backup of it is kept)", later)
-          : "pass --force to overwrite it (a backup of its current content is kept)";
-  return make_error(Errc::conflict, fmt::format("cannot roll back {}: {}", id, what), hint);
-}
-
 // The symlink a run made at `f.rel` must still be that link (or gone).
 Status check_link(Workspace& ws, const std::string& id, const FileChange& f, Force force) {
   auto d = open_parent(ws.root, f.rel, CreateDirs::no);
@@ -292,7 +280,7 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       tg->check_at_backup = true;
     }
     hash_once(tg->current);  // compared here, recorded as its `before` below: hashed once
-    if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f, tg->current);
+    if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f.rel, tg->current.exists);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
       // A run's files have no backups beside them: their bytes before the
       // run are in the snapshot store.

@@ -350,7 +350,7 @@ Status write_intent(Workspace& ws, const Txn& t) {
   if (!mac) return mac.error();
   j["seal"] = *mac;
   KAI_TRY(make_dirs(ws.store.dir() / "intents", 0700));
-  return write_file_atomic(intent_path(ws, t.rec.id), j.dump(2) + "\n", 0600);
+  return write_file_atomic(intent_path(ws, t.rec.id), j.dump() + "\n", 0600);  // compact, as sealed
 }
 
 // The intent in `text`, named `name`: the transaction when it parses, its
@@ -652,16 +652,28 @@ Status reserve(Workspace& ws, const Txn& t, uint64_t intent_bytes) {
   return make_error(Errc::io, fmt::format("cannot reserve room in '{}': {}", at.string(), errno_text(err)));
 }
 
-Error changed_since_shown(const Txn& t, const FileChange& f) {
-  if (t.rec.kind == "rollback")
-    return make_error(Errc::conflict,
-                      fmt::format("cannot roll back {}: '{}' changed since the rollback was asked for", t.rec.rolls_back,
-                                  f.rel),
-                      fmt::format("look at it, then run kaicoder rollback {} again", t.rec.rolls_back));
+Error changed_since_shown(Workspace& ws, const Txn& t, const FileChange& f) {
+  if (t.rec.kind == "rollback") return changed_since(ws, t.rec.rolls_back, f.rel, true);
   return make_error(Errc::conflict,
                     fmt::format("'{}' changed since it was shown (stale base)", f.rel),
                     "propose the change again against the file as it is now");
 }
+
+}  // namespace
+
+Error changed_since(Workspace& ws, const std::string& id, const std::string& rel, bool exists) {
+  std::string later = ws.journal.latest_for(rel);
+  std::string what = later != id && !later.empty() ? fmt::format("'{}' was changed by a later entry {}", rel, later)
+                                                   : fmt::format("'{}' was changed by hand since {} ({})", rel, id,
+                                                                 exists ? "its content differs" : "it was removed");
+  std::string hint =
+      later != id && !later.empty()
+          ? fmt::format("roll back {} first, or pass --force to overwrite it (a backup of it is kept)", later)
+          : "pass --force to overwrite it (a backup of its current content is kept)";
+  return make_error(Errc::conflict, fmt::format("cannot roll back {}: {}", id, what), hint);
+}
+
+namespace {
 
 Error too_large_to_copy(const FileChange& f) {
   return make_error(Errc::io,
@@ -691,7 +703,7 @@ Status take_backup(Workspace& ws, const Txn& t, const Target& tg, const FileChan
       // No second name: a copy, of the bytes read and checked now.
       auto now = read_or_hash_at(tg.dir, tg.name, k_whole_max);
       if (!now) return now.error();
-      if (!now->regular || blob_of(*now) != f.before.blob) return changed_since_shown(t, f);
+      if (!now->regular || blob_of(*now) != f.before.blob) return changed_since_shown(ws, t, f);
       if (now->hashed) return too_large_to_copy(f);
       return write_exclusive_at(bd, bname, now->bytes, tg.current.mode & ~mode_t{06000}, sync);
     }
@@ -708,7 +720,7 @@ Status take_backup(Workspace& ws, const Txn& t, const Target& tg, const FileChan
     if (b && b->regular && blob_of(*b) == f.before.blob) return ok_status();
     (void)unlink_at(bd, bname, Sync::later);
     if (!b) return b.error();
-    return changed_since_shown(t, f);
+    return changed_since_shown(ws, t, f);
   }
   auto b = tg.current.hashed ? read_or_hash_at(bd, bname, k_whole_max) : read_at(bd, bname);
   if (!b || !b->regular || b->hashed != tg.current.hashed || b->bytes != tg.current.bytes ||

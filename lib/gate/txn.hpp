@@ -83,6 +83,10 @@ void hash_once(FileState& s);
 // `s` holds what `a` describes: existence and bytes, and the permission
 // bits too when `with_mode`.
 bool same(const FileSide& a, const FileState& s, bool with_mode = false);
+// Why entry `id` cannot be rolled back: `rel` no longer holds what the
+// entry wrote (`exists`: it is there with other bytes; else removed). Names
+// the later entry that changed it, when the journal holds one.
+Error changed_since(Workspace& ws, const std::string& id, const std::string& rel, bool exists);
 // Whether a change of `f` is told apart by its mode (its bytes may stay).
 bool mode_matters(const FileChange& f);
 

@@ -82,7 +82,8 @@ Status Journal::write_record(const Record& r) const {
   if (!mac) return mac.error();
   j["seal"] = *mac;
   // The record first: a pointer must never name a record that is not there.
-  return write_file_atomic(m_dir / (r.id + ".json"), j.dump(2) + "\n", 0600);
+  // Compact, as it was sealed: a changeset's record names every file.
+  return write_file_atomic(m_dir / (r.id + ".json"), j.dump() + "\n", 0600);
 }
 
 Status Journal::point_to(const Record& r) const {

@@ -276,7 +276,9 @@ Status Store::fill(Proposal& p, const fs::path& dir) const {
 
 namespace {
 // A proposal's seal covers the record minus its seal, in one canonical form
-// (compact; nlohmann sorts keys). The record holds the payloads' digest
+// (compact; nlohmann sorts keys). meta.json holds the record with its seal
+// in that form too, on one line (older stores' indented records read the
+// same). The record holds the payloads' digest
 // ("payload_digest"), so the payloads are bound too, and a payload changed
 // alone can be told from a record kaicoder did not write.
 }  // namespace
@@ -290,8 +292,12 @@ Result<std::string> Store::sealed_record(Proposal& p, std::string* compact) cons
   auto mac = m_seal.seal("proposal", std::to_string(p.id), j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
-  if (compact) *compact = j.dump();
-  return j.dump(2) + "\n";
+  // Written in the same compact form, one line: dumping a changeset's
+  // record (hundreds of KB) a third time, indented, cost as much as the
+  // seal.
+  std::string text = j.dump();
+  if (compact) *compact = text;
+  return text + "\n";
 }
 
 Status Store::save(Proposal& p) const {

@@ -184,8 +184,7 @@ TEST_CASE("attack: a file rewritten in place while the person reads a rollback's
   std::map<std::string, std::string> before;
   Run r = rewritten_while_asked(repo, {"rollback", "last"}, "A AS APPROVED", before);
   KAI_CHECK_EXIT(r, 6);
-  CHECK_THAT(r.err, Contains("cannot roll back " + entry) && Contains("'src/a.txt'") &&
-                        Contains("changed since the rollback was asked for"));
+  CHECK_THAT(r.err, Contains("cannot roll back " + entry + ": 'src/a.txt' was changed by hand"));
   auto after = tree_but_log(repo);
   CHECK(after == before);
   CHECK(repo.read("src/a.txt") == "A AS APPROVED\n");
@@ -194,7 +193,7 @@ TEST_CASE("attack: a file rewritten in place while the person reads a rollback's
   CHECK(repo.find(".kaicoder-tmp").empty());
   CHECK(repo.ls(".kaicoder/intents").empty());
   CHECK(json_of(repo.kai({"--json", "show", "1"})).at("proposal").at("status") == "applied");
-  // Asked again, the rollback says what is wrong before the question.
+  // Asked again, the rollback says so before the question.
   Run again = repo.kai_tty({"rollback", "last"}, "y");
   KAI_CHECK_EXIT(again, 6);
   CHECK_THAT(again.err, Contains("'src/a.txt' was changed by hand"));
