@@ -70,7 +70,7 @@ median() { sort -n -k"$1","$1" "$work/$2.times" | awk -v c="$1" '{ l[NR] = $c } 
 sum_runs() {
   local out=$work/$1+all.times files=()
   for n in "$@"; do files+=("$work/$n.times"); done
-  paste -d' ' "${files[@]}" | awk '{ c = 0; w = 0; for (i = 1; i <= NF; i += 2) { c += $i; w += $(i + 1) } printf "%.2f %.2f\n", c, w }' >"$out"
+  paste -d' ' "${files[@]}" | awk '{ c = 0; w = 0; for (i = 1; i <= NF; i += 2) { c += $i; w += $(i + 1) } printf "%.3f %.3f\n", c, w }' >"$out"
 }
 
 # kai_round BIN TREE SUFFIX: one propose + approve + rollback of BIN on TREE,
@@ -135,7 +135,7 @@ echo "# a $patch_files-file, $patch_kb KiB patch: kaicoder propose --patch + app
 echo "# $(nproc) cores, $(uname -sr); $(git --version); file system: $(stat -f -c %T "$work");" \
   "build: ${build_type:-unknown}; load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $runs runs, medians"
 echo
-fmt='| %-34s | %6s | %6s | %-9s | %-10s |\n'
+fmt='| %-34s | %6s | %6s | %-9s | %-15s |\n'
 # shellcheck disable=SC2059
 printf "$fmt" measurement "cpu s" "wall s" "cpu / git" "wall / git+sync"
 echo '|------------------------------------|--------|--------|-----------|-----------------|'

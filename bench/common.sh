@@ -25,7 +25,7 @@ bench_setup() {
   fi
   # A build folder this user may not write (another user's, as when a
   # benchmark runs as an ordinary user on root's build) is used as it is.
-  if [[ -w $build ]]; then cmake --build "$build" --target "$src" -j"$(nproc)" >/dev/null; fi
+  if [[ -w $build ]]; then cmake --build "$build" --target "$src" timed -j"$(nproc)" >/dev/null; fi
   # kaicoder_core and the pure libraries it links (lib/shell, lib/util/text)
   core_libs=("$build/libkaicoder_core.a" "$build/libkaicoder_shell.a" "$build/libkaicoder_text.a")
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
@@ -33,16 +33,20 @@ bench_setup() {
   # shellcheck disable=SC2064
   trap "end_typed_answer; rm -rf '$work'" EXIT
   driver=$build/bench/$src
+  timer=$build/bench/timed
 }
 
-# time_cmd NAME DIR CMD...: runs CMD in DIR under /usr/bin/time, appends
-# "cpu wall" (seconds) to $work/NAME.times; its stdout goes to $work/NAME.out.
+# time_cmd NAME DIR CMD...: runs CMD in DIR, timed by bench/timed to the
+# microsecond (user + system of CMD and every process it waited for, as
+# /usr/bin/time counts them, which prints only hundredths: too coarse for a
+# command of 0.05 s; and wall time), appends "cpu wall" (seconds) to
+# $work/NAME.times; its stdout goes to $work/NAME.out.
 time_cmd() {
   local name=$1 dir=$2
   shift 2
-  (cd "$dir" && /usr/bin/time -f '%U %S %e' -o "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
+  (cd "$dir" && "$timer" "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
     { echo "$bench_name: $name failed:" >&2; cat "$work/$name.err" "$work/$name.out" | head -c 2000 >&2; exit 1; }
-  tail -n 1 "$work/usage" | awk '{ printf "%.2f %.2f\n", $1 + $2, $3 }' >>"$work/$name.times"
+  awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' "$work/usage" >>"$work/$name.times"
 }
 # time_median NAME: the line of $work/NAME.times with the median CPU time.
 time_median() { sort -n -k1,1 "$work/$1.times" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }

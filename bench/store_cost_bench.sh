@@ -112,7 +112,7 @@ for ((r = 0; r < runs; r++)); do
   time_cmd git_log "$work/kai-0" sh -c "$(loop "git log --oneline -n 10 >/dev/null")"
   time_cmd kai_list "$work/kai-${all_sizes[-1]}" "${home_ns[@]}" sh -c "$(loop "'$kai' list --status pending >/dev/null")"
   # What reads the whole history, each size against git on as many commits;
-  # each timing holds LOOPS runs (the clock /usr/bin/time reads counts 10 ms).
+  # each timing holds LOOPS runs (one process is near the clock's noise).
   loops() { printf 'for i in $(seq %s); do %s; done' "$reps_n" "$1"; }
   for n in "${more_sizes[@]}"; do
     time_cmd "git-log-$n" "$work/git-$n" sh -c "$(loops "git log --oneline -n $n >/dev/null")"
