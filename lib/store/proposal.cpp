@@ -221,25 +221,38 @@ Review review_from(const json& j) {
 namespace {
 
 json changes_json(const std::vector<Change>& changes) {
+  // Built in place, member by member: a changeset's record holds thousands
+  // of these, and an initializer list copies each value it is given.
   json out = json::array();
-  for (const Change& c : changes)
-    out.push_back({{"op", c.op},
-                   {"path", c.path},
-                   {"to", c.to},
-                   {"base", {{"exists", c.base.exists}, {"blob", c.base.blob}, {"mode", c.base.mode}}},
-                   {"after_exists", c.after_exists},
-                   {"after_mode", c.after_mode},
-                   {"size", c.after.size()},
-                   {"added", c.added},
-                   {"removed", c.removed},
-                   {"binary", c.binary},
-                   {"risk", to_string(c.risk)},
-                   {"risk_reason", c.risk_reason},
-                   {"tier", to_string(c.tier)},
-                   {"tier_reason", c.tier_reason},
-                   {"decision", to_string(c.decision)},
-                   {"decision_rule", c.decision_rule},
-                   {"validation", c.validation}});
+  auto& all = out.get_ref<json::array_t&>();
+  all.reserve(changes.size());
+  for (const Change& c : changes) {
+    json base = json::object();
+    auto& b = base.get_ref<json::object_t&>();
+    b.emplace("exists", c.base.exists);
+    b.emplace("blob", c.base.blob);
+    b.emplace("mode", c.base.mode);
+    json e = json::object();
+    auto& o = e.get_ref<json::object_t&>();
+    o.emplace("op", c.op);
+    o.emplace("path", c.path);
+    o.emplace("to", c.to);
+    o.emplace("base", std::move(base));
+    o.emplace("after_exists", c.after_exists);
+    o.emplace("after_mode", c.after_mode);
+    o.emplace("size", c.after.size());
+    o.emplace("added", c.added);
+    o.emplace("removed", c.removed);
+    o.emplace("binary", c.binary);
+    o.emplace("risk", to_string(c.risk));
+    o.emplace("risk_reason", c.risk_reason);
+    o.emplace("tier", to_string(c.tier));
+    o.emplace("tier_reason", c.tier_reason);
+    o.emplace("decision", to_string(c.decision));
+    o.emplace("decision_rule", c.decision_rule);
+    o.emplace("validation", c.validation);
+    all.push_back(std::move(e));
+  }
   return out;
 }
 
