@@ -271,17 +271,7 @@ namespace {
 
 bool is_dir_entry(const FileChange& f) { return f.after.mode == k_mode_dir; }
 
-json side_json(const FileSide& s) { return {{"exists", s.exists}, {"blob", s.blob}, {"mode", s.mode}}; }
-FileSide side_from(const json& j) { return {j.value("exists", false), j.value("blob", ""), j.value("mode", 0644u)}; }
-
 json txn_json(const Txn& t) {
-  json files = json::array();
-  for (const auto& f : t.rec.files)
-    files.push_back({{"path", f.rel},
-                     {"before", side_json(f.before)},
-                     {"after", side_json(f.after)},
-                     {"backup", f.backup_rel},
-                     {"backup_blob", f.backup_blob}});
   const Entry& e = t.entry;
   json j = {{"id", t.rec.id},
             {"kind", t.rec.kind},
@@ -290,7 +280,7 @@ json txn_json(const Txn& t) {
             {"done_state", to_string(t.done_state)},
             {"record_proposal", t.rec.proposal},
             {"rolls_back", t.rec.rolls_back},
-            {"files", files},
+            {"files", files_json(t.rec.files)},
             {"entry",
              {{"time", e.time},
               {"kind", e.kind},
@@ -320,10 +310,7 @@ std::optional<Txn> txn_from(const json& j) {
   t.rec.rolls_back = j.value("rolls_back", "");
   t.proposal = j.value("proposal", 0);
   t.done_state = parse_state(j.value("done_state", "applied")).value_or(State::applied);
-  for (const auto& f : j.value("files", json::array()))
-    t.rec.files.push_back({f.value("path", ""), side_from(f.value("before", json::object())),
-                           side_from(f.value("after", json::object())), f.value("backup", ""),
-                           f.value("backup_blob", "")});
+  t.rec.files = files_from(j);
   json e = j.value("entry", json::object());
   t.entry = {e.value("time", ""),        e.value("kind", ""),
              e.value("rollback_id", ""), e.value("files", std::vector<std::string>{}),

@@ -20,8 +20,21 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-json side_json(const FileSide& s) { return {{"exists", s.exists}, {"blob", s.blob}, {"mode", s.mode}}; }
-FileSide side_from(const json& j) { return {j.value("exists", false), j.value("blob", ""), j.value("mode", 0644u)}; }
+// Built in place, member by member: a changeset's record holds thousands
+// of these, and an initializer list copies each value it is given.
+json side_json(const FileSide& s) {
+  json j = json::object();
+  auto& o = j.get_ref<json::object_t&>();
+  o.emplace("exists", s.exists);
+  o.emplace("blob", s.blob);
+  o.emplace("mode", s.mode);
+  return j;
+}
+FileSide side_from(const json& f, const char* key) {
+  auto it = f.find(key);
+  if (it == f.end() || !it->is_object()) return FileSide{};
+  return {it->value("exists", false), it->value("blob", ""), it->value("mode", 0644u)};
+}
 
 bool valid_id(const std::string& id) {
   if (id.size() < 16 || id.size() > 24) return false;
@@ -30,6 +43,39 @@ bool valid_id(const std::string& id) {
   return true;
 }
 }  // namespace
+
+json files_json(const std::vector<FileChange>& files) {
+  json out = json::array();
+  auto& all = out.get_ref<json::array_t&>();
+  all.reserve(files.size());
+  for (const FileChange& f : files) {
+    json e = json::object();
+    auto& o = e.get_ref<json::object_t&>();
+    o.emplace("path", f.rel);
+    o.emplace("before", side_json(f.before));
+    o.emplace("after", side_json(f.after));
+    o.emplace("backup", f.backup_rel);
+    o.emplace("backup_blob", f.backup_blob);
+    all.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<FileChange> files_from(const json& record) {
+  std::vector<FileChange> out;
+  auto files = record.is_object() ? record.find("files") : record.end();
+  if (files == record.end() || !files->is_array()) return out;
+  out.reserve(files->size());
+  for (const json& f : *files) {
+    if (!f.is_object()) {  // counts as an entry of no fields
+      out.push_back(FileChange{"", FileSide{}, FileSide{}, "", ""});
+      continue;
+    }
+    out.push_back({f.value("path", ""), side_from(f, "before"), side_from(f, "after"), f.value("backup", ""),
+                   f.value("backup_blob", "")});
+  }
+  return out;
+}
 
 bool rollback_id_shape(std::string_view s) {
   if (s.size() < 16) return false;
@@ -69,15 +115,9 @@ Status Journal::write(const Record& r) const {
 
 Status Journal::write_record(const Record& r) const {
   KAI_TRY(make_dirs(m_dir / "paths", 0700));
-  json files = json::array();
-  for (const auto& f : r.files)
-    files.push_back({{"path", f.rel},
-                     {"before", side_json(f.before)},
-                     {"after", side_json(f.after)},
-                     {"backup", f.backup_rel},
-                     {"backup_blob", f.backup_blob}});
-  json j = {{"id", r.id},    {"kind", r.kind}, {"time", r.time}, {"proposal", r.proposal}, {"rolls_back", r.rolls_back},
-            {"files", files}};
+  json j = {{"id", r.id},        {"kind", r.kind},
+            {"time", r.time},    {"proposal", r.proposal},
+            {"rolls_back", r.rolls_back}, {"files", files_json(r.files)}};
   auto mac = m_seal.seal("journal", r.id, j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
@@ -172,15 +212,7 @@ Result<Record> Journal::load(const std::string& id) const {
   r.time = j.value("time", "");
   r.proposal = j.value("proposal", 0);
   r.rolls_back = j.value("rolls_back", "");
-  for (const auto& f : j.value("files", json::array())) {
-    FileChange c;
-    c.rel = f.value("path", "");
-    c.before = side_from(f.value("before", json::object()));
-    c.after = side_from(f.value("after", json::object()));
-    c.backup_rel = f.value("backup", "");
-    c.backup_blob = f.value("backup_blob", "");
-    r.files.push_back(std::move(c));
-  }
+  r.files = files_from(j);
   m_load_cache->keep(id, std::move(*text), r);  // only a record that verified
   return r;
 }

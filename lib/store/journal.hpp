@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "lib/store/mac.hpp"
 #include "lib/result.hpp"
 #include "lib/util/time.hpp"
@@ -49,6 +51,13 @@ struct Record {
   std::string rolls_back;  // for kind rollback: the id it undid
   std::vector<FileChange> files;
 };
+
+// A transaction's files as its journal record and its intent hold them:
+// an array of {path, before, after, backup, backup_blob}, each side
+// {exists, blob, mode}. files_from reads the "files" member of `record`
+// (none, or not an array: no files).
+nlohmann::json files_json(const std::vector<FileChange>& files);
+std::vector<FileChange> files_from(const nlohmann::json& record);
 
 // Whether rollback id `a` names a later action than `b`: by time, then by
 // suffix as a number ("-10" comes after "-9"; no suffix is the first).
