@@ -382,7 +382,10 @@ namespace {
 // Text that does not hold the id anywhere holds no such entry, and is not
 // parsed.
 bool holds_id(std::string_view live, std::string_view rollback_id) {
-  if (rollback_id.empty() || live.find(rollback_id) == std::string_view::npos) return false;
+  // memmem, not string_view::find: the live file is megabytes of dates and
+  // ids, and find() stops at every byte that begins one.
+  if (rollback_id.empty() || ::memmem(live.data(), live.size(), rollback_id.data(), rollback_id.size()) == nullptr)
+    return false;
   bool found = false;
   scan(live, nullptr, [&](Entry& x) { return !(found = x.rollback_id == rollback_id); });
   return found;
