@@ -174,6 +174,7 @@ std::vector<std::string> Journal::ids_newest_first() const {
   }
   std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a > b; });
   std::vector<std::string> out;
+  out.reserve(keyed.size());
   for (const auto& [base, n] : keyed) out.push_back(n == 1 ? base : fmt::format("{}-{}", base, n));
   return out;
 }

@@ -1449,6 +1449,7 @@ Result<size_t> Store::archive_decided() const {
   // crash between leaves every proposal listed once, and the next sweep
   // moves the rest.
   std::vector<int> buckets;
+  buckets.reserve(moves.size());
   for (const Move& m : moves) buckets.push_back(m.id / k_bucket_size);
   buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
   for (int b : buckets) {
