@@ -280,7 +280,8 @@ Result<Outcome> rollback_entry(Workspace& ws, const std::string& id_arg, const s
       tg->check_at_backup = true;
     }
     hash_once(tg->current);  // compared here, recorded as its `before` below: hashed once
-    if (compare && !same(f.after, tg->current) && force == Force::no) return changed_since(ws, id, f.rel, tg->current.exists);
+    if (compare && !same(f.after, tg->current) && force == Force::no)
+      return changed_since(ws, id, f.rel, tg->current.exists);
     if (f.before.exists && f.backup_rel.empty() && rec->kind == "run") {
       // A run's files have no backups beside them: their bytes before the
       // run are in the snapshot store.

@@ -115,9 +115,12 @@ Status Journal::write(const Record& r) const {
 
 Status Journal::write_record(const Record& r) const {
   KAI_TRY(make_dirs(m_dir / "paths", 0700));
-  json j = {{"id", r.id},        {"kind", r.kind},
-            {"time", r.time},    {"proposal", r.proposal},
-            {"rolls_back", r.rolls_back}, {"files", files_json(r.files)}};
+  json j = {{"id", r.id},
+            {"kind", r.kind},
+            {"time", r.time},
+            {"proposal", r.proposal},
+            {"rolls_back", r.rolls_back},
+            {"files", files_json(r.files)}};
   auto mac = m_seal.seal("journal", r.id, j.dump());
   if (!mac) return mac.error();
   j["seal"] = *mac;
