@@ -41,12 +41,15 @@ bench_setup() {
 # /usr/bin/time counts them, which prints only hundredths: too coarse for a
 # command of 0.05 s; and wall time), appends "cpu wall" (seconds) to
 # $work/NAME.times; its stdout goes to $work/NAME.out.
+# Where the build folder is another user's and has no timer built,
+# /usr/bin/time measures, in hundredths.
 time_cmd() {
-  local name=$1 dir=$2
+  local name=$1 dir=$2 timing
   shift 2
-  (cd "$dir" && "$timer" "$work/usage" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
+  if [[ -x ${timer:-} ]]; then timing=("$timer" "$work/usage"); else timing=(/usr/bin/time -f '%U %S %e' -o "$work/usage"); fi
+  (cd "$dir" && "${timing[@]}" "$@" >"$work/$name.out" 2>"$work/$name.err") ||
     { echo "$bench_name: $name failed:" >&2; cat "$work/$name.err" "$work/$name.out" | head -c 2000 >&2; exit 1; }
-  awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' "$work/usage" >>"$work/$name.times"
+  tail -n 1 "$work/usage" | awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' >>"$work/$name.times"
 }
 # time_median NAME: the line of $work/NAME.times with the median CPU time.
 time_median() { sort -n -k1,1 "$work/$1.times" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }
