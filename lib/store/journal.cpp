@@ -19,7 +19,6 @@ namespace kai {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-namespace {
 // Built in place, member by member: a changeset's record holds thousands
 // of these, and an initializer list copies each value it is given.
 json side_json(const FileSide& s) {
@@ -30,6 +29,10 @@ json side_json(const FileSide& s) {
   o.emplace("mode", s.mode);
   return j;
 }
+
+namespace {
+// Member `key` of file entry `f` (missing, or not an object: a side that
+// does not exist).
 FileSide side_from(const json& f, const char* key) {
   auto it = f.find(key);
   if (it == f.end() || !it->is_object()) return FileSide{};

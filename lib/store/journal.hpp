@@ -52,6 +52,10 @@ struct Record {
   std::vector<FileChange> files;
 };
 
+// A file's side as records hold it, {exists, blob, mode}: a journal
+// record's and an intent's before and after, a changeset's base.
+nlohmann::json side_json(const FileSide& s);
+
 // A transaction's files as its journal record and its intent hold them:
 // an array of {path, before, after, backup, backup_blob}, each side
 // {exists, blob, mode}. files_from reads the "files" member of `record`

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/store/journal.hpp"
 #include "lib/util/git.hpp"
 #include "lib/shell/shell.hpp"
 
@@ -227,17 +228,12 @@ json changes_json(const std::vector<Change>& changes) {
   auto& all = out.get_ref<json::array_t&>();
   all.reserve(changes.size());
   for (const Change& c : changes) {
-    json base = json::object();
-    auto& b = base.get_ref<json::object_t&>();
-    b.emplace("exists", c.base.exists);
-    b.emplace("blob", c.base.blob);
-    b.emplace("mode", c.base.mode);
     json e = json::object();
     auto& o = e.get_ref<json::object_t&>();
     o.emplace("op", c.op);
     o.emplace("path", c.path);
     o.emplace("to", c.to);
-    o.emplace("base", std::move(base));
+    o.emplace("base", side_json(FileSide{c.base.exists, c.base.blob, c.base.mode}));
     o.emplace("after_exists", c.after_exists);
     o.emplace("after_mode", c.after_mode);
     o.emplace("size", c.after.size());
